@@ -1,0 +1,285 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+const (
+	adminTokenLifetime = 15 * time.Minute
+	adminTokenAudience = "idenplane-admin"
+	// Failed logins allowed per window (see throttle) per username and per address.
+	loginLimitPerUser = 5
+	loginLimitPerIP   = 20
+)
+
+// bootstrapAdmin makes the admin API key and the first admin user on first
+// start, and rotates the key when IDENPLANE_ADMIN_API_KEY changes.
+func (a *App) bootstrapAdmin(ctx context.Context) error {
+	stored, err := a.store.AdminAPIKeyHash(ctx)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	switch {
+	case a.cfg.AdminAPIKey != "":
+		h := sha256.Sum256([]byte(a.cfg.AdminAPIKey))
+		if subtle.ConstantTimeCompare(h[:], stored) != 1 {
+			if err := a.store.SetAdminAPIKeyHash(ctx, h[:]); err != nil {
+				return err
+			}
+			if stored != nil {
+				a.log.Info("admin API key rotated from IDENPLANE_ADMIN_API_KEY")
+			}
+		}
+		stored = h[:]
+	case stored == nil:
+		raw := make([]byte, 32)
+		_, _ = rand.Read(raw)
+		key := base64.RawURLEncoding.EncodeToString(raw)
+		h := sha256.Sum256([]byte(key))
+		if err := a.store.SetAdminAPIKeyHash(ctx, h[:]); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.cfg.Stdout, "Admin API key (shown once, store it now; send it as X-Admin-API-Key): %s\n", key)
+		stored = h[:]
+	}
+	a.adminKeyHash = stored
+
+	if a.cfg.AdminUser == "" {
+		return nil
+	}
+	n, err := a.store.CountAdminUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	hash, err := a.hashPassword(ctx, a.cfg.AdminPassword)
+	if err != nil {
+		return err
+	}
+	err = a.store.CreateAdminUser(ctx, &store.AdminUser{
+		ID: uuid.NewString(), Username: a.cfg.AdminUser, PasswordHash: hash, CreatedAt: a.now().UnixMilli(),
+	})
+	if err == nil {
+		a.log.Info("created first admin user", "username", a.cfg.AdminUser)
+	}
+	return err
+}
+
+// adminPrincipal is who an admin request acts as.
+type adminPrincipal struct {
+	Kind     string // "api-key" or "user"
+	UserID   string
+	Username string
+	TokenID  string
+	Expiry   time.Time
+}
+
+type principalKey struct{}
+
+func principalFrom(ctx context.Context) *adminPrincipal {
+	p, _ := ctx.Value(principalKey{}).(*adminPrincipal)
+	return p
+}
+
+// requireAdmin lets a request through only with the admin API key or a live
+// admin token.
+func (a *App) requireAdmin(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := a.authenticateAdmin(r)
+		if err != nil {
+			return err
+		}
+		return next(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	}
+}
+
+func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
+	if key := r.Header.Get("X-Admin-API-Key"); key != "" {
+		h := sha256.Sum256([]byte(key))
+		if subtle.ConstantTimeCompare(h[:], a.adminKeyHash) != 1 {
+			return nil, errUnauthorized
+		}
+		return &adminPrincipal{Kind: "api-key"}, nil
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, errUnauthorized
+	}
+	claims, err := a.parseAdminToken(token)
+	if err != nil {
+		return nil, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Description: "invalid or expired admin token", Cause: err}
+	}
+	revoked, err := a.store.AdminTokenRevoked(r.Context(), claims.ID)
+	if err != nil {
+		return nil, err
+	}
+	if revoked {
+		return nil, errorf(http.StatusUnauthorized, "unauthorized", "admin token has been revoked")
+	}
+	user, err := a.store.GetAdminUser(r.Context(), claims.Subject)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(http.StatusUnauthorized, "unauthorized", "admin user no longer exists")
+	} else if err != nil {
+		return nil, err
+	}
+	return &adminPrincipal{Kind: "user", UserID: user.ID, Username: user.Username, TokenID: claims.ID, Expiry: claims.Expiry.Time()}, nil
+}
+
+func (a *App) adminIssuer() string { return a.cfg.BaseURL + "/admin" }
+
+func (a *App) signAdminToken(user *store.AdminUser) (string, error) {
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: a.tokenKey},
+		(&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		return "", err
+	}
+	now := a.now()
+	claims := struct {
+		jwt.Claims
+		Username string `json:"preferred_username"`
+	}{
+		Claims: jwt.Claims{
+			Issuer: a.adminIssuer(), Subject: user.ID, Audience: jwt.Audience{adminTokenAudience},
+			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
+			Expiry: jwt.NewNumericDate(now.Add(adminTokenLifetime)), ID: uuid.NewString(),
+		},
+		Username: user.Username,
+	}
+	return jwt.Signed(signer).Claims(claims).Serialize()
+}
+
+func (a *App) parseAdminToken(token string) (*jwt.Claims, error) {
+	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.HS256})
+	if err != nil {
+		return nil, err
+	}
+	var claims jwt.Claims
+	if err := tok.Claims(a.tokenKey, &claims); err != nil {
+		return nil, err
+	}
+	err = claims.ValidateWithLeeway(jwt.Expected{
+		Issuer: a.adminIssuer(), AnyAudience: jwt.Audience{adminTokenAudience}, Time: a.now(),
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	if claims.ID == "" || claims.Subject == "" || claims.Expiry == nil {
+		return nil, errors.New("admin token lacks jti, sub or exp")
+	}
+	return &claims, nil
+}
+
+type adminUserRep struct {
+	ID               string `json:"id"`
+	Username         string `json:"username"`
+	CreatedTimestamp int64  `json:"createdTimestamp"`
+}
+
+func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Username *string `json:"username"`
+		Password *string `json:"password"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Username == nil || *body.Username == "" {
+		return fieldError("username", "is required")
+	}
+	if body.Password == nil || *body.Password == "" {
+		return fieldError("password", "is required")
+	}
+	userKey, ipKey := "user:"+strings.ToLower(*body.Username), "ip:"+clientIP(r)
+	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed logins; try again later")
+	}
+	user, err := a.store.GetAdminUserByUsername(r.Context(), *body.Username)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	hash := dummyArgon2Hash // verify against something, so unknown users take as long
+	if user != nil {
+		hash = user.PasswordHash
+	}
+	ok, err := a.verifyPassword(r.Context(), hash, *body.Password)
+	if err != nil {
+		return err
+	}
+	if user == nil || !ok {
+		a.loginThrottle.fail(userKey)
+		a.loginThrottle.fail(ipKey)
+		return errorf(http.StatusUnauthorized, "invalid_credentials", "invalid username or password")
+	}
+	a.loginThrottle.reset(userKey)
+	token, err := a.signAdminToken(user)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"accessToken": token,
+		"tokenType":   "Bearer",
+		"expiresIn":   int(adminTokenLifetime.Seconds()),
+		"user":        adminUserRep{ID: user.ID, Username: user.Username, CreatedTimestamp: user.CreatedAt},
+	})
+	return nil
+}
+
+// dummyArgon2Hash is a valid hash of a random password, never matched.
+const dummyArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2wqRVv4D0CWE2dJ+y3i9r0Q6rYfXhmTb8CFL/1HJxyc"
+
+func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
+	p := principalFrom(r.Context())
+	if p.Kind == "api-key" {
+		writeJSON(w, http.StatusOK, map[string]any{"type": "api-key"})
+		return nil
+	}
+	user, err := a.store.GetAdminUser(r.Context(), p.UserID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"type": "user", "id": user.ID, "username": user.Username, "createdTimestamp": user.CreatedAt,
+		"tokenExpiresAt": p.Expiry.UTC().Format(time.RFC3339),
+	})
+	return nil
+}
+
+func (a *App) adminLogout(w http.ResponseWriter, r *http.Request) error {
+	p := principalFrom(r.Context())
+	if p.Kind != "user" {
+		return errorf(http.StatusBadRequest, "invalid_request", "only an admin token can be logged out; the API key stays valid until rotated")
+	}
+	if err := a.store.RevokeAdminToken(r.Context(), p.TokenID, p.Expiry.UnixMilli()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// clientIP is the peer address. Forwarded headers are not trusted: anyone
+// can send them.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,313 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+const (
+	minUsernameLength = 2
+	maxUsernameLength = 255
+	minPasswordLength = 8
+	maxPasswordLength = 256
+	defaultPageSize   = 50
+	maxPageSize       = 1000
+)
+
+type userRep struct {
+	ID                   string `json:"id"`
+	Username             string `json:"username"`
+	Email                string `json:"email,omitempty"`
+	FirstName            string `json:"firstName,omitempty"`
+	LastName             string `json:"lastName,omitempty"`
+	Enabled              bool   `json:"enabled"`
+	EmailVerified        bool   `json:"emailVerified"`
+	RequirePasswordReset bool   `json:"requirePasswordReset"`
+	CreatedTimestamp     int64  `json:"createdTimestamp"`
+}
+
+func toUserRep(u *store.User) userRep {
+	return userRep{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
+		Enabled: u.Enabled, EmailVerified: u.EmailVerified, RequirePasswordReset: u.RequirePasswordReset,
+		CreatedTimestamp: u.CreatedAt}
+}
+
+type userCreate struct {
+	Username             *string `json:"username"`
+	Email                *string `json:"email"`
+	FirstName            *string `json:"firstName"`
+	LastName             *string `json:"lastName"`
+	Enabled              *bool   `json:"enabled"`
+	EmailVerified        *bool   `json:"emailVerified"`
+	RequirePasswordReset *bool   `json:"requirePasswordReset"`
+	Password             *string `json:"password"`
+}
+
+// validateUser checks and normalizes the fields of a user about to be stored.
+func validateUser(u *store.User) error {
+	if err := checkText("username", u.Username, maxUsernameLength); err != nil {
+		return err
+	}
+	u.Username = strings.ToLower(strings.TrimSpace(u.Username))
+	if utf8.RuneCountInString(u.Username) < minUsernameLength {
+		return fieldError("username", "must be at least %d characters", minUsernameLength)
+	}
+	if strings.ContainsFunc(u.Username, unicode.IsSpace) {
+		return fieldError("username", "must not contain spaces")
+	}
+	if u.Email != "" {
+		email, err := normalizeEmail(u.Email)
+		if err != nil {
+			return err
+		}
+		u.Email = email
+	}
+	if err := checkText("firstName", u.FirstName, 255); err != nil {
+		return err
+	}
+	return checkText("lastName", u.LastName, 255)
+}
+
+// checkPassword applies the length rules: at least 8 characters and the
+// realm's minimum. The other policy rules come with password policies.
+func checkPassword(realm *store.Realm, password string) error {
+	minLen := max(minPasswordLength, realm.PasswordMinLength)
+	switch n := utf8.RuneCountInString(password); {
+	case n < minLen:
+		return fieldError("password", "must be at least %d characters", minLen)
+	case n > maxPasswordLength:
+		return fieldError("password", "must be at most %d characters", maxPasswordLength)
+	}
+	return nil
+}
+
+func userConflict(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		if strings.Contains(err.Error(), "email") {
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "email", Description: "a user with this email already exists", Cause: err}
+		}
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "username", Description: "a user with this username already exists", Cause: err}
+	}
+	return err
+}
+
+func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	var body userCreate
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Username == nil {
+		return fieldError("username", "is required")
+	}
+	u := store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, CreatedAt: a.now().UnixMilli()}
+	set(&u.Username, body.Username)
+	set(&u.Email, body.Email)
+	set(&u.FirstName, body.FirstName)
+	set(&u.LastName, body.LastName)
+	set(&u.Enabled, body.Enabled)
+	set(&u.EmailVerified, body.EmailVerified)
+	set(&u.RequirePasswordReset, body.RequirePasswordReset)
+	if err := validateUser(&u); err != nil {
+		return err
+	}
+	if body.Password != nil {
+		if err := checkPassword(realm, *body.Password); err != nil {
+			return err
+		}
+		if u.PasswordHash, err = a.hashPassword(r.Context(), *body.Password); err != nil {
+			return err
+		}
+		u.PasswordChangedAt = u.CreatedAt
+	}
+	if err := a.store.CreateUser(r.Context(), &u); err != nil {
+		return userConflict(err)
+	}
+	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+u.ID)
+	writeJSON(w, http.StatusCreated, toUserRep(&u))
+	return nil
+}
+
+func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.UserFilter{Search: q.Get("search"), Username: q.Get("username"), Email: q.Get("email"), Limit: defaultPageSize}
+	if f.Skip, err = intParam(q.Get("skip"), "skip", 0, 0, 1<<31-1); err != nil {
+		return err
+	}
+	if f.Limit, err = intParam(q.Get("limit"), "limit", defaultPageSize, 1, maxPageSize); err != nil {
+		return err
+	}
+	if f.Exact, err = boolParam(q.Get("exact"), "exact"); err != nil {
+		return err
+	}
+	if v := q.Get("enabled"); v != "" {
+		enabled, err := boolParam(v, "enabled")
+		if err != nil {
+			return err
+		}
+		f.Enabled = &enabled
+	}
+	users, total, err := a.store.ListUsers(r.Context(), realm.ID, f)
+	if err != nil {
+		return err
+	}
+	reps := make([]userRep, len(users))
+	for i, u := range users {
+		reps[i] = toUserRep(u)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total": total, "users": reps})
+	return nil
+}
+
+func intParam(v, name string, def, min, max int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: name,
+			Description: name + ": must be an integer between " + strconv.Itoa(min) + " and " + strconv.Itoa(max)}
+	}
+	return n, nil
+}
+
+func boolParam(v, name string) (bool, error) {
+	switch v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: name,
+		Description: name + ": must be true or false"}
+}
+
+// user loads the realm and the user named in the path.
+func (a *App) user(r *http.Request) (*store.Realm, *store.User, error) {
+	realm, err := a.realm(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := mux.Vars(r)["userId"]
+	u, err := a.store.GetUser(r.Context(), realm.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, notFound("user " + id)
+	}
+	return realm, u, err
+}
+
+func (a *App) getUser(w http.ResponseWriter, r *http.Request) error {
+	_, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toUserRep(u))
+	return nil
+}
+
+type userUpdate struct {
+	Username             string `json:"username"`
+	Email                string `json:"email"`
+	FirstName            string `json:"firstName"`
+	LastName             string `json:"lastName"`
+	Enabled              bool   `json:"enabled"`
+	EmailVerified        bool   `json:"emailVerified"`
+	RequirePasswordReset bool   `json:"requirePasswordReset"`
+}
+
+func userUpdateDefaults(u *store.User) map[string]any {
+	// username has no default: null keeps the stored one, and so fails no check.
+	return map[string]any{"username": u.Username, "email": nil, "firstName": nil, "lastName": nil,
+		"enabled": true, "emailVerified": false, "requirePasswordReset": false}
+}
+
+func (a *App) putUser(w http.ResponseWriter, r *http.Request) error   { return a.updateUser(w, r, false) }
+func (a *App) patchUser(w http.ResponseWriter, r *http.Request) error { return a.updateUser(w, r, true) }
+
+func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) error {
+	_, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	defaults := userUpdateDefaults(u)
+	current, err := asJSONMap(toUserRep(u), defaults)
+	if err != nil {
+		return err
+	}
+	var upd userUpdate
+	if err := update(body, current, defaults, merge, &upd); err != nil {
+		return err
+	}
+	u.Username, u.Email, u.FirstName, u.LastName = upd.Username, upd.Email, upd.FirstName, upd.LastName
+	u.Enabled, u.EmailVerified, u.RequirePasswordReset = upd.Enabled, upd.EmailVerified, upd.RequirePasswordReset
+	if err := validateUser(u); err != nil {
+		return err
+	}
+	if err := a.store.UpdateUser(r.Context(), u); err != nil {
+		return userConflict(err)
+	}
+	writeJSON(w, http.StatusOK, toUserRep(u))
+	return nil
+}
+
+func (a *App) deleteUser(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.DeleteUser(r.Context(), realm.ID, u.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Password  *string `json:"password"`
+		Temporary *bool   `json:"temporary"` // as in Keycloak: the user must change it at next login
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Password == nil {
+		return fieldError("password", "is required")
+	}
+	if err := checkPassword(realm, *body.Password); err != nil {
+		return err
+	}
+	hash, err := a.hashPassword(r.Context(), *body.Password)
+	if err != nil {
+		return err
+	}
+	temporary := body.Temporary != nil && *body.Temporary
+	if err := a.store.SetUserPassword(r.Context(), realm.ID, u.ID, hash, a.now().UnixMilli(), temporary); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,103 @@
+// Package app is Idenplane's HTTP server: the admin API, the protocol
+// endpoints and the hosted pages, as methods on one App.
+package app
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Config is what the server needs beyond its store.
+type Config struct {
+	BaseURL       string // external address, no trailing slash
+	Version       string
+	MasterKey     []byte // also derives the admin token signing key
+	MetricsPublic bool   // serve /admin/metrics without credentials
+	// AdminAPIKey, when set, becomes the admin API key (replacing a stored
+	// one that differs). When empty and none is stored, one is generated
+	// and printed to Stdout.
+	AdminAPIKey string
+	// AdminUser and AdminPassword create the first admin user.
+	AdminUser     string
+	AdminPassword string
+	Stdout        io.Writer
+	Logger        *slog.Logger
+	Now           func() time.Time // nil means time.Now
+}
+
+// App serves every route.
+type App struct {
+	store         *store.Store
+	cfg           Config
+	log           *slog.Logger
+	now           func() time.Time
+	adminKeyHash  []byte
+	tokenKey      []byte
+	loginThrottle *throttle
+	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
+	metrics       *metrics
+	router        *mux.Router
+}
+
+// New builds the server and makes sure the admin credentials exist.
+func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
+	a := &App{store: st, cfg: cfg, log: cfg.Logger, now: cfg.Now}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.cfg.Stdout == nil {
+		a.cfg.Stdout = io.Discard
+	}
+	key, err := hkdf.Key(sha256.New, cfg.MasterKey, nil, "idenplane admin token signing", 32)
+	if err != nil {
+		return nil, fmt.Errorf("derive admin token key: %w", err)
+	}
+	a.tokenKey = key
+	a.loginThrottle = newThrottle(a.now)
+	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	a.metrics = newMetrics(st)
+	if err := a.bootstrapAdmin(ctx); err != nil {
+		return nil, err
+	}
+	a.router = a.routes()
+	return a, nil
+}
+
+// Handler is the whole server, middleware included.
+func (a *App) Handler() http.Handler {
+	return a.recoverPanics(a.measure(a.securityHeaders(a.limitBody(a.router))))
+}
+
+// Routes lists every registered route as "METHOD PATH", in registration order.
+func (a *App) Routes() []string {
+	var out []string
+	_ = a.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		path, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		methods, err := route.GetMethods()
+		if err != nil {
+			return nil
+		}
+		for _, m := range methods {
+			out = append(out, m+" "+path)
+		}
+		return nil
+	})
+	return out
+}

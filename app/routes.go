@@ -1,0 +1,70 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+)
+
+// handlerFunc is a handler that returns its error for writeError to answer.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (a *App) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+// routes registers every route in one place; `idenplane routes` prints them.
+func (a *App) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path)
+	})
+	r.Use(recordRoute)
+
+	public := func(method, path string, h handlerFunc) {
+		r.Handle(path, a.handle(h)).Methods(method)
+	}
+	admin := func(method, path string, h handlerFunc) {
+		r.Handle(path, a.handle(a.requireAdmin(h))).Methods(method)
+	}
+
+	public(http.MethodGet, "/health", a.health)
+	public(http.MethodGet, "/health/live", a.health)
+	public(http.MethodGet, "/health/ready", a.ready)
+	if a.cfg.MetricsPublic {
+		public(http.MethodGet, "/admin/metrics", a.serveMetrics)
+	} else {
+		admin(http.MethodGet, "/admin/metrics", a.serveMetrics)
+	}
+
+	public(http.MethodPost, "/admin/auth/login", a.adminLogin)
+	admin(http.MethodGet, "/admin/auth/me", a.adminMe)
+	admin(http.MethodPost, "/admin/auth/logout", a.adminLogout)
+
+	// Fixed paths before {realm}, which would otherwise swallow them.
+	admin(http.MethodGet, "/admin/realms/themes", a.listThemes)
+	admin(http.MethodPost, "/admin/realms/import", a.importRealm)
+	admin(http.MethodPost, "/admin/realms", a.createRealm)
+	admin(http.MethodGet, "/admin/realms", a.listRealms)
+	admin(http.MethodGet, "/admin/realms/{realm}", a.getRealm)
+	admin(http.MethodPut, "/admin/realms/{realm}", a.putRealm)
+	admin(http.MethodPatch, "/admin/realms/{realm}", a.patchRealm)
+	admin(http.MethodDelete, "/admin/realms/{realm}", a.deleteRealm)
+	admin(http.MethodGet, "/admin/realms/{realm}/export", a.exportRealm)
+
+	admin(http.MethodPost, "/admin/realms/{realm}/users", a.createUser)
+	admin(http.MethodGet, "/admin/realms/{realm}/users", a.listUsers)
+	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}", a.getUser)
+	admin(http.MethodPut, "/admin/realms/{realm}/users/{userId}", a.putUser)
+	admin(http.MethodPatch, "/admin/realms/{realm}/users/{userId}", a.patchUser)
+	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}", a.deleteUser)
+	admin(http.MethodPut, "/admin/realms/{realm}/users/{userId}/reset-password", a.resetPassword)
+	return r
+}

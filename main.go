@@ -1,0 +1,410 @@
+// Command idenplane is a self-contained identity and access management server.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/idenplane/idenplane/app"
+	"github.com/idenplane/idenplane/store"
+)
+
+//go:embed schema.sql
+var schema string
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "idenplane:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `Usage: idenplane [command] [flags]
+
+Commands:
+  serve                 run the server (the default)
+  routes                print every route as "METHOD PATH"
+  version               print the version
+  backup FILE           write a consistent copy of the database to FILE
+  export --realm NAME   print a realm as JSON [--include-users] [--include-secrets]
+  import FILE           create a realm from an export ("-" reads stdin) [--overwrite]
+
+Run "idenplane COMMAND -h" for a command's flags.
+`
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args, stdout, stderr)
+	case "routes":
+		return printRoutes(args, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "idenplane", version)
+		return nil
+	case "backup":
+		return backup(args, stderr)
+	case "export":
+		return exportRealm(args, stdout, stderr)
+	case "import":
+		return importRealm(args, stdin, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// config is every setting, each a flag with an environment twin.
+type config struct {
+	addr, db, baseURL, logFormat string
+	masterKeyEnv                 string
+	adminAPIKey                  string
+	adminUser, adminPassword     string
+	metricsPublic                string
+}
+
+func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{
+		masterKeyEnv:  os.Getenv("IDENPLANE_MASTER_KEY"),
+		adminAPIKey:   os.Getenv("IDENPLANE_ADMIN_API_KEY"),
+		adminUser:     os.Getenv("IDENPLANE_ADMIN_USER"),
+		adminPassword: os.Getenv("IDENPLANE_ADMIN_PASSWORD"),
+		metricsPublic: os.Getenv("IDENPLANE_METRICS_PUBLIC"),
+	}
+	fs.StringVar(&c.db, "db", envOr("IDENPLANE_DB", "./idenplane.db"), "SQLite database file (IDENPLANE_DB)")
+	fs.StringVar(&c.logFormat, "log-format", envOr("IDENPLANE_LOG_FORMAT", "text"), "log format, text or json (IDENPLANE_LOG_FORMAT)")
+	return fs, c
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// validate checks every setting and reports all failures at once, each
+// naming its setting.
+func (c *config) validate(serving bool) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.db == "" {
+		bad("--db (IDENPLANE_DB) must not be empty")
+	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		bad("--log-format (IDENPLANE_LOG_FORMAT) must be text or json, not %q", c.logFormat)
+	}
+	if _, err := c.masterKeyFromEnv(); err != nil {
+		errs = append(errs, err)
+	}
+	if !serving {
+		return errors.Join(errs...)
+	}
+	if _, port, err := net.SplitHostPort(c.addr); err != nil {
+		bad("--addr (IDENPLANE_ADDR) must be host:port or :port, not %q", c.addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		bad("--addr (IDENPLANE_ADDR) has an invalid port %q", port)
+	}
+	if u, err := url.Parse(c.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		bad("--base-url (IDENPLANE_BASE_URL) must be an absolute http or https URL without query or fragment, not %q", c.baseURL)
+	}
+	if c.metricsPublic != "" {
+		if _, err := strconv.ParseBool(c.metricsPublic); err != nil {
+			bad("IDENPLANE_METRICS_PUBLIC must be true or false, not %q", c.metricsPublic)
+		}
+	}
+	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
+		bad("IDENPLANE_ADMIN_API_KEY must be at least 32 characters")
+	}
+	if (c.adminUser == "") != (c.adminPassword == "") {
+		bad("IDENPLANE_ADMIN_USER and IDENPLANE_ADMIN_PASSWORD must be set together")
+	}
+	if c.adminPassword != "" && len(c.adminPassword) < 12 {
+		bad("IDENPLANE_ADMIN_PASSWORD must be at least 12 characters")
+	}
+	return errors.Join(errs...)
+}
+
+func (c *config) masterKeyFromEnv() ([]byte, error) {
+	if c.masterKeyEnv == "" {
+		return nil, nil
+	}
+	for _, decode := range []func(string) ([]byte, error){
+		hex.DecodeString, base64.StdEncoding.DecodeString, base64.RawStdEncoding.DecodeString,
+		base64.URLEncoding.DecodeString, base64.RawURLEncoding.DecodeString,
+	} {
+		if k, err := decode(c.masterKeyEnv); err == nil && len(k) == store.MasterKeySize {
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("IDENPLANE_MASTER_KEY must be %d bytes in hex or base64", store.MasterKeySize)
+}
+
+// masterKey is IDENPLANE_MASTER_KEY, or else the key file beside the
+// database, made on first start. It is kept out of the database on purpose:
+// a copy of the database alone reveals no secret.
+func (c *config) masterKey() ([]byte, error) {
+	if k, err := c.masterKeyFromEnv(); k != nil || err != nil {
+		return k, err
+	}
+	path := c.db + ".key"
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return createKeyFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read master key: %w", err)
+	}
+	k, err := hex.DecodeString(strings.TrimSpace(string(data)))
+	if err != nil || len(k) != store.MasterKeySize {
+		return nil, fmt.Errorf("master key file %s must hold %d bytes in hex", path, store.MasterKeySize)
+	}
+	return k, nil
+}
+
+func createKeyFile(path string) ([]byte, error) {
+	k := make([]byte, store.MasterKeySize)
+	_, _ = rand.Read(k)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create master key file: %w", err)
+	}
+	if _, err := fmt.Fprintln(f, hex.EncodeToString(k)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write master key file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write master key file: %w", err)
+	}
+	return k, f.Close()
+}
+
+func (c *config) logger(w io.Writer) *slog.Logger {
+	if c.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
+	key, err := c.masterKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, MasterKey: key})
+	return st, key, err
+}
+
+func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout io.Writer, log *slog.Logger) (*app.App, error) {
+	return app.New(ctx, st, app.Config{
+		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, MasterKey: key,
+		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
+		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
+		Stdout: stdout, Logger: log,
+	})
+}
+
+func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
+	fs, c := newFlagSet(name, stderr)
+	fs.StringVar(&c.addr, "addr", envOr("IDENPLANE_ADDR", ":3000"), "listen address (IDENPLANE_ADDR)")
+	fs.StringVar(&c.baseURL, "base-url", envOr("IDENPLANE_BASE_URL", "http://localhost:3000"), "external base URL (IDENPLANE_BASE_URL)")
+	return fs, c
+}
+
+func serve(args []string, stdout, stderr io.Writer) error {
+	fs, c := serveFlags("serve", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := c.validate(true); err != nil {
+		return err
+	}
+	log := c.logger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	st, key, err := c.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a, err := c.newApp(ctx, st, key, stdout, log)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              c.addr,
+		Handler:           a.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+func printRoutes(args []string, stdout, stderr io.Writer) error {
+	fs, c := serveFlags("routes", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	// A throw-away database: listing routes touches no real data.
+	dir, err := os.MkdirTemp("", "idenplane-routes")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	key := make([]byte, store.MasterKeySize)
+	st, err := store.Open(context.Background(), store.Config{Path: dir + "/routes.db", Schema: schema, MasterKey: key})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c.adminAPIKey = strings.Repeat("x", 32)
+	a, err := c.newApp(context.Background(), st, key, io.Discard, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	routes := a.Routes()
+	slices.Sort(routes)
+	for _, r := range routes {
+		fmt.Fprintln(stdout, r)
+	}
+	return nil
+}
+
+func backup(args []string, stderr io.Writer) error {
+	fs, c := newFlagSet("backup", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: idenplane backup [--db FILE] TARGET")
+	}
+	if err := c.validate(false); err != nil {
+		return err
+	}
+	target := fs.Arg(0)
+	if _, err := os.Stat(target); err == nil {
+		return fmt.Errorf("backup target %s already exists", target)
+	}
+	st, _, err := c.openStore(context.Background())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Backup(context.Background(), target); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "backed up %s to %s (keep %s.key, or IDENPLANE_MASTER_KEY, safe too: it decrypts the secrets)\n", c.db, target, c.db)
+	return nil
+}
+
+func exportRealm(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlagSet("export", stderr)
+	realm := fs.String("realm", "", "realm to export")
+	users := fs.Bool("include-users", false, "include the realm's users")
+	secrets := fs.Bool("include-secrets", false, "include secrets: SMTP password, provider keys, password hashes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *realm == "" {
+		return errors.New("export: --realm is required")
+	}
+	if err := c.validate(false); err != nil {
+		return err
+	}
+	st, _, err := c.openStore(context.Background())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	data, err := app.ExportRealm(context.Background(), st, *realm, *users, *secrets)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, string(data))
+	return err
+}
+
+func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, c := newFlagSet("import", stderr)
+	overwrite := fs.Bool("overwrite", false, "replace an existing realm of the same name")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: idenplane import [--overwrite] FILE")
+	}
+	if err := c.validate(false); err != nil {
+		return err
+	}
+	var data []byte
+	var err error
+	if fs.Arg(0) == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(fs.Arg(0))
+	}
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	st, _, err := c.openStore(context.Background())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	realm, err := app.ImportRealm(context.Background(), st, data, *overwrite, time.Now())
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	fmt.Fprintf(stdout, "imported realm %s\n", realm.Name)
+	return nil
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+type migration struct {
+	version int
+	sql     string
+}
+
+// parseMigrations splits schema.sql at its "-- version N" lines. Versions
+// must run 1, 2, 3… without gaps or repeats.
+func parseMigrations(schema string) ([]migration, error) {
+	var out []migration
+	for line := range strings.Lines(schema) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "-- version "); ok {
+			v, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil {
+				return nil, fmt.Errorf("schema: bad version line %q", strings.TrimSpace(line))
+			}
+			if v != len(out)+1 {
+				return nil, fmt.Errorf("schema: version %d follows version %d", v, len(out))
+			}
+			out = append(out, migration{version: v})
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1].sql += line
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("schema: no \"-- version N\" sections")
+	}
+	return out, nil
+}
+
+// SchemaVersion is the highest migration version in schema.
+func SchemaVersion(schema string) (int, error) {
+	m, err := parseMigrations(schema)
+	if err != nil {
+		return 0, err
+	}
+	return len(m), nil
+}
+
+func (s *Store) migrate(ctx context.Context, migrations []migration) error {
+	current, err := s.currentVersion(ctx)
+	if err != nil {
+		return err
+	}
+	latest := len(migrations)
+	if current > latest {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade idenplane", current, latest)
+	}
+	for _, m := range migrations[current:] {
+		err := s.Tx(ctx, func(tx *Store) error {
+			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %d: %w", m.version, err)
+			}
+			if _, err := tx.w.ExecContext(ctx, "DELETE FROM schema_version"); err != nil {
+				return err
+			}
+			_, err := tx.w.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES ($1)", m.version)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) currentVersion(ctx context.Context) (int, error) {
+	var n int
+	err := s.w.QueryRowContext(ctx,
+		"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").Scan(&n)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var v int
+	if err := s.w.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,159 @@
+// Package store keeps every realm in one SQLite database: one writer
+// connection, so writes never contend for the lock, and a pool of read-only
+// connections that WAL mode lets run beside it.
+package store
+
+import (
+	"context"
+	"crypto/cipher"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// querier is what both a connection pool and a transaction offer, so every
+// store method runs unchanged inside Tx.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Store is the database. Its zero value is not usable; call Open.
+type Store struct {
+	writerDB *sql.DB
+	readerDB *sql.DB
+	w        querier // writes, and reads that must see them (the tx inside Tx)
+	r        querier // reads
+	inTx     bool
+	aead     cipher.AEAD
+	now      func() time.Time
+}
+
+// Config says where the database is and how to open it.
+type Config struct {
+	Path string
+	// Schema is the contents of schema.sql: numbered migrations.
+	Schema string
+	// MasterKey (32 bytes) encrypts secrets at rest.
+	MasterKey []byte
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Open opens (creating if needed) and migrates the database.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	migrations, err := parseMigrations(cfg.Schema)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := newAEAD(cfg.MasterKey)
+	if err != nil {
+		return nil, err
+	}
+	writer, err := sql.Open("sqlite", dsn(cfg.Path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	// The first connection switches the file to WAL; do it before readers open.
+	if err := writer.PingContext(ctx); err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open database %s: %w", cfg.Path, err)
+	}
+	reader, err := sql.Open("sqlite", dsn(cfg.Path, true))
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	readers := max(4, runtime.GOMAXPROCS(0)*2)
+	reader.SetMaxOpenConns(readers)
+	reader.SetMaxIdleConns(readers)
+	s := &Store{writerDB: writer, readerDB: reader, w: writer, r: reader, aead: aead, now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.migrate(ctx, migrations); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn sets the per-connection pragmas. synchronous(FULL) makes every
+// committed write durable before the API answers 2xx, even on power loss.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "synchronous(FULL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.readerDB.Close(), s.writerDB.Close())
+}
+
+// Tx runs fn with a Store whose every method uses one write transaction,
+// committed if fn returns nil and rolled back otherwise.
+func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
+	if s.inTx {
+		return fn(s)
+	}
+	tx, err := s.writerDB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", mapErr(err))
+	}
+	inner := *s
+	inner.w, inner.r, inner.inTx = tx, tx, true
+	if err := fn(&inner); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// Ping checks that the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Backup writes a consistent copy of the database to path, which must not
+// exist. It runs beside a live server: readers never block the writer.
+func (s *Store) Backup(ctx context.Context, path string) error {
+	if _, err := s.writerDB.ExecContext(ctx, "VACUUM INTO $1", path); err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs SQLite's integrity check and returns its verdict ("ok").
+func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
+	var verdict string
+	err := s.readerDB.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&verdict)
+	return verdict, err
+}
+
+// DBs exposes the pools to the metrics collector.
+func (s *Store) DBs() (writer, reader *sql.DB) { return s.writerDB, s.readerDB }
+
+func (s *Store) millis() int64 { return s.now().UnixMilli() }

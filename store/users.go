@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// User is a person (or later a service account) in a realm.
+type User struct {
+	ID                   string
+	RealmID              string
+	Username             string // lowercase
+	Email                string // lowercase; empty when unset
+	FirstName            string
+	LastName             string
+	Enabled              bool
+	EmailVerified        bool
+	RequirePasswordReset bool
+	PasswordHash         string // PHC string; empty when the user has no password
+	PasswordChangedAt    int64  // Unix milliseconds; 0 when never set
+	CreatedAt            int64  // Unix milliseconds
+}
+
+const userColumns = `id, realm_id, username, email, first_name, last_name, enabled, email_verified,
+	require_password_reset, password_hash, password_changed_at, created_at`
+
+func userValues(u *User) []any {
+	return []any{u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified,
+		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt}
+}
+
+func scanUser(row scanner) (*User, error) {
+	var u User
+	var hash sql.NullString
+	var changed sql.NullInt64
+	err := row.Scan(&u.ID, &u.RealmID, &u.Username, &u.Email, &u.FirstName, &u.LastName, &u.Enabled,
+		&u.EmailVerified, &u.RequirePasswordReset, &hash, &changed, &u.CreatedAt)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	u.PasswordHash, u.PasswordChangedAt = hash.String, changed.Int64
+	return &u, nil
+}
+
+// CreateUser inserts u. A username or email taken in the realm is ErrConflict;
+// an unknown realm is ErrNotFound.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	vals := userValues(u)
+	_, err := s.w.ExecContext(ctx, "INSERT INTO users ("+userColumns+") VALUES ("+placeholders(len(vals))+")", vals...)
+	if err != nil {
+		return fmt.Errorf("create user %s: %w", u.Username, mapErr(err))
+	}
+	return nil
+}
+
+// GetUser finds a user of a realm by ID.
+func (s *Store) GetUser(ctx context.Context, realmID, id string) (*User, error) {
+	u, err := scanUser(s.r.QueryRowContext(ctx,
+		"SELECT "+userColumns+" FROM users WHERE realm_id = $1 AND id = $2", realmID, id))
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", id, err)
+	}
+	return u, nil
+}
+
+// GetUserByUsername finds a user by username, case-insensitively.
+func (s *Store) GetUserByUsername(ctx context.Context, realmID, username string) (*User, error) {
+	u, err := scanUser(s.r.QueryRowContext(ctx,
+		"SELECT "+userColumns+" FROM users WHERE realm_id = $1 AND username = $2", realmID, strings.ToLower(username)))
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", username, err)
+	}
+	return u, nil
+}
+
+// UserFilter narrows a user listing. Empty fields do not filter.
+type UserFilter struct {
+	Search   string // substring of username, email, first or last name
+	Username string
+	Email    string
+	Exact    bool // Username and Email match whole values instead of substrings
+	Enabled  *bool
+	Skip     int
+	Limit    int
+}
+
+// ListUsers returns one page of a realm's users ordered by username, and how
+// many users match the filter in all.
+func (s *Store) ListUsers(ctx context.Context, realmID string, f UserFilter) ([]*User, int, error) {
+	where := []string{"realm_id = $1"}
+	args := []any{realmID}
+	add := func(cond string, vals ...any) {
+		for _, v := range vals {
+			args = append(args, v)
+			cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(args)), 1)
+		}
+		where = append(where, cond)
+	}
+	if f.Search != "" {
+		p := likePattern(f.Search)
+		add(`(username LIKE ? ESCAPE '\' OR email LIKE ? ESCAPE '\' OR lower(first_name) LIKE ? ESCAPE '\' OR lower(last_name) LIKE ? ESCAPE '\')`, p, p, p, p)
+	}
+	for _, m := range []struct{ col, val string }{{"username", f.Username}, {"email", f.Email}} {
+		switch {
+		case m.val == "":
+		case f.Exact:
+			add(m.col+" = ?", strings.ToLower(m.val))
+		default:
+			add(m.col+` LIKE ? ESCAPE '\'`, likePattern(m.val))
+		}
+	}
+	if f.Enabled != nil {
+		add("enabled = ?", *f.Enabled)
+	}
+	cond := strings.Join(where, " AND ")
+
+	var total int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM users WHERE "+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count users: %w", mapErr(err))
+	}
+	n := len(args)
+	args = append(args, f.Limit, f.Skip)
+	rows, err := s.r.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM users WHERE %s ORDER BY username LIMIT $%d OFFSET $%d",
+		userColumns, cond, n+1, n+2), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list users: %w", mapErr(err))
+	}
+	defer rows.Close()
+	users := make([]*User, 0, f.Limit)
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		users = append(users, u)
+	}
+	return users, total, mapErr(rows.Err())
+}
+
+// AllUsers returns every user of a realm, for export.
+func (s *Store) AllUsers(ctx context.Context, realmID string) ([]*User, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+userColumns+" FROM users WHERE realm_id = $1 ORDER BY username", realmID)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var users []*User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		users = append(users, u)
+	}
+	return users, mapErr(rows.Err())
+}
+
+// UpdateUser writes a user's profile fields. The password has its own
+// method, so an edit racing a reset cannot write an old hash back.
+func (s *Store) UpdateUser(ctx context.Context, u *User) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE users SET username = $1, email = $2, first_name = $3, last_name = $4,
+		enabled = $5, email_verified = $6, require_password_reset = $7 WHERE realm_id = $8 AND id = $9`,
+		u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified, u.RequirePasswordReset, u.RealmID, u.ID)
+	if err != nil {
+		return fmt.Errorf("update user %s: %w", u.ID, mapErr(err))
+	}
+	return affectedOne(res, "user "+u.ID)
+}
+
+// SetUserPassword stores a new password hash and whether it must be changed
+// at next login.
+func (s *Store) SetUserPassword(ctx context.Context, realmID, id, hash string, changedAt int64, requireReset bool) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE users SET password_hash = $1, password_changed_at = $2, require_password_reset = $3
+		WHERE realm_id = $4 AND id = $5`, hash, changedAt, requireReset, realmID, id)
+	if err != nil {
+		return fmt.Errorf("set password of user %s: %w", id, mapErr(err))
+	}
+	return affectedOne(res, "user "+id)
+}
+
+// DeleteUser removes a user.
+func (s *Store) DeleteUser(ctx context.Context, realmID, id string) error {
+	res, err := s.w.ExecContext(ctx, "DELETE FROM users WHERE realm_id = $1 AND id = $2", realmID, id)
+	if err != nil {
+		return fmt.Errorf("delete user %s: %w", id, mapErr(err))
+	}
+	return affectedOne(res, "user "+id)
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+func nullInt(n int64) sql.NullInt64      { return sql.NullInt64{Int64: n, Valid: n != 0} }
