@@ -306,8 +306,12 @@ func realmUpdateDefaults() map[string]any {
 	}
 }
 
-func (a *App) putRealm(w http.ResponseWriter, r *http.Request) error   { return a.updateRealm(w, r, false) }
-func (a *App) patchRealm(w http.ResponseWriter, r *http.Request) error { return a.updateRealm(w, r, true) }
+func (a *App) putRealm(w http.ResponseWriter, r *http.Request) error {
+	return a.updateRealm(w, r, false)
+}
+func (a *App) patchRealm(w http.ResponseWriter, r *http.Request) error {
+	return a.updateRealm(w, r, true)
+}
 
 func (a *App) updateRealm(w http.ResponseWriter, r *http.Request, merge bool) error {
 	realm, err := a.realm(r)

@@ -237,8 +237,10 @@ func userUpdateDefaults(u *store.User) map[string]any {
 		"enabled": true, "emailVerified": false, "requirePasswordReset": false}
 }
 
-func (a *App) putUser(w http.ResponseWriter, r *http.Request) error   { return a.updateUser(w, r, false) }
-func (a *App) patchUser(w http.ResponseWriter, r *http.Request) error { return a.updateUser(w, r, true) }
+func (a *App) putUser(w http.ResponseWriter, r *http.Request) error { return a.updateUser(w, r, false) }
+func (a *App) patchUser(w http.ResponseWriter, r *http.Request) error {
+	return a.updateUser(w, r, true)
+}
 
 func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) error {
 	_, u, err := a.user(r)

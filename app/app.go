@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -47,6 +48,7 @@ type App struct {
 	loginThrottle *throttle
 	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
 	metrics       *metrics
+	assets        *assets.Assets
 	router        *mux.Router
 }
 
@@ -70,6 +72,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.loginThrottle = newThrottle(a.now)
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.metrics = newMetrics(st)
+	if a.assets, err = assets.Load(); err != nil {
+		return nil, fmt.Errorf("load assets: %w", err)
+	}
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}

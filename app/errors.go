@@ -75,8 +75,11 @@ func classify(err error) *apiError {
 func (a *App) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := classify(err)
 	level := slog.LevelDebug
-	if ae.Status >= 500 {
+	switch ae.Status {
+	case http.StatusInternalServerError, http.StatusServiceUnavailable:
 		level = slog.LevelError
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		level = slog.LevelWarn // worth seeing: someone may be probing credentials
 	}
 	a.log.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "status", ae.Status, "err", err)
 	if ae.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {

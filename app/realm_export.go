@@ -44,8 +44,8 @@ type realmExport struct {
 // keys, password hashes) are included only when includeSecrets is set.
 func ExportRealm(ctx context.Context, st *store.Store, name string, includeUsers, includeSecrets bool) ([]byte, error) {
 	var out realmExport
-	// One transaction, so the realm and its users are one consistent picture.
-	err := st.Tx(ctx, func(tx *store.Store) error {
+	// One snapshot, so the realm and its users are one consistent picture.
+	err := st.ReadTx(ctx, func(tx *store.Store) error {
 		realm, err := tx.GetRealm(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound("realm " + name)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/assets"
 )
 
 // handlerFunc is a handler that returns its error for writeError to answer.
@@ -34,6 +36,9 @@ func (a *App) routes() *mux.Router {
 	admin := func(method, path string, h handlerFunc) {
 		r.Handle(path, a.handle(a.requireAdmin(h))).Methods(method)
 	}
+
+	public(http.MethodGet, "/", a.welcome)
+	r.PathPrefix(assets.Prefix).Handler(a.assets).Methods(http.MethodGet, http.MethodHead)
 
 	public(http.MethodGet, "/health", a.health)
 	public(http.MethodGet, "/health/live", a.health)

@@ -112,10 +112,20 @@ func (s *Store) Close() error {
 // Tx runs fn with a Store whose every method uses one write transaction,
 // committed if fn returns nil and rolled back otherwise.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
+	return s.inTransaction(ctx, s.writerDB, nil, fn)
+}
+
+// ReadTx runs fn over one consistent snapshot of the database, without
+// holding up writers.
+func (s *Store) ReadTx(ctx context.Context, fn func(tx *Store) error) error {
+	return s.inTransaction(ctx, s.readerDB, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+func (s *Store) inTransaction(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(tx *Store) error) error {
 	if s.inTx {
 		return fn(s)
 	}
-	tx, err := s.writerDB.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}

@@ -1,0 +1,32 @@
+# Idenplane: `make run` starts the server, `make test` runs every test.
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+export CGO_ENABLED := 0
+
+.PHONY: build run test bench generate lint check-generated
+
+build: generate
+	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/idenplane .
+
+run:
+	go run -ldflags '$(LDFLAGS)' . serve
+
+test:
+	go test -count=1 -timeout 30m ./...
+
+bench:
+	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+generate:
+	go tool templ generate
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+# Generated templ files are committed; CI fails if they are stale.
+check-generated: generate
+	@if [ -n "$$(git status --porcelain -- '*_templ.go')" ]; then \
+		git status --short -- '*_templ.go'; echo "templ files are stale: run make generate and commit"; exit 1; fi

@@ -1,0 +1,76 @@
+// Package assets holds the static files of the hosted pages, embedded in the
+// binary and served under names that carry a hash of their content, so they
+// can be cached for a year and still change with every release.
+package assets
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed static
+var static embed.FS
+
+// Prefix is where assets are served.
+const Prefix = "/assets/"
+
+type file struct {
+	data        []byte
+	contentType string
+}
+
+// Assets serves the embedded files by their hashed names.
+type Assets struct {
+	urls   map[string]string // "idenplane.css" -> "/assets/idenplane.1a2b3c4d5e6f.css"
+	byName map[string]file   // "idenplane.1a2b3c4d5e6f.css" -> contents
+}
+
+// Load reads and hashes every embedded file.
+func Load() (*Assets, error) {
+	a := &Assets{urls: map[string]string{}, byName: map[string]file{}}
+	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := static.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		name := strings.TrimPrefix(p, "static/")
+		ext := path.Ext(name)
+		hashed := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
+		a.urls[name] = Prefix + hashed
+		a.byName[hashed] = file{data: data, contentType: mime.TypeByExtension(ext)}
+		return nil
+	})
+	return a, err
+}
+
+// URL is the address of a named asset; it panics on a name that is not
+// embedded, which tests of every page catch.
+func (a *Assets) URL(name string) string {
+	u, ok := a.urls[name]
+	if !ok {
+		panic("assets: no embedded file " + name)
+	}
+	return u
+}
+
+// ServeHTTP serves an asset by the hashed name after Prefix.
+func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f, ok := a.byName[strings.TrimPrefix(r.URL.Path, Prefix)]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", f.contentType)
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	_, _ = w.Write(f.data)
+}
