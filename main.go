@@ -170,8 +170,8 @@ func (c *config) masterKeyFromEnv() ([]byte, error) {
 }
 
 // masterKey is IDENPLANE_MASTER_KEY, or else the key file beside the
-// database, made on first start. It is kept out of the database on purpose:
-// a copy of the database alone reveals no secret.
+// database, made with the database on first start. It is kept out of the
+// database on purpose: a copy of the database alone reveals no secret.
 func (c *config) masterKey() ([]byte, error) {
 	if k, err := c.masterKeyFromEnv(); k != nil || err != nil {
 		return k, err
@@ -179,6 +179,9 @@ func (c *config) masterKey() ([]byte, error) {
 	path := c.db + ".key"
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
+		if _, statErr := os.Stat(c.db); statErr == nil {
+			return nil, fmt.Errorf("master key file %s is missing for the existing database %s: restore it or set IDENPLANE_MASTER_KEY", path, c.db)
+		}
 		return createKeyFile(path)
 	}
 	if err != nil {
@@ -214,6 +217,16 @@ func (c *config) logger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, nil))
 	}
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// openExistingStore opens the database for commands that only read it, and
+// refuses to make an empty one.
+func (c *config) openExistingStore(ctx context.Context) (*store.Store, error) {
+	if _, err := os.Stat(c.db); err != nil {
+		return nil, fmt.Errorf("database %s: %w", c.db, err)
+	}
+	st, _, err := c.openStore(ctx)
+	return st, err
 }
 
 func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
@@ -320,22 +333,37 @@ func printRoutes(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// parseWithArg parses flags given before or after the one positional argument.
+func parseWithArg(fs *flag.FlagSet, args []string, usage string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return "", errors.New(usage)
+	}
+	arg := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 0 {
+		return "", errors.New(usage)
+	}
+	return arg, nil
+}
+
 func backup(args []string, stderr io.Writer) error {
 	fs, c := newFlagSet("backup", stderr)
-	if err := fs.Parse(args); err != nil {
+	target, err := parseWithArg(fs, args, "usage: idenplane backup [--db FILE] TARGET")
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: idenplane backup [--db FILE] TARGET")
 	}
 	if err := c.validate(false); err != nil {
 		return err
 	}
-	target := fs.Arg(0)
 	if _, err := os.Stat(target); err == nil {
 		return fmt.Errorf("backup target %s already exists", target)
 	}
-	st, _, err := c.openStore(context.Background())
+	st, err := c.openExistingStore(context.Background())
 	if err != nil {
 		return err
 	}
@@ -361,7 +389,7 @@ func exportRealm(args []string, stdout, stderr io.Writer) error {
 	if err := c.validate(false); err != nil {
 		return err
 	}
-	st, _, err := c.openStore(context.Background())
+	st, err := c.openExistingStore(context.Background())
 	if err != nil {
 		return err
 	}
@@ -377,21 +405,18 @@ func exportRealm(args []string, stdout, stderr io.Writer) error {
 func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs, c := newFlagSet("import", stderr)
 	overwrite := fs.Bool("overwrite", false, "replace an existing realm of the same name")
-	if err := fs.Parse(args); err != nil {
+	file, err := parseWithArg(fs, args, "usage: idenplane import [--overwrite] FILE")
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: idenplane import [--overwrite] FILE")
 	}
 	if err := c.validate(false); err != nil {
 		return err
 	}
 	var data []byte
-	var err error
-	if fs.Arg(0) == "-" {
+	if file == "-" {
 		data, err = io.ReadAll(stdin)
 	} else {
-		data, err = os.ReadFile(fs.Arg(0))
+		data, err = os.ReadFile(file)
 	}
 	if err != nil {
 		return fmt.Errorf("import: %w", err)

@@ -49,9 +49,10 @@ CREATE TABLE realms (
     login_theme                  TEXT NOT NULL,
     account_theme                TEXT NOT NULL,
     email_theme                  TEXT NOT NULL,
-    created_at                   BIGINT NOT NULL -- Unix milliseconds
+    created_at                   BIGINT NOT NULL, -- Unix milliseconds
+    position                     BIGINT NOT NULL  -- creation order, unique even within a millisecond
 );
-CREATE INDEX realms_created ON realms (created_at, id);
+CREATE UNIQUE INDEX realms_position ON realms (position);
 
 -- Usernames and emails are stored lowercased, as Keycloak does, so plain
 -- unique indexes give case-insensitive uniqueness on every backend.
@@ -62,6 +63,9 @@ CREATE TABLE users (
     email                   TEXT NOT NULL,
     first_name              TEXT NOT NULL,
     last_name               TEXT NOT NULL,
+    -- lowercase "first last", folded in Go with full Unicode rules: SQL
+    -- lower() folds only ASCII in SQLite.
+    name_search             TEXT NOT NULL,
     enabled                 BOOLEAN NOT NULL,
     email_verified          BOOLEAN NOT NULL,
     require_password_reset  BOOLEAN NOT NULL,
@@ -71,6 +75,13 @@ CREATE TABLE users (
 );
 CREATE UNIQUE INDEX users_realm_username ON users (realm_id, username);
 CREATE UNIQUE INDEX users_realm_email ON users (realm_id, email) WHERE email <> '';
+
+-- One row: a known value sealed with the master key, so a wrong or lost key
+-- is refused at start instead of failing later on every secret.
+CREATE TABLE master_key_check (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    sealed  BLOB NOT NULL
+);
 
 -- One row: the SHA-256 of the admin API key. The key is random, so a fast
 -- hash is enough and keeps every admin request cheap.

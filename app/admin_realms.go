@@ -101,14 +101,19 @@ func isSecretKey(k string) bool {
 	return false
 }
 
+// redactConfig hides every value under a secret-named key, whatever its
+// type, and looks inside nested objects for more.
 func redactConfig(cfg map[string]any) map[string]any {
 	if cfg == nil {
 		return nil
 	}
 	out := make(map[string]any, len(cfg))
 	for k, v := range cfg {
-		if s, ok := v.(string); ok && s != "" && isSecretKey(k) {
+		switch nested, isMap := v.(map[string]any); {
+		case isSecretKey(k) && v != nil && v != "":
 			v = redacted
+		case isMap:
+			v = redactConfig(nested)
 		}
 		out[k] = v
 	}
@@ -352,13 +357,17 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request, merge bool) er
 }
 
 // keepRedacted puts stored secrets back where an update sent the redaction
-// placeholder it was shown.
+// placeholder it was shown, at any depth.
 func keepRedacted(updated, stored map[string]any) map[string]any {
 	for k, v := range updated {
-		if v == redacted {
+		switch nested, isMap := v.(map[string]any); {
+		case v == redacted:
 			if old, ok := stored[k]; ok {
 				updated[k] = old
 			}
+		case isMap:
+			old, _ := stored[k].(map[string]any)
+			updated[k] = keepRedacted(nested, old)
 		}
 	}
 	return updated

@@ -91,11 +91,10 @@ func checkPassword(realm *store.Realm, password string) error {
 }
 
 func userConflict(err error) error {
-	if errors.Is(err, store.ErrConflict) {
-		if strings.Contains(err.Error(), "email") {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "email", Description: "a user with this email already exists", Cause: err}
-		}
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "username", Description: "a user with this username already exists", Cause: err}
+	var ce *store.ConflictError
+	if errors.As(err, &ce) && (ce.Column == "username" || ce.Column == "email") {
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: ce.Column,
+			Description: "a user with this " + ce.Column + " already exists", Cause: err}
 	}
 	return err
 }

@@ -84,7 +84,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 
 // Handler is the whole server, middleware included.
 func (a *App) Handler() http.Handler {
-	return a.recoverPanics(a.measure(a.securityHeaders(a.limitBody(a.router))))
+	return a.measure(a.recoverPanics(a.securityHeaders(a.limitBody(a.router))))
 }
 
 // Routes lists every registered route as "METHOD PATH", in registration order.

@@ -20,7 +20,7 @@ const testAPIKey = "test-admin-api-key-0123456789abcdef0123456789"
 
 // testServer is the real App over a real SQLite file in t.TempDir().
 type testServer struct {
-	t       *testing.T
+	t       testing.TB
 	app     *App
 	store   *store.Store
 	handler http.Handler
@@ -37,7 +37,7 @@ func testSchema(t testing.TB) string {
 }
 
 // newTestServer starts an App; opts adjust its Config before New.
-func newTestServer(t *testing.T, opts ...func(*Config)) *testServer {
+func newTestServer(t testing.TB, opts ...func(*Config)) *testServer {
 	t.Helper()
 	dbPath := filepath.Join(t.TempDir(), "idenplane.db")
 	key := bytes.Repeat([]byte{7}, store.MasterKeySize)

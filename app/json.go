@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -59,10 +61,78 @@ func strictUnmarshal(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
-	if dec.More() {
+	if err := endOfBody(dec); err != nil {
+		return err
+	}
+	// encoding/json matches names case-insensitively; the API does not.
+	var raw any
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return jsonError(err)
+	}
+	return checkFieldNames(raw, reflect.TypeOf(v), "")
+}
+
+// endOfBody refuses anything after the first JSON value, even a stray bracket.
+func endOfBody(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
 		return errorf(http.StatusBadRequest, "invalid_json", "unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// checkFieldNames walks a decoded body beside the Go type it was decoded
+// into and refuses any key that matched a field only by ignoring case.
+func checkFieldNames(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch val := v.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return nil // a free-form object such as theme
+		}
+		fields := jsonFields(t)
+		for k, sub := range val {
+			ft, ok := fields[k]
+			if !ok {
+				return unknownField(path + k)
+			}
+			if err := checkFieldNames(sub, ft, path+k+"."); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return nil
+		}
+		prefix := strings.TrimSuffix(path, ".")
+		for i, sub := range val {
+			if err := checkFieldNames(sub, t.Elem(), fmt.Sprintf("%s[%d].", prefix, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the exact JSON names of a struct's fields, embedded
+// structs included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case f.Anonymous && name == "":
+			maps.Copy(out, jsonFields(f.Type))
+		case f.IsExported():
+			if name == "" {
+				name = f.Name
+			}
+			out[name] = f.Type
+		}
+	}
+	return out
 }
 
 func firstToken(b []byte) byte {
@@ -138,8 +208,8 @@ func update(body []byte, current, defaults map[string]any, merge bool, dst any) 
 	if err := dec.Decode(&patch); err != nil {
 		return jsonError(err)
 	}
-	if dec.More() {
-		return errorf(http.StatusBadRequest, "invalid_json", "unexpected data after the JSON object")
+	if err := endOfBody(dec); err != nil {
+		return err
 	}
 	keys := make([]string, 0, len(patch))
 	for k := range patch {

@@ -162,6 +162,9 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, overwrite bo
 			return err
 		}
 		if existing != nil {
+			if err := keepPasswords(ctx, tx, existing, users); err != nil {
+				return err
+			}
 			if err := tx.DeleteRealm(ctx, existing.Name); err != nil {
 				return err
 			}
@@ -206,6 +209,25 @@ func restoreRedacted(realm, existing *store.Realm) {
 			delete(realm.EmailProviderConfig, k)
 		}
 	}
+}
+
+// keepPasswords gives users that an export carried without credentials the
+// password they have in the realm being overwritten, as restoreRedacted
+// does for the realm's own secrets.
+func keepPasswords(ctx context.Context, tx *store.Store, existing *store.Realm, users []*store.User) error {
+	for _, u := range users {
+		if u.PasswordHash != "" {
+			continue
+		}
+		old, err := tx.GetUser(ctx, existing.ID, u.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		u.PasswordHash, u.PasswordChangedAt = old.PasswordHash, old.PasswordChangedAt
+	}
+	return nil
 }
 
 // importedUsers validates every user of an import, naming the one at fault.

@@ -2,6 +2,8 @@ package app
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -19,14 +21,37 @@ func (a *App) handle(h handlerFunc) http.Handler {
 	})
 }
 
+// allowedMethods lists the methods some route accepts for req's path, for
+// the Allow header of a 405.
+func allowedMethods(router *mux.Router, req *http.Request) []string {
+	var allowed []string
+	_ = router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		methods, err := route.GetMethods()
+		if err != nil {
+			return nil
+		}
+		for _, m := range methods {
+			probe := req.Clone(req.Context())
+			probe.Method = m
+			if route.Match(probe, &mux.RouteMatch{}) && !slices.Contains(allowed, m) {
+				allowed = append(allowed, m)
+			}
+		}
+		return nil
+	})
+	slices.Sort(allowed)
+	return allowed
+}
+
 // routes registers every route in one place; `idenplane routes` prints them.
 func (a *App) routes() *mux.Router {
 	r := mux.NewRouter()
 	r.NotFoundHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path)
 	})
-	r.MethodNotAllowedHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path)
+	r.MethodNotAllowedHandler = a.handle(func(w http.ResponseWriter, req *http.Request) error {
+		w.Header().Set("Allow", strings.Join(allowedMethods(r, req), ", "))
+		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", req.Method, req.URL.Path)
 	})
 	r.Use(recordRoute)
 

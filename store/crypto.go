@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -46,4 +48,29 @@ func (s *Store) open(ciphertext []byte, aad string) ([]byte, error) {
 		return nil, fmt.Errorf("decrypt secret (%s): wrong master key? %w", aad, err)
 	}
 	return plain, nil
+}
+
+// ErrWrongMasterKey: the master key is not the one the database was made with.
+var ErrWrongMasterKey = errors.New("the master key does not match this database")
+
+const keyCheckPlaintext = "idenplane master key check"
+
+// checkMasterKey seals a known value on first open and, on every later open,
+// proves the key can open it.
+func (s *Store) checkMasterKey(ctx context.Context) error {
+	var sealed []byte
+	err := mapErr(s.w.QueryRowContext(ctx, "SELECT sealed FROM master_key_check WHERE id = 1").Scan(&sealed))
+	if errors.Is(err, ErrNotFound) {
+		_, err = s.w.ExecContext(ctx, "INSERT INTO master_key_check (id, sealed) VALUES (1, $1)",
+			s.seal([]byte(keyCheckPlaintext), "master_key_check"))
+		return mapErr(err)
+	}
+	if err != nil {
+		return fmt.Errorf("read master key check: %w", err)
+	}
+	plain, err := s.open(sealed, "master_key_check")
+	if err != nil || !bytes.Equal(plain, []byte(keyCheckPlaintext)) {
+		return ErrWrongMasterKey
+	}
+	return nil
 }

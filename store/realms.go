@@ -135,7 +135,8 @@ func (s *Store) CreateRealm(ctx context.Context, r *Realm) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, "INSERT INTO realms ("+realmColumns+") VALUES ("+placeholders(len(vals))+")", vals...)
+	_, err = s.w.ExecContext(ctx, "INSERT INTO realms ("+realmColumns+", position) SELECT "+placeholders(len(vals))+
+		", coalesce(max(position), 0) + 1 FROM realms", vals...)
 	if err != nil {
 		return fmt.Errorf("create realm %s: %w", r.Name, mapErr(err))
 	}
@@ -153,7 +154,7 @@ func (s *Store) GetRealm(ctx context.Context, name string) (*Realm, error) {
 
 // ListRealms returns every realm, oldest first.
 func (s *Store) ListRealms(ctx context.Context) ([]*Realm, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+realmColumns+" FROM realms ORDER BY created_at, id")
+	rows, err := s.r.QueryContext(ctx, "SELECT "+realmColumns+" FROM realms ORDER BY position")
 	if err != nil {
 		return nil, fmt.Errorf("list realms: %w", mapErr(err))
 	}

@@ -85,6 +85,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.checkMasterKey(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -26,9 +26,8 @@ type User struct {
 const userColumns = `id, realm_id, username, email, first_name, last_name, enabled, email_verified,
 	require_password_reset, password_hash, password_changed_at, created_at`
 
-func userValues(u *User) []any {
-	return []any{u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified,
-		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt}
+func nameSearch(u *User) string {
+	return strings.ToLower(u.FirstName + " " + u.LastName)
 }
 
 func scanUser(row scanner) (*User, error) {
@@ -47,8 +46,9 @@ func scanUser(row scanner) (*User, error) {
 // CreateUser inserts u. A username or email taken in the realm is ErrConflict;
 // an unknown realm is ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
-	vals := userValues(u)
-	_, err := s.w.ExecContext(ctx, "INSERT INTO users ("+userColumns+") VALUES ("+placeholders(len(vals))+")", vals...)
+	vals := []any{u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified,
+		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt, nameSearch(u)}
+	_, err := s.w.ExecContext(ctx, "INSERT INTO users ("+userColumns+", name_search) VALUES ("+placeholders(len(vals))+")", vals...)
 	if err != nil {
 		return fmt.Errorf("create user %s: %w", u.Username, mapErr(err))
 	}
@@ -100,7 +100,7 @@ func (s *Store) ListUsers(ctx context.Context, realmID string, f UserFilter) ([]
 	}
 	if f.Search != "" {
 		p := likePattern(f.Search)
-		add(`(username LIKE ? ESCAPE '\' OR email LIKE ? ESCAPE '\' OR lower(first_name) LIKE ? ESCAPE '\' OR lower(last_name) LIKE ? ESCAPE '\')`, p, p, p, p)
+		add(`(username LIKE ? ESCAPE '\' OR email LIKE ? ESCAPE '\' OR name_search LIKE ? ESCAPE '\')`, p, p, p)
 	}
 	for _, m := range []struct{ col, val string }{{"username", f.Username}, {"email", f.Email}} {
 		switch {
@@ -161,8 +161,9 @@ func (s *Store) AllUsers(ctx context.Context, realmID string) ([]*User, error) {
 // method, so an edit racing a reset cannot write an old hash back.
 func (s *Store) UpdateUser(ctx context.Context, u *User) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE users SET username = $1, email = $2, first_name = $3, last_name = $4,
-		enabled = $5, email_verified = $6, require_password_reset = $7 WHERE realm_id = $8 AND id = $9`,
-		u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified, u.RequirePasswordReset, u.RealmID, u.ID)
+		name_search = $5, enabled = $6, email_verified = $7, require_password_reset = $8 WHERE realm_id = $9 AND id = $10`,
+		u.Username, u.Email, u.FirstName, u.LastName, nameSearch(u), u.Enabled, u.EmailVerified, u.RequirePasswordReset,
+		u.RealmID, u.ID)
 	if err != nil {
 		return fmt.Errorf("update user %s: %w", u.ID, mapErr(err))
 	}

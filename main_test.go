@@ -1,0 +1,890 @@
+package main
+
+// These tests build the real binary once (TestMain) and run it as a child
+// process: configuration checks, the small commands, first start, backup
+// beside a live server, export/import, and a SIGKILL in the middle of a
+// burst of writes. Every wait is bounded; no assertion depends on timing.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+// cliBinary is the idenplane binary TestMain built.
+var cliBinary string
+
+// cliWaitBound caps every wait for a child process. It is a safety net
+// against hangs, never an expectation of speed.
+const cliWaitBound = 90 * time.Second
+
+// cliAPIKey is an admin API key for servers started with IDENPLANE_ADMIN_API_KEY.
+const cliAPIKey = "cli-test-admin-api-key-0123456789abcdef"
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "idenplane-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "temp dir:", err)
+		os.Exit(1)
+	}
+	cliBinary = filepath.Join(dir, "idenplane")
+	build := exec.Command("go", "build", "-o", cliBinary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cliEnv is the test's environment without any IDENPLANE_ variable, plus extra.
+func cliEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IDENPLANE_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// cliMasterKey is a fresh IDENPLANE_MASTER_KEY value: 32 bytes in hex.
+func cliMasterKey(t *testing.T) string {
+	t.Helper()
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return hex.EncodeToString(k)
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// cliRun runs the binary to completion in dir with env (see cliEnv) and stdin.
+func cliRun(t *testing.T, dir string, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cliWaitBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cliBinary, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("run idenplane %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("idenplane %v did not finish: %v", args, ctx.Err())
+	}
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// cliLog is an io.Writer that keeps what a child writes and wakes a waiter
+// on every write.
+type cliLog struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	notify chan struct{}
+}
+
+func newCLILog() *cliLog { return &cliLog{notify: make(chan struct{}, 1)} }
+
+func (l *cliLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.buf.Write(p)
+	l.mu.Unlock()
+	select {
+	case l.notify <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (l *cliLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// cliServer is `idenplane serve` running as a child process.
+type cliServer struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	db     string
+	base   string // http://127.0.0.1:PORT
+	stdout *cliLog
+	stderr *cliLog
+	done   chan struct{} // closed when the process has exited and its output is copied
+}
+
+// cliFreeAddr picks a free loopback port by listening on port 0 and closing.
+func cliFreeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// cliStartServer starts `idenplane serve` on db and a free loopback port and
+// waits until /health/live answers. env holds extra NAME=value settings. A
+// start that lost its port to another process is retried on a new one.
+func cliStartServer(t *testing.T, db string, env ...string) *cliServer {
+	t.Helper()
+	stdout := newCLILog() // shared by the attempts: a key line printed by one is kept
+	for attempt := 1; ; attempt++ {
+		s := cliLaunch(t, db, stdout, env)
+		err := s.waitReady()
+		if err == nil {
+			return s
+		}
+		if attempt < 3 && strings.Contains(s.stderr.String(), "address already in use") {
+			continue
+		}
+		t.Fatalf("server did not become ready: %v\nstderr:\n%s", err, s.stderr)
+	}
+}
+
+func cliLaunch(t *testing.T, db string, stdout *cliLog, env []string) *cliServer {
+	t.Helper()
+	addr := cliFreeAddr(t)
+	s := &cliServer{t: t, db: db, base: "http://" + addr, stdout: stdout, stderr: newCLILog(), done: make(chan struct{})}
+	s.cmd = exec.Command(cliBinary, "serve", "--addr", addr, "--base-url", s.base, "--db", db)
+	s.cmd.Dir = filepath.Dir(db)
+	s.cmd.Env = cliEnv(env...)
+	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
+	s.cmd.WaitDelay = 10 * time.Second
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		if !s.exited() {
+			_ = s.cmd.Process.Kill()
+			<-s.done // bounded: the process is gone and WaitDelay caps the copying
+		}
+		if t.Failed() {
+			t.Logf("server %s stderr:\n%s", s.base, s.stderr)
+		}
+	})
+	return s
+}
+
+func (s *cliServer) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitReady polls /health/live a bounded number of times.
+func (s *cliServer) waitReady() error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range 600 {
+		if s.exited() {
+			return fmt.Errorf("server exited with code %d", s.cmd.ProcessState.ExitCode())
+		}
+		resp, err := client.Get(s.base + "/health/live")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("/health/live never answered 200")
+}
+
+// waitStdoutLine waits for a stdout line containing substr and returns it.
+func (s *cliServer) waitStdoutLine(substr string) string {
+	s.t.Helper()
+	deadline := time.NewTimer(cliWaitBound)
+	defer deadline.Stop()
+	for {
+		for line := range strings.Lines(s.stdout.String()) {
+			if strings.Contains(line, substr) {
+				return strings.TrimSpace(line)
+			}
+		}
+		select {
+		case <-s.stdout.notify:
+		case <-s.done:
+			if strings.Contains(s.stdout.String(), substr) {
+				continue
+			}
+			s.t.Fatalf("server exited without printing %q; stdout:\n%s", substr, s.stdout)
+		case <-deadline.C:
+			s.t.Fatalf("no stdout line containing %q; stdout:\n%s", substr, s.stdout)
+		}
+	}
+}
+
+// waitExit waits, bounded, for the process to end and returns its state.
+func (s *cliServer) waitExit() *os.ProcessState {
+	s.t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(cliWaitBound):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		s.t.Fatalf("server did not exit")
+	}
+	return s.cmd.ProcessState
+}
+
+// stop sends SIGTERM and returns the exit code (-1 when killed by a signal).
+func (s *cliServer) stop() int {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatalf("SIGTERM: %v", err)
+	}
+	return s.waitExit().ExitCode()
+}
+
+// stopGracefully stops the server and requires exit code 0.
+func (s *cliServer) stopGracefully() {
+	s.t.Helper()
+	if code := s.stop(); code != 0 {
+		s.t.Fatalf("exit code after SIGTERM = %d, want 0; stderr:\n%s", code, s.stderr)
+	}
+}
+
+var cliClient = &http.Client{
+	Timeout:   30 * time.Second,
+	Transport: &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second},
+}
+
+// do sends a request; key, when set, goes in X-Admin-API-Key; body, when
+// not nil, is sent as JSON. It never fails the test, so goroutines may use it.
+func (s *cliServer) do(method, path, key string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-Admin-API-Key", key)
+	}
+	resp, err := cliClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// must sends a request and fails the test unless it answers want.
+func (s *cliServer) must(method, path, key string, body any, want int) []byte {
+	s.t.Helper()
+	status, data, err := s.do(method, path, key, body)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if status != want {
+		s.t.Fatalf("%s %s: status %d, want %d; body: %s", method, path, status, want, data)
+	}
+	return data
+}
+
+type cliUserList struct {
+	Total int `json:"total"`
+	Users []struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+	} `json:"users"`
+}
+
+// usernames lists every user of a realm, page by page.
+func (s *cliServer) usernames(realm, key string) []string {
+	s.t.Helper()
+	var names []string
+	for skip := 0; ; skip += 1000 {
+		var page cliUserList
+		data := s.must(http.MethodGet, fmt.Sprintf("/admin/realms/%s/users?limit=1000&skip=%d", realm, skip), key, nil, http.StatusOK)
+		if err := json.Unmarshal(data, &page); err != nil {
+			s.t.Fatalf("decode user list: %v", err)
+		}
+		for _, u := range page.Users {
+			names = append(names, u.Username)
+		}
+		if len(page.Users) < 1000 || skip > 1_000_000 {
+			if len(names) != page.Total {
+				s.t.Fatalf("listed %d users, total says %d", len(names), page.Total)
+			}
+			return names
+		}
+	}
+}
+
+func TestCLIConfigValidation(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want []string // each must appear in stderr
+	}{
+		{name: "addr without port", args: []string{"--addr", "nonsense"}, want: []string{"--addr"}},
+		{name: "addr port out of range", args: []string{"--addr", "127.0.0.1:99999"}, want: []string{"--addr"}},
+		{name: "addr from env", env: []string{"IDENPLANE_ADDR=nonsense"}, want: []string{"--addr", "IDENPLANE_ADDR"}},
+		{name: "log format xml", args: []string{"--log-format", "xml"}, want: []string{"--log-format"}},
+		{name: "log format from env", env: []string{"IDENPLANE_LOG_FORMAT=xml"}, want: []string{"--log-format", "IDENPLANE_LOG_FORMAT"}},
+		{name: "base url ftp", args: []string{"--base-url", "ftp://x"}, want: []string{"--base-url"}},
+		{name: "base url from env", env: []string{"IDENPLANE_BASE_URL=ftp://x"}, want: []string{"--base-url", "IDENPLANE_BASE_URL"}},
+		{name: "base url with query", args: []string{"--base-url", "http://x/?a=b"}, want: []string{"--base-url"}},
+		{name: "empty db", args: []string{"--db", ""}, want: []string{"--db"}},
+		{name: "short master key", env: []string{"IDENPLANE_MASTER_KEY=short"}, want: []string{"IDENPLANE_MASTER_KEY"}},
+		{name: "admin user without password", env: []string{"IDENPLANE_ADMIN_USER=admin"}, want: []string{"IDENPLANE_ADMIN_USER"}},
+		{name: "admin password without user", env: []string{"IDENPLANE_ADMIN_PASSWORD=long-enough-password"}, want: []string{"IDENPLANE_ADMIN_PASSWORD"}},
+		{name: "short admin password", env: []string{"IDENPLANE_ADMIN_USER=admin", "IDENPLANE_ADMIN_PASSWORD=short"}, want: []string{"IDENPLANE_ADMIN_PASSWORD"}},
+		{name: "short admin api key", env: []string{"IDENPLANE_ADMIN_API_KEY=too-short"}, want: []string{"IDENPLANE_ADMIN_API_KEY"}},
+		{name: "metrics public not a bool", env: []string{"IDENPLANE_METRICS_PUBLIC=maybe"}, want: []string{"IDENPLANE_METRICS_PUBLIC"}},
+		{
+			name: "several at once",
+			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x"},
+			env:  []string{"IDENPLANE_MASTER_KEY=short", "IDENPLANE_ADMIN_USER=admin"},
+			want: []string{"--addr", "--log-format", "--base-url", "IDENPLANE_MASTER_KEY", "IDENPLANE_ADMIN_USER"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := append([]string{"serve", "--db", filepath.Join(dir, "idenplane.db")}, tc.args...)
+			res := cliRun(t, dir, cliEnv(tc.env...), "", args...)
+			if res.code == 0 {
+				t.Fatalf("exit code 0, want non-zero; stderr:\n%s", res.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("stderr does not name %q:\n%s", w, res.stderr)
+				}
+			}
+			// A bad setting stops the server before it touches the database.
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("invalid config left files behind: %v", entries)
+			}
+		})
+	}
+
+	t.Run("non-serve commands check their settings too", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		res := cliRun(t, dir, cliEnv("IDENPLANE_MASTER_KEY=short"), "", "export", "--db", filepath.Join(dir, "x.db"), "--log-format", "xml", "--realm", "acme")
+		if res.code == 0 {
+			t.Fatalf("exit code 0, want non-zero")
+		}
+		for _, w := range []string{"--log-format", "IDENPLANE_MASTER_KEY"} {
+			if !strings.Contains(res.stderr, w) {
+				t.Errorf("stderr does not name %q:\n%s", w, res.stderr)
+			}
+		}
+	})
+
+	t.Run("unknown flag", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		res := cliRun(t, dir, cliEnv(), "", "serve", "--no-such-flag")
+		if res.code == 0 || !strings.Contains(res.stderr, "no-such-flag") {
+			t.Fatalf("code %d, stderr:\n%s", res.code, res.stderr)
+		}
+	})
+}
+
+func TestCLIVersion(t *testing.T) {
+	res := cliRun(t, t.TempDir(), cliEnv(), "", "version")
+	if res.code != 0 || !strings.HasPrefix(res.stdout, "idenplane ") {
+		t.Fatalf("code %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestCLIRoutes(t *testing.T) {
+	dir := t.TempDir()
+	res := cliRun(t, dir, cliEnv(), "", "routes")
+	if res.code != 0 {
+		t.Fatalf("code %d, stderr:\n%s", res.code, res.stderr)
+	}
+	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
+	if !slices.IsSorted(lines) {
+		t.Errorf("routes are not sorted:\n%s", res.stdout)
+	}
+	lineRE := regexp.MustCompile(`^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) /[A-Za-z0-9/{}._-]*$`)
+	for _, l := range lines {
+		if !lineRE.MatchString(l) {
+			t.Errorf("line %q is not METHOD PATH", l)
+		}
+	}
+	for _, want := range []string{
+		"GET /health", "GET /health/live", "GET /health/ready", "POST /admin/realms", "GET /admin/realms/{realm}",
+		"POST /admin/realms/{realm}/users", "DELETE /admin/realms/{realm}/users/{userId}",
+	} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("routes lack %q:\n%s", want, res.stdout)
+		}
+	}
+	if n := len(slices.Compact(slices.Clone(lines))); n != len(lines) {
+		t.Errorf("duplicate routes:\n%s", res.stdout)
+	}
+	// Listing routes touches no real data.
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("routes left files in its working directory: %v", entries)
+	}
+}
+
+func TestCLIUnknownCommand(t *testing.T) {
+	res := cliRun(t, t.TempDir(), cliEnv(), "", "frobnicate")
+	if res.code == 0 {
+		t.Fatalf("exit code 0 for an unknown command")
+	}
+	if !strings.Contains(res.stderr, `unknown command "frobnicate"`) || !strings.Contains(res.stderr, "Usage:") {
+		t.Errorf("stderr:\n%s", res.stderr)
+	}
+}
+
+func TestCLIFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idenplane.db")
+
+	s := cliStartServer(t, db)
+	line := s.waitStdoutLine("Admin API key")
+	key := line[strings.LastIndex(line, " ")+1:]
+	if len(key) < 32 {
+		t.Fatalf("admin key %q from line %q is too short", key, line)
+	}
+	s.must(http.MethodGet, "/admin/realms", key, nil, http.StatusOK)
+	s.must(http.MethodGet, "/admin/realms", "", nil, http.StatusUnauthorized)
+	s.must(http.MethodGet, "/admin/realms", key+"x", nil, http.StatusUnauthorized)
+	s.must(http.MethodPost, "/admin/realms", key, map[string]any{"name": "first"}, http.StatusCreated)
+
+	info, err := os.Stat(db + ".key")
+	if err != nil {
+		t.Fatalf("master key file: %v", err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("master key file mode %v, want 0600", perm)
+	}
+	keyFile, err := os.ReadFile(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := hex.DecodeString(strings.TrimSpace(string(keyFile))); err != nil || len(k) != 32 {
+		t.Errorf("master key file does not hold 32 bytes in hex: %q", keyFile)
+	}
+	s.stopGracefully()
+	if n := strings.Count(s.stdout.String(), "Admin API key"); n != 1 {
+		t.Errorf("first start printed the key line %d times", n)
+	}
+
+	// Restart: the key is not printed again, the same key works, and the
+	// master key file is kept as it was.
+	s2 := cliStartServer(t, db)
+	s2.must(http.MethodGet, "/admin/realms/first", key, nil, http.StatusOK)
+	s2.stopGracefully() // output is fully copied once the process has exited
+	if strings.Contains(s2.stdout.String(), "Admin API key") {
+		t.Errorf("restart printed the admin key again:\n%s", s2.stdout)
+	}
+	if again, _ := os.ReadFile(db + ".key"); !bytes.Equal(again, keyFile) {
+		t.Errorf("master key file changed on restart")
+	}
+}
+
+func TestCLIBackupWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "live.db")
+	target := filepath.Join(dir, "backup.db")
+	env := []string{"IDENPLANE_ADMIN_API_KEY=" + cliAPIKey}
+
+	s := cliStartServer(t, db, env...)
+	var realm struct{ ID string }
+	data := s.must(http.MethodPost, "/admin/realms", cliAPIKey,
+		map[string]any{"name": "bk", "smtpHost": "smtp.example.com", "smtpPassword": "smtp-secret"}, http.StatusCreated)
+	if err := json.Unmarshal(data, &realm); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user0", "user1", "user2", "user3", "user4"}
+	for i, name := range want {
+		body := map[string]any{"username": name, "email": name + "@example.com"}
+		if i == 0 {
+			body["password"] = "correct horse battery staple"
+		}
+		s.must(http.MethodPost, "/admin/realms/bk/users", cliAPIKey, body, http.StatusCreated)
+	}
+
+	res := cliRun(t, dir, cliEnv(), "", "backup", "--db", db, target)
+	if res.code != 0 {
+		t.Fatalf("backup: code %d, stderr:\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "backed up") {
+		t.Errorf("backup stderr: %s", res.stderr)
+	}
+	// The live server keeps serving, and what it writes now is not in the copy.
+	s.must(http.MethodPost, "/admin/realms/bk/users", cliAPIKey, map[string]any{"username": "after-backup"}, http.StatusCreated)
+
+	again := cliRun(t, dir, cliEnv(), "", "backup", "--db", db, target)
+	if again.code == 0 || !strings.Contains(again.stderr, "already exists") {
+		t.Errorf("backup to an existing file: code %d, stderr:\n%s", again.code, again.stderr)
+	}
+
+	keyFile, err := os.ReadFile(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target+".key", keyFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	restored := cliStartServer(t, target, env...)
+	var got struct {
+		ID           string `json:"id"`
+		SMTPPassword string `json:"smtpPassword"`
+	}
+	if err := json.Unmarshal(restored.must(http.MethodGet, "/admin/realms/bk", cliAPIKey, nil, http.StatusOK), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != realm.ID || got.SMTPPassword != "**********" {
+		t.Errorf("restored realm %+v, want id %s with a (redacted) SMTP password", got, realm.ID)
+	}
+	if names := restored.usernames("bk", cliAPIKey); !slices.Equal(names, want) {
+		t.Errorf("restored users %v, want %v", names, want)
+	}
+	if names := s.usernames("bk", cliAPIKey); len(names) != len(want)+1 {
+		t.Errorf("live users %v", names)
+	}
+	restored.stopGracefully()
+	s.stopGracefully()
+}
+
+func TestCLIExportImport(t *testing.T) {
+	dir := t.TempDir()
+	masterKey := "IDENPLANE_MASTER_KEY=" + cliMasterKey(t) // the same for every database here
+	env := cliEnv(masterKey)
+	dbA := filepath.Join(dir, "a.db")
+
+	s := cliStartServer(t, dbA, masterKey, "IDENPLANE_ADMIN_API_KEY="+cliAPIKey)
+	s.must(http.MethodPost, "/admin/realms", cliAPIKey, map[string]any{
+		"name": "acme", "displayName": "Acme", "smtpHost": "smtp.example.com", "smtpPassword": "smtp-secret",
+	}, http.StatusCreated)
+	s.must(http.MethodPost, "/admin/realms/acme/users", cliAPIKey,
+		map[string]any{"username": "alice", "email": "alice@example.com", "password": "correct horse battery staple"}, http.StatusCreated)
+	s.must(http.MethodPost, "/admin/realms/acme/users", cliAPIKey, map[string]any{"username": "bob", "firstName": "Bob"}, http.StatusCreated)
+	s.must(http.MethodPost, "/admin/realms/acme/users", cliAPIKey, map[string]any{"username": "carol", "enabled": false}, http.StatusCreated)
+	s.stopGracefully()
+	if _, err := os.Stat(dbA + ".key"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("with IDENPLANE_MASTER_KEY set, no key file should be made; stat: %v", err)
+	}
+
+	export := func(db string, extra ...string) string {
+		t.Helper()
+		res := cliRun(t, dir, env, "", append([]string{"export", "--db", db, "--realm", "acme"}, extra...)...)
+		if res.code != 0 {
+			t.Fatalf("export %s: code %d, stderr:\n%s", db, res.code, res.stderr)
+		}
+		return res.stdout
+	}
+	full := export(dbA, "--include-users", "--include-secrets")
+	var doc struct {
+		FormatVersion int    `json:"formatVersion"`
+		Name          string `json:"name"`
+		SMTPPassword  string `json:"smtpPassword"`
+		Users         []struct {
+			Username    string `json:"username"`
+			Credentials []struct {
+				Type string `json:"type"`
+				Hash string `json:"hash"`
+			} `json:"credentials"`
+		} `json:"users"`
+	}
+	if err := json.Unmarshal([]byte(full), &doc); err != nil {
+		t.Fatalf("export is not JSON: %v\n%s", err, full)
+	}
+	if doc.FormatVersion != 1 || doc.Name != "acme" || doc.SMTPPassword != "smtp-secret" || len(doc.Users) != 3 {
+		t.Fatalf("export: %s", full)
+	}
+	for i, name := range []string{"alice", "bob", "carol"} {
+		if doc.Users[i].Username != name {
+			t.Errorf("users[%d] = %q, want %q", i, doc.Users[i].Username, name)
+		}
+	}
+	if c := doc.Users[0].Credentials; len(c) != 1 || c[0].Type != "password" || !strings.HasPrefix(c[0].Hash, "$argon2id$") {
+		t.Errorf("alice's credentials: %+v", c)
+	}
+
+	redacted := export(dbA, "--include-users")
+	if strings.Contains(redacted, "smtp-secret") || strings.Contains(redacted, "$argon2id$") || !strings.Contains(redacted, `"**********"`) {
+		t.Errorf("export without --include-secrets shows secrets:\n%s", redacted)
+	}
+	if res := cliRun(t, dir, env, "", "export", "--db", dbA, "--realm", "nope"); res.code == 0 || !strings.Contains(res.stderr, "not found") {
+		t.Errorf("export of a missing realm: code %d, stderr:\n%s", res.code, res.stderr)
+	}
+	if res := cliRun(t, dir, env, "", "export", "--db", dbA); res.code == 0 || !strings.Contains(res.stderr, "--realm") {
+		t.Errorf("export without --realm: code %d, stderr:\n%s", res.code, res.stderr)
+	}
+
+	file := filepath.Join(dir, "acme.json")
+	if err := os.WriteFile(file, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dbB := filepath.Join(dir, "b.db")
+	res := cliRun(t, dir, env, "", "import", "--db", dbB, file)
+	if res.code != 0 || !strings.Contains(res.stdout, "imported realm acme") {
+		t.Fatalf("import: code %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if got := export(dbB, "--include-users", "--include-secrets"); got != full {
+		t.Errorf("export after import differs from the original:\n%s\nwant:\n%s", got, full)
+	}
+
+	res = cliRun(t, dir, env, "", "import", "--db", dbB, file)
+	if res.code == 0 || !strings.Contains(res.stderr, "already exists") {
+		t.Errorf("second import without --overwrite: code %d, stderr:\n%s", res.code, res.stderr)
+	}
+	res = cliRun(t, dir, env, "", "import", "--db", dbB, "--overwrite", file)
+	if res.code != 0 || !strings.Contains(res.stdout, "imported realm acme") {
+		t.Errorf("import --overwrite: code %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if got := export(dbB, "--include-users", "--include-secrets"); got != full {
+		t.Errorf("export after import --overwrite differs from the original:\n%s", got)
+	}
+
+	dbC := filepath.Join(dir, "c.db")
+	res = cliRun(t, dir, env, full, "import", "--db", dbC, "-")
+	if res.code != 0 || !strings.Contains(res.stdout, "imported realm acme") {
+		t.Fatalf("import -: code %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if got := export(dbC, "--include-users", "--include-secrets"); got != full {
+		t.Errorf("export after import from stdin differs from the original:\n%s", got)
+	}
+
+	if res := cliRun(t, dir, env, "{", "import", "--db", filepath.Join(dir, "d.db"), "-"); res.code == 0 {
+		t.Errorf("import of malformed JSON succeeded: %s", res.stdout)
+	}
+}
+
+// TestCLIKillDuringWrites kills the server with SIGKILL in the middle of a
+// burst of user creates and checks that every create it acknowledged with
+// 201 survived, and that the database file is sound.
+func TestCLIKillDuringWrites(t *testing.T) {
+	const (
+		workers       = 8
+		killAfter     = 200  // acknowledged creates before the kill
+		maxPerWorker  = 5000 // bounds each worker if the kill never lands
+		acknowledgeOK = http.StatusCreated
+	)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "crash.db")
+	env := []string{"IDENPLANE_ADMIN_API_KEY=" + cliAPIKey}
+
+	s := cliStartServer(t, db, env...)
+	s.must(http.MethodPost, "/admin/realms", cliAPIKey, map[string]any{"name": "crash"}, http.StatusCreated)
+
+	var (
+		mu        sync.Mutex
+		acked     []string
+		ackCount  atomic.Int64
+		killed    atomic.Bool
+		reachKill = make(chan struct{})
+		closeOnce sync.Once
+		wg        sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range maxPerWorker {
+				name := fmt.Sprintf("w%d-user%05d", w, i)
+				status, body, err := s.do(http.MethodPost, "/admin/realms/crash/users", cliAPIKey, map[string]any{"username": name})
+				if err != nil || status != acknowledgeOK {
+					if !killed.Load() {
+						t.Errorf("create %s before the kill: status %d, err %v, body %s", name, status, err, body)
+					}
+					return // after the kill every request fails: stop
+				}
+				mu.Lock()
+				acked = append(acked, name)
+				mu.Unlock()
+				if ackCount.Add(1) >= killAfter {
+					closeOnce.Do(func() { close(reachKill) })
+				}
+			}
+		})
+	}
+	workersDone := make(chan struct{})
+	go func() { wg.Wait(); close(workersDone) }()
+
+	select {
+	case <-reachKill:
+	case <-workersDone:
+		t.Fatalf("the burst ended before %d creates were acknowledged", killAfter)
+	case <-time.After(cliWaitBound):
+		t.Fatalf("fewer than %d creates acknowledged", killAfter)
+	}
+	killed.Store(true)
+	ackedAtKill := ackCount.Load()
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatalf("SIGKILL: %v", err)
+	}
+	state := s.waitExit()
+	if ws, ok := state.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("server exit state %v, want killed by SIGKILL", state)
+	}
+	select {
+	case <-workersDone:
+	case <-time.After(cliWaitBound):
+		t.Fatalf("workers did not stop after the kill")
+	}
+	mu.Lock()
+	recorded := slices.Clone(acked)
+	mu.Unlock()
+	t.Logf("%d creates answered 201 before the kill (%d when SIGKILL was sent)", len(recorded), ackedAtKill)
+
+	// Restart on the same database: every acknowledged user is there.
+	s2 := cliStartServer(t, db, env...)
+	names := s2.usernames("crash", cliAPIKey)
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	var lost []string
+	for _, n := range recorded {
+		if !have[n] {
+			lost = append(lost, n)
+		}
+	}
+	if len(lost) > 0 {
+		t.Errorf("%d of %d acknowledged users lost after SIGKILL, e.g. %v", len(lost), len(recorded), lost[:min(5, len(lost))])
+	}
+	// The exact lookup agrees for one of them.
+	probe := recorded[len(recorded)-1]
+	var one cliUserList
+	if err := json.Unmarshal(s2.must(http.MethodGet, "/admin/realms/crash/users?exact=true&username="+url.QueryEscape(probe), cliAPIKey, nil, http.StatusOK), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one.Total != 1 || len(one.Users) != 1 || one.Users[0].Username != probe {
+		t.Errorf("exact lookup of %s: %+v", probe, one)
+	}
+	t.Logf("%d users in the realm after restart", len(names))
+	s2.stopGracefully()
+
+	conn, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var verdict string
+	if err := conn.QueryRow("PRAGMA integrity_check").Scan(&verdict); err != nil {
+		t.Fatalf("integrity_check: %v", err)
+	}
+	if verdict != "ok" {
+		t.Errorf("integrity_check = %q, want ok", verdict)
+	}
+	var count int
+	if err := conn.QueryRow("SELECT count(*) FROM users u JOIN realms r ON r.id = u.realm_id WHERE r.name = 'crash'").Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	if count != len(names) || count < len(recorded) {
+		t.Errorf("users in the file: %d; listed %d; acknowledged %d", count, len(names), len(recorded))
+	}
+}
+
+// The tests below pin bugs found while writing these tests.
+
+// TestCLIBackupOfMissingDatabaseFails: a mistyped --db must not yield a
+// successful, empty backup.
+func TestCLIBackupOfMissingDatabaseFails(t *testing.T) {
+	dir := t.TempDir()
+	res := cliRun(t, dir, cliEnv(), "", "backup", "--db", filepath.Join(dir, "typo.db"), filepath.Join(dir, "out.db"))
+	if res.code == 0 {
+		t.Errorf("backup of a missing database exited 0; stderr:\n%s", res.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("backup of a missing database left files behind: %v", entries)
+	}
+}
+
+// TestCLIImportFlagAfterFile: the usage text shows `import FILE ... [--overwrite]`.
+func TestCLIImportFlagAfterFile(t *testing.T) {
+	dir := t.TempDir()
+	env := cliEnv("IDENPLANE_MASTER_KEY=" + cliMasterKey(t))
+	file := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(file, []byte(`{"formatVersion": 1, "name": "acme"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "x.db")
+	for range 2 {
+		res := cliRun(t, dir, env, "", "import", "--db", db, file, "--overwrite")
+		if res.code != 0 || !strings.Contains(res.stdout, "imported realm acme") {
+			t.Fatalf("import FILE --overwrite: code %d, stderr:\n%s", res.code, res.stderr)
+		}
+	}
+}
+
+// TestCLIMissingKeyFileOnExistingDatabase: a database whose .key file was
+// not restored must not get a fresh master key silently.
+func TestCLIMissingKeyFileOnExistingDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "live.db")
+	env := []string{"IDENPLANE_ADMIN_API_KEY=" + cliAPIKey}
+	s := cliStartServer(t, db, env...)
+	s.must(http.MethodPost, "/admin/realms", cliAPIKey, map[string]any{"name": "sec", "smtpPassword": "smtp-secret"}, http.StatusCreated)
+	s.stopGracefully()
+	if err := os.Remove(db + ".key"); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := cliLaunch(t, db, newCLILog(), env)
+	if err := s2.waitReady(); err == nil {
+		status, body, _ := s2.do(http.MethodGet, "/admin/realms/sec", cliAPIKey, nil)
+		t.Fatalf("server started on an existing database without its master key file; GET realm: %d %s", status, body)
+	}
+	if !strings.Contains(s2.stderr.String(), ".key") {
+		t.Errorf("exit code %d; stderr does not name the key file:\n%s", s2.cmd.ProcessState.ExitCode(), s2.stderr)
+	}
+	if _, err := os.Stat(db + ".key"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a new master key file was made for an existing database")
+	}
+}
