@@ -38,15 +38,6 @@ func parseMigrations(schema string) ([]migration, error) {
 	return out, nil
 }
 
-// SchemaVersion is the highest migration version in schema.
-func SchemaVersion(schema string) (int, error) {
-	m, err := parseMigrations(schema)
-	if err != nil {
-		return 0, err
-	}
-	return len(m), nil
-}
-
 func (s *Store) migrate(ctx context.Context, migrations []migration) error {
 	current, err := s.currentVersion(ctx)
 	if err != nil {

@@ -160,13 +160,6 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 	return nil
 }
 
-// IntegrityCheck runs SQLite's integrity check and returns its verdict ("ok").
-func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
-	var verdict string
-	err := s.readerDB.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&verdict)
-	return verdict, err
-}
-
 // DBs exposes the pools to the metrics collector.
 func (s *Store) DBs() (writer, reader *sql.DB) { return s.writerDB, s.readerDB }
 
