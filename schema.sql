@@ -104,3 +104,170 @@ CREATE TABLE admin_token_revocations (
     expires_at  BIGINT NOT NULL
 );
 CREATE INDEX admin_token_revocations_expiry ON admin_token_revocations (expires_at);
+
+-- version 2
+-- Clients, roles, groups, client scopes and protocol mappers, events, and
+-- the session and consent tables that sessions and stats read.
+
+CREATE TABLE clients (
+    id                                   TEXT PRIMARY KEY,
+    realm_id                             TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_id                            TEXT NOT NULL,
+    name                                 TEXT NOT NULL,
+    description                          TEXT NOT NULL,
+    client_type                          TEXT NOT NULL,  -- CONFIDENTIAL or PUBLIC
+    enabled                              BOOLEAN NOT NULL,
+    redirect_uris                        TEXT NOT NULL,  -- JSON array
+    web_origins                          TEXT NOT NULL,  -- JSON array
+    grant_types                          TEXT NOT NULL,  -- JSON array
+    require_consent                      BOOLEAN NOT NULL,
+    backchannel_logout_uri               TEXT NOT NULL,
+    backchannel_logout_session_required  BOOLEAN NOT NULL,
+    secret_hash                          BLOB,           -- SHA-256 of the secret; NULL for public clients
+    created_at                           BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX clients_realm_client_id ON clients (realm_id, client_id);
+
+-- A client with the client_credentials grant acts as this user.
+ALTER TABLE users ADD COLUMN service_account_client_id TEXT REFERENCES clients (id) ON DELETE CASCADE;
+CREATE UNIQUE INDEX users_service_account ON users (service_account_client_id);
+
+-- Realm roles have no client; client roles belong to one.
+CREATE TABLE roles (
+    id           TEXT PRIMARY KEY,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_id    TEXT REFERENCES clients (id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    description  TEXT NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX roles_realm_name ON roles (realm_id, name) WHERE client_id IS NULL;
+CREATE UNIQUE INDEX roles_client_name ON roles (client_id, name) WHERE client_id IS NOT NULL;
+
+-- A composite role includes its children, and theirs in turn.
+CREATE TABLE role_composites (
+    parent_id  TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+    child_id   TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+    PRIMARY KEY (parent_id, child_id)
+);
+CREATE INDEX role_composites_child ON role_composites (child_id);
+
+CREATE TABLE user_roles (
+    user_id  TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    role_id  TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+    PRIMARY KEY (user_id, role_id)
+);
+CREATE INDEX user_roles_role ON user_roles (role_id);
+
+-- "groups" is an SQL keyword in some databases, hence the prefix.
+CREATE TABLE realm_groups (
+    id           TEXT PRIMARY KEY,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    parent_id    TEXT REFERENCES realm_groups (id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    description  TEXT NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX realm_groups_top_name ON realm_groups (realm_id, name) WHERE parent_id IS NULL;
+CREATE UNIQUE INDEX realm_groups_child_name ON realm_groups (parent_id, name) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE group_members (
+    group_id  TEXT NOT NULL REFERENCES realm_groups (id) ON DELETE CASCADE,
+    user_id   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    PRIMARY KEY (group_id, user_id)
+);
+CREATE INDEX group_members_user ON group_members (user_id);
+
+CREATE TABLE group_roles (
+    group_id  TEXT NOT NULL REFERENCES realm_groups (id) ON DELETE CASCADE,
+    role_id   TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+    PRIMARY KEY (group_id, role_id)
+);
+CREATE INDEX group_roles_role ON group_roles (role_id);
+
+CREATE TABLE client_scopes (
+    id           TEXT PRIMARY KEY,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    description  TEXT NOT NULL,
+    protocol     TEXT NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX client_scopes_realm_name ON client_scopes (realm_id, name);
+
+CREATE TABLE protocol_mappers (
+    id           TEXT PRIMARY KEY,
+    scope_id     TEXT NOT NULL REFERENCES client_scopes (id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    mapper_type  TEXT NOT NULL,
+    protocol     TEXT NOT NULL,
+    config       TEXT NOT NULL,  -- JSON object of strings
+    created_at   BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX protocol_mappers_scope_name ON protocol_mappers (scope_id, name);
+
+-- kind is 'default' (always applied) or 'optional' (applied when requested).
+CREATE TABLE client_scope_links (
+    client_id  TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    scope_id   TEXT NOT NULL REFERENCES client_scopes (id) ON DELETE CASCADE,
+    kind       TEXT NOT NULL,
+    PRIMARY KEY (client_id, scope_id)
+);
+CREATE INDEX client_scope_links_scope ON client_scope_links (scope_id);
+
+CREATE TABLE admin_events (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    time            BIGINT NOT NULL,  -- Unix milliseconds
+    operation_type  TEXT NOT NULL,
+    resource_type   TEXT NOT NULL,
+    resource_path   TEXT NOT NULL,
+    auth_type       TEXT NOT NULL,    -- api-key or user
+    auth_user_id    TEXT NOT NULL,
+    auth_username   TEXT NOT NULL,
+    ip_address      TEXT NOT NULL,
+    representation  TEXT NOT NULL     -- JSON, secrets redacted
+);
+CREATE INDEX admin_events_realm_time ON admin_events (realm_id, time);
+
+CREATE TABLE login_events (
+    id          TEXT PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    time        BIGINT NOT NULL,  -- Unix milliseconds
+    type        TEXT NOT NULL,
+    user_id     TEXT NOT NULL,
+    client_id   TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    ip_address  TEXT NOT NULL,
+    error       TEXT NOT NULL,
+    details     TEXT NOT NULL     -- JSON object
+);
+CREATE INDEX login_events_realm_time ON login_events (realm_id, time);
+
+-- SSO sessions (kind 'sso') and the OAuth sessions of clients under them
+-- (kind 'oauth'). The OpenID Connect provider writes them.
+CREATE TABLE user_sessions (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL,
+    parent_id       TEXT REFERENCES user_sessions (id) ON DELETE CASCADE,
+    client_id       TEXT REFERENCES clients (id) ON DELETE CASCADE,
+    ip_address      TEXT NOT NULL,
+    started_at      BIGINT NOT NULL,
+    last_access_at  BIGINT NOT NULL,
+    expires_at      BIGINT NOT NULL
+);
+CREATE INDEX user_sessions_realm ON user_sessions (realm_id, expires_at);
+CREATE INDEX user_sessions_user ON user_sessions (user_id);
+
+-- A user's standing consent to a client's scopes.
+CREATE TABLE user_consents (
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    client_id   TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    scopes      TEXT NOT NULL,  -- JSON array of scope names
+    granted_at  BIGINT NOT NULL,
+    updated_at  BIGINT NOT NULL,
+    PRIMARY KEY (user_id, client_id)
+);
+CREATE INDEX user_consents_client ON user_consents (client_id);

@@ -238,10 +238,15 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	}
 	realm.ID = uuid.NewString()
 	realm.CreatedAt = a.now().UnixMilli()
-	if err := a.store.CreateRealm(r.Context(), &realm); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return errorf(http.StatusConflict, "conflict", "realm %s already exists", realm.Name)
+	err := a.store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := tx.CreateRealm(r.Context(), &realm); err != nil {
+			return err
 		}
+		return a.seedRealm(r.Context(), tx, &realm)
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return errorf(http.StatusConflict, "conflict", "realm %s already exists", realm.Name)
+	} else if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, toRealmRep(&realm, false))

@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -172,29 +171,6 @@ func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total": total, "users": reps})
 	return nil
-}
-
-func intParam(v, name string, def, min, max int) (int, error) {
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min || n > max {
-		return 0, &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: name,
-			Description: name + ": must be an integer between " + strconv.Itoa(min) + " and " + strconv.Itoa(max)}
-	}
-	return n, nil
-}
-
-func boolParam(v, name string) (bool, error) {
-	switch v {
-	case "", "false":
-		return false, nil
-	case "true":
-		return true, nil
-	}
-	return false, &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: name,
-		Description: name + ": must be true or false"}
 }
 
 // user loads the realm and the user named in the path.

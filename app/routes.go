@@ -10,6 +10,9 @@ import (
 	"github.com/idenplane/idenplane/assets"
 )
 
+// routeAdder registers one admin route.
+type routeAdder func(method, path string, h handlerFunc)
+
 // handlerFunc is a handler that returns its error for writeError to answer.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
@@ -59,7 +62,7 @@ func (a *App) routes() *mux.Router {
 		r.Handle(path, a.handle(h)).Methods(method)
 	}
 	admin := func(method, path string, h handlerFunc) {
-		r.Handle(path, a.handle(a.requireAdmin(h))).Methods(method)
+		r.Handle(path, a.handle(a.requireAdmin(a.recordAdminEvent(h)))).Methods(method)
 	}
 
 	public(http.MethodGet, "/", a.welcome)
@@ -96,5 +99,11 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPatch, "/admin/realms/{realm}/users/{userId}", a.patchUser)
 	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}", a.deleteUser)
 	admin(http.MethodPut, "/admin/realms/{realm}/users/{userId}/reset-password", a.resetPassword)
+
+	a.clientRoutes(admin)
+	a.roleRoutes(admin)
+	a.groupRoutes(admin)
+	a.scopeRoutes(admin)
+	a.eventRoutes(admin)
 	return r
 }

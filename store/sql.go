@@ -43,3 +43,12 @@ func likePattern(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return "%" + r.Replace(strings.ToLower(s)) + "%"
 }
+
+// prefixColumns qualifies each column of a column list with a table alias.
+func prefixColumns(alias, cols string) string {
+	parts := splitColumns(cols)
+	for i, p := range parts {
+		parts[i] = alias + "." + p
+	}
+	return strings.Join(parts, ", ")
+}

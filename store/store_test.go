@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,12 +48,16 @@ func TestSQLiteStore(t *testing.T) {
 	runStoreSuite(t, newSQLiteTestStore)
 }
 
+// suiteTest is one conformance test: it gets a fresh, empty store.
+type suiteTest struct {
+	name string
+	run  func(t *testing.T, s *Store)
+}
+
 // runStoreSuite runs every conformance test against stores from newStore.
+// Each area of the store adds its tests from its own file.
 func runStoreSuite(t *testing.T, newStore func(t *testing.T) *Store) {
-	tests := []struct {
-		name string
-		run  func(t *testing.T, s *Store)
-	}{
+	tests := []suiteTest{
 		{"RealmCreateGet", suiteRealmCreateGet},
 		{"RealmGetMissing", suiteRealmGetMissing},
 		{"RealmDuplicate", suiteRealmDuplicate},
@@ -76,6 +81,7 @@ func runStoreSuite(t *testing.T, newStore func(t *testing.T) *Store) {
 		{"AdminUsers", suiteAdminUsers},
 		{"AdminTokenRevocation", suiteAdminTokenRevocation},
 	}
+	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newStore(t))

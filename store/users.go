@@ -21,10 +21,13 @@ type User struct {
 	PasswordHash         string // PHC string; empty when the user has no password
 	PasswordChangedAt    int64  // Unix milliseconds; 0 when never set
 	CreatedAt            int64  // Unix milliseconds
+	// ServiceAccountClientID is the internal ID of the client this user
+	// acts for; empty for people.
+	ServiceAccountClientID string
 }
 
 const userColumns = `id, realm_id, username, email, first_name, last_name, enabled, email_verified,
-	require_password_reset, password_hash, password_changed_at, created_at`
+	require_password_reset, password_hash, password_changed_at, created_at, service_account_client_id`
 
 func nameSearch(u *User) string {
 	return strings.ToLower(u.FirstName + " " + u.LastName)
@@ -34,12 +37,13 @@ func scanUser(row scanner) (*User, error) {
 	var u User
 	var hash sql.NullString
 	var changed sql.NullInt64
+	var serviceAccount sql.NullString
 	err := row.Scan(&u.ID, &u.RealmID, &u.Username, &u.Email, &u.FirstName, &u.LastName, &u.Enabled,
-		&u.EmailVerified, &u.RequirePasswordReset, &hash, &changed, &u.CreatedAt)
+		&u.EmailVerified, &u.RequirePasswordReset, &hash, &changed, &u.CreatedAt, &serviceAccount)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	u.PasswordHash, u.PasswordChangedAt = hash.String, changed.Int64
+	u.PasswordHash, u.PasswordChangedAt, u.ServiceAccountClientID = hash.String, changed.Int64, serviceAccount.String
 	return &u, nil
 }
 
@@ -47,7 +51,8 @@ func scanUser(row scanner) (*User, error) {
 // an unknown realm is ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	vals := []any{u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified,
-		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt, nameSearch(u)}
+		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt,
+		nullString(u.ServiceAccountClientID), nameSearch(u)}
 	_, err := s.w.ExecContext(ctx, "INSERT INTO users ("+userColumns+", name_search) VALUES ("+placeholders(len(vals))+")", vals...)
 	if err != nil {
 		return fmt.Errorf("create user %s: %w", u.Username, mapErr(err))
@@ -87,9 +92,10 @@ type UserFilter struct {
 }
 
 // ListUsers returns one page of a realm's users ordered by username, and how
-// many users match the filter in all.
+// many users match the filter in all. Service-account users are not listed,
+// as in Keycloak: they belong to their clients.
 func (s *Store) ListUsers(ctx context.Context, realmID string, f UserFilter) ([]*User, int, error) {
-	where := []string{"realm_id = $1"}
+	where := []string{"realm_id = $1", "service_account_client_id IS NULL"}
 	args := []any{realmID}
 	add := func(cond string, vals ...any) {
 		for _, v := range vals {

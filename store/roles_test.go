@@ -1,0 +1,6 @@
+package store
+
+// roleSuite is the conformance tests of the role tables.
+func roleSuite() []suiteTest {
+	return []suiteTest{}
+}

@@ -1,0 +1,6 @@
+package store
+
+// scopeSuite is the conformance tests of the scope tables.
+func scopeSuite() []suiteTest {
+	return []suiteTest{}
+}
