@@ -252,6 +252,10 @@ func (a *App) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if u.ServiceAccountClientID != "" {
+		return errorf(http.StatusBadRequest, "invalid_request",
+			"user %s is a client's service account: remove client_credentials from the client instead", u.Username)
+	}
 	if err := a.store.DeleteUser(r.Context(), realm.ID, u.ID); err != nil {
 		return err
 	}

@@ -11,6 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // userKeys are every field a user representation may have.
@@ -657,5 +661,34 @@ func TestUserRealmIsolation(t *testing.T) {
 	mustEqualJSON(t, "alice in her realm", s.getUserJSON("acme", id), alice)
 	if hash, _ := s.passwordHash(id); hash.Valid {
 		t.Fatal("reset through another realm set a password")
+	}
+}
+
+// A client's service-account user goes with the client's
+// client_credentials grant, never through the users API.
+func TestUserDeleteRefusesServiceAccount(t *testing.T) {
+	s := newTestServer(t)
+	realm := s.createRealm("acme")
+	ctx := t.Context()
+	client := &store.Client{ID: uuid.NewString(), RealmID: realm["id"].(string), ClientID: "app",
+		ClientType: "CONFIDENTIAL", Enabled: true, CreatedAt: 1}
+	if err := s.store.CreateClient(ctx, client); err != nil {
+		t.Fatal(err)
+	}
+	sa := &store.User{ID: uuid.NewString(), RealmID: client.RealmID, Username: "service-account-app", Enabled: true,
+		CreatedAt: 1, ServiceAccountClientID: client.ID}
+	if err := s.store.CreateUser(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	mustError(t, s.admin(http.MethodDelete, "/admin/realms/acme/users/"+sa.ID, nil), http.StatusBadRequest, "invalid_request", "")
+	mustStatus(t, s.admin(http.MethodGet, "/admin/realms/acme/users/"+sa.ID, nil), http.StatusOK)
+
+	// Service accounts are not listed among the realm's people.
+	var page struct {
+		Total int `json:"total"`
+	}
+	s.admin(http.MethodGet, "/admin/realms/acme/users", nil).decode(t, &page)
+	if page.Total != 0 {
+		t.Fatalf("service account listed: total %d", page.Total)
 	}
 }
