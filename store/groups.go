@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // Group is a node of a realm's group tree.
@@ -46,14 +47,22 @@ func (s *Store) queryGroups(ctx context.Context, q string, args ...any) ([]*Grou
 }
 
 // CreateGroup inserts g; a name taken among its siblings is ErrConflict,
-// an unknown parent ErrNotFound.
+// a parent that is not a group of the same realm ErrNotFound.
 func (s *Store) CreateGroup(ctx context.Context, g *Group) error {
-	_, err := s.w.ExecContext(ctx, "INSERT INTO realm_groups ("+groupColumns+") VALUES ($1, $2, $3, $4, $5, $6)",
-		g.ID, g.RealmID, nullString(g.ParentID), g.Name, g.Description, g.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("create group %s: %w", g.Name, mapErr(err))
-	}
-	return nil
+	return s.Tx(ctx, func(tx *Store) error {
+		if g.ParentID != "" {
+			// The foreign key alone would accept a parent from another realm.
+			if _, err := tx.GetGroup(ctx, g.RealmID, g.ParentID); err != nil {
+				return fmt.Errorf("create group %s: parent %w", g.Name, err)
+			}
+		}
+		_, err := tx.w.ExecContext(ctx, "INSERT INTO realm_groups ("+groupColumns+") VALUES ($1, $2, $3, $4, $5, $6)",
+			g.ID, g.RealmID, nullString(g.ParentID), g.Name, g.Description, g.CreatedAt)
+		if err != nil {
+			return fmt.Errorf("create group %s: %w", g.Name, mapErr(err))
+		}
+		return nil
+	})
 }
 
 // GetGroup finds a group of a realm by ID.
@@ -72,6 +81,42 @@ func (s *Store) ListGroups(ctx context.Context, realmID string) ([]*Group, error
 	return s.queryGroups(ctx, "SELECT "+groupColumns+" FROM realm_groups WHERE realm_id = $1 ORDER BY name, id", realmID)
 }
 
+// groupAncestors is a recursive CTE, "up", of the groups whose IDs the
+// caller's condition on realm_groups g selects, and all their ancestors.
+const groupAncestors = `up(id, parent_id) AS (
+		SELECT g.id, g.parent_id FROM realm_groups g WHERE g.realm_id = $1 AND %s
+		UNION SELECT g.id, g.parent_id FROM realm_groups g JOIN up ON g.id = up.parent_id)`
+
+// GroupAncestry returns the given groups of a realm with all their
+// ancestors, in name order: enough to build their paths in one query.
+// Unknown IDs are left out.
+func (s *Store) GroupAncestry(ctx context.Context, realmID string, ids ...string) ([]*Group, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{realmID}
+	marks := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		marks[i] = fmt.Sprintf("$%d", i+2)
+	}
+	cond := "g.id IN (" + strings.Join(marks, ", ") + ")"
+	return s.queryGroups(ctx, "WITH RECURSIVE "+fmt.Sprintf(groupAncestors, cond)+`
+		SELECT `+groupColumns+` FROM realm_groups WHERE id IN (SELECT id FROM up) ORDER BY name, id`, args...)
+}
+
+// GroupFamily returns a group of a realm with its ancestors and all its
+// descendants, in name order: its path and subgroup tree in one query.
+// An unknown group gives an empty list.
+func (s *Store) GroupFamily(ctx context.Context, realmID, id string) ([]*Group, error) {
+	return s.queryGroups(ctx, "WITH RECURSIVE "+fmt.Sprintf(groupAncestors, "g.id = $2")+`,
+		down(id) AS (
+			SELECT g.id FROM realm_groups g WHERE g.realm_id = $1 AND g.id = $2
+			UNION SELECT g.id FROM realm_groups g JOIN down ON g.parent_id = down.id)
+		SELECT `+groupColumns+` FROM realm_groups
+		WHERE id IN (SELECT id FROM up) OR id IN (SELECT id FROM down) ORDER BY name, id`, realmID, id)
+}
+
 // UpdateGroup writes a group's name and description.
 func (s *Store) UpdateGroup(ctx context.Context, g *Group) error {
 	res, err := s.w.ExecContext(ctx, "UPDATE realm_groups SET name = $1, description = $2 WHERE realm_id = $3 AND id = $4",
@@ -83,17 +128,21 @@ func (s *Store) UpdateGroup(ctx context.Context, g *Group) error {
 }
 
 // MoveGroup gives a group a new parent (empty: top level). Moving a group
-// under itself or one of its descendants is ErrCycle.
+// under itself or one of its descendants is ErrCycle; a parent that is not a
+// group of the realm ErrNotFound; a name taken among the new siblings
+// ErrConflict.
 func (s *Store) MoveGroup(ctx context.Context, realmID, id, parentID string) error {
 	return s.Tx(ctx, func(tx *Store) error {
 		if parentID != "" {
+			if _, err := tx.GetGroup(ctx, realmID, parentID); err != nil {
+				return fmt.Errorf("move group %s: parent %w", id, err)
+			}
+			// The new parent and its ancestors must not include the group.
 			var n int
-			err := tx.w.QueryRowContext(ctx, `WITH RECURSIVE above(id) AS (
-					SELECT $1
-					UNION SELECT g.parent_id FROM realm_groups g JOIN above ON g.id = above.id WHERE g.parent_id IS NOT NULL)
-				SELECT count(*) FROM above WHERE id = $2`, parentID, id).Scan(&n)
+			err := tx.w.QueryRowContext(ctx, "WITH RECURSIVE "+fmt.Sprintf(groupAncestors, "g.id = $2")+`
+				SELECT count(*) FROM up WHERE id = $3`, realmID, parentID, id).Scan(&n)
 			if err != nil {
-				return mapErr(err)
+				return fmt.Errorf("move group %s: %w", id, mapErr(err))
 			}
 			if n > 0 {
 				return fmt.Errorf("group %s under %s: %w", id, parentID, ErrCycle)
