@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -111,19 +112,15 @@ func (r authRoute) isLogin() bool {
 	return r.method == http.MethodPost && r.template == "/admin/auth/login"
 }
 
-// authFillPath replaces the path variables of a route template.
+// authOtherVar is any path variable but {realm} and {userId}.
+var authOtherVar = regexp.MustCompile(`\{[A-Za-z]+\}`)
+
+// authFillPath replaces the path variables of a route template. Other IDs
+// need not exist: the credentials are refused before any lookup.
 func authFillPath(t *testing.T, tpl, realm, userID string) string {
 	t.Helper()
 	path := strings.NewReplacer("{realm}", realm, "{userId}", userID).Replace(tpl)
-	// Other IDs ({groupId}, {clientId}, …) need not exist: credentials are
-	// checked before any lookup.
-	for {
-		start, end := strings.Index(path, "{"), strings.Index(path, "}")
-		if start < 0 || end < start {
-			break
-		}
-		path = path[:start] + "00000000-0000-4000-8000-000000000000" + path[end+1:]
-	}
+	path = authOtherVar.ReplaceAllString(path, "00000000-0000-4000-8000-000000000000")
 	if strings.ContainsAny(path, "{}") {
 		t.Fatalf("route %s has a path variable this test does not know", tpl)
 	}

@@ -2,6 +2,16 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -13,11 +23,438 @@ var (
 	newClientOptionalScopes = []string{"address", "phone", "offline_access", "microprofile-jwt"}
 )
 
+const (
+	maxScopeName       = 255
+	maxScopeDesc       = 255
+	maxMapperName      = 255
+	maxMapperConfig    = 50
+	maxMappersPerScope = 100
+)
+
 func (a *App) scopeRoutes(admin routeAdder) {
+	const scopes = "/admin/realms/{realm}/client-scopes"
+	admin(http.MethodGet, scopes, a.listClientScopes)
+	admin(http.MethodPost, scopes, a.createClientScope)
+	admin(http.MethodGet, scopes+"/{scopeId}", a.getClientScope)
+	admin(http.MethodPut, scopes+"/{scopeId}", a.putClientScope)
+	admin(http.MethodDelete, scopes+"/{scopeId}", a.deleteClientScope)
+	admin(http.MethodGet, scopes+"/{scopeId}/protocol-mappers", a.listMappers)
+	admin(http.MethodPost, scopes+"/{scopeId}/protocol-mappers", a.createMapper)
+	admin(http.MethodGet, scopes+"/{scopeId}/protocol-mappers/{mapperId}", a.getMapper)
+	admin(http.MethodPut, scopes+"/{scopeId}/protocol-mappers/{mapperId}", a.putMapper)
+	admin(http.MethodDelete, scopes+"/{scopeId}/protocol-mappers/{mapperId}", a.deleteMapper)
+}
+
+type mapperRep struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	MapperType string            `json:"mapperType"`
+	Protocol   string            `json:"protocol"`
+	Config     map[string]string `json:"config"`
+}
+
+type scopeRep struct {
+	ID              string      `json:"id"`
+	Name            string      `json:"name"`
+	Description     string      `json:"description"`
+	Protocol        string      `json:"protocol"`
+	ProtocolMappers []mapperRep `json:"protocolMappers"`
+}
+
+func toMapperRep(m *store.ProtocolMapper) mapperRep {
+	return mapperRep{ID: m.ID, Name: m.Name, MapperType: m.MapperType, Protocol: m.Protocol, Config: m.Config}
+}
+
+func toScopeRep(c *store.ClientScope) scopeRep {
+	mappers := make([]mapperRep, len(c.Mappers))
+	for i, m := range c.Mappers {
+		mappers[i] = toMapperRep(m)
+	}
+	return scopeRep{ID: c.ID, Name: c.Name, Description: c.Description, Protocol: c.Protocol, ProtocolMappers: mappers}
+}
+
+type mapperCreate struct {
+	Name       *string        `json:"name"`
+	MapperType *string        `json:"mapperType"`
+	Protocol   *string        `json:"protocol"`
+	Config     map[string]any `json:"config"` // any, so a non-string value is named by its key
+}
+
+type scopeCreate struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	Protocol    *string `json:"protocol"`
+	// Decoded one by one, so an error names the mapper it is in.
+	ProtocolMappers []json.RawMessage `json:"protocolMappers"`
+}
+
+// decodeNested strictly decodes one element of a body's array, naming any
+// field at fault under prefix ("protocolMappers[2].").
+func decodeNested(raw json.RawMessage, prefix string, v any) error {
+	if firstToken(raw) != '{' {
+		return fieldError(strings.TrimSuffix(prefix, "."), "must be an object")
+	}
+	err := strictUnmarshal(raw, v)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Field != "" {
+		nested := *ae
+		nested.Field = prefix + ae.Field
+		nested.Description = prefix + ae.Description
+		return &nested
+	}
+	return err
+}
+
+// validateScopeName accepts an OAuth scope token (RFC 6749 §3.3): printable
+// ASCII without space, '"' or '\'.
+func validateScopeName(name string) error {
+	if name == "" || len(name) > maxScopeName {
+		return fieldError("name", "must be 1 to %d characters", maxScopeName)
+	}
+	for _, c := range []byte(name) {
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return fieldError("name", "must be an OAuth scope token: printable ASCII without spaces, '\"' or '\\'")
+		}
+	}
+	return nil
+}
+
+func validateScope(c *store.ClientScope) error {
+	if err := validateScopeName(c.Name); err != nil {
+		return err
+	}
+	return checkText("description", c.Description, maxScopeDesc)
+}
+
+// mapperConfig turns a decoded config object into strings, naming any
+// value that is not one.
+func mapperConfig(prefix string, raw map[string]any) (map[string]string, error) {
+	if len(raw) > maxMapperConfig {
+		return nil, fieldError(prefix+"config", "must have at most %d entries", maxMapperConfig)
+	}
+	cfg := make(map[string]string, len(raw))
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		s, ok := raw[k].(string)
+		if !ok {
+			return nil, fieldError(prefix+"config."+k, "must be a string")
+		}
+		cfg[k] = s
+	}
+	return cfg, nil
+}
+
+// validateMapper checks a mapper about to be stored into a scope of
+// scopeProtocol; field names are given under prefix.
+func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error {
+	if err := checkText(prefix+"name", m.Name, maxMapperName); err != nil {
+		return err
+	}
+	if strings.TrimSpace(m.Name) == "" {
+		return fieldError(prefix+"name", "must not be blank")
+	}
+	spec, ok := mapperSpecFor(m.MapperType)
+	if !ok {
+		return fieldError(prefix+"mapperType", "must be one of %s", strings.Join(mapperTypes, ", "))
+	}
+	// Every supported type is an OpenID Connect one.
+	if m.Protocol != protocolOIDC {
+		return fieldError(prefix+"protocol", "must be %s: the supported mapper types are OpenID Connect ones", protocolOIDC)
+	}
+	if scopeProtocol != protocolOIDC {
+		return fieldError(prefix+"protocol", "the client scope's protocol is %s; OpenID Connect mappers need an %s scope",
+			scopeProtocol, protocolOIDC)
+	}
+	return validateMapperConfig(prefix, m.MapperType, spec, m.Config)
+}
+
+// newMapper builds a mapper of a scope from a create body.
+func (a *App) newMapper(prefix string, scope *store.ClientScope, body *mapperCreate) (*store.ProtocolMapper, error) {
+	if body.Name == nil {
+		return nil, fieldError(prefix+"name", "is required")
+	}
+	if body.MapperType == nil {
+		return nil, fieldError(prefix+"mapperType", "is required")
+	}
+	cfg, err := mapperConfig(prefix, body.Config)
+	if err != nil {
+		return nil, err
+	}
+	m := &store.ProtocolMapper{ID: uuid.NewString(), ScopeID: scope.ID, Name: *body.Name, MapperType: *body.MapperType,
+		Protocol: protocolOIDC, Config: cfg, CreatedAt: a.now().UnixMilli()}
+	set(&m.Protocol, body.Protocol)
+	if err := validateMapper(prefix, scope.Protocol, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// scopeConflict names the field of a uniqueness clash: a scope's name in
+// the realm, or a mapper's in its scope.
+func scopeConflict(err error, field, what string) error {
+	var ce *store.ConflictError
+	if errors.As(err, &ce) && ce.Column == "name" {
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: field,
+			Description: what + " with this name already exists", Cause: err}
+	}
+	return err
+}
+
+func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	var body scopeCreate
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Name == nil {
+		return fieldError("name", "is required")
+	}
+	scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: *body.Name, Protocol: protocolOIDC,
+		CreatedAt: a.now().UnixMilli(), Mappers: []*store.ProtocolMapper{}}
+	set(&scope.Description, body.Description)
+	set(&scope.Protocol, body.Protocol)
+	if err := validateScope(scope); err != nil {
+		return err
+	}
+	if scope.Protocol != protocolOIDC && scope.Protocol != protocolSAML {
+		return fieldError("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
+	}
+	if len(body.ProtocolMappers) > maxMappersPerScope {
+		return fieldError("protocolMappers", "must have at most %d mappers", maxMappersPerScope)
+	}
+	for i, raw := range body.ProtocolMappers {
+		prefix := fmt.Sprintf("protocolMappers[%d].", i)
+		var mc mapperCreate
+		if err := decodeNested(raw, prefix, &mc); err != nil {
+			return err
+		}
+		m, err := a.newMapper(prefix, scope, &mc)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(scope.Mappers, func(o *store.ProtocolMapper) bool { return o.Name == m.Name }) {
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + "name",
+				Description: "two mappers of the scope are named " + m.Name}
+		}
+		scope.Mappers = append(scope.Mappers, m)
+	}
+	// Mapper names were checked above, so a name clash here is the scope's.
+	if err := a.store.CreateClientScope(r.Context(), scope); err != nil {
+		return scopeConflict(err, "name", "a client scope")
+	}
+	slices.SortStableFunc(scope.Mappers, func(x, y *store.ProtocolMapper) int { return strings.Compare(x.Name, y.Name) })
+	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+scope.ID)
+	writeJSON(w, http.StatusCreated, toScopeRep(scope))
+	return nil
+}
+
+func (a *App) listClientScopes(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	scopes, err := a.store.ListClientScopes(r.Context(), realm.ID)
+	if err != nil {
+		return err
+	}
+	reps := make([]scopeRep, len(scopes))
+	for i, c := range scopes {
+		reps[i] = toScopeRep(c)
+	}
+	writeJSON(w, http.StatusOK, reps)
+	return nil
+}
+
+// clientScope loads the realm and the scope named by {scopeId}.
+func (a *App) clientScope(r *http.Request) (*store.Realm, *store.ClientScope, error) {
+	realm, err := a.realm(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := mux.Vars(r)["scopeId"]
+	c, err := a.store.GetClientScope(r.Context(), realm.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, notFound("client scope " + id)
+	}
+	return realm, c, err
+}
+
+func (a *App) getClientScope(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := a.clientScope(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toScopeRep(scope))
+	return nil
+}
+
+type scopeUpdate struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := a.clientScope(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	// name has no default: null keeps it, as for a username.
+	defaults := map[string]any{"name": scope.Name, "description": ""}
+	current := map[string]any{"name": scope.Name, "description": scope.Description}
+	var u scopeUpdate
+	if err := update(body, current, defaults, false, &u); err != nil {
+		return err
+	}
+	scope.Name, scope.Description = u.Name, u.Description
+	if err := validateScope(scope); err != nil {
+		return err
+	}
+	if err := a.store.UpdateClientScope(r.Context(), scope); err != nil {
+		return scopeConflict(err, "name", "a client scope")
+	}
+	writeJSON(w, http.StatusOK, toScopeRep(scope))
+	return nil
+}
+
+func (a *App) deleteClientScope(w http.ResponseWriter, r *http.Request) error {
+	realm, scope, err := a.clientScope(r)
+	if err != nil {
+		return err
+	}
+	// Mappers and client links go with it (ON DELETE CASCADE).
+	if err := a.store.DeleteClientScope(r.Context(), realm.ID, scope.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *App) listMappers(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := a.clientScope(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toScopeRep(scope).ProtocolMappers)
+	return nil
+}
+
+func (a *App) createMapper(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := a.clientScope(r)
+	if err != nil {
+		return err
+	}
+	var body mapperCreate
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	m, err := a.newMapper("", scope, &body)
+	if err != nil {
+		return err
+	}
+	if len(scope.Mappers) >= maxMappersPerScope {
+		return errorf(http.StatusBadRequest, "invalid_request", "a client scope has at most %d mappers", maxMappersPerScope)
+	}
+	if err := a.store.CreateMapper(r.Context(), m); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("client scope " + scope.ID) // deleted meanwhile
+		}
+		return scopeConflict(err, "name", "a mapper of this client scope")
+	}
+	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+m.ID)
+	writeJSON(w, http.StatusCreated, toMapperRep(m))
+	return nil
+}
+
+// mapper loads the scope and the mapper named in the path.
+func (a *App) mapper(r *http.Request) (*store.ClientScope, *store.ProtocolMapper, error) {
+	_, scope, err := a.clientScope(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := mux.Vars(r)["mapperId"]
+	m, err := a.store.GetMapper(r.Context(), scope.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, notFound("protocol mapper " + id)
+	}
+	return scope, m, err
+}
+
+func (a *App) getMapper(w http.ResponseWriter, r *http.Request) error {
+	_, m, err := a.mapper(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toMapperRep(m))
+	return nil
+}
+
+type mapperUpdate struct {
+	Name   string         `json:"name"`
+	Config map[string]any `json:"config"`
+}
+
+func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
+	scope, m, err := a.mapper(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	current := map[string]any{"name": m.Name, "config": toMapperRep(m).Config}
+	defaults := map[string]any{"name": m.Name, "config": map[string]any{}}
+	var u mapperUpdate
+	if err := update(body, current, defaults, false, &u); err != nil {
+		return err
+	}
+	cfg, err := mapperConfig("", u.Config)
+	if err != nil {
+		return err
+	}
+	m.Name, m.Config = u.Name, cfg
+	if err := validateMapper("", scope.Protocol, m); err != nil {
+		return err
+	}
+	if err := a.store.UpdateMapper(r.Context(), m); err != nil {
+		return scopeConflict(err, "name", "a mapper of this client scope")
+	}
+	writeJSON(w, http.StatusOK, toMapperRep(m))
+	return nil
+}
+
+func (a *App) deleteMapper(w http.ResponseWriter, r *http.Request) error {
+	scope, m, err := a.mapper(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.DeleteMapper(r.Context(), scope.ID, m.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // seedRealm gives a new realm Keycloak's default client scopes and their
 // standard mappers, inside the transaction that creates the realm.
 func (a *App) seedRealm(ctx context.Context, tx *store.Store, realm *store.Realm) error {
+	now := a.now().UnixMilli()
+	for _, t := range defaultClientScopes() {
+		scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: t.name, Description: t.description,
+			Protocol: protocolOIDC, CreatedAt: now}
+		for _, mt := range t.mappers {
+			scope.Mappers = append(scope.Mappers, &store.ProtocolMapper{ID: uuid.NewString(), ScopeID: scope.ID,
+				Name: mt.name, MapperType: mt.mapperType, Protocol: protocolOIDC, Config: mt.config, CreatedAt: now})
+		}
+		if err := tx.CreateClientScope(ctx, scope); err != nil {
+			return fmt.Errorf("seed client scope %s: %w", t.name, err)
+		}
+	}
 	return nil
 }

@@ -14,7 +14,7 @@ type ClientScope struct {
 	Description string
 	Protocol    string
 	CreatedAt   int64
-	Mappers     []*ProtocolMapper // filled by the Get and List methods
+	Mappers     []*ProtocolMapper // filled (never nil) by the Get and List methods
 }
 
 // ProtocolMapper turns user data into one claim of a token.
@@ -56,6 +56,9 @@ func scanMapper(row scanner) (*ProtocolMapper, error) {
 	if err := json.Unmarshal([]byte(config), &m.Config); err != nil {
 		return nil, fmt.Errorf("decode mapper %s config: %w", m.Name, err)
 	}
+	if m.Config == nil {
+		m.Config = map[string]string{}
+	}
 	return &m, nil
 }
 
@@ -76,44 +79,66 @@ func (s *Store) CreateClientScope(ctx context.Context, c *ClientScope) error {
 	})
 }
 
-// queryScopes runs a scope query and fills in each scope's mappers.
+// queryScopes runs a scope query and fills in each scope's mappers. Both
+// queries read one snapshot, so a scope never shows another moment's mappers.
 func (s *Store) queryScopes(ctx context.Context, q string, args ...any) ([]*ClientScope, error) {
+	var scopes []*ClientScope
+	err := s.ReadTx(ctx, func(tx *Store) error {
+		var err error
+		if scopes, err = tx.scanScopes(ctx, q, args...); err != nil || len(scopes) == 0 {
+			return err
+		}
+		return tx.fillMappers(ctx, scopes)
+	})
+	return scopes, err
+}
+
+func (s *Store) scanScopes(ctx context.Context, q string, args ...any) ([]*ClientScope, error) {
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list client scopes: %w", mapErr(err))
 	}
+	defer rows.Close()
 	var scopes []*ClientScope
-	byID := map[string]*ClientScope{}
 	for rows.Next() {
 		c, err := scanScope(rows)
 		if err != nil {
-			rows.Close()
 			return nil, err
 		}
 		scopes = append(scopes, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list client scopes: %w", mapErr(err))
+	}
+	return scopes, nil
+}
+
+// fillMappers loads the mappers of scopes, in name order, in one query.
+func (s *Store) fillMappers(ctx context.Context, scopes []*ClientScope) error {
+	byID := make(map[string]*ClientScope, len(scopes))
+	ids := make([]any, len(scopes))
+	for i, c := range scopes {
 		byID[c.ID] = c
+		ids[i] = c.ID
+		c.Mappers = []*ProtocolMapper{}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(scopes) == 0 {
-		return scopes, mapErr(err)
-	}
-	// One query for the mappers of every scope of the realm.
-	mrows, err := s.r.QueryContext(ctx, `SELECT `+prefixColumns("m", mapperColumns)+` FROM protocol_mappers m
-		JOIN client_scopes c ON c.id = m.scope_id WHERE c.realm_id = $1 ORDER BY m.name`, scopes[0].RealmID)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+mapperColumns+" FROM protocol_mappers WHERE scope_id IN ("+
+		placeholders(len(ids))+") ORDER BY name, id", ids...)
 	if err != nil {
-		return nil, fmt.Errorf("list mappers: %w", mapErr(err))
+		return fmt.Errorf("list mappers: %w", mapErr(err))
 	}
-	defer mrows.Close()
-	for mrows.Next() {
-		m, err := scanMapper(mrows)
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMapper(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if c, ok := byID[m.ScopeID]; ok {
-			c.Mappers = append(c.Mappers, m)
-		}
+		byID[m.ScopeID].Mappers = append(byID[m.ScopeID].Mappers, m)
 	}
-	return scopes, mapErr(mrows.Err())
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list mappers: %w", mapErr(err))
+	}
+	return nil
 }
 
 // GetClientScope finds a scope by ID, with its mappers.
@@ -130,7 +155,7 @@ func (s *Store) GetClientScope(ctx context.Context, realmID, id string) (*Client
 
 // ListClientScopes returns a realm's scopes by name, with their mappers.
 func (s *Store) ListClientScopes(ctx context.Context, realmID string) ([]*ClientScope, error) {
-	return s.queryScopes(ctx, "SELECT "+scopeColumns+" FROM client_scopes WHERE realm_id = $1 ORDER BY name", realmID)
+	return s.queryScopes(ctx, "SELECT "+scopeColumns+" FROM client_scopes WHERE realm_id = $1 ORDER BY name, id", realmID)
 }
 
 // UpdateClientScope writes a scope's name, description and protocol.
@@ -152,17 +177,27 @@ func (s *Store) DeleteClientScope(ctx context.Context, realmID, id string) error
 	return affectedOne(res, "client scope "+id)
 }
 
-// CreateMapper inserts m; a name taken in its scope is ErrConflict.
-func (s *Store) CreateMapper(ctx context.Context, m *ProtocolMapper) error {
-	config, err := json.Marshal(m.Config)
-	if err != nil {
-		return fmt.Errorf("encode mapper config: %w", err)
+// encodeConfig stores a nil config as an empty object, so it reads back as one.
+func encodeConfig(config map[string]string) (string, error) {
+	if config == nil {
+		config = map[string]string{}
 	}
-	if m.Config == nil {
-		config = []byte("{}")
+	b, err := json.Marshal(config)
+	if err != nil {
+		return "", fmt.Errorf("encode mapper config: %w", err)
+	}
+	return string(b), nil
+}
+
+// CreateMapper inserts m; a name taken in its scope is ErrConflict, and an
+// unknown scope ErrNotFound.
+func (s *Store) CreateMapper(ctx context.Context, m *ProtocolMapper) error {
+	config, err := encodeConfig(m.Config)
+	if err != nil {
+		return err
 	}
 	_, err = s.w.ExecContext(ctx, "INSERT INTO protocol_mappers ("+mapperColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7)",
-		m.ID, m.ScopeID, m.Name, m.MapperType, m.Protocol, string(config), m.CreatedAt)
+		m.ID, m.ScopeID, m.Name, m.MapperType, m.Protocol, config, m.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("create mapper %s: %w", m.Name, mapErr(err))
 	}
@@ -181,12 +216,12 @@ func (s *Store) GetMapper(ctx context.Context, scopeID, id string) (*ProtocolMap
 
 // UpdateMapper writes a mapper's name and config.
 func (s *Store) UpdateMapper(ctx context.Context, m *ProtocolMapper) error {
-	config, err := json.Marshal(m.Config)
+	config, err := encodeConfig(m.Config)
 	if err != nil {
-		return fmt.Errorf("encode mapper config: %w", err)
+		return err
 	}
 	res, err := s.w.ExecContext(ctx, "UPDATE protocol_mappers SET name = $1, config = $2 WHERE scope_id = $3 AND id = $4",
-		m.Name, string(config), m.ScopeID, m.ID)
+		m.Name, config, m.ScopeID, m.ID)
 	if err != nil {
 		return fmt.Errorf("update mapper %s: %w", m.Name, mapErr(err))
 	}
@@ -203,14 +238,20 @@ func (s *Store) DeleteMapper(ctx context.Context, scopeID, id string) error {
 }
 
 // LinkClientScope assigns a scope to a client as default or optional. A
-// scope already assigned to the client, either way, is ErrConflict.
+// scope already assigned to the client, either way, is ErrConflict; a client
+// and scope that are not both in one realm are ErrNotFound.
 func (s *Store) LinkClientScope(ctx context.Context, clientID, scopeID, kind string) error {
-	_, err := s.w.ExecContext(ctx, "INSERT INTO client_scope_links (client_id, scope_id, kind) VALUES ($1, $2, $3)",
-		clientID, scopeID, kind)
+	if kind != ScopeDefault && kind != ScopeOptional {
+		return fmt.Errorf("assign client scope: kind %q is neither %s nor %s", kind, ScopeDefault, ScopeOptional)
+	}
+	// The join only yields a row when both exist in the same realm.
+	res, err := s.w.ExecContext(ctx, `INSERT INTO client_scope_links (client_id, scope_id, kind)
+		SELECT c.id, s.id, $3 FROM clients c JOIN client_scopes s ON s.realm_id = c.realm_id
+		WHERE c.id = $1 AND s.id = $2`, clientID, scopeID, kind)
 	if err != nil {
 		return fmt.Errorf("assign client scope: %w", mapErr(err))
 	}
-	return nil
+	return affectedOne(res, "client "+clientID+" and client scope "+scopeID+" in one realm")
 }
 
 // UnlinkClientScope removes a scope assignment of the given kind.
@@ -227,5 +268,5 @@ func (s *Store) UnlinkClientScope(ctx context.Context, clientID, scopeID, kind s
 func (s *Store) ListLinkedScopes(ctx context.Context, realmID, clientID, kind string) ([]*ClientScope, error) {
 	return s.queryScopes(ctx, `SELECT `+prefixColumns("c", scopeColumns)+` FROM client_scopes c
 		JOIN client_scope_links l ON l.scope_id = c.id WHERE c.realm_id = $1 AND l.client_id = $2 AND l.kind = $3
-		ORDER BY c.name`, realmID, clientID, kind)
+		ORDER BY c.name, c.id`, realmID, clientID, kind)
 }

@@ -1,6 +1,409 @@
 package store
 
+import (
+	"errors"
+	"testing"
+)
+
 // scopeSuite is the conformance tests of the scope tables.
 func scopeSuite() []suiteTest {
-	return []suiteTest{}
+	return []suiteTest{
+		{"ScopeCreateGetList", suiteScopeCreateGetList},
+		{"ScopeNameUniquePerRealm", suiteScopeNameUniquePerRealm},
+		{"ScopeMapperUniquePerScope", suiteScopeMapperUniquePerScope},
+		{"ScopeUpdate", suiteScopeUpdate},
+		{"ScopeMapperUpdateDelete", suiteScopeMapperUpdateDelete},
+		{"ScopeDeleteCascades", suiteScopeDeleteCascades},
+		{"ScopeLinks", suiteScopeLinks},
+		{"ScopeRealmDeleteCascades", suiteScopeRealmDeleteCascades},
+	}
+}
+
+const (
+	scopeTestRealmA = "11111111-1111-4111-8111-111111111111"
+	scopeTestRealmB = "22222222-2222-4222-8222-222222222222"
+)
+
+func scopeTestRealms(t *testing.T, s *Store) (a, b *Realm) {
+	t.Helper()
+	return suiteMustCreateRealm(t, s, suiteRealm(scopeTestRealmA, "acme", 1000)),
+		suiteMustCreateRealm(t, s, suiteRealm(scopeTestRealmB, "beta", 2000))
+}
+
+func scopeTestMapper(id, scopeID, name string) *ProtocolMapper {
+	return &ProtocolMapper{ID: id, ScopeID: scopeID, Name: name, MapperType: "oidc-usermodel-attribute-mapper",
+		Protocol: "openid-connect", Config: map[string]string{"claim.name": name, "user.attribute": name}, CreatedAt: 5000}
+}
+
+func scopeTestScope(id, realmID, name string, mappers ...*ProtocolMapper) *ClientScope {
+	if mappers == nil {
+		mappers = []*ProtocolMapper{}
+	}
+	return &ClientScope{ID: id, RealmID: realmID, Name: name, Description: "about " + name,
+		Protocol: "openid-connect", CreatedAt: 4000, Mappers: mappers}
+}
+
+func scopeTestCreate(t *testing.T, s *Store, c *ClientScope) *ClientScope {
+	t.Helper()
+	if err := s.CreateClientScope(suiteCtx, c); err != nil {
+		t.Fatalf("create client scope %s: %v", c.Name, err)
+	}
+	return c
+}
+
+func scopeTestCount(t *testing.T, s *Store, table string) int {
+	t.Helper()
+	var n int
+	if err := s.readerDB.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func scopeTestConflict(t *testing.T, what string, err error, column string) {
+	t.Helper()
+	var ce *ConflictError
+	if !errors.Is(err, ErrConflict) || !errors.As(err, &ce) || ce.Column != column {
+		t.Fatalf("%s: %v, want ErrConflict on column %s", what, err, column)
+	}
+}
+
+func suiteScopeCreateGetList(t *testing.T, s *Store) {
+	a, b := scopeTestRealms(t, s)
+	const id = "a0000000-0000-4000-8000-000000000001"
+	zeta := scopeTestMapper("b0000000-0000-4000-8000-000000000001", id, "zeta")
+	alpha := scopeTestMapper("b0000000-0000-4000-8000-000000000002", id, "alpha")
+	bare := &ProtocolMapper{ID: "b0000000-0000-4000-8000-000000000003", ScopeID: id, Name: "bare",
+		MapperType: "oidc-full-name-mapper", Protocol: "openid-connect", CreatedAt: 5000}
+	profile := scopeTestCreate(t, s, scopeTestScope(id, a.ID, "profile", zeta, alpha, bare))
+	email := scopeTestCreate(t, s, scopeTestScope("a0000000-0000-4000-8000-000000000002", a.ID, "email"))
+	scopeTestCreate(t, s, scopeTestScope("a0000000-0000-4000-8000-000000000003", b.ID, "other"))
+
+	got, err := s.GetClientScope(suiteCtx, a.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Mappers come back by name; a nil config reads back as an empty one.
+	wantBare := *bare
+	wantBare.Config = map[string]string{}
+	want := *profile
+	want.Mappers = []*ProtocolMapper{alpha, &wantBare, zeta}
+	suiteMustEqual(t, "scope", got, &want)
+
+	m, err := s.GetMapper(suiteCtx, id, alpha.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "mapper", m, alpha)
+
+	list, err := s.ListClientScopes(suiteCtx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "realm scopes by name", list, []*ClientScope{email, &want})
+
+	for _, c := range []struct{ what, realm, id string }{
+		{"unknown id", a.ID, "a0000000-0000-4000-8000-00000000dead"},
+		{"another realm's scope", b.ID, id},
+	} {
+		if _, err := s.GetClientScope(suiteCtx, c.realm, c.id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("GetClientScope of %s: %v, want ErrNotFound", c.what, err)
+		}
+	}
+	if _, err := s.GetMapper(suiteCtx, email.ID, alpha.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetMapper through another scope: %v, want ErrNotFound", err)
+	}
+	if list, err := s.ListClientScopes(suiteCtx, "33333333-3333-4333-8333-333333333333"); err != nil || len(list) != 0 {
+		t.Errorf("ListClientScopes of an unknown realm: %v, %v", list, err)
+	}
+}
+
+func suiteScopeNameUniquePerRealm(t *testing.T, s *Store) {
+	a, b := scopeTestRealms(t, s)
+	scopeTestCreate(t, s, scopeTestScope("a0000000-0000-4000-8000-000000000001", a.ID, "profile"))
+	err := s.CreateClientScope(suiteCtx, scopeTestScope("a0000000-0000-4000-8000-000000000002", a.ID, "profile"))
+	scopeTestConflict(t, "same name in the realm", err, "name")
+	err = s.CreateClientScope(suiteCtx, scopeTestScope("a0000000-0000-4000-8000-000000000001", a.ID, "email"))
+	scopeTestConflict(t, "same id", err, "id")
+	// Names are case-sensitive, as OAuth scope tokens are, and per realm.
+	scopeTestCreate(t, s, scopeTestScope("a0000000-0000-4000-8000-000000000003", a.ID, "Profile"))
+	scopeTestCreate(t, s, scopeTestScope("a0000000-0000-4000-8000-000000000004", b.ID, "profile"))
+	err = s.CreateClientScope(suiteCtx, scopeTestScope("a0000000-0000-4000-8000-000000000005", "33333333-3333-4333-8333-333333333333", "x"))
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("scope of an unknown realm: %v, want ErrNotFound", err)
+	}
+	if n := scopeTestCount(t, s, "client_scopes"); n != 3 {
+		t.Fatalf("%d scopes stored, want 3", n)
+	}
+}
+
+func suiteScopeMapperUniquePerScope(t *testing.T, s *Store) {
+	a, _ := scopeTestRealms(t, s)
+	const one, two = "a0000000-0000-4000-8000-000000000001", "a0000000-0000-4000-8000-000000000002"
+	scopeTestCreate(t, s, scopeTestScope(one, a.ID, "one", scopeTestMapper("b0000000-0000-4000-8000-000000000001", one, "email")))
+	scopeTestCreate(t, s, scopeTestScope(two, a.ID, "two"))
+
+	err := s.CreateMapper(suiteCtx, scopeTestMapper("b0000000-0000-4000-8000-000000000002", one, "email"))
+	scopeTestConflict(t, "same mapper name in the scope", err, "name")
+	// The same name in another scope is fine.
+	if err := s.CreateMapper(suiteCtx, scopeTestMapper("b0000000-0000-4000-8000-000000000003", two, "email")); err != nil {
+		t.Fatal(err)
+	}
+	err = s.CreateMapper(suiteCtx, scopeTestMapper("b0000000-0000-4000-8000-000000000004", "a0000000-0000-4000-8000-00000000dead", "x"))
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("mapper of an unknown scope: %v, want ErrNotFound", err)
+	}
+
+	// A scope whose mappers clash is not half-created.
+	const three = "a0000000-0000-4000-8000-000000000003"
+	err = s.CreateClientScope(suiteCtx, scopeTestScope(three, a.ID, "three",
+		scopeTestMapper("b0000000-0000-4000-8000-000000000005", three, "dup"),
+		scopeTestMapper("b0000000-0000-4000-8000-000000000006", three, "dup")))
+	scopeTestConflict(t, "scope with two mappers of one name", err, "name")
+	if _, err := s.GetClientScope(suiteCtx, a.ID, three); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the failed scope was stored: %v", err)
+	}
+	if n := scopeTestCount(t, s, "protocol_mappers"); n != 2 {
+		t.Fatalf("%d mappers stored, want 2", n)
+	}
+}
+
+func suiteScopeUpdate(t *testing.T, s *Store) {
+	a, b := scopeTestRealms(t, s)
+	const id = "a0000000-0000-4000-8000-000000000001"
+	c := scopeTestCreate(t, s, scopeTestScope(id, a.ID, "profile", scopeTestMapper("b0000000-0000-4000-8000-000000000001", id, "m")))
+	scopeTestCreate(t, s, scopeTestScope("a0000000-0000-4000-8000-000000000002", a.ID, "email"))
+
+	c.Name, c.Description, c.Protocol = "profile2", "new words", "saml"
+	if err := s.UpdateClientScope(suiteCtx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetClientScope(suiteCtx, a.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "updated scope", got, c)
+
+	clash := *c
+	clash.Name = "email"
+	scopeTestConflict(t, "rename onto another scope", s.UpdateClientScope(suiteCtx, &clash), "name")
+	foreign := *c
+	foreign.RealmID = b.ID
+	if err := s.UpdateClientScope(suiteCtx, &foreign); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update through another realm: %v, want ErrNotFound", err)
+	}
+	missing := *c
+	missing.ID = "a0000000-0000-4000-8000-00000000dead"
+	if err := s.UpdateClientScope(suiteCtx, &missing); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update of a missing scope: %v, want ErrNotFound", err)
+	}
+	if got, _ := s.GetClientScope(suiteCtx, a.ID, id); got.Name != "profile2" {
+		t.Fatalf("scope after failed updates: %+v", got)
+	}
+}
+
+func suiteScopeMapperUpdateDelete(t *testing.T, s *Store) {
+	a, _ := scopeTestRealms(t, s)
+	const id = "a0000000-0000-4000-8000-000000000001"
+	m1 := scopeTestMapper("b0000000-0000-4000-8000-000000000001", id, "one")
+	m2 := scopeTestMapper("b0000000-0000-4000-8000-000000000002", id, "two")
+	scopeTestCreate(t, s, scopeTestScope(id, a.ID, "profile", m1, m2))
+
+	m1.Name, m1.Config = "uno", map[string]string{"claim.name": "x.y", "user.attribute": "nick"}
+	if err := s.UpdateMapper(suiteCtx, m1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetMapper(suiteCtx, id, m1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "updated mapper", got, m1)
+
+	cleared := *m1
+	cleared.Config = nil
+	if err := s.UpdateMapper(suiteCtx, &cleared); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetMapper(suiteCtx, id, m1.ID); err != nil || got.Config == nil || len(got.Config) != 0 {
+		t.Fatalf("mapper with a nil config reads back %+v, %v; want an empty config", got, err)
+	}
+
+	clash := *m1
+	clash.Name = "two"
+	scopeTestConflict(t, "rename onto another mapper", s.UpdateMapper(suiteCtx, &clash), "name")
+	missing := *m1
+	missing.ID = "b0000000-0000-4000-8000-00000000dead"
+	if err := s.UpdateMapper(suiteCtx, &missing); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update of a missing mapper: %v, want ErrNotFound", err)
+	}
+
+	if err := s.DeleteMapper(suiteCtx, id, m2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMapper(suiteCtx, id, m2.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	c, err := s.GetClientScope(suiteCtx, a.ID, id)
+	if err != nil || len(c.Mappers) != 1 || c.Mappers[0].ID != m1.ID {
+		t.Fatalf("scope after deleting a mapper: %+v, %v", c, err)
+	}
+}
+
+func scopeTestClient(t *testing.T, s *Store, id, realmID, clientID string) *Client {
+	t.Helper()
+	c := &Client{ID: id, RealmID: realmID, ClientID: clientID, ClientType: "PUBLIC", Enabled: true, CreatedAt: 3000}
+	if err := s.CreateClient(suiteCtx, c); err != nil {
+		t.Fatalf("create client %s: %v", clientID, err)
+	}
+	return c
+}
+
+func scopeTestLinked(t *testing.T, s *Store, realmID, clientID, kind string) []string {
+	t.Helper()
+	scopes, err := s.ListLinkedScopes(suiteCtx, realmID, clientID, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, c := range scopes {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func suiteScopeDeleteCascades(t *testing.T, s *Store) {
+	a, b := scopeTestRealms(t, s)
+	const id, keep = "a0000000-0000-4000-8000-000000000001", "a0000000-0000-4000-8000-000000000002"
+	scopeTestCreate(t, s, scopeTestScope(id, a.ID, "gone",
+		scopeTestMapper("b0000000-0000-4000-8000-000000000001", id, "m1"),
+		scopeTestMapper("b0000000-0000-4000-8000-000000000002", id, "m2")))
+	scopeTestCreate(t, s, scopeTestScope(keep, a.ID, "kept", scopeTestMapper("b0000000-0000-4000-8000-000000000003", keep, "m1")))
+	app := scopeTestClient(t, s, "c0000000-0000-4000-8000-000000000001", a.ID, "app")
+	for _, l := range []struct{ scope, kind string }{{id, ScopeDefault}, {keep, ScopeOptional}} {
+		if err := s.LinkClientScope(suiteCtx, app.ID, l.scope, l.kind); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := s.DeleteClientScope(suiteCtx, b.ID, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete through another realm: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteClientScope(suiteCtx, a.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteClientScope(suiteCtx, a.ID, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetMapper(suiteCtx, id, "b0000000-0000-4000-8000-000000000001"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("mapper of a deleted scope: %v, want ErrNotFound", err)
+	}
+	if n := scopeTestCount(t, s, "protocol_mappers"); n != 1 {
+		t.Fatalf("%d mappers left, want the kept scope's 1", n)
+	}
+	if n := scopeTestCount(t, s, "client_scope_links"); n != 1 {
+		t.Fatalf("%d links left, want 1", n)
+	}
+	suiteMustEqual(t, "default scopes", scopeTestLinked(t, s, a.ID, app.ID, ScopeDefault), []string{})
+	suiteMustEqual(t, "optional scopes", scopeTestLinked(t, s, a.ID, app.ID, ScopeOptional), []string{"kept"})
+}
+
+func suiteScopeLinks(t *testing.T, s *Store) {
+	a, b := scopeTestRealms(t, s)
+	ids := map[string]string{}
+	for i, name := range []string{"profile", "email", "phone", "address"} {
+		id := "a0000000-0000-4000-8000-00000000000" + string(rune('1'+i))
+		ids[name] = id
+		scopeTestCreate(t, s, scopeTestScope(id, a.ID, name, scopeTestMapper("b0000000-0000-4000-8000-00000000000"+string(rune('1'+i)), id, "m")))
+	}
+	const foreignScope = "a0000000-0000-4000-8000-000000000009"
+	scopeTestCreate(t, s, scopeTestScope(foreignScope, b.ID, "profile"))
+	app := scopeTestClient(t, s, "c0000000-0000-4000-8000-000000000001", a.ID, "app")
+	other := scopeTestClient(t, s, "c0000000-0000-4000-8000-000000000002", a.ID, "other")
+	foreignClient := scopeTestClient(t, s, "c0000000-0000-4000-8000-000000000003", b.ID, "app")
+
+	for _, l := range []struct{ client, scope, kind string }{
+		{app.ID, ids["profile"], ScopeDefault}, {app.ID, ids["email"], ScopeDefault},
+		{app.ID, ids["phone"], ScopeOptional}, {other.ID, ids["profile"], ScopeOptional},
+	} {
+		if err := s.LinkClientScope(suiteCtx, l.client, l.scope, l.kind); err != nil {
+			t.Fatalf("link %s to %s: %v", l.scope, l.client, err)
+		}
+	}
+	suiteMustEqual(t, "app defaults", scopeTestLinked(t, s, a.ID, app.ID, ScopeDefault), []string{"email", "profile"})
+	suiteMustEqual(t, "app optionals", scopeTestLinked(t, s, a.ID, app.ID, ScopeOptional), []string{"phone"})
+	suiteMustEqual(t, "other defaults", scopeTestLinked(t, s, a.ID, other.ID, ScopeDefault), []string{})
+	suiteMustEqual(t, "other optionals", scopeTestLinked(t, s, a.ID, other.ID, ScopeOptional), []string{"profile"})
+	linked, err := s.ListLinkedScopes(suiteCtx, a.ID, app.ID, ScopeOptional)
+	if err != nil || len(linked) != 1 || len(linked[0].Mappers) != 1 || linked[0].Mappers[0].Name != "m" {
+		t.Fatalf("linked scopes come with their mappers: %+v, %v", linked, err)
+	}
+
+	// A scope is linked once per client, whatever the kind.
+	scopeTestConflict(t, "link twice, same kind", s.LinkClientScope(suiteCtx, app.ID, ids["profile"], ScopeDefault), "scope_id")
+	scopeTestConflict(t, "link twice, other kind", s.LinkClientScope(suiteCtx, app.ID, ids["profile"], ScopeOptional), "scope_id")
+
+	for _, c := range []struct{ what, client, scope string }{
+		{"a scope of another realm", app.ID, foreignScope},
+		{"a client of another realm", foreignClient.ID, ids["email"]},
+		{"an unknown scope", app.ID, "a0000000-0000-4000-8000-00000000dead"},
+		{"an unknown client", "c0000000-0000-4000-8000-00000000dead", ids["email"]},
+	} {
+		if err := s.LinkClientScope(suiteCtx, c.client, c.scope, ScopeOptional); !errors.Is(err, ErrNotFound) {
+			t.Errorf("link %s: %v, want ErrNotFound", c.what, err)
+		}
+	}
+	if err := s.LinkClientScope(suiteCtx, app.ID, ids["address"], "sometimes"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Errorf("link with an unknown kind: %v, want an error", err)
+	}
+	// Another realm's view of the client shows nothing.
+	suiteMustEqual(t, "defaults seen from another realm", scopeTestLinked(t, s, b.ID, app.ID, ScopeDefault), []string{})
+
+	if err := s.UnlinkClientScope(suiteCtx, app.ID, ids["profile"], ScopeOptional); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unlink with the wrong kind: %v, want ErrNotFound", err)
+	}
+	if err := s.UnlinkClientScope(suiteCtx, app.ID, ids["profile"], ScopeDefault); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UnlinkClientScope(suiteCtx, app.ID, ids["profile"], ScopeDefault); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second unlink: %v, want ErrNotFound", err)
+	}
+	suiteMustEqual(t, "app defaults after unlink", scopeTestLinked(t, s, a.ID, app.ID, ScopeDefault), []string{"email"})
+	// Now unlinked, it can be linked the other way.
+	if err := s.LinkClientScope(suiteCtx, app.ID, ids["profile"], ScopeOptional); err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "app optionals after relink", scopeTestLinked(t, s, a.ID, app.ID, ScopeOptional), []string{"phone", "profile"})
+
+	// Deleting the client drops its links, not the scopes.
+	if err := s.DeleteClient(suiteCtx, a.ID, app.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := scopeTestCount(t, s, "client_scope_links"); n != 1 {
+		t.Fatalf("%d links after deleting the client, want other's 1", n)
+	}
+	if n := scopeTestCount(t, s, "client_scopes"); n != 5 {
+		t.Fatalf("%d scopes after deleting a client, want 5", n)
+	}
+}
+
+func suiteScopeRealmDeleteCascades(t *testing.T, s *Store) {
+	a, b := scopeTestRealms(t, s)
+	const id, keep = "a0000000-0000-4000-8000-000000000001", "a0000000-0000-4000-8000-000000000002"
+	scopeTestCreate(t, s, scopeTestScope(id, a.ID, "profile", scopeTestMapper("b0000000-0000-4000-8000-000000000001", id, "m")))
+	scopeTestCreate(t, s, scopeTestScope(keep, b.ID, "profile", scopeTestMapper("b0000000-0000-4000-8000-000000000002", keep, "m")))
+	app := scopeTestClient(t, s, "c0000000-0000-4000-8000-000000000001", a.ID, "app")
+	if err := s.LinkClientScope(suiteCtx, app.ID, id, ScopeDefault); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRealm(suiteCtx, a.Name); err != nil {
+		t.Fatal(err)
+	}
+	for table, want := range map[string]int{"client_scopes": 1, "protocol_mappers": 1, "client_scope_links": 0} {
+		if n := scopeTestCount(t, s, table); n != want {
+			t.Errorf("%s has %d rows after the realm went, want %d", table, n, want)
+		}
+	}
+	if _, err := s.GetClientScope(suiteCtx, b.ID, keep); err != nil {
+		t.Fatalf("the other realm's scope: %v", err)
+	}
 }

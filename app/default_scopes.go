@@ -1,0 +1,111 @@
+package app
+
+// scopeTemplate is a client scope every new realm starts with.
+type scopeTemplate struct {
+	name, description string
+	mappers           []mapperTemplate
+}
+
+type mapperTemplate struct {
+	name, mapperType string
+	config           map[string]string
+}
+
+// tokenFlags sets a mapper's four token flags. Every flag is written out,
+// because here an unset flag means on while in Keycloak it often means off.
+func tokenFlags(access, id, userinfo, introspection bool) map[string]string {
+	flag := func(on bool) string {
+		if on {
+			return "true"
+		}
+		return "false"
+	}
+	return map[string]string{
+		accessToken.flag(): flag(access), idToken.flag(): flag(id),
+		userinfoResponse.flag(): flag(userinfo), introspectionResponse.flag(): flag(introspection),
+	}
+}
+
+// withConfig adds entries to a config.
+func withConfig(cfg map[string]string, kv ...string) map[string]string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv[i]] = kv[i+1]
+	}
+	return cfg
+}
+
+// userClaim is a property or attribute mapper into every token, as
+// Keycloak's profile, email and phone mappers are.
+func userClaim(name, mapperType, attribute, claim, jsonType string) mapperTemplate {
+	return mapperTemplate{name, mapperType, withConfig(tokenFlags(true, true, true, true),
+		cfgUserAttribute, attribute, cfgClaimName, claim, cfgJSONType, jsonType)}
+}
+
+// roleClaim is a role mapper into the access token and introspection only,
+// as Keycloak's roles scope has them.
+func roleClaim(name, mapperType, claim string) mapperTemplate {
+	return mapperTemplate{name, mapperType, withConfig(tokenFlags(true, false, false, true),
+		cfgClaimName, claim, cfgJSONType, "String", cfgMultivalued, "true")}
+}
+
+// defaultClientScopes are Keycloak's built-in client scopes with their
+// standard mappers, plus "openid", which Keycloak handles outside its scope
+// table, so that a client can list it like any other.
+func defaultClientScopes() []scopeTemplate {
+	property := func(name, attribute, claim, jsonType string) mapperTemplate {
+		return userClaim(name, mapperUserProperty, attribute, claim, jsonType)
+	}
+	attribute := func(name, attribute, claim, jsonType string) mapperTemplate {
+		return userClaim(name, mapperUserAttribute, attribute, claim, jsonType)
+	}
+	address := tokenFlags(true, true, true, true)
+	for _, f := range addressFields {
+		address[cfgAddressAttrPrefix+f.key] = f.attribute
+	}
+	return []scopeTemplate{
+		{"openid", "OpenID Connect scope: marks a request as an OpenID Connect one", nil},
+		{"profile", "OpenID Connect built-in scope: profile", []mapperTemplate{
+			{"full name", mapperFullName, tokenFlags(true, true, true, true)},
+			property("family name", "lastName", "family_name", "String"),
+			property("given name", "firstName", "given_name", "String"),
+			attribute("middle name", "middleName", "middle_name", "String"),
+			attribute("nickname", "nickname", "nickname", "String"),
+			property("username", "username", "preferred_username", "String"),
+			attribute("profile", "profile", "profile", "String"),
+			attribute("picture", "picture", "picture", "String"),
+			attribute("website", "website", "website", "String"),
+			attribute("gender", "gender", "gender", "String"),
+			attribute("birthdate", "birthdate", "birthdate", "String"),
+			attribute("zoneinfo", "zoneinfo", "zoneinfo", "String"),
+			attribute("locale", "locale", "locale", "String"),
+			attribute("updated at", "updatedAt", "updated_at", "long"),
+		}},
+		{"email", "OpenID Connect built-in scope: email", []mapperTemplate{
+			property("email", "email", "email", "String"),
+			property("email verified", "emailVerified", "email_verified", "boolean"),
+		}},
+		{"address", "OpenID Connect built-in scope: address", []mapperTemplate{
+			{"address", mapperAddress, address},
+		}},
+		{"phone", "OpenID Connect built-in scope: phone", []mapperTemplate{
+			attribute("phone number", "phoneNumber", "phone_number", "String"),
+			attribute("phone number verified", "phoneNumberVerified", "phone_number_verified", "boolean"),
+		}},
+		{"offline_access", "OpenID Connect built-in scope: offline_access", nil},
+		{"roles", "OpenID Connect scope for add user roles to the access token", []mapperTemplate{
+			roleClaim("realm roles", mapperRealmRoles, "realm_access.roles"),
+			roleClaim("client roles", mapperClientRoles, "resource_access.${client_id}.roles"),
+			{"audience resolve", mapperAudienceRoles, map[string]string{
+				accessToken.flag(): "true", introspectionResponse.flag(): "true"}},
+		}},
+		{"web-origins", "OpenID Connect scope for add allowed web origins to the access token", []mapperTemplate{
+			{"allowed web origins", mapperAllowedOrigins, map[string]string{
+				accessToken.flag(): "true", introspectionResponse.flag(): "true"}},
+		}},
+		{"microprofile-jwt", "Microprofile - JWT built-in scope", []mapperTemplate{
+			property("upn", "username", "upn", "String"),
+			{"groups", mapperRealmRoles, withConfig(tokenFlags(true, true, true, true),
+				cfgClaimName, "groups", cfgJSONType, "String", cfgMultivalued, "true")},
+		}},
+	}
+}
