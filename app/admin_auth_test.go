@@ -114,7 +114,9 @@ func (r authRoute) isLogin() bool {
 // authFillPath replaces the path variables of a route template.
 func authFillPath(t *testing.T, tpl, realm, userID string) string {
 	t.Helper()
-	path := strings.NewReplacer("{realm}", realm, "{userId}", userID).Replace(tpl)
+	// Credentials are checked before any lookup, so other IDs need not exist.
+	path := strings.NewReplacer("{realm}", realm, "{userId}", userID,
+		"{clientId}", "some-client", "{groupId}", "00000000-0000-4000-8000-000000000000", "{roleName}", "some-role").Replace(tpl)
 	if strings.ContainsAny(path, "{}") {
 		t.Fatalf("route %s has a path variable this test does not know", tpl)
 	}
