@@ -1,4 +1,418 @@
 package app
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+const (
+	maxRoleNameLength        = 255
+	maxRoleDescriptionLength = 255
+)
+
 func (a *App) roleRoutes(admin routeAdder) {
+	// Realm roles and client roles share their handlers: the path says
+	// which container a role lives in.
+	for _, base := range []string{"/admin/realms/{realm}/roles", "/admin/realms/{realm}/clients/{clientId}/roles"} {
+		one := base + "/{roleName}"
+		admin(http.MethodPost, base, a.createRole)
+		admin(http.MethodGet, base, a.listRoles)
+		admin(http.MethodGet, one, a.getRole)
+		admin(http.MethodPut, one, a.putRole)
+		admin(http.MethodPatch, one, a.patchRole)
+		admin(http.MethodDelete, one, a.deleteRole)
+		admin(http.MethodGet, one+"/composites", a.listComposites)
+		admin(http.MethodPost, one+"/composites", a.addComposites)
+		admin(http.MethodDelete, one+"/composites", a.removeComposites)
+	}
+	a.roleMappingRoutes(admin)
+}
+
+// roleRep is a role as the API shows it. containerId is the realm's ID for
+// a realm role and the client's internal ID for a client role, as in
+// Keycloak; clientId is the owning client's public ID.
+type roleRep struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Composite   bool   `json:"composite"`
+	ClientRole  bool   `json:"clientRole"`
+	ContainerID string `json:"containerId"`
+	ClientID    string `json:"clientId,omitempty"`
+}
+
+func toRoleRep(r *store.Role) roleRep {
+	rep := roleRep{ID: r.ID, Name: r.Name, Description: r.Description, Composite: r.Composite,
+		ContainerID: r.RealmID, ClientID: r.ClientClientID}
+	if r.ClientID != "" {
+		rep.ClientRole, rep.ContainerID = true, r.ClientID
+	}
+	return rep
+}
+
+// toRoleReps always returns an array, never null.
+func toRoleReps(roles []*store.Role) []roleRep {
+	out := make([]roleRep, len(roles))
+	for i, r := range roles {
+		out[i] = toRoleRep(r)
+	}
+	return out
+}
+
+// roleLabel names a role in error descriptions.
+func roleLabel(r *store.Role) string {
+	if r.ClientID != "" {
+		return fmt.Sprintf("client role %q of %s", r.Name, r.ClientClientID)
+	}
+	return fmt.Sprintf("realm role %q", r.Name)
+}
+
+// roleContainer is where the roles of a request live: a realm, or one of
+// its clients.
+type roleContainer struct {
+	realm  *store.Realm
+	client *store.Client // nil for realm roles
+}
+
+// clientID is the container's client's internal ID, "" for the realm.
+func (c roleContainer) clientID() string {
+	if c.client == nil {
+		return ""
+	}
+	return c.client.ID
+}
+
+func (c roleContainer) describe() string {
+	if c.client == nil {
+		return "realm " + c.realm.Name
+	}
+	return "client " + c.client.ClientID
+}
+
+// roleContainer loads the realm, and the client when the path names one.
+func (a *App) roleContainer(r *http.Request) (roleContainer, error) {
+	if _, ok := mux.Vars(r)["clientId"]; ok {
+		realm, client, err := a.client(r)
+		return roleContainer{realm, client}, err
+	}
+	realm, err := a.realm(r)
+	return roleContainer{realm: realm}, err
+}
+
+// role loads the container and the role named by {roleName} in the path.
+func (a *App) role(r *http.Request) (roleContainer, *store.Role, error) {
+	c, err := a.roleContainer(r)
+	if err != nil {
+		return c, nil, err
+	}
+	name := mux.Vars(r)["roleName"]
+	role, err := a.store.GetRole(r.Context(), c.realm.ID, c.clientID(), name)
+	if errors.Is(err, store.ErrNotFound) {
+		return c, nil, notFound(fmt.Sprintf("role %q of %s", name, c.describe()))
+	}
+	return c, role, err
+}
+
+// validateRole checks a role's name and description. Names must stay
+// addressable as one path segment: no "/", and not "." or "..", which
+// paths lose when cleaned.
+func validateRole(r *store.Role) error {
+	switch {
+	case r.Name == "":
+		return fieldError("name", "must not be empty")
+	case strings.TrimSpace(r.Name) != r.Name:
+		return fieldError("name", "must not start or end with spaces")
+	case strings.Contains(r.Name, "/"):
+		return fieldError("name", "must not contain /")
+	case r.Name == "." || r.Name == "..":
+		return fieldError("name", "must not be %q", r.Name)
+	}
+	if err := checkText("name", r.Name, maxRoleNameLength); err != nil {
+		return err
+	}
+	return checkText("description", r.Description, maxRoleDescriptionLength)
+}
+
+func roleConflict(err error, c roleContainer, name string) error {
+	var ce *store.ConflictError
+	if errors.As(err, &ce) && ce.Column == "name" {
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "name",
+			Description: fmt.Sprintf("%s already has a role named %q", c.describe(), name), Cause: err}
+	}
+	return err
+}
+
+type roleCreate struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+}
+
+func (a *App) createRole(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.roleContainer(r)
+	if err != nil {
+		return err
+	}
+	var body roleCreate
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Name == nil {
+		return fieldError("name", "is required")
+	}
+	role := store.Role{ID: uuid.NewString(), RealmID: c.realm.ID, ClientID: c.clientID(), CreatedAt: a.now().UnixMilli()}
+	if c.client != nil {
+		role.ClientClientID = c.client.ClientID
+	}
+	set(&role.Name, body.Name)
+	set(&role.Description, body.Description)
+	if err := validateRole(&role); err != nil {
+		return err
+	}
+	if err := a.store.CreateRole(r.Context(), &role); err != nil {
+		return roleConflict(err, c, role.Name)
+	}
+	w.Header().Set("Location", a.cfg.BaseURL+r.URL.EscapedPath()+"/"+url.PathEscape(role.Name))
+	writeJSON(w, http.StatusCreated, toRoleRep(&role))
+	return nil
+}
+
+func (a *App) listRoles(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.roleContainer(r)
+	if err != nil {
+		return err
+	}
+	roles, err := a.store.ListRoles(r.Context(), c.realm.ID, c.clientID())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toRoleReps(roles))
+	return nil
+}
+
+func (a *App) getRole(w http.ResponseWriter, r *http.Request) error {
+	_, role, err := a.role(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toRoleRep(role))
+	return nil
+}
+
+type roleUpdate struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func (a *App) putRole(w http.ResponseWriter, r *http.Request) error { return a.updateRole(w, r, false) }
+func (a *App) patchRole(w http.ResponseWriter, r *http.Request) error {
+	return a.updateRole(w, r, true)
+}
+
+func (a *App) updateRole(w http.ResponseWriter, r *http.Request, merge bool) error {
+	c, role, err := a.role(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	// name has no default: null keeps the stored one.
+	defaults := map[string]any{"name": role.Name, "description": nil}
+	current, err := asJSONMap(toRoleRep(role), defaults)
+	if err != nil {
+		return err
+	}
+	var upd roleUpdate
+	if err := update(body, current, defaults, merge, &upd); err != nil {
+		return err
+	}
+	role.Name, role.Description = upd.Name, upd.Description
+	if err := validateRole(role); err != nil {
+		return err
+	}
+	if err := a.store.UpdateRole(r.Context(), role); err != nil {
+		return roleConflict(err, c, role.Name)
+	}
+	writeJSON(w, http.StatusOK, toRoleRep(role))
+	return nil
+}
+
+func (a *App) deleteRole(w http.ResponseWriter, r *http.Request) error {
+	c, role, err := a.role(r)
+	if err != nil {
+		return err
+	}
+	// Mappings and composite links go with the role (ON DELETE CASCADE).
+	if err := a.store.DeleteRole(r.Context(), c.realm.ID, role.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *App) listComposites(w http.ResponseWriter, r *http.Request) error {
+	_, role, err := a.role(r)
+	if err != nil {
+		return err
+	}
+	children, err := a.store.ListComposites(r.Context(), role.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toRoleReps(children))
+	return nil
+}
+
+// compositesBody names roles by name, as Keycloak's admin console does:
+// realm roles in roleNames, client roles under their client's clientId.
+type compositesBody struct {
+	RoleNames   []string            `json:"roleNames"`
+	ClientRoles map[string][]string `json:"clientRoles"`
+}
+
+// namedRole is a role resolved from a request body, with the body field
+// that named it, so an error can point there.
+type namedRole struct {
+	role  *store.Role
+	field string
+}
+
+// resolveComposites checks a composites body and resolves every name in
+// it, in a stable order: realm roles, then client roles by clientId.
+func resolveComposites(ctx context.Context, tx *store.Store, realm *store.Realm, body *compositesBody) ([]namedRole, error) {
+	total := len(body.RoleNames)
+	for _, names := range body.ClientRoles {
+		total += len(names)
+	}
+	if total == 0 {
+		return nil, fieldError("roleNames", "name at least one role, in roleNames or clientRoles")
+	}
+	var out []namedRole
+	realmRoles, err := resolveRoleNames(ctx, tx, roleContainer{realm: realm}, "roleNames", body.RoleNames)
+	if err != nil {
+		return nil, err
+	}
+	for _, role := range realmRoles {
+		out = append(out, namedRole{role, "roleNames"})
+	}
+	clientIDs := make([]string, 0, len(body.ClientRoles))
+	for id := range body.ClientRoles {
+		clientIDs = append(clientIDs, id)
+	}
+	slices.Sort(clientIDs)
+	for _, id := range clientIDs {
+		field := "clientRoles." + id
+		client, err := tx.GetClientByClientID(ctx, realm.ID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fieldError(field, "realm %s has no client %q", realm.Name, id)
+		} else if err != nil {
+			return nil, err
+		}
+		roles, err := resolveRoleNames(ctx, tx, roleContainer{realm, client}, field, body.ClientRoles[id])
+		if err != nil {
+			return nil, err
+		}
+		for _, role := range roles {
+			out = append(out, namedRole{role, field})
+		}
+	}
+	return out, nil
+}
+
+// resolveRoleNames finds the named roles of a container. Any unknown name
+// fails the whole request, naming every unknown one.
+func resolveRoleNames(ctx context.Context, tx *store.Store, c roleContainer, field string, names []string) ([]*store.Role, error) {
+	if slices.Contains(names, "") {
+		return nil, fieldError(field, "role names must not be empty")
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	roles, missing, err := tx.RolesByName(ctx, c.realm.ID, c.clientID(), names)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		quoted := make([]string, len(missing))
+		for i, m := range missing {
+			quoted[i] = fmt.Sprintf("%q", m)
+		}
+		return nil, fieldError(field, "%s has no role named %s", c.describe(), strings.Join(quoted, ", "))
+	}
+	return roles, nil
+}
+
+func (a *App) addComposites(w http.ResponseWriter, r *http.Request) error {
+	return a.changeComposites(w, r, true)
+}
+func (a *App) removeComposites(w http.ResponseWriter, r *http.Request) error {
+	return a.changeComposites(w, r, false)
+}
+
+// changeComposites adds or removes children of a composite role, all or
+// nothing, and answers the role's direct composites after the change.
+func (a *App) changeComposites(w http.ResponseWriter, r *http.Request, add bool) error {
+	c, parent, err := a.role(r)
+	if err != nil {
+		return err
+	}
+	var body compositesBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	var children []*store.Role
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		named, err := resolveComposites(r.Context(), tx, c.realm, &body)
+		if err != nil {
+			return err
+		}
+		if add {
+			err = addCompositesOneByOne(r.Context(), tx, parent, named)
+		} else {
+			ids := make([]string, len(named))
+			for i, n := range named {
+				ids[i] = n.role.ID
+			}
+			err = tx.RemoveComposites(r.Context(), parent.ID, ids)
+		}
+		if err != nil {
+			return err
+		}
+		children, err = tx.ListComposites(r.Context(), parent.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toRoleReps(children))
+	return nil
+}
+
+// addCompositesOneByOne adds children one at a time, so a cycle names the
+// child that makes it; the caller's transaction undoes those added before.
+func addCompositesOneByOne(ctx context.Context, tx *store.Store, parent *store.Role, named []namedRole) error {
+	for _, n := range named {
+		err := tx.AddComposites(ctx, parent.ID, []string{n.role.ID})
+		switch {
+		case errors.Is(err, store.ErrCycle) && n.role.ID == parent.ID:
+			return fieldError(n.field, "%s cannot include itself", roleLabel(parent))
+		case errors.Is(err, store.ErrCycle):
+			return fieldError(n.field, "%s already includes %s, directly or through other roles: adding it would make a cycle",
+				roleLabel(n.role), roleLabel(parent))
+		case err != nil:
+			return err
+		}
+	}
+	return nil
 }

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,11 +22,18 @@ type Role struct {
 	Composite      bool   // the role includes other roles
 }
 
-// roleSelect reads roles with their client's public ID and whether they
-// are composite; callers add FROM-clause joins and conditions after it.
-const roleSelect = `SELECT r.id, r.realm_id, r.client_id, r.name, r.description, r.created_at,
-	coalesce(c.client_id, ''), EXISTS (SELECT 1 FROM role_composites rc WHERE rc.parent_id = r.id)
-	FROM roles r LEFT JOIN clients c ON c.id = r.client_id `
+// roleColumns reads roles (alias r, their client c) with the client's
+// public ID and whether they are composite.
+const roleColumns = `SELECT r.id, r.realm_id, r.client_id, r.name, r.description, r.created_at,
+	coalesce(c.client_id, ''), EXISTS (SELECT 1 FROM role_composites rc WHERE rc.parent_id = r.id) `
+
+// roleSelect reads roles; callers add joins and conditions after it.
+const roleSelect = roleColumns + "FROM roles r LEFT JOIN clients c ON c.id = r.client_id "
+
+// roleOrder lists realm roles first, then client roles by clientId. The
+// coalesce keeps that order on every backend: SQLite sorts NULLs first,
+// PostgreSQL last.
+const roleOrder = " ORDER BY coalesce(c.client_id, ''), r.name"
 
 func scanRole(row scanner) (*Role, error) {
 	var r Role
@@ -96,28 +105,46 @@ func (s *Store) ListRoles(ctx context.Context, realmID, clientID string) ([]*Rol
 
 // ListAllRoles lists every realm and client role of a realm, for export.
 func (s *Store) ListAllRoles(ctx context.Context, realmID string) ([]*Role, error) {
-	return s.queryRoles(ctx, roleSelect+"WHERE r.realm_id = $1 ORDER BY c.client_id, r.name", realmID)
+	return s.queryRoles(ctx, roleSelect+"WHERE r.realm_id = $1"+roleOrder, realmID)
 }
 
+// rolesByNameChunk bounds the placeholders of one RolesByName query, well
+// under the limits of SQLite (32,766) and PostgreSQL (65,535).
+const rolesByNameChunk = 500
+
 // RolesByName resolves names to roles of a realm (clientID "") or client,
-// returning the names that match no role.
+// in the order first named, and returns the names that match no role.
 func (s *Store) RolesByName(ctx context.Context, realmID, clientID string, names []string) ([]*Role, []string, error) {
-	all, err := s.ListRoles(ctx, realmID, clientID)
-	if err != nil {
-		return nil, nil, err
+	var unique []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			unique = append(unique, n)
+		}
 	}
-	byName := make(map[string]*Role, len(all))
-	for _, r := range all {
-		byName[r.Name] = r
+	byName := make(map[string]*Role, len(unique))
+	for chunk := range slices.Chunk(unique, rolesByNameChunk) {
+		q, args := roleSelect+"WHERE r.realm_id = $1 AND r.client_id IS NULL", []any{realmID}
+		if clientID != "" {
+			q, args = roleSelect+"WHERE r.realm_id = $1 AND r.client_id = $2", []any{realmID, clientID}
+		}
+		marks := make([]string, len(chunk))
+		for i, n := range chunk {
+			args = append(args, n)
+			marks[i] = fmt.Sprintf("$%d", len(args))
+		}
+		roles, err := s.queryRoles(ctx, q+" AND r.name IN ("+strings.Join(marks, ", ")+")", args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range roles {
+			byName[r.Name] = r
+		}
 	}
 	var found []*Role
 	var missing []string
-	seen := map[string]bool{}
-	for _, n := range names {
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
+	for _, n := range unique {
 		if r, ok := byName[n]; ok {
 			found = append(found, r)
 		} else {
@@ -148,7 +175,7 @@ func (s *Store) DeleteRole(ctx context.Context, realmID, id string) error {
 
 // ErrCycle: the change would make a role include itself, or a group its own
 // ancestor.
-var ErrCycle = fmt.Errorf("would create a cycle")
+var ErrCycle = errors.New("would create a cycle")
 
 // AddComposites makes parent include children. A child that already
 // includes parent, directly or not, is ErrCycle and nothing is added.
@@ -159,8 +186,10 @@ func (s *Store) AddComposites(ctx context.Context, parentID string, childIDs []s
 				return fmt.Errorf("role includes itself: %w", ErrCycle)
 			}
 			var n int
+			// Seeded from the table rather than "SELECT $1" so PostgreSQL
+			// knows the column's type.
 			err := tx.w.QueryRowContext(ctx, `WITH RECURSIVE below(id) AS (
-					SELECT $1
+					SELECT id FROM roles WHERE id = $1
 					UNION SELECT rc.child_id FROM role_composites rc JOIN below ON rc.parent_id = below.id)
 				SELECT count(*) FROM below WHERE id = $2`, child, parentID).Scan(&n)
 			if err != nil {
@@ -193,7 +222,7 @@ func (s *Store) RemoveComposites(ctx context.Context, parentID string, childIDs 
 
 // ListComposites lists the roles a role includes directly.
 func (s *Store) ListComposites(ctx context.Context, parentID string) ([]*Role, error) {
-	return s.queryRoles(ctx, roleSelect+"JOIN role_composites rc ON rc.child_id = r.id WHERE rc.parent_id = $1 ORDER BY c.client_id, r.name", parentID)
+	return s.queryRoles(ctx, roleSelect+"JOIN role_composites rc ON rc.child_id = r.id WHERE rc.parent_id = $1"+roleOrder, parentID)
 }
 
 // RoleHolder names whose roles a mapping call changes: a user or a group.
@@ -243,21 +272,38 @@ func (s *Store) ListRoleMappings(ctx context.Context, h RoleHolder, clientID str
 		q += " AND r.client_id = $2"
 		args = append(args, clientID)
 	}
-	return s.queryRoles(ctx, q+" ORDER BY c.client_id, r.name", args...)
+	return s.queryRoles(ctx, q+roleOrder, args...)
 }
 
 // EffectiveRoles is every role a user holds: mapped directly, through
 // each group and its ancestors, and through composites, transitively.
-// UNION (not UNION ALL) makes the recursion stop on repeats.
 func (s *Store) EffectiveRoles(ctx context.Context, userID string) ([]*Role, error) {
+	return s.effectiveRoles(ctx, "SELECT group_id FROM group_members WHERE user_id = $1",
+		"SELECT role_id FROM user_roles WHERE user_id = $1", userID)
+}
+
+// EffectiveGroupRoles is every role a group gives its members: mapped to it
+// or to one of its ancestors, and through composites, transitively.
+func (s *Store) EffectiveGroupRoles(ctx context.Context, groupID string) ([]*Role, error) {
+	// The role seed repeats what the group seed brings in; UNION drops it.
+	return s.effectiveRoles(ctx, "SELECT id FROM realm_groups WHERE id = $1",
+		"SELECT role_id FROM group_roles WHERE group_id = $1", groupID)
+}
+
+// effectiveRoles closes a set of groups over their ancestors and a set of
+// roles over the groups' mappings and composites. UNION (not UNION ALL)
+// drops repeats, so the recursion stops even on a cycle. CROSS JOIN makes
+// SQLite read the few holder groups first and seek their mappings, rather
+// than scan every group mapping of the database; to PostgreSQL it is a
+// plain join.
+func (s *Store) effectiveRoles(ctx context.Context, seedGroups, seedRoles, id string) ([]*Role, error) {
 	return s.queryRoles(ctx, `WITH RECURSIVE
-		user_groups(id) AS (
-			SELECT group_id FROM group_members WHERE user_id = $1
-			UNION SELECT g.parent_id FROM realm_groups g JOIN user_groups ug ON g.id = ug.id WHERE g.parent_id IS NOT NULL),
+		holder_groups(id) AS (
+			`+seedGroups+`
+			UNION SELECT g.parent_id FROM realm_groups g JOIN holder_groups hg ON g.id = hg.id WHERE g.parent_id IS NOT NULL),
 		held(id) AS (
-			SELECT role_id FROM user_roles WHERE user_id = $1
-			UNION SELECT gr.role_id FROM group_roles gr JOIN user_groups ug ON gr.group_id = ug.id
+			`+seedRoles+`
+			UNION SELECT gr.role_id FROM holder_groups hg CROSS JOIN group_roles gr WHERE gr.group_id = hg.id
 			UNION SELECT rc.child_id FROM role_composites rc JOIN held ON rc.parent_id = held.id)
-		`+strings.Replace(roleSelect, "FROM roles r", "FROM held JOIN roles r ON r.id = held.id", 1)+
-		"ORDER BY c.client_id, r.name", userID)
+		`+roleColumns+"FROM held JOIN roles r ON r.id = held.id LEFT JOIN clients c ON c.id = r.client_id"+roleOrder, id)
 }
