@@ -1,10 +1,402 @@
 package app
 
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
 func (a *App) eventRoutes(admin routeAdder) {
+	admin(http.MethodGet, "/admin/realms/{realm}/admin-events", a.listAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events", a.listLoginEvents)
+	admin(http.MethodDelete, "/admin/realms/{realm}/events", a.clearLoginEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/login/export", a.exportLoginEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", a.exportAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/stats", a.realmStats)
+	admin(http.MethodGet, "/admin/realms/{realm}/stats/consents", a.consentStats)
 }
 
+// Admin event operation types.
+const (
+	opCreate = "CREATE"
+	opUpdate = "UPDATE"
+	opDelete = "DELETE"
+	opAction = "ACTION"
+)
+
+var operationTypes = []string{opCreate, opUpdate, opDelete, opAction}
+
+// actionSegments end the paths of writes that do something rather than
+// create or change a resource: they are recorded as ACTION whatever their
+// method.
+var actionSegments = []string{
+	"regenerate-secret", "reset-password", "send-verification-email", "execute-actions-email",
+	"logout", "unlock", "revoke", "rotate", "enable", "disable", "suspend", "reactivate", "decommission",
+	"publish", "restore", "test", "approve", "reject", "accept", "toggle", "initiate", "verify-domain",
+}
+
+// adminOperation names what a write of method on the route template does.
+func adminOperation(method, template string) string {
+	last := template[strings.LastIndex(template, "/")+1:]
+	switch {
+	case method == http.MethodDelete:
+		return opDelete
+	case slices.Contains(actionSegments, last):
+		return opAction
+	case method == http.MethodPost:
+		return opCreate
+	}
+	return opUpdate
+}
+
+// adminResourceRules map route templates, relative to /admin/realms/{realm}/,
+// to resource types. The first match wins; "*" matches one path segment
+// and a final "**" any number, none included.
+var adminResourceRules = []struct{ pattern, resourceType string }{
+	{"users/*/role-mappings/clients/**", "CLIENT_ROLE_MAPPING"},
+	{"users/*/role-mappings/**", "REALM_ROLE_MAPPING"},
+	{"users/*/groups/*", "GROUP_MEMBERSHIP"},
+	{"users/**", "USER"},
+	{"clients/*/roles/**", "CLIENT_ROLE"},
+	{"clients/*/default-client-scopes/**", "CLIENT_SCOPE_CLIENT_MAPPING"},
+	{"clients/*/optional-client-scopes/**", "CLIENT_SCOPE_CLIENT_MAPPING"},
+	{"clients/**", "CLIENT"},
+	{"roles/**", "REALM_ROLE"},
+	{"groups/*/role-mappings/clients/**", "CLIENT_ROLE_MAPPING"},
+	{"groups/*/role-mappings/**", "REALM_ROLE_MAPPING"},
+	{"groups/**", "GROUP"},
+	{"client-scopes/*/protocol-mappers/**", "PROTOCOL_MAPPER"},
+	{"client-scopes/**", "CLIENT_SCOPE"},
+	{"events/**", "REALM"},
+}
+
+// adminResourceType names the resource a write on the route template acts on.
+func adminResourceType(template string) string {
+	rel, ok := strings.CutPrefix(template, "/admin/realms/{realm}/")
+	if !ok {
+		return "REALM" // the realm itself, its creation and import
+	}
+	segs := strings.Split(rel, "/")
+	for _, rule := range adminResourceRules {
+		if matchSegments(strings.Split(rule.pattern, "/"), segs) {
+			return rule.resourceType
+		}
+	}
+	// A route without a rule yet is named for its collection, in Keycloak's
+	// style: organizations → ORGANIZATION, risk-policies → RISK_POLICY.
+	name := segs[0]
+	if stem, ok := strings.CutSuffix(name, "ies"); ok {
+		name = stem + "y"
+	} else {
+		name = strings.TrimSuffix(name, "s")
+	}
+	return strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+func matchSegments(pattern, segs []string) bool {
+	for i, p := range pattern {
+		switch {
+		case p == "**":
+			return true
+		case i >= len(segs):
+			return false
+		case p != "*" && p != segs[i]:
+			return false
+		}
+	}
+	return len(pattern) == len(segs)
+}
+
+// createdKeys names the response field that addresses a created resource in
+// paths, where it is not "id": clients go by clientId and roles by name.
+var createdKeys = map[string]string{"clients": "clientId", "roles": "name"}
+
 // recordAdminEvent records a successful admin write when the realm has
-// admin events on.
+// admin events on. The response is held back until the event is written,
+// so the event can show what was created; a failure to record is logged and
+// the response still goes out.
 func (a *App) recordAdminEvent(next handlerFunc) handlerFunc {
-	return next
+	return func(w http.ResponseWriter, r *http.Request) error {
+		route := mux.CurrentRoute(r)
+		if route == nil {
+			return next(w, r)
+		}
+		template, err := route.GetPathTemplate()
+		if err != nil || r.Method == http.MethodGet || r.Method == http.MethodHead || !recordedTemplate(r.Method, template) {
+			return next(w, r)
+		}
+		reqBody := &cappedBuffer{limit: maxBodyBytes}
+		if r.Body != nil {
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.TeeReader(r.Body, reqBody), r.Body}
+		}
+		res := &bufferedResponse{w: w}
+		if err := next(res, r); err != nil {
+			return err
+		}
+		if res.status >= 200 && res.status < 300 {
+			a.writeAdminEvent(r, template, reqBody, res)
+		}
+		return res.send()
+	}
+}
+
+// recordedTemplate says whether writes on a route are realm changes that
+// admin events record. Deleting a realm is not: its events go with it.
+func recordedTemplate(method, template string) bool {
+	switch template {
+	case "/admin/realms", "/admin/realms/import":
+		return method == http.MethodPost
+	case "/admin/realms/{realm}":
+		return method != http.MethodDelete
+	}
+	return strings.HasPrefix(template, "/admin/realms/{realm}/")
+}
+
+func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedBuffer, res *bufferedResponse) {
+	// The change is made: record it even if the client has gone.
+	ctx := context.WithoutCancel(r.Context())
+	op := adminOperation(r.Method, template)
+	var created map[string]any
+	if r.Method == http.MethodPost && res.status == http.StatusCreated {
+		_ = json.Unmarshal(res.body.Bytes(), &created)
+	}
+	realmName, path := mux.Vars(r)["realm"], ""
+	if realmName == "" {
+		realmName, _ = created["name"].(string) // a realm created or imported
+	} else {
+		path = strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/admin/realms/"+realmName), "/")
+		collection := template[strings.LastIndex(template, "/")+1:]
+		key := createdKeys[collection]
+		if key == "" {
+			key = "id"
+		}
+		if id, ok := created[key].(string); ok && id != "" {
+			path += "/" + id
+		}
+	}
+	realm, err := a.store.GetRealm(ctx, realmName)
+	if err != nil {
+		a.log.Error("admin event not recorded: realm lookup failed", "realm", realmName, "path", r.URL.Path, "err", err)
+		return
+	}
+	if !realm.AdminEventsEnabled {
+		return
+	}
+	rep := res.body.Bytes()
+	if (op != opCreate && op != opUpdate) || len(bytes.TrimSpace(rep)) == 0 {
+		rep = nil
+		if !reqBody.overflow {
+			rep = reqBody.Bytes()
+		}
+	}
+	p := principalFrom(ctx)
+	e := &store.AdminEvent{
+		// Version 7 IDs grow with time, so events of the same millisecond
+		// still list in the order they happened.
+		ID: uuid.Must(uuid.NewV7()).String(), RealmID: realm.ID, Time: a.now().UnixMilli(), OperationType: op,
+		ResourceType: adminResourceType(template), ResourcePath: path, AuthType: p.Kind, AuthUserID: p.UserID,
+		AuthUsername: p.Username, IPAddress: clientIP(r), Representation: redactedJSON(rep),
+	}
+	if err := a.store.AddAdminEvent(ctx, e); err != nil {
+		a.log.Error("admin event not recorded", "realm", realm.Name, "operation", op, "path", r.URL.Path, "err", err)
+	}
+}
+
+// redactedJSON is body with every secret hidden, or "" when body is not JSON.
+func redactedJSON(body []byte) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // keep numbers exactly as sent
+	if err := dec.Decode(&v); err != nil {
+		return ""
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(redactSecrets(v)); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(out.String(), "\n")
+}
+
+// redactSecrets hides the values under secret-named keys (isSecretKey) at
+// any depth of a decoded JSON value.
+func redactSecrets(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			if isSecretKey(k) {
+				t[k] = redactAll(sub)
+			} else {
+				t[k] = redactSecrets(sub)
+			}
+		}
+	case []any:
+		for i, sub := range t {
+			t[i] = redactSecrets(sub)
+		}
+	}
+	return v
+}
+
+// redactAll hides every string in v. Numbers and booleans stay: no
+// credential is one, while settings under secret-sounding names are
+// (accessTokenLifespan, passwordMinLength, requirePasswordReset).
+func redactAll(v any) any {
+	switch t := v.(type) {
+	case string:
+		if t != "" {
+			return redacted
+		}
+	case map[string]any:
+		for k, sub := range t {
+			t[k] = redactAll(sub)
+		}
+	case []any:
+		for i, sub := range t {
+			t[i] = redactAll(sub)
+		}
+	}
+	return v
+}
+
+// cappedBuffer keeps what is written to it up to limit bytes, and notes
+// if there was more: an oversized request body is not worth recording.
+type cappedBuffer struct {
+	bytes.Buffer
+	limit    int
+	overflow bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.overflow || c.Len()+len(p) > c.limit {
+		c.overflow = true
+		c.Reset()
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
+}
+
+// bufferedResponse holds a handler's response until send. Headers go
+// straight to the real writer's map: nothing is sent before WriteHeader.
+type bufferedResponse struct {
+	w      http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.w.Header() }
+
+func (b *bufferedResponse) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+func (b *bufferedResponse) send() error {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	b.w.WriteHeader(b.status)
+	_, _ = b.w.Write(b.body.Bytes()) // a client that has gone cannot be answered anyway
+	return nil
+}
+
+// adminEventRep is an admin event as the API shows it.
+type adminEventRep struct {
+	ID             string          `json:"id"`
+	Time           int64           `json:"time"`
+	RealmID        string          `json:"realmId"`
+	OperationType  string          `json:"operationType"`
+	ResourceType   string          `json:"resourceType"`
+	ResourcePath   string          `json:"resourcePath"`
+	AuthDetails    authDetailsRep  `json:"authDetails"`
+	Representation json.RawMessage `json:"representation"`
+}
+
+type authDetailsRep struct {
+	Type      string `json:"type"`
+	UserID    string `json:"userId,omitempty"`
+	Username  string `json:"username,omitempty"`
+	IPAddress string `json:"ipAddress"`
+}
+
+func toAdminEventRep(e *store.AdminEvent) adminEventRep {
+	rep := json.RawMessage(e.Representation)
+	if len(rep) == 0 {
+		rep = json.RawMessage("null")
+	}
+	return adminEventRep{
+		ID: e.ID, Time: e.Time, RealmID: e.RealmID, OperationType: e.OperationType, ResourceType: e.ResourceType,
+		ResourcePath: e.ResourcePath, Representation: rep,
+		AuthDetails: authDetailsRep{Type: e.AuthType, UserID: e.AuthUserID, Username: e.AuthUsername, IPAddress: e.IPAddress},
+	}
+}
+
+var resourceTypePattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// adminEventQuery reads the realm and the filters of an admin event query
+// or export.
+func (a *App) adminEventQuery(r *http.Request, export bool) (*store.Realm, store.AdminEventFilter, error) {
+	var f store.AdminEventFilter
+	realm, err := a.realm(r)
+	if err != nil {
+		return nil, f, err
+	}
+	q := r.URL.Query()
+	if f.OperationTypes, err = eventListParam(q, "operationType", func(v string) bool {
+		return slices.Contains(operationTypes, v)
+	}, "one of "+strings.Join(operationTypes, ", ")); err != nil {
+		return nil, f, err
+	}
+	if f.ResourceTypes, err = eventListParam(q, "resourceType", resourceTypePattern.MatchString,
+		"a resource type such as USER or CLIENT_ROLE"); err != nil {
+		return nil, f, err
+	}
+	// Keycloak writes a prefix with a trailing "*".
+	f.ResourcePathPrefix = strings.TrimSuffix(q.Get("resourcePath"), "*")
+	if f.AuthUserID, err = eventUUIDParam(q, "authUserId"); err != nil {
+		return nil, f, err
+	}
+	if err := eventWindow(q, export, &f.EventWindow); err != nil {
+		return nil, f, err
+	}
+	return realm, f, nil
+}
+
+func (a *App) listAdminEvents(w http.ResponseWriter, r *http.Request) error {
+	realm, f, err := a.adminEventQuery(r, false)
+	if err != nil {
+		return err
+	}
+	events, err := a.store.ListAdminEvents(r.Context(), realm.ID, f)
+	if err != nil {
+		return err
+	}
+	reps := make([]adminEventRep, len(events))
+	for i, e := range events {
+		reps[i] = toAdminEventRep(e)
+	}
+	writeJSON(w, http.StatusOK, reps)
+	return nil
 }
