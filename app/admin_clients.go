@@ -51,7 +51,7 @@ const (
 	webOriginsOfRedirects = "+"
 )
 
-var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{2,255}$`)
+var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{2,` + strconv.Itoa(maxClientIDLength) + `}$`)
 
 // forbiddenURISchemes run code or read files where a browser lands on them.
 var forbiddenURISchemes = []string{"javascript", "data", "vbscript", "file", "blob", "about"}
