@@ -290,6 +290,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version)
+	go a.RunJobs(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

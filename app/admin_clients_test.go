@@ -504,7 +504,7 @@ func TestClientUpdateInvalid(t *testing.T) {
 
 func TestClientDelete(t *testing.T) {
 	s := newTestServer(t)
-	s.createRealm("acme")
+	s.clientsTestBareRealm("acme")
 	realmID := mustRealmID(t, s, "acme")
 	scope := &store.ClientScope{ID: "e0000000-0000-4000-8000-000000000001", RealmID: realmID, Name: "profile",
 		Protocol: "openid-connect"}
@@ -693,6 +693,23 @@ func TestClientCheckSecret(t *testing.T) {
 
 // clientsTestScopes makes client scopes named names in a realm, returning
 // their IDs by name.
+// clientsTestBareRealm makes a realm and removes the default client scopes
+// it is seeded with, so the test decides every scope there is.
+func (s *testServer) clientsTestBareRealm(name string) {
+	s.t.Helper()
+	s.createRealm(name)
+	realmID := mustRealmID(s.t, s, name)
+	scopes, err := s.store.ListClientScopes(s.t.Context(), realmID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, sc := range scopes {
+		if err := s.store.DeleteClientScope(s.t.Context(), realmID, sc.ID); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
 func (s *testServer) clientsTestScopes(realm string, names ...string) map[string]string {
 	s.t.Helper()
 	ids := map[string]string{}
@@ -733,8 +750,8 @@ func (s *testServer) clientsTestLinked(realm, clientID, kind string) []string {
 
 func TestClientCreateLinksRealmScopes(t *testing.T) {
 	s := newTestServer(t)
-	s.createRealm("acme")
-	s.createRealm("bare")
+	s.clientsTestBareRealm("acme")
+	s.clientsTestBareRealm("bare")
 	s.clientsTestScopes("acme", "profile", "email", "openid", "phone", "offline_access", "custom", "roles")
 	s.clientsTestCreate("acme", map[string]any{"clientId": "app"})
 	if got := s.clientsTestLinked("acme", "app", "default"); !slices.Equal(got, []string{"email", "openid", "profile", "roles"}) {
@@ -754,8 +771,8 @@ func TestClientCreateLinksRealmScopes(t *testing.T) {
 
 func TestClientScopeLinks(t *testing.T) {
 	s := newTestServer(t)
-	s.createRealm("acme")
-	s.createRealm("other")
+	s.clientsTestBareRealm("acme")
+	s.clientsTestBareRealm("other")
 	s.clientsTestCreate("acme", map[string]any{"clientId": "app"})
 	ids := s.clientsTestScopes("acme", "alpha", "beta")
 	foreign := s.clientsTestScopes("other", "gamma")["gamma"]
@@ -835,4 +852,26 @@ func TestClientScopeLinks(t *testing.T) {
 	}
 	mustError(t, s.admin(http.MethodPost, clientsTestClientPath("acme", "nope")+"/default-client-scopes", map[string]any{"clientScopeId": ids["alpha"]}), 404, "not_found", "")
 	mustError(t, s.admin(http.MethodDelete, clientsTestClientPath("acme", "nope")+"/optional-client-scopes/"+ids["beta"], nil), 404, "not_found", "")
+}
+
+// In a realm as created, a new client gets the seeded scopes Keycloak
+// assigns: the defaults always, the optional ones on request.
+func TestClientCreateLinksSeededScopes(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	s.clientsTestCreate("acme", map[string]any{"clientId": "app"})
+	want := map[string][]string{"default": slices.Sorted(slices.Values(newClientDefaultScopes)),
+		"optional": slices.Sorted(slices.Values(newClientOptionalScopes))}
+	for kind, names := range want {
+		var list []map[string]any
+		s.admin(http.MethodGet, clientsTestClientPath("acme", "app")+"/"+kind+"-client-scopes", nil).decode(t, &list)
+		var got []string
+		for _, sc := range list {
+			got = append(got, sc["name"].(string))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, names) {
+			t.Errorf("%s scopes %v, want %v", kind, got, names)
+		}
+	}
 }

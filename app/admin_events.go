@@ -22,6 +22,8 @@ func (a *App) eventRoutes(admin routeAdder) {
 	admin(http.MethodDelete, "/admin/realms/{realm}/events", a.clearLoginEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/login/export", a.exportLoginEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", a.exportAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/config", a.getEventsConfig)
+	admin(http.MethodPut, "/admin/realms/{realm}/events/config", a.putEventsConfig)
 	admin(http.MethodGet, "/admin/realms/{realm}/stats", a.realmStats)
 	admin(http.MethodGet, "/admin/realms/{realm}/stats/consents", a.consentStats)
 }

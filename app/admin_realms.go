@@ -242,7 +242,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.CreateRealm(r.Context(), &realm); err != nil {
 			return err
 		}
-		return a.seedRealm(r.Context(), tx, &realm)
+		return seedDefaultScopes(r.Context(), tx, &realm)
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return errorf(http.StatusConflict, "conflict", "realm %s already exists", realm.Name)

@@ -123,6 +123,9 @@ func validateScope(c *store.ClientScope) error {
 	if err := validateScopeName(c.Name); err != nil {
 		return err
 	}
+	if c.Protocol != protocolOIDC && c.Protocol != protocolSAML {
+		return fieldError("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
+	}
 	return checkText("description", c.Description, maxScopeDesc)
 }
 
@@ -217,9 +220,6 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 	set(&scope.Protocol, body.Protocol)
 	if err := validateScope(scope); err != nil {
 		return err
-	}
-	if scope.Protocol != protocolOIDC && scope.Protocol != protocolSAML {
-		return fieldError("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
 	}
 	if len(body.ProtocolMappers) > maxMappersPerScope {
 		return fieldError("protocolMappers", "must have at most %d mappers", maxMappersPerScope)
@@ -441,10 +441,10 @@ func (a *App) deleteMapper(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// seedRealm gives a new realm Keycloak's default client scopes and their
-// standard mappers, inside the transaction that creates the realm.
-func (a *App) seedRealm(ctx context.Context, tx *store.Store, realm *store.Realm) error {
-	now := a.now().UnixMilli()
+// seedDefaultScopes gives a new realm Keycloak's default client scopes and
+// their standard mappers, inside the transaction that creates the realm.
+func seedDefaultScopes(ctx context.Context, tx *store.Store, realm *store.Realm) error {
+	now := realm.CreatedAt
 	for _, t := range defaultClientScopes() {
 		scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: t.name, Description: t.description,
 			Protocol: protocolOIDC, CreatedAt: now}

@@ -141,7 +141,7 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 func TestScopesSeedDataValid(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range defaultClientScopes() {
-		if err := validateScope(&store.ClientScope{Name: c.name, Description: c.description}); err != nil {
+		if err := validateScope(&store.ClientScope{Name: c.name, Description: c.description, Protocol: protocolOIDC}); err != nil {
 			t.Errorf("scope %s: %v", c.name, err)
 		}
 		if seen[c.name] {

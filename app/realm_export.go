@@ -2,14 +2,12 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
-	"time"
-
-	"github.com/google/uuid"
+	"slices"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -27,9 +25,85 @@ type credentialRep struct {
 	CreatedTimestamp int64  `json:"createdTimestamp,omitempty"`
 }
 
+// roleRefs names roles: realm roles by name, client roles by client and name.
+type roleRefs struct {
+	RealmRoles  []string            `json:"realmRoles,omitempty"`
+	ClientRoles map[string][]string `json:"clientRoles,omitempty"`
+}
+
 type userExport struct {
 	userRep
+	roleRefs
+	Groups      []string        `json:"groups,omitempty"` // group IDs
 	Credentials []credentialRep `json:"credentials,omitempty"`
+}
+
+type mapperExport struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	MapperType       string            `json:"mapperType"`
+	Protocol         string            `json:"protocol"`
+	Config           map[string]string `json:"config"`
+	CreatedTimestamp int64             `json:"createdTimestamp"`
+}
+
+type scopeExport struct {
+	ID               string         `json:"id"`
+	Name             string         `json:"name"`
+	Description      string         `json:"description"`
+	Protocol         string         `json:"protocol"`
+	CreatedTimestamp int64          `json:"createdTimestamp"`
+	ProtocolMappers  []mapperExport `json:"protocolMappers"`
+}
+
+type serviceAccountExport struct {
+	ID               string `json:"id"`
+	Username         string `json:"username"`
+	Enabled          bool   `json:"enabled"`
+	CreatedTimestamp int64  `json:"createdTimestamp"`
+	roleRefs
+}
+
+type clientExport struct {
+	ID                               string                `json:"id"`
+	ClientID                         string                `json:"clientId"`
+	Name                             string                `json:"name"`
+	Description                      string                `json:"description"`
+	ClientType                       string                `json:"clientType"`
+	Enabled                          bool                  `json:"enabled"`
+	RedirectURIs                     []string              `json:"redirectUris"`
+	WebOrigins                       []string              `json:"webOrigins"`
+	GrantTypes                       []string              `json:"grantTypes"`
+	RequireConsent                   bool                  `json:"requireConsent"`
+	BackchannelLogoutURI             string                `json:"backchannelLogoutUri"`
+	BackchannelLogoutSessionRequired bool                  `json:"backchannelLogoutSessionRequired"`
+	CreatedTimestamp                 int64                 `json:"createdTimestamp"`
+	SecretHash                       string                `json:"secretHash,omitempty"` // base64 SHA-256, with includeSecrets
+	DefaultClientScopes              []string              `json:"defaultClientScopes"`  // scope names
+	OptionalClientScopes             []string              `json:"optionalClientScopes"` // scope names
+	ServiceAccount                   *serviceAccountExport `json:"serviceAccount,omitempty"`
+}
+
+type roleExport struct {
+	ID               string    `json:"id"`
+	Name             string    `json:"name"`
+	Description      string    `json:"description"`
+	CreatedTimestamp int64     `json:"createdTimestamp"`
+	Composites       *roleRefs `json:"composites,omitempty"`
+}
+
+type rolesExport struct {
+	Realm  []roleExport            `json:"realm"`
+	Client map[string][]roleExport `json:"client"` // by public clientId
+}
+
+type groupExport struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Description      string `json:"description"`
+	ParentID         string `json:"parentId,omitempty"`
+	CreatedTimestamp int64  `json:"createdTimestamp"`
+	roleRefs
 }
 
 // realmExport is the realm JSON format: the realm's fields at the top level,
@@ -37,14 +111,19 @@ type userExport struct {
 type realmExport struct {
 	FormatVersion int `json:"formatVersion"`
 	realmRep
-	Users []userExport `json:"users,omitempty"`
+	ClientScopes []scopeExport  `json:"clientScopes"`
+	Clients      []clientExport `json:"clients"`
+	Roles        rolesExport    `json:"roles"`
+	Groups       []groupExport  `json:"groups"` // parents before their children
+	Users        []userExport   `json:"users,omitempty"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
-// keys, password hashes) are included only when includeSecrets is set.
+// keys, client secret hashes, password hashes) are included only when
+// includeSecrets is set.
 func ExportRealm(ctx context.Context, st *store.Store, name string, includeUsers, includeSecrets bool) ([]byte, error) {
-	var out realmExport
-	// One snapshot, so the realm and its users are one consistent picture.
+	var out *realmExport
+	// One snapshot, so every resource is one consistent picture.
 	err := st.ReadTx(ctx, func(tx *store.Store) error {
 		realm, err := tx.GetRealm(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -52,27 +131,186 @@ func ExportRealm(ctx context.Context, st *store.Store, name string, includeUsers
 		} else if err != nil {
 			return err
 		}
-		out = realmExport{FormatVersion: realmFormatVersion, realmRep: toRealmRep(realm, includeSecrets)}
-		if !includeUsers {
-			return nil
-		}
-		users, err := tx.AllUsers(ctx, realm.ID)
-		if err != nil {
-			return err
-		}
-		out.Users = make([]userExport, len(users))
-		for i, u := range users {
-			out.Users[i] = userExport{userRep: toUserRep(u)}
-			if includeSecrets && u.PasswordHash != "" {
-				out.Users[i].Credentials = []credentialRep{{Type: "password", Hash: u.PasswordHash, CreatedTimestamp: u.PasswordChangedAt}}
-			}
-		}
-		return nil
+		out, err = exportRealm(ctx, tx, realm, includeUsers, includeSecrets)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return json.MarshalIndent(out, "", "  ")
+}
+
+// realmSnapshot is every row of a realm that the export reads, with lookups
+// from IDs to what the format names things by.
+type realmSnapshot struct {
+	roles       map[string]*store.Role // by ID
+	clientIDs   map[string]string      // internal ID -> public clientId
+	scopeNames  map[string]string      // scope ID -> name
+	userRoles   map[string][]string
+	groupRoles  map[string][]string
+	composites  map[string][]string
+	scopeLinks  map[string][]string
+	memberships map[string][]string
+}
+
+func (snap *realmSnapshot) refs(roleIDs []string) roleRefs {
+	var refs roleRefs
+	for _, id := range roleIDs {
+		role := snap.roles[id]
+		if role.ClientID == "" {
+			refs.RealmRoles = append(refs.RealmRoles, role.Name)
+			continue
+		}
+		if refs.ClientRoles == nil {
+			refs.ClientRoles = map[string][]string{}
+		}
+		c := snap.clientIDs[role.ClientID]
+		refs.ClientRoles[c] = append(refs.ClientRoles[c], role.Name)
+	}
+	slices.Sort(refs.RealmRoles)
+	for _, names := range refs.ClientRoles {
+		slices.Sort(names)
+	}
+	return refs
+}
+
+func (snap *realmSnapshot) scopeList(ids []string) []string {
+	names := make([]string, 0, len(ids))
+	for _, id := range ids {
+		names = append(names, snap.scopeNames[id])
+	}
+	slices.Sort(names)
+	return names
+}
+
+func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, includeUsers, includeSecrets bool) (*realmExport, error) {
+	snap := realmSnapshot{roles: map[string]*store.Role{}, clientIDs: map[string]string{}, scopeNames: map[string]string{}}
+	scopes, err := tx.ListClientScopes(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := tx.ListClients(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := tx.ListAllRoles(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := tx.ListGroups(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	users, err := tx.AllUsers(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range []struct {
+		dst  *map[string][]string
+		load func(context.Context, string) (map[string][]string, error)
+	}{
+		{&snap.userRoles, tx.AllUserRoleMappings}, {&snap.groupRoles, tx.AllGroupRoleMappings},
+		{&snap.composites, tx.AllComposites}, {&snap.scopeLinks, tx.AllScopeLinks},
+		{&snap.memberships, tx.GroupMemberships},
+	} {
+		if *q.dst, err = q.load(ctx, realm.ID); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range clients {
+		snap.clientIDs[c.ID] = c.ClientID
+	}
+	for _, r := range roles {
+		snap.roles[r.ID] = r
+	}
+	out := &realmExport{FormatVersion: realmFormatVersion, realmRep: toRealmRep(realm, includeSecrets),
+		ClientScopes: []scopeExport{}, Clients: []clientExport{}, Groups: []groupExport{},
+		Roles: rolesExport{Realm: []roleExport{}, Client: map[string][]roleExport{}}}
+
+	for _, sc := range scopes {
+		snap.scopeNames[sc.ID] = sc.Name
+		e := scopeExport{ID: sc.ID, Name: sc.Name, Description: sc.Description, Protocol: sc.Protocol,
+			CreatedTimestamp: sc.CreatedAt, ProtocolMappers: []mapperExport{}}
+		for _, m := range sc.Mappers {
+			e.ProtocolMappers = append(e.ProtocolMappers, mapperExport{ID: m.ID, Name: m.Name, MapperType: m.MapperType,
+				Protocol: m.Protocol, Config: m.Config, CreatedTimestamp: m.CreatedAt})
+		}
+		out.ClientScopes = append(out.ClientScopes, e)
+	}
+	serviceAccounts := map[string]*store.User{}
+	for _, u := range users {
+		if u.ServiceAccountClientID != "" {
+			serviceAccounts[u.ServiceAccountClientID] = u
+		}
+	}
+	for _, c := range clients {
+		e := clientExport{ID: c.ID, ClientID: c.ClientID, Name: c.Name, Description: c.Description,
+			ClientType: c.ClientType, Enabled: c.Enabled, RedirectURIs: c.RedirectURIs, WebOrigins: c.WebOrigins,
+			GrantTypes: c.GrantTypes, RequireConsent: c.RequireConsent, BackchannelLogoutURI: c.BackchannelLogoutURI,
+			BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, CreatedTimestamp: c.CreatedAt,
+			DefaultClientScopes:  snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeDefault]),
+			OptionalClientScopes: snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeOptional]),
+		}
+		if includeSecrets && c.SecretHash != nil {
+			e.SecretHash = base64.StdEncoding.EncodeToString(c.SecretHash)
+		}
+		if sa := serviceAccounts[c.ID]; sa != nil {
+			e.ServiceAccount = &serviceAccountExport{ID: sa.ID, Username: sa.Username, Enabled: sa.Enabled,
+				CreatedTimestamp: sa.CreatedAt, roleRefs: snap.refs(snap.userRoles[sa.ID])}
+		}
+		out.Clients = append(out.Clients, e)
+	}
+	for _, r := range roles {
+		e := roleExport{ID: r.ID, Name: r.Name, Description: r.Description, CreatedTimestamp: r.CreatedAt}
+		if children := snap.composites[r.ID]; len(children) > 0 {
+			refs := snap.refs(children)
+			e.Composites = &refs
+		}
+		if r.ClientID == "" {
+			out.Roles.Realm = append(out.Roles.Realm, e)
+		} else {
+			c := snap.clientIDs[r.ClientID]
+			out.Roles.Client[c] = append(out.Roles.Client[c], e)
+		}
+	}
+	for _, g := range parentsFirst(groups) {
+		out.Groups = append(out.Groups, groupExport{ID: g.ID, Name: g.Name, Description: g.Description,
+			ParentID: g.ParentID, CreatedTimestamp: g.CreatedAt, roleRefs: snap.refs(snap.groupRoles[g.ID])})
+	}
+	if !includeUsers {
+		return out, nil
+	}
+	out.Users = []userExport{}
+	for _, u := range users {
+		if u.ServiceAccountClientID != "" {
+			continue
+		}
+		e := userExport{userRep: toUserRep(u), roleRefs: snap.refs(snap.userRoles[u.ID]), Groups: snap.memberships[u.ID]}
+		if includeSecrets && u.PasswordHash != "" {
+			e.Credentials = []credentialRep{{Type: "password", Hash: u.PasswordHash, CreatedTimestamp: u.PasswordChangedAt}}
+		}
+		out.Users = append(out.Users, e)
+	}
+	return out, nil
+}
+
+// parentsFirst orders groups so each comes after its parent, keeping the
+// name order among siblings, so an import can insert them in turn.
+func parentsFirst(groups []*store.Group) []*store.Group {
+	children := map[string][]*store.Group{}
+	for _, g := range groups {
+		children[g.ParentID] = append(children[g.ParentID], g)
+	}
+	out := make([]*store.Group, 0, len(groups))
+	var walk func(parent string)
+	walk = func(parent string) {
+		for _, g := range children[parent] {
+			out = append(out, g)
+			walk(g.ID)
+		}
+	}
+	walk("")
+	return out
 }
 
 func (a *App) exportRealm(w http.ResponseWriter, r *http.Request) error {
@@ -96,214 +334,5 @@ func (a *App) exportRealm(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="realm-%s.json"`, realm.Name))
 	_, _ = w.Write(append(data, '\n'))
-	return nil
-}
-
-type userImport struct {
-	ID               *string         `json:"id"`
-	CreatedTimestamp *int64          `json:"createdTimestamp"`
-	Credentials      []credentialRep `json:"credentials"`
-	userCreate
-}
-
-type realmImport struct {
-	FormatVersion    *int    `json:"formatVersion"`
-	ID               *string `json:"id"`
-	CreatedTimestamp *int64  `json:"createdTimestamp"`
-	realmCreate
-	Users []userImport `json:"users"`
-}
-
-// ImportRealm creates a realm, with its resources, from the realm JSON
-// format. It validates everything before it writes anything, and writes it
-// all in one transaction. An existing realm of that name is a conflict
-// unless overwrite is set, when the import replaces it whole.
-func ImportRealm(ctx context.Context, st *store.Store, data []byte, overwrite bool, now time.Time) (*store.Realm, error) {
-	var in realmImport
-	if err := strictUnmarshal(data, &in); err != nil {
-		return nil, err
-	}
-	switch {
-	case in.FormatVersion == nil:
-		return nil, fieldError("formatVersion", "is required")
-	case *in.FormatVersion < 1 || *in.FormatVersion > realmFormatVersion:
-		return nil, fieldError("formatVersion", "must be between 1 and %d; this export is from a newer Idenplane", realmFormatVersion)
-	case in.Name == nil:
-		return nil, fieldError("name", "is required")
-	}
-	realm := defaultRealm()
-	in.apply(&realm)
-	realm.ID, realm.CreatedAt = uuid.NewString(), now.UnixMilli()
-	if in.ID != nil {
-		if err := uuid.Validate(*in.ID); err != nil {
-			return nil, fieldError("id", "must be a UUID")
-		}
-		realm.ID = *in.ID
-	}
-	if in.CreatedTimestamp != nil {
-		realm.CreatedAt = *in.CreatedTimestamp
-	}
-	users, err := importedUsers(&realm, in.Users, now)
-	if err != nil {
-		return nil, err
-	}
-	err = st.Tx(ctx, func(tx *store.Store) error {
-		existing, err := tx.GetRealm(ctx, realm.Name)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			existing = nil
-		case err != nil:
-			return err
-		case !overwrite:
-			return errorf(http.StatusConflict, "conflict", "realm %s already exists; import with overwrite to replace it", realm.Name)
-		}
-		restoreRedacted(&realm, existing)
-		if err := validateRealm(&realm); err != nil {
-			return err
-		}
-		if existing != nil {
-			if err := keepPasswords(ctx, tx, existing, users); err != nil {
-				return err
-			}
-			if err := tx.DeleteRealm(ctx, existing.Name); err != nil {
-				return err
-			}
-		}
-		if err := tx.CreateRealm(ctx, &realm); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "id",
-					Description: "another realm already has id " + realm.ID, Cause: err}
-			}
-			return err
-		}
-		for i, u := range users {
-			if err := tx.CreateUser(ctx, u); err != nil {
-				if errors.Is(err, store.ErrConflict) {
-					return &apiError{Status: http.StatusConflict, Code: "conflict", Field: fmt.Sprintf("users[%d].id", i),
-						Description: "a user with id " + u.ID + " exists in another realm", Cause: err}
-				}
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &realm, nil
-}
-
-// restoreRedacted drops redaction placeholders from an export made without
-// secrets, keeping the secrets of the realm being overwritten, if any.
-func restoreRedacted(realm, existing *store.Realm) {
-	var old store.Realm
-	if existing != nil {
-		old = *existing
-	}
-	if realm.SMTPPassword == redacted {
-		realm.SMTPPassword = old.SMTPPassword
-	}
-	realm.EmailProviderConfig = keepRedacted(realm.EmailProviderConfig, old.EmailProviderConfig)
-	for k, v := range realm.EmailProviderConfig {
-		if v == redacted {
-			delete(realm.EmailProviderConfig, k)
-		}
-	}
-}
-
-// keepPasswords gives users that an export carried without credentials the
-// password they have in the realm being overwritten, as restoreRedacted
-// does for the realm's own secrets.
-func keepPasswords(ctx context.Context, tx *store.Store, existing *store.Realm, users []*store.User) error {
-	for _, u := range users {
-		if u.PasswordHash != "" {
-			continue
-		}
-		old, err := tx.GetUser(ctx, existing.ID, u.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		u.PasswordHash, u.PasswordChangedAt = old.PasswordHash, old.PasswordChangedAt
-	}
-	return nil
-}
-
-// importedUsers validates every user of an import, naming the one at fault.
-func importedUsers(realm *store.Realm, in []userImport, now time.Time) ([]*store.User, error) {
-	users := make([]*store.User, 0, len(in))
-	seenName, seenEmail, seenID := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for i, ui := range in {
-		prefix := fmt.Sprintf("users[%d]", i)
-		if ui.Username == nil {
-			return nil, fieldError(prefix+".username", "is required")
-		}
-		if ui.Password != nil {
-			return nil, &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: prefix + ".password",
-				Description: prefix + ".password: plaintext passwords are not imported; use credentials with a hash"}
-		}
-		u := &store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, CreatedAt: now.UnixMilli()}
-		if ui.ID != nil {
-			if err := uuid.Validate(*ui.ID); err != nil {
-				return nil, fieldError(prefix+".id", "must be a UUID")
-			}
-			u.ID = strings.ToLower(*ui.ID)
-		}
-		set(&u.CreatedAt, ui.CreatedTimestamp)
-		set(&u.Username, ui.Username)
-		set(&u.Email, ui.Email)
-		set(&u.FirstName, ui.FirstName)
-		set(&u.LastName, ui.LastName)
-		set(&u.Enabled, ui.Enabled)
-		set(&u.EmailVerified, ui.EmailVerified)
-		set(&u.RequirePasswordReset, ui.RequirePasswordReset)
-		if err := validateUser(u); err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) {
-				ae = &apiError{Status: ae.Status, Code: ae.Code, Field: prefix + "." + ae.Field, Description: prefix + "." + ae.Description}
-				return nil, ae
-			}
-			return nil, err
-		}
-		for _, c := range ui.Credentials {
-			if c.Type != "password" {
-				return nil, fieldError(prefix+".credentials", "type %q is not supported", c.Type)
-			}
-			if _, err := parseArgon2id(c.Hash); err != nil {
-				return nil, fieldError(prefix+".credentials", "hash must be an argon2id PHC string")
-			}
-			u.PasswordHash, u.PasswordChangedAt = c.Hash, c.CreatedTimestamp
-		}
-		switch {
-		case seenID[u.ID]:
-			return nil, errorf(http.StatusConflict, "conflict", "%s: id %s appears twice", prefix, u.ID)
-		case seenName[u.Username]:
-			return nil, &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".username",
-				Description: fmt.Sprintf("%s: username %s appears twice", prefix, u.Username)}
-		case u.Email != "" && seenEmail[u.Email]:
-			return nil, &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".email",
-				Description: fmt.Sprintf("%s: email %s appears twice", prefix, u.Email)}
-		}
-		seenID[u.ID], seenName[u.Username], seenEmail[u.Email] = true, true, true
-		users = append(users, u)
-	}
-	return users, nil
-}
-
-func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
-	overwrite, err := boolParam(r.URL.Query().Get("overwrite"), "overwrite")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	realm, err := ImportRealm(r.Context(), a.store, body, overwrite, a.now())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, toRealmRep(realm, false))
 	return nil
 }

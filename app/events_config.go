@@ -1,0 +1,63 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Keycloak's events configuration endpoint: the one place after creation
+// where recording is switched, since the realm PUT accepts only the spec's
+// update fields.
+
+type eventsConfigRep struct {
+	EventsEnabled      bool `json:"eventsEnabled"`
+	EventsExpiration   int  `json:"eventsExpiration"`
+	AdminEventsEnabled bool `json:"adminEventsEnabled"`
+}
+
+func toEventsConfig(r *store.Realm) eventsConfigRep {
+	return eventsConfigRep{EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
+		AdminEventsEnabled: r.AdminEventsEnabled}
+}
+
+func (a *App) getEventsConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toEventsConfig(realm))
+	return nil
+}
+
+// putEventsConfig changes the fields the body names, as every PUT does.
+func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	d := defaultRealm()
+	defaults := map[string]any{"eventsEnabled": d.EventsEnabled, "eventsExpiration": d.EventsExpiration,
+		"adminEventsEnabled": d.AdminEventsEnabled}
+	current, err := asJSONMap(toEventsConfig(realm), defaults)
+	if err != nil {
+		return err
+	}
+	var cfg eventsConfigRep
+	if err := update(body, current, defaults, false, &cfg); err != nil {
+		return err
+	}
+	realm.EventsEnabled, realm.EventsExpiration, realm.AdminEventsEnabled = cfg.EventsEnabled, cfg.EventsExpiration, cfg.AdminEventsEnabled
+	if err := validateRealm(realm); err != nil {
+		return err
+	}
+	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toEventsConfig(realm))
+	return nil
+}

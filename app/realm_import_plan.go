@@ -1,0 +1,578 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// importPlan is an import checked and resolved into store rows, before any
+// of it is written: every ID assigned, every reference by name turned into
+// an ID, every field validated as the admin API would.
+type importPlan struct {
+	now         int64
+	realm       *store.Realm
+	seedScopes  bool
+	scopes      []*store.ClientScope
+	clientList  []*store.Client
+	clients     map[string]*store.Client     // by public clientId
+	links       []scopeLink                  // resolved by scope name once scopes exist
+	roles       []*store.Role                // realm roles, then client roles
+	realmRoles  map[string]string            // name -> ID
+	clientRoles map[string]map[string]string // clientId -> name -> ID
+	composites  []composite
+	groups      []*store.Group // parents first
+	groupIDs    map[string]string // group ID in the file -> ID it gets
+	// copy: the file has no realm id, so every resource gets a fresh ID and
+	// the realm can sit beside the one it was exported from.
+	copy bool
+	users       []*store.User // people and service accounts
+	userFields  []string      // each user's place in the file, for errors
+	grants      []grant
+	memberships [][2]string // group ID, user ID
+}
+
+type scopeLink struct{ clientID, scope, kind, field string }
+
+type composite struct {
+	parentID, field string
+	childIDs        []string
+}
+
+type grant struct {
+	holder  store.RoleHolder
+	roleIDs []string
+}
+
+// withPrefix moves a validation error's field under an import path such as
+// "clients[2]".
+func withPrefix(err error, prefix string) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Field == "" {
+		return err
+	}
+	out := *ae
+	out.Field = prefix + "." + ae.Field
+	out.Description = prefix + "." + ae.Description
+	return &out
+}
+
+// id returns the ID a resource gets: the one given, if it is a UUID and
+// the import is not a copy, or a new one.
+func (p *importPlan) id(given *string, field string) (string, error) {
+	if given == nil {
+		return uuid.NewString(), nil
+	}
+	if err := uuid.Validate(*given); err != nil {
+		return "", fieldError(field, "must be a UUID")
+	}
+	if p.copy {
+		return uuid.NewString(), nil
+	}
+	return strings.ToLower(*given), nil
+}
+
+func (p *importPlan) timestamp(t *int64) int64 {
+	if t != nil {
+		return *t
+	}
+	return p.now
+}
+
+func (p *importPlan) build(in *realmImport) error {
+	realm := defaultRealm()
+	in.apply(&realm)
+	var err error
+	if realm.ID, err = p.id(in.ID, "id"); err != nil {
+		return err
+	}
+	p.copy = in.ID == nil
+	realm.CreatedAt = p.timestamp(in.CreatedTimestamp)
+	p.realm = &realm
+	for _, step := range []func(*realmImport) error{p.buildScopes, p.buildClients, p.buildRoles, p.buildGroups, p.buildUsers} {
+		if err := step(in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *importPlan) buildScopes(in *realmImport) error {
+	if in.ClientScopes == nil {
+		p.seedScopes = true
+		return nil
+	}
+	names := map[string]bool{}
+	for i, si := range *in.ClientScopes {
+		prefix := fmt.Sprintf("clientScopes[%d]", i)
+		id, err := p.id(si.ID, prefix+".id")
+		if err != nil {
+			return err
+		}
+		sc := &store.ClientScope{ID: id, RealmID: p.realm.ID, Name: si.Name, Description: si.Description,
+			Protocol: si.Protocol, CreatedAt: p.timestamp(si.CreatedTimestamp)}
+		for j, mi := range si.ProtocolMappers {
+			mprefix := fmt.Sprintf("%s.protocolMappers[%d]", prefix, j)
+			mid, err := p.id(mi.ID, mprefix+".id")
+			if err != nil {
+				return err
+			}
+			sc.Mappers = append(sc.Mappers, &store.ProtocolMapper{ID: mid, ScopeID: id, Name: mi.Name,
+				MapperType: mi.MapperType, Protocol: mi.Protocol, Config: mi.Config, CreatedAt: p.timestamp(mi.CreatedTimestamp)})
+		}
+		if err := validateImportedScope(sc); err != nil {
+			return withPrefix(err, prefix)
+		}
+		if names[sc.Name] {
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".name",
+				Description: fmt.Sprintf("%s.name: scope %s appears twice", prefix, sc.Name)}
+		}
+		names[sc.Name] = true
+		p.scopes = append(p.scopes, sc)
+	}
+	return nil
+}
+
+func (p *importPlan) buildClients(in *realmImport) error {
+	for i, ci := range in.Clients {
+		prefix := fmt.Sprintf("clients[%d]", i)
+		id, err := p.id(ci.ID, prefix+".id")
+		if err != nil {
+			return err
+		}
+		c := &store.Client{ID: id, RealmID: p.realm.ID, ClientID: ci.ClientID, Name: ci.Name, Description: ci.Description,
+			ClientType: ci.ClientType, Enabled: ci.Enabled == nil || *ci.Enabled, RedirectURIs: ci.RedirectURIs,
+			WebOrigins: ci.WebOrigins, GrantTypes: ci.GrantTypes, RequireConsent: ci.RequireConsent,
+			BackchannelLogoutURI: ci.BackchannelLogoutURI, CreatedAt: p.timestamp(ci.CreatedTimestamp),
+			BackchannelLogoutSessionRequired: ci.BackchannelLogoutSessionRequired == nil || *ci.BackchannelLogoutSessionRequired}
+		if err := validateImportedClient(c); err != nil {
+			return withPrefix(err, prefix)
+		}
+		if p.clients[c.ClientID] != nil {
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".clientId",
+				Description: fmt.Sprintf("%s.clientId: client %s appears twice", prefix, c.ClientID)}
+		}
+		if ci.SecretHash != "" {
+			h, err := base64.StdEncoding.DecodeString(ci.SecretHash)
+			if err != nil || len(h) != 32 || c.ClientType == clientPublic {
+				return fieldError(prefix+".secretHash", "must be the base64 SHA-256 of a confidential client's secret")
+			}
+			c.SecretHash = h
+		}
+		p.clients[c.ClientID] = c
+		p.clientList = append(p.clientList, c)
+		for _, l := range []struct {
+			kind, field string
+			names       []string
+		}{{store.ScopeDefault, "defaultClientScopes", ci.DefaultClientScopes}, {store.ScopeOptional, "optionalClientScopes", ci.OptionalClientScopes}} {
+			for _, name := range l.names {
+				p.links = append(p.links, scopeLink{clientID: c.ID, scope: name, kind: l.kind, field: prefix + "." + l.field})
+			}
+		}
+	}
+	return nil
+}
+
+// buildServiceAccounts runs after roles: service accounts carry role mappings.
+func (p *importPlan) buildServiceAccounts(in *realmImport) error {
+	for i, ci := range in.Clients {
+		prefix := fmt.Sprintf("clients[%d].serviceAccount", i)
+		c := p.clients[ci.ClientID]
+		hasGrant := slices.Contains(c.GrantTypes, grantClientCredentials)
+		switch {
+		case ci.ServiceAccount == nil && !hasGrant:
+			continue
+		case ci.ServiceAccount != nil && !hasGrant:
+			return fieldError(prefix, "is only for clients with the client_credentials grant")
+		}
+		sa := ci.ServiceAccount
+		if sa == nil {
+			sa = &serviceAccountImport{}
+		}
+		id, err := p.id(sa.ID, prefix+".id")
+		if err != nil {
+			return err
+		}
+		u := &store.User{ID: id, RealmID: p.realm.ID, Username: sa.Username, Enabled: sa.Enabled == nil || *sa.Enabled,
+			CreatedAt: p.timestamp(sa.CreatedTimestamp), ServiceAccountClientID: c.ID}
+		if u.Username == "" {
+			u.Username = serviceAccountUsername(c)
+		}
+		if err := validateUser(u); err != nil {
+			return withPrefix(err, prefix)
+		}
+		roleIDs, err := p.resolve(sa.roleRefs, prefix)
+		if err != nil {
+			return err
+		}
+		p.users = append(p.users, u)
+		p.userFields = append(p.userFields, prefix)
+		p.grants = append(p.grants, grant{store.UserRoles(u.ID), roleIDs})
+	}
+	return nil
+}
+
+func (p *importPlan) buildRoles(in *realmImport) error {
+	add := func(ri roleImport, clientID, prefix string, byName map[string]string) error {
+		id, err := p.id(ri.ID, prefix+".id")
+		if err != nil {
+			return err
+		}
+		role := &store.Role{ID: id, RealmID: p.realm.ID, ClientID: clientID, Name: ri.Name, Description: ri.Description,
+			CreatedAt: p.timestamp(ri.CreatedTimestamp)}
+		if err := validateRole(role); err != nil {
+			return withPrefix(err, prefix)
+		}
+		if byName[role.Name] != "" {
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".name",
+				Description: fmt.Sprintf("%s.name: role %s appears twice", prefix, role.Name)}
+		}
+		byName[role.Name] = role.ID
+		p.roles = append(p.roles, role)
+		return nil
+	}
+	for i, ri := range in.Roles.Realm {
+		if err := add(ri, "", fmt.Sprintf("roles.realm[%d]", i), p.realmRoles); err != nil {
+			return err
+		}
+	}
+	for _, clientID := range sortedKeys(in.Roles.Client) {
+		c := p.clients[clientID]
+		if c == nil {
+			return fieldError("roles.client."+clientID, "names no client in this file")
+		}
+		p.clientRoles[clientID] = map[string]string{}
+		for i, ri := range in.Roles.Client[clientID] {
+			if err := add(ri, c.ID, fmt.Sprintf("roles.client.%s[%d]", clientID, i), p.clientRoles[clientID]); err != nil {
+				return err
+			}
+		}
+	}
+	// Composites may name any role of the file, so they resolve after all roles.
+	resolveComposites := func(list []roleImport, prefix string, byName map[string]string) error {
+		for i, ri := range list {
+			if ri.Composites == nil {
+				continue
+			}
+			field := fmt.Sprintf("%s[%d].composites", prefix, i)
+			children, err := p.resolve(*ri.Composites, field)
+			if err != nil {
+				return err
+			}
+			p.composites = append(p.composites, composite{parentID: byName[ri.Name], field: field, childIDs: children})
+		}
+		return nil
+	}
+	if err := resolveComposites(in.Roles.Realm, "roles.realm", p.realmRoles); err != nil {
+		return err
+	}
+	for _, clientID := range sortedKeys(in.Roles.Client) {
+		if err := resolveComposites(in.Roles.Client[clientID], "roles.client."+clientID, p.clientRoles[clientID]); err != nil {
+			return err
+		}
+	}
+	return p.buildServiceAccounts(in)
+}
+
+// resolve turns role names into IDs, naming every unknown one.
+func (p *importPlan) resolve(refs roleRefs, field string) ([]string, error) {
+	var ids, unknown []string
+	for _, name := range refs.RealmRoles {
+		if id, ok := p.realmRoles[name]; ok {
+			ids = append(ids, id)
+		} else {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fieldError(field+".realmRoles", "no realm role named %s", strings.Join(unknown, ", "))
+	}
+	for _, clientID := range sortedKeys(refs.ClientRoles) {
+		byName, ok := p.clientRoles[clientID]
+		for _, name := range refs.ClientRoles[clientID] {
+			if id, found := byName[name]; ok && found {
+				ids = append(ids, id)
+			} else {
+				unknown = append(unknown, name)
+			}
+		}
+		if len(unknown) > 0 {
+			return nil, fieldError(field+".clientRoles."+clientID, "client %s has no role named %s", clientID, strings.Join(unknown, ", "))
+		}
+	}
+	return ids, nil
+}
+
+func (p *importPlan) buildGroups(in *realmImport) error {
+	for i, gi := range in.Groups {
+		prefix := fmt.Sprintf("groups[%d]", i)
+		id, err := p.id(gi.ID, prefix+".id")
+		if err != nil {
+			return err
+		}
+		g := &store.Group{ID: id, RealmID: p.realm.ID, Name: gi.Name, Description: gi.Description,
+			CreatedAt: p.timestamp(gi.CreatedTimestamp)}
+		if err := validateGroup(g); err != nil {
+			return withPrefix(err, prefix)
+		}
+		if gi.ParentID != "" {
+			if g.ParentID = p.groupIDs[strings.ToLower(gi.ParentID)]; g.ParentID == "" {
+				return fieldError(prefix+".parentId", "must name a group listed before this one")
+			}
+		}
+		fileID := id
+		if gi.ID != nil {
+			fileID = strings.ToLower(*gi.ID)
+		}
+		if p.groupIDs[fileID] != "" {
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".id",
+				Description: fmt.Sprintf("%s.id: group %s appears twice", prefix, fileID)}
+		}
+		roleIDs, err := p.resolve(gi.roleRefs, prefix)
+		if err != nil {
+			return err
+		}
+		p.groupIDs[fileID] = g.ID
+		p.groups = append(p.groups, g)
+		p.grants = append(p.grants, grant{store.GroupRoles(g.ID), roleIDs})
+	}
+	return nil
+}
+
+func (p *importPlan) buildUsers(in *realmImport) error {
+	seenName, seenEmail, seenID := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, u := range p.users { // service accounts
+		seenName[u.Username], seenID[u.ID] = true, true
+	}
+	for i, ui := range in.Users {
+		prefix := fmt.Sprintf("users[%d]", i)
+		if ui.Username == nil {
+			return fieldError(prefix+".username", "is required")
+		}
+		if ui.Password != nil {
+			return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: prefix + ".password",
+				Description: prefix + ".password: plaintext passwords are not imported; use credentials with a hash"}
+		}
+		id, err := p.id(ui.ID, prefix+".id")
+		if err != nil {
+			return err
+		}
+		u := &store.User{ID: id, RealmID: p.realm.ID, Enabled: true, CreatedAt: p.timestamp(ui.CreatedTimestamp)}
+		set(&u.Username, ui.Username)
+		set(&u.Email, ui.Email)
+		set(&u.FirstName, ui.FirstName)
+		set(&u.LastName, ui.LastName)
+		set(&u.Enabled, ui.Enabled)
+		set(&u.EmailVerified, ui.EmailVerified)
+		set(&u.RequirePasswordReset, ui.RequirePasswordReset)
+		if err := validateUser(u); err != nil {
+			return withPrefix(err, prefix)
+		}
+		for _, c := range ui.Credentials {
+			if c.Type != "password" {
+				return fieldError(prefix+".credentials", "type %q is not supported", c.Type)
+			}
+			if _, err := parseArgon2id(c.Hash); err != nil {
+				return fieldError(prefix+".credentials", "hash must be an argon2id PHC string")
+			}
+			u.PasswordHash, u.PasswordChangedAt = c.Hash, c.CreatedTimestamp
+		}
+		switch {
+		case seenID[u.ID]:
+			return errorf(http.StatusConflict, "conflict", "%s: id %s appears twice", prefix, u.ID)
+		case seenName[u.Username]:
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".username",
+				Description: fmt.Sprintf("%s: username %s appears twice", prefix, u.Username)}
+		case u.Email != "" && seenEmail[u.Email]:
+			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".email",
+				Description: fmt.Sprintf("%s: email %s appears twice", prefix, u.Email)}
+		}
+		seenID[u.ID], seenName[u.Username], seenEmail[u.Email] = true, true, true
+		roleIDs, err := p.resolve(ui.roleRefs, prefix)
+		if err != nil {
+			return err
+		}
+		for _, g := range ui.Groups {
+			id := p.groupIDs[strings.ToLower(g)]
+			if id == "" {
+				return fieldError(prefix+".groups", "no group with id %s in this file", g)
+			}
+			p.memberships = append(p.memberships, [2]string{id, u.ID})
+		}
+		p.users = append(p.users, u)
+		p.userFields = append(p.userFields, prefix)
+		p.grants = append(p.grants, grant{store.UserRoles(u.ID), roleIDs})
+	}
+	return nil
+}
+
+// keepSecrets gives users and clients that an export carried without their
+// secrets the ones they have in the realm being overwritten, as
+// restoreRedacted does for the realm's own secrets.
+func (p *importPlan) keepSecrets(ctx context.Context, tx *store.Store, existing *store.Realm) error {
+	for _, u := range p.users {
+		if u.PasswordHash != "" || u.ServiceAccountClientID != "" {
+			continue
+		}
+		old, err := tx.GetUser(ctx, existing.ID, u.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		u.PasswordHash, u.PasswordChangedAt = old.PasswordHash, old.PasswordChangedAt
+	}
+	for _, c := range p.clientList {
+		if c.SecretHash != nil || c.ClientType == clientPublic {
+			continue
+		}
+		old, err := tx.GetClient(ctx, existing.ID, c.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		c.SecretHash = old.SecretHash
+	}
+	return nil
+}
+
+// idConflict explains a clash of a kept ID with a row of another realm.
+func idConflict(err error, field, what string) error {
+	if errors.Is(err, store.ErrConflict) {
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: field,
+			Description: fmt.Sprintf("%s: %s", field, what), Cause: err}
+	}
+	return err
+}
+
+// write inserts the plan, in dependency order, inside tx.
+func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
+	if err := tx.CreateRealm(ctx, p.realm); err != nil {
+		return idConflict(err, "id", "another realm already has id "+p.realm.ID)
+	}
+	if p.seedScopes {
+		if err := seedDefaultScopes(ctx, tx, p.realm); err != nil {
+			return err
+		}
+	}
+	for i, sc := range p.scopes {
+		if err := tx.CreateClientScope(ctx, sc); err != nil {
+			return idConflict(err, fmt.Sprintf("clientScopes[%d].id", i), "a scope or mapper id is used in another realm")
+		}
+	}
+	scopes, err := tx.ListClientScopes(ctx, p.realm.ID)
+	if err != nil {
+		return err
+	}
+	scopeIDs := map[string]string{}
+	for _, sc := range scopes {
+		scopeIDs[sc.Name] = sc.ID
+	}
+	for i, c := range p.clientList {
+		if err := tx.CreateClient(ctx, c); err != nil {
+			return idConflict(err, fmt.Sprintf("clients[%d].id", i), "another realm has a client with id "+c.ID)
+		}
+	}
+	for _, l := range p.links {
+		id, ok := scopeIDs[l.scope]
+		if !ok {
+			return fieldError(l.field, "no client scope named %s", l.scope)
+		}
+		if err := tx.LinkClientScope(ctx, l.clientID, id, l.kind); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				return fieldError(l.field, "scope %s is assigned twice", l.scope)
+			}
+			return err
+		}
+	}
+	for _, r := range p.roles {
+		if err := tx.CreateRole(ctx, r); err != nil {
+			return idConflict(err, "roles", "another realm has a role with id "+r.ID)
+		}
+	}
+	for _, c := range p.composites {
+		if err := tx.AddComposites(ctx, c.parentID, c.childIDs); err != nil {
+			if errors.Is(err, store.ErrCycle) {
+				return fieldError(c.field, "would make a role include itself")
+			}
+			return err
+		}
+	}
+	for i, g := range p.groups {
+		if err := tx.CreateGroup(ctx, g); err != nil {
+			var ce *store.ConflictError
+			if errors.As(err, &ce) && ce.Column == "name" {
+				return &apiError{Status: http.StatusConflict, Code: "conflict", Field: fmt.Sprintf("groups[%d].name", i),
+					Description: fmt.Sprintf("groups[%d].name: a sibling group is also named %s", i, g.Name), Cause: err}
+			}
+			return idConflict(err, fmt.Sprintf("groups[%d].id", i), "another realm has a group with id "+g.ID)
+		}
+	}
+	for i, u := range p.users {
+		if err := tx.CreateUser(ctx, u); err != nil {
+			return idConflict(err, p.userFields[i]+".id", "a user with id "+u.ID+" exists in another realm")
+		}
+	}
+	for _, g := range p.grants {
+		if len(g.roleIDs) > 0 {
+			if err := tx.AddRoleMappings(ctx, g.holder, g.roleIDs); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range p.memberships {
+		if err := tx.AddGroupMember(ctx, m[0], m[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// validateImportedScope checks a scope and its mappers as the API does.
+func validateImportedScope(sc *store.ClientScope) error {
+	if sc.Protocol == "" {
+		sc.Protocol = protocolOIDC
+	}
+	if err := validateScope(sc); err != nil {
+		return err
+	}
+	for j, m := range sc.Mappers {
+		if m.Protocol == "" {
+			m.Protocol = protocolOIDC
+		}
+		if err := validateMapper(fmt.Sprintf("protocolMappers[%d].", j), sc.Protocol, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateImportedClient fills the create defaults a hand-written file may
+// leave out, then checks the client as the API does.
+func validateImportedClient(c *store.Client) error {
+	if c.ClientType == "" {
+		c.ClientType = clientConfidential
+	}
+	if c.GrantTypes == nil {
+		c.GrantTypes = defaultGrantTypes()
+	}
+	return validateClient(c)
+}
