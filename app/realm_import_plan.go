@@ -29,11 +29,11 @@ type importPlan struct {
 	realmRoles  map[string]string            // name -> ID
 	clientRoles map[string]map[string]string // clientId -> name -> ID
 	composites  []composite
-	groups      []*store.Group // parents first
+	groups      []*store.Group    // parents first
 	groupIDs    map[string]string // group ID in the file -> ID it gets
 	// copy: the file has no realm id, so every resource gets a fresh ID and
 	// the realm can sit beside the one it was exported from.
-	copy bool
+	copy        bool
 	users       []*store.User // people and service accounts
 	userFields  []string      // each user's place in the file, for errors
 	grants      []grant
