@@ -130,7 +130,10 @@ CREATE UNIQUE INDEX clients_realm_client_id ON clients (realm_id, client_id);
 
 -- A client with the client_credentials grant acts as this user.
 ALTER TABLE users ADD COLUMN service_account_client_id TEXT REFERENCES clients (id) ON DELETE CASCADE;
-CREATE UNIQUE INDEX users_service_account ON users (service_account_client_id);
+CREATE UNIQUE INDEX users_service_account ON users (service_account_client_id) WHERE service_account_client_id IS NOT NULL;
+-- User listings leave service accounts out; this index answers them (count
+-- and page) without reading the table.
+CREATE INDEX users_people ON users (realm_id, username) WHERE service_account_client_id IS NULL;
 
 -- Realm roles have no client; client roles belong to one.
 CREATE TABLE roles (
@@ -228,7 +231,7 @@ CREATE TABLE admin_events (
     ip_address      TEXT NOT NULL,
     representation  TEXT NOT NULL     -- JSON, secrets redacted
 );
-CREATE INDEX admin_events_realm_time ON admin_events (realm_id, time);
+CREATE INDEX admin_events_realm_time ON admin_events (realm_id, time, id);
 
 CREATE TABLE login_events (
     id          TEXT PRIMARY KEY,
@@ -242,7 +245,7 @@ CREATE TABLE login_events (
     error       TEXT NOT NULL,
     details     TEXT NOT NULL     -- JSON object
 );
-CREATE INDEX login_events_realm_time ON login_events (realm_id, time);
+CREATE INDEX login_events_realm_time ON login_events (realm_id, time, id);
 
 -- SSO sessions (kind 'sso') and the OAuth sessions of clients under them
 -- (kind 'oauth'). The OpenID Connect provider writes them.

@@ -1,0 +1,51 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSQLiteQueryPlans pins the indexes of the hot lookups: a plan that
+// scans a table or sorts in a temporary tree would turn a page of a large
+// realm from milliseconds into a full read.
+func TestSQLiteQueryPlans(t *testing.T) {
+	s := newSQLiteTestStore(t)
+	for _, c := range []struct {
+		name, query, index string
+	}{
+		{"user page", "SELECT id FROM users WHERE realm_id = $1 AND service_account_client_id IS NULL ORDER BY username LIMIT 50 OFFSET 0", "users_people"},
+		{"user count", "SELECT count(*) FROM users WHERE realm_id = $1 AND service_account_client_id IS NULL", "users_people"},
+		{"user by username", "SELECT id FROM users WHERE realm_id = $1 AND username = $2", "users_realm_username"},
+		{"service account", "SELECT id FROM users WHERE service_account_client_id = $1", "users_service_account"},
+		{"client by clientId", "SELECT id FROM clients WHERE realm_id = $1 AND client_id = $2", "clients_realm_client_id"},
+		{"realm role by name", "SELECT id FROM roles WHERE realm_id = $1 AND client_id IS NULL AND name = $2", "roles_realm_name"},
+		{"user's groups", "SELECT group_id FROM group_members WHERE user_id = $1", "group_members_user"},
+		{"admin events page", "SELECT id FROM admin_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "admin_events_realm_time"},
+		{"login events page", "SELECT id FROM login_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "login_events_realm_time"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := make([]any, strings.Count(c.query, "$"))
+			for i := range args {
+				args[i] = "x"
+			}
+			rows, err := s.readerDB.QueryContext(suiteCtx, "EXPLAIN QUERY PLAN "+c.query, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			text := strings.Join(plan, "; ")
+			if !strings.Contains(text, "INDEX "+c.index) || strings.Contains(text, "TEMP B-TREE") {
+				t.Fatalf("plan %q, want a search of index %s without a temporary sort", text, c.index)
+			}
+		})
+	}
+}
