@@ -168,7 +168,9 @@ func TestRealmImportRejectsBadResources(t *testing.T) {
 		fn(doc)
 		return doc
 	}
-	at := func(doc map[string]any, key string, i int) map[string]any { return doc[key].([]any)[i].(map[string]any) }
+	at := func(doc map[string]any, key string, i int) map[string]any {
+		return doc[key].([]any)[i].(map[string]any)
+	}
 	cases := []struct {
 		name        string
 		doc         map[string]any
