@@ -274,3 +274,134 @@ CREATE TABLE user_consents (
     PRIMARY KEY (user_id, client_id)
 );
 CREATE INDEX user_consents_client ON user_consents (client_id);
+
+-- version 3
+-- The OpenID Connect provider: signing keys, authorization requests and
+-- codes, refresh-token families, revoked access tokens, device
+-- authorizations, consent history and logout-token replay protection.
+
+-- Per-realm signing keys. A key is 'next' (published, not yet signing),
+-- 'active' (signing; one per realm) or 'retired' (published until every
+-- token it signed has expired, then deleted).
+CREATE TABLE signing_keys (
+    id              TEXT PRIMARY KEY,  -- the JWK kid
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    algorithm       TEXT NOT NULL,     -- RS256, ES256 or EdDSA
+    private_key     BLOB NOT NULL,     -- AES-GCM ciphertext of the PKCS #8 DER key
+    public_jwk      TEXT NOT NULL,     -- JSON
+    status          TEXT NOT NULL,
+    created_at      BIGINT NOT NULL,
+    activated_at    BIGINT,
+    retired_at      BIGINT,
+    publish_until   BIGINT             -- retired keys: last expiry of a token they signed
+);
+CREATE INDEX signing_keys_realm ON signing_keys (realm_id, status);
+CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys (realm_id) WHERE status = 'active';
+
+CREATE TABLE realm_key_settings (
+    realm_id        TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    algorithm       TEXT NOT NULL,
+    rotation_days   INTEGER NOT NULL   -- 0: rotate only on request
+);
+
+-- SSO sessions record how and when the user authenticated; offline
+-- sessions outlive SSO logout.
+ALTER TABLE user_sessions ADD COLUMN auth_time BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE user_sessions ADD COLUMN amr TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE user_sessions ADD COLUMN offline BOOLEAN NOT NULL DEFAULT false;
+
+-- An authorization request from /auth until its code is redeemed.
+CREATE TABLE auth_requests (
+    id                     TEXT PRIMARY KEY,
+    realm_id               TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_id              TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    redirect_uri           TEXT NOT NULL,
+    scopes                 TEXT NOT NULL,  -- JSON array
+    state                  TEXT NOT NULL,
+    nonce                  TEXT NOT NULL,
+    response_type          TEXT NOT NULL,
+    response_mode          TEXT NOT NULL,
+    code_challenge         TEXT NOT NULL,
+    code_challenge_method  TEXT NOT NULL,
+    prompt                 TEXT NOT NULL,  -- JSON array
+    max_age                INTEGER,        -- seconds; NULL when not asked
+    login_hint             TEXT NOT NULL,
+    user_id                TEXT REFERENCES users (id) ON DELETE CASCADE,
+    session_id             TEXT REFERENCES user_sessions (id) ON DELETE CASCADE,
+    auth_time              BIGINT NOT NULL DEFAULT 0,
+    amr                    TEXT NOT NULL DEFAULT '[]',
+    done                   BOOLEAN NOT NULL DEFAULT false,
+    code_hash              BLOB,           -- SHA-256 of the code, once issued
+    code_used_at           BIGINT,         -- a second redemption revokes what the first issued
+    token_family           TEXT NOT NULL DEFAULT '',
+    created_at             BIGINT NOT NULL,
+    expires_at             BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX auth_requests_code ON auth_requests (code_hash) WHERE code_hash IS NOT NULL;
+CREATE INDEX auth_requests_expiry ON auth_requests (expires_at);
+
+-- Refresh tokens are opaque; only their hash is stored. Each use rotates
+-- the token; presenting a rotated one revokes its whole family.
+CREATE TABLE refresh_tokens (
+    id          TEXT PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    token_hash  BLOB NOT NULL UNIQUE,
+    family_id   TEXT NOT NULL,
+    session_id  TEXT REFERENCES user_sessions (id) ON DELETE CASCADE,
+    client_id   TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    scopes      TEXT NOT NULL,  -- JSON array
+    offline     BOOLEAN NOT NULL,
+    auth_time   BIGINT NOT NULL,
+    amr         TEXT NOT NULL,  -- JSON array
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    rotated_at  BIGINT,
+    revoked_at  BIGINT
+);
+CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id);
+CREATE INDEX refresh_tokens_user ON refresh_tokens (user_id, offline);
+CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id);
+
+-- Access tokens are JWTs checked by signature; revoked ones are listed
+-- here until they would have expired anyway.
+CREATE TABLE revoked_access_tokens (
+    token_id    TEXT PRIMARY KEY,  -- jti
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    expires_at  BIGINT NOT NULL
+);
+CREATE INDEX revoked_access_tokens_expiry ON revoked_access_tokens (expires_at);
+
+-- RFC 8628 device authorizations.
+CREATE TABLE device_authorizations (
+    device_code_hash  BLOB PRIMARY KEY,
+    user_code         TEXT NOT NULL UNIQUE,
+    realm_id          TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_id         TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    scopes            TEXT NOT NULL,  -- JSON array
+    status            TEXT NOT NULL,  -- pending, approved, denied
+    user_id           TEXT REFERENCES users (id) ON DELETE CASCADE,
+    auth_time         BIGINT NOT NULL DEFAULT 0,
+    interval_seconds  INTEGER NOT NULL,
+    last_poll_at      BIGINT NOT NULL DEFAULT 0,
+    created_at        BIGINT NOT NULL,
+    expires_at        BIGINT NOT NULL
+);
+CREATE INDEX device_authorizations_expiry ON device_authorizations (expires_at);
+
+-- Every consent granted or revoked, for the consent history.
+CREATE TABLE consent_events (
+    id          TEXT PRIMARY KEY,
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    client_id   TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    action      TEXT NOT NULL,  -- GRANT or REVOKE
+    scopes      TEXT NOT NULL,  -- JSON array
+    time        BIGINT NOT NULL
+);
+CREATE INDEX consent_events_user ON consent_events (user_id, time);
+
+-- jti of back-channel logout tokens received, so none is accepted twice.
+CREATE TABLE logout_token_ids (
+    jti         TEXT PRIMARY KEY,
+    expires_at  BIGINT NOT NULL
+);

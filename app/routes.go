@@ -105,5 +105,7 @@ func (a *App) routes() *mux.Router {
 	a.groupRoutes(admin)
 	a.scopeRoutes(admin)
 	a.eventRoutes(admin)
+	a.keyRoutes(admin)
+	a.sessionRoutes(admin)
 	return r
 }
