@@ -1,4 +1,246 @@
 package app
 
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+const defaultSessionPageSize = 100
+
 func (a *App) sessionRoutes(admin routeAdder) {
+	admin(http.MethodGet, "/admin/realms/{realm}/sessions", a.listRealmSessions)
+	admin(http.MethodDelete, "/admin/realms/{realm}/sessions/{sessionId}", a.deleteSession)
+	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/sessions", a.listUserSessions)
+	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/sessions", a.deleteUserSessions)
+	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/consents", a.listConsents)
+	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/consents/history", a.consentHistory)
+	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/consents/{clientId}", a.revokeConsent)
+	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/offline-sessions", a.listOfflineSessions)
+	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/offline-sessions/{tokenId}", a.revokeOfflineSession)
+}
+
+type sessionRep struct {
+	ID         string `json:"id"`
+	Type       string `json:"type"` // sso or oauth
+	UserID     string `json:"userId"`
+	Username   string `json:"username"`
+	IPAddress  string `json:"ipAddress"`
+	Start      int64  `json:"start"` // Unix milliseconds, as are the times below
+	LastAccess int64  `json:"lastAccess"`
+	Expires    int64  `json:"expires"`
+	ClientID   string `json:"clientId,omitempty"` // the public clientId of an OAuth session
+	ParentID   string `json:"parentId,omitempty"` // the SSO session of an online OAuth session
+	Offline    bool   `json:"offline"`
+}
+
+func toSessionReps(sessions []*store.Session) []sessionRep {
+	reps := make([]sessionRep, len(sessions))
+	for i, s := range sessions {
+		reps[i] = sessionRep{ID: s.ID, Type: s.Kind, UserID: s.UserID, Username: s.Username, IPAddress: s.IPAddress,
+			Start: s.StartedAt, LastAccess: s.LastAccessAt, Expires: s.ExpiresAt, ClientID: s.PublicClientID,
+			ParentID: s.ParentID, Offline: s.Offline}
+	}
+	return reps
+}
+
+func (a *App) listRealmSessions(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	first, max, err := firstMax(r.URL.Query(), defaultSessionPageSize)
+	if err != nil {
+		return err
+	}
+	sessions, err := a.store.ListRealmSessions(r.Context(), realm.ID, a.now().UnixMilli(), first, max)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toSessionReps(sessions))
+	return nil
+}
+
+func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	sessions, err := a.store.ListUserSessions(r.Context(), realm.ID, u.ID, a.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toSessionReps(sessions))
+	return nil
+}
+
+// deleteSession ends one session, by default an OAuth one as the spec
+// says, with what hangs under it; the answer counts the sessions ended.
+func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	kind := r.URL.Query().Get("type")
+	switch kind {
+	case "":
+		kind = store.SessionOAuth
+	case store.SessionOAuth, store.SessionSSO:
+	default:
+		return &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: "type",
+			Description: "type: must be oauth or sso"}
+	}
+	id := mux.Vars(r)["sessionId"]
+	ended, err := a.store.DeleteSession(r.Context(), realm.ID, id, kind, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound(kind + " session " + id)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": len(ended), "type": kind})
+	return nil
+}
+
+// deleteUserSessions logs the user out everywhere. Offline sessions stay,
+// as in Keycloak: they end by revoking their offline token.
+func (a *App) deleteUserSessions(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	ended, err := a.store.DeleteUserSessions(r.Context(), realm.ID, u.ID, a.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": len(ended)})
+	return nil
+}
+
+// consentRep is Keycloak's UserConsentRepresentation.
+type consentRep struct {
+	ClientID        string   `json:"clientId"`
+	GrantedScopes   []string `json:"grantedScopes"`
+	CreatedDate     int64    `json:"createdDate"`
+	LastUpdatedDate int64    `json:"lastUpdatedDate"`
+}
+
+func (a *App) listConsents(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	consents, err := a.store.ListUserConsents(r.Context(), realm.ID, u.ID)
+	if err != nil {
+		return err
+	}
+	reps := make([]consentRep, len(consents))
+	for i, c := range consents {
+		reps[i] = consentRep{ClientID: c.PublicClientID, GrantedScopes: c.Scopes, CreatedDate: c.GrantedAt,
+			LastUpdatedDate: c.UpdatedAt}
+	}
+	writeJSON(w, http.StatusOK, reps)
+	return nil
+}
+
+type consentEventRep struct {
+	ClientID string   `json:"clientId"`
+	Action   string   `json:"action"` // GRANT or REVOKE
+	Scopes   []string `json:"scopes"`
+	Time     int64    `json:"time"`
+}
+
+func (a *App) consentHistory(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	first, max, err := firstMax(r.URL.Query(), defaultSessionPageSize)
+	if err != nil {
+		return err
+	}
+	events, err := a.store.ConsentHistory(r.Context(), realm.ID, u.ID, first, max)
+	if err != nil {
+		return err
+	}
+	reps := make([]consentEventRep, len(events))
+	for i, e := range events {
+		reps[i] = consentEventRep{ClientID: e.PublicClientID, Action: e.Action, Scopes: e.Scopes, Time: e.Time}
+	}
+	writeJSON(w, http.StatusOK, reps)
+	return nil
+}
+
+// revokeConsent withdraws a consent as Keycloak does: the client's offline
+// tokens for the user are revoked and the user's sessions at the client
+// end too. Only when there is neither consent nor offline token is it 404.
+func (a *App) revokeConsent(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	clientID := mux.Vars(r)["clientId"]
+	c, err := a.store.GetClientByClientID(r.Context(), realm.ID, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("client " + clientID)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = a.store.RevokeConsent(r.Context(), realm.ID, u.ID, c.ID, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("consent of user " + u.ID + " to client " + clientID)
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type offlineSessionRep struct {
+	TokenID     string   `json:"tokenId"` // stable across refreshes: the token family
+	ClientID    string   `json:"clientId"`
+	Scopes      []string `json:"scopes"`
+	Created     int64    `json:"created"` // Unix milliseconds, as are the times below
+	Expires     int64    `json:"expires"`
+	LastRefresh int64    `json:"lastRefresh,omitempty"` // absent until the token is first refreshed
+}
+
+func (a *App) listOfflineSessions(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	tokens, err := a.store.ListOfflineTokens(r.Context(), realm.ID, u.ID, a.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	reps := make([]offlineSessionRep, len(tokens))
+	for i, t := range tokens {
+		reps[i] = offlineSessionRep{TokenID: t.ID, ClientID: t.PublicClientID, Scopes: t.Scopes, Created: t.CreatedAt,
+			Expires: t.ExpiresAt, LastRefresh: t.LastRefreshAt}
+	}
+	writeJSON(w, http.StatusOK, reps)
+	return nil
+}
+
+func (a *App) revokeOfflineSession(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	id := mux.Vars(r)["tokenId"]
+	err = a.store.RevokeOfflineToken(r.Context(), realm.ID, u.ID, id, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("offline session " + id)
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

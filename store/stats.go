@@ -107,16 +107,3 @@ func (s *Store) GetConsentStats(ctx context.Context, realmID string) (*ConsentSt
 	slices.SortStableFunc(st.Clients, func(a, b ClientConsents) int { return cmp.Compare(b.Users, a.Users) })
 	return st, nil
 }
-
-// UpsertConsent records that a user consents to scopes of a client,
-// replacing the scopes of an earlier consent. now is Unix milliseconds.
-func (s *Store) UpsertConsent(ctx context.Context, userID, clientID string, scopes []string, now int64) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO user_consents (user_id, client_id, scopes, granted_at, updated_at)
-		VALUES ($1, $2, $3, $4, $4)
-		ON CONFLICT (user_id, client_id) DO UPDATE SET scopes = excluded.scopes, updated_at = excluded.updated_at`,
-		userID, clientID, jsonList(scopes), now)
-	if err != nil {
-		return fmt.Errorf("upsert consent of user %s to client %s: %w", userID, clientID, mapErr(err))
-	}
-	return nil
-}

@@ -1,0 +1,996 @@
+package store
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+)
+
+// sessionSuite is the conformance tests of sessions, refresh tokens,
+// revoked access tokens and consents.
+func sessionSuite() []suiteTest {
+	return []suiteTest{
+		{"SessionCreateGet", suiteSessionCreateGet},
+		{"SessionCreateRules", suiteSessionCreateRules},
+		{"SessionTouch", suiteSessionTouch},
+		{"SessionLists", suiteSessionLists},
+		{"SessionDelete", suiteSessionDelete},
+		{"SessionDeleteUser", suiteSessionDeleteUser},
+		{"SessionDeleteExpired", suiteSessionDeleteExpired},
+		{"RefreshTokenCreate", suiteRefreshTokenCreate},
+		{"RefreshTokenRotate", suiteRefreshTokenRotate},
+		{"RefreshTokenReuse", suiteRefreshTokenReuse},
+		{"RefreshTokenRevoke", suiteRefreshTokenRevoke},
+		{"RefreshTokenPurge", suiteRefreshTokenPurge},
+		{"OfflineTokens", suiteOfflineTokens},
+		{"AccessTokenRevocation", suiteAccessTokenRevocation},
+		{"ConsentGrant", suiteConsentGrant},
+		{"ConsentRevoke", suiteConsentRevoke},
+		{"ConsentHistory", suiteConsentHistory},
+		{"SessionUserDeleteCascades", suiteSessionUserDeleteCascades},
+	}
+}
+
+const (
+	sessionsTestRealm = "11111111-1111-4111-8111-111111111111"
+	sessionsTestOther = "22222222-2222-4222-8222-222222222222"
+	sessionsTestNow   = int64(1_800_000_000_000)
+	sessionsTestHour  = int64(60 * 60 * 1000)
+)
+
+// sessionsTestFixture makes realms acme and other; users alice and bob
+// and clients web and cli in acme; user carol and client far in other.
+func sessionsTestFixture(t *testing.T, s *Store) {
+	t.Helper()
+	suiteMustCreateRealm(t, s, suiteRealm(sessionsTestRealm, "acme", 1000))
+	suiteMustCreateRealm(t, s, suiteRealm(sessionsTestOther, "other", 2000))
+	suiteMustCreateUser(t, s, suiteUser("alice", sessionsTestRealm, "alice", ""))
+	suiteMustCreateUser(t, s, suiteUser("bob", sessionsTestRealm, "bob", ""))
+	suiteMustCreateUser(t, s, suiteUser("carol", sessionsTestOther, "carol", ""))
+	for _, c := range []*Client{
+		{ID: "web", RealmID: sessionsTestRealm, ClientID: "web-app", ClientType: "PUBLIC", CreatedAt: 1},
+		{ID: "cli", RealmID: sessionsTestRealm, ClientID: "cli-app", ClientType: "PUBLIC", CreatedAt: 1},
+		{ID: "far", RealmID: sessionsTestOther, ClientID: "far-app", ClientType: "PUBLIC", CreatedAt: 1},
+	} {
+		if err := s.CreateClient(suiteCtx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sessionsTestClients maps the fixture's client IDs to their clientIds.
+var sessionsTestClients = map[string]string{"web": "web-app", "cli": "cli-app", "far": "far-app"}
+
+// sessionsTestSSO is an SSO session of user (whose ID is also its
+// username) started at start, as reads return it.
+func sessionsTestSSO(id, realmID, user string, start, expires int64) *Session {
+	return &Session{ID: id, RealmID: realmID, UserID: user, Kind: SessionSSO, IPAddress: "192.0.2.7",
+		StartedAt: start, LastAccessAt: start + 1, ExpiresAt: expires, AuthTime: start - 5, AMR: []string{"pwd", "otp"},
+		Username: user}
+}
+
+// sessionsTestOAuth is an OAuth session of a client under parent, or an
+// offline one when parent is "".
+func sessionsTestOAuth(id, realmID, user, parent, client string, start, expires int64) *Session {
+	return &Session{ID: id, RealmID: realmID, UserID: user, Kind: SessionOAuth, ParentID: parent, ClientID: client,
+		IPAddress: "198.51.100.3", StartedAt: start, LastAccessAt: start, ExpiresAt: expires, AuthTime: start,
+		AMR: []string{"pwd"}, Offline: parent == "", Username: user, PublicClientID: sessionsTestClients[client]}
+}
+
+func sessionsTestMustCreate(t *testing.T, s *Store, sessions ...*Session) {
+	t.Helper()
+	for _, sess := range sessions {
+		if err := s.CreateSession(suiteCtx, sess); err != nil {
+			t.Fatalf("create session %s: %v", sess.ID, err)
+		}
+	}
+}
+
+func sessionsTestIDs(sessions []*Session) []string {
+	ids := []string{}
+	for _, s := range sessions {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
+
+// sessionsTestToken is the first token of a family; its token is "tok-"+id.
+func sessionsTestToken(id, user, client, session string, offline bool, created, expires int64) *RefreshToken {
+	return &RefreshToken{ID: id, RealmID: sessionsTestRealm, TokenHash: HashToken("tok-" + id), SessionID: session,
+		ClientID: client, UserID: user, Scopes: []string{"openid", "email"}, Offline: offline, AuthTime: created - 10,
+		AMR: []string{"pwd"}, CreatedAt: created, ExpiresAt: expires}
+}
+
+func sessionsTestMustCreateToken(t *testing.T, s *Store, tokens ...*RefreshToken) {
+	t.Helper()
+	for _, tok := range tokens {
+		if err := s.CreateRefreshToken(suiteCtx, tok); err != nil {
+			t.Fatalf("create refresh token %s: %v", tok.ID, err)
+		}
+	}
+}
+
+func sessionsTestTokenState(t *testing.T, s *Store, token string) *RefreshToken {
+	t.Helper()
+	got, err := s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken(token))
+	if err != nil {
+		t.Fatalf("refresh token %s: %v", token, err)
+	}
+	return got
+}
+
+func sessionsTestMustNotFind(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("%s: %v, want ErrNotFound", what, err)
+	}
+}
+
+func suiteSessionCreateGet(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	sso := sessionsTestSSO("sso1", sessionsTestRealm, "alice", sessionsTestNow, sessionsTestNow+sessionsTestHour)
+	online := sessionsTestOAuth("oa1", sessionsTestRealm, "alice", "sso1", "web", sessionsTestNow+2, sessionsTestNow+sessionsTestHour)
+	offline := sessionsTestOAuth("off1", sessionsTestRealm, "alice", "", "cli", sessionsTestNow+3, sessionsTestNow+30*sessionsTestHour)
+	sessionsTestMustCreate(t, s, sso, online, offline)
+	for _, want := range []*Session{sso, online, offline} {
+		got, err := s.GetSession(suiteCtx, sessionsTestRealm, want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suiteMustEqual(t, "session "+want.ID, got, want)
+	}
+	sessionsTestMustNotFind(t, "session of another realm", sessionsTestErr(s.GetSession(suiteCtx, sessionsTestOther, "sso1")))
+	sessionsTestMustNotFind(t, "unknown session", sessionsTestErr(s.GetSession(suiteCtx, sessionsTestRealm, "nope")))
+
+	// Nil AMR is stored as an empty list; expiry is what Active reads.
+	bare := &Session{ID: "sso2", RealmID: sessionsTestRealm, UserID: "bob", Kind: SessionSSO, ExpiresAt: sessionsTestNow}
+	sessionsTestMustCreate(t, s, bare)
+	got, err := s.GetSession(suiteCtx, sessionsTestRealm, "sso2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AMR == nil || len(got.AMR) != 0 || got.Active(sessionsTestNow) || !got.Active(sessionsTestNow-1) {
+		t.Fatalf("bare session %+v: want empty AMR, active only before %d", got, sessionsTestNow)
+	}
+}
+
+// sessionsTestErr keeps the error of a two-valued call.
+func sessionsTestErr[T any](_ T, err error) error { return err }
+
+func suiteSessionCreateRules(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso1", sessionsTestRealm, "alice", sessionsTestNow, sessionsTestNow+sessionsTestHour),
+		sessionsTestOAuth("oa1", sessionsTestRealm, "alice", "sso1", "web", sessionsTestNow, sessionsTestNow+sessionsTestHour),
+		sessionsTestSSO("sso-carol", sessionsTestOther, "carol", sessionsTestNow, sessionsTestNow+sessionsTestHour),
+	)
+	with := func(base *Session, change func(*Session)) *Session {
+		c := *base
+		change(&c)
+		return &c
+	}
+	sso := sessionsTestSSO("new", sessionsTestRealm, "alice", sessionsTestNow, sessionsTestNow+sessionsTestHour)
+	oauth := sessionsTestOAuth("new", sessionsTestRealm, "alice", "sso1", "web", sessionsTestNow, sessionsTestNow+sessionsTestHour)
+	for _, tc := range []struct {
+		name string
+		sess *Session
+		want error
+	}{
+		{"unknown kind", with(sso, func(s *Session) { s.Kind = "saml" }), errSessionShape},
+		{"SSO with a client", with(sso, func(s *Session) { s.ClientID = "web" }), errSessionShape},
+		{"SSO with a parent", with(sso, func(s *Session) { s.ParentID = "sso1" }), errSessionShape},
+		{"offline SSO", with(sso, func(s *Session) { s.Offline = true }), errSessionShape},
+		{"OAuth without client", with(oauth, func(s *Session) { s.ClientID = "" }), errSessionShape},
+		{"online OAuth without parent", with(oauth, func(s *Session) { s.ParentID = "" }), errSessionShape},
+		{"offline OAuth with a parent", with(oauth, func(s *Session) { s.Offline = true }), errSessionShape},
+		{"unknown realm", with(sso, func(s *Session) { s.RealmID = "nope" }), ErrNotFound},
+		{"user of another realm", with(sso, func(s *Session) { s.UserID = "carol" }), ErrNotFound},
+		{"unknown user", with(sso, func(s *Session) { s.UserID = "nobody" }), ErrNotFound},
+		{"client of another realm", with(oauth, func(s *Session) { s.ClientID = "far" }), ErrNotFound},
+		{"parent of another user", with(oauth, func(s *Session) { s.UserID = "bob" }), ErrNotFound},
+		{"parent not SSO", with(oauth, func(s *Session) { s.ParentID = "oa1" }), ErrNotFound},
+		{"parent of another realm", with(oauth, func(s *Session) { s.ParentID = "sso-carol" }), ErrNotFound},
+		{"taken ID", with(sso, func(s *Session) { s.ID = "sso1" }), ErrConflict},
+	} {
+		if err := s.CreateSession(suiteCtx, tc.sess); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := s.GetSession(suiteCtx, sessionsTestRealm, "new"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a refused session was stored: %v", err)
+	}
+}
+
+func suiteSessionTouch(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("live", sessionsTestRealm, "alice", sessionsTestNow-10, sessionsTestNow+1),
+		sessionsTestSSO("gone", sessionsTestRealm, "alice", sessionsTestNow-10, sessionsTestNow),
+	)
+	if err := s.TouchSession(suiteCtx, sessionsTestRealm, "live", sessionsTestNow, sessionsTestNow+sessionsTestHour); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSession(suiteCtx, sessionsTestRealm, "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastAccessAt != sessionsTestNow || got.ExpiresAt != sessionsTestNow+sessionsTestHour || got.StartedAt != sessionsTestNow-10 {
+		t.Fatalf("touched session %+v", got)
+	}
+	sessionsTestMustNotFind(t, "touch an expired session",
+		s.TouchSession(suiteCtx, sessionsTestRealm, "gone", sessionsTestNow, sessionsTestNow+sessionsTestHour))
+	sessionsTestMustNotFind(t, "touch in another realm",
+		s.TouchSession(suiteCtx, sessionsTestOther, "live", sessionsTestNow, sessionsTestNow+sessionsTestHour))
+	got, err = s.GetSession(suiteCtx, sessionsTestRealm, "gone")
+	if err != nil || got.ExpiresAt != sessionsTestNow {
+		t.Fatalf("expired session was revived: %+v, %v", got, err)
+	}
+}
+
+func suiteSessionLists(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("a-sso", sessionsTestRealm, "alice", now-50, now+hour),
+		sessionsTestOAuth("a-web", sessionsTestRealm, "alice", "a-sso", "web", now-40, now+hour),
+		sessionsTestSSO("b-sso", sessionsTestRealm, "bob", now-45, now+hour),
+		sessionsTestSSO("a-old", sessionsTestRealm, "alice", now-60, now), // expired now
+		sessionsTestOAuth("a-off", sessionsTestRealm, "alice", "", "cli", now-30, now+30*hour),
+		sessionsTestSSO("c-sso", sessionsTestOther, "carol", now-55, now+hour),
+	)
+	for _, tc := range []struct {
+		name        string
+		first, max  int
+		wantIDs     []string
+		wantFromAll bool
+	}{
+		{"all", 0, 100, []string{"a-sso", "b-sso", "a-web", "a-off"}, true},
+		{"first page", 0, 2, []string{"a-sso", "b-sso"}, false},
+		{"second page", 2, 2, []string{"a-web", "a-off"}, false},
+		{"past the end", 4, 2, []string{}, false},
+	} {
+		got, err := s.ListRealmSessions(suiteCtx, sessionsTestRealm, now, tc.first, tc.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suiteMustEqual(t, "realm sessions, "+tc.name, sessionsTestIDs(got), tc.wantIDs)
+		if tc.wantFromAll {
+			suiteMustEqual(t, "listed OAuth session", got[2],
+				sessionsTestOAuth("a-web", sessionsTestRealm, "alice", "a-sso", "web", now-40, now+hour))
+		}
+	}
+	got, err := s.ListUserSessions(suiteCtx, sessionsTestRealm, "alice", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "alice's sessions", sessionsTestIDs(got), []string{"a-sso", "a-web", "a-off"})
+	got, err = s.ListUserSessions(suiteCtx, sessionsTestOther, "alice", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "alice's sessions in another realm", sessionsTestIDs(got), []string{})
+	got, err = s.ListRealmSessions(suiteCtx, sessionsTestOther, now, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "other realm's sessions", sessionsTestIDs(got), []string{"c-sso"})
+}
+
+func suiteSessionDelete(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-50, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-40, now+hour),
+		sessionsTestOAuth("cli", sessionsTestRealm, "alice", "sso", "cli", now-30, now+hour),
+		sessionsTestOAuth("stale", sessionsTestRealm, "alice", "sso", "cli", now-35, now-1),
+		sessionsTestOAuth("off", sessionsTestRealm, "alice", "", "web", now-20, now+30*hour),
+		sessionsTestSSO("old", sessionsTestRealm, "alice", now-60, now),
+		sessionsTestSSO("bob", sessionsTestRealm, "bob", now-60, now+hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("t-web", "alice", "web", "web", false, now-40, now+hour),
+		sessionsTestToken("t-off", "alice", "web", "off", true, now-20, now+30*hour),
+	)
+	for _, tc := range []struct {
+		name, id, kind string
+		realmID        string
+	}{
+		{"SSO session as oauth", "sso", SessionOAuth, sessionsTestRealm},
+		{"OAuth session as sso", "web", SessionSSO, sessionsTestRealm},
+		{"expired session", "old", SessionSSO, sessionsTestRealm},
+		{"session of another realm", "sso", SessionSSO, sessionsTestOther},
+		{"unknown session", "nope", SessionSSO, sessionsTestRealm},
+	} {
+		sessionsTestMustNotFind(t, tc.name, sessionsTestErr(s.DeleteSession(suiteCtx, tc.realmID, tc.id, tc.kind, now)))
+	}
+
+	ended, err := s.DeleteSession(suiteCtx, sessionsTestRealm, "cli", SessionOAuth, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "ended by deleting an OAuth session", sessionsTestIDs(ended), []string{"cli"})
+
+	ended, err = s.DeleteSession(suiteCtx, sessionsTestRealm, "sso", SessionSSO, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The expired child goes too but is not reported; the offline session stays.
+	suiteMustEqual(t, "ended by deleting an SSO session", sessionsTestIDs(ended), []string{"sso", "web"})
+	if ended[1].ClientID != "web" || ended[1].PublicClientID != "web-app" {
+		t.Fatalf("ended OAuth session %+v does not name its client", ended[1])
+	}
+	for _, id := range []string{"sso", "web", "stale"} {
+		sessionsTestMustNotFind(t, "deleted session "+id, sessionsTestErr(s.GetSession(suiteCtx, sessionsTestRealm, id)))
+	}
+	sessionsTestMustNotFind(t, "token of a deleted session",
+		sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken("tok-t-web"))))
+	if !sessionsTestTokenState(t, s, "tok-t-off").Live(now) {
+		t.Fatal("SSO logout ended the offline token")
+	}
+	left, err := s.ListRealmSessions(suiteCtx, sessionsTestRealm, now, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "sessions left", sessionsTestIDs(left), []string{"bob", "off"})
+}
+
+func suiteSessionDeleteUser(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("s1", sessionsTestRealm, "alice", now-50, now+hour),
+		sessionsTestOAuth("s1-web", sessionsTestRealm, "alice", "s1", "web", now-40, now+hour),
+		sessionsTestSSO("s2", sessionsTestRealm, "alice", now-30, now+hour),
+		sessionsTestSSO("s3", sessionsTestRealm, "alice", now-60, now-1), // expired, not yet purged
+		sessionsTestOAuth("off", sessionsTestRealm, "alice", "", "cli", now-20, now+30*hour),
+		sessionsTestSSO("bob", sessionsTestRealm, "bob", now-60, now+hour),
+	)
+	ended, err := s.DeleteUserSessions(suiteCtx, sessionsTestRealm, "alice", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "ended sessions", sessionsTestIDs(ended), []string{"s1", "s1-web", "s2"})
+	var rows int
+	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM user_sessions WHERE user_id = 'alice'").Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("%d sessions of alice left (%v), want the offline one", rows, err)
+	}
+	if _, err := s.GetSession(suiteCtx, sessionsTestRealm, "off"); err != nil {
+		t.Fatalf("offline session: %v", err)
+	}
+	if _, err := s.GetSession(suiteCtx, sessionsTestRealm, "bob"); err != nil {
+		t.Fatalf("another user's session: %v", err)
+	}
+	ended, err = s.DeleteUserSessions(suiteCtx, sessionsTestRealm, "alice", now)
+	if err != nil || len(ended) != 0 {
+		t.Fatalf("second logout ended %v (%v), want none", sessionsTestIDs(ended), err)
+	}
+	ended, err = s.DeleteUserSessions(suiteCtx, sessionsTestOther, "bob", now)
+	if err != nil || len(ended) != 0 {
+		t.Fatalf("logout in another realm ended %v (%v), want none", sessionsTestIDs(ended), err)
+	}
+}
+
+func suiteSessionDeleteExpired(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("gone", sessionsTestRealm, "alice", now-50, now),
+		sessionsTestOAuth("gone-web", sessionsTestRealm, "alice", "gone", "web", now-40, now+hour), // goes with its parent
+		sessionsTestOAuth("off-gone", sessionsTestRealm, "alice", "", "web", now-40, now-1),
+		sessionsTestSSO("live", sessionsTestRealm, "alice", now-50, now+1),
+		sessionsTestSSO("carol", sessionsTestOther, "carol", now-50, now-10),
+	)
+	sessionsTestMustCreateToken(t, s, sessionsTestToken("t-off", "alice", "web", "off-gone", true, now-40, now+hour))
+	n, err := s.DeleteExpiredSessions(suiteCtx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("deleted %d expired sessions, want 3", n)
+	}
+	var ids []string
+	for _, realm := range []string{sessionsTestRealm, sessionsTestOther} {
+		got, err := s.ListRealmSessions(suiteCtx, realm, 0, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sessionsTestIDs(got)...)
+	}
+	suiteMustEqual(t, "sessions left", ids, []string{"live"})
+	sessionsTestMustNotFind(t, "token of an expired session",
+		sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken("tok-t-off"))))
+}
+
+func suiteRefreshTokenCreate(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now, now+hour),
+		sessionsTestOAuth("off", sessionsTestRealm, "alice", "", "web", now, now+hour),
+	)
+	want := sessionsTestToken("t1", "alice", "web", "web", false, now, now+hour)
+	want.FamilyID = "ignored: a new token starts its own family"
+	sessionsTestMustCreateToken(t, s, want)
+	if want.FamilyID != "t1" {
+		t.Fatalf("family %q, want the token's ID", want.FamilyID)
+	}
+	got := sessionsTestTokenState(t, s, "tok-t1")
+	suiteMustEqual(t, "refresh token", got, want)
+	if !got.Live(now) || got.Live(now+hour) {
+		t.Fatalf("token %+v: want live only before %d", got, now+hour)
+	}
+	sessionsTestMustNotFind(t, "token looked up in another realm",
+		sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestOther, HashToken("tok-t1"))))
+	sessionsTestMustNotFind(t, "unknown token", sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken("nope"))))
+	var plain int
+	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM refresh_tokens WHERE token_hash = $1", []byte("tok-t1")).Scan(&plain); err != nil || plain != 0 {
+		t.Fatalf("the token itself is stored (%d rows, %v)", plain, err)
+	}
+
+	// A token without session; nil lists come back empty.
+	bare := &RefreshToken{ID: "t2", RealmID: sessionsTestRealm, TokenHash: HashToken("tok-t2"), ClientID: "cli",
+		UserID: "bob", Offline: true, CreatedAt: now, ExpiresAt: now + hour}
+	sessionsTestMustCreateToken(t, s, bare)
+	got = sessionsTestTokenState(t, s, "tok-t2")
+	bare.Scopes, bare.AMR = []string{}, []string{}
+	suiteMustEqual(t, "bare token", got, bare)
+
+	with := func(change func(*RefreshToken)) *RefreshToken {
+		tok := sessionsTestToken("t3", "alice", "web", "web", false, now, now+hour)
+		change(tok)
+		return tok
+	}
+	for _, tc := range []struct {
+		name string
+		tok  *RefreshToken
+		want error
+	}{
+		{"user of another realm", with(func(t *RefreshToken) { t.UserID, t.SessionID = "carol", "" }), ErrNotFound},
+		{"client of another realm", with(func(t *RefreshToken) { t.ClientID = "far" }), ErrNotFound},
+		{"unknown session", with(func(t *RefreshToken) { t.SessionID = "nope" }), ErrNotFound},
+		{"session of another user", with(func(t *RefreshToken) { t.UserID = "bob" }), ErrNotFound},
+		{"offline token under an online session", with(func(t *RefreshToken) { t.Offline = true }), ErrNotFound},
+		{"online token under an offline session", with(func(t *RefreshToken) { t.SessionID = "off" }), ErrNotFound},
+		{"hash already stored", with(func(t *RefreshToken) { t.TokenHash = HashToken("tok-t1") }), ErrConflict},
+		{"taken ID", with(func(t *RefreshToken) { t.ID = "t1" }), ErrConflict},
+	} {
+		if err := s.CreateRefreshToken(suiteCtx, tc.tok); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if err := s.CreateRefreshToken(suiteCtx, with(func(t *RefreshToken) { t.TokenHash = []byte("tok-t3") })); err == nil {
+		t.Fatal("a token that is not a SHA-256 hash was stored")
+	}
+	sessionsTestMustNotFind(t, "refused token", sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken("tok-t3"))))
+}
+
+// sessionsTestNext is the successor of a token, as the provider builds it.
+func sessionsTestNext(id string, created, expires int64) *RefreshToken {
+	return &RefreshToken{ID: id, TokenHash: HashToken("tok-" + id), Scopes: []string{"openid"}, CreatedAt: created, ExpiresAt: expires}
+}
+
+func suiteRefreshTokenRotate(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour),
+		sessionsTestSSO("ending", sessionsTestRealm, "bob", now-hour, now+10),
+		sessionsTestOAuth("ending-web", sessionsTestRealm, "bob", "ending", "web", now-hour, now+10),
+	)
+	first := sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour)
+	sessionsTestMustCreateToken(t, s, first,
+		sessionsTestToken("old", "alice", "web", "web", false, now-hour, now),
+		sessionsTestToken("bobs", "bob", "web", "ending-web", false, now-hour, now+hour),
+	)
+	next := sessionsTestNext("t2", now, now+2*hour)
+	presented, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t1"), next, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "presented token", presented, first)
+	want := &RefreshToken{ID: "t2", RealmID: sessionsTestRealm, TokenHash: HashToken("tok-t2"), FamilyID: "t1",
+		SessionID: "web", ClientID: "web", UserID: "alice", Scopes: []string{"openid"}, AuthTime: first.AuthTime,
+		AMR: []string{"pwd"}, CreatedAt: now, ExpiresAt: now + 2*hour}
+	suiteMustEqual(t, "successor as filled in", next, want)
+	suiteMustEqual(t, "successor as stored", sessionsTestTokenState(t, s, "tok-t2"), want)
+	if got := sessionsTestTokenState(t, s, "tok-t1"); got.RotatedAt != now || got.RevokedAt != 0 {
+		t.Fatalf("presented token after rotation: %+v, want rotated at %d", got, now)
+	}
+
+	// The successor rotates in turn, keeping the family.
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t2"), sessionsTestNext("t3", now+1, now+3*hour), now+1); err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsTestTokenState(t, s, "tok-t3"); got.FamilyID != "t1" || !got.Live(now+1) {
+		t.Fatalf("third token %+v, want live in family t1", got)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		realmID string
+		token   string
+		at      int64
+	}{
+		{"unknown token", sessionsTestRealm, "nope", now},
+		{"token of another realm", sessionsTestOther, "tok-t3", now},
+		{"expired token", sessionsTestRealm, "tok-old", now},
+		{"token whose session expired", sessionsTestRealm, "tok-bobs", now + 10},
+	} {
+		_, err := s.RotateRefreshToken(suiteCtx, tc.realmID, HashToken(tc.token), sessionsTestNext("x-"+tc.token, tc.at, tc.at+hour), tc.at)
+		sessionsTestMustNotFind(t, tc.name, err)
+		sessionsTestMustNotFind(t, tc.name+": successor",
+			sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken("tok-x-"+tc.token))))
+	}
+	if got := sessionsTestTokenState(t, s, "tok-bobs"); got.RotatedAt != 0 {
+		t.Fatalf("refused rotation marked the token: %+v", got)
+	}
+
+	// A successor that cannot be stored leaves the presented token unrotated.
+	clash := sessionsTestNext("t1", now+2, now+hour) // the ID of the family's first token
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t3"), clash, now+2); !errors.Is(err, ErrConflict) {
+		t.Fatalf("successor with a taken ID: %v, want ErrConflict", err)
+	}
+	if got := sessionsTestTokenState(t, s, "tok-t3"); !got.Live(now + 2) {
+		t.Fatalf("token after a failed rotation: %+v, want still live", got)
+	}
+}
+
+func suiteRefreshTokenReuse(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour),
+		sessionsTestToken("other", "alice", "web", "web", false, now-hour, now+hour),
+	)
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t1"), sessionsTestNext("t2", now, now+hour), now); err != nil {
+		t.Fatal(err)
+	}
+	// The rotated token comes back: someone holds a copy.
+	presented, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t1"), sessionsTestNext("t3", now+5, now+hour), now+5)
+	if !errors.Is(err, ErrTokenReused) {
+		t.Fatalf("reused token: %v, want ErrTokenReused", err)
+	}
+	if presented == nil || presented.FamilyID != "t1" || presented.SessionID != "web" {
+		t.Fatalf("reused token came back as %+v, want the presented token", presented)
+	}
+	for _, tok := range []string{"tok-t1", "tok-t2"} {
+		if got := sessionsTestTokenState(t, s, tok); got.RevokedAt != now+5 {
+			t.Fatalf("%s after reuse: %+v, want revoked at %d", tok, got, now+5)
+		}
+	}
+	sessionsTestMustNotFind(t, "successor of a reused token",
+		sessionsTestErr(s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken("tok-t3"))))
+	if !sessionsTestTokenState(t, s, "tok-other").Live(now + 5) {
+		t.Fatal("reuse revoked another family")
+	}
+	// The revoked successor is refused the same way, and its revocation time kept.
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t2"), sessionsTestNext("t4", now+9, now+hour), now+9); !errors.Is(err, ErrTokenReused) {
+		t.Fatalf("revoked token: %v, want ErrTokenReused", err)
+	}
+	if got := sessionsTestTokenState(t, s, "tok-t2"); got.RevokedAt != now+5 {
+		t.Fatalf("revocation time moved: %+v", got)
+	}
+}
+
+func suiteRefreshTokenRevoke(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour),
+		sessionsTestOAuth("cli", sessionsTestRealm, "alice", "sso", "cli", now-hour, now+hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("w1", "alice", "web", "web", false, now-hour, now+hour),
+		sessionsTestToken("w2", "alice", "web", "web", false, now-hour, now+hour),
+		sessionsTestToken("c1", "alice", "cli", "cli", false, now-hour, now+hour),
+	)
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w1"), sessionsTestNext("w1b", now, now+hour), now); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		revoke  func() (int64, error)
+		want    int64
+		revoked []string
+	}{
+		{"family in another realm", func() (int64, error) { return s.RevokeRefreshFamily(suiteCtx, sessionsTestOther, "w1", now) }, 0, nil},
+		{"family", func() (int64, error) { return s.RevokeRefreshFamily(suiteCtx, sessionsTestRealm, "w1", now) }, 2,
+			[]string{"tok-w1", "tok-w1b"}},
+		{"family again", func() (int64, error) { return s.RevokeRefreshFamily(suiteCtx, sessionsTestRealm, "w1", now+1) }, 0,
+			[]string{"tok-w1", "tok-w1b"}},
+		{"session", func() (int64, error) { return s.RevokeRefreshTokensOfSession(suiteCtx, sessionsTestRealm, "web", now) }, 1,
+			[]string{"tok-w1", "tok-w1b", "tok-w2"}},
+		{"session in another realm", func() (int64, error) {
+			return s.RevokeRefreshTokensOfSession(suiteCtx, sessionsTestOther, "cli", now)
+		}, 0, []string{"tok-w1", "tok-w1b", "tok-w2"}},
+	} {
+		n, err := tc.revoke()
+		if err != nil || n != tc.want {
+			t.Fatalf("revoke %s: %d (%v), want %d", tc.name, n, err, tc.want)
+		}
+		for _, tok := range []string{"tok-w1", "tok-w1b", "tok-w2", "tok-c1"} {
+			got := sessionsTestTokenState(t, s, tok)
+			want := int64(0)
+			for _, r := range tc.revoked {
+				if r == tok {
+					want = now
+				}
+			}
+			if got.RevokedAt != want {
+				t.Fatalf("after revoking %s: %s revoked at %d, want %d", tc.name, tok, got.RevokedAt, want)
+			}
+		}
+	}
+}
+
+func suiteRefreshTokenPurge(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s, sessionsTestOAuth("off", sessionsTestRealm, "alice", "", "web", now-9*hour, now+30*hour))
+	// Family a lives on through a rotation; family d has wholly expired.
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("a1", "alice", "web", "off", true, now-9*hour, now-8*hour+hour),
+		sessionsTestToken("d1", "alice", "web", "off", true, now-9*hour, now-5*hour),
+	)
+	steps := []struct {
+		id      string
+		at, exp int64
+	}{{"a2", now - 8*hour, now - 1}, {"a3", now - 2, now + hour}}
+	prev := "a1"
+	for _, st := range steps {
+		if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-"+prev), sessionsTestNext(st.id, st.at, st.exp), st.at); err != nil {
+			t.Fatal(err)
+		}
+		prev = st.id
+	}
+	n, err := s.DeleteExpiredRefreshTokens(suiteCtx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("purged %d tokens, want 2 (a2 and d1)", n)
+	}
+	for tok, kept := range map[string]bool{"tok-a1": true, "tok-a2": false, "tok-a3": true, "tok-d1": false} {
+		_, err := s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken(tok))
+		if kept && err != nil || !kept && !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s after purge: %v, want kept=%t", tok, err, kept)
+		}
+	}
+	offline, err := s.ListOfflineTokens(suiteCtx, sessionsTestRealm, "alice", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offline) != 1 || offline[0].CreatedAt != now-9*hour {
+		t.Fatalf("offline tokens after purge: %+v, want family a dated %d", offline, now-9*hour)
+	}
+	// Once the whole family has expired, its first token goes too.
+	if n, err := s.DeleteExpiredRefreshTokens(suiteCtx, now+hour); err != nil || n != 2 {
+		t.Fatalf("second purge: %d (%v), want 2", n, err)
+	}
+}
+
+func suiteOfflineTokens(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestOAuth("off-web", sessionsTestRealm, "alice", "", "web", now-5*hour, now+30*hour),
+		sessionsTestOAuth("off-cli", sessionsTestRealm, "alice", "", "cli", now-3*hour, now+30*hour),
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour),
+		sessionsTestOAuth("off-bob", sessionsTestRealm, "bob", "", "web", now-hour, now+30*hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("w1", "alice", "web", "off-web", true, now-5*hour, now+20*hour),
+		sessionsTestToken("c1", "alice", "cli", "off-cli", true, now-3*hour, now+20*hour),
+		sessionsTestToken("gone", "alice", "cli", "", true, now-6*hour, now),          // expired
+		sessionsTestToken("online", "alice", "web", "web", false, now-hour, now+hour), // not offline
+		sessionsTestToken("b1", "bob", "web", "off-bob", true, now-hour, now+20*hour),
+	)
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w1"), sessionsTestNext("w2", now-hour, now+25*hour), now-hour); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ListOfflineTokens(suiteCtx, sessionsTestRealm, "alice", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "alice's offline tokens", got, []*OfflineToken{
+		{ID: "c1", ClientID: "cli", PublicClientID: "cli-app", Scopes: []string{"openid", "email"},
+			CreatedAt: now - 3*hour, ExpiresAt: now + 20*hour},
+		{ID: "w1", ClientID: "web", PublicClientID: "web-app", Scopes: []string{"openid"},
+			CreatedAt: now - 5*hour, LastRefreshAt: now - hour, ExpiresAt: now + 25*hour},
+	})
+	got, err = s.ListOfflineTokens(suiteCtx, sessionsTestOther, "alice", now)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("alice's offline tokens in another realm: %+v (%v)", got, err)
+	}
+
+	for _, tc := range []struct {
+		name, realmID, user, id string
+	}{
+		{"unknown family", sessionsTestRealm, "alice", "nope"},
+		{"successor's own ID", sessionsTestRealm, "alice", "w2"},
+		{"another user's", sessionsTestRealm, "alice", "b1"},
+		{"another realm", sessionsTestOther, "alice", "w1"},
+		{"expired", sessionsTestRealm, "alice", "gone"},
+		{"online token", sessionsTestRealm, "alice", "online"},
+	} {
+		sessionsTestMustNotFind(t, "revoke "+tc.name, s.RevokeOfflineToken(suiteCtx, tc.realmID, tc.user, tc.id, now))
+	}
+	if err := s.RevokeOfflineToken(suiteCtx, sessionsTestRealm, "alice", "w1", now); err != nil {
+		t.Fatal(err)
+	}
+	// The offline session had no other token, so it ended with it.
+	sessionsTestMustNotFind(t, "offline session of the revoked token", sessionsTestErr(s.GetSession(suiteCtx, sessionsTestRealm, "off-web")))
+	sessionsTestMustNotFind(t, "revoke twice", s.RevokeOfflineToken(suiteCtx, sessionsTestRealm, "alice", "w1", now))
+	got, err = s.ListOfflineTokens(suiteCtx, sessionsTestRealm, "alice", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != "c1" {
+		t.Fatalf("offline tokens after revoking w1: %+v, want c1", got)
+	}
+	for _, id := range []string{"off-cli", "web", "off-bob"} {
+		if _, err := s.GetSession(suiteCtx, sessionsTestRealm, id); err != nil {
+			t.Fatalf("session %s after revoking w1: %v", id, err)
+		}
+	}
+}
+
+func suiteAccessTokenRevocation(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now := sessionsTestNow
+	for _, tc := range []struct {
+		jti     string
+		expires int64
+	}{{"j1", now}, {"j2", now + 1}, {"j1", now + 99}} { // twice is no error
+		if err := s.RevokeAccessToken(suiteCtx, sessionsTestRealm, tc.jti, tc.expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RevokeAccessToken(suiteCtx, "nope", "j3", now); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("revocation in an unknown realm: %v, want ErrNotFound", err)
+	}
+	check := func(when string, want map[string]bool) {
+		t.Helper()
+		for jti, revoked := range want {
+			got, err := s.AccessTokenRevoked(suiteCtx, jti)
+			if err != nil || got != revoked {
+				t.Fatalf("%s: %s revoked %t (%v), want %t", when, jti, got, err, revoked)
+			}
+		}
+	}
+	check("after revoking", map[string]bool{"j1": true, "j2": true, "j3": false})
+	n, err := s.DeleteExpiredAccessTokenRevocations(suiteCtx, now)
+	if err != nil || n != 1 {
+		t.Fatalf("purged %d revocations (%v), want 1", n, err)
+	}
+	check("after the purge", map[string]bool{"j1": false, "j2": true})
+}
+
+func suiteConsentGrant(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	if err := s.GrantConsent(suiteCtx, "alice", "web", []string{"profile", "openid", "openid"}, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GrantConsent(suiteCtx, "alice", "web", []string{"email", "openid"}, 2000); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetConsent(suiteCtx, "alice", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "consent after two grants", got, &Consent{UserID: "alice", ClientID: "web", PublicClientID: "web-app",
+		Scopes: []string{"email", "openid", "profile"}, GrantedAt: 1000, UpdatedAt: 2000})
+
+	// UpsertConsent sets the scopes exactly.
+	if err := s.UpsertConsent(suiteCtx, "alice", "web", []string{"openid"}, 3000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpsertConsent(suiteCtx, "alice", "cli", nil, 3500); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListUserConsents(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "alice's consents", list, []*Consent{
+		{UserID: "alice", ClientID: "cli", PublicClientID: "cli-app", Scopes: []string{}, GrantedAt: 3500, UpdatedAt: 3500},
+		{UserID: "alice", ClientID: "web", PublicClientID: "web-app", Scopes: []string{"openid"}, GrantedAt: 1000, UpdatedAt: 3000},
+	})
+	list, err = s.ListUserConsents(suiteCtx, sessionsTestOther, "alice")
+	if err != nil || len(list) != 0 {
+		t.Fatalf("alice's consents in another realm: %+v (%v)", list, err)
+	}
+	history, err := s.ConsentHistory(suiteCtx, sessionsTestRealm, "alice", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range history {
+		actions = append(actions, e.PublicClientID+" "+e.Action+" "+jsonList(e.Scopes))
+	}
+	suiteMustEqual(t, "history", actions, []string{
+		`cli-app GRANT []`, `web-app GRANT ["openid"]`, `web-app GRANT ["email","openid"]`, `web-app GRANT ["openid","profile"]`,
+	})
+
+	for _, tc := range []struct{ name, user, client string }{
+		{"unknown user", "nobody", "web"},
+		{"unknown client", "alice", "nope"},
+		{"client of another realm", "alice", "far"},
+		{"user of another realm", "carol", "web"},
+	} {
+		sessionsTestMustNotFind(t, "grant: "+tc.name, s.GrantConsent(suiteCtx, tc.user, tc.client, []string{"openid"}, 1))
+		sessionsTestMustNotFind(t, "upsert: "+tc.name, s.UpsertConsent(suiteCtx, tc.user, tc.client, []string{"openid"}, 1))
+	}
+	sessionsTestMustNotFind(t, "consent never given", sessionsTestErr(s.GetConsent(suiteCtx, "bob", "web")))
+	var events int
+	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM consent_events").Scan(&events); err != nil || events != 4 {
+		t.Fatalf("%d consent events (%v), want 4: refused grants record nothing", events, err)
+	}
+}
+
+func suiteConsentRevoke(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour),
+		sessionsTestOAuth("cli", sessionsTestRealm, "alice", "sso", "cli", now-hour, now+hour),
+		sessionsTestOAuth("off-web", sessionsTestRealm, "alice", "", "web", now-2*hour, now+30*hour),
+		sessionsTestOAuth("bob-web", sessionsTestRealm, "bob", "", "web", now-2*hour, now+30*hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("off", "alice", "web", "", true, now-2*hour, now+20*hour), // an offline token without session
+		sessionsTestToken("off-cli", "alice", "cli", "", true, now-2*hour, now+20*hour),
+		sessionsTestToken("bob", "bob", "web", "bob-web", true, now-2*hour, now+20*hour),
+	)
+	for _, c := range []struct{ user, client string }{{"alice", "web"}, {"alice", "cli"}, {"bob", "web"}} {
+		if err := s.GrantConsent(suiteCtx, c.user, c.client, []string{"openid", "offline_access"}, now-3*hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sessionsTestMustNotFind(t, "revoke in another realm", sessionsTestErr(s.RevokeConsent(suiteCtx, sessionsTestOther, "alice", "web", now)))
+
+	ended, err := s.RevokeConsent(suiteCtx, sessionsTestRealm, "alice", "web", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "sessions ended", sessionsTestIDs(ended), []string{"off-web", "web"})
+	sessionsTestMustNotFind(t, "revoked consent", sessionsTestErr(s.GetConsent(suiteCtx, "alice", "web")))
+	if got := sessionsTestTokenState(t, s, "tok-off"); got.RevokedAt != now {
+		t.Fatalf("offline token after consent revocation: %+v", got)
+	}
+	for _, tok := range []string{"tok-off-cli", "tok-bob"} {
+		if !sessionsTestTokenState(t, s, tok).Live(now) {
+			t.Fatalf("%s was revoked with another consent", tok)
+		}
+	}
+	left, err := s.ListRealmSessions(suiteCtx, sessionsTestRealm, now, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "sessions left", sessionsTestIDs(left), []string{"bob-web", "cli", "sso"})
+	history, err := s.ConsentHistory(suiteCtx, sessionsTestRealm, "alice", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) != 1 || history[0].Action != ConsentRevoke || history[0].ClientID != "web" || history[0].Time != now ||
+		jsonList(history[0].Scopes) != `["offline_access","openid"]` {
+		t.Fatalf("latest consent event %+v, want the revocation with the scopes held", history)
+	}
+	sessionsTestMustNotFind(t, "revoke twice", sessionsTestErr(s.RevokeConsent(suiteCtx, sessionsTestRealm, "alice", "web", now)))
+
+	if _, err := s.RevokeConsent(suiteCtx, sessionsTestRealm, "alice", "cli", now); err != nil {
+		t.Fatal(err)
+	}
+	sessionsTestMustNotFind(t, "revoke cli twice", sessionsTestErr(s.RevokeConsent(suiteCtx, sessionsTestRealm, "alice", "cli", now)))
+
+	// An offline token is enough to revoke, as in Keycloak; no consent event then.
+	if _, err := s.w.ExecContext(suiteCtx, "DELETE FROM user_consents WHERE user_id = 'bob'"); err != nil {
+		t.Fatal(err)
+	}
+	ended, err = s.RevokeConsent(suiteCtx, sessionsTestRealm, "bob", "web", now)
+	if err != nil {
+		t.Fatalf("revoke with an offline token only: %v", err)
+	}
+	suiteMustEqual(t, "bob's sessions ended", sessionsTestIDs(ended), []string{"bob-web"})
+	if got := sessionsTestTokenState(t, s, "tok-off-cli"); got.RevokedAt != now {
+		t.Fatalf("offline token of cli after its revocation: %+v", got)
+	}
+	history, err = s.ConsentHistory(suiteCtx, sessionsTestRealm, "bob", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) != 1 || history[0].Action != ConsentGrant {
+		t.Fatalf("bob's history %+v: a revocation without consent records no event", history)
+	}
+}
+
+func suiteConsentHistory(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	steps := []struct {
+		grant  bool
+		client string
+		time   int64
+	}{
+		{true, "web", 100}, {true, "cli", 100}, {false, "web", 100}, {true, "web", 300}, {false, "cli", 200},
+	}
+	for _, st := range steps {
+		var err error
+		if st.grant {
+			err = s.GrantConsent(suiteCtx, "alice", st.client, []string{"openid"}, st.time)
+		} else {
+			_, err = s.RevokeConsent(suiteCtx, sessionsTestRealm, "alice", st.client, st.time)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.GrantConsent(suiteCtx, "bob", "web", []string{"openid"}, 999); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(events []*ConsentEvent) []string {
+		out := []string{}
+		for _, e := range events {
+			out = append(out, e.PublicClientID+" "+e.Action+" "+jsonList(e.Scopes)+" "+strconv.FormatInt(e.Time, 10))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		first, max int
+		want       []string
+	}{
+		{0, 10, []string{`web-app GRANT ["openid"] 300`, `cli-app REVOKE ["openid"] 200`, `web-app REVOKE ["openid"] 100`,
+			`cli-app GRANT ["openid"] 100`, `web-app GRANT ["openid"] 100`}},
+		{1, 2, []string{`cli-app REVOKE ["openid"] 200`, `web-app REVOKE ["openid"] 100`}},
+		{5, 2, []string{}},
+	} {
+		got, err := s.ConsentHistory(suiteCtx, sessionsTestRealm, "alice", tc.first, tc.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suiteMustEqual(t, "history page", describe(got), tc.want)
+	}
+	got, err := s.ConsentHistory(suiteCtx, sessionsTestOther, "alice", 0, 10)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("history in another realm: %+v (%v)", got, err)
+	}
+	// A deleted client takes its history with it.
+	if err := s.DeleteClient(suiteCtx, sessionsTestRealm, "cli"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.ConsentHistory(suiteCtx, sessionsTestRealm, "alice", 0, 10)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("history after deleting cli: %v (%v), want the 3 web events", describe(got), err)
+	}
+}
+
+func suiteSessionUserDeleteCascades(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now, now+hour),
+		sessionsTestOAuth("off", sessionsTestRealm, "alice", "", "web", now, now+hour),
+	)
+	sessionsTestMustCreateToken(t, s, sessionsTestToken("t", "alice", "web", "off", true, now, now+hour))
+	if err := s.GrantConsent(suiteCtx, "alice", "web", []string{"openid"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"user_sessions", "refresh_tokens", "user_consents", "consent_events"} {
+		var n int
+		if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d rows left in %s (%v) after deleting their user", n, table, err)
+		}
+	}
+}
