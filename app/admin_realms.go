@@ -242,6 +242,9 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.CreateRealm(r.Context(), &realm); err != nil {
 			return err
 		}
+		if err := createRealmKeys(r.Context(), tx, &realm); err != nil {
+			return err
+		}
 		return seedDefaultScopes(r.Context(), tx, &realm)
 	})
 	if errors.Is(err, store.ErrConflict) {

@@ -48,6 +48,7 @@ type App struct {
 	loginThrottle *throttle
 	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
 	metrics       *metrics
+	signingKeys   *keyCache // parsed private signing keys by kid
 	assets        *assets.Assets
 	router        *mux.Router
 }
@@ -72,6 +73,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.loginThrottle = newThrottle(a.now)
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.metrics = newMetrics(st)
+	a.signingKeys = newKeyCache()
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)
 	}

@@ -15,6 +15,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	defer t.Stop()
 	for {
 		a.expireEvents(ctx)
+		a.rotateDueKeys(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -3,11 +3,57 @@ package app
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/idenplane/idenplane/store"
 )
+
+// Signing keys, one set per realm. A realm's keys move through three
+// states: next (published in the key set, not signing), active (signing
+// every token) and retired (published until the tokens it signed expire,
+// then deleted). keyPublishGrace and retiredKeyLifetime say for how long.
+
+const (
+	// rsaKeyBits is Keycloak's default. 2048-bit RSA (112-bit strength) is
+	// acceptable through 2030 per NIST SP 800-57 and signs about three
+	// times faster than 3072; keys rotate every 90 days by default, so a
+	// later move to 3072 takes effect within one rotation.
+	rsaKeyBits = 2048
+	// keyPublishGrace is how long a scheduled next key is published before
+	// it signs, so verifiers that cache the key set on a timer have fetched
+	// it by then. A day covers the common caches (minutes for most
+	// libraries, 12 hours for Microsoft.IdentityModel's automatic refresh).
+	keyPublishGrace = 24 * time.Hour
+	// retiredKeyMargin is added to the token lifetime a retired key stays
+	// published for: it covers verifiers' clock-skew leeway and tokens
+	// signed with a key fetched just before it was retired.
+	retiredKeyMargin = 10 * time.Minute
+	// keyChangeAttempts bounds the retries of a key change that raced another.
+	keyChangeAttempts = 3
+
+	defaultKeyAlgorithm    = jose.RS256
+	defaultKeyRotationDays = 90
+	maxKeyRotationDays     = 3650
+)
+
+// keyAlgorithms are the signature algorithms a realm may sign with.
+var keyAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
 
 // signingKey is the key a realm signs tokens with now.
 type signingKey struct {
@@ -16,22 +62,351 @@ type signingKey struct {
 	Key       crypto.Signer
 }
 
+// keyCache holds parsed private keys by kid: parsing an RSA key costs more
+// than signing with it, and the token endpoint signs on every request.
+type keyCache struct {
+	mu   sync.RWMutex
+	keys map[string]*signingKey
+}
+
+func newKeyCache() *keyCache { return &keyCache{keys: map[string]*signingKey{}} }
+
+func (c *keyCache) get(kid string) *signingKey {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.keys[kid]
+}
+
+func (c *keyCache) put(k *signingKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keys[k.ID] = k
+}
+
+// retain drops every key but those named: a key no longer active signs
+// nothing, and one of a deleted realm is gone.
+func (c *keyCache) retain(kids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for kid := range c.keys {
+		if !slices.Contains(kids, kid) {
+			delete(c.keys, kid)
+		}
+	}
+}
+
 func (a *App) keyRoutes(admin routeAdder) {
+	admin(http.MethodGet, "/admin/realms/{realm}/keys", a.listKeys)
+	admin(http.MethodPost, "/admin/realms/{realm}/keys/rotate", a.rotateKeys)
+	admin(http.MethodGet, "/admin/realms/{realm}/keys/config", a.getKeyConfig)
+	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", a.putKeyConfig)
+}
+
+// generateSigningKey makes a key pair for alg, not yet stored, with status
+// next. Its kid is the RFC 7638 thumbprint of the public key: unique without
+// coordination, and any verifier can recompute it.
+func generateSigningKey(realmID string, alg jose.SignatureAlgorithm, now time.Time) (*store.SigningKey, error) {
+	var priv crypto.Signer
+	var err error
+	switch alg {
+	case jose.RS256:
+		priv, err = rsa.GenerateKey(rand.Reader, rsaKeyBits)
+	case jose.ES256:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case jose.EdDSA:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		return nil, fmt.Errorf("signing algorithm %s is not supported", alg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("generate %s key: %w", alg, err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s key: %w", alg, err)
+	}
+	jwk := jose.JSONWebKey{Key: priv.Public(), Algorithm: string(alg), Use: "sig"}
+	thumb, err := jwk.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("thumbprint %s key: %w", alg, err)
+	}
+	jwk.KeyID = base64.RawURLEncoding.EncodeToString(thumb)
+	pub, err := jwk.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode %s public key: %w", alg, err)
+	}
+	return &store.SigningKey{ID: jwk.KeyID, RealmID: realmID, Algorithm: string(alg), PrivateKey: der,
+		PublicJWK: string(pub), Status: store.KeyNext, CreatedAt: now.UnixMilli()}, nil
+}
+
+func defaultKeySettings(realmID string) *store.KeySettings {
+	return &store.KeySettings{RealmID: realmID, Algorithm: string(defaultKeyAlgorithm), RotationDays: defaultKeyRotationDays}
 }
 
 // createRealmKeys gives a new realm its first signing key, inside the
-// transaction that creates the realm.
+// transaction that creates the realm. Keys are never exported, so an
+// imported realm gets fresh ones too.
 func createRealmKeys(ctx context.Context, tx *store.Store, realm *store.Realm) error {
-	return nil
+	ks := defaultKeySettings(realm.ID)
+	if err := tx.PutKeySettings(ctx, ks); err != nil {
+		return err
+	}
+	now := tx.Now()
+	k, err := generateSigningKey(realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
+	if err != nil {
+		return err
+	}
+	k.Status, k.ActivatedAt = store.KeyActive, now.UnixMilli()
+	return tx.CreateSigningKey(ctx, k)
+}
+
+// keySettings returns a realm's rotation settings; a realm made before
+// signing keys existed has the defaults.
+func (a *App) keySettings(ctx context.Context, realmID string) (*store.KeySettings, error) {
+	ks, err := a.store.GetKeySettings(ctx, realmID)
+	if errors.Is(err, store.ErrNotFound) {
+		return defaultKeySettings(realmID), nil
+	}
+	return ks, err
+}
+
+// ensureActiveKey gives a realm made before signing keys existed an active
+// key of its configured algorithm.
+func (a *App) ensureActiveKey(ctx context.Context, realm *store.Realm) error {
+	ks, err := a.keySettings(ctx, realm.ID)
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	k, err := generateSigningKey(realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
+	if err != nil {
+		return err
+	}
+	k.Status, k.ActivatedAt = store.KeyActive, now.UnixMilli()
+	err = a.store.CreateSigningKey(ctx, k)
+	if errors.Is(err, store.ErrConflict) {
+		return nil // another request made the realm's key first
+	}
+	return err
 }
 
 // realmSigningKey returns the realm's active key.
 func (a *App) realmSigningKey(ctx context.Context, realm *store.Realm) (*signingKey, error) {
-	return nil, nil
+	active, err := a.store.GetActiveSigningKey(ctx, realm.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		if err := a.ensureActiveKey(ctx, realm); err != nil {
+			return nil, err
+		}
+		active, err = a.store.GetActiveSigningKey(ctx, realm.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if k := a.signingKeys.get(active.ID); k != nil {
+		return k, nil
+	}
+	der, err := a.store.SigningKeyPrivate(ctx, realm.ID, active.ID)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse signing key %s: %w", active.ID, err)
+	}
+	signer, ok := parsed.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("signing key %s is a %T, not a signer", active.ID, parsed)
+	}
+	k := &signingKey{ID: active.ID, Algorithm: jose.SignatureAlgorithm(active.Algorithm), Key: signer}
+	a.signingKeys.put(k)
+	return k, nil
 }
 
 // realmPublicKeys returns every key a realm publishes: next, active and
 // retired ones still covering live tokens; public halves only.
 func (a *App) realmPublicKeys(ctx context.Context, realm *store.Realm) ([]jose.JSONWebKey, error) {
-	return nil, nil
+	keys, err := a.store.PublishedSigningKeys(ctx, realm.ID, a.now())
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		// A realm made before signing keys existed: make its first one now,
+		// so the key set is never empty.
+		if err := a.ensureActiveKey(ctx, realm); err != nil {
+			return nil, err
+		}
+		if keys, err = a.store.PublishedSigningKeys(ctx, realm.ID, a.now()); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]jose.JSONWebKey, len(keys))
+	for i, k := range keys {
+		if err := json.Unmarshal([]byte(k.PublicJWK), &out[i]); err != nil {
+			return nil, fmt.Errorf("decode public key %s: %w", k.ID, err)
+		}
+	}
+	return out, nil
+}
+
+// retiredKeyLifetime is how long a retired key stays published: every token
+// it signed (access and ID tokens, both living accessTokenLifespan) has
+// expired by then.
+func retiredKeyLifetime(realm *store.Realm) time.Duration {
+	return time.Duration(realm.AccessTokenLifespan)*time.Second + retiredKeyMargin
+}
+
+// keyChange is one change to a realm's keys: make sure a next key of
+// algorithm exists, and activate it when immediate or once it has been
+// published for keyPublishGrace.
+type keyChange struct {
+	algorithm jose.SignatureAlgorithm
+	immediate bool
+	settings  *store.KeySettings // written in the same transaction, when set
+}
+
+var errKeysChanged = errors.New("the realm's keys changed during the key change")
+
+// rotateRealmKeys moves a realm's scheduled rotation on one step: it
+// publishes a next key of algorithm if there is none (replacing a next key
+// of another algorithm), and activates the next key once it has been
+// published for keyPublishGrace, retiring the active one.
+func (a *App) rotateRealmKeys(ctx context.Context, realm *store.Realm, algorithm jose.SignatureAlgorithm) error {
+	return a.changeRealmKeys(ctx, realm, keyChange{algorithm: algorithm})
+}
+
+// changeRealmKeys applies ch. A new key is generated outside the write
+// transaction, which would otherwise hold every writer up while an RSA
+// key is found; the transaction then checks that the keys are as they
+// were read, and the change starts over if another one came between.
+func (a *App) changeRealmKeys(ctx context.Context, realm *store.Realm, ch keyChange) error {
+	for range keyChangeAttempts {
+		now := a.now()
+		before, err := a.store.ListSigningKeys(ctx, realm.ID)
+		if err != nil {
+			return err
+		}
+		next := findKey(before, store.KeyNext)
+		var fresh *store.SigningKey
+		if next == nil || next.Algorithm != string(ch.algorithm) {
+			if fresh, err = generateSigningKey(realm.ID, ch.algorithm, now); err != nil {
+				return err
+			}
+		}
+		err = a.store.Tx(ctx, func(tx *store.Store) error {
+			current, err := tx.ListSigningKeys(ctx, realm.ID)
+			if err != nil {
+				return err
+			}
+			if keyStates(current) != keyStates(before) {
+				return errKeysChanged
+			}
+			if ch.settings != nil {
+				if err := tx.PutKeySettings(ctx, ch.settings); err != nil {
+					return err
+				}
+			}
+			if fresh != nil {
+				if err := tx.DeleteNextSigningKeys(ctx, realm.ID); err != nil {
+					return err
+				}
+				if err := tx.CreateSigningKey(ctx, fresh); err != nil {
+					return err
+				}
+				next = fresh
+			}
+			if ch.immediate || now.Sub(time.UnixMilli(next.CreatedAt)) >= keyPublishGrace {
+				return tx.ActivateSigningKey(ctx, realm.ID, next.ID, now, now.Add(retiredKeyLifetime(realm)))
+			}
+			return nil
+		})
+		if !errors.Is(err, errKeysChanged) {
+			return err
+		}
+	}
+	return &apiError{Status: http.StatusConflict, Code: "conflict",
+		Description: "the realm's keys kept changing during the rotation; try again", Cause: errKeysChanged}
+}
+
+func findKey(keys []*store.SigningKey, status string) *store.SigningKey {
+	for _, k := range keys {
+		if k.Status == status {
+			return k
+		}
+	}
+	return nil
+}
+
+// keyStates sums up which keys a realm has, in which states.
+func keyStates(keys []*store.SigningKey) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k.ID + "=" + k.Status + ";")
+	}
+	return b.String()
+}
+
+// rotateDueKeys is the periodic key upkeep of every realm: it publishes a
+// next key keyPublishGrace before the active one is rotationDays old,
+// activates next keys published for keyPublishGrace, and deletes retired
+// keys whose tokens have all expired.
+func (a *App) rotateDueKeys(ctx context.Context) {
+	realms, err := a.store.ListRealms(ctx)
+	if err != nil {
+		a.logJobError(ctx, "listing realms for key rotation failed", err)
+		return
+	}
+	for _, realm := range realms {
+		if err := a.rotateRealmIfDue(ctx, realm); err != nil {
+			a.logJobError(ctx, "key rotation failed", err, "realm", realm.Name)
+		}
+	}
+	n, err := a.store.DeleteExpiredSigningKeys(ctx, a.now())
+	if err != nil {
+		a.logJobError(ctx, "deleting expired signing keys failed", err)
+		return
+	}
+	if n > 0 {
+		a.log.Info("deleted expired signing keys", "count", n)
+	}
+	active, err := a.store.ActiveSigningKeyIDs(ctx)
+	if err != nil {
+		a.logJobError(ctx, "listing active signing keys failed", err)
+		return
+	}
+	a.signingKeys.retain(active)
+}
+
+func (a *App) rotateRealmIfDue(ctx context.Context, realm *store.Realm) error {
+	keys, err := a.store.ListSigningKeys(ctx, realm.ID)
+	if err != nil {
+		return err
+	}
+	active, next := findKey(keys, store.KeyActive), findKey(keys, store.KeyNext)
+	now := a.now()
+	switch {
+	case active == nil:
+		return a.ensureActiveKey(ctx, realm)
+	case next != nil:
+		if now.Sub(time.UnixMilli(next.CreatedAt)) >= keyPublishGrace {
+			return a.rotateRealmKeys(ctx, realm, jose.SignatureAlgorithm(next.Algorithm))
+		}
+		return nil
+	}
+	ks, err := a.keySettings(ctx, realm.ID)
+	if err != nil || ks.RotationDays == 0 {
+		return err
+	}
+	due := time.UnixMilli(active.ActivatedAt).Add(time.Duration(ks.RotationDays)*24*time.Hour - keyPublishGrace)
+	if now.Before(due) {
+		return nil
+	}
+	return a.rotateRealmKeys(ctx, realm, jose.SignatureAlgorithm(ks.Algorithm))
+}
+
+// logJobError logs a failure of periodic work, unless the server is
+// shutting down and cancelled it.
+func (a *App) logJobError(ctx context.Context, msg string, err error, args ...any) {
+	if ctx.Err() == nil {
+		a.log.Error(msg, append(args, "err", err)...)
+	}
 }

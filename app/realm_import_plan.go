@@ -459,6 +459,9 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := tx.CreateRealm(ctx, p.realm); err != nil {
 		return idConflict(err, "id", "another realm already has id "+p.realm.ID)
 	}
+	if err := createRealmKeys(ctx, tx, p.realm); err != nil {
+		return err
+	}
 	if p.seedScopes {
 		if err := seedDefaultScopes(ctx, tx, p.realm); err != nil {
 			return err

@@ -1,0 +1,166 @@
+package app
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// keyRep is a signing key as the admin API shows it: metadata and the
+// public JWK, never the private half.
+type keyRep struct {
+	KID                string          `json:"kid"`
+	Algorithm          string          `json:"algorithm"`
+	Status             string          `json:"status"`
+	CreatedTimestamp   int64           `json:"createdTimestamp"`
+	ActivatedTimestamp int64           `json:"activatedTimestamp,omitempty"`
+	RetiredTimestamp   int64           `json:"retiredTimestamp,omitempty"`
+	PublishUntil       int64           `json:"publishUntil,omitempty"`
+	PublicKey          json.RawMessage `json:"publicKey"`
+}
+
+func toKeyRep(k *store.SigningKey) keyRep {
+	return keyRep{KID: k.ID, Algorithm: k.Algorithm, Status: k.Status, CreatedTimestamp: k.CreatedAt,
+		ActivatedTimestamp: k.ActivatedAt, RetiredTimestamp: k.RetiredAt, PublishUntil: k.PublishUntil,
+		PublicKey: json.RawMessage(k.PublicJWK)}
+}
+
+// writeKeys answers with every stored key of the realm: next keys first,
+// then the active one, then retired ones, newest first.
+func (a *App) writeKeys(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	keys, err := a.store.ListSigningKeys(r.Context(), realm.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]keyRep, len(keys))
+	for i, k := range keys {
+		out[i] = toKeyRep(k)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *App) listKeys(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	return a.writeKeys(w, r, realm)
+}
+
+// keyRotateRequest is the optional body of a rotation.
+type keyRotateRequest struct {
+	Algorithm *string `json:"algorithm"` // default: the realm's configured algorithm
+	Immediate bool    `json:"immediate"`
+}
+
+// rotateKeys publishes a next key that the rotation job activates once it
+// has been published for keyPublishGrace or, with immediate, activates a
+// key at once; either way the old key stays published while tokens it
+// signed live. An algorithm given becomes the realm's setting, so later
+// scheduled rotations keep it. It answers with the realm's keys.
+func (a *App) rotateKeys(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	var body keyRotateRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(r, &body); err != nil {
+			return err
+		}
+	}
+	ks, err := a.keySettings(r.Context(), realm.ID)
+	if err != nil {
+		return err
+	}
+	ch := keyChange{algorithm: jose.SignatureAlgorithm(ks.Algorithm), immediate: body.Immediate}
+	if body.Algorithm != nil {
+		alg, err := keyAlgorithm(*body.Algorithm)
+		if err != nil {
+			return err
+		}
+		if alg != ch.algorithm {
+			ks.Algorithm, ch.algorithm, ch.settings = string(alg), alg, ks
+		}
+	}
+	if err := a.changeRealmKeys(r.Context(), realm, ch); err != nil {
+		return err
+	}
+	return a.writeKeys(w, r, realm)
+}
+
+func keyAlgorithm(name string) (jose.SignatureAlgorithm, error) {
+	alg := jose.SignatureAlgorithm(name)
+	if !slices.Contains(keyAlgorithms, alg) {
+		return "", fieldError("algorithm", "must be one of %v", keyAlgorithms)
+	}
+	return alg, nil
+}
+
+// keyConfigRep is a realm's key rotation settings.
+type keyConfigRep struct {
+	Algorithm    string `json:"algorithm"`
+	RotationDays int    `json:"rotationDays"`
+}
+
+func (a *App) getKeyConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	ks, err := a.keySettings(r.Context(), realm.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, keyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays})
+	return nil
+}
+
+// putKeyConfig changes the fields the body names, as every PUT does. A new
+// algorithm schedules a rotation to a key of it: a next key is published
+// now and signs once the rotation job finds it published for
+// keyPublishGrace (the rotate endpoint with immediate switches at once).
+func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	ks, err := a.keySettings(r.Context(), realm.ID)
+	if err != nil {
+		return err
+	}
+	current := map[string]any{"algorithm": ks.Algorithm, "rotationDays": ks.RotationDays}
+	defaults := map[string]any{"algorithm": string(defaultKeyAlgorithm), "rotationDays": defaultKeyRotationDays}
+	var cfg keyConfigRep
+	if err := update(body, current, defaults, false, &cfg); err != nil {
+		return err
+	}
+	alg, err := keyAlgorithm(cfg.Algorithm)
+	if err != nil {
+		return err
+	}
+	if cfg.RotationDays < 0 || cfg.RotationDays > maxKeyRotationDays {
+		return fieldError("rotationDays", "must be between 0 (rotate only on request) and %d", maxKeyRotationDays)
+	}
+	changed := string(alg) != ks.Algorithm
+	ks.Algorithm, ks.RotationDays = string(alg), cfg.RotationDays
+	if changed {
+		err = a.changeRealmKeys(r.Context(), realm, keyChange{algorithm: alg, settings: ks})
+	} else {
+		err = a.store.PutKeySettings(r.Context(), ks)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, cfg)
+	return nil
+}

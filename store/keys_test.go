@@ -1,0 +1,387 @@
+package store
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+)
+
+// keySuite is the conformance tests of the signing key tables.
+func keySuite() []suiteTest {
+	return []suiteTest{
+		{"KeyCreateList", suiteKeyCreateList},
+		{"KeyOneActivePerRealm", suiteKeyOneActivePerRealm},
+		{"KeyPublished", suiteKeyPublished},
+		{"KeyActivate", suiteKeyActivate},
+		{"KeyDeleteNext", suiteKeyDeleteNext},
+		{"KeyDeleteExpired", suiteKeyDeleteExpired},
+		{"KeyPrivateSealed", suiteKeyPrivateSealed},
+		{"KeySettings", suiteKeySettings},
+		{"KeyRealmDeleteCascades", suiteKeyRealmDeleteCascades},
+	}
+}
+
+const (
+	keyTestRealmA = "11111111-1111-4111-8111-111111111111"
+	keyTestRealmB = "22222222-2222-4222-8222-222222222222"
+)
+
+func keyTestRealms(t *testing.T, s *Store) {
+	t.Helper()
+	suiteMustCreateRealm(t, s, suiteRealm(keyTestRealmA, "acme", 1000))
+	suiteMustCreateRealm(t, s, suiteRealm(keyTestRealmB, "beta", 2000))
+}
+
+// keyTestKey is a key whose private part is random bytes: the store treats
+// it as opaque.
+func keyTestKey(t *testing.T, kid, realmID, status string, createdAt int64) *SigningKey {
+	t.Helper()
+	priv := make([]byte, 1200)
+	if _, err := rand.Read(priv); err != nil {
+		t.Fatal(err)
+	}
+	k := &SigningKey{ID: kid, RealmID: realmID, Algorithm: "ES256", PrivateKey: priv,
+		PublicJWK: `{"kty":"EC","kid":"` + kid + `"}`, Status: status, CreatedAt: createdAt}
+	if status != KeyNext {
+		k.ActivatedAt = createdAt + 1
+	}
+	if status == KeyRetired {
+		k.RetiredAt, k.PublishUntil = createdAt+2, createdAt+3
+	}
+	return k
+}
+
+func keyTestCreate(t *testing.T, s *Store, keys ...*SigningKey) {
+	t.Helper()
+	for _, k := range keys {
+		if err := s.CreateSigningKey(suiteCtx, k); err != nil {
+			t.Fatalf("create signing key %s: %v", k.ID, err)
+		}
+	}
+}
+
+// keyTestPublic is k as reads return it: without its private part.
+func keyTestPublic(k *SigningKey) *SigningKey {
+	out := *k
+	out.PrivateKey = nil
+	return &out
+}
+
+func keyTestIDs(t *testing.T, keys []*SigningKey, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids string
+	for _, k := range keys {
+		ids += k.ID + " "
+	}
+	return ids
+}
+
+func suiteKeyCreateList(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	retiredOld := keyTestKey(t, "retired-old", keyTestRealmA, KeyRetired, 1000)
+	retiredNew := keyTestKey(t, "retired-new", keyTestRealmA, KeyRetired, 2000)
+	active := keyTestKey(t, "active", keyTestRealmA, KeyActive, 3000)
+	next := keyTestKey(t, "next", keyTestRealmA, KeyNext, 500) // older than the rest, still listed first
+	other := keyTestKey(t, "other", keyTestRealmB, KeyActive, 4000)
+	keyTestCreate(t, s, retiredOld, active, next, retiredNew, other)
+
+	keys, err := s.ListSigningKeys(suiteCtx, keyTestRealmA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "listed keys", keys, []*SigningKey{keyTestPublic(next), keyTestPublic(active),
+		keyTestPublic(retiredNew), keyTestPublic(retiredOld)})
+
+	got, err := s.GetActiveSigningKey(suiteCtx, keyTestRealmA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "active key", got, keyTestPublic(active))
+	for _, k := range []*SigningKey{retiredOld, active, next, other} {
+		der, err := s.SigningKeyPrivate(suiteCtx, k.RealmID, k.ID)
+		if err != nil || !bytes.Equal(der, k.PrivateKey) {
+			t.Fatalf("private key of %s: %v; round trip equal: %v", k.ID, err, bytes.Equal(der, k.PrivateKey))
+		}
+	}
+	// A key is only found through its own realm.
+	if _, err := s.SigningKeyPrivate(suiteCtx, keyTestRealmB, "active"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("private key through another realm: %v, want ErrNotFound", err)
+	}
+	if keys, err := s.ListSigningKeys(suiteCtx, "99999999-9999-4999-8999-999999999999"); err != nil || len(keys) != 0 {
+		t.Fatalf("keys of an unknown realm: %v, %v", keys, err)
+	}
+	ids, err := s.ActiveSigningKeyIDs(suiteCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	suiteMustEqual(t, "active key ids", ids, []string{"active", "other"})
+	// A key without its private part is refused, not stored half-made.
+	bare := keyTestKey(t, "bare", keyTestRealmB, KeyNext, 1)
+	bare.PrivateKey = nil
+	if err := s.CreateSigningKey(suiteCtx, bare); err == nil {
+		t.Fatal("a key without a private part was stored")
+	}
+}
+
+func suiteKeyOneActivePerRealm(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	keyTestCreate(t, s, keyTestKey(t, "a1", keyTestRealmA, KeyActive, 1000))
+	err := s.CreateSigningKey(suiteCtx, keyTestKey(t, "a2", keyTestRealmA, KeyActive, 2000))
+	scopeTestConflict(t, "second active key", err, "realm_id")
+	// Another realm has its own active key; a kid is unique everywhere.
+	keyTestCreate(t, s, keyTestKey(t, "b1", keyTestRealmB, KeyActive, 1000))
+	err = s.CreateSigningKey(suiteCtx, keyTestKey(t, "a1", keyTestRealmB, KeyNext, 2000))
+	scopeTestConflict(t, "duplicate kid", err, "id")
+	err = s.CreateSigningKey(suiteCtx, keyTestKey(t, "x", "99999999-9999-4999-8999-999999999999", KeyNext, 1))
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("key of an unknown realm: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetActiveSigningKey(suiteCtx, "99999999-9999-4999-8999-999999999999"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("active key of a realm without keys: %v, want ErrNotFound", err)
+	}
+}
+
+func suiteKeyPublished(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	gone := keyTestKey(t, "gone", keyTestRealmA, KeyRetired, 1000)
+	gone.PublishUntil = 5000
+	edge := keyTestKey(t, "edge", keyTestRealmA, KeyRetired, 2000)
+	edge.PublishUntil = 5001
+	keyTestCreate(t, s, gone, edge, keyTestKey(t, "active", keyTestRealmA, KeyActive, 3000),
+		keyTestKey(t, "next", keyTestRealmA, KeyNext, 4000), keyTestKey(t, "other", keyTestRealmB, KeyActive, 1))
+
+	// publish_until is the first instant a key is no longer published.
+	keys, err := s.PublishedSigningKeys(suiteCtx, keyTestRealmA, time.UnixMilli(5000))
+	if got := keyTestIDs(t, keys, err); got != "next active edge " {
+		t.Fatalf("published at 5000: %s", got)
+	}
+	keys, err = s.PublishedSigningKeys(suiteCtx, keyTestRealmA, time.UnixMilli(4999))
+	if got := keyTestIDs(t, keys, err); got != "next active edge gone " {
+		t.Fatalf("published at 4999: %s", got)
+	}
+	keys, err = s.PublishedSigningKeys(suiteCtx, keyTestRealmA, time.UnixMilli(5001))
+	if got := keyTestIDs(t, keys, err); got != "next active " {
+		t.Fatalf("published at 5001: %s", got)
+	}
+	for _, k := range keys {
+		if k.PrivateKey != nil {
+			t.Fatalf("published key %s carries its private part", k.ID)
+		}
+	}
+}
+
+func suiteKeyActivate(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	old := keyTestKey(t, "old", keyTestRealmA, KeyActive, 1000)
+	next := keyTestKey(t, "next", keyTestRealmA, KeyNext, 2000)
+	otherNext := keyTestKey(t, "other-next", keyTestRealmB, KeyNext, 2000)
+	keyTestCreate(t, s, old, next, otherNext)
+
+	now, until := time.UnixMilli(10_000), time.UnixMilli(20_000)
+	// Only a next key of the realm can be activated; a failure changes nothing.
+	for _, kid := range []string{"old", "other-next", "missing"} {
+		if err := s.ActivateSigningKey(suiteCtx, keyTestRealmA, kid, now, until); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("activate %s: %v, want ErrNotFound", kid, err)
+		}
+		keys, err := s.ListSigningKeys(suiteCtx, keyTestRealmA)
+		suiteMustEqual(t, "keys after refused activation", keys, []*SigningKey{keyTestPublic(next), keyTestPublic(old)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := s.ActivateSigningKey(suiteCtx, keyTestRealmA, "next", now, until); err != nil {
+		t.Fatal(err)
+	}
+	wantActive, wantRetired := keyTestPublic(next), keyTestPublic(old)
+	wantActive.Status, wantActive.ActivatedAt = KeyActive, 10_000
+	wantRetired.Status, wantRetired.RetiredAt, wantRetired.PublishUntil = KeyRetired, 10_000, 20_000
+	keys, err := s.ListSigningKeys(suiteCtx, keyTestRealmA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "keys after activation", keys, []*SigningKey{wantActive, wantRetired})
+	// The other realm's keys are untouched.
+	keys, err = s.ListSigningKeys(suiteCtx, keyTestRealmB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "other realm's keys", keys, []*SigningKey{keyTestPublic(otherNext)})
+
+	// A realm without an active key (made before keys existed) gets one.
+	if err := s.ActivateSigningKey(suiteCtx, keyTestRealmB, "other-next", now, until); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := s.GetActiveSigningKey(suiteCtx, keyTestRealmB); err != nil || k.ID != "other-next" {
+		t.Fatalf("active key of realm b: %+v, %v", k, err)
+	}
+}
+
+func suiteKeyDeleteNext(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	keyTestCreate(t, s, keyTestKey(t, "n1", keyTestRealmA, KeyNext, 1000), keyTestKey(t, "n2", keyTestRealmA, KeyNext, 2000),
+		keyTestKey(t, "active", keyTestRealmA, KeyActive, 500), keyTestKey(t, "retired", keyTestRealmA, KeyRetired, 100),
+		keyTestKey(t, "b-next", keyTestRealmB, KeyNext, 1000))
+	if err := s.DeleteNextSigningKeys(suiteCtx, keyTestRealmA); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := s.ListSigningKeys(suiteCtx, keyTestRealmA)
+	if got := keyTestIDs(t, keys, err); got != "active retired " {
+		t.Fatalf("keys after deleting next ones: %s", got)
+	}
+	keys, err = s.ListSigningKeys(suiteCtx, keyTestRealmB)
+	if got := keyTestIDs(t, keys, err); got != "b-next " {
+		t.Fatalf("other realm's keys: %s", got)
+	}
+}
+
+func suiteKeyDeleteExpired(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	var keys []*SigningKey
+	for _, k := range []struct {
+		kid, realmID string
+		until        int64
+	}{{"a-past", keyTestRealmA, 4999}, {"a-edge", keyTestRealmA, 5000}, {"a-live", keyTestRealmA, 5001},
+		{"b-past", keyTestRealmB, 1}} {
+		rk := keyTestKey(t, k.kid, k.realmID, KeyRetired, 1)
+		rk.PublishUntil = k.until
+		keys = append(keys, rk)
+	}
+	keyTestCreate(t, s, keys...)
+	// Next and active keys have no publish_until and are never expired.
+	keyTestCreate(t, s, keyTestKey(t, "a-active", keyTestRealmA, KeyActive, 1), keyTestKey(t, "a-next", keyTestRealmA, KeyNext, 1))
+	n, err := s.DeleteExpiredSigningKeys(suiteCtx, time.UnixMilli(5000))
+	if err != nil || n != 3 {
+		t.Fatalf("deleted %d, %v; want 3", n, err)
+	}
+	left, err := s.ListSigningKeys(suiteCtx, keyTestRealmA)
+	if got := keyTestIDs(t, left, err); got != "a-next a-active a-live " {
+		t.Fatalf("keys left: %s", got)
+	}
+	if left, err := s.ListSigningKeys(suiteCtx, keyTestRealmB); err != nil || len(left) != 0 {
+		t.Fatalf("realm b keys left: %v, %v", left, err)
+	}
+}
+
+func suiteKeyPrivateSealed(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	a, b := keyTestKey(t, "key-a", keyTestRealmA, KeyActive, 1000), keyTestKey(t, "key-b", keyTestRealmA, KeyNext, 2000)
+	keyTestCreate(t, s, a, b)
+
+	// Neither the database file nor its log holds a private key in the clear.
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(keyTestDBPath(t, s) + suffix)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, a.PrivateKey[:64]) || bytes.Contains(data, b.PrivateKey[:64]) {
+			t.Fatalf("a private key is stored in the clear in the database file%s", suffix)
+		}
+	}
+
+	// A sealed key copied onto another key's row does not open there.
+	if _, err := s.writerDB.Exec("UPDATE signing_keys SET private_key = (SELECT private_key FROM signing_keys WHERE id = 'key-a') WHERE id = 'key-b'"); err != nil {
+		t.Fatal(err)
+	}
+	if der, err := s.SigningKeyPrivate(suiteCtx, keyTestRealmA, "key-b"); err == nil {
+		t.Fatalf("key-a's ciphertext opened as key-b: %d bytes", len(der))
+	}
+
+	// Another master key cannot open it.
+	aead, err := newAEAD(bytes.Repeat([]byte{0x43}, MasterKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := *s
+	wrong.aead = aead
+	if der, err := wrong.SigningKeyPrivate(suiteCtx, keyTestRealmA, "key-a"); err == nil {
+		t.Fatalf("a wrong master key opened key-a: %d bytes", len(der))
+	}
+	if der, err := s.SigningKeyPrivate(suiteCtx, keyTestRealmA, "key-a"); err != nil || !bytes.Equal(der, a.PrivateKey) {
+		t.Fatalf("key-a with the right master key: %v", err)
+	}
+}
+
+// keyTestDBPath is the file the store was opened on.
+func keyTestDBPath(t *testing.T, s *Store) string {
+	t.Helper()
+	var seq int
+	var name, file string
+	if err := s.readerDB.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func suiteKeySettings(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	if _, err := s.GetKeySettings(suiteCtx, keyTestRealmA); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("settings never stored: %v, want ErrNotFound", err)
+	}
+	want := &KeySettings{RealmID: keyTestRealmA, Algorithm: "RS256", RotationDays: 90}
+	if err := s.PutKeySettings(suiteCtx, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutKeySettings(suiteCtx, &KeySettings{RealmID: keyTestRealmB, Algorithm: "EdDSA", RotationDays: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetKeySettings(suiteCtx, keyTestRealmA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "settings", got, want)
+
+	want = &KeySettings{RealmID: keyTestRealmA, Algorithm: "ES256", RotationDays: 0}
+	if err := s.PutKeySettings(suiteCtx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.GetKeySettings(suiteCtx, keyTestRealmA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "replaced settings", got, want)
+	got, err = s.GetKeySettings(suiteCtx, keyTestRealmB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "other realm's settings", got, &KeySettings{RealmID: keyTestRealmB, Algorithm: "EdDSA", RotationDays: 1})
+
+	err = s.PutKeySettings(suiteCtx, &KeySettings{RealmID: "99999999-9999-4999-8999-999999999999", Algorithm: "RS256"})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("settings of an unknown realm: %v, want ErrNotFound", err)
+	}
+}
+
+func suiteKeyRealmDeleteCascades(t *testing.T, s *Store) {
+	keyTestRealms(t, s)
+	keyTestCreate(t, s, keyTestKey(t, "a-active", keyTestRealmA, KeyActive, 1), keyTestKey(t, "a-next", keyTestRealmA, KeyNext, 2),
+		keyTestKey(t, "a-retired", keyTestRealmA, KeyRetired, 3), keyTestKey(t, "b-active", keyTestRealmB, KeyActive, 1))
+	for _, id := range []string{keyTestRealmA, keyTestRealmB} {
+		if err := s.PutKeySettings(suiteCtx, &KeySettings{RealmID: id, Algorithm: "RS256", RotationDays: 90}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if n := scopeTestCount(t, s, "signing_keys"); n != 1 {
+		t.Fatalf("%d signing keys left, want realm b's one", n)
+	}
+	if n := scopeTestCount(t, s, "realm_key_settings"); n != 1 {
+		t.Fatalf("%d key settings left, want realm b's", n)
+	}
+	if _, err := s.GetKeySettings(suiteCtx, keyTestRealmB); err != nil {
+		t.Fatalf("other realm's settings: %v", err)
+	}
+	// The deleted keys' ids are free again: they were really deleted.
+	suiteMustCreateRealm(t, s, suiteRealm("33333333-3333-4333-8333-333333333333", "acme", 3000))
+	keyTestCreate(t, s, keyTestKey(t, "a-active", "33333333-3333-4333-8333-333333333333", KeyActive, 1))
+}
