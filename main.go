@@ -263,6 +263,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := c.logger(stderr)
+	// The OpenID Connect library logs through the default logger only.
+	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 

@@ -8,14 +8,16 @@ import (
 // jobInterval is how often RunJobs repeats its work.
 const jobInterval = time.Hour
 
-// RunJobs does the server's periodic upkeep until ctx is done: it deletes
-// the events past their realm's retention at once and then every hour.
+// RunJobs does the server's periodic upkeep until ctx is done, at once and
+// then every hour: events past their retention, key rotation, and expired
+// sessions and token records.
 func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
 	for {
 		a.expireEvents(ctx)
 		a.rotateDueKeys(ctx)
+		a.expireSessions(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -33,4 +35,29 @@ func (a *App) expireEvents(ctx context.Context) {
 		return
 	}
 	a.log.Info("deleted expired events", "login", login, "admin", admin)
+}
+
+// expireSessions deletes sessions and token records nothing can use any
+// more; an expired refresh token or revocation only takes space.
+func (a *App) expireSessions(ctx context.Context) {
+	now := a.now().UnixMilli()
+	for _, purge := range []struct {
+		what string
+		run  func(context.Context, int64) (int64, error)
+	}{
+		{"sessions", a.store.DeleteExpiredSessions},
+		{"refresh tokens", a.store.DeleteExpiredRefreshTokens},
+		{"access token revocations", a.store.DeleteExpiredAccessTokenRevocations},
+	} {
+		n, err := purge.run(ctx, now)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Error("deleting expired "+purge.what+" failed", "err", err)
+			}
+			continue
+		}
+		if n > 0 {
+			a.log.Info("deleted expired "+purge.what, "count", n)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -61,5 +62,40 @@ func TestRunJobsExpiresEvents(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("RunJobs did not return when its context ended")
+	}
+}
+
+func TestRunJobsExpiresSessions(t *testing.T) {
+	clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	s := newTestServer(t, func(c *Config) { c.Now = func() time.Time { return clock } })
+	realm := s.createRealm("acme")
+	user := s.createUser("acme", map[string]any{"username": "alice"})
+	ctx := t.Context()
+	realmID, userID := realm["id"].(string), user["id"].(string)
+	now := clock.UnixMilli()
+	for id, expires := range map[string]int64{"00000000-0000-4000-8000-000000000001": now - 1, "00000000-0000-4000-8000-000000000002": now + 60_000} {
+		if err := s.store.CreateSession(ctx, &store.Session{ID: id, RealmID: realmID, UserID: userID, Kind: store.SessionSSO,
+			StartedAt: now - 120_000, LastAccessAt: now - 120_000, ExpiresAt: expires, AuthTime: now - 120_000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for jti, expires := range map[string]int64{"old": now - 1, "live": now + 60_000} {
+		if err := s.store.RevokeAccessToken(ctx, realmID, jti, expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.app.expireSessions(ctx)
+	if _, err := s.store.GetSession(ctx, realmID, "00000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("expired session kept: %v", err)
+	}
+	if _, err := s.store.GetSession(ctx, realmID, "00000000-0000-4000-8000-000000000002"); err != nil {
+		t.Fatalf("live session deleted: %v", err)
+	}
+	// A purged revocation belonged to a token already expired; a live one stays.
+	if revoked, err := s.store.AccessTokenRevoked(ctx, "live"); err != nil || !revoked {
+		t.Fatalf("live revocation purged: %v %v", revoked, err)
+	}
+	if revoked, err := s.store.AccessTokenRevoked(ctx, "old"); err != nil || revoked {
+		t.Fatalf("expired revocation kept: %v %v", revoked, err)
 	}
 }

@@ -77,6 +77,8 @@ func (a *App) routes() *mux.Router {
 		admin(http.MethodGet, "/admin/metrics", a.serveMetrics)
 	}
 
+	a.protocolRoutes(r)
+
 	public(http.MethodPost, "/admin/auth/login", a.adminLogin)
 	admin(http.MethodGet, "/admin/auth/me", a.adminMe)
 	admin(http.MethodPost, "/admin/auth/logout", a.adminLogout)

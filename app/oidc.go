@@ -1,0 +1,245 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// The OpenID Connect provider. zitadel/oidc's op.Server parses and answers
+// the protocol requests; oidcServer implements the endpoints and mints the
+// tokens itself, because the library's own minting fixes `typ: JWT`, skips
+// PKCE for confidential clients that send no verifier, and has no password
+// grant. Endpoints not implemented yet answer as unsupported, from the
+// library's UnimplementedServer, and are neither routed nor advertised.
+
+// Keycloak's paths, relative to the issuer {base}/realms/{realm}.
+const (
+	pathDiscovery  = "/.well-known/openid-configuration"
+	pathAuth       = "protocol/openid-connect/auth"
+	pathToken      = "protocol/openid-connect/token"
+	pathIntrospect = "protocol/openid-connect/token/introspect"
+	pathUserinfo   = "protocol/openid-connect/userinfo"
+	pathRevoke     = "protocol/openid-connect/revoke"
+	pathLogout     = "protocol/openid-connect/logout"
+	pathCerts      = "protocol/openid-connect/certs"
+	pathDevice     = "protocol/openid-connect/auth/device"
+)
+
+var oidcEndpoints = op.Endpoints{
+	Authorization:       op.NewEndpoint(pathAuth),
+	Token:               op.NewEndpoint(pathToken),
+	Introspection:       op.NewEndpoint(pathIntrospect),
+	Userinfo:            op.NewEndpoint(pathUserinfo),
+	Revocation:          op.NewEndpoint(pathRevoke),
+	EndSession:          op.NewEndpoint(pathLogout),
+	JwksURI:             op.NewEndpoint(pathCerts),
+	DeviceAuthorization: op.NewEndpoint(pathDevice),
+}
+
+type oidcServer struct {
+	op.UnimplementedServer
+	a *App
+}
+
+type realmCtxKey struct{}
+
+// realmFrom is the realm of a protocol request, set by protocolRoutes.
+func realmFrom(ctx context.Context) *store.Realm {
+	r, _ := ctx.Value(realmCtxKey{}).(*store.Realm)
+	return r
+}
+
+func (a *App) issuer(realm *store.Realm) string { return a.cfg.BaseURL + "/realms/" + realm.Name }
+
+// protocolRoutes mounts the provider under /realms/{realm}. An unknown or
+// disabled realm is a 404 on every protocol path.
+func (a *App) protocolRoutes(r *mux.Router) {
+	// CORS for web origins is answered by our own middleware, per client.
+	handler := op.RegisterServer(&oidcServer{a: a}, oidcEndpoints, op.WithServerCORSOptions(nil))
+	realmScoped := func(w http.ResponseWriter, req *http.Request) {
+		name := mux.Vars(req)["realm"]
+		realm, err := a.store.GetRealm(req.Context(), name)
+		if err == nil && !realm.Enabled {
+			err = store.ErrNotFound
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			writeOAuthError(w, http.StatusNotFound, "not_found", "realm "+name+" not found")
+			return
+		} else if err != nil {
+			a.writeError(w, req, err)
+			return
+		}
+		ctx := context.WithValue(req.Context(), realmCtxKey{}, realm)
+		ctx = op.ContextWithIssuer(ctx, a.issuer(realm))
+		req = req.WithContext(ctx)
+		req.URL.Path = strings.TrimPrefix(req.URL.Path, "/realms/"+name)
+		req.URL.RawPath = ""
+		cw := &challengeWriter{ResponseWriter: w, realm: name}
+		// Introspection needs an authenticated client; the library refuses
+		// one without a secret with a 400 before we see it.
+		if req.URL.Path == "/"+pathIntrospect && !hasClientSecret(req) {
+			writeOAuthError(cw, http.StatusUnauthorized, "invalid_client", "client authentication required")
+			return
+		}
+		handler.ServeHTTP(cw, req)
+	}
+	for _, route := range []struct{ method, path string }{
+		{http.MethodGet, pathDiscovery},
+		{http.MethodGet, "/" + pathCerts},
+		{http.MethodPost, "/" + pathToken},
+		{http.MethodPost, "/" + pathIntrospect},
+		{http.MethodPost, "/" + pathRevoke},
+	} {
+		r.HandleFunc("/realms/{realm}"+route.path, realmScoped).Methods(route.method)
+	}
+}
+
+func hasClientSecret(r *http.Request) bool {
+	if _, secret, ok := r.BasicAuth(); ok && secret != "" {
+		return true
+	}
+	return r.PostFormValue("client_secret") != ""
+}
+
+// challengeWriter adds the WWW-Authenticate challenge RFC 6749 §5.2 asks
+// for on every 401 invalid_client; the library sends the status alone.
+type challengeWriter struct {
+	http.ResponseWriter
+	realm string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", `Basic realm="`+w.realm+`"`)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writeOAuthError answers in RFC 6749's error format.
+func writeOAuthError(w http.ResponseWriter, status int, code, description string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}
+
+// grantsSupported are the grants this provider serves now, as discovery
+// advertises them.
+var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials}
+
+func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	realm := realmFrom(ctx)
+	iss := s.a.issuer(realm)
+	scopes, err := s.a.store.ListClientScopes(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	scopeNames := make([]string, 0, len(scopes))
+	claims := []string{"iss", "sub", "aud", "exp", "iat", "jti", "azp", "scope", "sid", "auth_time", "nonce", "acr", "amr", "at_hash"}
+	for _, sc := range scopes {
+		scopeNames = append(scopeNames, sc.Name)
+		for _, m := range sc.Mappers {
+			if name := m.Config["claim.name"]; name != "" && !strings.Contains(name, ".") {
+				claims = append(claims, name)
+			}
+		}
+	}
+	key, err := s.a.realmSigningKey(ctx, realm)
+	if err != nil {
+		return nil, err
+	}
+	return op.NewResponse(&oidc.DiscoveryConfiguration{
+		Issuer:                                    iss,
+		AuthorizationEndpoint:                     oidcEndpoints.Authorization.Absolute(iss),
+		TokenEndpoint:                             oidcEndpoints.Token.Absolute(iss),
+		IntrospectionEndpoint:                     oidcEndpoints.Introspection.Absolute(iss),
+		RevocationEndpoint:                        oidcEndpoints.Revocation.Absolute(iss),
+		JwksURI:                                   oidcEndpoints.JwksURI.Absolute(iss),
+		ScopesSupported:                           scopeNames,
+		ResponseTypesSupported:                    []string{string(oidc.ResponseTypeCode)},
+		ResponseModesSupported:                    []string{"query", "fragment", "form_post"},
+		GrantTypesSupported:                       grantsSupported,
+		SubjectTypesSupported:                     []string{"public"},
+		IDTokenSigningAlgValuesSupported:          []string{string(key.Algorithm)},
+		TokenEndpointAuthMethodsSupported:         []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost, oidc.AuthMethodNone},
+		IntrospectionEndpointAuthMethodsSupported: []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost},
+		ClaimsSupported:                           sortedUnique(claims),
+		CodeChallengeMethodsSupported:             []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256},
+	}), nil
+}
+
+func (s *oidcServer) Keys(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	keys, err := s.a.realmPublicKeys(ctx, realmFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	resp := op.NewResponse(map[string]any{"keys": keys})
+	// Short enough that a rotated key is seen well before it signs.
+	resp.Header.Set("Cache-Control", "public, max-age=300")
+	return resp, nil
+}
+
+// VerifyClient authenticates the client of a token or introspection
+// request: confidential clients by secret (Basic or form), public ones by
+// their clientId alone. Every failure is the same invalid_client.
+func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (_ op.Client, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	c, err := s.a.authenticateClient(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
+	if err != nil {
+		return nil, err
+	}
+	return s.a.oidcClient(realmFrom(ctx), c), nil
+}
+
+func (a *App) oidcClient(realm *store.Realm, c *store.Client) *oidcClient {
+	return &oidcClient{c: c, realm: realm, baseURL: a.cfg.BaseURL}
+}
+
+// errClientAuth is every client authentication failure: one answer, 401
+// (RFC 6749 §5.2), whatever was wrong.
+var errClientAuth = op.NewStatusError(oidc.ErrInvalidClient().WithDescription("client authentication failed"), http.StatusUnauthorized)
+
+// protocolError passes OAuth errors through and turns anything else into a
+// bare server_error, logging the cause: the library would otherwise show
+// the cause's text to the client.
+func (a *App) protocolError(ctx context.Context, err error) error {
+	var oe *oidc.Error
+	var se op.StatusError
+	if err == nil || errors.As(err, &oe) || errors.As(err, &se) {
+		return err
+	}
+	a.log.ErrorContext(ctx, "protocol request failed", "err", err)
+	return op.NewStatusError(oidc.ErrServerError().WithDescription("internal server error"), http.StatusInternalServerError)
+}
+
+func (a *App) authenticateClient(ctx context.Context, realm *store.Realm, clientID, secret string) (*store.Client, error) {
+	if clientID == "" {
+		return nil, errClientAuth
+	}
+	c, err := a.store.GetClientByClientID(ctx, realm.ID, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errClientAuth
+	} else if err != nil {
+		return nil, err
+	}
+	switch {
+	case !c.Enabled:
+		return nil, errClientAuth
+	case c.ClientType == clientPublic:
+		if secret != "" {
+			return nil, errClientAuth
+		}
+	case !a.checkClientSecret(c, secret):
+		return nil, errClientAuth
+	}
+	return c, nil
+}

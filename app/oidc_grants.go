@@ -1,0 +1,50 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+func errInvalidScope(name string) error {
+	return oidc.ErrInvalidScope().WithDescription("scope %s is not available to this client", name)
+}
+
+// ClientCredentialsExchange: the client acts as its service-account user,
+// whose roles the token carries.
+func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequest[oidc.ClientCredentialsRequest]) (_ *op.Response, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	realm := realmFrom(ctx)
+	client := r.Client.(*oidcClient).c
+	if !s.a.oidcClient(realm, client).hasGrant(oidc.GrantTypeClientCredentials) {
+		return nil, oidc.ErrUnauthorizedClient().WithDescription("client_credentials is not among this client's grant types")
+	}
+	user, err := s.a.store.GetServiceAccountUser(ctx, client.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, oidc.ErrUnauthorizedClient().WithDescription("client has no service account")
+	} else if err != nil {
+		return nil, err
+	}
+	if !user.Enabled {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the client's service account is disabled")
+	}
+	scopes, err := s.a.grantScopes(ctx, realm, client, r.Data.Scope)
+	if err != nil {
+		return nil, err
+	}
+	g := &tokenGrant{realm: realm, client: client, user: user, scopes: scopes}
+	token, _, exp, err := s.a.accessToken(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return op.NewResponse(&oidc.AccessTokenResponse{
+		AccessToken: token, TokenType: oidc.BearerToken,
+		ExpiresIn: uint64(exp.Sub(s.a.now()) / time.Second), Scope: strings.Fields(g.scopeParam()),
+	}), nil
+}

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+var signingAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
+
+// verifyAccessToken checks that token is an access token this realm issued
+// and that it is still valid, and returns its claims.
+func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token string) (map[string]any, error) {
+	parsed, err := jwt.ParseSigned(token, signingAlgorithms)
+	if err != nil {
+		return nil, err
+	}
+	if len(parsed.Headers) != 1 || parsed.Headers[0].ExtraHeaders[jose.HeaderType] != "at+jwt" {
+		return nil, errors.New("not an access token")
+	}
+	keys, err := a.realmPublicKeys(ctx, realm)
+	if err != nil {
+		return nil, err
+	}
+	kid := parsed.Headers[0].KeyID
+	for _, k := range keys {
+		if k.KeyID != kid {
+			continue
+		}
+		var claims map[string]any
+		var std jwt.Claims
+		if err := parsed.Claims(k.Key, &claims, &std); err != nil {
+			return nil, err
+		}
+		if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.issuer(realm), Time: a.now()}, 0); err != nil {
+			return nil, err
+		}
+		revoked, err := a.store.AccessTokenRevoked(ctx, std.ID)
+		if err != nil {
+			return nil, err
+		}
+		if revoked {
+			return nil, errors.New("access token revoked")
+		}
+		return claims, nil
+	}
+	return nil, fmt.Errorf("unknown key %q", kid)
+}
+
+// Introspect (RFC 7662) answers for tokens of this realm to an
+// authenticated confidential client; anything invalid is just inactive.
+func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (_ *op.Response, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	realm := realmFrom(ctx)
+	var id, secret string
+	if r.Data.ClientCredentials != nil {
+		id, secret = r.Data.ClientID, r.Data.ClientSecret
+	}
+	c, err := s.a.authenticateClient(ctx, realm, id, secret)
+	if err != nil {
+		return nil, err
+	}
+	if c.ClientType == clientPublic {
+		return nil, oidc.ErrInvalidClient().WithDescription("public clients may not introspect tokens")
+	}
+	inactive := op.NewResponse(map[string]any{"active": false})
+	if r.Data.IntrospectionRequest == nil || r.Data.Token == "" {
+		return inactive, nil
+	}
+	claims, err := s.a.verifyAccessToken(ctx, realm, r.Data.Token)
+	if err != nil {
+		return inactive, nil
+	}
+	claims["active"] = true
+	claims["token_type"] = "Bearer"
+	return op.NewResponse(claims), nil
+}
