@@ -97,9 +97,12 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		{http.MethodPost, "/" + pathToken},
 		{http.MethodPost, "/" + pathIntrospect},
 		{http.MethodPost, "/" + pathRevoke},
+		{http.MethodPost, "/" + pathDevice},
 	} {
 		r.HandleFunc("/realms/{realm}"+route.path, realmScoped).Methods(route.method)
 	}
+	r.HandleFunc("/realms/{realm}/"+pathUserinfo, bearerChallenge(realmScoped)).Methods(http.MethodGet, http.MethodPost)
+	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 }
 
 func hasClientSecret(r *http.Request) bool {
@@ -132,7 +135,7 @@ func writeOAuthError(w http.ResponseWriter, status int, code, description string
 
 // grantsSupported are the grants this provider serves now, as discovery
 // advertises them.
-var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials}
+var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeDeviceCode}
 
 func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
@@ -162,6 +165,8 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 		TokenEndpoint:                             oidcEndpoints.Token.Absolute(iss),
 		IntrospectionEndpoint:                     oidcEndpoints.Introspection.Absolute(iss),
 		RevocationEndpoint:                        oidcEndpoints.Revocation.Absolute(iss),
+		UserinfoEndpoint:                          oidcEndpoints.Userinfo.Absolute(iss),
+		DeviceAuthorizationEndpoint:               oidcEndpoints.DeviceAuthorization.Absolute(iss),
 		JwksURI:                                   oidcEndpoints.JwksURI.Absolute(iss),
 		ScopesSupported:                           scopeNames,
 		ResponseTypesSupported:                    []string{string(oidc.ResponseTypeCode)},

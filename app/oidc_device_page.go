@@ -1,0 +1,267 @@
+package app
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The device verification page, GET and POST /realms/{realm}/device: the
+// user enters the code their device shows and approves it with their
+// username and password, or denies it.
+
+const (
+	deviceCSRFCookie = "idenplane_device_csrf"
+	deviceCSRFField  = "csrf_token"
+	deviceCSRFBytes  = 32
+	// Failures allowed per throttle window per user code, per username and
+	// per client address. A user code has 20^8 values; a few guesses per
+	// code and a bounded rate per address keep guessing hopeless.
+	deviceLimitPerCode = 5
+	deviceLimitPerUser = 5
+	deviceLimitPerIP   = 20
+)
+
+// Messages of the form. Wrong credentials get one message whether or not
+// the user exists.
+const (
+	deviceMsgNoCode      = "Enter the code shown on your device."
+	deviceMsgBadCode     = "That code is invalid or has expired. Check the code on your device."
+	deviceMsgNoLogin     = "Enter your username and password to approve the device."
+	deviceMsgBadLogin    = "Invalid username or password."
+	deviceMsgDisabled    = "This account is disabled."
+	deviceMsgBadAction   = "Choose to approve or deny the device."
+	deviceMsgThrottled   = "Too many failed attempts. Try again later."
+	deviceMsgFormExpired = "The form expired. Please submit it again."
+)
+
+// devicePage serves the page for the realm in the path; an unknown or
+// disabled realm is a 404, as on every protocol path.
+func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
+	realm, err := a.store.GetRealm(r.Context(), mux.Vars(r)["realm"])
+	if err == nil && !realm.Enabled {
+		err = store.ErrNotFound
+	}
+	if err == nil {
+		if r.Method == http.MethodPost {
+			err = a.deviceDecide(w, r, realm)
+		} else {
+			err = a.deviceShow(w, r, realm)
+		}
+	}
+	if err == nil {
+		return
+	}
+	ae := classify(err)
+	if ae.Status >= http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "device page failed", "err", err)
+	}
+	heading, message := "Something went wrong", "Please try again later."
+	if ae.Status == http.StatusNotFound {
+		heading, message = "Not found", "There is no such page."
+	}
+	if err := a.renderPage(w, r, ae.Status, ui.DeviceMessage(a.page(heading), heading, message)); err != nil {
+		a.log.ErrorContext(r.Context(), "render device page", "err", err)
+	}
+}
+
+// deviceShow shows the form, with the code from verification_uri_complete
+// filled in and, when it is a live one, what it would approve.
+func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	f := ui.DeviceForm{CSRFToken: a.deviceCSRFToken(w, r, realm), UserCode: r.URL.Query().Get("user_code")}
+	if f.UserCode != "" {
+		// A lookup is a guess too: throttled and counted like one.
+		ipKey := "device-ip:" + clientIP(r)
+		if a.loginThrottle.wait(ipKey, deviceLimitPerIP) > 0 {
+			f.Error = deviceMsgThrottled
+		} else if d, err := a.livePendingDevice(r, realm, f.UserCode); err != nil {
+			return err
+		} else if d == nil {
+			a.loginThrottle.fail(ipKey)
+			f.Error = deviceMsgBadCode
+		} else {
+			f.Client, f.Scopes = deviceClientName(d), d.Scopes
+		}
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.DeviceVerify(a.page("Connect a device"), f))
+}
+
+// deviceDecide approves or denies the device whose user code is posted.
+func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if err := r.ParseForm(); err != nil {
+		return errorf(http.StatusBadRequest, "invalid_request", "unreadable form")
+	}
+	f := ui.DeviceForm{UserCode: r.PostForm.Get("user_code"), Username: r.PostForm.Get("username")}
+	again := func(status int, msg string) error {
+		f.Error = msg
+		return a.renderPage(w, r, status, ui.DeviceVerify(a.page("Connect a device"), f))
+	}
+	var csrfOK bool
+	f.CSRFToken, csrfOK = a.deviceCheckCSRF(w, r, realm)
+	if !csrfOK {
+		return again(http.StatusForbidden, deviceMsgFormExpired)
+	}
+	code, _ := normalizeUserCode(f.UserCode)
+	ipKey, codeKey := "device-ip:"+clientIP(r), "device-code:"+realm.ID+":"+code
+	if wait := max(a.loginThrottle.wait(ipKey, deviceLimitPerIP), a.loginThrottle.wait(codeKey, deviceLimitPerCode)); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		return again(http.StatusTooManyRequests, deviceMsgThrottled)
+	}
+	if strings.TrimSpace(f.UserCode) == "" {
+		return again(http.StatusBadRequest, deviceMsgNoCode)
+	}
+	d, err := a.livePendingDevice(r, realm, f.UserCode)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		a.loginThrottle.fail(ipKey)
+		return again(http.StatusBadRequest, deviceMsgBadCode)
+	}
+	f.Client, f.Scopes = deviceClientName(d), d.Scopes
+	now := a.now().UnixMilli()
+
+	switch r.PostForm.Get("action") {
+	case "deny":
+		err := a.store.DenyDeviceAuthorization(r.Context(), realm.ID, code, now)
+		if errors.Is(err, store.ErrNotFound) { // decided or expired meanwhile
+			return again(http.StatusBadRequest, deviceMsgBadCode)
+		} else if err != nil {
+			return err
+		}
+		return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("Device denied"), "Device denied",
+			"The device will not get access to your account. You can close this window."))
+	case "approve":
+	default:
+		return again(http.StatusBadRequest, deviceMsgBadAction)
+	}
+
+	password := r.PostForm.Get("password")
+	if f.Username == "" || password == "" {
+		return again(http.StatusBadRequest, deviceMsgNoLogin)
+	}
+	userKey := "device-user:" + realm.ID + ":" + strings.ToLower(f.Username)
+	if wait := a.loginThrottle.wait(userKey, deviceLimitPerUser); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		return again(http.StatusTooManyRequests, deviceMsgThrottled)
+	}
+	user, err := a.checkDeviceLogin(r, realm, f.Username, password)
+	if err != nil {
+		return err
+	}
+	if user == nil {
+		for _, key := range []string{ipKey, codeKey, userKey} {
+			a.loginThrottle.fail(key)
+		}
+		return again(http.StatusBadRequest, deviceMsgBadLogin)
+	}
+	// Said only to whoever knows the password.
+	if !user.Enabled {
+		return again(http.StatusForbidden, deviceMsgDisabled)
+	}
+	a.loginThrottle.reset(userKey)
+	a.loginThrottle.reset(codeKey)
+	err = a.store.ApproveDeviceAuthorization(r.Context(), realm.ID, code, user.ID, now, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return again(http.StatusBadRequest, deviceMsgBadCode)
+	} else if err != nil {
+		return err
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("Device connected"), "Device connected",
+		"You have approved the device. You can close this window and return to it."))
+}
+
+// livePendingDevice finds the authorization a typed user code names, if it
+// is still waiting for a decision; nil if not.
+func (a *App) livePendingDevice(r *http.Request, realm *store.Realm, typed string) (*store.DeviceAuthorization, error) {
+	code, ok := normalizeUserCode(typed)
+	if !ok {
+		return nil, nil
+	}
+	d, err := a.store.DeviceAuthorizationByUserCode(r.Context(), realm.ID, code)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if d.Status != store.DevicePending || d.ExpiresAt <= a.now().UnixMilli() {
+		return nil, nil
+	}
+	return d, nil
+}
+
+func deviceClientName(d *store.DeviceAuthorization) string {
+	if d.ClientName != "" {
+		return d.ClientName
+	}
+	return d.PublicClientID
+}
+
+// checkDeviceLogin returns the realm's user with these credentials, or nil.
+// Unknown users and users without a usable password are checked against a
+// dummy hash, so that they take as long as a wrong password.
+func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, username, password string) (*store.User, error) {
+	user, err := a.store.GetUserByUsername(r.Context(), realm.ID, username)
+	if errors.Is(err, store.ErrNotFound) {
+		user = nil
+	} else if err != nil {
+		return nil, err
+	}
+	hash := dummyArgon2Hash
+	if user != nil && user.PasswordHash != "" {
+		hash = user.PasswordHash
+	}
+	ok, err := a.verifyPassword(r.Context(), hash, password)
+	if errors.Is(err, errBadHash) {
+		// A stored hash of a format this server cannot check: no login.
+		a.log.WarnContext(r.Context(), "unusable password hash", "user", user.ID)
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if !ok || user == nil || user.PasswordHash == "" {
+		return nil, nil
+	}
+	return user, nil
+}
+
+// deviceCSRFToken is the token of the page's double-submit CSRF check: the
+// one in the browser's cookie if it has one, else a new one set now.
+func (a *App) deviceCSRFToken(w http.ResponseWriter, r *http.Request, realm *store.Realm) string {
+	if c, err := r.Cookie(deviceCSRFCookie); err == nil && validDeviceCSRFToken(c.Value) {
+		return c.Value
+	}
+	b := make([]byte, deviceCSRFBytes)
+	_, _ = rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{
+		Name: deviceCSRFCookie, Value: token, Path: "/realms/" + realm.Name + "/device",
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(a.cfg.BaseURL, "https://"),
+	})
+	return token
+}
+
+// deviceCheckCSRF compares the posted token with the cookie's, in constant
+// time, and returns the token the next form must carry.
+func (a *App) deviceCheckCSRF(w http.ResponseWriter, r *http.Request, realm *store.Realm) (string, bool) {
+	posted := r.PostForm.Get(deviceCSRFField)
+	c, err := r.Cookie(deviceCSRFCookie)
+	ok := err == nil && validDeviceCSRFToken(c.Value) &&
+		subtle.ConstantTimeCompare([]byte(c.Value), []byte(posted)) == 1
+	return a.deviceCSRFToken(w, r, realm), ok
+}
+
+func validDeviceCSRFToken(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == deviceCSRFBytes
+}
