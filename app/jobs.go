@@ -48,6 +48,11 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"sessions", a.store.DeleteExpiredSessions},
 		{"refresh tokens", a.store.DeleteExpiredRefreshTokens},
 		{"access token revocations", a.store.DeleteExpiredAccessTokenRevocations},
+		// Kept one lifetime past expiry, so a device still polling learns
+		// expired_token rather than invalid_grant.
+		{"device authorizations", func(ctx context.Context, now int64) (int64, error) {
+			return a.store.DeleteExpiredDeviceAuthorizations(ctx, now-deviceCodeLifetime.Milliseconds())
+		}},
 	} {
 		n, err := purge.run(ctx, now)
 		if err != nil {

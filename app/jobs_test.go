@@ -84,7 +84,25 @@ func TestRunJobsExpiresSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	client := &store.Client{ID: "00000000-0000-4000-8000-0000000000c1", RealmID: realmID, ClientID: "tv",
+		ClientType: "CONFIDENTIAL", Enabled: true, CreatedAt: now}
+	if err := s.store.CreateClient(ctx, client); err != nil {
+		t.Fatal(err)
+	}
+	// Device codes stay one lifetime past expiry, then go.
+	for code, expires := range map[string]int64{"BBBB-BBBB": now - deviceCodeLifetime.Milliseconds() - 1, "CCCC-CCCC": now - 1} {
+		if err := s.store.CreateDeviceAuthorization(ctx, &store.DeviceAuthorization{DeviceCodeHash: store.HashToken(code),
+			UserCode: code, RealmID: realmID, ClientID: client.ID, Interval: 5, CreatedAt: expires - 600_000, ExpiresAt: expires}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.app.expireSessions(ctx)
+	if _, err := s.store.DeviceAuthorizationByUserCode(ctx, realmID, "BBBB-BBBB"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("long-expired device authorization kept: %v", err)
+	}
+	if _, err := s.store.DeviceAuthorizationByUserCode(ctx, realmID, "CCCC-CCCC"); err != nil {
+		t.Fatalf("recently expired device authorization purged: %v", err)
+	}
 	if _, err := s.store.GetSession(ctx, realmID, "00000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("expired session kept: %v", err)
 	}

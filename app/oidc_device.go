@@ -49,11 +49,6 @@ func (s *oidcServer) DeviceAuthorization(ctx context.Context, r *op.ClientReques
 		names[i] = sc.Name
 	}
 	now := s.a.now()
-	// Expired authorizations are kept one lifetime more, so that a device
-	// still polling learns expired_token rather than invalid_grant.
-	if _, err := s.a.store.DeleteExpiredDeviceAuthorizations(ctx, now.Add(-deviceCodeLifetime).UnixMilli()); err != nil {
-		return nil, err
-	}
 	deviceCode := newDeviceCode()
 	d := &store.DeviceAuthorization{
 		DeviceCodeHash: store.HashToken(deviceCode), RealmID: realm.ID, ClientID: oc.c.ID, Scopes: names,
