@@ -48,6 +48,7 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"sessions", a.store.DeleteExpiredSessions},
 		{"refresh tokens", a.store.DeleteExpiredRefreshTokens},
 		{"access token revocations", a.store.DeleteExpiredAccessTokenRevocations},
+		{"auth requests", a.store.DeleteExpiredAuthRequests},
 	} {
 		n, err := purge.run(ctx, now)
 		if err != nil {
