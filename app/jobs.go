@@ -53,6 +53,7 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"device authorizations", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteExpiredDeviceAuthorizations(ctx, now-deviceCodeLifetime.Milliseconds())
 		}},
+		{"auth requests", a.store.DeleteExpiredAuthRequests},
 	} {
 		n, err := purge.run(ctx, now)
 		if err != nil {

@@ -89,6 +89,11 @@ func (a *App) protocolRoutes(r *mux.Router) {
 			writeOAuthError(cw, http.StatusUnauthorized, "invalid_client", "client authentication required")
 			return
 		}
+		// The library has no password grant.
+		if req.URL.Path == "/"+pathToken && req.PostFormValue("grant_type") == grantPassword {
+			a.passwordGrant(cw, req)
+			return
+		}
 		handler.ServeHTTP(cw, req)
 	}
 	for _, route := range []struct{ method, path string }{
@@ -103,6 +108,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 	}
 	r.HandleFunc("/realms/{realm}/"+pathUserinfo, bearerChallenge(realmScoped)).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
+	a.codeFlowRoutes(r)
 }
 
 func hasClientSecret(r *http.Request) bool {
@@ -135,7 +141,8 @@ func writeOAuthError(w http.ResponseWriter, status int, code, description string
 
 // grantsSupported are the grants this provider serves now, as discovery
 // advertises them.
-var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeDeviceCode}
+var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeCode, oidc.GrantTypeRefreshToken,
+	grantPassword, oidc.GrantTypeDeviceCode}
 
 func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()

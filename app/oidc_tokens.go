@@ -23,6 +23,7 @@ type tokenGrant struct {
 	scopes   []*store.ClientScope // the scopes applied: the client's defaults and the optional ones asked for
 	sid      string               // SSO session, empty for client credentials
 	authTime time.Time
+	jti      string // the access token's ID when it must be known beforehand; random if empty
 }
 
 // scopeParam is the granted scopes as the token's scope claim lists them.
@@ -106,7 +107,10 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant) (token, jti string
 	}
 	now := a.now()
 	exp = now.Add(time.Duration(g.realm.AccessTokenLifespan) * time.Second)
-	jti = uuid.NewString()
+	jti = g.jti
+	if jti == "" {
+		jti = uuid.NewString()
+	}
 	std := map[string]any{
 		"iss": a.issuer(g.realm), "sub": g.user.ID, "azp": g.client.ClientID, "exp": exp.Unix(), "iat": now.Unix(),
 		"jti": jti, "scope": g.scopeParam(), "typ": "Bearer", "client_id": g.client.ClientID,
@@ -134,6 +138,12 @@ func (a *App) sign(ctx context.Context, realm *store.Realm, typ string, claims m
 	if err != nil {
 		return "", err
 	}
+	return signWith(key, typ, claims)
+}
+
+// signWith signs claims with key, for a token whose claims depend on the
+// key's algorithm (at_hash).
+func signWith(key *signingKey, typ string, claims map[string]any) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: key.Algorithm, Key: jose.JSONWebKey{Key: key.Key, KeyID: key.ID}},
 		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
 	if err != nil {

@@ -81,7 +81,8 @@ func runStoreSuite(t *testing.T, newStore func(t *testing.T) *Store) {
 		{"AdminUsers", suiteAdminUsers},
 		{"AdminTokenRevocation", suiteAdminTokenRevocation},
 	}
-	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite(), sessionSuite(), keySuite(), deviceSuite())
+	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite(), sessionSuite(), keySuite(),
+		deviceSuite(), authRequestSuite())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newStore(t))

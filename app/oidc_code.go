@@ -1,0 +1,102 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// CodeExchange redeems an authorization code. The library has already
+// authenticated the client and checked that it has the grant. A code
+// serves once: presenting it again revokes what it was redeemed for.
+func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (_ *op.Response, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	a, realm, client := s.a, realmFrom(ctx), r.Client.(*oidcClient).c
+	ar, err := a.store.AuthRequestByCode(ctx, realm.ID, store.HashToken(r.Data.Code))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, oidc.ErrInvalidGrant().WithDescription("invalid authorization code")
+	} else if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	switch {
+	case ar.CodeUsedAt != 0:
+		if err := a.store.RevokeAuthCodeGrant(ctx, realm.ID, ar.ID, now.UnixMilli()); err != nil {
+			return nil, err
+		}
+		return nil, errCodeReused()
+	case !ar.Done || ar.ExpiresAt <= now.UnixMilli():
+		return nil, oidc.ErrInvalidGrant().WithDescription("authorization code expired")
+	case ar.ClientID != client.ID:
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code was issued to another client")
+	case r.Data.RedirectURI != ar.RedirectURI:
+		return nil, oidc.ErrInvalidGrant().WithDescription("redirect_uri differs from the authorization request's")
+	}
+	// Checked whenever the request had a challenge, confidential clients
+	// included: the library's own exchange skips it without a verifier.
+	if e := checkPKCEVerifier(ar, r.Data.CodeVerifier); e != nil {
+		return nil, e
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, ar.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the user no longer exists")
+	} else if err != nil {
+		return nil, err
+	}
+	if !user.Enabled {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the user is disabled")
+	}
+	sso, err := a.store.GetSession(ctx, realm.ID, ar.SessionID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !sso.Active(now.UnixMilli())) {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
+	} else if err != nil {
+		return nil, err
+	}
+	scopes, err := a.grantScopes(ctx, realm, client, ar.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	oauth, err := a.store.ClientSessionOf(ctx, sso, client.ID, now.UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		oauth = nil
+	} else if err != nil {
+		return nil, err
+	}
+	plan := planClientGrant(realm, client, sso, oauth, ar.Scopes, now.UnixMilli())
+	// The access token's jti is the request's ID, so a replay can revoke it;
+	// the request is kept until that token expires.
+	keepUntil := now.Add(time.Duration(realm.AccessTokenLifespan) * time.Second).UnixMilli()
+	reused := false
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		err := tx.RedeemAuthCode(ctx, realm.ID, ar.ID, plan.familyID(), now.UnixMilli(), keepUntil)
+		if errors.Is(err, store.ErrCodeReused) {
+			reused = true // redeemed meanwhile; commit the revocation
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return plan.write(ctx, tx)
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, oidc.ErrInvalidGrant().WithDescription("authorization code expired")
+	case err != nil:
+		return nil, err
+	case reused:
+		return nil, errCodeReused()
+	}
+	return a.tokenResponse(ctx, &userTokens{
+		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID,
+			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID},
+		amr: ar.AMR, nonce: ar.Nonce, refresh: plan.token,
+	})
+}
+
+func errCodeReused() error {
+	return oidc.ErrInvalidGrant().WithDescription("authorization code already used; the tokens issued for it are revoked")
+}

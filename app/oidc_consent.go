@@ -1,0 +1,87 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// errOtherBrowser: a consent form of a request that this browser's SSO
+// session did not authenticate.
+var errOtherBrowser = &pageError{status: http.StatusForbidden,
+	message: "This sign-in was started in another browser session. Go back to the application and sign in again."}
+
+// consentRequest loads the request a consent form answers: authenticated,
+// and by the browser's own SSO session.
+func (a *App) consentRequest(r *http.Request, realm *store.Realm, id string) (*store.AuthRequest, *store.Client, error) {
+	ar, client, err := a.pageAuthRequest(r.Context(), realm, id, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	sso, _, err := a.ssoSession(r, realm)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sso == nil || sso.ID != ar.SessionID {
+		return nil, nil, errOtherBrowser
+	}
+	return ar, client, nil
+}
+
+// consentPage lists the scopes the client asks for, with their
+// descriptions, for the user to allow or deny.
+func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	ar, client, err := a.consentRequest(r, realm, r.URL.Query().Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	scopes, err := a.grantScopes(r.Context(), realm, client, ar.Scopes)
+	var oe *oidc.Error
+	if errors.As(err, &oe) { // a scope taken from the client meanwhile
+		return a.authErrorResponse(w, r, ar, oe)
+	} else if err != nil {
+		return err
+	}
+	token, err := a.csrfToken(w, r, realm, "consent", ar.ID)
+	if err != nil {
+		return err
+	}
+	form := ui.ConsentForm{Action: a.issuer(realm) + pathConsent, AuthRequestID: ar.ID, CSRFToken: token,
+		ClientName: clientName(client)}
+	for _, sc := range scopes {
+		form.Scopes = append(form.Scopes, ui.ConsentScope{Name: sc.Name, Description: sc.Description})
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.Consent(a.page("Allow access"), form))
+}
+
+// consent takes the user's decision: approval is stored as a grant of the
+// scopes and the client gets its code; denial sends it access_denied.
+func (a *App) consent(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if err := r.ParseForm(); err != nil {
+		return badPage("The consent form could not be read.")
+	}
+	ar, client, err := a.consentRequest(r, realm, r.PostForm.Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	if err := a.checkCSRF(r, "consent", ar.ID); err != nil {
+		return err
+	}
+	switch r.PostForm.Get("action") {
+	case "approve":
+		return a.issueCode(w, r, realm, ar, func(tx *store.Store) error {
+			return tx.GrantConsent(r.Context(), ar.UserID, client.ID, ar.Scopes, a.now().UnixMilli())
+		})
+	case "deny":
+		if err := a.store.DeleteAuthRequest(r.Context(), realm.ID, ar.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return a.authErrorResponse(w, r, ar, oidc.ErrAccessDenied().WithDescription("the user denied access"))
+	default:
+		return badPage("The consent form must be answered with Allow or Deny.")
+	}
+}

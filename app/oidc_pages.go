@@ -1,0 +1,198 @@
+package app
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The browser side of the code flow: the authorization endpoint and the
+// hosted login and consent pages. They answer in HTML, never JSON: a
+// person is looking at them.
+
+const (
+	pathLogin   = "/login"
+	pathConsent = "/consent"
+)
+
+// realmHandler serves one realm-scoped page.
+type realmHandler func(w http.ResponseWriter, r *http.Request, realm *store.Realm) error
+
+// codeFlowRoutes mounts the authorization endpoint and the login and
+// consent pages under /realms/{realm}, with the protocol paths' rule: an
+// unknown or disabled realm is a 404.
+func (a *App) codeFlowRoutes(r *mux.Router) {
+	for _, route := range []struct {
+		method, path string
+		h            realmHandler
+	}{
+		{http.MethodGet, "/" + pathAuth, a.authorize},
+		{http.MethodPost, "/" + pathAuth, a.authorize},
+		{http.MethodGet, pathLogin, a.loginPage},
+		{http.MethodPost, pathLogin, a.login},
+		{http.MethodGet, pathConsent, a.consentPage},
+		{http.MethodPost, pathConsent, a.consent},
+	} {
+		r.Handle("/realms/{realm}"+route.path, a.realmPage(route.h)).Methods(route.method)
+	}
+}
+
+// realmPage loads the realm of a page request and renders what goes wrong
+// as an error page.
+func (a *App) realmPage(h realmHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		realm, err := a.store.GetRealm(r.Context(), mux.Vars(r)["realm"])
+		if err == nil && !realm.Enabled {
+			err = store.ErrNotFound
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			err = &pageError{status: http.StatusNotFound, message: "There is no such realm on this server."}
+		}
+		if err == nil {
+			err = h(w, r, realm)
+		}
+		if err != nil {
+			a.renderPageError(w, r, err)
+		}
+	})
+}
+
+// pageError is a failure a page shows as it is, without sending the
+// browser anywhere.
+type pageError struct {
+	status  int
+	message string
+}
+
+func (e *pageError) Error() string { return e.message }
+
+func badPage(message string) *pageError {
+	return &pageError{status: http.StatusBadRequest, message: message}
+}
+
+// errStaleAuthRequest is a login or consent form whose authorization
+// request is unknown, expired or already answered.
+var errStaleAuthRequest = badPage("This sign-in request has expired or was already used. Go back to the application and sign in again.")
+
+func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error) {
+	var pe *pageError
+	if !errors.As(err, &pe) {
+		ae := classify(err) // a store or body-size failure still gets its status
+		pe = &pageError{status: ae.Status, message: "Something went wrong. Try again later."}
+		if ae.Status < http.StatusInternalServerError {
+			pe.message = ae.Description
+		}
+		if ae.Status >= http.StatusInternalServerError {
+			a.log.ErrorContext(r.Context(), "page request failed", "path", r.URL.Path, "err", err)
+		}
+	}
+	if err := a.renderPage(w, r, pe.status, ui.AuthError(a.page("Sign-in error"), pe.message)); err != nil {
+		a.log.ErrorContext(r.Context(), "render error page", "err", err)
+	}
+}
+
+// pageCookie is a cookie of a realm's pages: scoped to the realm's paths,
+// out of reach of scripts, and Secure when the server is served over TLS.
+func (a *App) pageCookie(realm *store.Realm, name, value string) *http.Cookie {
+	return &http.Cookie{Name: name, Value: value, Path: "/realms/" + realm.Name + "/", HttpOnly: true,
+		Secure: strings.HasPrefix(a.cfg.BaseURL, "https://"), SameSite: http.SameSiteLaxMode}
+}
+
+// A form's CSRF token is an HMAC of a random per-browser cookie, the form
+// and the authorization request it answers. A forged post lacks the
+// cookie; a token copied from an attacker's own form is bound to the
+// attacker's cookie. Nothing is stored.
+const csrfCookie = "idenplane_csrf"
+
+func (a *App) csrfKey() ([]byte, error) {
+	return hkdf.Key(sha256.New, a.cfg.MasterKey, nil, "idenplane page csrf", 32)
+}
+
+func (a *App) csrfMAC(browser, form, authRequestID string) (string, error) {
+	key, err := a.csrfKey()
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(browser + "\x00" + form + "\x00" + authRequestID))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// csrfToken returns the token for a form, giving the browser its CSRF
+// cookie first if it has none.
+func (a *App) csrfToken(w http.ResponseWriter, r *http.Request, realm *store.Realm, form, authRequestID string) (string, error) {
+	browser := ""
+	if c, err := r.Cookie(csrfCookie); err == nil && c.Value != "" {
+		browser = c.Value
+	} else {
+		browser = randomToken()
+		http.SetCookie(w, a.pageCookie(realm, csrfCookie, browser))
+	}
+	return a.csrfMAC(browser, form, authRequestID)
+}
+
+// checkCSRF compares a posted token with the one the browser's cookie
+// yields, in constant time.
+func (a *App) checkCSRF(r *http.Request, form, authRequestID string) error {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || c.Value == "" {
+		return errCSRF
+	}
+	want, err := a.csrfMAC(c.Value, form, authRequestID)
+	if err != nil {
+		return err
+	}
+	if !hmac.Equal([]byte(want), []byte(r.PostForm.Get("csrf"))) {
+		return errCSRF
+	}
+	return nil
+}
+
+var errCSRF = &pageError{status: http.StatusForbidden,
+	message: "This form has expired or did not come from this site. Go back to the application and sign in again."}
+
+// pageAuthRequest loads the authorization request a login or consent form
+// answers: of the realm, not answered yet, not expired, and authenticated
+// when the form needs a user.
+func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string, authenticated bool) (*store.AuthRequest, *store.Client, error) {
+	if id == "" {
+		return nil, nil, errStaleAuthRequest
+	}
+	ar, err := a.store.GetAuthRequest(ctx, realm.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, errStaleAuthRequest
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if ar.Done || ar.ExpiresAt <= a.now().UnixMilli() || (authenticated && ar.UserID == "") {
+		return nil, nil, errStaleAuthRequest
+	}
+	c, err := a.store.GetClient(ctx, realm.ID, ar.ClientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, errStaleAuthRequest
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if !c.Enabled {
+		return nil, nil, errStaleAuthRequest
+	}
+	return ar, c, nil
+}
+
+// clientName is how pages name a client to people.
+func clientName(c *store.Client) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.ClientID
+}

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// RefreshToken trades a refresh token for new tokens and a successor
+// refresh token: every use rotates it. A rotated token presented again
+// means a copy is loose: its whole family is revoked and its session
+// ended. The library has already authenticated the client and checked
+// that it has the grant.
+func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.RefreshTokenRequest]) (_ *op.Response, err error) {
+	defer func() { err = s.a.protocolError(ctx, err) }()
+	a, realm, client := s.a, realmFrom(ctx), r.Client.(*oidcClient).c
+	hash := store.HashToken(r.Data.RefreshToken)
+	old, err := a.store.RefreshTokenByHash(ctx, realm.ID, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidRefreshToken()
+	} else if err != nil {
+		return nil, err
+	}
+	if old.ClientID != client.ID {
+		return nil, errInvalidRefreshToken()
+	}
+	// A refresh may narrow the scopes, never widen them (RFC 6749 §6).
+	requested := old.Scopes
+	if len(r.Data.Scopes) > 0 {
+		for _, sc := range r.Data.Scopes {
+			if !slices.Contains(old.Scopes, sc) {
+				return nil, oidc.ErrInvalidScope().WithDescription("scope %s was not granted to this refresh token", sc)
+			}
+		}
+		requested = r.Data.Scopes
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, old.UserID)
+	if errors.Is(err, store.ErrNotFound) { // deleted since: its tokens go with it
+		return nil, errInvalidRefreshToken()
+	} else if err != nil {
+		return nil, err
+	}
+	if !user.Enabled {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the user is disabled")
+	}
+	// Resolved before the rotation, so that a scope since taken from the
+	// client fails the refresh without using up the token.
+	scopes, err := a.grantScopes(ctx, realm, client, requested)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now().UnixMilli()
+	sess, err := a.refreshSession(ctx, realm, old, now)
+	if err != nil {
+		return nil, err
+	}
+	token := randomToken()
+	next := &store.RefreshToken{ID: uuid.NewString(), TokenHash: store.HashToken(token), Scopes: old.Scopes,
+		CreatedAt: now, ExpiresAt: sess.expires}
+	reused := false
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		_, err := tx.RotateRefreshToken(ctx, realm.ID, hash, next, now)
+		if errors.Is(err, store.ErrTokenReused) {
+			reused = true // commit the family's revocation, and end its session
+			if _, err := tx.DeleteSession(ctx, realm.ID, old.SessionID, store.SessionOAuth, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return sess.touch(ctx, tx, now)
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, errInvalidRefreshToken()
+	case err != nil:
+		return nil, err
+	case reused:
+		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token already used; its session is ended")
+	}
+	return a.tokenResponse(ctx, &userTokens{
+		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sess.sid,
+			authTime: time.UnixMilli(old.AuthTime)},
+		amr: old.AMR, refresh: token,
+	})
+}
+
+func errInvalidRefreshToken() error {
+	return oidc.ErrInvalidGrant().WithDescription("invalid refresh token")
+}
+
+// refreshedSession is the session a refresh keeps alive: for an online
+// token the OAuth session and the SSO session above it, whose idle time
+// the refresh restarts; for an offline token its offline session, good
+// for the realm's offline lifespan from each use.
+type refreshedSession struct {
+	sid     string // the sid of the tokens: the SSO session, or the offline session
+	expires int64  // of the successor token, and of the session it slides
+	oauth   *store.Session
+	sso     *store.Session // nil for offline tokens
+}
+
+func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.RefreshToken, now int64) (*refreshedSession, error) {
+	oauth, err := a.store.GetSession(ctx, realm.ID, t.SessionID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !oauth.Active(now)) {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
+	} else if err != nil {
+		return nil, err
+	}
+	if t.Offline {
+		return &refreshedSession{sid: oauth.ID, oauth: oauth, expires: now + int64(realm.OfflineTokenLifespan)*1000}, nil
+	}
+	sso, err := a.store.GetSession(ctx, realm.ID, oauth.ParentID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !sso.Active(now)) {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
+	} else if err != nil {
+		return nil, err
+	}
+	return &refreshedSession{sid: sso.ID, oauth: oauth, sso: sso, expires: ssoExpiry(realm, sso.StartedAt, now)}, nil
+}
+
+// touch records the refresh as an access to the sessions.
+func (s *refreshedSession) touch(ctx context.Context, tx *store.Store, now int64) error {
+	if s.sso == nil {
+		return tx.TouchSession(ctx, s.oauth.RealmID, s.oauth.ID, now, s.expires)
+	}
+	if err := tx.TouchSession(ctx, s.sso.RealmID, s.sso.ID, now, s.expires); err != nil {
+		return err
+	}
+	return tx.TouchSession(ctx, s.oauth.RealmID, s.oauth.ID, now, s.oauth.ExpiresAt)
+}
