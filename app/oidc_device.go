@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
@@ -108,15 +109,27 @@ func (s *oidcServer) DeviceToken(ctx context.Context, r *op.ClientRequest[oidc.D
 	if err != nil {
 		return nil, err
 	}
-	g := &tokenGrant{realm: realm, client: oc.c, user: user, scopes: scopes, authTime: time.UnixMilli(d.AuthTime)}
-	token, _, exp, err := s.a.accessToken(ctx, g)
+	// Approval signed the user in on the device page: the device gets an
+	// SSO session no cookie points to, which sessions list and logout ends
+	// like any other, and tokens as the other user grants do.
+	now := s.a.now().UnixMilli()
+	sso := newSSOSession(realm, user, uuid.NewString(), "", now)
+	sso.AuthTime = d.AuthTime
+	plan := planClientGrant(realm, oc.c, sso, nil, scopeNames(scopes), now)
+	err = s.a.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.CreateSession(ctx, sso); err != nil {
+			return err
+		}
+		return plan.write(ctx, tx)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return op.NewResponse(&oidc.AccessTokenResponse{
-		AccessToken: token, TokenType: oidc.BearerToken,
-		ExpiresIn: uint64(exp.Sub(s.a.now()) / time.Second), Scope: strings.Fields(g.scopeParam()),
-	}), nil
+	return s.a.tokenResponse(ctx, &userTokens{
+		g: &tokenGrant{realm: realm, client: oc.c, user: user, scopes: scopes, sid: sso.ID,
+			authTime: time.UnixMilli(d.AuthTime)},
+		amr: sso.AMR, refresh: plan.token,
+	})
 }
 
 // newDeviceCode is 256 random bits, URL-safe: a bearer secret.

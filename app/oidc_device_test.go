@@ -56,7 +56,7 @@ func newDeviceTestServer(t *testing.T, clock *deviceTestClock) *oidcTestServer {
 	s := newOIDCTestServer(t, func(c *Config) { c.Now = clock.now })
 	s.createRealm("acme")
 	deviceTestClient(t, s, "acme", map[string]any{"clientId": "tv", "name": "Living room TV", "clientType": "PUBLIC",
-		"grantTypes": []string{grantDeviceCode}})
+		"grantTypes": []string{grantDeviceCode, "refresh_token"}})
 	s.createUser("acme", map[string]any{"username": "alice", "email": "alice@acme.test", "emailVerified": true,
 		"firstName": "Alice", "lastName": "Liddell", "password": deviceTestPassword})
 	return s
@@ -248,9 +248,25 @@ func TestOIDCDeviceFlow(t *testing.T) {
 	if tok.TokenType != "Bearer" || tok.Expiry.IsZero() {
 		t.Fatalf("token %+v", tok)
 	}
-	// No session area to hang it on yet: no refresh token (see the report).
-	if tok.RefreshToken != "" {
-		t.Fatalf("unexpected refresh token")
+	// The approval is a sign-in: a session, a refresh token for a client
+	// with that grant, and an ID token for openid.
+	if tok.RefreshToken == "" {
+		t.Fatal("no refresh token for a client with the refresh_token grant")
+	}
+	rawID, _ := tok.Extra("id_token").(string)
+	provider, err := oidc.NewProvider(ctx, s.issuer("acme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idt, err := provider.VerifierContext(ctx, &oidc.Config{ClientID: "tv", Now: clock.now}).Verify(ctx, rawID)
+	if err != nil {
+		t.Fatalf("ID token: %v", err)
+	}
+	var idClaims struct {
+		SID string `json:"sid"`
+	}
+	if err := idt.Claims(&idClaims); err != nil || idClaims.SID == "" {
+		t.Fatalf("ID token sid %q: %v", idClaims.SID, err)
 	}
 	if _, err := oidc.NewRemoteKeySet(ctx, s.issuer("acme")+"/protocol/openid-connect/certs").VerifySignature(ctx, tok.AccessToken); err != nil {
 		t.Fatalf("signature: %v", err)
@@ -268,10 +284,6 @@ func TestOIDCDeviceFlow(t *testing.T) {
 	}
 
 	// The token works at userinfo, read by go-oidc.
-	provider, err := oidc.NewProvider(ctx, s.issuer("acme"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	info, err := provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
 	if err != nil {
 		t.Fatalf("userinfo: %v", err)
