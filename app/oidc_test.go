@@ -358,3 +358,43 @@ func TestOIDCServerErrorLeaksNothing(t *testing.T) {
 		}
 	}
 }
+
+// A token signed before a rotation still verifies through certs; tokens
+// made after it carry the new key's kid.
+func TestOIDCKeyRotation(t *testing.T) {
+	s := newOIDCTestServer(t)
+	s.createRealm("acme")
+	secret := s.machineClient(t, "acme", "reports")
+	ctx := t.Context()
+	cfg := clientcredentials.Config{ClientID: "reports", ClientSecret: secret, TokenURL: s.issuer("acme") + "/protocol/openid-connect/token"}
+	before, err := cfg.Token(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldHeader, _ := jwtParts(t, before.AccessToken)
+
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/keys/rotate", map[string]any{"algorithm": "ES256", "immediate": true}), http.StatusOK)
+	after, err := cfg.Token(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newHeader, _ := jwtParts(t, after.AccessToken)
+	if newHeader["kid"] == oldHeader["kid"] || newHeader["alg"] != "ES256" {
+		t.Fatalf("after rotation: header %v, before %v", newHeader, oldHeader)
+	}
+	keys := oidc.NewRemoteKeySet(ctx, s.issuer("acme")+"/protocol/openid-connect/certs")
+	for name, tok := range map[string]string{"before": before.AccessToken, "after": after.AccessToken} {
+		if _, err := keys.VerifySignature(ctx, tok); err != nil {
+			t.Errorf("token from %s the rotation does not verify: %v", name, err)
+		}
+	}
+	// Both stay introspectable while the old key is published.
+	for name, tok := range map[string]string{"before": before.AccessToken, "after": after.AccessToken} {
+		r := s.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token/introspect", "token="+url.QueryEscape(tok),
+			"Content-Type: application/x-www-form-urlencoded",
+			"Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte("reports:"+secret)))
+		if r.object(t)["active"] != true {
+			t.Errorf("token from %s the rotation is inactive", name)
+		}
+	}
+}
