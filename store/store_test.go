@@ -81,7 +81,7 @@ func runStoreSuite(t *testing.T, newStore func(t *testing.T) *Store) {
 		{"AdminUsers", suiteAdminUsers},
 		{"AdminTokenRevocation", suiteAdminTokenRevocation},
 	}
-	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite(), sessionSuite(), keySuite())
+	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite(), sessionSuite(), keySuite(), logoutSuite())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newStore(t))
