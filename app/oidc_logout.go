@@ -235,8 +235,8 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	// The cookie goes with its session, or when it names none that is
 	// live; the session of another user than the hinted one stays.
-	if _, err := r.Cookie(ssoCookieName); err == nil && (current == nil || slices.Contains(targets, current.ID)) {
-		clearSSOCookie(w, a.cfg.BaseURL, realm)
+	if current == nil || slices.Contains(targets, current.ID) {
+		expireSSOCookie(w, a.cfg.BaseURL, realm)
 	}
 	var details map[string]string
 	if lr.redirect != "" {
@@ -433,17 +433,17 @@ func (a *App) checkLogoutCSRF(token string, realm *store.Realm, sessionID string
 	return err == nil && hmac.Equal(mac, a.logoutCSRFMAC(realm, sessionID, exp))
 }
 
-// ssoCookieName is the SSO session cookie, scoped to the realm's path. It
-// must agree with the login page that sets it.
-const ssoCookieName = "IDENPLANE_SESSION"
-
-func ssoCookiePath(realm *store.Realm) string { return "/realms/" + realm.Name + "/" }
+// ssoSessionCookie is the SSO session cookie, scoped to the realm's
+// paths, its value the session's ID. It must agree with the login page
+// that sets it: ssoSessionFromRequest and expireSSOCookie are the only
+// readers and writers here.
+const ssoSessionCookie = "IDENPLANE_SESSION"
 
 // ssoSessionFromRequest is the browser's SSO session in the realm, from
 // its cookie: nil when there is none, or it is not an active SSO session
 // of this realm.
 func (a *App) ssoSessionFromRequest(r *http.Request, realm *store.Realm) (*store.Session, error) {
-	c, err := r.Cookie(ssoCookieName)
+	c, err := r.Cookie(ssoSessionCookie)
 	if err != nil || c.Value == "" {
 		return nil, nil
 	}
@@ -459,9 +459,9 @@ func (a *App) ssoSessionFromRequest(r *http.Request, realm *store.Realm) (*store
 	return s, nil
 }
 
-// clearSSOCookie deletes the SSO session cookie with the attributes it
+// expireSSOCookie deletes the SSO session cookie with the attributes it
 // was set with.
-func clearSSOCookie(w http.ResponseWriter, baseURL string, realm *store.Realm) {
-	http.SetCookie(w, &http.Cookie{Name: ssoCookieName, Value: "", Path: ssoCookiePath(realm), MaxAge: -1,
+func expireSSOCookie(w http.ResponseWriter, baseURL string, realm *store.Realm) {
+	http.SetCookie(w, &http.Cookie{Name: ssoSessionCookie, Value: "", Path: "/realms/" + realm.Name + "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(baseURL, "https://")})
 }

@@ -186,13 +186,13 @@ func logoutTestBrowser(t *testing.T) *http.Client {
 func (fx *logoutTestRealm) setSSOCookie(browser *http.Client, sid string) {
 	fx.t.Helper()
 	u, _ := url.Parse(fx.s.url + "/realms/" + fx.realm.Name + "/")
-	browser.Jar.SetCookies(u, []*http.Cookie{{Name: ssoCookieName, Value: sid, Path: "/realms/" + fx.realm.Name + "/", HttpOnly: true}})
+	browser.Jar.SetCookies(u, []*http.Cookie{{Name: ssoSessionCookie, Value: sid, Path: "/realms/" + fx.realm.Name + "/", HttpOnly: true}})
 }
 
 func (fx *logoutTestRealm) ssoCookie(browser *http.Client) string {
 	u, _ := url.Parse(fx.s.url + "/realms/" + fx.realm.Name + "/")
 	for _, c := range browser.Jar.Cookies(u) {
-		if c.Name == ssoCookieName {
+		if c.Name == ssoSessionCookie {
 			return c.Value
 		}
 	}
