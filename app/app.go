@@ -49,6 +49,7 @@ type App struct {
 	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
+	backchannel   backchannelSender
 	assets        *assets.Assets
 	router        *mux.Router
 }

@@ -14,6 +14,7 @@ const jobInterval = time.Hour
 func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
+	defer a.startLogoutDelivery(ctx)()
 	for {
 		a.expireEvents(ctx)
 		a.rotateDueKeys(ctx)

@@ -63,7 +63,7 @@ func (a *App) issuer(realm *store.Realm) string { return a.cfg.BaseURL + "/realm
 // disabled realm is a 404 on every protocol path.
 func (a *App) protocolRoutes(r *mux.Router) {
 	// CORS for web origins is answered by our own middleware, per client.
-	handler := op.RegisterServer(&oidcServer{a: a}, oidcEndpoints, op.WithServerCORSOptions(nil))
+	handler := a.logoutEndpoints(op.RegisterServer(&oidcServer{a: a}, oidcEndpoints, op.WithServerCORSOptions(nil)))
 	realmScoped := func(w http.ResponseWriter, req *http.Request) {
 		name := mux.Vars(req)["realm"]
 		realm, err := a.store.GetRealm(req.Context(), name)
@@ -103,12 +103,16 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		{http.MethodPost, "/" + pathIntrospect},
 		{http.MethodPost, "/" + pathRevoke},
 		{http.MethodPost, "/" + pathDevice},
+		{http.MethodGet, "/" + pathLogout},
+		{http.MethodPost, "/" + pathLogout},
+		{http.MethodPost, "/" + pathBackchannelLogout},
 	} {
-		r.HandleFunc("/realms/{realm}"+route.path, realmScoped).Methods(route.method)
+		r.Handle("/realms/{realm}"+route.path, a.cors(withClientIP(http.HandlerFunc(realmScoped)))).Methods(route.method)
 	}
-	r.HandleFunc("/realms/{realm}/"+pathUserinfo, bearerChallenge(realmScoped)).Methods(http.MethodGet, http.MethodPost)
+	r.Handle("/realms/{realm}/"+pathUserinfo, a.cors(withClientIP(bearerChallenge(realmScoped)))).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 	a.codeFlowRoutes(r)
+	a.corsPreflightRoutes(r, realmScoped)
 }
 
 func hasClientSecret(r *http.Request) bool {
@@ -174,6 +178,9 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 		RevocationEndpoint:                        oidcEndpoints.Revocation.Absolute(iss),
 		UserinfoEndpoint:                          oidcEndpoints.Userinfo.Absolute(iss),
 		DeviceAuthorizationEndpoint:               oidcEndpoints.DeviceAuthorization.Absolute(iss),
+		EndSessionEndpoint:                        oidcEndpoints.EndSession.Absolute(iss),
+		BackChannelLogoutSupported:                true,
+		BackChannelLogoutSessionSupported:         true,
 		JwksURI:                                   oidcEndpoints.JwksURI.Absolute(iss),
 		ScopesSupported:                           scopeNames,
 		ResponseTypesSupported:                    []string{string(oidc.ResponseTypeCode)},

@@ -22,10 +22,22 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	realm := realmFrom(ctx)
 	client := r.Client.(*oidcClient).c
+	var user *store.User
+	// Every outcome is recorded; failures with their OAuth error code.
+	defer func() {
+		e := store.LoginEvent{Type: "CLIENT_LOGIN", ClientID: client.ClientID}
+		if user != nil {
+			e.UserID = user.ID
+		}
+		if err != nil {
+			e.Type, e.Error = "CLIENT_LOGIN_ERROR", oauthErrorCode(err)
+		}
+		s.a.loginEvent(ctx, realm, e)
+	}()
 	if !s.a.oidcClient(realm, client).hasGrant(oidc.GrantTypeClientCredentials) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("client_credentials is not among this client's grant types")
 	}
-	user, err := s.a.store.GetServiceAccountUser(ctx, client.ID)
+	user, err = s.a.store.GetServiceAccountUser(ctx, client.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("client has no service account")
 	} else if err != nil {

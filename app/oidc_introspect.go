@@ -76,8 +76,12 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	}
 	claims, err := s.a.verifyAccessToken(ctx, realm, r.Data.Token)
 	if err != nil {
+		s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
 		return inactive, nil
 	}
+	sub, _ := claims["sub"].(string)
+	sid, _ := claims["sid"].(string)
+	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN", ClientID: c.ClientID, UserID: sub, SessionID: sid})
 	claims["active"] = true
 	claims["token_type"] = "Bearer"
 	return op.NewResponse(claims), nil

@@ -28,6 +28,8 @@ func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Re
 			if _, err := s.a.store.RevokeRefreshFamily(ctx, realm.ID, rt.FamilyID, s.a.now().UnixMilli()); err != nil {
 				return nil, err
 			}
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "REVOKE_GRANT", ClientID: client.ClientID, UserID: rt.UserID,
+				SessionID: rt.SessionID, Details: map[string]string{"token_type": "refresh_token"}})
 		}
 		return ok, nil
 	case !errors.Is(err, store.ErrNotFound):
@@ -42,5 +44,9 @@ func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Re
 	if err := s.a.store.RevokeAccessToken(ctx, realm.ID, jti, int64(exp)*1000); err != nil {
 		return nil, err
 	}
+	sub, _ := claims["sub"].(string)
+	sid, _ := claims["sid"].(string)
+	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "REVOKE_GRANT", ClientID: client.ClientID, UserID: sub,
+		SessionID: sid, Details: map[string]string{"token_type": "access_token"}})
 	return ok, nil
 }

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// logoutSuite is the conformance tests of logout by refresh token and of
+// back-channel logout token replay protection.
+func logoutSuite() []suiteTest {
+	return []suiteTest{
+		{"LogoutTokenIDReplay", suiteLogoutTokenIDReplay},
+		{"LogoutRefreshTokenOnline", suiteLogoutRefreshTokenOnline},
+		{"LogoutRefreshTokenOffline", suiteLogoutRefreshTokenOffline},
+		{"LogoutRefreshTokenRefused", suiteLogoutRefreshTokenRefused},
+	}
+}
+
+func suiteLogoutTokenIDReplay(t *testing.T, s *Store) {
+	now := sessionsTestNow
+	if err := s.RecordLogoutTokenID(suiteCtx, "j1", now+1000, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordLogoutTokenID(suiteCtx, "j1", now+1000, now+10); !errors.Is(err, ErrConflict) {
+		t.Fatalf("replayed jti: %v, want ErrConflict", err)
+	}
+	if err := s.RecordLogoutTokenID(suiteCtx, "j2", now+2000, now+10); err != nil {
+		t.Fatal(err)
+	}
+	// Once expired, j1 is purged by the next write; j2 is still remembered.
+	if err := s.RecordLogoutTokenID(suiteCtx, "j3", now+5000, now+1000); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	rows, err := s.r.QueryContext(suiteCtx, "SELECT jti FROM logout_token_ids ORDER BY jti")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if !slices.Equal(ids, []string{"j2", "j3"}) {
+		t.Fatalf("remembered ids %v, want [j2 j3]", ids)
+	}
+	if err := s.RecordLogoutTokenID(suiteCtx, "j2", now+2000, now+1500); !errors.Is(err, ErrConflict) {
+		t.Fatalf("replayed unexpired jti: %v, want ErrConflict", err)
+	}
+}
+
+// logoutTestSessions makes alice's SSO session with web and cli sessions
+// under it, each with a token, plus an offline session of web with an
+// offline token and bob's SSO session with a web session and token.
+func logoutTestSessions(t *testing.T, s *Store) {
+	t.Helper()
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour),
+		sessionsTestOAuth("cli", sessionsTestRealm, "alice", "sso", "cli", now-hour, now+hour),
+		sessionsTestOAuth("off", sessionsTestRealm, "alice", "", "web", now-hour, now+30*hour),
+		sessionsTestSSO("bob-sso", sessionsTestRealm, "bob", now-hour, now+hour),
+		sessionsTestOAuth("bob-web", sessionsTestRealm, "bob", "bob-sso", "web", now-hour, now+hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("w1", "alice", "web", "web", false, now-hour, now+hour),
+		sessionsTestToken("c1", "alice", "cli", "cli", false, now-hour, now+hour),
+		sessionsTestToken("o1", "alice", "web", "off", true, now-hour, now+30*hour),
+		sessionsTestToken("b1", "bob", "web", "bob-web", false, now-hour, now+hour),
+	)
+}
+
+func logoutTestLive(t *testing.T, s *Store) []string {
+	t.Helper()
+	var live []string
+	rows, err := s.r.QueryContext(suiteCtx, `SELECT s.id FROM user_sessions s ORDER BY s.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, id)
+	}
+	return live
+}
+
+func suiteLogoutRefreshTokenOnline(t *testing.T, s *Store) {
+	logoutTestSessions(t, s)
+	now := sessionsTestNow
+	// A rotation first: logout by the successor revokes the whole family.
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w1"), sessionsTestNext("w2", now, now+sessionsTestHour), now); err != nil {
+		t.Fatal(err)
+	}
+	rt, ended, err := s.LogoutRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w2"), "web", now+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.ID != "w2" || rt.FamilyID != "w1" || rt.UserID != "alice" {
+		t.Fatalf("token %+v", rt)
+	}
+	if got := sessionsTestIDs(ended); !slices.Equal(got, []string{"sso", "cli", "web"}) {
+		t.Fatalf("ended %v, want the SSO session first, then its client sessions", got)
+	}
+	// The offline session and bob's survive; the SSO session's tokens went with it.
+	if got := logoutTestLive(t, s); !slices.Equal(got, []string{"bob-sso", "bob-web", "off"}) {
+		t.Fatalf("sessions left %v", got)
+	}
+	for _, tok := range []string{"tok-w1", "tok-w2", "tok-c1"} {
+		if _, err := s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken(tok)); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s after logout: %v, want it gone", tok, err)
+		}
+	}
+	if !sessionsTestTokenState(t, s, "tok-o1").Live(now + 1) {
+		t.Fatal("offline token died with the SSO session")
+	}
+	// The token is gone now: a second logout is refused.
+	_, _, err = s.LogoutRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w2"), "web", now+2)
+	sessionsTestMustNotFind(t, "second logout", err)
+}
+
+func suiteLogoutRefreshTokenOffline(t *testing.T, s *Store) {
+	logoutTestSessions(t, s)
+	now := sessionsTestNow
+	_, ended, err := s.LogoutRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-o1"), "web", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsTestIDs(ended); !slices.Equal(got, []string{"off"}) {
+		t.Fatalf("ended %v, want the offline session alone", got)
+	}
+	if got := logoutTestLive(t, s); !slices.Equal(got, []string{"bob-sso", "bob-web", "cli", "sso", "web"}) {
+		t.Fatalf("sessions left %v", got)
+	}
+}
+
+func suiteLogoutRefreshTokenRefused(t *testing.T, s *Store) {
+	logoutTestSessions(t, s)
+	now := sessionsTestNow
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-c1"), sessionsTestNext("c2", now, now+sessionsTestHour), now); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, realm, token, client string
+		now                        int64
+	}{
+		{"another client's token", sessionsTestRealm, "tok-w1", "cli", now},
+		{"another realm", sessionsTestOther, "tok-w1", "web", now},
+		{"unknown token", sessionsTestRealm, "tok-nope", "web", now},
+		{"rotated token", sessionsTestRealm, "tok-c1", "cli", now},
+		{"expired token", sessionsTestRealm, "tok-w1", "web", now + sessionsTestHour},
+	} {
+		_, _, err := s.LogoutRefreshToken(suiteCtx, tc.realm, HashToken(tc.token), tc.client, tc.now)
+		sessionsTestMustNotFind(t, tc.name, err)
+	}
+	// Nothing changed.
+	if got := logoutTestLive(t, s); len(got) != 6 {
+		t.Fatalf("sessions left %v", got)
+	}
+	if !sessionsTestTokenState(t, s, "tok-w1").Live(now) || !sessionsTestTokenState(t, s, "tok-c2").Live(now) {
+		t.Fatal("a refused logout revoked a token")
+	}
+}
