@@ -101,6 +101,7 @@ func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": len(ended), "type": kind})
 	return nil
 }
@@ -116,6 +117,7 @@ func (a *App) deleteUserSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	writeJSON(w, http.StatusOK, map[string]any{"count": len(ended)})
 	return nil
 }
@@ -190,13 +192,14 @@ func (a *App) revokeConsent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.store.RevokeConsent(r.Context(), realm.ID, u.ID, c.ID, a.now().UnixMilli())
+	ended, err := a.store.RevokeConsent(r.Context(), realm.ID, u.ID, c.ID, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("consent of user " + u.ID + " to client " + clientID)
 	}
 	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -214,9 +214,21 @@ func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCr
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	c, err := s.a.authenticateClient(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
 	if err != nil {
+		if typ := grantErrorEvents[oidc.GrantType(r.Form.Get("grant_type"))]; typ != "" {
+			s.a.loginEvent(ctx, realmFrom(ctx), store.LoginEvent{Type: typ, ClientID: r.Data.ClientID, Error: "invalid_client"})
+		}
 		return nil, err
 	}
 	return s.a.oidcClient(realmFrom(ctx), c), nil
+}
+
+// grantErrorEvents is the login event a failed client authentication
+// records, by grant, as Keycloak names them.
+var grantErrorEvents = map[oidc.GrantType]string{
+	oidc.GrantTypeClientCredentials: "CLIENT_LOGIN_ERROR",
+	oidc.GrantTypeCode:              "CODE_TO_TOKEN_ERROR",
+	oidc.GrantTypeRefreshToken:      "REFRESH_TOKEN_ERROR",
+	oidc.GrantTypeDeviceCode:        "OAUTH2_DEVICE_CODE_TO_TOKEN_ERROR",
 }
 
 func (a *App) oidcClient(realm *store.Realm, c *store.Client) *oidcClient {

@@ -391,3 +391,33 @@ func TestBackchannelLogoutReceivedPassedOn(t *testing.T) {
 		t.Fatalf("passed-on logout token %v", claims)
 	}
 }
+
+// Ending sessions through the admin API tells the clients too.
+func TestBackchannelLogoutFromAdmin(t *testing.T) {
+	s := newOIDCTestServer(t)
+	fx := logoutTestSetup(t, s, "acme")
+	rc := newLogoutTestReceiver(t)
+	fx.client(map[string]any{"clientId": "mail", "backchannelLogoutUri": rc.URL + "/mail"})
+	logoutTestDeliver(t, s)
+
+	for _, c := range []struct {
+		name   string
+		logout func(sid string)
+	}{
+		{"one session", func(sid string) {
+			mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme/sessions/"+sid+"?type=sso", nil), http.StatusOK)
+		}},
+		{"all of a user's sessions", func(string) {
+			mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme/users/"+fx.user+"/sessions", nil), http.StatusOK)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sid, _ := fx.login("mail")
+			c.logout(sid)
+			_, claims := jwtParts(t, rc.next(t))
+			if claims["aud"] != "mail" || claims["sid"] != sid || claims["sub"] != fx.user {
+				t.Fatalf("logout token claims %v, want aud mail, sid %s", claims, sid)
+			}
+		})
+	}
+}

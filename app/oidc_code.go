@@ -17,6 +17,8 @@ import (
 func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	a, realm, client := s.a, realmFrom(ctx), r.Client.(*oidcClient).c
+	event := store.LoginEvent{Type: "CODE_TO_TOKEN", ClientID: client.ClientID}
+	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	ar, err := a.store.AuthRequestByCode(ctx, realm.ID, store.HashToken(r.Data.Code))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, oidc.ErrInvalidGrant().WithDescription("invalid authorization code")
@@ -90,6 +92,7 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 	case reused:
 		return nil, errCodeReused()
 	}
+	event.UserID, event.SessionID = user.ID, sso.ID
 	return a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID,
 			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID},

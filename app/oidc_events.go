@@ -52,3 +52,29 @@ func oauthErrorCode(err error) string {
 	}
 	return string(oidc.ServerError)
 }
+
+// loginErrorReason names a failed sign-in for its LOGIN_ERROR event, with
+// Keycloak's error names; "" when the failure is the server's, not the
+// user's.
+func loginErrorReason(err error) string {
+	var throttled *throttledError
+	switch {
+	case errors.Is(err, errBadCredentials):
+		return "invalid_user_credentials"
+	case errors.Is(err, errUserDisabled):
+		return "user_disabled"
+	case errors.As(err, &throttled):
+		return "user_temporarily_disabled"
+	}
+	return ""
+}
+
+// grantEvent records a token grant: e as given when it succeeded, or its
+// _ERROR twin with the OAuth error code when it failed.
+func (a *App) grantEvent(ctx context.Context, realm *store.Realm, e store.LoginEvent, err error) {
+	if err != nil {
+		e.Type += "_ERROR"
+		e.Error = oauthErrorCode(err)
+	}
+	a.loginEvent(ctx, realm, e)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
 
@@ -131,5 +132,53 @@ func TestLoginEventsOff(t *testing.T) {
 	s.admin(http.MethodGet, "/admin/realms/acme/events", nil).decode(t, &events)
 	if len(events) != 0 {
 		t.Fatalf("%d events recorded with events off: %+v", len(events), events)
+	}
+}
+
+// The user grants record their login events: a failed and a good sign-in
+// on the login page, the code exchange, refreshes good and bad, and a
+// client that fails to authenticate.
+func TestLoginEventsOfUserGrants(t *testing.T) {
+	e := newCodeflowEnv(t)
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	e.client("spa", map[string]any{"clientType": "PUBLIC"})
+	cfg := e.oauth2Config("spa", "", "openid")
+	b := e.browser()
+	verifier := oauth2.GenerateVerifier()
+	login := b.get(cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("login_hint", "alice")))
+	page := b.get(login.location(t).String())
+	if bad := b.submit(page, map[string]string{"password": "wrong-password"}); bad.status != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", bad.status)
+	}
+	page = b.get(login.location(t).String())
+	back := e.redirectedBack(b.submit(page, map[string]string{"password": codeflowPassword}))
+	tok, err := cfg.Exchange(t.Context(), back.Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.TokenSource(t.Context(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := e.tokenRequest(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"nope"}, "client_id": {"spa"}}); status != 400 {
+		t.Fatalf("unknown refresh token: %d", status)
+	}
+	if status, _ := e.tokenRequest(url.Values{"grant_type": {"client_credentials"}}, codeflowBasic("ghost", "x")); status != 401 {
+		t.Fatalf("unknown client: %d", status)
+	}
+
+	var events []map[string]any
+	e.admin(http.MethodGet, "/admin/realms/acme/events?max=100", nil).decode(t, &events)
+	var got []string
+	for i := len(events) - 1; i >= 0; i-- { // oldest first
+		ev := events[i]
+		got = append(got, ev["type"].(string)+"/"+ev["error"].(string))
+		if ev["type"] == "LOGIN" && (ev["userId"] != e.aliceID || ev["sessionId"] == "" || ev["clientId"] != "spa" || ev["ipAddress"] != "127.0.0.1") {
+			t.Errorf("LOGIN event %v", ev)
+		}
+	}
+	want := []string{"LOGIN_ERROR/invalid_user_credentials", "LOGIN/", "CODE_TO_TOKEN/", "REFRESH_TOKEN/",
+		"REFRESH_TOKEN_ERROR/invalid_grant", "CLIENT_LOGIN_ERROR/invalid_client"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("events %v\nwant %v", got, want)
 	}
 }

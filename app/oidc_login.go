@@ -98,6 +98,10 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return a.renderLogin(w, r, realm, client, ar, http.StatusBadRequest, username, "Enter your username and password.")
 	}
 	user, err := a.checkCredentials(ctx, realm, username, password, clientIP(r))
+	if reason := loginErrorReason(err); reason != "" {
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
+			Error: reason, Details: map[string]string{"username": username}})
+	}
 	var throttled *throttledError
 	switch {
 	case errors.Is(err, errBadCredentials):
@@ -129,6 +133,8 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return err
 	}
 	a.setSSOCookie(w, realm, signIn)
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID,
+		SessionID: sso.ID, IPAddress: clientIP(r)})
 	ar.UserID, ar.SessionID, ar.AuthTime, ar.AMR = user.ID, sso.ID, sso.AuthTime, sso.AMR
 	consent, err := a.needsConsent(ctx, client, user.ID, ar)
 	if err != nil {

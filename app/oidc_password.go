@@ -63,6 +63,10 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return nil, err
 	}
 	user, err := a.checkCredentials(ctx, realm, username, password, clientIP(r))
+	if reason := loginErrorReason(err); reason != "" {
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
+			Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
+	}
 	var throttled *throttledError
 	switch {
 	case errors.Is(err, errBadCredentials):
@@ -89,6 +93,8 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if err != nil {
 		return nil, err
 	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID,
+		IPAddress: clientIP(r), Details: map[string]string{"grant_type": grantPassword}})
 	return a.tokenResponse(ctx, &userTokens{
 		g:   &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID, authTime: time.UnixMilli(now)},
 		amr: sso.AMR, refresh: plan.token,

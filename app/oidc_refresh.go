@@ -21,6 +21,8 @@ import (
 func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.RefreshTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	a, realm, client := s.a, realmFrom(ctx), r.Client.(*oidcClient).c
+	event := store.LoginEvent{Type: "REFRESH_TOKEN", ClientID: client.ClientID}
+	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	hash := store.HashToken(r.Data.RefreshToken)
 	old, err := a.store.RefreshTokenByHash(ctx, realm.ID, hash)
 	if errors.Is(err, store.ErrNotFound) {
@@ -86,6 +88,7 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	case reused:
 		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token already used; its session is ended")
 	}
+	event.UserID, event.SessionID = user.ID, sess.sid
 	return a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sess.sid,
 			authTime: time.UnixMilli(old.AuthTime)},
