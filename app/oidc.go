@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -66,10 +67,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 	handler := a.logoutEndpoints(op.RegisterServer(&oidcServer{a: a}, oidcEndpoints, op.WithServerCORSOptions(nil)))
 	realmScoped := func(w http.ResponseWriter, req *http.Request) {
 		name := mux.Vars(req)["realm"]
-		realm, err := a.store.GetRealm(req.Context(), name)
-		if err == nil && !realm.Enabled {
-			err = store.ErrNotFound
-		}
+		realm, err := a.protocolRealm(req.Context(), name)
 		if errors.Is(err, store.ErrNotFound) {
 			writeOAuthError(w, http.StatusNotFound, "not_found", "realm "+name+" not found")
 			return
@@ -113,6 +111,16 @@ func (a *App) protocolRoutes(r *mux.Router) {
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 	a.codeFlowRoutes(r)
 	a.corsPreflightRoutes(r, realmScoped)
+}
+
+// protocolRealm loads the realm of a protocol path or page: a disabled
+// realm is as unknown there as a missing one.
+func (a *App) protocolRealm(ctx context.Context, name string) (*store.Realm, error) {
+	realm, err := a.store.GetRealm(ctx, name)
+	if err == nil && !realm.Enabled {
+		return nil, fmt.Errorf("realm %s is disabled: %w", name, store.ErrNotFound)
+	}
+	return realm, err
 }
 
 func hasClientSecret(r *http.Request) bool {

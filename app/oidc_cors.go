@@ -72,8 +72,8 @@ func (a *App) cors(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		realm, err := a.store.GetRealm(r.Context(), name)
-		if err != nil || !realm.Enabled {
+		realm, err := a.protocolRealm(r.Context(), name)
+		if err != nil {
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				a.log.ErrorContext(r.Context(), "CORS: realm lookup failed", "realm", name, "err", err)
 			}

@@ -48,10 +48,7 @@ const (
 // devicePage serves the page for the realm in the path; an unknown or
 // disabled realm is a 404, as on every protocol path.
 func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
-	realm, err := a.store.GetRealm(r.Context(), mux.Vars(r)["realm"])
-	if err == nil && !realm.Enabled {
-		err = store.ErrNotFound
-	}
+	realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 	if err == nil {
 		if r.Method == http.MethodPost {
 			err = a.deviceDecide(w, r, realm)

@@ -51,10 +51,7 @@ func (a *App) codeFlowRoutes(r *mux.Router) {
 // as an error page.
 func (a *App) realmPage(h realmHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		realm, err := a.store.GetRealm(r.Context(), mux.Vars(r)["realm"])
-		if err == nil && !realm.Enabled {
-			err = store.ErrNotFound
-		}
+		realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 		if errors.Is(err, store.ErrNotFound) {
 			err = &pageError{status: http.StatusNotFound, message: "There is no such realm on this server."}
 		}
