@@ -405,3 +405,39 @@ CREATE TABLE logout_token_ids (
     jti         TEXT PRIMARY KEY,
     expires_at  BIGINT NOT NULL
 );
+
+-- version 4
+-- Email delivery and the single-use tokens mailed in links.
+
+-- Mail waits here, written in the same transaction as what caused it, and a
+-- worker sends it with retries: a failed send never loses the change.
+CREATE TABLE email_outbox (
+    id               TEXT PRIMARY KEY,
+    realm_id         TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    recipient        TEXT NOT NULL,
+    subject          TEXT NOT NULL,
+    html_body        TEXT NOT NULL,
+    text_body        TEXT NOT NULL,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  BIGINT NOT NULL,
+    last_error       TEXT NOT NULL DEFAULT '',
+    created_at       BIGINT NOT NULL,
+    sent_at          BIGINT,
+    failed_at        BIGINT         -- given up after the last retry
+);
+CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
+
+-- Links for email verification and password reset: only a hash of the
+-- token is kept; each is single-use and expires.
+CREATE TABLE action_tokens (
+    token_hash  BLOB PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    kind        TEXT NOT NULL,   -- verify-email or reset-password
+    email       TEXT NOT NULL,   -- the address it was sent to: a changed email voids it
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    used_at     BIGINT
+);
+CREATE INDEX action_tokens_user ON action_tokens (user_id, kind);
+CREATE INDEX action_tokens_expiry ON action_tokens (expires_at);
