@@ -1,9 +1,6 @@
 package app
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"math"
 	"net/http"
@@ -21,9 +18,7 @@ import (
 // username and password, or denies it.
 
 const (
-	deviceCSRFCookie = "idenplane_device_csrf"
-	deviceCSRFField  = "csrf_token"
-	deviceCSRFBytes  = 32
+	deviceForm = "device" // names the form in its CSRF token
 	// Failures allowed per throttle window per user code, per username and
 	// per client address. A user code has 20^8 values; a few guesses per
 	// code and a bounded rate per address keep guessing hopeless.
@@ -75,7 +70,11 @@ func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
 // deviceShow shows the form, with the code from verification_uri_complete
 // filled in and, when it is a live one, what it would approve.
 func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	f := ui.DeviceForm{CSRFToken: a.deviceCSRFToken(w, r, realm), UserCode: r.URL.Query().Get("user_code")}
+	token, err := a.csrfToken(w, r, realm, deviceForm, "")
+	if err != nil {
+		return err
+	}
+	f := ui.DeviceForm{CSRFToken: token, UserCode: r.URL.Query().Get("user_code")}
 	if f.UserCode != "" {
 		// A lookup is a guess too: throttled and counted like one.
 		ipKey := "device-ip:" + clientIP(r)
@@ -103,9 +102,12 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		f.Error = msg
 		return a.renderPage(w, r, status, ui.DeviceVerify(a.page("Connect a device"), f))
 	}
-	var csrfOK bool
-	f.CSRFToken, csrfOK = a.deviceCheckCSRF(w, r, realm)
-	if !csrfOK {
+	csrfErr := a.checkCSRF(r, deviceForm, "")
+	var err error
+	if f.CSRFToken, err = a.csrfToken(w, r, realm, deviceForm, ""); err != nil {
+		return err
+	}
+	if csrfErr != nil {
 		return again(http.StatusForbidden, deviceMsgFormExpired)
 	}
 	code, _ := normalizeUserCode(f.UserCode)
@@ -232,33 +234,3 @@ func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, username, pa
 	return user, nil
 }
 
-// deviceCSRFToken is the token of the page's double-submit CSRF check: the
-// one in the browser's cookie if it has one, else a new one set now.
-func (a *App) deviceCSRFToken(w http.ResponseWriter, r *http.Request, realm *store.Realm) string {
-	if c, err := r.Cookie(deviceCSRFCookie); err == nil && validDeviceCSRFToken(c.Value) {
-		return c.Value
-	}
-	b := make([]byte, deviceCSRFBytes)
-	_, _ = rand.Read(b)
-	token := base64.RawURLEncoding.EncodeToString(b)
-	http.SetCookie(w, &http.Cookie{
-		Name: deviceCSRFCookie, Value: token, Path: "/realms/" + realm.Name + "/device",
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(a.cfg.BaseURL, "https://"),
-	})
-	return token
-}
-
-// deviceCheckCSRF compares the posted token with the cookie's, in constant
-// time, and returns the token the next form must carry.
-func (a *App) deviceCheckCSRF(w http.ResponseWriter, r *http.Request, realm *store.Realm) (string, bool) {
-	posted := r.PostForm.Get(deviceCSRFField)
-	c, err := r.Cookie(deviceCSRFCookie)
-	ok := err == nil && validDeviceCSRFToken(c.Value) &&
-		subtle.ConstantTimeCompare([]byte(c.Value), []byte(posted)) == 1
-	return a.deviceCSRFToken(w, r, realm), ok
-}
-
-func validDeviceCSRFToken(s string) bool {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == deviceCSRFBytes
-}
