@@ -233,4 +233,3 @@ func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, username, pa
 	}
 	return user, nil
 }
-
