@@ -50,6 +50,7 @@ type App struct {
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
 	backchannel   backchannelSender
+	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
 	router        *mux.Router
 }
@@ -75,6 +76,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
+	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)
 	}

@@ -15,6 +15,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
 	defer a.startLogoutDelivery(ctx)()
+	defer a.startMailDelivery(ctx)()
 	for {
 		a.expireEvents(ctx)
 		a.rotateDueKeys(ctx)

@@ -109,5 +109,6 @@ func (a *App) routes() *mux.Router {
 	a.eventRoutes(admin)
 	a.keyRoutes(admin)
 	a.sessionRoutes(admin)
+	a.emailRoutes(admin)
 	return r
 }

@@ -1,0 +1,133 @@
+package app
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"html"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// verifyEmailTokenLifetime is how long a verification link works.
+const verifyEmailTokenLifetime = 12 * time.Hour
+
+func (a *App) emailRoutes(admin routeAdder) {
+	admin(http.MethodPost, "/admin/realms/{realm}/smtp/test", a.testSMTP)
+	admin(http.MethodPost, "/admin/realms/{realm}/email/test", a.testEmail)
+	admin(http.MethodPost, "/admin/realms/{realm}/users/{userId}/send-verification-email", a.sendVerificationEmail)
+}
+
+type testMailBody struct {
+	To string `json:"to"`
+}
+
+type testMailResult struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+// testSMTP sends a test message through the realm's SMTP settings, whatever
+// its provider, so they can be checked before switching to SMTP.
+func (a *App) testSMTP(w http.ResponseWriter, r *http.Request) error {
+	return a.sendTestMail(w, r, true)
+}
+
+// testEmail sends a test message through the realm's configured provider.
+func (a *App) testEmail(w http.ResponseWriter, r *http.Request) error {
+	return a.sendTestMail(w, r, false)
+}
+
+// sendTestMail sends at once rather than through the outbox: the point is
+// to see the provider's answer. A failed delivery is a 502 carrying it.
+func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool) error {
+	realm, err := a.realm(r)
+	if err != nil {
+		return err
+	}
+	var body testMailBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.To == "" {
+		return fieldError("to", "is required")
+	}
+	to, err := normalizeEmail(body.To)
+	if err != nil {
+		return fieldError("to", "must be an email address")
+	}
+	provider := realm.EmailProvider
+	if smtpOnly || provider == "" {
+		provider = "smtp"
+	}
+	if smtpOnly && realm.SMTPHost == "" {
+		return errorf(http.StatusBadRequest, "invalid_request", "the realm has no SMTP server: set smtpHost first")
+	}
+	title := realmTitle(realm)
+	msg := mailMessage{To: to, Subject: "Test email from " + title,
+		Text: "This is a test email from " + title + ", sent through " + provider + ".\n\nDelivery works.\n",
+		HTML: "<!doctype html><html lang=\"en\"><body><p>This is a test email from <strong>" + html.EscapeString(title) +
+			"</strong>, sent through " + provider + ".</p><p>Delivery works.</p></body></html>\n"}
+	if err := a.sendNow(r.Context(), realm, msg, smtpOnly); err != nil {
+		var bad mailConfigError
+		if errors.As(err, &bad) {
+			return errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
+		}
+		return &apiError{Status: http.StatusBadGateway, Code: "delivery_failed",
+			Description: "delivery through " + provider + " failed: " + err.Error()}
+	}
+	writeJSON(w, http.StatusOK, testMailResult{Success: true, Message: "test email sent to " + to + " through " + provider})
+	return nil
+}
+
+// sendVerificationEmail mails the user a single-use link that verifies
+// their address. The token and the mail are written in one transaction;
+// the outbox worker sends it.
+func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	if u.Email == "" {
+		return errorf(http.StatusBadRequest, "invalid_request", "the user has no email address")
+	}
+	if _, err := mailSender(realm, false); err != nil {
+		return errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
+	}
+	token, err := newActionToken()
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
+	msg, err := verifyEmailMail.render(u.Email, newMailData(realm, greeting(u), link, int(verifyEmailTokenLifetime/time.Hour)))
+	if err != nil {
+		return err
+	}
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := tx.CreateActionToken(r.Context(), &store.ActionToken{Hash: store.HashToken(token), RealmID: realm.ID,
+			UserID: u.ID, Kind: store.ActionVerifyEmail, Email: u.Email, CreatedAt: now.UnixMilli(),
+			ExpiresAt: now.Add(verifyEmailTokenLifetime).UnixMilli()}); err != nil {
+			return err
+		}
+		return a.enqueueMail(r.Context(), tx, realm, msg)
+	})
+	if err != nil {
+		return err
+	}
+	a.wakeMailer()
+	writeJSON(w, http.StatusOK, map[string]string{"message": "verification email queued"})
+	return nil
+}
+
+// newActionToken is 256 random bits, URL-safe.
+func newActionToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
