@@ -56,6 +56,7 @@ func (a *App) expireSessions(ctx context.Context) {
 			return a.store.DeleteExpiredDeviceAuthorizations(ctx, now-deviceCodeLifetime.Milliseconds())
 		}},
 		{"auth requests", a.store.DeleteExpiredAuthRequests},
+		{"action tokens", a.store.DeleteExpiredActionTokens},
 	} {
 		n, err := purge.run(ctx, now)
 		if err != nil {

@@ -96,7 +96,19 @@ func TestRunJobsExpiresSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Different kinds: a new token of a kind cancels the user's older one.
+	for kind, expires := range map[string]int64{"reset-password": now - 1, "verify-email": now + 60_000} {
+		if err := s.store.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(kind), RealmID: realmID, UserID: userID,
+			Kind: kind, Email: "a@example.com", CreatedAt: now - 120_000, ExpiresAt: expires}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.app.expireSessions(ctx)
+	var tokens int
+	_, reader := s.store.DBs()
+	if err := reader.QueryRowContext(ctx, "SELECT count(*) FROM action_tokens").Scan(&tokens); err != nil || tokens != 1 {
+		t.Fatalf("action tokens after the purge: %d, %v; want the live one only", tokens, err)
+	}
 	if _, err := s.store.DeviceAuthorizationByUserCode(ctx, realmID, "BBBB-BBBB"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("long-expired device authorization kept: %v", err)
 	}
