@@ -441,3 +441,38 @@ CREATE TABLE action_tokens (
 );
 CREATE INDEX action_tokens_user ON action_tokens (user_id, kind);
 CREATE INDEX action_tokens_expiry ON action_tokens (expires_at);
+
+-- version 5
+-- Self-service registration: admin-defined fields stored as user
+-- attributes, optional moderation, and the user states it needs.
+
+CREATE TABLE user_attributes (
+    user_id  TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    name     TEXT NOT NULL,
+    value    TEXT NOT NULL,
+    PRIMARY KEY (user_id, name)
+);
+
+CREATE TABLE registration_fields (
+    id           TEXT PRIMARY KEY,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    field_key    TEXT NOT NULL,
+    label        TEXT NOT NULL,
+    field_type   TEXT NOT NULL,    -- text, email, tel, number, date, checkbox, select
+    required     BOOLEAN NOT NULL,
+    pattern      TEXT NOT NULL,    -- a regular expression the value must match; empty for none
+    options      TEXT NOT NULL,    -- JSON array, for select fields
+    enabled      BOOLEAN NOT NULL,
+    position     INTEGER NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX registration_fields_key ON registration_fields (realm_id, field_key);
+
+CREATE TABLE registration_settings (
+    realm_id    TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    moderation  BOOLEAN NOT NULL   -- new users wait for approval
+);
+
+-- active, or pending (awaiting approval) or rejected: only active users sign in.
+ALTER TABLE users ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
+CREATE INDEX users_pending ON users (realm_id, created_at) WHERE status = 'pending';
