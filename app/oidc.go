@@ -110,6 +110,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 	r.Handle("/realms/{realm}/"+pathUserinfo, a.cors(withClientIP(bearerChallenge(realmScoped)))).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 	a.codeFlowRoutes(r)
+	a.recoveryRoutes(r)
 	a.corsPreflightRoutes(r, realmScoped)
 }
 

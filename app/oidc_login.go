@@ -68,13 +68,7 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Rea
 }
 
 func (a *App) renderLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, status int, username, message string) error {
-	token, err := a.csrfToken(w, r, realm, "login", ar.ID)
-	if err != nil {
-		return err
-	}
-	return a.renderPage(w, r, status, ui.Login(a.page("Sign in"), ui.LoginForm{
-		Action: a.issuer(realm) + pathLogin, AuthRequestID: ar.ID, CSRFToken: token, ClientName: clientName(client),
-		Username: username, Error: message}))
+	return a.renderLoginWith(w, r, realm, client, ar, status, ui.LoginForm{Username: username, Error: message})
 }
 
 // login takes the sign-in form: on success the browser gets an SSO
@@ -115,6 +109,9 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 			"Too many failed sign-ins. Try again later.")
 	case err != nil:
 		return err
+	}
+	if realm.RequireEmailVerification && !user.EmailVerified {
+		return a.refuseUnverified(w, r, realm, client, ar, user, username)
 	}
 	signIn, err := a.planSSOLogin(r, realm, user)
 	if err != nil {

@@ -78,6 +78,11 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	case err != nil:
 		return nil, err
 	}
+	if realm.RequireEmailVerification && !user.EmailVerified {
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
+			IPAddress: clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": grantPassword}})
+		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
+	}
 	// The grant signs the user in without a browser: an SSO session no
 	// cookie points to, which sessions list and logout ends like any other.
 	now := a.now().UnixMilli()

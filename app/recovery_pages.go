@@ -1,0 +1,440 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The hosted pages a mailed link or a forgotten password leads to: email
+// verification, the forgot-password form and the password reset form, and
+// the resend-verification form of the login page.
+
+const (
+	pathVerifyEmail        = "/verify-email"
+	pathForgotPassword     = "/forgot-password"
+	pathResetPassword      = "/reset-password"
+	pathResendVerification = "/login/resend-verification"
+
+	// resetPasswordTokenLifetime is how long a password reset link works.
+	resetPasswordTokenLifetime = time.Hour
+
+	// Requests for a mail per quarter hour: per typed account, per
+	// address, and per user actually mailed.
+	recoveryLimitPerAccount = 3
+	recoveryLimitPerIP      = 10
+	recoveryLimitPerUser    = 3
+
+	// recoveryMinDuration pads the forgot-password answer, so that it takes
+	// as long whether or not a mail was queued.
+	recoveryMinDuration = 150 * time.Millisecond
+)
+
+// errInvalidLink is the answer to any mailed link that cannot be used,
+// without saying why.
+var errInvalidLink = badPage("This link is invalid or has expired.")
+
+// errMailUnavailable: the realm has no way to send mail.
+var errMailUnavailable = errors.New("the realm cannot send mail")
+
+func (a *App) recoveryRoutes(r *mux.Router) {
+	for _, route := range []struct {
+		method, path string
+		h            realmHandler
+	}{
+		{http.MethodGet, pathVerifyEmail, a.verifyEmailPage},
+		{http.MethodGet, pathForgotPassword, a.forgotPasswordPage},
+		{http.MethodPost, pathForgotPassword, a.forgotPassword},
+		{http.MethodGet, pathResetPassword, a.resetPasswordPage},
+		{http.MethodPost, pathResetPassword, a.resetPasswordForm},
+		{http.MethodPost, pathResendVerification, a.resendVerification},
+	} {
+		r.Handle("/realms/{realm}"+route.path, a.realmPage(route.h)).Methods(route.method)
+	}
+}
+
+// renderLoginWith shows the login page with f's username, message and
+// resend form; the rest is filled in here.
+func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, status int, f ui.LoginForm) error {
+	token, err := a.csrfToken(w, r, realm, "login", ar.ID)
+	if err != nil {
+		return err
+	}
+	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
+	f.ForgotURL = a.issuer(realm) + pathForgotPassword + "?" + url.Values{"authRequestID": {ar.ID}}.Encode()
+	return a.renderPage(w, r, status, ui.Login(a.page("Sign in"), f))
+}
+
+// liveAuthRequestID is id when it names a sign-in still waiting for its
+// user, else "": a recovery page carries it only to offer the way back.
+func (a *App) liveAuthRequestID(ctx context.Context, realm *store.Realm, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	_, _, err := a.pageAuthRequest(ctx, realm, id, false)
+	if errors.Is(err, errStaleAuthRequest) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+func (a *App) loginURL(realm *store.Realm, authRequestID string) string {
+	if authRequestID == "" {
+		return ""
+	}
+	return a.issuer(realm) + pathLogin + "?" + url.Values{"authRequestID": {authRequestID}}.Encode()
+}
+
+// queueActionMail creates u's token of kind and queues the mail carrying
+// its link, in one transaction.
+func (a *App) queueActionMail(ctx context.Context, realm *store.Realm, u *store.User, kind string, lifetime time.Duration,
+	path string, query url.Values, tmpl mailTemplate) error {
+	if _, err := mailSender(realm, false); err != nil {
+		return errMailUnavailable
+	}
+	token, err := newActionToken()
+	if err != nil {
+		return err
+	}
+	q := url.Values{"token": {token}}
+	for k, v := range query {
+		q[k] = v
+	}
+	link := a.issuer(realm) + path + "?" + q.Encode()
+	msg, err := tmpl.render(u.Email, newMailData(realm, greeting(u), link, int(lifetime/time.Hour)))
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(token), RealmID: realm.ID,
+			UserID: u.ID, Kind: kind, Email: u.Email, CreatedAt: now.UnixMilli(),
+			ExpiresAt: now.Add(lifetime).UnixMilli()}); err != nil {
+			return err
+		}
+		return a.enqueueMail(ctx, tx, realm, msg)
+	})
+	if err != nil {
+		return err
+	}
+	a.wakeMailer()
+	return nil
+}
+
+func retryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+}
+
+// verifyEmailPage uses a verify-email link: the user's address is
+// verified, once.
+func (a *App) verifyEmailPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	ctx := r.Context()
+	token := r.URL.Query().Get("token")
+	if token == "" {
+		return errInvalidLink
+	}
+	var tok *store.ActionToken
+	err := a.store.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if tok, err = tx.ConsumeActionToken(ctx, realm.ID, store.HashToken(token), store.ActionVerifyEmail, a.now().UnixMilli()); err != nil {
+			return err
+		}
+		return tx.MarkEmailVerified(ctx, realm.ID, tok.UserID, tok.Email)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return errInvalidLink
+	} else if err != nil {
+		return err
+	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: clientIP(r),
+		Details: map[string]string{"email": tok.Email}})
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("Email verified"), ui.InfoPage{Heading: "Email verified",
+		Message: "Your email address is verified. You can close this page and sign in."}))
+}
+
+func (a *App) renderForgot(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.ForgotPasswordForm) error {
+	token, err := a.csrfToken(w, r, realm, "forgot-password", f.AuthRequestID)
+	if err != nil {
+		return err
+	}
+	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathForgotPassword, token, a.loginURL(realm, f.AuthRequestID)
+	return a.renderPage(w, r, status, ui.ForgotPassword(a.page("Forgot password"), f))
+}
+
+func (a *App) forgotPasswordPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	arID, err := a.liveAuthRequestID(r.Context(), realm, r.URL.Query().Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	return a.renderForgot(w, r, realm, http.StatusOK, ui.ForgotPasswordForm{AuthRequestID: arID})
+}
+
+// forgotPassword mails a reset link to the account named, if there is
+// one that can have it. The answer is the same page either way, padded
+// to the same time.
+func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	start := time.Now()
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	ctx := r.Context()
+	arID := r.PostForm.Get("authRequestID")
+	if err := a.checkCSRF(r, "forgot-password", arID); err != nil {
+		return err
+	}
+	arID, err := a.liveAuthRequestID(ctx, realm, arID)
+	if err != nil {
+		return err
+	}
+	login := strings.TrimSpace(r.PostForm.Get("login"))
+	form := ui.ForgotPasswordForm{AuthRequestID: arID, Login: login}
+	if login == "" || len(login) > 320 {
+		form.Error = "Enter your username or email address."
+		return a.renderForgot(w, r, realm, http.StatusBadRequest, form)
+	}
+	accountKey := "realm:" + realm.ID + ":forgot-account:" + strings.ToLower(login)
+	ipKey := "realm:" + realm.ID + ":forgot-ip:" + clientIP(r)
+	if wait := max(a.loginThrottle.wait(accountKey, recoveryLimitPerAccount), a.loginThrottle.wait(ipKey, recoveryLimitPerIP)); wait > 0 {
+		retryAfter(w, wait)
+		form.Banner = "Too many requests. Try again later."
+		return a.renderForgot(w, r, realm, http.StatusTooManyRequests, form)
+	}
+	a.loginThrottle.fail(accountKey)
+	a.loginThrottle.fail(ipKey)
+
+	user, err := a.store.FindRecoveryUser(ctx, realm.ID, login)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if user != nil && user.Enabled && user.Email != "" && user.ServiceAccountClientID == "" {
+		// Per user too, silently: whatever was typed, one inbox gets few mails.
+		userKey := "realm:" + realm.ID + ":forgot-user:" + user.ID
+		if a.loginThrottle.wait(userKey, recoveryLimitPerUser) == 0 {
+			a.loginThrottle.fail(userKey)
+			var query url.Values
+			if arID != "" {
+				query = url.Values{"authRequestID": {arID}}
+			}
+			err := a.queueActionMail(ctx, realm, user, store.ActionResetPassword, resetPasswordTokenLifetime,
+				pathResetPassword, query, resetPasswordMail)
+			switch {
+			case errors.Is(err, errMailUnavailable):
+				a.log.WarnContext(ctx, "password reset requested, but the realm cannot send mail", "realm", realm.Name)
+			case err != nil:
+				return err
+			default:
+				a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_RESET_PASSWORD", UserID: user.ID, IPAddress: clientIP(r),
+					Details: map[string]string{"email": user.Email}})
+			}
+		}
+	}
+	if pad := recoveryMinDuration - time.Since(start); pad > 0 {
+		select {
+		case <-time.After(pad):
+		case <-ctx.Done():
+		}
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("Check your email"), ui.InfoPage{Heading: "Check your email",
+		Message: "If an account matches what you entered and has an email address, we have sent it a link to choose " +
+			"a new password. The link works for one hour.",
+		LinkURL: a.loginURL(realm, arID), LinkText: "Back to sign in"}))
+}
+
+// resetToken is the live reset token and its enabled user, or
+// errInvalidLink.
+func (a *App) resetToken(ctx context.Context, realm *store.Realm, token string) (*store.ActionToken, *store.User, error) {
+	if token == "" {
+		return nil, nil, errInvalidLink
+	}
+	tok, err := a.store.PeekActionToken(ctx, realm.ID, store.HashToken(token), store.ActionResetPassword, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, errInvalidLink
+	} else if err != nil {
+		return nil, nil, err
+	}
+	u, err := a.store.GetUser(ctx, realm.ID, tok.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, errInvalidLink
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if !u.Enabled {
+		return nil, nil, errInvalidLink
+	}
+	return tok, u, nil
+}
+
+func (a *App) renderReset(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.ResetPasswordForm) error {
+	csrf, err := a.csrfToken(w, r, realm, "reset-password", f.Token)
+	if err != nil {
+		return err
+	}
+	f.Action, f.CSRFToken = a.issuer(realm)+pathResetPassword, csrf
+	w.Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
+	return a.renderPage(w, r, status, ui.ResetPassword(a.page("Choose a new password"), f))
+}
+
+// resetPasswordPage shows the form of a live reset link, without using it.
+func (a *App) resetPasswordPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	token := r.URL.Query().Get("token")
+	if _, _, err := a.resetToken(r.Context(), realm, token); err != nil {
+		return err
+	}
+	arID, err := a.liveAuthRequestID(r.Context(), realm, r.URL.Query().Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	return a.renderReset(w, r, realm, http.StatusOK, ui.ResetPasswordForm{Token: token, AuthRequestID: arID})
+}
+
+// resetPasswordForm sets the new password with a reset link, once, and ends
+// the user's sessions.
+func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	ctx := r.Context()
+	token := r.PostForm.Get("token")
+	if err := a.checkCSRF(r, "reset-password", token); err != nil {
+		return err
+	}
+	_, user, err := a.resetToken(ctx, realm, token)
+	if err != nil {
+		return err
+	}
+	arID, err := a.liveAuthRequestID(ctx, realm, r.PostForm.Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	password, confirm := r.PostForm.Get("password"), r.PostForm.Get("confirm")
+	form := ui.ResetPasswordForm{Token: token, AuthRequestID: arID}
+	if err := checkPassword(realm, password); err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			return err
+		}
+		form.PasswordError = "The password " + strings.TrimPrefix(ae.Description, "password: ") + "."
+	}
+	if password != confirm {
+		form.ConfirmError = "The passwords do not match."
+	}
+	if form.PasswordError != "" || form.ConfirmError != "" {
+		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
+	}
+	hash, err := a.hashPassword(ctx, password)
+	if err != nil {
+		return err
+	}
+	now := a.now().UnixMilli()
+	var ended []*store.Session
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		tok, err := tx.ConsumeActionToken(ctx, realm.ID, store.HashToken(token), store.ActionResetPassword, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetUserPassword(ctx, realm.ID, tok.UserID, hash, now, false); err != nil {
+			return err
+		}
+		ended, err = tx.DeleteUserSessions(ctx, realm.ID, tok.UserID, now)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) { // used meanwhile
+		return errInvalidLink
+	} else if err != nil {
+		return err
+	}
+	a.backchannelLogout(ctx, realm, ended)
+	// The failures before the reset no longer count against the account.
+	a.loginThrottle.reset("realm:" + realm.ID + ":user:" + strings.ToLower(user.Username))
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: clientIP(r),
+		Details: map[string]string{"reason": "reset-password"}})
+	info := ui.InfoPage{Heading: "Password changed", Message: "Your password has been changed. Go back to the application and sign in with your new password."}
+	if arID != "" {
+		info.Message = "Your password has been changed. You can now sign in with your new password."
+		info.LinkURL, info.LinkText = a.loginURL(realm, arID), "Back to sign in"
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("Password changed"), info))
+}
+
+func resendForm(userID string) string { return "resend-verification\x00" + userID }
+
+// refuseUnverified answers a correct password of a user whose email is
+// not verified, in a realm that requires it, offering a new link.
+func (a *App) refuseUnverified(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, username string) error {
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
+		IPAddress: clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username}})
+	f := ui.LoginForm{Username: username}
+	if user.Email == "" {
+		f.Error = "Your account has no email address to verify. Contact your administrator."
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusForbidden, f)
+	}
+	csrf, err := a.csrfToken(w, r, realm, resendForm(user.ID), ar.ID)
+	if err != nil {
+		return err
+	}
+	f.Error = "Verify your email address before signing in: follow the link in the email we sent you, or ask for a new one."
+	f.Resend = &ui.ResendVerificationForm{Action: a.issuer(realm) + pathResendVerification, UserID: user.ID, CSRFToken: csrf}
+	return a.renderLoginWith(w, r, realm, client, ar, http.StatusForbidden, f)
+}
+
+// resendVerification mails a new verification link to the user a
+// refused sign-in named. Its CSRF token binds the user to this browser
+// and sign-in, so it is only had by knowing the password.
+func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	ctx := r.Context()
+	ar, client, err := a.pageAuthRequest(ctx, realm, r.PostForm.Get("authRequestID"), false)
+	if err != nil {
+		return err
+	}
+	userID := r.PostForm.Get("userID")
+	if err := a.checkCSRF(r, resendForm(userID), ar.ID); err != nil {
+		return err
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleAuthRequest
+	} else if err != nil {
+		return err
+	}
+	if !user.Enabled || user.Email == "" {
+		return errStaleAuthRequest
+	}
+	f := ui.LoginForm{Username: user.Username}
+	if user.EmailVerified {
+		f.Error = "Your email address is already verified. Sign in."
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)
+	}
+	key := "realm:" + realm.ID + ":verify-resend:" + user.ID
+	if wait := a.loginThrottle.wait(key, recoveryLimitPerUser); wait > 0 {
+		retryAfter(w, wait)
+		f.Error = "Too many verification emails were requested. Try again later."
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, f)
+	}
+	a.loginThrottle.fail(key)
+	err = a.queueActionMail(ctx, realm, user, store.ActionVerifyEmail, verifyEmailTokenLifetime, pathVerifyEmail, nil, verifyEmailMail)
+	if errors.Is(err, errMailUnavailable) {
+		f.Error = "Email cannot be sent right now. Contact your administrator."
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusServiceUnavailable, f)
+	} else if err != nil {
+		return err
+	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: user.ID, ClientID: client.ClientID,
+		IPAddress: clientIP(r), Details: map[string]string{"email": user.Email}})
+	f.Error = "We sent a new verification link to your email address. Follow it, then sign in."
+	return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)
+}
