@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -97,30 +98,52 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 	if _, err := mailSender(realm, false); err != nil {
 		return errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
 	}
-	token, err := newActionToken()
+	v, err := a.newVerification(realm, u)
 	if err != nil {
 		return err
 	}
-	now := a.now()
-	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
-	msg, err := verifyEmailMail.render(u.Email, newMailData(realm, greeting(u), link, int(verifyEmailTokenLifetime/time.Hour)))
-	if err != nil {
-		return err
-	}
-	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := tx.CreateActionToken(r.Context(), &store.ActionToken{Hash: store.HashToken(token), RealmID: realm.ID,
-			UserID: u.ID, Kind: store.ActionVerifyEmail, Email: u.Email, CreatedAt: now.UnixMilli(),
-			ExpiresAt: now.Add(verifyEmailTokenLifetime).UnixMilli()}); err != nil {
-			return err
-		}
-		return a.enqueueMail(r.Context(), tx, realm, msg)
-	})
-	if err != nil {
+	if err := a.store.Tx(r.Context(), func(tx *store.Store) error { return v.queue(r.Context(), tx) }); err != nil {
 		return err
 	}
 	a.wakeMailer()
 	writeJSON(w, http.StatusOK, map[string]string{"message": "verification email queued"})
 	return nil
+}
+
+// verification is a verify-email token and its mail, ready to be written.
+type verification struct {
+	a     *App
+	realm *store.Realm
+	user  *store.User
+	token string
+	msg   mailMessage
+}
+
+// newVerification makes a token and renders the mail with its link for u,
+// who must have an email address.
+func (a *App) newVerification(realm *store.Realm, u *store.User) (*verification, error) {
+	token, err := newActionToken()
+	if err != nil {
+		return nil, err
+	}
+	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
+	msg, err := verifyEmailMail.render(u.Email, newMailData(realm, greeting(u), link, int(verifyEmailTokenLifetime/time.Hour)))
+	if err != nil {
+		return nil, err
+	}
+	return &verification{a: a, realm: realm, user: u, token: token, msg: msg}, nil
+}
+
+// queue stores the token's hash and puts the mail in the outbox through
+// tx; the caller calls wakeMailer once tx commits.
+func (v *verification) queue(ctx context.Context, tx *store.Store) error {
+	now := v.a.now()
+	if err := tx.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(v.token), RealmID: v.realm.ID,
+		UserID: v.user.ID, Kind: store.ActionVerifyEmail, Email: v.user.Email, CreatedAt: now.UnixMilli(),
+		ExpiresAt: now.Add(verifyEmailTokenLifetime).UnixMilli()}); err != nil {
+		return err
+	}
+	return v.a.enqueueMail(ctx, tx, v.realm, v.msg)
 }
 
 // newActionToken is 256 random bits, URL-safe.

@@ -46,6 +46,15 @@ func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, username
 	if err != nil && !errors.Is(err, errBadHash) {
 		return nil, err
 	}
+	if ok && user != nil && hash != dummyArgon2Hash {
+		// A registration awaiting approval, or rejected, fails as a wrong
+		// password would: the answer says nothing about the account.
+		status, err := a.store.UserStatus(ctx, realm.ID, user.ID)
+		if err != nil {
+			return nil, err
+		}
+		ok = status == store.UserActive
+	}
 	if user == nil || hash == dummyArgon2Hash || !ok {
 		a.loginThrottle.fail(userKey)
 		a.loginThrottle.fail(ipKey)

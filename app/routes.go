@@ -110,5 +110,6 @@ func (a *App) routes() *mux.Router {
 	a.keyRoutes(admin)
 	a.sessionRoutes(admin)
 	a.emailRoutes(admin)
+	a.registrationRoutes(r, admin)
 	return r
 }
