@@ -511,3 +511,26 @@ func TestRegistrationRateLimits(t *testing.T) {
 	mustStatus(t, registrationPost(s, "/realms/acme/registration/verify-email",
 		map[string]any{"token": registrationMailToken(t, mails[len(mails)-1])}, "203.0.113.92"), http.StatusOK)
 }
+
+// The link in the registration mail opens the hosted verify-email page,
+// which verifies the address once.
+func TestRegistrationMailLinkVerifiesOnPage(t *testing.T) {
+	s := registrationServer(t)
+	r := registrationRegister(s, "acme", registrationUser("linda", map[string]any{"email": "linda@example.test"}), "192.0.2.50")
+	mustStatus(t, r, http.StatusCreated)
+	userID := r.object(t)["user"].(map[string]any)["id"].(string)
+	mails := registrationOutbox(t, s)
+	if len(mails) != 1 {
+		t.Fatalf("outbox holds %d mails, want the verification one", len(mails))
+	}
+	token := registrationMailToken(t, mails[0])
+
+	page := s.request(http.MethodGet, "/realms/acme/verify-email?token="+token, nil)
+	mustStatus(t, page, http.StatusOK)
+	if u, err := s.store.GetUser(t.Context(), registrationRealmID(t, s), userID); err != nil || !u.EmailVerified {
+		t.Fatalf("after the link: %+v, %v", u, err)
+	}
+	if again := s.request(http.MethodGet, "/realms/acme/verify-email?token="+token, nil); again.Status != http.StatusBadRequest {
+		t.Fatalf("second use of the link: %d", again.Status)
+	}
+}
