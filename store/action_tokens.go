@@ -47,21 +47,33 @@ func (s *Store) CreateActionToken(ctx context.Context, t *ActionToken) error {
 	})
 }
 
+// PeekActionToken checks, without using it, that the token of hash would
+// be accepted by ConsumeActionToken at now. Anything else is ErrNotFound.
+func (s *Store) PeekActionToken(ctx context.Context, realmID string, hash []byte, kind string, now int64) (*ActionToken, error) {
+	var t ActionToken
+	err := s.r.QueryRowContext(ctx, `SELECT a.token_hash, a.realm_id, a.user_id, a.kind, a.email, a.created_at, a.expires_at
+		FROM action_tokens a JOIN users u ON u.id = a.user_id
+		WHERE a.token_hash = $1 AND a.realm_id = $2 AND a.kind = $3 AND a.used_at IS NULL AND a.expires_at > $4
+		AND u.email = a.email`, hash, realmID, kind, now).Scan(
+		&t.Hash, &t.RealmID, &t.UserID, &t.Kind, &t.Email, &t.CreatedAt, &t.ExpiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("%s token: %w", kind, mapErr(err))
+	}
+	return &t, nil
+}
+
 // ConsumeActionToken uses the token of hash once: it must be of the realm
 // and kind, unused, unexpired at now, and its user's email must still be
 // the one it was sent to. Anything else is ErrNotFound, without saying
 // which, as the link's holder should learn nothing more. The check and the
 // marking happen in one transaction, so two clicks cannot both succeed.
 func (s *Store) ConsumeActionToken(ctx context.Context, realmID string, hash []byte, kind string, now int64) (*ActionToken, error) {
-	var t ActionToken
+	var t *ActionToken
 	err := s.Tx(ctx, func(tx *Store) error {
-		err := tx.w.QueryRowContext(ctx, `SELECT a.token_hash, a.realm_id, a.user_id, a.kind, a.email, a.created_at, a.expires_at
-			FROM action_tokens a JOIN users u ON u.id = a.user_id
-			WHERE a.token_hash = $1 AND a.realm_id = $2 AND a.kind = $3 AND a.used_at IS NULL AND a.expires_at > $4
-			AND u.email = a.email`, hash, realmID, kind, now).Scan(
-			&t.Hash, &t.RealmID, &t.UserID, &t.Kind, &t.Email, &t.CreatedAt, &t.ExpiresAt)
-		if err != nil {
-			return fmt.Errorf("%s token: %w", kind, mapErr(err))
+		var err error
+		// Inside the transaction the check reads what the marking writes.
+		if t, err = tx.PeekActionToken(ctx, realmID, hash, kind, now); err != nil {
+			return err
 		}
 		res, err := tx.w.ExecContext(ctx, `UPDATE action_tokens SET used_at = $1 WHERE token_hash = $2 AND used_at IS NULL`, now, hash)
 		if n, err := rowsAffected(res, err, "use "+kind+" token"); err != nil {
@@ -75,7 +87,7 @@ func (s *Store) ConsumeActionToken(ctx context.Context, realmID string, hash []b
 	if err != nil {
 		return nil, err
 	}
-	return &t, nil
+	return t, nil
 }
 
 // DeleteExpiredActionTokens forgets tokens expired by now, used or not.

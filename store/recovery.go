@@ -23,21 +23,6 @@ func (s *Store) FindRecoveryUser(ctx context.Context, realmID, login string) (*U
 	return u, nil
 }
 
-// PeekActionToken checks, without using it, that the token of hash would
-// be accepted by ConsumeActionToken at now. Anything else is ErrNotFound.
-func (s *Store) PeekActionToken(ctx context.Context, realmID string, hash []byte, kind string, now int64) (*ActionToken, error) {
-	var t ActionToken
-	err := s.r.QueryRowContext(ctx, `SELECT a.token_hash, a.realm_id, a.user_id, a.kind, a.email, a.created_at, a.expires_at
-		FROM action_tokens a JOIN users u ON u.id = a.user_id
-		WHERE a.token_hash = $1 AND a.realm_id = $2 AND a.kind = $3 AND a.used_at IS NULL AND a.expires_at > $4
-		AND u.email = a.email`, hash, realmID, kind, now).Scan(
-		&t.Hash, &t.RealmID, &t.UserID, &t.Kind, &t.Email, &t.CreatedAt, &t.ExpiresAt)
-	if err != nil {
-		return nil, fmt.Errorf("%s token: %w", kind, mapErr(err))
-	}
-	return &t, nil
-}
-
 // MarkEmailVerified marks the user's email verified, provided it is still
 // email: an address changed since the link was sent stays unverified.
 func (s *Store) MarkEmailVerified(ctx context.Context, realmID, userID, email string) error {
