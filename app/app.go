@@ -17,6 +17,7 @@ import (
 
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
 )
 
 // Config is what the server needs beyond its store.
@@ -52,6 +53,7 @@ type App struct {
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
+	messages      *ui.Catalogues
 	router        *mux.Router
 }
 
@@ -79,6 +81,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)
+	}
+	if a.messages, err = ui.LoadCatalogues(); err != nil {
+		return nil, fmt.Errorf("load message catalogues: %w", err)
 	}
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err

@@ -57,6 +57,7 @@ func (a *App) authorize(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if authErr != nil {
 		return a.authErrorResponse(w, r, ar, authErr)
 	}
+	a.rememberLocale(w, realm, r.Form.Get("ui_locales"))
 	return a.startAuthRequest(w, r, realm, client, ar)
 }
 

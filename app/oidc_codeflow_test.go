@@ -41,9 +41,7 @@ func TestCodeFlowPublicClient(t *testing.T) {
 		form.fields.Get("csrf") == "" || !form.fields.Has("password") {
 		t.Fatalf("login form %v: want the login_hint, the request, a CSRF token and a password field", form.fields)
 	}
-	if csp := page.header.Get("Content-Security-Policy"); csp != pageCSP {
-		t.Fatalf("login page CSP %q", csp)
-	}
+	checkPageCSP(t, page.header)
 
 	done := b.submit(page, map[string]string{"password": codeflowPassword})
 	if done.status != http.StatusSeeOther {

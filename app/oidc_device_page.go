@@ -45,6 +45,7 @@ const (
 func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
 	realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 	if err == nil {
+		r = withRealm(r, realm)
 		if r.Method == http.MethodPost {
 			err = a.deviceDecide(w, r, realm)
 		} else {

@@ -521,7 +521,8 @@ func TestOIDCDevicePage(t *testing.T) {
 		if err != nil || status != http.StatusOK {
 			t.Fatalf("%d %v", status, err)
 		}
-		if resp.Header.Get("Content-Security-Policy") != pageCSP || resp.Header.Get("Cache-Control") != "no-store" {
+		checkPageCSP(t, resp.Header)
+		if resp.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("headers %v", resp.Header)
 		}
 		if b.form.Get("user_code") != userCode || len(b.form.Get(deviceCSRFField)) != 43 {

@@ -56,6 +56,7 @@ func (a *App) realmPage(h realmHandler) http.Handler {
 			err = &pageError{status: http.StatusNotFound, message: "There is no such realm on this server."}
 		}
 		if err == nil {
+			r = withRealm(r, realm)
 			err = h(w, r, realm)
 		}
 		if err != nil {

@@ -1,24 +1,119 @@
 package app
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"net/http"
+	"strings"
 
 	"github.com/a-h/templ"
 
+	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
 
 // pageCSP loosens the API's policy just enough for the hosted pages: their
-// own stylesheet, images and form posts, nothing from elsewhere.
-const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// own stylesheet and scripts plus the one nonce-bearing style element of
+// the realm's theme, images from the server or over https (a realm's
+// logo), form posts to the server only. No inline script or handler runs.
+func pageCSP(nonce string) string {
+	return "default-src 'none'; style-src 'self' 'nonce-" + nonce + "'; script-src 'self' 'nonce-" + nonce +
+		"'; img-src 'self' data: https:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}
 
-// renderPage writes a templ page with the page security policy.
+// localeCookie remembers the language a sign-in asked for with ui_locales,
+// across the pages of that sign-in.
+const localeCookie = "idenplane_locale"
+
+// renderPage writes a templ page with the page security policy, in the
+// language the browser asks for, framed by the realm the request is in.
 func (a *App) renderPage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
-	w.Header().Set("Content-Security-Policy", pageCSP)
+	nonce := pageNonce()
+	ctx := templ.WithNonce(r.Context(), nonce)
+	ctx = ui.WithLocalizer(ctx, a.messages.Localizer(a.pageLocale(r)))
+	if realm := realmFrom(r.Context()); realm != nil {
+		ctx = ui.WithFrame(ctx, realmFrame(realm))
+	}
+	w.Header().Set("Content-Security-Policy", pageCSP(nonce))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Language", ui.Lang(ctx))
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Add("Vary", "Accept-Language, Cookie")
 	w.WriteHeader(status)
-	return c.Render(r.Context(), w)
+	return c.Render(ctx, w)
+}
+
+func pageNonce() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawStdEncoding.EncodeToString(b)
+}
+
+// pageLocale is the language of a page: ui_locales on the request, then
+// the language a sign-in chose, then Accept-Language.
+func (a *App) pageLocale(r *http.Request) string {
+	var explicit []string
+	if v := r.URL.Query().Get("ui_locales"); v != "" {
+		explicit = append(explicit, v)
+	}
+	if c, err := r.Cookie(localeCookie); err == nil {
+		explicit = append(explicit, c.Value)
+	}
+	return a.messages.Negotiate(explicit, r.Header.Get("Accept-Language"))
+}
+
+// rememberLocale keeps the ui_locales of an authorization request for the
+// pages of the sign-in that follows, when a catalogue matches it.
+func (a *App) rememberLocale(w http.ResponseWriter, realm *store.Realm, uiLocales string) {
+	if uiLocales == "" {
+		return
+	}
+	if tag := a.messages.Negotiate([]string{uiLocales}, ""); tag != ui.DefaultLocale || hasTag(uiLocales, ui.DefaultLocale) {
+		http.SetCookie(w, a.pageCookie(realm, localeCookie, tag))
+	}
+}
+
+func hasTag(list, tag string) bool {
+	for _, t := range strings.Fields(list) {
+		if t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// themeVars maps a realm's theme overrides to the stylesheet's custom
+// properties.
+var themeVars = []struct{ key, prop string }{
+	{"primaryColor", "--primary"},
+	{"secondaryColor", "--secondary"},
+	{"backgroundColor", "--background"},
+	{"textColor", "--text"},
+	{"linkColor", "--link"},
+	{"fontFamily", "--font"},
+}
+
+// realmFrame is how a realm's pages look: its name, logo and theme.
+func realmFrame(realm *store.Realm) ui.Frame {
+	f := ui.Frame{RealmName: realmTitle(realm), Theme: realm.ThemeName}
+	if f.Theme == "" {
+		f.Theme = defaultTheme
+	}
+	str := func(k string) string { s, _ := realm.Theme[k].(string); return s }
+	f.LogoURL, f.FaviconURL = str("logoUrl"), str("faviconUrl")
+	for _, v := range themeVars {
+		if s := str(v.key); s != "" {
+			f.Vars = append(f.Vars, ui.CSSVar{Name: v.prop, Value: s})
+		}
+	}
+	return f
+}
+
+// withRealm puts the realm of a page request in its context, where
+// renderPage finds it.
+func withRealm(r *http.Request, realm *store.Realm) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), realmCtxKey{}, realm))
 }
 
 func (a *App) page(title string) ui.Page {
