@@ -111,5 +111,6 @@ func (a *App) routes() *mux.Router {
 	a.sessionRoutes(admin)
 	a.emailRoutes(admin)
 	a.registrationRoutes(r, admin)
+	a.accountRoutes(r)
 	return r
 }

@@ -1,0 +1,151 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Account self-service under /realms/{realm}/account. One set of routes
+// serves two kinds of caller: an application holding a user's access
+// token (Authorization: Bearer), answered in JSON; and a person in a
+// browser signed in to the realm (the SSO cookie), answered with pages.
+
+// accountCaller is who an account request acts for.
+type accountCaller struct {
+	realm *store.Realm
+	user  *store.User
+	// session is the browser's SSO session, or the session a token was
+	// issued in (its sid); nil for a token without one.
+	session *store.Session
+	// api is set for a Bearer caller: answers are JSON, forms need no
+	// CSRF token (nothing is sent by the browser on its own).
+	api bool
+}
+
+// accountHandler serves one account route for an authenticated caller.
+type accountHandler func(w http.ResponseWriter, r *http.Request, c *accountCaller) error
+
+// errAccountToken is a refused Bearer token on an account path.
+var errAccountToken = &apiError{Status: http.StatusUnauthorized, Code: "invalid_token",
+	Description: "the access token is invalid, expired or revoked"}
+
+// bearerToken is the token of an Authorization: Bearer header, "" for none.
+func bearerToken(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// accountBearer authenticates a Bearer caller: a valid, unrevoked access
+// token of the realm whose user still exists and is enabled.
+func (a *App) accountBearer(r *http.Request, realm *store.Realm, token string) (*accountCaller, error) {
+	ctx := r.Context()
+	claims, err := a.verifyAccessToken(ctx, realm, token)
+	if err != nil {
+		return nil, errAccountToken
+	}
+	sub, _ := claims["sub"].(string)
+	user, err := a.store.GetUser(ctx, realm.ID, sub)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!user.Enabled || user.ServiceAccountClientID != "") {
+		return nil, errAccountToken
+	} else if err != nil {
+		return nil, err
+	}
+	c := &accountCaller{realm: realm, user: user, api: true}
+	if sid, _ := claims["sid"].(string); sid != "" {
+		sess, err := a.store.GetSession(ctx, realm.ID, sid)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if sess != nil && sess.UserID == user.ID && sess.Active(a.now().UnixMilli()) {
+			c.session = sess
+		}
+	}
+	return c, nil
+}
+
+// accountBrowser authenticates a browser by its SSO session; nil when it
+// has none.
+func (a *App) accountBrowser(r *http.Request, realm *store.Realm) (*accountCaller, error) {
+	sess, user, err := a.ssoSession(r, realm)
+	if err != nil || sess == nil {
+		return nil, err
+	}
+	return &accountCaller{realm: realm, user: user, session: sess}, nil
+}
+
+// accountRealm loads the realm of an account path: unknown or disabled is
+// a 404, as on every protocol path.
+func (a *App) accountRealm(r *http.Request) (*store.Realm, error) {
+	realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("realm")
+	}
+	return realm, err
+}
+
+// accountPath is where the account pages of a realm live.
+func accountPath(realm *store.Realm) string { return "/realms/" + realm.Name + "/account" }
+
+// account wraps an account handler: a Bearer caller is authenticated by
+// its token and answered in JSON; a browser by its SSO session, and one
+// without is sent to sign in first. Errors take the caller's form: JSON
+// for the API, the error page for a browser.
+func (a *App) account(h accountHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		realm, err := a.accountRealm(r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		r = withRealm(r, realm)
+		if token := bearerToken(r); token != "" {
+			c, err := a.accountBearer(r, realm, token)
+			if err == nil {
+				err = h(w, r, c)
+			}
+			if err != nil {
+				if errors.Is(err, errAccountToken) {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.Name+`", error="invalid_token"`)
+				}
+				a.writeError(w, r, err)
+			}
+			return
+		}
+		c, err := a.accountBrowser(r, realm)
+		if err == nil && c == nil {
+			err = a.accountSignIn(w, r, realm)
+		} else if err == nil {
+			err = h(w, r, c)
+		}
+		if err != nil {
+			a.renderPageError(w, r, err)
+		}
+	})
+}
+
+// accountMount adds one account route; path is relative to /account.
+type accountMount func(method, path string, h accountHandler)
+
+// accountRoutes mounts the account API and pages; each area of the
+// account adds its routes through mount.
+func (a *App) accountRoutes(r *mux.Router) {
+	mount := func(method, path string, h accountHandler) {
+		r.Handle("/realms/{realm}/account"+path, a.account(h)).Methods(method)
+	}
+	for _, area := range []func(accountMount){} {
+		area(mount)
+	}
+}
+
+// accountSignIn answers a browser that is not signed in to the realm.
+func (a *App) accountSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	return &pageError{status: http.StatusUnauthorized, message: "Sign in to manage your account."}
+}
