@@ -44,7 +44,7 @@ var promptValues = []string{oidc.PromptNone, oidc.PromptLogin, oidc.PromptConsen
 // client's redirect URI with error and state.
 func (a *App) authorize(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The sign-in request could not be read.")
+		return badPage("error.authRequest.unreadable")
 	}
 	client, err := a.authClient(r.Context(), realm, r.Form)
 	if err != nil {
@@ -65,22 +65,22 @@ func (a *App) authorize(w http.ResponseWriter, r *http.Request, realm *store.Rea
 // redirect_uri is one registered for it, exactly: no prefix, no pattern.
 func (a *App) authClient(ctx context.Context, realm *store.Realm, q url.Values) (*store.Client, error) {
 	if len(q["client_id"]) != 1 || q.Get("client_id") == "" {
-		return nil, badPage("The sign-in request names no application (client_id).")
+		return nil, badPage("error.authRequest.noClient")
 	}
 	c, err := a.store.GetClientByClientID(ctx, realm.ID, q.Get("client_id"))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, badPage("The application asking you to sign in is not known here.")
+		return nil, badPage("error.authRequest.unknownClient")
 	} else if err != nil {
 		return nil, err
 	}
 	if !c.Enabled {
-		return nil, badPage("The application asking you to sign in is not known here.")
+		return nil, badPage("error.authRequest.unknownClient")
 	}
 	if len(q["redirect_uri"]) != 1 || q.Get("redirect_uri") == "" {
-		return nil, badPage("The sign-in request has no redirect URI (redirect_uri).")
+		return nil, badPage("error.authRequest.noRedirect")
 	}
 	if !slices.Contains(c.RedirectURIs, q.Get("redirect_uri")) {
-		return nil, badPage("The redirect URI of the sign-in request is not registered for this application.")
+		return nil, badPage("error.authRequest.badRedirect")
 	}
 	return c, nil
 }
@@ -266,7 +266,7 @@ func (a *App) saveSSORequest(ctx context.Context, realm *store.Realm, sso *store
 	return err
 }
 
-var errSessionEnded = badPage("Your session has ended. Go back to the application and sign in again.")
+var errSessionEnded = badPage("error.sessionEnded")
 
 // mustLogin says whether the user must sign in again although the
 // browser has an SSO session: the client asked for it, or the last
@@ -381,12 +381,10 @@ func (a *App) formPostResponse(w http.ResponseWriter, r *http.Request, redirect 
 	if redirect.Host != "" {
 		target = redirect.Scheme + "://" + redirect.Host
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	ctx, nonce := a.pageContext(r)
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src "+formPostScriptHash+
-		"; style-src 'self'; form-action "+target+"; base-uri 'none'; frame-ancestors 'none'")
-	w.WriteHeader(http.StatusOK)
-	return ui.FormPost(a.page("Signing in"), redirect.String(), fields).Render(r.Context(), w)
+		"; style-src 'self' 'nonce-"+nonce+"'; img-src 'self' data: https:; form-action "+target+"; base-uri 'none'; frame-ancestors 'none'")
+	return writePage(ctx, w, http.StatusOK, ui.FormPost(a.page("page.formPost.title"), redirect.String(), fields))
 }
 
 // redirectStatus is 303 after a POST, so the browser follows with a GET,

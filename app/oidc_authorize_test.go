@@ -58,7 +58,7 @@ func TestAuthorizeRefusesWithoutRedirect(t *testing.T) {
 					t.Fatalf("%s: status %d Location %q Content-Type %q, want a 400 page",
 						method, r.Status, r.Header.Get("Location"), r.Header.Get("Content-Type"))
 				}
-				if !strings.Contains(string(r.Body), "can't sign you in") {
+				if !strings.Contains(string(r.Body), enMsg("error.heading")) {
 					t.Fatalf("error page body %s", r.Body)
 				}
 			}

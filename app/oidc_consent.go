@@ -13,7 +13,7 @@ import (
 // errOtherBrowser: a consent form of a request that this browser's SSO
 // session did not authenticate.
 var errOtherBrowser = &pageError{status: http.StatusForbidden,
-	message: "This sign-in was started in another browser session. Go back to the application and sign in again."}
+	message: "error.otherBrowser"}
 
 // consentRequest loads the request a consent form answers: authenticated,
 // and by the browser's own SSO session.
@@ -55,14 +55,14 @@ func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.R
 	for _, sc := range scopes {
 		form.Scopes = append(form.Scopes, ui.ConsentScope{Name: sc.Name, Description: sc.Description})
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Consent(a.page("Allow access"), form))
+	return a.renderPage(w, r, http.StatusOK, ui.Consent(a.page("consent.title"), form))
 }
 
 // consent takes the user's decision: approval is stored as a grant of the
 // scopes and the client gets its code; denial sends it access_denied.
 func (a *App) consent(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The consent form could not be read.")
+		return badPage("error.consent.unreadable")
 	}
 	ar, client, err := a.consentRequest(r, realm, r.PostForm.Get("authRequestID"))
 	if err != nil {
@@ -82,6 +82,6 @@ func (a *App) consent(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		}
 		return a.authErrorResponse(w, r, ar, oidc.ErrAccessDenied().WithDescription("the user denied access"))
 	default:
-		return badPage("The consent form must be answered with Allow or Deny.")
+		return badPage("error.consent.noAnswer")
 	}
 }

@@ -30,14 +30,14 @@ const (
 // Messages of the form. Wrong credentials get one message whether or not
 // the user exists.
 const (
-	deviceMsgNoCode      = "Enter the code shown on your device."
-	deviceMsgBadCode     = "That code is invalid or has expired. Check the code on your device."
-	deviceMsgNoLogin     = "Enter your username and password to approve the device."
-	deviceMsgBadLogin    = "Invalid username or password."
-	deviceMsgDisabled    = "This account is disabled."
-	deviceMsgBadAction   = "Choose to approve or deny the device."
-	deviceMsgThrottled   = "Too many failed attempts. Try again later."
-	deviceMsgFormExpired = "The form expired. Please submit it again."
+	deviceMsgNoCode      = "device.enterCode"
+	deviceMsgBadCode     = "device.error.badCode"
+	deviceMsgNoLogin     = "device.error.noLogin"
+	deviceMsgBadLogin    = "login.error.invalid"
+	deviceMsgDisabled    = "login.error.disabled"
+	deviceMsgBadAction   = "device.error.noAction"
+	deviceMsgThrottled   = "error.throttled"
+	deviceMsgFormExpired = "error.formExpired"
 )
 
 // devicePage serves the page for the realm in the path; an unknown or
@@ -59,9 +59,9 @@ func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
 	if ae.Status >= http.StatusInternalServerError {
 		a.log.ErrorContext(r.Context(), "device page failed", "err", err)
 	}
-	heading, message := "Something went wrong", "Please try again later."
+	heading, message := "error.internal.heading", "error.tryLater"
 	if ae.Status == http.StatusNotFound {
-		heading, message = "Not found", "There is no such page."
+		heading, message = "error.notFound.heading", "error.notFound"
 	}
 	if err := a.renderPage(w, r, ae.Status, ui.DeviceMessage(a.page(heading), heading, message)); err != nil {
 		a.log.ErrorContext(r.Context(), "render device page", "err", err)
@@ -90,7 +90,7 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 			f.Client, f.Scopes = deviceClientName(d), d.Scopes
 		}
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.DeviceVerify(a.page("Connect a device"), f))
+	return a.renderPage(w, r, http.StatusOK, ui.DeviceVerify(a.page("device.title"), f))
 }
 
 // deviceDecide approves or denies the device whose user code is posted.
@@ -101,7 +101,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	f := ui.DeviceForm{UserCode: r.PostForm.Get("user_code"), Username: r.PostForm.Get("username")}
 	again := func(status int, msg string) error {
 		f.Error = msg
-		return a.renderPage(w, r, status, ui.DeviceVerify(a.page("Connect a device"), f))
+		return a.renderPage(w, r, status, ui.DeviceVerify(a.page("device.title"), f))
 	}
 	csrfErr := a.checkCSRF(r, deviceForm, "")
 	var err error
@@ -139,8 +139,8 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		} else if err != nil {
 			return err
 		}
-		return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("Device denied"), "Device denied",
-			"The device will not get access to your account. You can close this window."))
+		return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("device.denied.title"), "device.denied.title",
+			"device.denied.message"))
 	case "approve":
 	default:
 		return again(http.StatusBadRequest, deviceMsgBadAction)
@@ -177,8 +177,8 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	} else if err != nil {
 		return err
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("Device connected"), "Device connected",
-		"You have approved the device. You can close this window and return to it."))
+	return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("device.approved.title"), "device.approved.title",
+		"device.approved.message"))
 }
 
 // livePendingDevice finds the authorization a typed user code names, if it

@@ -354,11 +354,11 @@ func TestOIDCDeviceExpired(t *testing.T) {
 	// Too late on the page too.
 	b := newDeviceTestBrowser(t)
 	status, body, err := b.open(da.VerificationURIComplete)
-	if err != nil || status != http.StatusOK || !strings.Contains(body, html.EscapeString(deviceMsgBadCode)) {
+	if err != nil || status != http.StatusOK || !strings.Contains(body, enMsg(deviceMsgBadCode)) {
 		t.Fatalf("page for an expired code: %d %v %s", status, err, body)
 	}
 	status, body, err = b.submit(map[string]string{"action": "approve", "username": "alice", "password": deviceTestPassword})
-	if err != nil || status != http.StatusBadRequest || !strings.Contains(body, html.EscapeString(deviceMsgBadCode)) {
+	if err != nil || status != http.StatusBadRequest || !strings.Contains(body, enMsg(deviceMsgBadCode)) {
 		t.Fatalf("approval of an expired code: %d %v %s", status, err, body)
 	}
 
@@ -557,7 +557,7 @@ func TestOIDCDevicePage(t *testing.T) {
 		approve := map[string]string{"user_code": userCode, "action": "approve", "username": "alice", "password": deviceTestPassword}
 		// A forged token, and a post from a browser without the cookie.
 		status, body, err := b.submit(map[string]string{deviceCSRFField: strings.Repeat("A", 43), "user_code": userCode, "action": "deny"})
-		if err != nil || status != http.StatusForbidden || !strings.Contains(body, deviceMsgFormExpired) {
+		if err != nil || status != http.StatusForbidden || !strings.Contains(body, enMsg(deviceMsgFormExpired)) {
 			t.Fatalf("forged token: %d %v %s", status, err, body)
 		}
 		form := url.Values{}
@@ -603,7 +603,7 @@ func TestOIDCDevicePage(t *testing.T) {
 			{"disabled user", map[string]string{"user_code": userCode, "action": "approve", "username": "mallory", "password": deviceTestPassword}, 403, deviceMsgDisabled},
 		} {
 			status, body, err := b.submit(c.changes)
-			if err != nil || status != c.status || !strings.Contains(body, html.EscapeString(c.message)) {
+			if err != nil || status != c.status || !strings.Contains(body, enMsg(c.message)) {
 				t.Errorf("%s: %d %v, want %d %q; %s", c.name, status, err, c.status, c.message, body)
 			}
 		}
@@ -625,14 +625,14 @@ func TestOIDCDevicePage(t *testing.T) {
 		} {
 			login["action"] = "approve"
 			status, body, err := b.submit(login)
-			if err != nil || status != http.StatusBadRequest || !strings.Contains(body, deviceMsgBadLogin) ||
+			if err != nil || status != http.StatusBadRequest || !strings.Contains(body, enMsg(deviceMsgBadLogin)) ||
 				b.form.Get("username") != login["username"] || b.form.Get("password") != "" {
 				t.Fatalf("attempt %d: %d %v %s", i, status, err, body)
 			}
 		}
 		// Five failures on this code: even the right password waits now.
 		status, body, err := b.submit(map[string]string{"action": "approve", "username": "alice", "password": deviceTestPassword})
-		if err != nil || status != http.StatusTooManyRequests || !strings.Contains(body, deviceMsgThrottled) {
+		if err != nil || status != http.StatusTooManyRequests || !strings.Contains(body, enMsg(deviceMsgThrottled)) {
 			t.Fatalf("after five failures: %d %v %s", status, err, body)
 		}
 		// Another code is not held up by this one's failures.
@@ -653,7 +653,7 @@ func TestOIDCDevicePage(t *testing.T) {
 		}
 		for _, action := range []string{"approve", "deny"} {
 			status, body, err := b.submit(map[string]string{"user_code": code, "action": action, "username": "alice", "password": deviceTestPassword})
-			if err != nil || status != http.StatusBadRequest || !strings.Contains(body, html.EscapeString(deviceMsgBadCode)) {
+			if err != nil || status != http.StatusBadRequest || !strings.Contains(body, enMsg(deviceMsgBadCode)) {
 				t.Fatalf("%s of an approved code: %d %v %s", action, status, err, body)
 			}
 		}
@@ -686,7 +686,7 @@ func TestOIDCDevicePageThrottlesGuessing(t *testing.T) {
 	}
 	// Looking a code up is a guess too.
 	_, body, err := b.open(page + "?user_code=" + url.QueryEscape(userCode))
-	if err != nil || !strings.Contains(body, deviceMsgThrottled) || strings.Contains(body, "Living room TV") {
+	if err != nil || !strings.Contains(body, enMsg(deviceMsgThrottled)) || strings.Contains(body, "Living room TV") {
 		t.Fatalf("lookup while held up: %v %s", err, body)
 	}
 }

@@ -123,11 +123,11 @@ func (a *App) rpLogout(w http.ResponseWriter, r *http.Request) {
 		a.log.DebugContext(ctx, "logout refused", "realm", realm.Name, "err", err)
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGOUT_ERROR", ClientID: r.Form.Get("client_id"),
 			Error: "invalid_request", Details: map[string]string{"reason": string(refusal)}})
-		err = a.renderPage(w, r, http.StatusBadRequest, ui.LogoutError(a.page("Sign out"), string(refusal)))
+		err = a.renderPage(w, r, http.StatusBadRequest, ui.LogoutError(a.page("logout.title"), string(refusal)))
 	default:
 		a.log.ErrorContext(ctx, "logout failed", "realm", realm.Name, "err", err)
 		err = a.renderPage(w, r, http.StatusInternalServerError,
-			ui.LogoutError(a.page("Sign out"), "Something went wrong. Please try again later."))
+			ui.LogoutError(a.page("logout.title"), "error.internal"))
 	}
 	if err != nil {
 		a.log.ErrorContext(ctx, "render logout page", "err", err)
@@ -151,12 +151,12 @@ func (a *App) readLogoutRequest(ctx context.Context, realm *store.Realm, form ur
 		hint, err := a.verifyIDTokenHint(ctx, realm, raw)
 		if errors.Is(err, errInvalidJWT) {
 			a.log.DebugContext(ctx, "id_token_hint refused", "err", err)
-			return nil, logoutRefusal("The id_token_hint of this logout request is not valid.")
+			return nil, logoutRefusal("logout.error.badHint")
 		} else if err != nil {
 			return nil, err
 		}
 		if lr.clientID != "" && lr.clientID != hint.client.ClientID {
-			return nil, logoutRefusal("The client_id does not match the id_token_hint.")
+			return nil, logoutRefusal("logout.error.clientMismatch")
 		}
 		lr.hint, lr.clientID = hint, hint.client.ClientID
 	}
@@ -165,7 +165,7 @@ func (a *App) readLogoutRequest(ctx context.Context, realm *store.Realm, form ur
 	}
 	// Without a client there is nothing to check the URI against.
 	if lr.clientID == "" {
-		return nil, logoutRefusal("A post_logout_redirect_uri needs an id_token_hint or a client_id.")
+		return nil, logoutRefusal("logout.error.noClient")
 	}
 	c, err := a.store.GetClientByClientID(ctx, realm.ID, lr.clientID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !c.Enabled) {
@@ -208,7 +208,7 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		}
 		targets = []string{current.ID}
 	case current != nil:
-		return a.renderPage(w, r, http.StatusOK, ui.LogoutConfirm(a.page("Sign out"), realmTitle(realm), ui.LogoutForm{
+		return a.renderPage(w, r, http.StatusOK, ui.LogoutConfirm(a.page("logout.title"), realmTitle(realm), ui.LogoutForm{
 			Action:    "/realms/" + realm.Name + "/" + pathLogout,
 			CSRFToken: a.logoutCSRF(realm, current.ID, a.now().Add(logoutCSRFLifetime)),
 			ClientID:  lr.clientID, PostLogoutRedirectURI: lr.redirect, State: lr.state,
@@ -235,7 +235,7 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	a.loggedOut(ctx, realm, ended, lr.clientID, details)
 	if lr.redirect == "" {
-		return a.renderPage(w, r, http.StatusOK, ui.LoggedOut(a.page("Signed out"), realmTitle(realm)))
+		return a.renderPage(w, r, http.StatusOK, ui.LoggedOut(a.page("logout.done.title"), realmTitle(realm)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, withState(lr.redirect, lr.state), http.StatusFound)

@@ -53,7 +53,7 @@ func (a *App) realmPage(h realmHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 		if errors.Is(err, store.ErrNotFound) {
-			err = &pageError{status: http.StatusNotFound, message: "There is no such realm on this server."}
+			err = &pageError{status: http.StatusNotFound, message: "error.noRealm"}
 		}
 		if err == nil {
 			r = withRealm(r, realm)
@@ -80,13 +80,13 @@ func badPage(message string) *pageError {
 
 // errStaleAuthRequest is a login or consent form whose authorization
 // request is unknown, expired or already answered.
-var errStaleAuthRequest = badPage("This sign-in request has expired or was already used. Go back to the application and sign in again.")
+var errStaleAuthRequest = badPage("error.staleAuthRequest")
 
 func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error) {
 	var pe *pageError
 	if !errors.As(err, &pe) {
 		ae := classify(err) // a store or body-size failure still gets its status
-		pe = &pageError{status: ae.Status, message: "Something went wrong. Try again later."}
+		pe = &pageError{status: ae.Status, message: "error.internal"}
 		if ae.Status < http.StatusInternalServerError {
 			pe.message = ae.Description
 		}
@@ -94,7 +94,7 @@ func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error)
 			a.log.ErrorContext(r.Context(), "page request failed", "path", r.URL.Path, "err", err)
 		}
 	}
-	if err := a.renderPage(w, r, pe.status, ui.AuthError(a.page("Sign-in error"), pe.message)); err != nil {
+	if err := a.renderPage(w, r, pe.status, ui.AuthError(a.page("error.title"), pe.message)); err != nil {
 		a.log.ErrorContext(r.Context(), "render error page", "err", err)
 	}
 }
@@ -157,7 +157,7 @@ func (a *App) checkCSRF(r *http.Request, form, authRequestID string) error {
 }
 
 var errCSRF = &pageError{status: http.StatusForbidden,
-	message: "This form has expired or did not come from this site. Go back to the application and sign in again."}
+	message: "error.csrf"}
 
 // pageAuthRequest loads the authorization request a login or consent form
 // answers: of the realm, not answered yet, not expired, and authenticated

@@ -29,13 +29,24 @@ const localeCookie = "idenplane_locale"
 // renderPage writes a templ page with the page security policy, in the
 // language the browser asks for, framed by the realm the request is in.
 func (a *App) renderPage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	ctx, nonce := a.pageContext(r)
+	w.Header().Set("Content-Security-Policy", pageCSP(nonce))
+	return writePage(ctx, w, status, c)
+}
+
+// pageContext is the context pages render in: a fresh nonce, the
+// language, and the realm's frame.
+func (a *App) pageContext(r *http.Request) (context.Context, string) {
 	nonce := pageNonce()
 	ctx := templ.WithNonce(r.Context(), nonce)
 	ctx = ui.WithLocalizer(ctx, a.messages.Localizer(a.pageLocale(r)))
 	if realm := realmFrom(r.Context()); realm != nil {
 		ctx = ui.WithFrame(ctx, realmFrame(realm))
 	}
-	w.Header().Set("Content-Security-Policy", pageCSP(nonce))
+	return ctx, nonce
+}
+
+func writePage(ctx context.Context, w http.ResponseWriter, status int, c templ.Component) error {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Language", ui.Lang(ctx))
 	w.Header().Set("Cache-Control", "no-store")
@@ -121,5 +132,5 @@ func (a *App) page(title string) ui.Page {
 }
 
 func (a *App) welcome(w http.ResponseWriter, r *http.Request) error {
-	return a.renderPage(w, r, http.StatusOK, ui.Welcome(a.page("Idenplane")))
+	return a.renderPage(w, r, http.StatusOK, ui.Welcome(a.page("welcome.title")))
 }

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"html"
+
+	"github.com/idenplane/idenplane/ui"
 	"net/http"
 	"regexp"
 	"strings"
@@ -65,4 +68,19 @@ func checkPageCSP(t testing.TB, h http.Header) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Fatalf("CSP %q allows inline code", csp)
 	}
+}
+
+// testCatalogues are the embedded message catalogues, for tests that look
+// for a message in a page.
+var testCatalogues = func() *ui.Catalogues {
+	c, err := ui.LoadCatalogues()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// enMsg is the English text of a message key as a page shows it: HTML-escaped.
+func enMsg(key string, args ...any) string {
+	return html.EscapeString(testCatalogues.Localizer(ui.DefaultLocale).T(key, args...))
 }

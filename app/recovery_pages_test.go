@@ -129,12 +129,12 @@ func TestRecoveryResetPassword(t *testing.T) {
 	// A mismatch comes back tied to its field, the passwords not echoed.
 	bad := b.submit(form, map[string]string{"password": recoveryNewPassword, "confirm": "something else entirely"})
 	recoveryMustContain(t, bad, http.StatusBadRequest, `aria-describedby="confirm-error"`)
-	recoveryMustContain(t, bad, http.StatusBadRequest, `<span id="confirm-error" role="alert">The passwords do not match.</span>`)
+	recoveryMustContain(t, bad, http.StatusBadRequest, `<span id="confirm-error" class="field-error">The passwords do not match.</span>`)
 	if strings.Contains(string(bad.body), recoveryNewPassword) || strings.Contains(string(bad.body), "something else") {
 		t.Fatal("the page echoes a password")
 	}
 	short := b.submit(form, map[string]string{"password": "short", "confirm": "short"})
-	recoveryMustContain(t, short, http.StatusBadRequest, `<span id="password-error" role="alert">The password must be at least`)
+	recoveryMustContain(t, short, http.StatusBadRequest, `<span id="password-error" class="field-error">The password must be at least`)
 	if u := recoveryUser(e); !u.RequirePasswordReset {
 		t.Fatal("a refused form changed the password")
 	}

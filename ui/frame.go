@@ -16,7 +16,7 @@ type Frame struct {
 	RealmName  string // the realm's displayName, else its name
 	LogoURL    string
 	FaviconURL string
-	Theme      string    // a preset name, set as data-theme on <html>
+	Theme      string   // a preset name, set as data-theme on <html>
 	Vars       []CSSVar // overrides of the preset's custom properties
 }
 
