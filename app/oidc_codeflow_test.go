@@ -41,7 +41,7 @@ func TestCodeFlowPublicClient(t *testing.T) {
 		form.fields.Get("csrf") == "" || !form.fields.Has("password") {
 		t.Fatalf("login form %v: want the login_hint, the request, a CSRF token and a password field", form.fields)
 	}
-	checkPageCSP(t, page.header)
+	checkPageCSP(t, page.header, "https://app.example.test")
 
 	done := b.submit(page, map[string]string{"password": codeflowPassword})
 	if done.status != http.StatusSeeOther {

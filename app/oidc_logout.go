@@ -112,8 +112,9 @@ func (e logoutRefusal) Error() string { return string(e) }
 // id_token_hint it ends the session at once; without, it asks the browser
 // to confirm, and the confirmation comes back here with its CSRF token.
 func (a *App) rpLogout(w http.ResponseWriter, r *http.Request) {
+	realm := realmFrom(r.Context())
+	r = withRealm(r, realm)
 	ctx := r.Context()
-	realm := realmFrom(ctx)
 	err := a.rpLogoutStep(w, r, realm)
 	var refusal logoutRefusal
 	switch {
@@ -169,12 +170,12 @@ func (a *App) readLogoutRequest(ctx context.Context, realm *store.Realm, form ur
 	}
 	c, err := a.store.GetClientByClientID(ctx, realm.ID, lr.clientID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !c.Enabled) {
-		return nil, logoutRefusal("The client of this logout request is unknown.")
+		return nil, logoutRefusal("logout.error.unknownClient")
 	} else if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(c.RedirectURIs, lr.redirect) {
-		return nil, logoutRefusal("The post_logout_redirect_uri is not registered for this client.")
+		return nil, logoutRefusal("logout.error.badRedirect")
 	}
 	return lr, nil
 }
@@ -182,7 +183,7 @@ func (a *App) readLogoutRequest(ctx context.Context, realm *store.Realm, form ur
 func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	ctx := r.Context()
 	if err := r.ParseForm(); err != nil {
-		return logoutRefusal("The logout request is malformed.")
+		return logoutRefusal("logout.error.malformed")
 	}
 	form := r.Form // the query, and for a POST its form too
 	lr, err := a.readLogoutRequest(ctx, realm, form)
@@ -204,10 +205,11 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 			break // ended meanwhile: nothing left to do
 		}
 		if !a.checkLogoutCSRF(form.Get("csrf_token"), realm, current.ID) {
-			return logoutRefusal("The sign-out form has expired. Please try again.")
+			return logoutRefusal("logout.error.formExpired")
 		}
 		targets = []string{current.ID}
 	case current != nil:
+		allowFormTarget(r.Context(), lr.redirect)
 		return a.renderPage(w, r, http.StatusOK, ui.LogoutConfirm(a.page("logout.title"), realmTitle(realm), ui.LogoutForm{
 			Action:    "/realms/" + realm.Name + "/" + pathLogout,
 			CSRFToken: a.logoutCSRF(realm, current.ID, a.now().Add(logoutCSRFLifetime)),

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -16,10 +18,51 @@ import (
 // pageCSP loosens the API's policy just enough for the hosted pages: their
 // own stylesheet and scripts plus the one nonce-bearing style element of
 // the realm's theme, images from the server or over https (a realm's
-// logo), form posts to the server only. No inline script or handler runs.
-func pageCSP(nonce string) string {
+// logo), and form posts to the server. A form whose answer redirects to
+// an application (sign-in, consent, logout) must also name that
+// application's origin: browsers hold every redirect after a form post to
+// form-action.
+func pageCSP(nonce string, formTargets []string) string {
+	formAction := "'self'"
+	for _, t := range formTargets {
+		formAction += " " + t
+	}
 	return "default-src 'none'; style-src 'self' 'nonce-" + nonce + "'; script-src 'self' 'nonce-" + nonce +
-		"'; img-src 'self' data: https:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+		"'; img-src 'self' data: https:; connect-src 'self'; form-action " + formAction + "; base-uri 'none'; frame-ancestors 'none'"
+}
+
+// pageState is what a page's handlers learn, on the way, that its policy
+// needs: the origins its forms may end up redirecting to.
+type pageState struct{ formTargets []string }
+
+type pageStateKey struct{}
+
+// allowFormTarget lets the page's forms lead to uri's origin, such as the
+// redirect URI of the authorization request a login form answers.
+func allowFormTarget(ctx context.Context, uri string) {
+	st, ok := ctx.Value(pageStateKey{}).(*pageState)
+	if !ok {
+		return
+	}
+	if t := sourceOf(uri); t != "" && !slices.Contains(st.formTargets, t) {
+		st.formTargets = append(st.formTargets, t)
+	}
+}
+
+// sourceOf is the CSP source expression of a URI's origin: scheme and
+// host for web URIs, the bare scheme for an app's private-use scheme.
+func sourceOf(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	if u.Host == "" {
+		return u.Scheme + ":"
+	}
+	if strings.ContainsAny(u.Host, " ;,'") {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // localeCookie remembers the language a sign-in asked for with ui_locales,
@@ -30,7 +73,11 @@ const localeCookie = "idenplane_locale"
 // language the browser asks for, framed by the realm the request is in.
 func (a *App) renderPage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
 	ctx, nonce := a.pageContext(r)
-	w.Header().Set("Content-Security-Policy", pageCSP(nonce))
+	var targets []string
+	if st, ok := r.Context().Value(pageStateKey{}).(*pageState); ok {
+		targets = st.formTargets
+	}
+	w.Header().Set("Content-Security-Policy", pageCSP(nonce, targets))
 	return writePage(ctx, w, status, c)
 }
 
@@ -122,9 +169,10 @@ func realmFrame(realm *store.Realm) ui.Frame {
 }
 
 // withRealm puts the realm of a page request in its context, where
-// renderPage finds it.
+// renderPage finds it, with the page's state.
 func withRealm(r *http.Request, realm *store.Realm) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), realmCtxKey{}, realm))
+	ctx := context.WithValue(r.Context(), realmCtxKey{}, realm)
+	return r.WithContext(context.WithValue(ctx, pageStateKey{}, &pageState{}))
 }
 
 func (a *App) page(title string) ui.Page {

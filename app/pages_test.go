@@ -54,15 +54,16 @@ func TestWelcomePageAndAssets(t *testing.T) {
 var cspNonce = regexp.MustCompile(`'nonce-([A-Za-z0-9+/]{22})'`)
 
 // checkPageCSP checks a page's policy: a fresh nonce for its style and
-// script sources and nothing inline beyond it.
-func checkPageCSP(t testing.TB, h http.Header) {
+// script sources, nothing inline beyond it, and forms that lead only to
+// the server and formTargets.
+func checkPageCSP(t testing.TB, h http.Header, formTargets ...string) {
 	t.Helper()
 	csp := h.Get("Content-Security-Policy")
 	m := cspNonce.FindAllStringSubmatch(csp, -1)
 	if len(m) != 2 || m[0][1] != m[1][1] {
 		t.Fatalf("CSP %q: want one nonce for style-src and script-src", csp)
 	}
-	if want := pageCSP(m[0][1]); csp != want {
+	if want := pageCSP(m[0][1], formTargets); csp != want {
 		t.Fatalf("CSP %q, want %q", csp, want)
 	}
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
@@ -83,4 +84,18 @@ var testCatalogues = func() *ui.Catalogues {
 // enMsg is the English text of a message key as a page shows it: HTML-escaped.
 func enMsg(key string, args ...any) string {
 	return html.EscapeString(testCatalogues.Localizer(ui.DefaultLocale).T(key, args...))
+}
+
+func TestSourceOf(t *testing.T) {
+	for _, tc := range []struct{ uri, want string }{
+		{"https://app.example.test/callback?x=1", "https://app.example.test"},
+		{"http://127.0.0.1:8080/cb", "http://127.0.0.1:8080"},
+		{"com.example.app:/oauth2redirect", "com.example.app:"},
+		{"/relative", ""},
+		{"", ""},
+	} {
+		if got := sourceOf(tc.uri); got != tc.want {
+			t.Errorf("sourceOf(%q) = %q, want %q", tc.uri, got, tc.want)
+		}
+	}
 }
