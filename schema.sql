@@ -476,3 +476,19 @@ CREATE TABLE registration_settings (
 -- active, or pending (awaiting approval) or rejected: only active users sign in.
 ALTER TABLE users ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
 CREATE INDEX users_pending ON users (realm_id, created_at) WHERE status = 'pending';
+
+-- version 6
+-- A sign-in whose password was right but which waits for a required step
+-- (a password change) before its authorization request is authenticated.
+-- browser_hash is the SHA-256 of the signing-in browser's CSRF cookie, so
+-- the step can only be finished from that browser.
+CREATE TABLE pending_logins (
+    auth_request_id  TEXT PRIMARY KEY REFERENCES auth_requests (id) ON DELETE CASCADE,
+    realm_id         TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id          TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    action           TEXT NOT NULL,     -- the step: UPDATE_PASSWORD
+    browser_hash     BLOB NOT NULL,
+    remember_me      BOOLEAN NOT NULL,  -- as chosen on the login form
+    created_at       BIGINT NOT NULL
+);
+CREATE INDEX pending_logins_user ON pending_logins (user_id);

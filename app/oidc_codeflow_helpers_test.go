@@ -252,7 +252,9 @@ func (p *codeflowPage) forms(t *testing.T) []*codeflowForm {
 					buttons: url.Values{}}
 				forms = append(forms, f)
 			case "input":
-				if f != nil && attr["name"] != "" {
+				// A checkbox is sent only when ticked, as a browser does.
+				_, checked := attr["checked"]
+				if f != nil && attr["name"] != "" && (attr["type"] != "checkbox" || checked) {
 					f.fields.Add(attr["name"], attr["value"])
 				}
 			case "button":

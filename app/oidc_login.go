@@ -3,9 +3,8 @@ package app
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
+	"net/url"
 	"strings"
 	"time"
 
@@ -15,7 +14,9 @@ import (
 
 // Why a user's credentials were refused. The first covers an unknown
 // user, a wrong password and an account that cannot sign in by password,
-// so that the answer never tells whether a user exists.
+// so that the answer never tells whether a user exists. The login page
+// answers a disabled account as it does the first: only the LOGIN_ERROR
+// event tells them apart.
 var (
 	errBadCredentials = errors.New("invalid username or password")
 	errUserDisabled   = errors.New("account disabled")
@@ -26,17 +27,46 @@ type throttledError struct{ wait time.Duration }
 
 func (e *throttledError) Error() string { return "too many failed sign-ins" }
 
-// checkCredentials authenticates a user of the realm by password. Failed
-// attempts are throttled per user and per address, as admin logins are.
-func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, username, password, ip string) (*store.User, error) {
-	userKey := "realm:" + realm.ID + ":user:" + strings.ToLower(username)
+// loginAccountKey is the throttle key of the failed sign-ins of one
+// account: a known user by ID, so that its username and its email count
+// together, and anything else by what was typed.
+func loginAccountKey(realm *store.Realm, user *store.User, login string) string {
+	if user != nil {
+		return "realm:" + realm.ID + ":user-id:" + user.ID
+	}
+	return "realm:" + realm.ID + ":user:" + strings.ToLower(login)
+}
+
+// findLoginUser is the user a login names, or nil: by email when it holds
+// an @, as Keycloak does, so a username that is someone's address cannot
+// capture that person's sign-in; by username otherwise or failing that.
+func (a *App) findLoginUser(ctx context.Context, realm *store.Realm, login string) (*store.User, error) {
+	if strings.Contains(login, "@") {
+		u, err := a.store.GetUserByEmail(ctx, realm.ID, login)
+		if err == nil || !errors.Is(err, store.ErrNotFound) {
+			return u, err
+		}
+	}
+	u, err := a.store.GetUserByUsername(ctx, realm.ID, login)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// checkCredentials authenticates a user of the realm by username or email
+// and password. Failed attempts, a disabled account's included, are
+// throttled per account and per address, as admin logins are. A disabled
+// account's errUserDisabled comes with the user, for the event.
+func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, login, password, ip string) (*store.User, error) {
+	user, err := a.findLoginUser(ctx, realm, login)
+	if err != nil {
+		return nil, err
+	}
+	userKey := loginAccountKey(realm, user, login)
 	ipKey := "realm:" + realm.ID + ":ip:" + ip
 	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
 		return nil, &throttledError{wait: wait}
-	}
-	user, err := a.store.GetUserByUsername(ctx, realm.ID, username)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
 	}
 	hash := dummyArgon2Hash // verify against something, so unknown users take as long
 	if user != nil && user.PasswordHash != "" && user.ServiceAccountClientID == "" {
@@ -55,16 +85,24 @@ func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, username
 		}
 		ok = status == store.UserActive
 	}
-	if user == nil || hash == dummyArgon2Hash || !ok {
+	if user == nil || hash == dummyArgon2Hash || !ok || !user.Enabled {
 		a.loginThrottle.fail(userKey)
 		a.loginThrottle.fail(ipKey)
+		if ok && user != nil && !user.Enabled {
+			return user, errUserDisabled // the user for the event only
+		}
 		return nil, errBadCredentials
 	}
 	a.loginThrottle.reset(userKey)
-	if !user.Enabled {
-		return nil, errUserDisabled
-	}
 	return user, nil
+}
+
+// passwordChangeRequired says whether user must choose a new password
+// before a sign-in at now completes: an administrator asked for it. It is
+// the one place that decides, so password expiry (the realm's
+// passwordMaxAgeDays) joins it here.
+func passwordChangeRequired(realm *store.Realm, user *store.User, now time.Time) bool {
+	return user.RequirePasswordReset
 }
 
 // loginPage shows the sign-in form of a pending authorization request.
@@ -73,17 +111,29 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil {
 		return err
 	}
-	return a.renderLogin(w, r, realm, client, ar, http.StatusOK, ar.LoginHint, "")
+	return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, ui.LoginForm{Username: ar.LoginHint})
 }
 
-func (a *App) renderLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, status int, username, message string) error {
-	return a.renderLoginWith(w, r, realm, client, ar, status, ui.LoginForm{Username: username, Error: message})
+// renderLoginWith shows the login page with f's username, message and
+// resend form; the rest is filled in here.
+func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, status int, f ui.LoginForm) error {
+	token, err := a.csrfToken(w, r, realm, "login", ar.ID)
+	if err != nil {
+		return err
+	}
+	back := "?" + url.Values{"authRequestID": {ar.ID}}.Encode()
+	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
+	f.ForgotURL = a.issuer(realm) + pathForgotPassword + back
+	if realm.RegistrationAllowed {
+		f.RegisterURL = a.issuer(realm) + pathRegister + back
+	}
+	return a.renderPage(w, r, status, ui.Login(a.page("login.title"), f))
 }
 
 // login takes the sign-in form: on success the browser gets an SSO
-// session and the request goes on to consent or back to the client; on
-// failure the form comes back with a message that names no cause a
-// stranger could learn from.
+// session and the request goes on to consent or back to the client, or
+// first to a required step; on failure the form comes back with a message
+// that names no cause a stranger could learn from.
 func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
 		return badPage("The sign-in form could not be read.")
@@ -97,52 +147,105 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return err
 	}
 	username, password := strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")
+	form := ui.LoginForm{Username: username, RememberMe: r.PostForm.Get("rememberMe") != ""}
 	if username == "" || password == "" {
-		return a.renderLogin(w, r, realm, client, ar, http.StatusBadRequest, username, "Enter your username and password.")
+		form.Error = "login.error.missing"
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)
 	}
 	user, err := a.checkCredentials(ctx, realm, username, password, clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
-			Error: reason, Details: map[string]string{"username": username}})
+		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
+			Error: reason, Details: map[string]string{"username": username}}
+		if errors.Is(err, errUserDisabled) {
+			e.UserID = user.ID
+		}
+		a.loginEvent(ctx, realm, e)
 	}
 	var throttled *throttledError
 	switch {
-	case errors.Is(err, errBadCredentials):
-		return a.renderLogin(w, r, realm, client, ar, http.StatusUnauthorized, username, "Invalid username or password.")
-	case errors.Is(err, errUserDisabled):
-		// Only said to someone who knows the password.
-		return a.renderLogin(w, r, realm, client, ar, http.StatusForbidden, username, "This account is disabled.")
+	case errors.Is(err, errBadCredentials), errors.Is(err, errUserDisabled):
+		form.Error = "login.error.invalid"
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusUnauthorized, form)
 	case errors.As(err, &throttled):
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(throttled.wait.Seconds()))))
-		return a.renderLogin(w, r, realm, client, ar, http.StatusTooManyRequests, username,
-			"Too many failed sign-ins. Try again later.")
+		retryAfter(w, throttled.wait)
+		form.Error = "login.error.throttled"
+		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, form)
 	case err != nil:
 		return err
 	}
 	if realm.RequireEmailVerification && !user.EmailVerified {
 		return a.refuseUnverified(w, r, realm, client, ar, user, username)
 	}
-	signIn, err := a.planSSOLogin(r, realm, user)
+	if passwordChangeRequired(realm, user, a.now()) {
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, form.RememberMe)
+	}
+	sess, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: form.RememberMe})
 	if err != nil {
 		return err
 	}
+	return a.continueAuthRequest(w, r, realm, client, ar, user, sess)
+}
+
+// browserSignIn is how a sign-in that passed every step lands in the
+// browser.
+type browserSignIn struct {
+	remember bool // the SSO cookie outlives the browser
+	// fresh starts a new SSO session even when the browser has one of the
+	// user, as after a password change that ended the user's sessions.
+	fresh bool
+	// also writes more in the sign-in's transaction, first.
+	also func(ctx context.Context, tx *store.Store) error
+	// events are recorded, after the sign-in commits, before its LOGIN.
+	events []store.LoginEvent
+}
+
+// signInBrowser signs user in for ar: an SSO session (the browser's own
+// when it is the user's), the request authenticated in it, the cookie,
+// and the LOGIN event. A request answered or expired meanwhile is
+// errStaleAuthRequest, and nothing is written.
+func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, in browserSignIn) (*store.Session, error) {
+	ctx := r.Context()
+	signIn := a.newSSOLogin(r, realm, user)
+	if !in.fresh {
+		var err error
+		if signIn, err = a.planSSOLogin(r, realm, user); err != nil {
+			return nil, err
+		}
+	}
 	sso := signIn.sess
-	err = a.store.Tx(ctx, func(tx *store.Store) error {
+	err := a.store.Tx(ctx, func(tx *store.Store) error {
+		if in.also != nil {
+			if err := in.also(ctx, tx); err != nil {
+				return err
+			}
+		}
 		if err := signIn.write(ctx, tx); err != nil {
 			return err
 		}
 		return tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, user.ID, sso.ID, sso.AuthTime, sso.AMR, sso.LastAccessAt)
 	})
 	if errors.Is(err, store.ErrNotFound) { // the request or the session ended meanwhile
-		return errStaleAuthRequest
+		return nil, errStaleAuthRequest
 	} else if err != nil {
-		return err
+		return nil, err
 	}
-	a.setSSOCookie(w, realm, signIn)
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID,
-		SessionID: sso.ID, IPAddress: clientIP(r)})
+	a.setSSOCookie(w, realm, signIn, in.remember)
+	for _, e := range in.events {
+		a.loginEvent(ctx, realm, e)
+	}
+	login := store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: clientIP(r)}
+	if in.remember {
+		login.Details = map[string]string{"remember_me": "true"}
+	}
+	a.loginEvent(ctx, realm, login)
+	return sso, nil
+}
+
+// continueAuthRequest takes a request just authenticated in sso on to the
+// consent page, or back to the client with its code.
+func (a *App) continueAuthRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, sso *store.Session) error {
 	ar.UserID, ar.SessionID, ar.AuthTime, ar.AMR = user.ID, sso.ID, sso.AuthTime, sso.AMR
-	consent, err := a.needsConsent(ctx, client, user.ID, ar)
+	consent, err := a.needsConsent(r.Context(), client, user.ID, ar)
 	if err != nil {
 		return err
 	}

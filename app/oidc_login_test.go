@@ -1,29 +1,36 @@
 package app
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // codeflowAlert is the message of a page's alert, "" for none.
 func codeflowAlert(p *codeflowPage) string {
-	m := regexp.MustCompile(`<p role="alert">([^<]*)</p>`).FindSubmatch(p.body)
+	m := regexp.MustCompile(`<p role="alert"[^>]*>([^<]*)</p>`).FindSubmatch(p.body)
 	if m == nil {
 		return ""
 	}
 	return string(m[1])
 }
 
-// Wrong credentials bring the form back with one message, whatever was
-// wrong; a disabled account is only named to whoever knows its password.
+// Wrong credentials bring the form back with one message and status,
+// whatever was wrong, a disabled account's right password included: only
+// the LOGIN_ERROR event tells the causes apart.
 func TestLoginPageCredentials(t *testing.T) {
 	e := newCodeflowEnv(t)
 	secret := e.client("web", nil)
 	cfg := e.oauth2Config("web", secret, "openid")
-	e.createUser("acme", map[string]any{"username": "bob", "password": codeflowPassword, "enabled": false})
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	bob := e.createUser("acme", map[string]any{"username": "bob", "email": "bob@example.test", "password": codeflowPassword, "enabled": false})
 	sa := e.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "robot",
 		"grantTypes": []string{"client_credentials"}})
 	mustStatus(t, sa, http.StatusCreated)
@@ -40,7 +47,9 @@ func TestLoginPageCredentials(t *testing.T) {
 		{"unknown user", "nobody", codeflowPassword, http.StatusUnauthorized, invalid},
 		{"disabled user, wrong password", "bob", "wrong password!", http.StatusUnauthorized, invalid},
 		{"service account", "service-account-robot", codeflowPassword, http.StatusUnauthorized, invalid},
-		{"disabled user", "bob", codeflowPassword, http.StatusForbidden, "This account is disabled."},
+		{"disabled user", "bob", codeflowPassword, http.StatusUnauthorized, invalid},
+		{"disabled user by email", "BOB@example.test", codeflowPassword, http.StatusUnauthorized, invalid},
+		{"unknown email", "nobody@example.test", codeflowPassword, http.StatusUnauthorized, invalid},
 		{"no password", "alice", "", http.StatusBadRequest, "Enter your username and password."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,6 +64,17 @@ func TestLoginPageCredentials(t *testing.T) {
 				t.Fatal("a failed login set the SSO cookie")
 			}
 		})
+	}
+	// The events name the causes the page keeps to itself.
+	reasons := map[string]int{}
+	for _, ev := range registrationEvents(t, e.testServer, "LOGIN_ERROR") {
+		reasons[ev.Error]++
+		if ev.Error == "user_disabled" && ev.UserID != bob["id"] {
+			t.Errorf("user_disabled event for user %q, want bob's", ev.UserID)
+		}
+	}
+	if reasons["user_disabled"] != 2 || reasons["invalid_user_credentials"] != 5 {
+		t.Fatalf("LOGIN_ERROR reasons %v", reasons)
 	}
 	// The form still works after the failures.
 	e.redirectedBack(b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword}))
@@ -156,5 +176,166 @@ func TestLoginCookiesSecureOverHTTPS(t *testing.T) {
 		if !strings.Contains(c, attr) {
 			t.Errorf("cookie %q lacks %s", c, attr)
 		}
+	}
+}
+
+// loginSSOCookie is the Set-Cookie line of the SSO cookie of acme in p's
+// response, "" for none.
+func loginSSOCookie(p *codeflowPage) string {
+	for _, c := range p.header.Values("Set-Cookie") {
+		if strings.HasPrefix(c, ssoCookieName(&store.Realm{Name: "acme"})+"=") {
+			return c
+		}
+	}
+	return ""
+}
+
+// A user signs in by email as well as by username, in any case; failures
+// under either name count against the one account.
+func TestLoginByEmail(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.client("web", nil)
+	cfg := e.oauth2Config("web", secret, "openid")
+	for _, login := range []string{"alice@example.test", "ALICE@Example.TEST", " alice "} {
+		back := e.signIn(e.browser(), cfg.AuthCodeURL("s"), login)
+		tok, err := cfg.Exchange(t.Context(), back.Get("code"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idt, _ := e.verifyIDToken(tok, "web", ""); idt.Subject != e.aliceID {
+			t.Fatalf("%q signed in %s, want alice", login, idt.Subject)
+		}
+	}
+
+	// A username that is someone's address does not capture that person's
+	// sign-in: the address names its owner.
+	e.createUser("acme", map[string]any{"username": "bob@example.test", "password": "bob's own passphrase"})
+	e.createUser("acme", map[string]any{"username": "bob", "email": "bob@example.test", "password": codeflowPassword})
+	b := e.browser()
+	page := b.follow(e.url, cfg.AuthCodeURL("s"))
+	if p := b.submit(page, map[string]string{"username": "bob@example.test", "password": "bob's own passphrase"}); p.status != http.StatusUnauthorized {
+		t.Fatalf("the address's owner comes first: status %d", p.status)
+	}
+	e.redirectedBack(b.submit(page, map[string]string{"username": "bob@example.test", "password": codeflowPassword}))
+
+	b = e.browser()
+	page = b.follow(e.url, cfg.AuthCodeURL("s"))
+	for i := range loginLimitPerUser {
+		login := "alice"
+		if i%2 == 1 {
+			login = "Alice@example.test"
+		}
+		if p := b.submit(page, map[string]string{"username": login, "password": "wrong password!"}); p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: status %d", i, p.status)
+		}
+	}
+	if p := b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword}); p.status != http.StatusTooManyRequests {
+		t.Fatalf("after %d failures by username and email: status %d, want 429", loginLimitPerUser, p.status)
+	}
+}
+
+// Without "remember me" the SSO cookie lasts as long as the browser; with
+// it, until the SSO session's maximum lifespan. Either way the session
+// itself idles out and ends as usual.
+func TestLoginRememberMe(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.client("web", nil)
+	cfg := e.oauth2Config("web", secret, "openid")
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	creds := map[string]string{"username": "alice", "password": codeflowPassword}
+
+	b := e.browser()
+	page := b.follow(e.url, cfg.AuthCodeURL("s"))
+	if !strings.Contains(string(page.body), `<input id="rememberMe" name="rememberMe" type="checkbox" value="true">`) ||
+		!strings.Contains(string(page.body), `<label for="rememberMe">Remember me</label>`) {
+		t.Fatalf("no labelled remember-me box: %s", page.body)
+	}
+	if page.form(t).fields.Has("rememberMe") {
+		t.Fatal("the box is ticked by default")
+	}
+	p := b.submit(page, creds)
+	e.redirectedBack(p)
+	session := loginSSOCookie(p)
+	if session == "" || strings.Contains(session, "Max-Age") || strings.Contains(session, "Expires") {
+		t.Fatalf("cookie without remember me: %q, want a browser-session cookie", session)
+	}
+
+	// Signing in again in the same browser with the box ticked keeps the
+	// session and makes its cookie persistent.
+	started := e.clock.now()
+	e.clock.advance(time.Minute)
+	page = b.follow(e.url, cfg.AuthCodeURL("s")+"&prompt=login")
+	with := map[string]string{"rememberMe": "true"}
+	maps.Copy(with, creds)
+	p = b.submit(page, with)
+	e.redirectedBack(p)
+	remembered := loginSSOCookie(p)
+	wantMaxAge := fmt.Sprintf("Max-Age=%d", int((ssoMaxLifespan - time.Minute).Seconds()))
+	if !strings.Contains(remembered, wantMaxAge) ||
+		!strings.Contains(remembered, "Expires="+started.Add(ssoMaxLifespan).UTC().Format(http.TimeFormat)) {
+		t.Fatalf("cookie with remember me: %q, want %s, expiring with the session", remembered, wantMaxAge)
+	}
+	if cookieValue(session) != cookieValue(remembered) {
+		t.Fatal("signing in again replaced the browser's session")
+	}
+	if sso, _ := codeflowSessionKinds(e.userSessions()); len(sso) != 1 {
+		t.Fatalf("SSO sessions %+v, want one", sso)
+	}
+	logins := registrationEvents(t, e.testServer, "LOGIN")
+	if len(logins) != 2 || logins[0].Details["remember_me"] != "true" || logins[1].Details["remember_me"] != "" {
+		t.Fatalf("LOGIN events %+v: want remember_me on the second only", logins)
+	}
+
+	// Unticked again, the cookie goes back to the browser session.
+	page = b.follow(e.url, cfg.AuthCodeURL("s")+"&prompt=login")
+	p = b.submit(page, creds)
+	e.redirectedBack(p)
+	if c := loginSSOCookie(p); strings.Contains(c, "Max-Age") || cookieValue(c) != cookieValue(session) {
+		t.Fatalf("cookie %q after signing in without remember me", c)
+	}
+}
+
+func cookieValue(setCookie string) string {
+	v, _, _ := strings.Cut(setCookie, ";")
+	return v
+}
+
+// The login page links to registration only when the realm takes it.
+func TestLoginPageLinks(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.client("web", nil)
+	cfg := e.oauth2Config("web", secret, "openid")
+	page := e.browser().follow(e.url, cfg.AuthCodeURL("s"))
+	arID := page.form(t).fields.Get("authRequestID")
+	for text, path := range map[string]string{"Forgot password?": pathForgotPassword, "Create an account": pathRegister} {
+		if got := recoveryHref(t, page, text); got != e.issuer("acme")+path+"?authRequestID="+arID {
+			t.Fatalf("%s links to %s", text, got)
+		}
+	}
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"registrationAllowed": false}), http.StatusOK)
+	page = e.browser().follow(e.url, cfg.AuthCodeURL("s"))
+	if strings.Contains(string(page.body), "Create an account") {
+		t.Fatal("a realm without registration links to it")
+	}
+}
+
+// Failed sign-ins are throttled per address too: past the limit, even
+// another account's right password waits.
+func TestLoginPageThrottlePerAddress(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.client("web", nil)
+	cfg := e.oauth2Config("web", secret, "openid")
+	b := e.browser()
+	page := b.follow(e.url, cfg.AuthCodeURL("s"))
+	for i := range loginLimitPerIP {
+		p := b.submit(page, map[string]string{"username": fmt.Sprintf("nobody%d", i), "password": "wrong password!"})
+		if p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: status %d", i, p.status)
+		}
+	}
+	p := b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword})
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" ||
+		codeflowAlert(p) != "Too many failed sign-ins. Try again later." {
+		t.Fatalf("over the address's limit: status %d Retry-After %q alert %q", p.status, p.header.Get("Retry-After"), codeflowAlert(p))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"math"
 	"net/http"
 	"time"
 
@@ -93,7 +94,8 @@ func newSSOSession(realm *store.Realm, user *store.User, id, ip string, now int6
 // whose cookie replaces the old.
 type ssoLogin struct {
 	sess   *store.Session
-	secret string // the new session's cookie; "" when the browser's is reused
+	secret string // the browser's cookie: the new session's, or the one it holds
+	reused bool   // the browser's session, signed in again
 }
 
 func (a *App) planSSOLogin(r *http.Request, realm *store.Realm, user *store.User) (*ssoLogin, error) {
@@ -103,26 +105,42 @@ func (a *App) planSSOLogin(r *http.Request, realm *store.Realm, user *store.User
 		return nil, err
 	}
 	if current != nil && currentUser.ID == user.ID {
+		c, err := r.Cookie(ssoCookieName(realm))
+		if err != nil {
+			return nil, err // ssoSession found the session by this cookie
+		}
 		current.AuthTime, current.AMR, current.LastAccessAt = now, []string{amrPassword}, now
 		current.ExpiresAt = ssoExpiry(realm, current.StartedAt, now)
-		return &ssoLogin{sess: current}, nil
+		return &ssoLogin{sess: current, secret: c.Value, reused: true}, nil
 	}
+	return a.newSSOLogin(r, realm, user), nil
+}
+
+// newSSOLogin is a login into a new SSO session, whatever the browser has.
+func (a *App) newSSOLogin(r *http.Request, realm *store.Realm, user *store.User) *ssoLogin {
 	secret := randomToken()
-	return &ssoLogin{sess: newSSOSession(realm, user, ssoSessionID(secret), clientIP(r), now), secret: secret}, nil
+	return &ssoLogin{sess: newSSOSession(realm, user, ssoSessionID(secret), clientIP(r), a.now().UnixMilli()), secret: secret}
 }
 
 // write stores the login, inside the caller's transaction.
 func (l *ssoLogin) write(ctx context.Context, tx *store.Store) error {
-	if l.secret == "" {
+	if l.reused {
 		s := l.sess
 		return tx.ReauthenticateSession(ctx, s.RealmID, s.ID, s.AuthTime, s.AMR, s.LastAccessAt, s.ExpiresAt)
 	}
 	return tx.CreateSession(ctx, l.sess)
 }
 
-// setSSOCookie gives the browser the cookie of a new session.
-func (a *App) setSSOCookie(w http.ResponseWriter, realm *store.Realm, l *ssoLogin) {
-	if l.secret != "" {
-		http.SetCookie(w, a.pageCookie(realm, ssoCookieName(realm), l.secret))
+// setSSOCookie gives the browser the cookie of its session. Without
+// "remember me" it is a browser-session cookie, gone when the browser
+// closes; with it, it persists until the SSO session's maximum lifespan,
+// as Keycloak's does. Set on every login, so that the latest choice holds.
+func (a *App) setSSOCookie(w http.ResponseWriter, realm *store.Realm, l *ssoLogin, remember bool) {
+	c := a.pageCookie(realm, ssoCookieName(realm), l.secret)
+	if remember {
+		until := time.UnixMilli(l.sess.StartedAt).Add(ssoMaxLifespan)
+		c.Expires = until.UTC()
+		c.MaxAge = max(1, int(math.Ceil(until.Sub(a.now()).Seconds())))
 	}
+	http.SetCookie(w, c)
 }

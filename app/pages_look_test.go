@@ -93,7 +93,7 @@ func TestPagesSpeakTheAskedLanguage(t *testing.T) {
 		next.Header.Set("Accept-Language", "en")
 		p = b.do(next)
 	}
-	if pageLang(p) != "de" {
+	if pageLang(p) != "de" || !strings.Contains(string(p.body), ">Passwort<") {
 		t.Fatalf("login page after ui_locales=de: %s", p.body)
 	}
 	// A language without a catalogue changes nothing.

@@ -47,6 +47,8 @@ var errInvalidLink = badPage("This link is invalid or has expired.")
 // errMailUnavailable: the realm has no way to send mail.
 var errMailUnavailable = errors.New("the realm cannot send mail")
 
+// recoveryRoutes mounts the hosted pages beside login and consent: the
+// recovery ones here, and the change-password and register pages.
 func (a *App) recoveryRoutes(r *mux.Router) {
 	for _, route := range []struct {
 		method, path string
@@ -58,21 +60,13 @@ func (a *App) recoveryRoutes(r *mux.Router) {
 		{http.MethodGet, pathResetPassword, a.resetPasswordPage},
 		{http.MethodPost, pathResetPassword, a.resetPasswordForm},
 		{http.MethodPost, pathResendVerification, a.resendVerification},
+		{http.MethodGet, pathChangePassword, a.changePasswordPage},
+		{http.MethodPost, pathChangePassword, a.changePassword},
+		{http.MethodGet, pathRegister, a.registerPage},
+		{http.MethodPost, pathRegister, a.registerForm},
 	} {
 		r.Handle("/realms/{realm}"+route.path, a.realmPage(route.h)).Methods(route.method)
 	}
-}
-
-// renderLoginWith shows the login page with f's username, message and
-// resend form; the rest is filled in here.
-func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, status int, f ui.LoginForm) error {
-	token, err := a.csrfToken(w, r, realm, "login", ar.ID)
-	if err != nil {
-		return err
-	}
-	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
-	f.ForgotURL = a.issuer(realm) + pathForgotPassword + "?" + url.Values{"authRequestID": {ar.ID}}.Encode()
-	return a.renderPage(w, r, status, ui.Login(a.page("Sign in"), f))
 }
 
 // liveAuthRequestID is id when it names a sign-in still waiting for its
@@ -357,7 +351,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	}
 	a.backchannelLogout(ctx, realm, ended)
 	// The failures before the reset no longer count against the account.
-	a.loginThrottle.reset("realm:" + realm.ID + ":user:" + strings.ToLower(user.Username))
+	a.loginThrottle.reset(loginAccountKey(realm, user, ""))
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: clientIP(r),
 		Details: map[string]string{"reason": "reset-password"}})
 	info := ui.InfoPage{Heading: "Password changed", Message: "Your password has been changed. Go back to the application and sign in with your new password."}
@@ -377,14 +371,14 @@ func (a *App) refuseUnverified(w http.ResponseWriter, r *http.Request, realm *st
 		IPAddress: clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username}})
 	f := ui.LoginForm{Username: username}
 	if user.Email == "" {
-		f.Error = "Your account has no email address to verify. Contact your administrator."
+		f.Error = "login.error.noEmail"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusForbidden, f)
 	}
 	csrf, err := a.csrfToken(w, r, realm, resendForm(user.ID), ar.ID)
 	if err != nil {
 		return err
 	}
-	f.Error = "Verify your email address before signing in: follow the link in the email we sent you, or ask for a new one."
+	f.Error = "login.error.unverified"
 	f.Resend = &ui.ResendVerificationForm{Action: a.issuer(realm) + pathResendVerification, UserID: user.ID, CSRFToken: csrf}
 	return a.renderLoginWith(w, r, realm, client, ar, http.StatusForbidden, f)
 }
@@ -416,25 +410,27 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 	}
 	f := ui.LoginForm{Username: user.Username}
 	if user.EmailVerified {
-		f.Error = "Your email address is already verified. Sign in."
+		f.Error = "login.info.alreadyVerified"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)
 	}
 	key := "realm:" + realm.ID + ":verify-resend:" + user.ID
-	if wait := a.loginThrottle.wait(key, recoveryLimitPerUser); wait > 0 {
+	ipKey := "realm:" + realm.ID + ":verify-resend-ip:" + clientIP(r)
+	if wait := max(a.loginThrottle.wait(key, recoveryLimitPerUser), a.loginThrottle.wait(ipKey, resendLimitPerIP)); wait > 0 {
 		retryAfter(w, wait)
-		f.Error = "Too many verification emails were requested. Try again later."
+		f.Error = "login.error.resendThrottled"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, f)
 	}
 	a.loginThrottle.fail(key)
+	a.loginThrottle.fail(ipKey)
 	err = a.queueActionMail(ctx, realm, user, store.ActionVerifyEmail, verifyEmailTokenLifetime, pathVerifyEmail, nil, verifyEmailMail)
 	if errors.Is(err, errMailUnavailable) {
-		f.Error = "Email cannot be sent right now. Contact your administrator."
+		f.Error = "login.error.mailUnavailable"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusServiceUnavailable, f)
 	} else if err != nil {
 		return err
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: user.ID, ClientID: client.ClientID,
 		IPAddress: clientIP(r), Details: map[string]string{"email": user.Email}})
-	f.Error = "We sent a new verification link to your email address. Follow it, then sign in."
+	f.Error = "login.info.verificationSent"
 	return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)
 }

@@ -88,15 +88,16 @@ func TestRecoveryResetPassword(t *testing.T) {
 	e := recoveryEnv(t, func(*store.Realm) {})
 	secret := e.client("web", nil)
 	cfg := e.oauth2Config("web", secret, "openid")
-	u := recoveryUser(e)
-	u.RequirePasswordReset = true
-	if err := e.store.UpdateUser(context.Background(), u); err != nil {
-		t.Fatal(err)
-	}
 	elsewhere := e.browser()
 	e.signIn(elsewhere, cfg.AuthCodeURL("s0"), "alice")
 	if n := len(e.userSessions()); n == 0 {
 		t.Fatal("no session to end")
+	}
+	// A reset clears the flag, so the sign-in below needs no change step.
+	u := recoveryUser(e)
+	u.RequirePasswordReset = true
+	if err := e.store.UpdateUser(context.Background(), u); err != nil {
+		t.Fatal(err)
 	}
 
 	b := e.browser()
@@ -336,5 +337,45 @@ func TestRecoveryRequireEmailVerification(t *testing.T) {
 		codeflowBasic("web", secret))
 	if status != http.StatusOK || body["access_token"] == nil {
 		t.Fatalf("password grant after verifying: %d %v", status, body)
+	}
+}
+
+// Resending verification mail from the login page is limited per address
+// as well as per user: past the address's limit, another user's first
+// request is refused too.
+func TestRecoveryResendThrottlePerAddress(t *testing.T) {
+	e := recoveryEnv(t, func(r *store.Realm) { r.RequireEmailVerification = true })
+	secret := e.client("web", nil)
+	cfg := e.oauth2Config("web", secret, "openid")
+	b := e.browser()
+	login := b.follow(e.url, cfg.AuthCodeURL("s"))
+	// resendForm is the resend form shown to a user refused for an
+	// unverified address.
+	resendForm := func(username string) (string, url.Values) {
+		e.createUser("acme", map[string]any{"username": username, "email": username + "@example.test", "password": codeflowPassword})
+		forms := b.submit(login, map[string]string{"username": username, "password": codeflowPassword}).forms(t)
+		if len(forms) != 2 {
+			t.Fatalf("%s: %d forms, want the resend one too", username, len(forms))
+		}
+		return forms[1].action, forms[1].fields
+	}
+	sent := 0
+	for i := 0; sent < resendLimitPerIP; i++ {
+		action, fields := resendForm("user" + strconv.Itoa(i))
+		for j := 0; j < recoveryLimitPerUser && sent < resendLimitPerIP; j++ {
+			if p := b.post(action, fields); p.status != http.StatusOK {
+				t.Fatalf("resend %d: status %d", sent, p.status)
+			}
+			sent++
+		}
+	}
+	action, fields := resendForm("latecomer")
+	p := b.post(action, fields)
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" ||
+		codeflowAlert(p) != "Too many verification emails were requested. Try again later." {
+		t.Fatalf("over the address's limit: status %d Retry-After %q alert %q", p.status, p.header.Get("Retry-After"), codeflowAlert(p))
+	}
+	if n := len(recoveryOutbox(e)); n != resendLimitPerIP {
+		t.Fatalf("%d mails queued, want %d", n, resendLimitPerIP)
 	}
 }

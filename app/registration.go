@@ -6,11 +6,8 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/store"
@@ -137,94 +134,10 @@ type registrationResult struct {
 	VerificationEmailSent bool              `json:"verificationEmailSent"`
 }
 
-// checkAttributes validates the attributes of a registration against the
-// realm's enabled fields and returns what to store: the non-empty values.
-func checkAttributes(fields []*store.RegistrationField, attrs map[string]string) (map[string]string, error) {
-	byKey := map[string]*store.RegistrationField{}
-	for _, f := range fields {
-		byKey[f.Key] = f
-	}
-	for k := range attrs {
-		if byKey[k] == nil {
-			return nil, fieldError("attributes."+k, "is not a registration field")
-		}
-	}
-	out := map[string]string{}
-	for _, f := range fields {
-		name := "attributes." + f.Key
-		v := strings.TrimSpace(attrs[f.Key])
-		if f.Type == "checkbox" && v == "false" {
-			v = ""
-		}
-		if v == "" {
-			if f.Required {
-				return nil, fieldError(name, "is required")
-			}
-			continue
-		}
-		if utf8.RuneCountInString(v) > maxAttributeValueChars {
-			return nil, fieldError(name, "must be at most %d characters", maxAttributeValueChars)
-		}
-		if err := checkFieldValue(f, name, v); err != nil {
-			return nil, err
-		}
-		if f.Pattern != "" {
-			if re, err := compileFieldPattern(f.Pattern); err != nil || !re.MatchString(v) {
-				return nil, fieldError(name, "does not have the expected format")
-			}
-		}
-		out[f.Key] = v
-	}
-	return out, nil
-}
-
-func checkFieldValue(f *store.RegistrationField, name, v string) error {
-	switch f.Type {
-	case "email":
-		if _, err := normalizeEmail(v); err != nil {
-			return fieldError(name, "must be an email address")
-		}
-	case "tel":
-		if !telPattern.MatchString(v) {
-			return fieldError(name, "must be a telephone number")
-		}
-	case "number":
-		if n, err := strconv.ParseFloat(v, 64); err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
-			return fieldError(name, "must be a number")
-		}
-	case "date":
-		if _, err := time.Parse(time.DateOnly, v); err != nil {
-			return fieldError(name, "must be a date as YYYY-MM-DD")
-		}
-	case "checkbox":
-		if v != "true" {
-			return fieldError(name, "must be true or false")
-		}
-	case "select":
-		for _, o := range f.Options {
-			if v == o {
-				return nil
-			}
-		}
-		return fieldError(name, "must be one of the field's options")
-	}
-	return nil
-}
-
-// compileFieldPattern compiles a field's pattern to match whole values, as
-// an HTML pattern attribute does.
-func compileFieldPattern(p string) (*regexp.Regexp, error) {
-	return regexp.Compile(`^(?:` + p + `)$`)
-}
-
-// register creates a user from the public form: active, or pending when
-// the realm moderates registrations, and mails a verification link.
+// register creates a user from the public API: see registerUser.
 func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.registrationRealm(r)
 	if err != nil {
-		return err
-	}
-	if err := a.registrationThrottled(w, registerLimitPerIP, true, "register:"+realm.ID+":ip:"+clientIP(r)); err != nil {
 		return err
 	}
 	if err := registrationDisabled(realm); err != nil {
@@ -234,76 +147,22 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	if body.Username == nil {
-		return fieldError("username", "is required")
-	}
-	if body.Password == nil {
-		return fieldError("password", "is required")
-	}
-	u := store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, CreatedAt: a.now().UnixMilli()}
-	set(&u.Username, body.Username)
-	set(&u.Email, body.Email)
-	set(&u.FirstName, body.FirstName)
-	set(&u.LastName, body.LastName)
-	if err := validateUser(&u); err != nil {
+	reg := registration{Attributes: body.Attributes}
+	set(&reg.Username, body.Username)
+	set(&reg.Email, body.Email)
+	set(&reg.FirstName, body.FirstName)
+	set(&reg.LastName, body.LastName)
+	set(&reg.Password, body.Password)
+	done, err := a.registerUser(r.Context(), realm, reg, clientIP(r))
+	var throttled *throttledError
+	if errors.As(err, &throttled) {
+		retryAfter(w, throttled.wait)
+		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many attempts; try again later")
+	} else if err != nil {
 		return err
 	}
-	if err := checkPassword(realm, *body.Password); err != nil {
-		return err
-	}
-	fields, err := a.store.ListRegistrationFields(r.Context(), realm.ID, true)
-	if err != nil {
-		return err
-	}
-	attrs, err := checkAttributes(fields, body.Attributes)
-	if err != nil {
-		return err
-	}
-	moderation, err := a.store.RegistrationModeration(r.Context(), realm.ID)
-	if err != nil {
-		return err
-	}
-	if u.PasswordHash, err = a.hashPassword(r.Context(), *body.Password); err != nil {
-		return err
-	}
-	u.PasswordChangedAt = u.CreatedAt
-	var v *verification
-	if _, err := mailSender(realm, false); err == nil && u.Email != "" {
-		if v, err = a.newVerification(realm, &u); err != nil {
-			return err
-		}
-	}
-	status := store.UserActive
-	if moderation {
-		status = store.UserPending
-	}
-	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := tx.CreateUser(r.Context(), &u); err != nil {
-			return userConflict(err)
-		}
-		if moderation {
-			if err := tx.ChangeUserStatus(r.Context(), realm.ID, u.ID, store.UserActive, store.UserPending); err != nil {
-				return err
-			}
-		}
-		if err := tx.SetUserAttributes(r.Context(), u.ID, attrs); err != nil {
-			return err
-		}
-		if v != nil {
-			return v.queue(r.Context(), tx)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if v != nil {
-		a.wakeMailer()
-	}
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REGISTER", UserID: u.ID, IPAddress: clientIP(r),
-		Details: map[string]string{"username": u.Username, "email": u.Email, "status": status}})
-	writeJSON(w, http.StatusCreated, registrationResult{User: toUserRep(&u), Status: status, Attributes: attrs,
-		ApprovalPending: moderation, VerificationEmailSent: v != nil})
+	writeJSON(w, http.StatusCreated, registrationResult{User: toUserRep(done.user), Status: done.status,
+		Attributes: done.attrs, ApprovalPending: done.status == store.UserPending, VerificationEmailSent: done.mailed})
 	return nil
 }
 

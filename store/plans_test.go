@@ -16,6 +16,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"user page", "SELECT id FROM users WHERE realm_id = $1 AND service_account_client_id IS NULL ORDER BY username LIMIT 50 OFFSET 0", "users_people"},
 		{"user count", "SELECT count(*) FROM users WHERE realm_id = $1 AND service_account_client_id IS NULL", "users_people"},
 		{"user by username", "SELECT id FROM users WHERE realm_id = $1 AND username = $2", "users_realm_username"},
+		{"user by email", "SELECT id FROM users WHERE realm_id = $1 AND email = $2 AND email <> ''", "users_realm_email"},
 		{"service account", "SELECT id FROM users WHERE service_account_client_id = $1", "users_service_account"},
 		{"client by clientId", "SELECT id FROM clients WHERE realm_id = $1 AND client_id = $2", "clients_realm_client_id"},
 		{"realm role by name", "SELECT id FROM roles WHERE realm_id = $1 AND client_id IS NULL AND name = $2", "roles_realm_name"},

@@ -198,3 +198,18 @@ func (s *Store) DeleteUser(ctx context.Context, realmID, id string) error {
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 func nullInt(n int64) sql.NullInt64      { return sql.NullInt64{Int64: n, Valid: n != 0} }
+
+// GetUserByEmail finds a user by email, case-insensitively. An empty
+// address names nobody.
+func (s *Store) GetUserByEmail(ctx context.Context, realmID, email string) (*User, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if email == "" {
+		return nil, fmt.Errorf("user with email: %w", ErrNotFound)
+	}
+	u, err := scanUser(s.r.QueryRowContext(ctx,
+		"SELECT "+userColumns+" FROM users WHERE realm_id = $1 AND email = $2 AND email <> ''", realmID, email))
+	if err != nil {
+		return nil, fmt.Errorf("user with email %s: %w", email, err)
+	}
+	return u, nil
+}

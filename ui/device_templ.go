@@ -203,7 +203,7 @@ func DeviceVerify(p Page, f DeviceForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = FieldInput(Field{ID: "username", Label: "login.username", Value: f.Username, Autocomplete: "username"}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = FieldInput(Field{ID: "username", Label: "device.username", Value: f.Username, Autocomplete: "username"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"unicode/utf8"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The change-password step of a sign-in. A user whose password must
+// change (passwordChangeRequired) and who typed it right does not get a
+// code yet: the request is held as a pending login, bound to the
+// browser, and the browser is sent here. Once the new password is set the
+// sign-in goes on exactly as a login does.
+
+const pathChangePassword = "/change-password"
+
+// errNoPendingStep: the browser has no sign-in waiting for this step.
+var errNoPendingStep = badPage("There is no sign-in waiting for a password change in this browser. Go back to the application and sign in again.")
+
+// browserHash identifies the browser by its CSRF cookie, which every form
+// post already carries; nil when it has none.
+func browserHash(r *http.Request) []byte {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || c.Value == "" {
+		return nil
+	}
+	return store.HashToken(c.Value)
+}
+
+// startPendingLogin holds a request whose user passed the password check
+// until the step action is done, and sends the browser to its page.
+func (a *App) startPendingLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, action string, remember bool) error {
+	browser := browserHash(r)
+	if browser == nil {
+		return errCSRF // the login form's check passed, so this cannot happen
+	}
+	now := a.now().UnixMilli()
+	err := a.store.SavePendingLogin(r.Context(), &store.PendingLogin{AuthRequestID: ar.ID, RealmID: realm.ID,
+		UserID: user.ID, Action: action, BrowserHash: browser, RememberMe: remember, CreatedAt: now}, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleAuthRequest
+	} else if err != nil {
+		return err
+	}
+	http.Redirect(w, r, a.issuer(realm)+pathChangePassword+"?"+url.Values{"authRequestID": {ar.ID}}.Encode(),
+		http.StatusSeeOther)
+	return nil
+}
+
+// pendingStep is a sign-in of this browser waiting for action: its
+// request, client, pending login and user, or errNoPendingStep.
+type pendingStep struct {
+	ar     *store.AuthRequest
+	client *store.Client
+	login  *store.PendingLogin
+	user   *store.User
+}
+
+func (a *App) pendingStep(ctx context.Context, r *http.Request, realm *store.Realm, authRequestID, action string) (*pendingStep, error) {
+	ar, client, err := a.pageAuthRequest(ctx, realm, authRequestID, false)
+	if errors.Is(err, errStaleAuthRequest) {
+		return nil, errNoPendingStep
+	} else if err != nil {
+		return nil, err
+	}
+	if ar.UserID != "" { // signed in meanwhile, by this step or another login
+		return nil, errNoPendingStep
+	}
+	p, err := a.store.GetPendingLogin(ctx, realm.ID, ar.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNoPendingStep
+	} else if err != nil {
+		return nil, err
+	}
+	browser := browserHash(r)
+	if p.Action != action || browser == nil || subtle.ConstantTimeCompare(browser, p.BrowserHash) != 1 {
+		return nil, errNoPendingStep
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, p.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNoPendingStep
+	} else if err != nil {
+		return nil, err
+	}
+	status, err := a.store.UserStatus(ctx, realm.ID, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !user.Enabled || status != store.UserActive { // disabled since the password was typed
+		return nil, errNoPendingStep
+	}
+	return &pendingStep{ar: ar, client: client, login: p, user: user}, nil
+}
+
+func (a *App) renderChangePassword(w http.ResponseWriter, r *http.Request, realm *store.Realm, step *pendingStep, status int, f ui.ChangePasswordForm) error {
+	token, err := a.csrfToken(w, r, realm, "change-password", step.ar.ID)
+	if err != nil {
+		return err
+	}
+	f.Action, f.AuthRequestID, f.CSRFToken = a.issuer(realm)+pathChangePassword, step.ar.ID, token
+	f.Username, f.MinLength = step.user.Username, max(minPasswordLength, realm.PasswordMinLength)
+	return a.renderPage(w, r, status, ui.ChangePassword(a.page("changePassword.title"), f))
+}
+
+func (a *App) changePasswordPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	step, err := a.pendingStep(r.Context(), r, realm, r.URL.Query().Get("authRequestID"), store.ActionUpdatePassword)
+	if err != nil {
+		return err
+	}
+	return a.renderChangePassword(w, r, realm, step, http.StatusOK, ui.ChangePasswordForm{})
+}
+
+// passwordErrorKey is the message key of what the realm's password policy
+// (checkPassword, as everywhere passwords are set) finds wrong with
+// password; "" when nothing.
+func passwordErrorKey(realm *store.Realm, password string) string {
+	if checkPassword(realm, password) == nil {
+		return ""
+	}
+	switch n := utf8.RuneCountInString(password); {
+	case n < max(minPasswordLength, realm.PasswordMinLength):
+		return "password.error.tooShort"
+	case n > maxPasswordLength:
+		return "password.error.tooLong"
+	}
+	return "password.error.policy"
+}
+
+// changePassword sets the new password of a pending sign-in, then signs
+// the user in and goes on to consent or the code. The user's other
+// sessions end, as Keycloak's "sign out from other devices" does by
+// default: whoever knew the old password is out.
+func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	ctx := r.Context()
+	arID := r.PostForm.Get("authRequestID")
+	if err := a.checkCSRF(r, "change-password", arID); err != nil {
+		return err
+	}
+	step, err := a.pendingStep(ctx, r, realm, arID, store.ActionUpdatePassword)
+	if err != nil {
+		return err
+	}
+	user := step.user
+	password, confirm := r.PostForm.Get("password"), r.PostForm.Get("confirm")
+	var form ui.ChangePasswordForm
+	form.PasswordError = passwordErrorKey(realm, password)
+	if form.PasswordError == "" && user.PasswordHash != "" {
+		same, err := a.verifyPassword(ctx, user.PasswordHash, password)
+		if err != nil && !errors.Is(err, errBadHash) {
+			return err
+		}
+		if same {
+			form.PasswordError = "password.error.sameAsCurrent"
+		}
+	}
+	if password != confirm {
+		form.ConfirmError = "password.error.mismatch"
+	}
+	if form.PasswordError != "" || form.ConfirmError != "" {
+		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
+	}
+	hash, err := a.hashPassword(ctx, password)
+	if err != nil {
+		return err
+	}
+	now := a.now().UnixMilli()
+	var ended []*store.Session
+	sso, err := a.signInBrowser(w, r, realm, step.client, step.ar, user, browserSignIn{
+		remember: step.login.RememberMe,
+		fresh:    true,
+		also: func(ctx context.Context, tx *store.Store) error {
+			// Gone once used: a second post of the form finds no step.
+			if err := tx.DeletePendingLogin(ctx, realm.ID, step.ar.ID, user.ID); err != nil {
+				return err
+			}
+			if err := tx.SetUserPassword(ctx, realm.ID, user.ID, hash, now, false); err != nil {
+				return err
+			}
+			var err error
+			ended, err = tx.DeleteUserSessions(ctx, realm.ID, user.ID, now)
+			return err
+		},
+		events: []store.LoginEvent{{Type: "UPDATE_PASSWORD", UserID: user.ID, ClientID: step.client.ClientID,
+			IPAddress: clientIP(r), Details: map[string]string{"reason": "change-password"}}},
+	})
+	if errors.Is(err, errStaleAuthRequest) {
+		return errNoPendingStep
+	} else if err != nil {
+		return err
+	}
+	a.backchannelLogout(ctx, realm, ended)
+	return a.continueAuthRequest(w, r, realm, step.client, step.ar, user, sso)
+}

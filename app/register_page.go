@@ -1,0 +1,142 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The hosted register page. The login page links to it with its
+// authorization request, so that a new user goes on signing in to the
+// application; it works without one too. It registers through
+// registerUser, as the public API does.
+
+const pathRegister = "/register"
+
+var errRegistrationClosed = &pageError{status: http.StatusNotFound, message: "This realm does not take new registrations."}
+
+// registerFormFields is the page's view of the realm's enabled fields,
+// with the values and errors of a post.
+func registerFormFields(fields []*store.RegistrationField, values map[string]string, errs map[string]string) []ui.RegisterField {
+	out := make([]ui.RegisterField, 0, len(fields))
+	for _, f := range fields {
+		name := "attributes." + f.Key
+		out = append(out, ui.RegisterField{Name: name, ID: "attr-" + f.Key, Label: f.Label, Type: f.Type,
+			Required: f.Required, Pattern: f.Pattern, Options: f.Options, Value: values[f.Key], Error: errs[name]})
+	}
+	return out
+}
+
+func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.RegisterForm, values map[string]string) error {
+	fields, err := a.store.ListRegistrationFields(r.Context(), realm.ID, true)
+	if err != nil {
+		return err
+	}
+	token, err := a.csrfToken(w, r, realm, "register", f.AuthRequestID)
+	if err != nil {
+		return err
+	}
+	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathRegister, token, a.loginURL(realm, f.AuthRequestID)
+	f.EmailRequired, f.MinLength = realm.RequireEmailVerification, max(minPasswordLength, realm.PasswordMinLength)
+	f.Fields = registerFormFields(fields, values, f.Errors)
+	return a.renderPage(w, r, status, ui.Register(a.page("register.title"), f))
+}
+
+func (a *App) registerPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if !realm.RegistrationAllowed {
+		return errRegistrationClosed
+	}
+	arID, err := a.liveAuthRequestID(r.Context(), realm, r.URL.Query().Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	return a.renderRegister(w, r, realm, http.StatusOK, ui.RegisterForm{AuthRequestID: arID}, nil)
+}
+
+// registerForm takes the register form. Invalid fields bring it back with
+// each one's message and what was typed, passwords aside. A new active
+// user whose email needs no verification is signed in and goes on with
+// the sign-in it came from; otherwise a page says what happens next.
+func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if !realm.RegistrationAllowed {
+		return errRegistrationClosed
+	}
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	ctx := r.Context()
+	arID := r.PostForm.Get("authRequestID")
+	if err := a.checkCSRF(r, "register", arID); err != nil {
+		return err
+	}
+	arID, err := a.liveAuthRequestID(ctx, realm, arID)
+	if err != nil {
+		return err
+	}
+	fields, err := a.store.ListRegistrationFields(ctx, realm.ID, true)
+	if err != nil {
+		return err
+	}
+	values := map[string]string{}
+	for _, f := range fields {
+		values[f.Key] = strings.TrimSpace(r.PostForm.Get("attributes." + f.Key))
+	}
+	confirm := r.PostForm.Get("confirm")
+	reg := registration{Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
+		FirstName: strings.TrimSpace(r.PostForm.Get("firstName")), LastName: strings.TrimSpace(r.PostForm.Get("lastName")),
+		Password: r.PostForm.Get("password"), Confirm: &confirm, Attributes: values}
+	form := ui.RegisterForm{AuthRequestID: arID, Username: reg.Username, Email: reg.Email, FirstName: reg.FirstName,
+		LastName: reg.LastName, Errors: map[string]string{}}
+
+	done, err := a.registerUser(ctx, realm, reg, clientIP(r))
+	var invalid invalidRegistration
+	var throttled *throttledError
+	switch {
+	case errors.As(err, &invalid):
+		for _, p := range invalid {
+			if _, seen := form.Errors[p.err.Field]; !seen {
+				form.Errors[p.err.Field] = p.key
+			}
+		}
+		form.Error = "register.error.form"
+		return a.renderRegister(w, r, realm, http.StatusBadRequest, form, values)
+	case errors.As(err, &throttled):
+		retryAfter(w, throttled.wait)
+		form.Error = "register.error.throttled"
+		return a.renderRegister(w, r, realm, http.StatusTooManyRequests, form, values)
+	case err != nil:
+		return err
+	}
+
+	back := a.loginURL(realm, arID)
+	switch {
+	case done.status == store.UserPending:
+		n := ui.Notice{Title: "register.pending.title", Message: "register.pending.message"}
+		if done.mailed {
+			n.Message = "register.pending.messageVerify"
+		}
+		return a.renderPage(w, r, http.StatusOK, ui.NoticePage(a.page(n.Title), n))
+	case realm.RequireEmailVerification:
+		n := ui.Notice{Title: "register.verify.title", Message: "register.verify.message", Arg: done.user.Email,
+			LinkURL: back, LinkText: "register.backToLogin"}
+		if !done.mailed {
+			n.Message = "register.verify.noMail"
+		}
+		return a.renderPage(w, r, http.StatusOK, ui.NoticePage(a.page(n.Title), n))
+	}
+	ar, client, err := a.pageAuthRequest(ctx, realm, arID, false)
+	if errors.Is(err, errStaleAuthRequest) { // none, or it expired while the form was filled in
+		n := ui.Notice{Title: "register.done.title", Message: "register.done.message"}
+		return a.renderPage(w, r, http.StatusOK, ui.NoticePage(a.page(n.Title), n))
+	} else if err != nil {
+		return err
+	}
+	sso, err := a.signInBrowser(w, r, realm, client, ar, done.user, browserSignIn{})
+	if err != nil {
+		return err
+	}
+	return a.continueAuthRequest(w, r, realm, client, ar, done.user, sso)
+}

@@ -1,0 +1,299 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// The one way a person registers, behind both the public API and the
+// hosted register page: limits, validation, the password policy, the
+// admin-defined fields as attributes, moderation, the REGISTER event and
+// the verification mail.
+
+// registerLimitPerAccount caps, per quarter hour, the registrations that
+// name one username or one email address, valid ones only: what a
+// conflict tells, and the mails an address gets, stay few.
+const registerLimitPerAccount = 3
+
+// registration is what a person asks to be registered with.
+type registration struct {
+	Username, Email, FirstName, LastName string
+	Password                             string
+	// Confirm, when set (the page's form), must repeat Password.
+	Confirm    *string
+	Attributes map[string]string // by field key
+}
+
+// fieldProblem is one invalid field: the API's error, whose Field names
+// the field, and the message key the page shows beside it.
+type fieldProblem struct {
+	key string
+	err *apiError
+}
+
+func problem(key, field, format string, args ...any) fieldProblem {
+	return fieldProblem{key: key, err: fieldError(field, format, args...)}
+}
+
+// invalidRegistration lists every invalid field of a registration, so a
+// page can mark them all. As an error it is its first problem: the API
+// answers one field at a time.
+type invalidRegistration []fieldProblem
+
+func (p invalidRegistration) Error() string { return p[0].err.Error() }
+func (p invalidRegistration) Unwrap() error { return p[0].err }
+
+// registered is the outcome of a registration.
+type registered struct {
+	user   *store.User
+	status string // store.UserActive, or store.UserPending under moderation
+	attrs  map[string]string
+	mailed bool // a verification mail was queued
+}
+
+// registerUser registers reg from address ip: counted against the
+// address's limit, then checked, then counted against its username's and
+// email's, then created with its attributes, pending when the realm
+// moderates, with a verification mail queued when the realm can send it.
+// A limit reached is a *throttledError; invalid fields, taken ones
+// included, an invalidRegistration.
+func (a *App) registerUser(ctx context.Context, realm *store.Realm, reg registration, ip string) (*registered, error) {
+	ipKey := "register:" + realm.ID + ":ip:" + ip
+	if wait := a.loginThrottle.wait(ipKey, registerLimitPerIP); wait > 0 {
+		return nil, &throttledError{wait: wait}
+	}
+	a.loginThrottle.fail(ipKey)
+	fields, err := a.store.ListRegistrationFields(ctx, realm.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	u, attrs, problems := checkRegistration(realm, fields, reg)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	accountKeys := []string{"register:" + realm.ID + ":username:" + u.Username}
+	if u.Email != "" {
+		accountKeys = append(accountKeys, "register:"+realm.ID+":email:"+u.Email)
+	}
+	var wait time.Duration
+	for _, k := range accountKeys {
+		wait = max(wait, a.loginThrottle.wait(k, registerLimitPerAccount))
+	}
+	if wait > 0 {
+		return nil, &throttledError{wait: wait}
+	}
+	for _, k := range accountKeys {
+		a.loginThrottle.fail(k)
+	}
+
+	moderation, err := a.store.RegistrationModeration(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	if u.PasswordHash, err = a.hashPassword(ctx, reg.Password); err != nil {
+		return nil, err
+	}
+	u.CreatedAt = a.now().UnixMilli()
+	u.PasswordChangedAt = u.CreatedAt
+	var v *verification
+	if _, err := mailSender(realm, false); err == nil && u.Email != "" {
+		if v, err = a.newVerification(realm, u); err != nil {
+			return nil, err
+		}
+	}
+	status := store.UserActive
+	if moderation {
+		status = store.UserPending
+	}
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.CreateUser(ctx, u); err != nil {
+			return userConflict(err)
+		}
+		if moderation {
+			if err := tx.ChangeUserStatus(ctx, realm.ID, u.ID, store.UserActive, store.UserPending); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetUserAttributes(ctx, u.ID, attrs); err != nil {
+			return err
+		}
+		if v != nil {
+			return v.queue(ctx, tx)
+		}
+		return nil
+	})
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "REGISTER_ERROR", IPAddress: ip, Error: ae.Field + "_in_use",
+			Details: map[string]string{"username": u.Username, "email": u.Email}})
+		key := "register.error.usernameTaken"
+		if ae.Field == "email" {
+			key = "register.error.emailTaken"
+		}
+		return nil, invalidRegistration{{key: key, err: ae}}
+	} else if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		a.wakeMailer()
+	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "REGISTER", UserID: u.ID, IPAddress: ip,
+		Details: map[string]string{"username": u.Username, "email": u.Email, "status": status}})
+	return &registered{user: u, status: status, attrs: attrs, mailed: v != nil}, nil
+}
+
+// checkRegistration checks every field of reg against the realm's rules
+// and enabled fields. Without problems it returns the user to create,
+// normalised, and the attributes to store.
+func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, reg registration) (*store.User, map[string]string, invalidRegistration) {
+	var problems invalidRegistration
+	u := &store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, Username: reg.Username, Email: reg.Email,
+		FirstName: reg.FirstName, LastName: reg.LastName}
+	switch {
+	case strings.TrimSpace(reg.Username) == "":
+		problems = append(problems, problem("register.error.usernameRequired", "username", "is required"))
+	default:
+		// The user rules of the admin API, one field at a time.
+		if err := validateUser(&store.User{Username: reg.Username}); err != nil {
+			problems = append(problems, fieldProblem{key: "register.error.username", err: asAPIError(err)})
+		}
+	}
+	switch {
+	case reg.Email == "" && realm.RequireEmailVerification:
+		problems = append(problems, problem("register.error.emailRequired", "email", "is required"))
+	case reg.Email != "":
+		if _, err := normalizeEmail(reg.Email); err != nil {
+			problems = append(problems, fieldProblem{key: "register.error.email", err: asAPIError(err)})
+		}
+	}
+	for _, f := range []struct{ name, value string }{{"firstName", reg.FirstName}, {"lastName", reg.LastName}} {
+		if err := checkText(f.name, f.value, 255); err != nil {
+			problems = append(problems, fieldProblem{key: "register.error.name", err: asAPIError(err)})
+		}
+	}
+	switch {
+	case reg.Password == "":
+		problems = append(problems, problem("password.error.required", "password", "is required"))
+	default:
+		if err := checkPassword(realm, reg.Password); err != nil {
+			problems = append(problems, fieldProblem{key: passwordErrorKey(realm, reg.Password), err: asAPIError(err)})
+		}
+	}
+	if reg.Confirm != nil && *reg.Confirm != reg.Password {
+		problems = append(problems, problem("password.error.mismatch", "confirm", "does not match the password"))
+	}
+	attrs, attrProblems := checkAttributes(fields, reg.Attributes)
+	problems = append(problems, attrProblems...)
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	if err := validateUser(u); err != nil { // normalises; the checks above passed
+		return nil, nil, invalidRegistration{{key: "register.error.username", err: asAPIError(err)}}
+	}
+	return u, attrs, nil
+}
+
+// asAPIError is err as the field error the validators return.
+func asAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return &apiError{Status: http.StatusBadRequest, Code: "invalid_field", Description: err.Error(), Cause: err}
+}
+
+// checkAttributes validates the attributes of a registration against the
+// realm's enabled fields and returns what to store: the non-empty values.
+func checkAttributes(fields []*store.RegistrationField, attrs map[string]string) (map[string]string, invalidRegistration) {
+	var problems invalidRegistration
+	byKey := map[string]*store.RegistrationField{}
+	for _, f := range fields {
+		byKey[f.Key] = f
+	}
+	for k := range attrs {
+		if byKey[k] == nil {
+			problems = append(problems, problem("register.error.unknownField", "attributes."+k, "is not a registration field"))
+		}
+	}
+	out := map[string]string{}
+	for _, f := range fields {
+		name := "attributes." + f.Key
+		v := strings.TrimSpace(attrs[f.Key])
+		if f.Type == "checkbox" && v == "false" {
+			v = ""
+		}
+		if v == "" {
+			if f.Required {
+				problems = append(problems, problem("register.error.required", name, "is required"))
+			}
+			continue
+		}
+		if utf8.RuneCountInString(v) > maxAttributeValueChars {
+			problems = append(problems, problem("register.error.tooLong", name, "must be at most %d characters", maxAttributeValueChars))
+			continue
+		}
+		if p, ok := checkFieldValue(f, name, v); !ok {
+			problems = append(problems, p)
+			continue
+		}
+		if f.Pattern != "" {
+			if re, err := compileFieldPattern(f.Pattern); err != nil || !re.MatchString(v) {
+				problems = append(problems, problem("register.error.format", name, "does not have the expected format"))
+				continue
+			}
+		}
+		out[f.Key] = v
+	}
+	return out, problems
+}
+
+// checkFieldValue checks v against the type of field f, named name.
+func checkFieldValue(f *store.RegistrationField, name, v string) (fieldProblem, bool) {
+	switch f.Type {
+	case "email":
+		if _, err := normalizeEmail(v); err != nil {
+			return problem("register.error.email", name, "must be an email address"), false
+		}
+	case "tel":
+		if !telPattern.MatchString(v) {
+			return problem("register.error.tel", name, "must be a telephone number"), false
+		}
+	case "number":
+		if n, err := strconv.ParseFloat(v, 64); err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+			return problem("register.error.number", name, "must be a number"), false
+		}
+	case "date":
+		if _, err := time.Parse(time.DateOnly, v); err != nil {
+			return problem("register.error.date", name, "must be a date as YYYY-MM-DD"), false
+		}
+	case "checkbox":
+		if v != "true" {
+			return problem("register.error.checkbox", name, "must be true or false"), false
+		}
+	case "select":
+		for _, o := range f.Options {
+			if v == o {
+				return fieldProblem{}, true
+			}
+		}
+		return problem("register.error.option", name, "must be one of the field's options"), false
+	}
+	return fieldProblem{}, true
+}
+
+// compileFieldPattern compiles a field's pattern to match whole values, as
+// an HTML pattern attribute does.
+func compileFieldPattern(p string) (*regexp.Regexp, error) {
+	return regexp.Compile(`^(?:` + p + `)$`)
+}
