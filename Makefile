@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: build run test bench generate lint check-generated
+.PHONY: build run test bench generate lint check-generated screenshots
 
 build: generate
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/idenplane .
@@ -14,6 +14,11 @@ run:
 
 test:
 	go test -count=1 -timeout 30m ./...
+
+# The browser tests' pages as PNGs in docs/screenshots. Needs chromium and
+# `npm ci --prefix testdata/browser` (axe-core), as the browser tests do.
+screenshots:
+	IDENPLANE_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestBrowser' .
 
 bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
