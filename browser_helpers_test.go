@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -237,18 +236,9 @@ type browserTab struct {
 	ctx context.Context
 }
 
+// browser is a fresh Chromium that takes the server's pages exactly as
+// they come, Content-Security-Policy included.
 func (e *browserEnv) browser() *browserTab {
-	e.t.Helper()
-	b := e.browserAsIs()
-	if browserKnownFormActionBug {
-		b.bypassCSP()
-	}
-	return b
-}
-
-// browserAsIs is a browser that takes the server's pages exactly as they
-// come, whatever browserKnownFormActionBug says.
-func (e *browserEnv) browserAsIs() *browserTab {
 	e.t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(e.chromium),
@@ -280,31 +270,6 @@ func (e *browserEnv) browserAsIs() *browserTab {
 		e.t.Fatalf("start chromium: %v", err)
 	}
 	return b
-}
-
-// browserKnownFormActionBug: the hosted pages' Content-Security-Policy
-// has form-action 'self', and Chromium applies form-action to the
-// redirects that follow a form's submission. So the login form's (and the
-// consent form's) 303 back to the application's redirect URI, on another
-// origin, is blocked: net::ERR_ABORTED, and the console says "Sending
-// form data to '.../login' violates the following Content Security Policy
-// directive: "form-action 'self'"". While this is true, browser() tells
-// Chromium to bypass the pages' CSP, so that the flows can be tested, and
-// TestBrowserFormActionRedirect reports the bug instead of failing. Set it
-// to false with the fix: every test then runs under the pages' own CSP.
-//
-// (Removing only form-action from the CSP with Fetch interception does
-// not work: Chromium keeps the policy it parsed from the original headers.)
-const browserKnownFormActionBug = true
-
-// bypassCSP makes the tab ignore the pages' Content-Security-Policy.
-func (b *browserTab) bypassCSP() {
-	b.t.Helper()
-	ctx, cancel := b.bounded()
-	defer cancel()
-	if _, err := chromedp.Call(ctx, page.SetBypassCSP, page.SetBypassCSPParams{Enabled: true}); err != nil {
-		b.t.Fatalf("bypass CSP: %v", err)
-	}
 }
 
 // bounded is the tab's context capped by browserWaitBound.
