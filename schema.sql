@@ -476,3 +476,10 @@ CREATE TABLE registration_settings (
 -- active, or pending (awaiting approval) or rejected: only active users sign in.
 ALTER TABLE users ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
 CREATE INDEX users_pending ON users (realm_id, created_at) WHERE status = 'pending';
+
+-- version 6
+-- Placeholder on the account branch only: the branch that owns versions 6
+-- and 7 replaces both sections at merge.
+
+-- version 7
+-- Placeholder on the account branch only (see version 6).
