@@ -483,3 +483,14 @@ CREATE INDEX users_pending ON users (realm_id, created_at) WHERE status = 'pendi
 
 -- version 7
 -- Placeholder on the account branch only (see version 6).
+
+-- version 8
+-- Account self-service: deletions a user asked for, carried out by a
+-- background job when the grace window ends, cancellable until then.
+CREATE TABLE account_deletions (
+    user_id       TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    requested_at  BIGINT NOT NULL,  -- Unix milliseconds
+    delete_at     BIGINT NOT NULL
+);
+CREATE INDEX account_deletions_due ON account_deletions (delete_at, user_id);
