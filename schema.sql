@@ -492,3 +492,14 @@ CREATE TABLE pending_logins (
     created_at       BIGINT NOT NULL
 );
 CREATE INDEX pending_logins_user ON pending_logins (user_id);
+
+-- version 7
+-- Account self-service: deletions a user asked for, carried out by a
+-- background job when the grace window ends, cancellable until then.
+CREATE TABLE account_deletions (
+    user_id       TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    requested_at  BIGINT NOT NULL,  -- Unix milliseconds
+    delete_at     BIGINT NOT NULL
+);
+CREATE INDEX account_deletions_due ON account_deletions (delete_at, user_id);

@@ -25,6 +25,9 @@ type accountCaller struct {
 	// api is set for a Bearer caller: answers are JSON, forms need no
 	// CSRF token (nothing is sent by the browser on its own).
 	api bool
+	// clientID is the client acting for the user, for events: the
+	// token's azp, or account-console for the pages.
+	clientID string
 }
 
 // accountHandler serves one account route for an authenticated caller.
@@ -58,7 +61,8 @@ func (a *App) accountBearer(r *http.Request, realm *store.Realm, token string) (
 	} else if err != nil {
 		return nil, err
 	}
-	c := &accountCaller{realm: realm, user: user, api: true}
+	azp, _ := claims["azp"].(string)
+	c := &accountCaller{realm: realm, user: user, api: true, clientID: azp}
 	if sid, _ := claims["sid"].(string); sid != "" {
 		sess, err := a.store.GetSession(ctx, realm.ID, sid)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -78,7 +82,7 @@ func (a *App) accountBrowser(r *http.Request, realm *store.Realm) (*accountCalle
 	if err != nil || sess == nil {
 		return nil, err
 	}
-	return &accountCaller{realm: realm, user: user, session: sess}, nil
+	return &accountCaller{realm: realm, user: user, session: sess, clientID: accountConsoleClientID}, nil
 }
 
 // accountRealm loads the realm of an account path: unknown or disabled is
@@ -140,12 +144,8 @@ func (a *App) accountRoutes(r *mux.Router) {
 	mount := func(method, path string, h accountHandler) {
 		r.Handle("/realms/{realm}/account"+path, a.account(h)).Methods(method)
 	}
-	for _, area := range []func(accountMount){} {
+	for _, area := range []func(accountMount){a.accountHomeRoutes, a.accountPasswordRoutes, a.accountExportRoutes,
+		a.accountDeletionRoutes} {
 		area(mount)
 	}
-}
-
-// accountSignIn answers a browser that is not signed in to the realm.
-func (a *App) accountSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	return &pageError{status: http.StatusUnauthorized, message: "Sign in to manage your account."}
 }

@@ -301,7 +301,7 @@ func TestClientCreateInvalid(t *testing.T) {
 			mustError(t, r, c.status, c.code, c.field)
 		})
 	}
-	if ids := s.clientsTestIDs("acme", ""); len(ids) != 0 {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID}) {
 		t.Fatalf("rejected creates left clients %v", ids)
 	}
 	// The wildcard refusal says why.
@@ -324,7 +324,7 @@ func TestClientCreateDuplicate(t *testing.T) {
 	// clientIds are case-sensitive, as in Keycloak, and per realm.
 	s.clientsTestCreate("acme", map[string]any{"clientId": "App"})
 	s.clientsTestCreate("other", map[string]any{"clientId": "app"})
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{"App", "app"}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{"App", accountConsoleClientID, "app"}) {
 		t.Fatalf("acme clients %v", ids)
 	}
 }
@@ -333,14 +333,15 @@ func TestClientList(t *testing.T) {
 	s := newTestServer(t, tickingClock)
 	s.createRealm("acme")
 	s.createRealm("other")
-	if ids := s.clientsTestIDs("acme", ""); len(ids) != 0 {
+	// A new realm has one client: the account pages' own.
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID}) {
 		t.Fatalf("clients of a new realm %v", ids)
 	}
 	for _, id := range []string{"zeta", "alpha", "mid-app"} {
 		s.clientsTestCreate("acme", map[string]any{"clientId": id})
 	}
 	s.clientsTestCreate("other", map[string]any{"clientId": "beta"})
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{"alpha", "mid-app", "zeta"}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID, "alpha", "mid-app", "zeta"}) {
 		t.Fatalf("clients %v, want by clientId", ids)
 	}
 	for _, c := range []struct {
@@ -351,7 +352,7 @@ func TestClientList(t *testing.T) {
 		{"?clientId=mid", []string{}},
 		{"?clientId=ZETA", []string{}},
 		{"?clientId=beta", []string{}},
-		{"?clientId=", []string{"alpha", "mid-app", "zeta"}},
+		{"?clientId=", []string{accountConsoleClientID, "alpha", "mid-app", "zeta"}},
 	} {
 		if ids := s.clientsTestIDs("acme", c.query); !slices.Equal(ids, c.want) {
 			t.Errorf("list %s: %v, want %v", c.query, ids, c.want)
@@ -611,7 +612,7 @@ func TestClientServiceAccountUsernameTaken(t *testing.T) {
 	if d := r.object(t)["error_description"].(string); !strings.Contains(d, "service-account-clash") {
 		t.Fatalf("description %q does not name the username", d)
 	}
-	if ids := s.clientsTestIDs("acme", ""); len(ids) != 0 {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID}) {
 		t.Fatalf("refused create left clients %v", ids)
 	}
 	// Update: refused, the client keeps its grants.

@@ -245,7 +245,10 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		if err := createRealmKeys(r.Context(), tx, &realm); err != nil {
 			return err
 		}
-		return seedDefaultScopes(r.Context(), tx, &realm)
+		if err := seedDefaultScopes(r.Context(), tx, &realm); err != nil {
+			return err
+		}
+		return a.seedAccountConsole(r.Context(), tx, &realm)
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return errorf(http.StatusConflict, "conflict", "realm %s already exists", realm.Name)

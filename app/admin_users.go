@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -252,15 +253,22 @@ func (a *App) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if u.ServiceAccountClientID != "" {
-		return errorf(http.StatusBadRequest, "invalid_request",
-			"user %s is a client's service account: remove client_credentials from the client instead", u.Username)
-	}
-	if err := a.store.DeleteUser(r.Context(), realm.ID, u.ID); err != nil {
+	if err := removeUser(r.Context(), a.store, realm, u); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// removeUser deletes a person; what hangs off them (sessions and tokens,
+// consents, memberships, attributes, a scheduled deletion) goes by
+// cascade. The admin API and the account deletion job both delete here.
+func removeUser(ctx context.Context, st *store.Store, realm *store.Realm, u *store.User) error {
+	if u.ServiceAccountClientID != "" {
+		return errorf(http.StatusBadRequest, "invalid_request",
+			"user %s is a client's service account: remove client_credentials from the client instead", u.Username)
+	}
+	return st.DeleteUser(ctx, realm.ID, u.ID)
 }
 
 func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {

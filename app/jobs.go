@@ -9,8 +9,8 @@ import (
 const jobInterval = time.Hour
 
 // RunJobs does the server's periodic upkeep until ctx is done, at once and
-// then every hour: events past their retention, key rotation, and expired
-// sessions and token records.
+// then every hour: events past their retention, key rotation, expired
+// sessions and token records, and accounts whose deletion is due.
 func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
@@ -20,6 +20,7 @@ func (a *App) RunJobs(ctx context.Context) {
 		a.expireEvents(ctx)
 		a.rotateDueKeys(ctx)
 		a.expireSessions(ctx)
+		a.deleteDueAccounts(ctx)
 		select {
 		case <-ctx.Done():
 			return

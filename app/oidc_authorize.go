@@ -217,7 +217,9 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 		return err
 	}
 	silent := slices.Contains(ar.Prompt, oidc.PromptNone)
-	if sso == nil || mustLogin(ar, sso, a.now().UnixMilli()) {
+	// A password the administrator wants changed is changed at the next
+	// sign-in, even one the SSO session would have spared.
+	if sso == nil || mustLogin(ar, sso, a.now().UnixMilli()) || passwordChangeRequired(realm, user, a.now()) {
 		if silent {
 			return a.authErrorResponse(w, r, ar, oidc.ErrLoginRequired().WithDescription("the user must sign in"))
 		}

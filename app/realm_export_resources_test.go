@@ -168,6 +168,7 @@ func TestRealmImportRejectsBadResources(t *testing.T) {
 		fn(doc)
 		return doc
 	}
+	// clients[0] is the realm's account-console, then app and spa.
 	at := func(doc map[string]any, key string, i int) map[string]any {
 		return doc[key].([]any)[i].(map[string]any)
 	}
@@ -177,14 +178,14 @@ func TestRealmImportRejectsBadResources(t *testing.T) {
 		status      int
 		code, field string
 	}{
-		{"bad redirect uri", mutate(func(d map[string]any) { at(d, "clients", 0)["redirectUris"] = []any{"https://x/#frag"} }),
-			400, "invalid_field", "clients[0].redirectUris[0]"},
-		{"duplicate clientId", mutate(func(d map[string]any) { at(d, "clients", 1)["clientId"] = "app" }),
-			409, "conflict", "clients[1].clientId"},
-		{"unknown scope link", mutate(func(d map[string]any) { at(d, "clients", 0)["defaultClientScopes"] = []any{"nope"} }),
-			400, "invalid_field", "clients[0].defaultClientScopes"},
-		{"bad secret hash", mutate(func(d map[string]any) { at(d, "clients", 0)["secretHash"] = "short" }),
-			400, "invalid_field", "clients[0].secretHash"},
+		{"bad redirect uri", mutate(func(d map[string]any) { at(d, "clients", 1)["redirectUris"] = []any{"https://x/#frag"} }),
+			400, "invalid_field", "clients[1].redirectUris[0]"},
+		{"duplicate clientId", mutate(func(d map[string]any) { at(d, "clients", 2)["clientId"] = "app" }),
+			409, "conflict", "clients[2].clientId"},
+		{"unknown scope link", mutate(func(d map[string]any) { at(d, "clients", 1)["defaultClientScopes"] = []any{"nope"} }),
+			400, "invalid_field", "clients[1].defaultClientScopes"},
+		{"bad secret hash", mutate(func(d map[string]any) { at(d, "clients", 1)["secretHash"] = "short" }),
+			400, "invalid_field", "clients[1].secretHash"},
 		{"unknown composite", mutate(func(d map[string]any) {
 			d["roles"].(map[string]any)["realm"].([]any)[0].(map[string]any)["composites"] = map[string]any{"realmRoles": []any{"ghost"}}
 		}), 400, "invalid_field", "roles.realm[0].composites.realmRoles"},
@@ -216,8 +217,8 @@ func TestRealmImportRejectsBadResources(t *testing.T) {
 			}
 		}), 400, "invalid_field", ""},
 		{"service account without the grant", mutate(func(d map[string]any) {
-			at(d, "clients", 0)["grantTypes"] = []any{"authorization_code"}
-		}), 400, "invalid_field", "clients[0].serviceAccount"},
+			at(d, "clients", 1)["grantTypes"] = []any{"authorization_code"}
+		}), 400, "invalid_field", "clients[1].serviceAccount"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,6 +23,9 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"user's groups", "SELECT group_id FROM group_members WHERE user_id = $1", "group_members_user"},
 		{"admin events page", "SELECT id FROM admin_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "admin_events_realm_time"},
 		{"login events page", "SELECT id FROM login_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "login_events_realm_time"},
+		{"due account deletions", `SELECT d.user_id, d.realm_id, d.requested_at, d.delete_at, r.name
+			FROM account_deletions d JOIN realms r ON r.id = d.realm_id
+			WHERE d.delete_at <= $1 ORDER BY d.delete_at, d.user_id LIMIT $2`, "account_deletions_due"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := make([]any, strings.Count(c.query, "$"))

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// What the account routes share: refused fields that answer an API caller
+// in JSON and a browser next to the field, the throttled check of the
+// current password, and the CSRF check of the pages' forms.
+
+// The account pages' forms, for their CSRF tokens.
+const (
+	accountFormProfile      = "account-profile"
+	accountFormPassword     = "account-password"
+	accountFormDelete       = "account-delete"
+	accountFormCancelDelete = "account-cancel-delete"
+)
+
+// accountInvalid is a refused field of an account request. An API caller
+// gets it as fieldError's JSON (409 conflict for a value another account
+// holds) described by the English text of its message; a page shows the
+// message, in the page's language, at the field.
+type accountInvalid struct {
+	field    string
+	key      string // message key
+	args     []any
+	conflict bool
+}
+
+func (e *accountInvalid) Error() string { return e.field + ": " + e.key }
+
+func invalid(field, key string, args ...any) *accountInvalid {
+	return &accountInvalid{field: field, key: key, args: args}
+}
+
+// apiError is the JSON answer to e.
+func (a *App) accountAPIError(e *accountInvalid) *apiError {
+	text := a.messages.Localizer(ui.DefaultLocale).T(e.key, e.args...)
+	if e.conflict {
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: e.field, Description: text}
+	}
+	return &apiError{Status: http.StatusBadRequest, Code: "invalid_field", Field: e.field, Description: text}
+}
+
+// pageText is a message in the language of the page r will get. Form
+// structs carry it where a message needs arguments; the templates pass
+// text that is no key through unchanged.
+func (a *App) pageText(r *http.Request, key string, args ...any) string {
+	return a.messages.Localizer(a.pageLocale(r)).T(key, args...)
+}
+
+// accountThrottled: too many wrong current passwords for this user or
+// address.
+func (a *App) accountThrottled(w http.ResponseWriter, wait time.Duration) *apiError {
+	retryAfter(w, wait)
+	return errorf(http.StatusTooManyRequests, "too_many_requests", "too many wrong passwords; try again later")
+}
+
+// checkCurrentPassword checks the password the caller typed to confirm a
+// change. Failures count against the same per-user and per-address limits
+// as the login form's, so the account pages are no way around them.
+func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *accountCaller, password string) error {
+	if password == "" {
+		return invalid("currentPassword", "account.error.currentRequired")
+	}
+	userKey := loginAccountKey(c.realm, c.user, c.user.Username)
+	ipKey := "realm:" + c.realm.ID + ":ip:" + clientIP(r)
+	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+		return &throttledError{wait: wait}
+	}
+	hash := c.user.PasswordHash
+	if hash == "" {
+		hash = dummyArgon2Hash // as long as a wrong password takes
+	}
+	ok, err := a.verifyPassword(ctx, hash, password)
+	if err != nil && !errors.Is(err, errBadHash) {
+		return err
+	}
+	if !ok || c.user.PasswordHash == "" {
+		a.loginThrottle.fail(userKey)
+		a.loginThrottle.fail(ipKey)
+		return invalid("currentPassword", "account.error.currentWrong")
+	}
+	a.loginThrottle.reset(userKey)
+	return nil
+}
+
+// checkNewPassword applies the realm's password rules, those the admin
+// API's reset-password applies, to a new password and its confirmation.
+func checkNewPassword(realm *store.Realm, current, password, confirmation string) error {
+	if password == "" {
+		return invalid("newPassword", "account.error.newRequired")
+	}
+	if err := checkPassword(realm, password); err != nil {
+		if n := max(minPasswordLength, realm.PasswordMinLength); utf8.RuneCountInString(password) < n {
+			return invalid("newPassword", "account.error.passwordTooShort", n)
+		}
+		return invalid("newPassword", "account.error.passwordTooLong", maxPasswordLength)
+	}
+	if password == current {
+		return invalid("newPassword", "account.error.passwordUnchanged")
+	}
+	if password != confirmation {
+		return invalid("confirmation", "account.error.confirmMismatch")
+	}
+	return nil
+}
+
+// accountForm reads a browser's form post and checks its CSRF token,
+// which is bound to the browser's SSO session.
+func (a *App) accountForm(r *http.Request, c *accountCaller, form string) error {
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	return a.checkCSRF(r, form, c.session.ID)
+}
+
+// formValue is a posted field, nil when the form has no such field.
+func formValue(r *http.Request, name string) *string {
+	if !r.PostForm.Has(name) {
+		return nil
+	}
+	v := r.PostForm.Get(name)
+	return &v
+}
+
+// accountDate is a moment as the account pages show it.
+func accountDate(ms int64) ui.AccountDate {
+	t := time.UnixMilli(ms).UTC()
+	return ui.AccountDate{Text: t.Format("2006-01-02 15:04 UTC"), RFC3339: t.Format(time.RFC3339)}
+}
+
+// accountRedirect sends a browser to an account page after a form post,
+// with a notice of what was done, so that reloading does not post again.
+func accountRedirect(w http.ResponseWriter, r *http.Request, realm *store.Realm, path, done string) error {
+	to := accountPath(realm) + path
+	if done != "" {
+		to += "?done=" + done
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+	return nil
+}
+
+// accountNotices are the notices a page shows after a redirect, by the
+// done parameter: only these, so a link cannot make a page say anything
+// else.
+var accountNotices = map[string]string{
+	"profile":      "account.notice.profile",
+	"email":        "account.notice.email",
+	"email-unsent": "account.notice.emailUnsent",
+	"password":     "account.notice.password",
+	"scheduled":    "account.notice.deletionScheduled",
+	"cancelled":    "account.notice.deletionCancelled",
+}
+
+func accountNotice(r *http.Request) string { return accountNotices[r.URL.Query().Get("done")] }

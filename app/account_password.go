@@ -1,0 +1,118 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Changing the password from the account: the current password is
+// required, the new one follows the realm's rules, and every other
+// session of the user ends.
+
+func (a *App) accountPasswordRoutes(mount accountMount) {
+	mount(http.MethodPost, "/password", a.accountPassword)
+}
+
+// accountPasswordBody is what POST /account/password takes; the page's
+// form has the same field names.
+type accountPasswordBody struct {
+	CurrentPassword *string `json:"currentPassword"`
+	NewPassword     *string `json:"newPassword"`
+	Confirmation    *string `json:"confirmation"`
+}
+
+// accountPassword changes the caller's password: 204 for the API, back to
+// the account page for a browser.
+func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	var body accountPasswordBody
+	if c.api {
+		if err := decodeJSON(r, &body); err != nil {
+			return err
+		}
+	} else {
+		if err := a.accountForm(r, c, accountFormPassword); err != nil {
+			return err
+		}
+		body = accountPasswordBody{CurrentPassword: formValue(r, "currentPassword"),
+			NewPassword: formValue(r, "newPassword"), Confirmation: formValue(r, "confirmation")}
+	}
+	err := a.changeAccountPassword(r, c, body)
+	var inv *accountInvalid
+	var throttled *throttledError
+	switch {
+	case err == nil:
+	case errors.As(err, &throttled) && c.api:
+		return a.accountThrottled(w, throttled.wait)
+	case errors.As(err, &inv) && c.api:
+		return a.accountAPIError(inv)
+	case errors.As(err, &throttled):
+		retryAfter(w, throttled.wait)
+		v := accountView(c.user)
+		v.Password.Error = "account.error.throttled"
+		return a.renderAccount(w, r, c, http.StatusTooManyRequests, v)
+	case errors.As(err, &inv):
+		v := accountView(c.user)
+		text := a.pageText(r, inv.key, inv.args...)
+		switch inv.field {
+		case "currentPassword":
+			v.Password.CurrentError = text
+		case "newPassword":
+			v.Password.NewError = text
+		case "confirmation":
+			v.Password.ConfirmError = text
+		}
+		return a.renderAccount(w, r, c, http.StatusBadRequest, v)
+	default:
+		return err
+	}
+	if c.api {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return accountRedirect(w, r, c.realm, "/", "password")
+}
+
+// changeAccountPassword checks body and stores the new password. The user's
+// other sessions end, as a password change is how people shut out whoever
+// else may know the old one; the caller's own session stays.
+func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body accountPasswordBody) error {
+	ctx := r.Context()
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	current, password, confirmation := str(body.CurrentPassword), str(body.NewPassword), str(body.Confirmation)
+	if current == "" {
+		return invalid("currentPassword", "account.error.currentRequired")
+	}
+	if err := checkNewPassword(c.realm, current, password, confirmation); err != nil {
+		return err
+	}
+	if err := a.checkCurrentPassword(ctx, r, c, current); err != nil {
+		return err
+	}
+	hash, err := a.hashPassword(ctx, password)
+	if err != nil {
+		return err
+	}
+	now := a.now().UnixMilli()
+	var ended []*store.Session
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.SetUserPassword(ctx, c.realm.ID, c.user.ID, hash, now, false); err != nil {
+			return err
+		}
+		ended, err = tx.DeleteOtherUserSessions(ctx, c.realm.ID, c.user.ID, c.sessionID(), now)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	a.loggedOut(ctx, c.realm, ended, c.clientID, map[string]string{"reason": "password-changed"})
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: c.user.ID, ClientID: c.clientID,
+		SessionID: c.sessionID(), IPAddress: clientIP(r)})
+	return nil
+}
