@@ -22,6 +22,9 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"user's groups", "SELECT group_id FROM group_members WHERE user_id = $1", "group_members_user"},
 		{"admin events page", "SELECT id FROM admin_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "admin_events_realm_time"},
 		{"login events page", "SELECT id FROM login_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "login_events_realm_time"},
+		{"login failures of a user", "SELECT failures FROM login_failures WHERE realm_id = $1 AND user_id = $2", "sqlite_autoindex_login_failures_1"},
+		{"locked users page", "SELECT user_id FROM login_failures WHERE realm_id = $1 AND locked_until > $2 ORDER BY locked_until DESC, user_id DESC LIMIT 50", "login_failures_locked"},
+		{"password history", "SELECT password_hash FROM password_history WHERE realm_id = $1 AND user_id = $2 ORDER BY seq DESC LIMIT 5", "sqlite_autoindex_password_history_1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := make([]any, strings.Count(c.query, "$"))
