@@ -503,3 +503,38 @@ CREATE TABLE account_deletions (
     delete_at     BIGINT NOT NULL
 );
 CREATE INDEX account_deletions_due ON account_deletions (delete_at, user_id);
+
+-- version 8
+-- Password history and brute-force protection.
+
+-- The hashes a user's password had before, newest seq last, kept as far as
+-- the realm's passwordHistoryCount needs them (the current password is the
+-- one in users).
+CREATE TABLE password_history (
+    realm_id       TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id        TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    seq            INTEGER NOT NULL,  -- 1, 2, 3… per user
+    password_hash  TEXT NOT NULL,     -- PHC string
+    replaced_at    BIGINT NOT NULL,   -- when it stopped being the password
+    PRIMARY KEY (realm_id, user_id, seq)
+);
+
+-- Failed sign-ins per user, for the realm's brute-force policy. A row
+-- exists from the first failure until a successful sign-in or an unlock.
+CREATE TABLE login_failures (
+    realm_id            TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id             TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    failures            INTEGER NOT NULL,  -- since the last reset or lockout
+    last_failure_at     BIGINT NOT NULL,
+    last_ip             TEXT NOT NULL,
+    temporary_lockouts  INTEGER NOT NULL,  -- since the last reset
+    -- End of the lockout: 0 when never locked, 9223372036854775807 (the
+    -- largest BIGINT) when locked for good, so that one range over the
+    -- index below finds every locked user.
+    locked_until        BIGINT NOT NULL,
+    PRIMARY KEY (realm_id, user_id)
+);
+CREATE INDEX login_failures_locked ON login_failures (realm_id, locked_until, user_id);
+
+-- Passwords set before this version count their age from the user's creation.
+UPDATE users SET password_changed_at = created_at WHERE password_hash IS NOT NULL AND password_changed_at IS NULL;

@@ -77,19 +77,6 @@ func validateUser(u *store.User) error {
 	return checkText("lastName", u.LastName, 255)
 }
 
-// checkPassword applies the length rules: at least 8 characters and the
-// realm's minimum. The other policy rules come with password policies.
-func checkPassword(realm *store.Realm, password string) error {
-	minLen := max(minPasswordLength, realm.PasswordMinLength)
-	switch n := utf8.RuneCountInString(password); {
-	case n < minLen:
-		return fieldError("password", "must be at least %d characters", minLen)
-	case n > maxPasswordLength:
-		return fieldError("password", "must be at most %d characters", maxPasswordLength)
-	}
-	return nil
-}
-
 func userConflict(err error) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && (ce.Column == "username" || ce.Column == "email") {
@@ -123,10 +110,10 @@ func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.Password != nil {
-		if err := checkPassword(realm, *body.Password); err != nil {
-			return err
-		}
-		if u.PasswordHash, err = a.hashPassword(r.Context(), *body.Password); err != nil {
+		// u has no ID for the policy yet: a new user has no history.
+		policyUser := u
+		policyUser.ID = ""
+		if u.PasswordHash, err = a.newPasswordHash(r.Context(), realm, &policyUser, *body.Password); err != nil {
 			return err
 		}
 		u.PasswordChangedAt = u.CreatedAt
@@ -286,15 +273,12 @@ func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
 	if body.Password == nil {
 		return fieldError("password", "is required")
 	}
-	if err := checkPassword(realm, *body.Password); err != nil {
-		return err
-	}
-	hash, err := a.hashPassword(r.Context(), *body.Password)
+	hash, err := a.newPasswordHash(r.Context(), realm, u, *body.Password)
 	if err != nil {
 		return err
 	}
 	temporary := body.Temporary != nil && *body.Temporary
-	if err := a.store.SetUserPassword(r.Context(), realm.ID, u.ID, hash, a.now().UnixMilli(), temporary); err != nil {
+	if err := a.setPassword(r.Context(), a.store, realm, u.ID, hash, temporary); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

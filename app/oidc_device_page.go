@@ -155,6 +155,16 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
 	}
+	ctx := r.Context()
+	target, locked, err := a.bruteForceTarget(ctx, realm, f.Username)
+	if err != nil {
+		return err
+	}
+	if locked {
+		// A locked user's password is not checked: a wrong one is, so the
+		// attempt takes as long and is answered as a wrong password.
+		password = wrongCredential()
+	}
 	user, err := a.checkDeviceLogin(r, realm, f.Username, password)
 	if err != nil {
 		return err
@@ -163,11 +173,24 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		for _, key := range []string{ipKey, codeKey, userKey} {
 			a.loginThrottle.fail(key)
 		}
+		switch {
+		case locked:
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: target.ID, ClientID: d.PublicClientID,
+				IPAddress: clientIP(r), Error: "user_temporarily_disabled",
+				Details: map[string]string{"username": f.Username, "grant_type": grantDeviceCode}})
+		case target != nil:
+			if err := a.bruteForceFailed(ctx, realm, target, clientIP(r)); err != nil {
+				return err
+			}
+		}
 		return again(http.StatusBadRequest, deviceMsgBadLogin)
 	}
 	// Said only to whoever knows the password.
 	if !user.Enabled {
 		return again(http.StatusForbidden, deviceMsgDisabled)
+	}
+	if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
+		return err
 	}
 	a.loginThrottle.reset(userKey)
 	a.loginThrottle.reset(codeKey)

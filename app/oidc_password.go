@@ -62,14 +62,15 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if err != nil {
 		return nil, err
 	}
-	user, err := a.checkCredentials(ctx, realm, username, password, clientIP(r))
-	if reason := loginErrorReason(err); reason != "" {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
-			Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
+	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, clientIP(r))
+	if reason := loginFailureReason(err); reason != "" {
+		lockedID, _ := lockedOut(err)
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: client.ClientID,
+			IPAddress: clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
 	}
 	var throttled *throttledError
 	switch {
-	case errors.Is(err, errBadCredentials):
+	case errors.Is(err, errBadCredentials): // a lockout too: it answers as a wrong password
 		return nil, oidc.ErrInvalidGrant().WithDescription("invalid user credentials")
 	case errors.Is(err, errUserDisabled):
 		return nil, oidc.ErrInvalidGrant().WithDescription("account disabled")

@@ -13,7 +13,7 @@ import (
 const (
 	exportTestSMTPPassword = "smtp-s3cret-pw"
 	exportTestProviderKey  = "SG.provider-secret-key"
-	exportTestUserPassword = "correct-horse-battery"
+	exportTestUserPassword = "Correct-horse-battery-9" // meets the realm's policy below
 )
 
 // exportTestRealmBody is a realm with every field away from its default.

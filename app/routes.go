@@ -109,6 +109,7 @@ func (a *App) routes() *mux.Router {
 	a.eventRoutes(admin)
 	a.keyRoutes(admin)
 	a.sessionRoutes(admin)
+	a.bruteForceRoutes(admin)
 	a.emailRoutes(admin)
 	a.registrationRoutes(r, admin)
 	a.accountRoutes(r)

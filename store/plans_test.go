@@ -26,6 +26,9 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"due account deletions", `SELECT d.user_id, d.realm_id, d.requested_at, d.delete_at, r.name
 			FROM account_deletions d JOIN realms r ON r.id = d.realm_id
 			WHERE d.delete_at <= $1 ORDER BY d.delete_at, d.user_id LIMIT $2`, "account_deletions_due"},
+		{"login failures of a user", "SELECT failures FROM login_failures WHERE realm_id = $1 AND user_id = $2", "sqlite_autoindex_login_failures_1"},
+		{"locked users page", "SELECT user_id FROM login_failures WHERE realm_id = $1 AND locked_until > $2 ORDER BY locked_until DESC, user_id DESC LIMIT 50", "login_failures_locked"},
+		{"password history", "SELECT password_hash FROM password_history WHERE realm_id = $1 AND user_id = $2 ORDER BY seq DESC LIMIT 5", "sqlite_autoindex_password_history_1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := make([]any, strings.Count(c.query, "$"))

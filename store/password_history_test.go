@@ -1,0 +1,123 @@
+package store
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func passwordHistorySuite() []suiteTest {
+	return []suiteTest{
+		{"PasswordHistoryKeeps", suitePasswordHistoryKeeps},
+		{"PasswordHistoryCascade", suitePasswordHistoryCascade},
+	}
+}
+
+func historyTestChange(t *testing.T, s *Store, user, hash string, at int64, keep int) {
+	t.Helper()
+	if err := s.ChangeUserPassword(suiteCtx, sessionsTestRealm, user, hash, at, false, keep); err != nil {
+		t.Fatalf("change password of %s to %s: %v", user, hash, err)
+	}
+}
+
+func historyTestList(t *testing.T, s *Store, user string, limit int) []string {
+	t.Helper()
+	h, err := s.PasswordHistory(suiteCtx, sessionsTestRealm, user, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func suitePasswordHistoryKeeps(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	// alice has no password yet: her first one replaces nothing.
+	historyTestChange(t, s, "alice", "h1", 10, 2)
+	suiteMustEqual(t, "history after the first password", historyTestList(t, s, "alice", 10), []string(nil))
+	for i, h := range []string{"h2", "h3", "h4"} {
+		historyTestChange(t, s, "alice", h, int64(20+i), 2)
+	}
+	// The two newest previous ones, newest first; the current one is in users.
+	suiteMustEqual(t, "history", historyTestList(t, s, "alice", 10), []string{"h3", "h2"})
+	suiteMustEqual(t, "history limited", historyTestList(t, s, "alice", 1), []string{"h3"})
+	u, err := s.GetUser(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil || u.PasswordHash != "h4" || u.PasswordChangedAt != 22 || u.RequirePasswordReset {
+		t.Fatalf("user %+v %v", u, err)
+	}
+	if err := s.ChangeUserPassword(suiteCtx, sessionsTestRealm, "alice", "h5", 30, true, 3); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := s.GetUser(suiteCtx, sessionsTestRealm, "alice"); u.PasswordHash != "h5" || !u.RequirePasswordReset {
+		t.Fatalf("temporary password: %+v", u)
+	}
+	suiteMustEqual(t, "history with a larger keep", historyTestList(t, s, "alice", 10), []string{"h4", "h3", "h2"})
+	// A realm that stops remembering forgets at the next change.
+	historyTestChange(t, s, "alice", "h6", 40, 0)
+	suiteMustEqual(t, "history with keep 0", historyTestList(t, s, "alice", 10), []string(nil))
+	// Users keep their own histories.
+	historyTestChange(t, s, "bob", "b1", 10, 5)
+	historyTestChange(t, s, "bob", "b2", 11, 5)
+	suiteMustEqual(t, "bob's history", historyTestList(t, s, "bob", 10), []string{"b1"})
+	// An unknown user: not found, and nothing kept.
+	if err := s.ChangeUserPassword(suiteCtx, sessionsTestRealm, "nobody", "x", 50, false, 5); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown user: %v, want ErrNotFound", err)
+	}
+	if err := s.ChangeUserPassword(suiteCtx, sessionsTestOther, "bob", "x", 50, false, 5); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("user of another realm: %v, want ErrNotFound", err)
+	}
+	suiteMustEqual(t, "bob's history after a change in another realm", historyTestList(t, s, "bob", 10), []string{"b1"})
+}
+
+func suitePasswordHistoryCascade(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	for _, user := range []string{"alice", "bob"} {
+		historyTestChange(t, s, user, user+"1", 10, 5)
+		historyTestChange(t, s, user, user+"2", 11, 5)
+	}
+	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM password_history WHERE user_id = 'alice'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("alice's history after her deletion: %d rows, %v", n, err)
+	}
+	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM password_history").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("history after the realm's deletion: %d rows, %v", n, err)
+	}
+}
+
+// Version 8 dates the passwords set before it from their users' creation,
+// so that a maximum password age applies to them too.
+func TestPasswordChangedAtMigration(t *testing.T) {
+	schema := storeTestSchema(t)
+	i := strings.Index(schema, "-- version 8\n")
+	if i < 0 {
+		t.Fatal("schema.sql has no version 8")
+	}
+	path := filepath.Join(t.TempDir(), "idenplane.db")
+	before, err := Open(suiteCtx, Config{Path: path, Schema: schema[:i], MasterKey: storeTestKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustCreateRealm(t, before, suiteRealm(sessionsTestRealm, "acme", 1000))
+	withPassword := suiteUser("alice", sessionsTestRealm, "alice", "")
+	withPassword.PasswordHash = "$argon2id$old"
+	suiteMustCreateUser(t, before, withPassword) // PasswordChangedAt 0: stored as NULL
+	dated := suiteUser("bob", sessionsTestRealm, "bob", "")
+	dated.PasswordHash, dated.PasswordChangedAt = "$argon2id$old", 1_800_000_000_000
+	suiteMustCreateUser(t, before, dated)
+	suiteMustCreateUser(t, before, suiteUser("carol", sessionsTestRealm, "carol", ""))
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	for id, want := range map[string]int64{"alice": withPassword.CreatedAt, "bob": 1_800_000_000_000, "carol": 0} {
+		u, err := s.GetUser(suiteCtx, sessionsTestRealm, id)
+		if err != nil || u.PasswordChangedAt != want {
+			t.Errorf("%s: %+v %v, want password_changed_at %d", id, u, err, want)
+		}
+	}
+}
