@@ -140,7 +140,7 @@ func (a *App) accountRoutes(r *mux.Router) {
 	mount := func(method, path string, h accountHandler) {
 		r.Handle("/realms/{realm}/account"+path, a.account(h)).Methods(method)
 	}
-	for _, area := range []func(accountMount){} {
+	for _, area := range []func(accountMount){a.accountTOTPRoutes} {
 		area(mount)
 	}
 }

@@ -122,33 +122,8 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 	if realm.RequireEmailVerification && !user.EmailVerified {
 		return a.refuseUnverified(w, r, realm, client, ar, user, username)
 	}
-	signIn, err := a.planSSOLogin(r, realm, user)
-	if err != nil {
+	if pending, err := a.startSecondFactor(w, r, realm, ar, user); pending || err != nil {
 		return err
 	}
-	sso := signIn.sess
-	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := signIn.write(ctx, tx); err != nil {
-			return err
-		}
-		return tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, user.ID, sso.ID, sso.AuthTime, sso.AMR, sso.LastAccessAt)
-	})
-	if errors.Is(err, store.ErrNotFound) { // the request or the session ended meanwhile
-		return errStaleAuthRequest
-	} else if err != nil {
-		return err
-	}
-	a.setSSOCookie(w, realm, signIn)
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID,
-		SessionID: sso.ID, IPAddress: clientIP(r)})
-	ar.UserID, ar.SessionID, ar.AuthTime, ar.AMR = user.ID, sso.ID, sso.AuthTime, sso.AMR
-	consent, err := a.needsConsent(ctx, client, user.ID, ar)
-	if err != nil {
-		return err
-	}
-	if consent {
-		http.Redirect(w, r, consentURL(a.issuer(realm), ar.ID), http.StatusSeeOther)
-		return nil
-	}
-	return a.issueCode(w, r, realm, ar, nil)
+	return a.finishSignIn(w, r, realm, client, ar, user, []string{amrPassword}, nil)
 }

@@ -82,7 +82,7 @@ func runStoreSuite(t *testing.T, newStore func(t *testing.T) *Store) {
 		{"AdminTokenRevocation", suiteAdminTokenRevocation},
 	}
 	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite(), sessionSuite(), keySuite(),
-		deviceSuite(), authRequestSuite(), logoutSuite(), outboxSuite(), actionTokenSuite(), recoverySuite(), registrationSuite())
+		deviceSuite(), authRequestSuite(), logoutSuite(), outboxSuite(), actionTokenSuite(), recoverySuite(), registrationSuite(), credentialsSuite())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newStore(t))
