@@ -538,3 +538,54 @@ CREATE INDEX login_failures_locked ON login_failures (realm_id, locked_until, us
 
 -- Passwords set before this version count their age from the user's creation.
 UPDATE users SET password_changed_at = created_at WHERE password_hash IS NOT NULL AND password_changed_at IS NULL;
+
+-- version 9
+-- Second factors: credentials beside the password (TOTP now, WebAuthn
+-- later), single-use recovery codes, and the second step of a sign-in
+-- whose password was right.
+
+-- A credential waits unconfirmed until its first code proves the
+-- authenticator holds the secret; only confirmed ones sign in.
+CREATE TABLE user_credentials (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    type            TEXT NOT NULL,    -- totp
+    label           TEXT NOT NULL,
+    secret          BLOB NOT NULL,    -- AES-GCM ciphertext bound to the row
+    confirmed       BOOLEAN NOT NULL,
+    -- The last TOTP time step accepted: a code of that step or an earlier
+    -- one is refused, so each code works once.
+    last_used_step  BIGINT NOT NULL,
+    created_at      BIGINT NOT NULL   -- when it was confirmed, or begun while unconfirmed
+);
+CREATE INDEX user_credentials_user ON user_credentials (user_id, type);
+-- One TOTP authenticator per user, and one enrolment in progress.
+CREATE UNIQUE INDEX user_credentials_one_totp ON user_credentials (user_id, confirmed) WHERE type = 'totp';
+
+-- Recovery codes stand in for a second factor once each; only their
+-- SHA-256 is kept.
+CREATE TABLE recovery_codes (
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    code_hash   BLOB NOT NULL,
+    created_at  BIGINT NOT NULL,
+    used_at     BIGINT,
+    PRIMARY KEY (user_id, code_hash)
+);
+
+-- An authorization request whose user gave the right password but still
+-- owes a second factor: no code is issued while this row exists. It is
+-- bound to the browser that gave the password.
+CREATE TABLE auth_request_steps (
+    auth_request_id  TEXT PRIMARY KEY REFERENCES auth_requests (id) ON DELETE CASCADE,
+    user_id          TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    pending          TEXT NOT NULL,   -- totp, totp-setup or recovery-codes
+    browser_hash     BLOB NOT NULL,   -- SHA-256 of the browser's CSRF cookie
+    password_at      BIGINT NOT NULL,
+    remember_me      BOOLEAN NOT NULL DEFAULT FALSE  -- as chosen on the login form
+);
+
+-- A password change required after a second factor: the sign-in it ends
+-- was authenticated by both.
+ALTER TABLE pending_logins ADD COLUMN second_factor BOOLEAN NOT NULL DEFAULT FALSE;

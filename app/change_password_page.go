@@ -35,14 +35,14 @@ func browserHash(r *http.Request) []byte {
 
 // startPendingLogin holds a request whose user passed the password check
 // until the step action is done, and sends the browser to its page.
-func (a *App) startPendingLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, action string, remember bool) error {
+func (a *App) startPendingLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, action string, remember, secondFactor bool) error {
 	browser := browserHash(r)
 	if browser == nil {
 		return errCSRF // the login form's check passed, so this cannot happen
 	}
 	now := a.now().UnixMilli()
 	err := a.store.SavePendingLogin(r.Context(), &store.PendingLogin{AuthRequestID: ar.ID, RealmID: realm.ID,
-		UserID: user.ID, Action: action, BrowserHash: browser, RememberMe: remember, CreatedAt: now}, now)
+		UserID: user.ID, Action: action, BrowserHash: browser, RememberMe: remember, SecondFactor: secondFactor, CreatedAt: now}, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return errStaleAuthRequest
 	} else if err != nil {
@@ -177,6 +177,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	sso, err := a.signInBrowser(w, r, realm, step.client, step.ar, user, browserSignIn{
 		remember: step.login.RememberMe,
 		fresh:    true,
+		amr:      loginAMR(step.login.SecondFactor),
 		also: func(ctx context.Context, tx *store.Store) error {
 			// Gone once used: a second post of the form finds no step.
 			if err := tx.DeletePendingLogin(ctx, realm.ID, step.ar.ID, user.ID); err != nil {
@@ -199,4 +200,13 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	}
 	a.backchannelLogout(ctx, realm, ended)
 	return a.continueAuthRequest(w, r, realm, step.client, step.ar, user, sso)
+}
+
+// loginAMR is how a browser sign-in authenticated: by password, and by a
+// one-time code when it passed the second-factor step.
+func loginAMR(secondFactor bool) []string {
+	if secondFactor {
+		return []string{amrPassword, amrOTP}
+	}
+	return []string{amrPassword}
 }

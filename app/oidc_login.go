@@ -176,8 +176,13 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 	if realm.RequireEmailVerification && !user.EmailVerified {
 		return a.refuseUnverified(w, r, realm, client, ar, user, username)
 	}
+	// The second factor comes before any step the account owes, as in
+	// Keycloak: a password alone changes nothing.
+	if pending, err := a.startSecondFactor(w, r, realm, ar, user, form.RememberMe); pending || err != nil {
+		return err
+	}
 	if passwordChangeRequired(realm, user, a.now()) {
-		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, form.RememberMe)
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, form.RememberMe, false)
 	}
 	sess, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: form.RememberMe})
 	if err != nil {
@@ -197,6 +202,8 @@ type browserSignIn struct {
 	also func(ctx context.Context, tx *store.Store) error
 	// events are recorded, after the sign-in commits, before its LOGIN.
 	events []store.LoginEvent
+	// amr says how the user authenticated; a password alone when empty.
+	amr []string
 }
 
 // signInBrowser signs user in for ar: an SSO session (the browser's own
@@ -213,6 +220,9 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 		}
 	}
 	sso := signIn.sess
+	if len(in.amr) > 0 {
+		sso.AMR = in.amr
+	}
 	err := a.store.Tx(ctx, func(tx *store.Store) error {
 		if in.also != nil {
 			if err := in.also(ctx, tx); err != nil {

@@ -84,6 +84,9 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 			IPAddress: clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": grantPassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
 	}
+	if err := a.passwordGrantSecondFactor(ctx, realm, client, user, clientIP(r)); err != nil {
+		return nil, err
+	}
 	// The grant signs the user in without a browser: an SSO session no
 	// cookie points to, which sessions list and logout ends like any other.
 	now := a.now().UnixMilli()

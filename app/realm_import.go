@@ -140,11 +140,8 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, overwrite bo
 			if err := p.keepSecrets(ctx, tx, existing); err != nil {
 				return err
 			}
-			if err := tx.DeleteRealm(ctx, existing.Name); err != nil {
-				return err
-			}
 		}
-		return p.write(ctx, tx)
+		return p.replace(ctx, tx, existing)
 	})
 	if err != nil {
 		return nil, err

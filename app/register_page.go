@@ -134,6 +134,11 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	} else if err != nil {
 		return err
 	}
+	// A realm that requires a second factor has the new user enrol one
+	// before the sign-in completes.
+	if pending, err := a.startSecondFactor(w, r, realm, ar, done.user, false); pending || err != nil {
+		return err
+	}
 	sso, err := a.signInBrowser(w, r, realm, client, ar, done.user, browserSignIn{})
 	if err != nil {
 		return err

@@ -101,6 +101,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPatch, "/admin/realms/{realm}/users/{userId}", a.patchUser)
 	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}", a.deleteUser)
 	admin(http.MethodPut, "/admin/realms/{realm}/users/{userId}/reset-password", a.resetPassword)
+	a.mfaRoutes(r, admin)
 
 	a.clientRoutes(admin)
 	a.roleRoutes(admin)

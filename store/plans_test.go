@@ -22,6 +22,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"realm role by name", "SELECT id FROM roles WHERE realm_id = $1 AND client_id IS NULL AND name = $2", "roles_realm_name"},
 		{"user's groups", "SELECT group_id FROM group_members WHERE user_id = $1", "group_members_user"},
 		{"admin events page", "SELECT id FROM admin_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "admin_events_realm_time"},
+		{"user's second factors", "SELECT id FROM user_credentials WHERE realm_id = $1 AND user_id = $2 AND confirmed", "user_credentials_user"},
 		{"login events page", "SELECT id FROM login_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "login_events_realm_time"},
 		{"due account deletions", `SELECT d.user_id, d.realm_id, d.requested_at, d.delete_at, r.name
 			FROM account_deletions d JOIN realms r ON r.id = d.realm_id

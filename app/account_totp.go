@@ -1,0 +1,251 @@
+package app
+
+import (
+	"encoding/base64"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// TOTP in account self-service: GET /totp-setup begins (or resumes) an
+// enrolment, POST /totp-setup confirms it with a first code and answers
+// with the recovery codes, once; POST /totp-disable removes the
+// authenticator, proven by a current code or the password. A Bearer
+// caller sends and gets JSON; a browser gets pages whose forms carry a
+// CSRF token bound to its SSO session.
+
+const (
+	accountTOTPSetupForm   = "account-totp-setup"
+	accountTOTPDisableForm = "account-totp-disable"
+)
+
+func (a *App) accountTOTPRoutes(mount accountMount) {
+	mount(http.MethodGet, "/totp-setup", a.accountTOTPSetup)
+	mount(http.MethodPost, "/totp-setup", a.accountTOTPConfirm)
+	mount(http.MethodPost, "/totp-disable", a.accountTOTPDisable)
+}
+
+// totpSetupRep is an enrolment in progress, for an application to show.
+type totpSetupRep struct {
+	Status     string `json:"status"` // pending: waiting for its first code
+	Secret     string `json:"secret"` // base32
+	OTPAuthURI string `json:"otpauthUri"`
+	QRPNG      string `json:"qrPng"` // base64 PNG of the otpauth URI
+	Algorithm  string `json:"algorithm"`
+	Digits     int    `json:"digits"`
+	Period     int    `json:"period"`
+	ExpiresAt  int64  `json:"expiresAt"` // Unix milliseconds: confirm before then
+}
+
+var errAPITOTPEnrolled = errorf(http.StatusConflict, "conflict",
+	"TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
+
+func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	e, err := a.beginTOTP(r.Context(), c.realm, c.user)
+	switch {
+	case errors.Is(err, errTOTPEnrolled) && c.api:
+		return errAPITOTPEnrolled
+	case errors.Is(err, errTOTPEnrolled):
+		return a.renderAccountTOTPEnabled(w, r, c, http.StatusOK, ui.AccountTOTPForm{})
+	case err != nil:
+		return err
+	}
+	if c.api {
+		w.Header().Set("Cache-Control", "no-store") // it holds the secret
+		writeJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
+			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: totpDigits.Length(),
+			Period: totpPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
+		return nil
+	}
+	return a.renderAccountTOTPSetup(w, r, c, e, http.StatusOK, "")
+}
+
+// accountTOTPInput is what the TOTP forms post.
+type accountTOTPInput struct {
+	Code     string `json:"code"`
+	Password string `json:"password"`
+}
+
+// readAccountTOTPInput reads a JSON body from a Bearer caller, or a form
+// with its CSRF token from a browser.
+func (a *App) readAccountTOTPInput(r *http.Request, c *accountCaller, form string) (*accountTOTPInput, error) {
+	var in accountTOTPInput
+	if c.api {
+		return &in, decodeJSON(r, &in)
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, badPage("The form could not be read.")
+	}
+	if err := a.checkCSRF(r, form, c.session.ID); err != nil {
+		return nil, err
+	}
+	in.Code, in.Password = r.PostForm.Get("code"), r.PostForm.Get("password")
+	return &in, nil
+}
+
+func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	ctx := r.Context()
+	in, err := a.readAccountTOTPInput(r, c, accountTOTPSetupForm)
+	if err != nil {
+		return err
+	}
+	if c.api && in.Password != "" {
+		return fieldError("password", "is not part of an enrolment: send the code")
+	}
+	if c.api && strings.TrimSpace(in.Code) == "" {
+		return fieldError("code", "is required: the current code of the authenticator")
+	}
+	codes, err := a.confirmTOTP(ctx, c.realm, c.user, in.Code, nil)
+	switch {
+	case errors.Is(err, errTOTPEnrolled) && c.api:
+		return errAPITOTPEnrolled
+	case errors.Is(err, errTOTPEnrolled):
+		return a.renderAccountTOTPEnabled(w, r, c, http.StatusConflict, ui.AccountTOTPForm{})
+	case errors.Is(err, errNoEnrolment) && c.api:
+		return errorf(http.StatusBadRequest, "invalid_request", "no TOTP enrolment in progress, or it expired: GET totp-setup first")
+	case errors.Is(err, errInvalidTOTP) && c.api:
+		return fieldError("code", "is not a current code of the authenticator")
+	case errors.Is(err, errNoEnrolment), errors.Is(err, errInvalidTOTP):
+		msg := "totp.error.code"
+		if errors.Is(err, errNoEnrolment) {
+			msg = "totp.error.expired"
+		}
+		e, err := a.beginTOTP(ctx, c.realm, c.user)
+		if err != nil {
+			return err
+		}
+		return a.renderAccountTOTPSetup(w, r, c, e, http.StatusBadRequest, msg)
+	case err != nil:
+		return err
+	}
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
+		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username}})
+	if c.api {
+		w.Header().Set("Cache-Control", "no-store")
+		writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recoveryCodes": codes})
+		return nil
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.AccountRecoveryCodes(a.page("account.totp.done.title"), codes))
+}
+
+// accountTOTPDisable removes the user's authenticator. The proof is a
+// current code (which it uses up) or the password, both throttled as
+// sign-ins are: a stolen access token alone does not turn TOTP off.
+func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	ctx := r.Context()
+	in, err := a.readAccountTOTPInput(r, c, accountTOTPDisableForm)
+	if err != nil {
+		return err
+	}
+	cred, err := a.userTOTP(ctx, c.realm, c.user.ID)
+	if err != nil {
+		return err
+	}
+	if cred == nil {
+		if c.api {
+			return notFound("TOTP credential")
+		}
+		return a.renderAccountTOTPRemoved(w, r, c)
+	}
+	var f ui.AccountTOTPForm
+	switch {
+	case strings.TrimSpace(in.Code) != "":
+		err = a.disableProofCode(r, c, in.Code)
+		f.CodeError = "totp.error.code"
+	case in.Password != "":
+		_, err = a.checkCredentials(ctx, c.realm, c.user.Username, in.Password, clientIP(r))
+		if errors.Is(err, errBadCredentials) || errors.Is(err, errUserDisabled) {
+			err = errBadCredentials
+		}
+		f.PasswordError = "account.totp.error.password"
+	default:
+		if c.api {
+			return fieldError("code", "or password is required: a current code of the authenticator, or the password")
+		}
+		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, ui.AccountTOTPForm{Alert: "account.totp.error.proof"})
+	}
+	var throttled *throttledError
+	switch {
+	case errors.As(err, &throttled):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(throttled.wait.Seconds()))))
+		if c.api {
+			return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed attempts; try again later")
+		}
+		return a.renderAccountTOTPEnabled(w, r, c, http.StatusTooManyRequests, ui.AccountTOTPForm{Alert: "account.totp.error.throttled"})
+	case errors.Is(err, errInvalidTOTP) && c.api:
+		return fieldError("code", "is wrong or was already used")
+	case errors.Is(err, errBadCredentials) && c.api:
+		return fieldError("password", "is wrong")
+	case errors.Is(err, errInvalidTOTP), errors.Is(err, errBadCredentials):
+		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, f)
+	case err != nil:
+		return err
+	}
+	if _, err := a.store.DeleteCredentials(ctx, c.realm.ID, c.user.ID, store.CredentialTOTP); err != nil {
+		return err
+	}
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
+		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username}})
+	if c.api {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return a.renderAccountTOTPRemoved(w, r, c)
+}
+
+// disableProofCode checks a TOTP code given to turn TOTP off, throttled
+// with the sign-in step's keys.
+func (a *App) disableProofCode(r *http.Request, c *accountCaller, code string) error {
+	userKey, ipKey := totpThrottleKeys(c.realm, c.user.ID, clientIP(r))
+	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+		return &throttledError{wait: wait}
+	}
+	err := a.verifyTOTP(r.Context(), c.realm, c.user.ID, code)
+	if errors.Is(err, errInvalidTOTP) {
+		a.loginThrottle.fail(userKey)
+		a.loginThrottle.fail(ipKey)
+	} else if err == nil {
+		a.loginThrottle.reset(userKey)
+	}
+	return err
+}
+
+func accountSessionID(c *accountCaller) string {
+	if c.session == nil {
+		return ""
+	}
+	return c.session.ID
+}
+
+func (a *App) accountTOTPPath(c *accountCaller, rel string) string {
+	return a.cfg.BaseURL + accountPath(c.realm) + rel
+}
+
+func (a *App) renderAccountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller, e *totpEnrolment, status int, errKey string) error {
+	token, err := a.csrfToken(w, r, c.realm, accountTOTPSetupForm, c.session.ID)
+	if err != nil {
+		return err
+	}
+	return a.renderPage(w, r, status, ui.AccountTOTPSetup(a.page("account.totp.setup.title"), ui.AccountTOTPSetupForm{
+		Action: a.accountTOTPPath(c, "/totp-setup"), CSRFToken: token,
+		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey}))
+}
+
+func (a *App) renderAccountTOTPEnabled(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, f ui.AccountTOTPForm) error {
+	token, err := a.csrfToken(w, r, c.realm, accountTOTPDisableForm, c.session.ID)
+	if err != nil {
+		return err
+	}
+	f.Action, f.CSRFToken = a.accountTOTPPath(c, "/totp-disable"), token
+	return a.renderPage(w, r, status, ui.AccountTOTPEnabled(a.page("account.totp.enabled.title"), f))
+}
+
+func (a *App) renderAccountTOTPRemoved(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	return a.renderPage(w, r, http.StatusOK, ui.AccountTOTPRemoved(a.page("account.totp.removed.title"),
+		a.accountTOTPPath(c, "/totp-setup")))
+}

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// The admin API of a user's second factors. Removal is recorded by the
+// admin events middleware (resource USER, operation DELETE) and, when a
+// TOTP credential went, as a REMOVE_TOTP event of the user.
+
+func (a *App) mfaAdminRoutes(admin routeAdder) {
+	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/mfa/status", a.mfaStatus)
+	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/mfa", a.resetMFA)
+	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/mfa/totp", a.removeTOTP)
+}
+
+// mfaStatusRep is a user's second factors. Recovery codes belong to the
+// user, not to one factor: they go only with the last factor.
+type mfaStatusRep struct {
+	Enabled                bool           `json:"enabled"`
+	Required               bool           `json:"required"` // the realm's mfaRequired
+	Factors                []string       `json:"factors"`
+	TOTP                   *totpStatusRep `json:"totp,omitempty"`
+	RecoveryCodesRemaining int            `json:"recoveryCodesRemaining"`
+}
+
+type totpStatusRep struct {
+	UserLabel   string `json:"userLabel"`
+	CreatedDate int64  `json:"createdDate"`
+}
+
+func (a *App) mfaStatus(w http.ResponseWriter, r *http.Request) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	creds, err := a.store.Credentials(r.Context(), realm.ID, u.ID)
+	if err != nil {
+		return err
+	}
+	rep := mfaStatusRep{Required: realm.MFARequired, Factors: []string{}}
+	for _, c := range creds {
+		rep.Factors = append(rep.Factors, c.Type)
+		if c.Type == store.CredentialTOTP {
+			rep.TOTP = &totpStatusRep{UserLabel: c.Label, CreatedDate: c.CreatedAt}
+		}
+	}
+	rep.Enabled = len(rep.Factors) > 0
+	if rep.RecoveryCodesRemaining, err = a.store.RecoveryCodesLeft(r.Context(), realm.ID, u.ID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// resetMFA removes every second factor of the user, whatever its type,
+// and the recovery codes with them.
+func (a *App) resetMFA(w http.ResponseWriter, r *http.Request) error {
+	return a.deleteFactors(w, r)
+}
+
+// removeTOTP removes the user's TOTP credential only.
+func (a *App) removeTOTP(w http.ResponseWriter, r *http.Request) error {
+	return a.deleteFactors(w, r, store.CredentialTOTP)
+}
+
+func (a *App) deleteFactors(w http.ResponseWriter, r *http.Request, types ...string) error {
+	realm, u, err := a.user(r)
+	if err != nil {
+		return err
+	}
+	totpBefore, err := a.userTOTP(r.Context(), realm, u.ID)
+	if err != nil {
+		return err
+	}
+	if _, err := a.store.DeleteCredentials(r.Context(), realm.ID, u.ID, types...); err != nil {
+		return err
+	}
+	if totpBefore != nil {
+		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: u.ID, IPAddress: clientIP(r),
+			Details: map[string]string{"username": u.Username, "by": "admin"}})
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,287 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The second step of a browser sign-in, GET and POST /realms/{realm}/totp.
+// After the right password of a user who owes a second factor, login
+// records a step for the authorization request instead of authenticating
+// it (auth_request_steps); this page takes what the step owes and only
+// then signs the user in, exactly as login would, with amr pwd and otp.
+// The step is bound to the browser that gave the password, through its
+// CSRF cookie, so the authorization request's ID alone is no way in.
+
+const (
+	pathTOTP = "/totp"
+	totpForm = "totp" // names the form in its CSRF token
+)
+
+// mfaRoutes mounts the sign-in step and the admin API of second factors.
+func (a *App) mfaRoutes(r *mux.Router, admin routeAdder) {
+	r.Handle("/realms/{realm}"+pathTOTP, a.realmPage(a.totpPage)).Methods(http.MethodGet)
+	r.Handle("/realms/{realm}"+pathTOTP, a.realmPage(a.totpSubmit)).Methods(http.MethodPost)
+	a.mfaAdminRoutes(admin)
+}
+
+// startSecondFactor takes over a login whose password was right when the
+// user owes a second factor: it records the step and sends the browser
+// to this page. It says whether it did.
+func (a *App) startSecondFactor(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, remember bool) (bool, error) {
+	ctx := r.Context()
+	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
+	if err != nil || pending == "" {
+		return false, err
+	}
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || c.Value == "" { // login checked its CSRF token, so the cookie is there
+		return false, errCSRF
+	}
+	now := a.now().UnixMilli()
+	err = a.store.CreateAuthRequestStep(ctx, realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
+		Pending: pending, BrowserHash: store.HashToken(c.Value), PasswordAt: now, RememberMe: remember}, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, errStaleAuthRequest
+	} else if err != nil {
+		return false, err
+	}
+	http.Redirect(w, r, totpURL(a.issuer(realm), ar.ID, false), http.StatusSeeOther)
+	return true, nil
+}
+
+func totpURL(issuer, authRequestID string, recovery bool) string {
+	q := url.Values{"authRequestID": {authRequestID}}
+	if recovery {
+		q.Set("use", "recovery")
+	}
+	return issuer + pathTOTP + "?" + q.Encode()
+}
+
+// totpState is a sign-in at its second step.
+type totpState struct {
+	ar     *store.AuthRequest
+	client *store.Client
+	step   *store.AuthRequestStep
+	user   *store.User
+}
+
+// totpStep loads the step a TOTP page answers: of a pending request of
+// the realm, started in this browser, for a user still able to sign in.
+func (a *App) totpStep(r *http.Request, realm *store.Realm, id string) (*totpState, error) {
+	ctx := r.Context()
+	ar, client, err := a.pageAuthRequest(ctx, realm, id, false)
+	if err != nil {
+		return nil, err
+	}
+	step, err := a.store.GetAuthRequestStep(ctx, realm.ID, ar.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errStaleAuthRequest
+	} else if err != nil {
+		return nil, err
+	}
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || subtle.ConstantTimeCompare(store.HashToken(c.Value), step.BrowserHash) != 1 {
+		return nil, errOtherBrowser
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, step.UserID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !user.Enabled {
+		return nil, errStaleAuthRequest
+	} else if err != nil {
+		return nil, err
+	}
+	return &totpState{ar: ar, client: client, step: step, user: user}, nil
+}
+
+// totpPage shows what the step owes: a code, an enrolment, or the way on
+// after the recovery codes were shown.
+func (a *App) totpPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	st, err := a.totpStep(r, realm, r.URL.Query().Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	switch st.step.Pending {
+	case store.StepTOTP:
+		return a.renderTOTPLogin(w, r, realm, st, http.StatusOK, ui.TOTPLoginForm{Recovery: r.URL.Query().Get("use") == "recovery"})
+	case store.StepTOTPSetup:
+		return a.renderTOTPSetup(w, r, realm, st, http.StatusOK, "")
+	default:
+		return a.renderRecoveryCodes(w, r, realm, st, nil)
+	}
+}
+
+// totpSubmit takes the step's form.
+func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if err := r.ParseForm(); err != nil {
+		return badPage("The form could not be read.")
+	}
+	st, err := a.totpStep(r, realm, r.PostForm.Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	if err := a.checkCSRF(r, totpForm, st.ar.ID); err != nil {
+		return err
+	}
+	switch st.step.Pending {
+	case store.StepTOTP:
+		return a.totpVerify(w, r, realm, st)
+	case store.StepTOTPSetup:
+		return a.totpEnrol(w, r, realm, st)
+	default:
+		return a.finishTOTPSignIn(w, r, realm, st)
+	}
+}
+
+// totpVerify checks a TOTP code, or a recovery code, throttled per user
+// and per address as passwords are.
+func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
+	ctx := r.Context()
+	recovery := r.PostForm.Get("method") == "recovery"
+	f := ui.TOTPLoginForm{Recovery: recovery}
+	userKey, ipKey := totpThrottleKeys(realm, st.user.ID, clientIP(r))
+	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
+			IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: map[string]string{"username": st.user.Username}})
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		f.Alert = "totp.error.throttled"
+		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
+	}
+	var err error
+	method := "totp"
+	if recovery {
+		method = "recovery-code"
+		err = a.useRecoveryCode(ctx, realm, st.user.ID, r.PostForm.Get("recoveryCode"))
+	} else {
+		err = a.verifyTOTP(ctx, realm, st.user.ID, r.PostForm.Get("code"))
+	}
+	if errors.Is(err, errInvalidTOTP) {
+		a.loginThrottle.fail(userKey)
+		a.loginThrottle.fail(ipKey)
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
+			IPAddress: clientIP(r), Error: "invalid_totp", Details: map[string]string{"username": st.user.Username, "method": method}})
+		f.Error = "totp.error.code"
+		if recovery {
+			f.Error = "totp.error.recovery"
+		}
+		return a.renderTOTPLogin(w, r, realm, st, http.StatusUnauthorized, f)
+	} else if err != nil {
+		return err
+	}
+	a.loginThrottle.reset(userKey)
+	return a.finishTOTPSignIn(w, r, realm, st)
+}
+
+// totpThrottleKeys are the throttle's keys for second-factor failures.
+// The user's is its own, so a right password (which clears the password
+// count) does not clear it; the address's is the one passwords count on.
+func totpThrottleKeys(realm *store.Realm, userID, ip string) (userKey, ipKey string) {
+	return "realm:" + realm.ID + ":totp:" + userID, "realm:" + realm.ID + ":ip:" + ip
+}
+
+// totpEnrol confirms the enrolment a realm requiring a second factor asked
+// for, then shows the recovery codes.
+func (a *App) totpEnrol(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
+	ctx := r.Context()
+	// The step moves on in the confirming transaction: the recovery codes
+	// are shown by the one request that confirmed.
+	codes, err := a.confirmTOTP(ctx, realm, st.user, r.PostForm.Get("code"), func(tx *store.Store) error {
+		return tx.AdvanceAuthRequestStep(ctx, st.ar.ID, store.StepTOTPSetup, store.StepRecoveryCodes)
+	})
+	switch {
+	case errors.Is(err, errInvalidTOTP):
+		return a.renderTOTPSetup(w, r, realm, st, http.StatusBadRequest, "totp.error.code")
+	case errors.Is(err, errNoEnrolment):
+		return a.renderTOTPSetup(w, r, realm, st, http.StatusBadRequest, "totp.error.expired")
+	case errors.Is(err, errTOTPEnrolled):
+		return a.askForCodeInstead(w, r, realm, st)
+	case err != nil:
+		return err
+	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: st.user.ID, ClientID: st.client.ClientID,
+		IPAddress: clientIP(r), Details: map[string]string{"username": st.user.Username}})
+	st.step.Pending = store.StepRecoveryCodes
+	return a.renderRecoveryCodes(w, r, realm, st, codes)
+}
+
+// askForCodeInstead turns an enrolment step into a code step: the user
+// enrolled elsewhere meanwhile, so the new authenticator is what counts.
+func (a *App) askForCodeInstead(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
+	err := a.store.AdvanceAuthRequestStep(r.Context(), st.ar.ID, store.StepTOTPSetup, store.StepTOTP)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	http.Redirect(w, r, totpURL(a.issuer(realm), st.ar.ID, false), http.StatusSeeOther)
+	return nil
+}
+
+// finishTOTPSignIn completes the step and signs the user in, or, when the
+// account owes a password change, hands the sign-in on to that step.
+func (a *App) finishTOTPSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
+	ctx := r.Context()
+	pending := st.step.Pending
+	if passwordChangeRequired(realm, st.user, a.now()) {
+		err := a.store.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
+		if errors.Is(err, store.ErrNotFound) {
+			return errStaleAuthRequest
+		} else if err != nil {
+			return err
+		}
+		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword, st.step.RememberMe, true)
+	}
+	sso, err := a.signInBrowser(w, r, realm, st.client, st.ar, st.user, browserSignIn{
+		remember: st.step.RememberMe,
+		amr:      loginAMR(true),
+		also: func(ctx context.Context, tx *store.Store) error {
+			return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return a.continueAuthRequest(w, r, realm, st.client, st.ar, st.user, sso)
+}
+
+func (a *App) renderTOTPLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, f ui.TOTPLoginForm) error {
+	token, err := a.csrfToken(w, r, realm, totpForm, st.ar.ID)
+	if err != nil {
+		return err
+	}
+	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathTOTP, st.ar.ID, token, clientName(st.client)
+	f.SwitchURL = totpURL(a.issuer(realm), st.ar.ID, !f.Recovery)
+	return a.renderPage(w, r, status, ui.TOTPLogin(a.page("totp.login.title"), f))
+}
+
+func (a *App) renderTOTPSetup(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey string) error {
+	e, err := a.beginTOTP(r.Context(), realm, st.user)
+	if errors.Is(err, errTOTPEnrolled) {
+		return a.askForCodeInstead(w, r, realm, st)
+	} else if err != nil {
+		return err
+	}
+	token, err := a.csrfToken(w, r, realm, totpForm, st.ar.ID)
+	if err != nil {
+		return err
+	}
+	return a.renderPage(w, r, status, ui.TOTPSetup(a.page("totp.setup.title"), ui.TOTPSetupForm{
+		Action: a.issuer(realm) + pathTOTP, AuthRequestID: st.ar.ID, CSRFToken: token, ClientName: clientName(st.client),
+		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey}))
+}
+
+func (a *App) renderRecoveryCodes(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, codes []string) error {
+	token, err := a.csrfToken(w, r, realm, totpForm, st.ar.ID)
+	if err != nil {
+		return err
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.RecoveryCodes(a.page("recoveryCodes.title"), ui.RecoveryCodesForm{
+		Action: a.issuer(realm) + pathTOTP, AuthRequestID: st.ar.ID, CSRFToken: token, Codes: codes}))
+}

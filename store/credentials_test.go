@@ -1,0 +1,385 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// credentialsSuite is the conformance tests of second factors: TOTP
+// credentials, recovery codes, and the second step of a sign-in.
+func credentialsSuite() []suiteTest {
+	return []suiteTest{
+		{"CredentialEnrol", suiteCredentialEnrol},
+		{"CredentialSealedAtRest", suiteCredentialSealedAtRest},
+		{"CredentialStepOnce", suiteCredentialStepOnce},
+		{"RecoveryCodeOnce", suiteRecoveryCodeOnce},
+		{"CredentialDelete", suiteCredentialDelete},
+		{"CredentialCascade", suiteCredentialCascade},
+		{"AuthRequestStep", suiteAuthRequestStep},
+		{"FactorsSurviveReplacement", suiteFactorsSurviveReplacement},
+	}
+}
+
+// credentialsTestBegin starts a TOTP enrolment of user in acme.
+func credentialsTestBegin(t *testing.T, s *Store, id, user, secret string) *Credential {
+	t.Helper()
+	c := &Credential{ID: id, RealmID: sessionsTestRealm, UserID: user, Type: CredentialTOTP, Label: "phone",
+		Secret: []byte(secret), CreatedAt: sessionsTestNow}
+	if err := s.BeginCredential(suiteCtx, c); err != nil {
+		t.Fatalf("begin credential %s: %v", id, err)
+	}
+	return c
+}
+
+func credentialsTestHashes(codes ...string) [][]byte {
+	var out [][]byte
+	for _, c := range codes {
+		out = append(out, HashToken(c))
+	}
+	return out
+}
+
+// credentialsTestEnrolled gives user a confirmed TOTP credential and the
+// recovery codes r1 and r2 (prefixed with the user).
+func credentialsTestEnrolled(t *testing.T, s *Store, id, user string) *Credential {
+	t.Helper()
+	c := credentialsTestBegin(t, s, id, user, "secret-"+user)
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, id, 100, credentialsTestHashes(user+"-r1", user+"-r2"), sessionsTestNow+1); err != nil {
+		t.Fatalf("confirm credential %s: %v", id, err)
+	}
+	return c
+}
+
+func credentialsTestCount(t *testing.T, s *Store, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.r.QueryRowContext(suiteCtx, query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func suiteCredentialEnrol(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	first := credentialsTestBegin(t, s, "c1", "alice", "first-secret")
+	got, err := s.PendingCredential(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "pending credential", got, first)
+	if list, err := s.Credentials(suiteCtx, sessionsTestRealm, "alice"); err != nil || len(list) != 0 {
+		t.Fatalf("confirmed credentials while pending: %v, %v", list, err)
+	}
+	// A new enrolment replaces the pending one.
+	second := credentialsTestBegin(t, s, "c2", "alice", "second-secret")
+	if got, err = s.PendingCredential(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); err != nil || got.ID != "c2" {
+		t.Fatalf("pending after a second begin: %+v, %v", got, err)
+	}
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "c1", 5, nil, sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("confirm the replaced enrolment: %v, want ErrNotFound", err)
+	}
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestOther, "c2", 5, nil, sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("confirm in another realm: %v, want ErrNotFound", err)
+	}
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "c2", 5, [][]byte{[]byte("raw")}, sessionsTestNow); err == nil {
+		t.Fatal("an unhashed recovery code was accepted")
+	}
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "c2", 5, credentialsTestHashes("a", "b"), sessionsTestNow+7); err != nil {
+		t.Fatal(err)
+	}
+	want := *second
+	want.Confirmed, want.LastUsedStep, want.CreatedAt = true, 5, sessionsTestNow+7
+	list, err := s.Credentials(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("confirmed credentials: %v, %v", list, err)
+	}
+	suiteMustEqual(t, "confirmed credential", list[0], &want)
+	if _, err := s.PendingCredential(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("pending after confirmation: %v, want ErrNotFound", err)
+	}
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "c2", 6, nil, sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("confirm twice: %v, want ErrNotFound", err)
+	}
+	// One TOTP authenticator per user: a second enrolment can begin but
+	// not be confirmed while the first stands.
+	credentialsTestBegin(t, s, "c3", "alice", "third-secret")
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "c3", 9, nil, sessionsTestNow); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a second TOTP credential: %v, want ErrConflict", err)
+	}
+	// Unknown users and users of another realm have no credentials.
+	if err := s.BeginCredential(suiteCtx, &Credential{ID: "c4", RealmID: sessionsTestRealm, UserID: "carol",
+		Type: CredentialTOTP, Secret: []byte("x")}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("begin for a user of another realm: %v, want ErrNotFound", err)
+	}
+	if list, err := s.Credentials(suiteCtx, sessionsTestOther, "alice"); err != nil || len(list) != 0 {
+		t.Fatalf("alice's credentials seen from another realm: %v, %v", list, err)
+	}
+}
+
+func suiteCredentialSealedAtRest(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	credentialsTestBegin(t, s, "c1", "alice", "plain-secret-alice")
+	credentialsTestBegin(t, s, "c2", "bob", "plain-secret-bob")
+	var sealed []byte
+	if err := s.r.QueryRowContext(suiteCtx, `SELECT secret FROM user_credentials WHERE id = 'c1'`).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, []byte("plain-secret")) {
+		t.Fatal("the TOTP secret is stored in the clear")
+	}
+	// A ciphertext moved to another user's row does not open there.
+	if _, err := s.w.ExecContext(suiteCtx, `UPDATE user_credentials SET secret = $1 WHERE id = 'c2'`, sealed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PendingCredential(suiteCtx, sessionsTestRealm, "bob", CredentialTOTP); err == nil {
+		t.Fatal("a secret copied to another row opened")
+	}
+}
+
+func suiteCredentialStepOnce(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	credentialsTestEnrolled(t, s, "c1", "alice") // last used step 100
+	credentialsTestBegin(t, s, "p1", "bob", "pending")
+	for _, tc := range []struct {
+		name, realm, id string
+		step            int64
+		want            error
+	}{
+		{"the confirming step again", sessionsTestRealm, "c1", 100, ErrStepUsed},
+		{"an earlier step", sessionsTestRealm, "c1", 99, ErrStepUsed},
+		{"the next step", sessionsTestRealm, "c1", 101, nil},
+		{"the same step replayed", sessionsTestRealm, "c1", 101, ErrStepUsed},
+		{"a later step", sessionsTestRealm, "c1", 103, nil},
+		{"a step skipped over", sessionsTestRealm, "c1", 102, ErrStepUsed},
+		{"another realm", sessionsTestOther, "c1", 200, ErrStepUsed},
+		{"an unconfirmed credential", sessionsTestRealm, "p1", 200, ErrStepUsed},
+	} {
+		if err := s.UseCredentialStep(suiteCtx, tc.realm, tc.id, tc.step); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	list, err := s.Credentials(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil || len(list) != 1 || list[0].LastUsedStep != 103 {
+		t.Fatalf("credential after use: %+v, %v; want last used step 103", list, err)
+	}
+}
+
+func suiteRecoveryCodeOnce(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	credentialsTestEnrolled(t, s, "c1", "alice")
+	credentialsTestEnrolled(t, s, "c2", "bob")
+	if n, err := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); err != nil || n != 2 {
+		t.Fatalf("recovery codes left: %d, %v; want 2", n, err)
+	}
+	if err := s.UseRecoveryCode(suiteCtx, sessionsTestRealm, "alice", HashToken("alice-r1"), sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, realm, user, code string }{
+		{"used twice", sessionsTestRealm, "alice", "alice-r1"},
+		{"another user's code", sessionsTestRealm, "alice", "bob-r1"},
+		{"unknown code", sessionsTestRealm, "alice", "nope"},
+		{"another realm", sessionsTestOther, "alice", "alice-r2"},
+	} {
+		if err := s.UseRecoveryCode(suiteCtx, tc.realm, tc.user, HashToken(tc.code), sessionsTestNow); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", tc.name, err)
+		}
+	}
+	if n, err := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); err != nil || n != 1 {
+		t.Fatalf("recovery codes left after one use: %d, %v; want 1", n, err)
+	}
+	// A new enrolment brings a new set; the old codes stop working.
+	if _, err := s.DeleteCredentials(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); err != nil {
+		t.Fatal(err)
+	}
+	credentialsTestBegin(t, s, "c3", "alice", "new")
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "c3", 1, credentialsTestHashes("n1", "n2", "n3"), sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UseRecoveryCode(suiteCtx, sessionsTestRealm, "alice", HashToken("alice-r2"), sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a code of the old set: %v, want ErrNotFound", err)
+	}
+	if n, err := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); err != nil || n != 3 {
+		t.Fatalf("recovery codes of the new set: %d, %v; want 3", n, err)
+	}
+}
+
+func suiteCredentialDelete(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	credentialsTestEnrolled(t, s, "c1", "alice")
+	credentialsTestBegin(t, s, "p1", "alice", "pending")
+	// Another type of factor, as WebAuthn keys will be.
+	key := &Credential{ID: "k1", RealmID: sessionsTestRealm, UserID: "alice", Type: "webauthn", Secret: []byte("pk"), CreatedAt: 1}
+	if err := s.BeginCredential(suiteCtx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ConfirmCredential(suiteCtx, sessionsTestRealm, "k1", 0, nil, sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	credentialsTestEnrolled(t, s, "c2", "bob")
+
+	n, err := s.DeleteCredentials(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP)
+	if err != nil || n != 1 {
+		t.Fatalf("delete alice's TOTP: %d, %v; want 1", n, err)
+	}
+	list, err := s.Credentials(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil || len(list) != 1 || list[0].ID != "k1" {
+		t.Fatalf("credentials left: %+v, %v; want only the other factor", list, err)
+	}
+	if _, err := s.PendingCredential(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("pending TOTP after removal: %v, want it gone", err)
+	}
+	// Recovery codes stay while a factor remains, and go with the last.
+	if left, _ := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); left != 2 {
+		t.Fatalf("recovery codes while a factor remains: %d, want 2", left)
+	}
+	if n, err := s.DeleteCredentials(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); err != nil || n != 0 {
+		t.Fatalf("delete again: %d, %v; want 0", n, err)
+	}
+	if n, err := s.DeleteCredentials(suiteCtx, sessionsTestOther, "alice"); err != nil || n != 0 {
+		t.Fatalf("delete from another realm: %d, %v; want 0", n, err)
+	}
+	if n, err := s.DeleteCredentials(suiteCtx, sessionsTestRealm, "alice"); err != nil || n != 1 {
+		t.Fatalf("delete every factor: %d, %v; want 1", n, err)
+	}
+	if left, _ := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); left != 0 {
+		t.Fatalf("recovery codes without a factor: %d, want 0", left)
+	}
+	// Bob's are untouched.
+	if list, err := s.Credentials(suiteCtx, sessionsTestRealm, "bob"); err != nil || len(list) != 1 {
+		t.Fatalf("bob's credentials: %v, %v", list, err)
+	}
+	if left, _ := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "bob"); left != 2 {
+		t.Fatalf("bob's recovery codes: %d, want 2", left)
+	}
+}
+
+func suiteCredentialCascade(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	credentialsTestEnrolled(t, s, "c1", "alice")
+	credentialsTestEnrolled(t, s, "c2", "bob")
+	credentialsTestBegin(t, s, "p1", "bob", "pending")
+	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials WHERE user_id = 'alice'`) +
+		credentialsTestCount(t, s, `SELECT count(*) FROM recovery_codes WHERE user_id = 'alice'`); n != 0 {
+		t.Fatalf("%d rows of a deleted user left", n)
+	}
+	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials`) +
+		credentialsTestCount(t, s, `SELECT count(*) FROM recovery_codes`); n != 0 {
+		t.Fatalf("%d rows of a deleted realm left", n)
+	}
+}
+
+func suiteAuthRequestStep(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	authRequestsTestMustCreate(t, s, authRequestsTestPending("ar1"), authRequestsTestPending("ar2"))
+	step := &AuthRequestStep{AuthRequestID: "ar1", UserID: "alice", Pending: StepTOTP, BrowserHash: HashToken("cookie"),
+		PasswordAt: sessionsTestNow}
+	for _, tc := range []struct {
+		name  string
+		realm string
+		st    AuthRequestStep
+		now   int64
+	}{
+		{"unknown request", sessionsTestRealm, AuthRequestStep{AuthRequestID: "nope", UserID: "alice"}, sessionsTestNow},
+		{"request of another realm", sessionsTestOther, AuthRequestStep{AuthRequestID: "ar1", UserID: "carol"}, sessionsTestNow},
+		{"user of another realm", sessionsTestRealm, AuthRequestStep{AuthRequestID: "ar1", UserID: "carol"}, sessionsTestNow},
+		{"expired request", sessionsTestRealm, AuthRequestStep{AuthRequestID: "ar1", UserID: "alice"}, sessionsTestNow + sessionsTestHour},
+	} {
+		tc.st.Pending, tc.st.BrowserHash = StepTOTP, HashToken("cookie")
+		if err := s.CreateAuthRequestStep(suiteCtx, tc.realm, &tc.st, tc.now); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", tc.name, err)
+		}
+	}
+	if err := s.CreateAuthRequestStep(suiteCtx, sessionsTestRealm, step, sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetAuthRequestStep(suiteCtx, sessionsTestRealm, "ar1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "step", got, step)
+	if _, err := s.GetAuthRequestStep(suiteCtx, sessionsTestOther, "ar1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("step seen from another realm: %v", err)
+	}
+	// A second password for the same request replaces the step.
+	bob := &AuthRequestStep{AuthRequestID: "ar1", UserID: "bob", Pending: StepTOTPSetup, BrowserHash: HashToken("c2"), PasswordAt: sessionsTestNow + 1}
+	if err := s.CreateAuthRequestStep(suiteCtx, sessionsTestRealm, bob, sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetAuthRequestStep(suiteCtx, sessionsTestRealm, "ar1"); got.UserID != "bob" {
+		t.Fatalf("step after a second password: %+v", got)
+	}
+	if err := s.AdvanceAuthRequestStep(suiteCtx, "ar1", StepTOTP, StepRecoveryCodes); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("advance from the wrong state: %v, want ErrNotFound", err)
+	}
+	if err := s.AdvanceAuthRequestStep(suiteCtx, "ar1", StepTOTPSetup, StepRecoveryCodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CompleteAuthRequestStep(suiteCtx, "ar1", StepTOTPSetup); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("complete from the wrong state: %v, want ErrNotFound", err)
+	}
+	if err := s.CompleteAuthRequestStep(suiteCtx, "ar1", StepRecoveryCodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CompleteAuthRequestStep(suiteCtx, "ar1", StepRecoveryCodes); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("complete twice: %v, want ErrNotFound", err)
+	}
+	// The step goes with its request.
+	step.AuthRequestID = "ar2"
+	if err := s.CreateAuthRequestStep(suiteCtx, sessionsTestRealm, step, sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteAuthRequest(suiteCtx, sessionsTestRealm, "ar2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM auth_request_steps`); n != 0 {
+		t.Fatalf("%d steps left after their requests went", n)
+	}
+}
+
+func suiteFactorsSurviveReplacement(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	alice := credentialsTestEnrolled(t, s, "c1", "alice")
+	credentialsTestEnrolled(t, s, "c2", "bob")
+	if err := s.UseRecoveryCode(suiteCtx, sessionsTestRealm, "alice", HashToken("alice-r1"), sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.SnapshotFactors(suiteCtx, sessionsTestRealm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The realm is replaced by one with a new ID, where alice keeps her ID
+	// and bob does not come back.
+	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	const newRealm = "33333333-3333-4333-8333-333333333333"
+	suiteMustCreateRealm(t, s, suiteRealm(newRealm, "acme", 3000))
+	suiteMustCreateUser(t, s, suiteUser("alice", newRealm, "alice", ""))
+	suiteMustCreateUser(t, s, suiteUser("bob-new", newRealm, "bob", ""))
+	if err := s.RestoreFactors(suiteCtx, newRealm, snap); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.Credentials(suiteCtx, newRealm, "alice")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("alice's credentials after the replacement: %v, %v", list, err)
+	}
+	want := *alice
+	want.RealmID, want.Confirmed, want.LastUsedStep, want.CreatedAt = newRealm, true, 100, sessionsTestNow+1
+	suiteMustEqual(t, "restored credential", list[0], &want)
+	if n, err := s.RecoveryCodesLeft(suiteCtx, newRealm, "alice"); err != nil || n != 1 {
+		t.Fatalf("alice's recovery codes left: %d, %v; want 1 (the used one stays used)", n, err)
+	}
+	if list, _ := s.Credentials(suiteCtx, newRealm, "bob-new"); len(list) != 0 {
+		t.Fatalf("a new user got an old user's factor: %v", list)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials`); n != 1 {
+		t.Fatalf("%d credentials after the replacement, want alice's only", n)
+	}
+}
