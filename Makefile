@@ -18,7 +18,7 @@ test:
 # The browser tests' pages as PNGs in docs/screenshots. Needs chromium and
 # `npm ci --prefix testdata/browser` (axe-core), as the browser tests do.
 screenshots:
-	IDENPLANE_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestBrowser' .
+	CI=true IDENPLANE_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestBrowser' .
 
 bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...

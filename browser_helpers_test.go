@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -329,6 +331,26 @@ func (b *browserTab) click(step, text string) int {
 // tryClick is click that returns a failed navigation instead of failing.
 func (b *browserTab) tryClick(step, text string) (int, error) {
 	b.t.Helper()
+	resp, err := b.tryClickResponse(step, text)
+	if err != nil {
+		return 0, err
+	}
+	return int(resp.Status), nil
+}
+
+// clickResponse is click that returns the response of the page the click
+// leads to, headers and all.
+func (b *browserTab) clickResponse(step, text string) *network.Response {
+	b.t.Helper()
+	resp, err := b.tryClickResponse(step, text)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return resp
+}
+
+func (b *browserTab) tryClickResponse(step, text string) (*network.Response, error) {
+	b.t.Helper()
 	if strings.Contains(text, `"`) {
 		b.t.Fatalf("click %q: no double quotes in button texts, please", text)
 	}
@@ -337,13 +359,49 @@ func (b *browserTab) tryClick(step, text string) (int, error) {
 	defer cancel()
 	resp, err := chromedp.RunResponse(ctx, chromedp.Click(sel))
 	if err != nil {
-		return 0, fmt.Errorf("click %q on %s: %w", text, b.location(), err)
+		return nil, fmt.Errorf("click %q on %s: %w", text, b.location(), err)
 	}
 	if resp == nil {
-		return 0, fmt.Errorf("click %q on %s: no page loaded", text, b.location())
+		return nil, fmt.Errorf("click %q on %s: no page loaded", text, b.location())
 	}
 	b.landed(step)
-	return int(resp.Status), nil
+	return resp, nil
+}
+
+// acceptLanguage has the tab ask for pages in lang from now on, as a
+// browser set to that language does.
+func (b *browserTab) acceptLanguage(lang string) {
+	b.t.Helper()
+	b.do("accept language "+lang, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, network.SetExtraHTTPHeaders,
+			network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Language": lang}})
+		return err
+	}))
+}
+
+// browserEval is the value of the JavaScript expression js in the page,
+// awaited when it is a promise.
+func browserEval[T any](b *browserTab, what, js string) T {
+	b.t.Helper()
+	return browserRun(b, what, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+}
+
+// browserFetched is the answer to a fetch made from within the page.
+type browserFetched struct {
+	Status      int    `json:"status"`
+	Type        string `json:"type"`
+	Disposition string `json:"disposition"`
+	Body        string `json:"body"`
+}
+
+// fetch gets path from within the page, as the page's own script would:
+// same origin, with the browser's cookies. It stands in for downloads,
+// which headless Chromium keeps out of reach.
+func (b *browserTab) fetch(path string) browserFetched {
+	b.t.Helper()
+	return browserEval[browserFetched](b, "fetch "+path, fmt.Sprintf(`fetch(%s, {credentials: 'same-origin'}).then(async r => ({
+		status: r.status, type: r.headers.get('Content-Type') || '', disposition: r.headers.get('Content-Disposition') || '',
+		body: await r.text()}))`, jsString(path)))
 }
 
 // landed checks a page the server showed: axe-core over the whole
@@ -456,7 +514,10 @@ func (b *browserTab) screenshot(step string) {
 	if dir == "" || step == "" {
 		return
 	}
-	png := browserRun(b, "screenshot "+step, chromedp.FullScreenshot(100))
+	png, err := browserSmallPNG(browserRun(b, "screenshot "+step, chromedp.FullScreenshot(100)))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", step, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
 	}
