@@ -111,9 +111,6 @@ func TestBrowserGerman(t *testing.T) {
 // TestBrowserThemeLinkColor: links take the realm's primary colour, as
 // buttons do, unless the realm sets a link colour of its own.
 func TestBrowserThemeLinkColor(t *testing.T) {
-	t.Skip("product bug: assets/static/idenplane.css sets --link: var(--primary) on :root, where it resolves to the " +
-		"preset's primary before the realm's override (set on body) applies, so links keep the preset's colour; " +
-		"remove this skip with the fix")
 	e := newBrowserEnv(t)
 	e.realm("acme", map[string]any{"displayName": "Acme", "themeName": "idenplane-dark",
 		"theme": map[string]any{"primaryColor": "#f59e0b"}})

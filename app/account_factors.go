@@ -7,7 +7,10 @@ import (
 )
 
 // Credential types, as Keycloak names them.
-const credentialPassword = "password"
+const (
+	credentialPassword = "password"
+	credentialOTP      = "otp"
+)
 
 // accountCredential is what the account shows of one of the user's
 // credentials: its type and when it was set, never the secret or a hash.
@@ -22,6 +25,17 @@ func (a *App) accountCredentials(ctx context.Context, realm *store.Realm, user *
 	creds := []accountCredential{}
 	if user.PasswordHash != "" {
 		creds = append(creds, accountCredential{Type: credentialPassword, CreatedDate: user.PasswordChangedAt})
+	}
+	factors, err := a.store.Credentials(ctx, realm.ID, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range factors {
+		typ := f.Type
+		if typ == store.CredentialTOTP {
+			typ = credentialOTP
+		}
+		creds = append(creds, accountCredential{Type: typ, CreatedDate: f.CreatedAt})
 	}
 	return creds, nil
 }
