@@ -101,9 +101,12 @@ func accountPath(realm *store.Realm) string { return "/realms/" + realm.Name + "
 // account wraps an account handler: a Bearer caller is authenticated by
 // its token and answered in JSON; a browser by its SSO session, and one
 // without is sent to sign in first. Errors take the caller's form: JSON
-// for the API, the error page for a browser.
+// for the API, the error page for a browser. No answer is kept by any
+// cache: every one is about a person, some hold secrets (a TOTP key,
+// recovery codes, the data export).
 func (a *App) account(h accountHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
 		realm, err := a.accountRealm(r)
 		if err != nil {
 			a.writeError(w, r, err)

@@ -254,3 +254,20 @@ func TestAccountAPIPasswordThrottled(t *testing.T) {
 	tok = e.token("alice", codeflowPassword).AccessToken
 	mustStatus(t, e.api(http.MethodPost, "/password", tok, right), http.StatusNoContent)
 }
+
+// No account answer is kept by a cache: JSON, pages, and refusals alike.
+func TestAccountNoStore(t *testing.T) {
+	e := newAccountEnv(t)
+	tok := e.token("alice", codeflowPassword).AccessToken
+	b := e.browser()
+	for name, h := range map[string]http.Header{
+		"JSON":             e.api(http.MethodGet, "", tok, nil).Header,
+		"refused token":    e.api(http.MethodGet, "", "not-a-token", nil).Header,
+		"page":             e.signIn(b).header,
+		"sign-in redirect": e.browser().get(e.url + accountTestHome).header,
+	} {
+		if got := h.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s: Cache-Control %q, want no-store", name, got)
+		}
+	}
+}

@@ -94,7 +94,6 @@ func (a *App) accountExport(w http.ResponseWriter, r *http.Request, c *accountCa
 		return err
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="account-data.json"`)
-	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, doc)
 	return nil
 }

@@ -3,9 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -32,9 +32,21 @@ type accountInvalid struct {
 	key      string // message key
 	args     []any
 	conflict bool
+	// A new password the realm's policy refuses: the rules it fails
+	// are the message (passwordPolicyText), not key.
+	policy *store.Realm
+	unmet  []passwordRule
 }
 
 func (e *accountInvalid) Error() string { return e.field + ": " + e.key }
+
+// text is the message in l's language.
+func (e *accountInvalid) text(l *ui.Localizer) string {
+	if len(e.unmet) > 0 {
+		return passwordPolicyText(l, e.policy, e.unmet)
+	}
+	return l.T(e.key, e.args...)
+}
 
 func invalid(field, key string, args ...any) *accountInvalid {
 	return &accountInvalid{field: field, key: key, args: args}
@@ -42,11 +54,16 @@ func invalid(field, key string, args ...any) *accountInvalid {
 
 // apiError is the JSON answer to e.
 func (a *App) accountAPIError(e *accountInvalid) *apiError {
-	text := a.messages.Localizer(ui.DefaultLocale).T(e.key, e.args...)
+	text := e.text(a.messages.Localizer(ui.DefaultLocale))
 	if e.conflict {
 		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: e.field, Description: text}
 	}
 	return &apiError{Status: http.StatusBadRequest, Code: "invalid_field", Field: e.field, Description: text}
+}
+
+// invalidText is e's message in the language of the page r will get.
+func (a *App) invalidText(r *http.Request, e *accountInvalid) string {
+	return e.text(a.messages.Localizer(a.pageLocale(r)))
 }
 
 // pageText is a message in the language of the page r will get. Form
@@ -65,44 +82,46 @@ func (a *App) accountThrottled(w http.ResponseWriter, wait time.Duration) *apiEr
 
 // checkCurrentPassword checks the password the caller typed to confirm a
 // change. Failures count against the same per-user and per-address limits
-// as the login form's, so the account pages are no way around them.
+// as the login form's, and against the realm's brute-force policy, so the
+// account pages are no way around them; a locked user's password is
+// refused as a wrong one.
 func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *accountCaller, password string) error {
 	if password == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	userKey := loginAccountKey(c.realm, c.user, c.user.Username)
-	ipKey := "realm:" + c.realm.ID + ":ip:" + clientIP(r)
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
-		return &throttledError{wait: wait}
-	}
-	hash := c.user.PasswordHash
-	if hash == "" {
-		hash = dummyArgon2Hash // as long as a wrong password takes
-	}
-	ok, err := a.verifyPassword(ctx, hash, password)
-	if err != nil && !errors.Is(err, errBadHash) {
-		return err
-	}
-	if !ok || c.user.PasswordHash == "" {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
+	err := a.checkUserPassword(ctx, c.realm, c.user, password, clientIP(r))
+	if errors.Is(err, errBadCredentials) {
+		a.accountLockedEvent(ctx, r, c, err, nil)
 		return invalid("currentPassword", "account.error.currentWrong")
 	}
-	a.loginThrottle.reset(userKey)
-	return nil
+	return err
 }
 
-// checkNewPassword applies the realm's password rules, those the admin
-// API's reset-password applies, to a new password and its confirmation.
-func checkNewPassword(realm *store.Realm, current, password, confirmation string) error {
+// accountLockedEvent records the refusal of a locked user's credential
+// (err from checkUserPassword or checkOneTimeCode) as the sign-in forms
+// do: LOGIN_ERROR user_temporarily_disabled. Other refusals record
+// nothing here.
+func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accountCaller, err error, details map[string]string) {
+	if _, locked := lockedOut(err); !locked {
+		return
+	}
+	d := map[string]string{"username": c.user.Username}
+	maps.Copy(d, details)
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID,
+		SessionID: accountSessionID(c), IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: d})
+}
+
+// checkNewPassword applies what needs no stored password of the realm's
+// policy (that of the admin API's reset-password, history aside) to a new
+// password and its confirmation; changeAccountPassword checks the history
+// once the current password is proven, so that it tells nothing of old
+// passwords to whoever holds only a session.
+func checkNewPassword(realm *store.Realm, user *store.User, current, password, confirmation string) error {
 	if password == "" {
 		return invalid("newPassword", "account.error.newRequired")
 	}
-	if err := checkPassword(realm, password); err != nil {
-		if n := max(minPasswordLength, realm.PasswordMinLength); utf8.RuneCountInString(password) < n {
-			return invalid("newPassword", "account.error.passwordTooShort", n)
-		}
-		return invalid("newPassword", "account.error.passwordTooLong", maxPasswordLength)
+	if unmet := unmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
+		return &accountInvalid{field: "newPassword", policy: realm, unmet: unmet}
 	}
 	if password == current {
 		return invalid("newPassword", "account.error.passwordUnchanged")

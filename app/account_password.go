@@ -54,7 +54,7 @@ func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *account
 		return a.renderAccount(w, r, c, http.StatusTooManyRequests, v)
 	case errors.As(err, &inv):
 		v := accountView(c.user)
-		text := a.pageText(r, inv.key, inv.args...)
+		text := a.invalidText(r, inv)
 		switch inv.field {
 		case "currentPassword":
 			v.Password.CurrentError = text
@@ -89,20 +89,23 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 	if current == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	if err := checkNewPassword(c.realm, current, password, confirmation); err != nil {
+	if err := checkNewPassword(c.realm, c.user, current, password, confirmation); err != nil {
 		return err
 	}
 	if err := a.checkCurrentPassword(ctx, r, c, current); err != nil {
 		return err
 	}
-	hash, err := a.hashPassword(ctx, password)
-	if err != nil {
+	hash, err := a.newPasswordHash(ctx, c.realm, c.user, password)
+	var refused *passwordRefused
+	if errors.As(err, &refused) { // the history: the rest passed checkNewPassword
+		return &accountInvalid{field: "newPassword", policy: c.realm, unmet: refused.unmet}
+	} else if err != nil {
 		return err
 	}
 	now := a.now().UnixMilli()
 	var ended []*store.Session
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := tx.SetUserPassword(ctx, c.realm.ID, c.user.ID, hash, now, false); err != nil {
+		if err := a.setPassword(ctx, tx, c.realm, c.user.ID, hash, false); err != nil {
 			return err
 		}
 		ended, err = tx.DeleteOtherUserSessions(ctx, c.realm.ID, c.user.ID, c.sessionID(), now)

@@ -3,9 +3,7 @@ package app
 import (
 	"encoding/base64"
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/idenplane/idenplane/store"
@@ -56,7 +54,6 @@ func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accoun
 		return err
 	}
 	if c.api {
-		w.Header().Set("Cache-Control", "no-store") // it holds the secret
 		writeJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
 			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: totpDigits.Length(),
 			Period: totpPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
@@ -126,7 +123,6 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
 		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
-		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recoveryCodes": codes})
 		return nil
 	}
@@ -154,14 +150,15 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	}
 	var f ui.AccountTOTPForm
 	switch {
+	// Both proofs are checked as at sign-in, under the realm's brute-force
+	// policy too: a locked user's proof is refused as a wrong one.
 	case strings.TrimSpace(in.Code) != "":
-		err = a.disableProofCode(r, c, in.Code)
+		err = a.checkOneTimeCode(ctx, c.realm, c.user, in.Code, false, clientIP(r))
+		a.accountLockedEvent(ctx, r, c, err, map[string]string{"method": "totp"})
 		f.CodeError = "totp.error.code"
 	case in.Password != "":
-		_, err = a.checkCredentials(ctx, c.realm, c.user.Username, in.Password, clientIP(r))
-		if errors.Is(err, errBadCredentials) || errors.Is(err, errUserDisabled) {
-			err = errBadCredentials
-		}
+		err = a.checkUserPassword(ctx, c.realm, c.user, in.Password, clientIP(r))
+		a.accountLockedEvent(ctx, r, c, err, nil)
 		f.PasswordError = "account.totp.error.password"
 	default:
 		if c.api {
@@ -172,7 +169,7 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	var throttled *throttledError
 	switch {
 	case errors.As(err, &throttled):
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(throttled.wait.Seconds()))))
+		retryAfter(w, throttled.wait)
 		if c.api {
 			return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed attempts; try again later")
 		}
@@ -196,23 +193,6 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 		return nil
 	}
 	return a.renderAccountTOTPRemoved(w, r, c)
-}
-
-// disableProofCode checks a TOTP code given to turn TOTP off, throttled
-// with the sign-in step's keys.
-func (a *App) disableProofCode(r *http.Request, c *accountCaller, code string) error {
-	userKey, ipKey := totpThrottleKeys(c.realm, c.user.ID, clientIP(r))
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
-		return &throttledError{wait: wait}
-	}
-	err := a.verifyTOTP(r.Context(), c.realm, c.user.ID, code)
-	if errors.Is(err, errInvalidTOTP) {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
-	} else if err == nil {
-		a.loginThrottle.reset(userKey)
-	}
-	return err
 }
 
 func accountSessionID(c *accountCaller) string {

@@ -22,12 +22,16 @@ import (
 // answers 429. docs/decisions.md describes how the two meet.
 
 // lockedError is the refusal of a user locked out by the realm's policy.
-// It is an errBadCredentials, so every caller that handles a wrong
-// password answers it the same way.
-type lockedError struct{ userID string }
+// It is the error a wrong credential of its kind gets (as: errBadCredentials
+// for a password, errInvalidTOTP for a one-time code), so every caller that
+// handles a wrong one answers it the same way.
+type lockedError struct {
+	userID string
+	as     error
+}
 
 func (e *lockedError) Error() string        { return "account locked out by brute-force protection" }
-func (e *lockedError) Is(target error) bool { return target == errBadCredentials }
+func (e *lockedError) Is(target error) bool { return target == e.as }
 
 // lockedOut tells whether err is a brute-force lockout, and of which user.
 func lockedOut(err error) (userID string, ok bool) {
@@ -36,15 +40,6 @@ func lockedOut(err error) (userID string, ok bool) {
 		return le.userID, true
 	}
 	return "", false
-}
-
-// loginFailureReason is loginErrorReason with lockouts told apart from
-// wrong passwords, which they are answered as.
-func loginFailureReason(err error) string {
-	if _, ok := lockedOut(err); ok {
-		return "user_temporarily_disabled"
-	}
-	return loginErrorReason(err)
 }
 
 func bruteForcePolicy(realm *store.Realm) store.LoginFailurePolicy {
@@ -105,6 +100,25 @@ func (a *App) bruteForceSucceeded(ctx context.Context, realm *store.Realm, user 
 	return a.store.ClearLoginFailures(ctx, realm.ID, user.ID)
 }
 
+// bruteForcePasswordRight forgets the user's failures after a right
+// password, unless a TOTP code is still to be checked: then the code's
+// success forgets them, so that knowing the password does not wipe out a
+// count of wrong codes. Without failures on record it costs one read.
+func (a *App) bruteForcePasswordRight(ctx context.Context, realm *store.Realm, user *store.User) error {
+	if !realm.BruteForceEnabled {
+		return nil
+	}
+	if _, err := a.store.GetLoginFailure(ctx, realm.ID, user.ID); errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if pending, err := a.needsSecondFactor(ctx, realm, user.ID); err != nil || pending == store.StepTOTP {
+		return err
+	}
+	return a.store.ClearLoginFailures(ctx, realm.ID, user.ID)
+}
+
 // wrongCredential is a random value no password or code equals, for
 // checking in place of what a locked user sent.
 func wrongCredential() string { return "locked:" + rand.Text() }
@@ -131,7 +145,8 @@ func (a *App) bruteForceTarget(ctx context.Context, realm *store.Realm, username
 // password instead, so it takes as long, meets the flood guard the same
 // way, and fails as a wrong password does, with a *lockedError (an
 // errBadCredentials) whose reason is user_temporarily_disabled. Failures
-// of known users are counted; a success forgets them.
+// of known users are counted; a success forgets them, unless a one-time
+// code is still to come (bruteForcePasswordRight).
 func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, username, password, ip string) (*store.User, error) {
 	target, locked, err := a.bruteForceTarget(ctx, realm, username)
 	if err != nil {
@@ -141,12 +156,12 @@ func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, u
 		if _, err := a.checkCredentials(ctx, realm, username, wrongCredential(), ip); !errors.Is(err, errBadCredentials) {
 			return nil, err // throttled, or the server's failure: as for anyone
 		}
-		return nil, &lockedError{userID: target.ID}
+		return nil, &lockedError{userID: target.ID, as: errBadCredentials}
 	}
 	user, err := a.checkCredentials(ctx, realm, username, password, ip)
 	switch {
 	case err == nil:
-		if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
+		if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {
 			return nil, err
 		}
 	case errors.Is(err, errBadCredentials) && target != nil:
@@ -155,4 +170,87 @@ func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, u
 		}
 	}
 	return user, err
+}
+
+// checkUserPassword checks the password of a user already known, as a
+// signed-in user's confirmations need (the account's password change,
+// deletion and TOTP removal): throttled per account and per address as
+// sign-ins are, under the realm's brute-force policy. It answers nil,
+// errBadCredentials (a *lockedError for a locked user, whatever was
+// typed, checked against a wrong value so that it costs the same), or a
+// *throttledError.
+func (a *App) checkUserPassword(ctx context.Context, realm *store.Realm, user *store.User, password, ip string) error {
+	userKey := loginAccountKey(realm, user, user.Username)
+	ipKey := "realm:" + realm.ID + ":ip:" + ip
+	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+		return &throttledError{wait: wait}
+	}
+	locked, err := a.bruteForceLocked(ctx, realm, user)
+	if err != nil {
+		return err
+	}
+	if locked {
+		password = wrongCredential()
+	}
+	hash := user.PasswordHash
+	if hash == "" {
+		hash = dummyArgon2Hash // as long as a wrong password takes
+	}
+	ok, err := a.verifyPassword(ctx, hash, password)
+	if err != nil && !errors.Is(err, errBadHash) {
+		return err
+	}
+	if !ok || user.PasswordHash == "" {
+		a.loginThrottle.fail(userKey)
+		a.loginThrottle.fail(ipKey)
+		if locked {
+			return &lockedError{userID: user.ID, as: errBadCredentials}
+		}
+		if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
+			return err
+		}
+		return errBadCredentials
+	}
+	a.loginThrottle.reset(userKey)
+	return a.bruteForceSucceeded(ctx, realm, user)
+}
+
+// checkOneTimeCode checks a code of the user's second factor: a TOTP code,
+// whose time step it uses up, or, when recovery, a recovery code, which it
+// spends. It is throttled with the sign-in step's keys and under the
+// realm's brute-force policy: a locked user's code is not checked (a wrong
+// one is, in its place) and is refused as a wrong code, with a
+// *lockedError. It answers nil, errInvalidTOTP, or a *throttledError.
+func (a *App) checkOneTimeCode(ctx context.Context, realm *store.Realm, user *store.User, code string, recovery bool, ip string) error {
+	userKey, ipKey := totpThrottleKeys(realm, user.ID, ip)
+	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+		return &throttledError{wait: wait}
+	}
+	locked, err := a.bruteForceLocked(ctx, realm, user)
+	if err != nil {
+		return err
+	}
+	if locked {
+		code = wrongCredential()
+	}
+	if recovery {
+		err = a.useRecoveryCode(ctx, realm, user.ID, code)
+	} else {
+		err = a.verifyTOTP(ctx, realm, user.ID, code)
+	}
+	if errors.Is(err, errInvalidTOTP) {
+		a.loginThrottle.fail(userKey)
+		a.loginThrottle.fail(ipKey)
+		if locked {
+			return &lockedError{userID: user.ID, as: errInvalidTOTP}
+		}
+		if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
+			return err
+		}
+		return errInvalidTOTP
+	} else if err != nil {
+		return err
+	}
+	a.loginThrottle.reset(userKey)
+	return a.bruteForceSucceeded(ctx, realm, user)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -116,22 +115,6 @@ func (a *App) changePasswordPage(w http.ResponseWriter, r *http.Request, realm *
 	return a.renderChangePassword(w, r, realm, step, http.StatusOK, ui.ChangePasswordForm{})
 }
 
-// passwordErrorKey is the message key of what the realm's password policy
-// (checkPassword, as everywhere passwords are set) finds wrong with
-// password; "" when nothing.
-func passwordErrorKey(realm *store.Realm, password string) string {
-	if checkPassword(realm, password) == nil {
-		return ""
-	}
-	switch n := utf8.RuneCountInString(password); {
-	case n < max(minPasswordLength, realm.PasswordMinLength):
-		return "password.error.tooShort"
-	case n > maxPasswordLength:
-		return "password.error.tooLong"
-	}
-	return "password.error.policy"
-}
-
 // changePassword sets the new password of a pending sign-in, then signs
 // the user in and goes on to consent or the code. The user's other
 // sessions end, as Keycloak's "sign out from other devices" does by
@@ -152,8 +135,18 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	user := step.user
 	password, confirm := r.PostForm.Get("password"), r.PostForm.Get("confirm")
 	var form ui.ChangePasswordForm
-	form.PasswordError = passwordErrorKey(realm, password)
-	if form.PasswordError == "" && user.PasswordHash != "" {
+	if password == "" {
+		form.PasswordError = "password.error.required"
+	} else {
+		// What needs no stored password first; the history with the hash.
+		form.PasswordError = a.pagePasswordText(r, realm, unmetUserPasswordRules(realm, user, password))
+	}
+	if password != confirm {
+		form.ConfirmError = "password.error.mismatch"
+	}
+	if form.PasswordError == "" && form.ConfirmError == "" && realm.PasswordHistoryCount == 0 && user.PasswordHash != "" {
+		// Without a history the policy allows the current password again;
+		// a change asked for must change it.
 		same, err := a.verifyPassword(ctx, user.PasswordHash, password)
 		if err != nil && !errors.Is(err, errBadHash) {
 			return err
@@ -162,14 +155,14 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 			form.PasswordError = "password.error.sameAsCurrent"
 		}
 	}
-	if password != confirm {
-		form.ConfirmError = "password.error.mismatch"
-	}
 	if form.PasswordError != "" || form.ConfirmError != "" {
 		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
 	}
-	hash, err := a.hashPassword(ctx, password)
-	if err != nil {
+	hash, err := a.newPasswordHash(ctx, realm, user, password)
+	if msg := a.pagePasswordError(r, realm, err); msg != "" {
+		form.PasswordError = msg
+		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
+	} else if err != nil {
 		return err
 	}
 	now := a.now().UnixMilli()
@@ -183,7 +176,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 			if err := tx.DeletePendingLogin(ctx, realm.ID, step.ar.ID, user.ID); err != nil {
 				return err
 			}
-			if err := tx.SetUserPassword(ctx, realm.ID, user.ID, hash, now, false); err != nil {
+			if err := a.setPassword(ctx, tx, realm, user.ID, hash, false); err != nil {
 				return err
 			}
 			var err error

@@ -62,7 +62,7 @@ func TestChangePasswordRequired(t *testing.T) {
 		name, password, confirm, field, message string
 	}{
 		{"mismatch", changedPassword, "something else entirely", "confirm", "The passwords do not match."},
-		{"too short", "tiny7", "tiny7", "password", "The password is too short."},
+		{"too short", "tiny7", "tiny7", "password", "The password needs at least 8 characters."},
 		{"same as before", codeflowPassword, codeflowPassword, "password", "Choose a password different from your current one."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -217,9 +217,16 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 		return err
 	}
 	silent := slices.Contains(ar.Prompt, oidc.PromptNone)
-	// A password the administrator wants changed is changed at the next
-	// sign-in, even one the SSO session would have spared.
-	if sso == nil || mustLogin(ar, sso, a.now().UnixMilli()) || passwordChangeRequired(realm, user, a.now()) {
+	now := a.now()
+	// A password that must change (asked for, or expired) is changed at
+	// the next sign-in, even one the SSO session would have spared.
+	login := sso == nil || mustLogin(ar, sso, now.UnixMilli()) || passwordChangeRequired(realm, user, now)
+	if !login {
+		if login, err = a.sessionLacksSecondFactor(ctx, realm, user, sso); err != nil {
+			return err
+		}
+	}
+	if login {
 		if silent {
 			return a.authErrorResponse(w, r, ar, oidc.ErrLoginRequired().WithDescription("the user must sign in"))
 		}

@@ -189,7 +189,56 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	if !user.Enabled {
 		return again(http.StatusForbidden, deviceMsgDisabled)
 	}
-	if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
+	// What a browser sign-in would ask after the password, as Keycloak's
+	// device flow runs it: the one-time code of a user with TOTP; a user
+	// who owes a step a form here cannot take is sent to sign in first.
+	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
+	if err != nil {
+		return err
+	}
+	switch pending {
+	case store.StepTOTP:
+		otp := strings.TrimSpace(r.PostForm.Get("otp"))
+		if otp == "" {
+			f.OTPError = "device.error.otpRequired"
+			return again(http.StatusUnauthorized, "")
+		}
+		method, recovery := "totp", !looksLikeTOTP(otp)
+		if recovery {
+			method = "recovery-code"
+		}
+		err := a.checkOneTimeCode(ctx, realm, user, otp, recovery, clientIP(r))
+		var throttled *throttledError
+		switch {
+		case errors.As(err, &throttled):
+			retryAfter(w, throttled.wait)
+			return again(http.StatusTooManyRequests, deviceMsgThrottled)
+		case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
+			a.loginThrottle.fail(ipKey)
+			a.loginThrottle.fail(codeKey)
+			reason := "invalid_totp"
+			if _, locked := lockedOut(err); locked {
+				reason = "user_temporarily_disabled"
+			}
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
+				IPAddress: clientIP(r), Error: reason,
+				Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "method": method}})
+			f.OTPError = "device.error.otpWrong"
+			return again(http.StatusUnauthorized, "")
+		case err != nil:
+			return err
+		}
+	case store.StepTOTPSetup:
+		return a.deviceSignInFirst(w, r, realm, f, user, d, "totp_setup_required")
+	}
+	if passwordChangeRequired(realm, user, a.now()) {
+		return a.deviceSignInFirst(w, r, realm, f, user, d, "password_change_required")
+	}
+	if realm.RequireEmailVerification && !user.EmailVerified {
+		return a.deviceSignInFirst(w, r, realm, f, user, d, "email_not_verified")
+	}
+	// Forgets the failures, unless the code above already did.
+	if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {
 		return err
 	}
 	a.loginThrottle.reset(userKey)
@@ -202,6 +251,18 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("device.approved.title"), "device.approved.title",
 		"device.approved.message"))
+}
+
+// deviceSignInFirst refuses an approval by a user whose account owes a
+// step of the browser sign-in (enrolling a second factor the realm
+// requires, a password change, a verified email): the form links to the
+// account, whose sign-in takes the step; then the user comes back.
+func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, d *store.DeviceAuthorization, reason string) error {
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
+		IPAddress: clientIP(r), Error: "resolve_required_actions",
+		Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "reason": reason}})
+	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
+	return a.renderPage(w, r, http.StatusForbidden, ui.DeviceVerify(a.page("device.title"), f))
 }
 
 // livePendingDevice finds the authorization a typed user code names, if it
@@ -253,6 +314,15 @@ func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, username, pa
 		return nil, err
 	}
 	if !ok || user == nil || user.PasswordHash == "" {
+		return nil, nil
+	}
+	// A registration awaiting approval, or rejected, fails as a wrong
+	// password would, as on the login page.
+	status, err := a.store.UserStatus(r.Context(), realm.ID, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	if status != store.UserActive {
 		return nil, nil
 	}
 	return user, nil

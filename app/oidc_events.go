@@ -55,9 +55,13 @@ func oauthErrorCode(err error) string {
 
 // loginErrorReason names a failed sign-in for its LOGIN_ERROR event, with
 // Keycloak's error names; "" when the failure is the server's, not the
-// user's.
+// user's. A brute-force lockout, answered as a wrong password, is told
+// apart here only.
 func loginErrorReason(err error) string {
 	var throttled *throttledError
+	if _, locked := lockedOut(err); locked {
+		return "user_temporarily_disabled"
+	}
 	switch {
 	case errors.Is(err, errBadCredentials):
 		return "invalid_user_credentials"

@@ -98,11 +98,11 @@ func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, login, p
 }
 
 // passwordChangeRequired says whether user must choose a new password
-// before a sign-in at now completes: an administrator asked for it. It is
-// the one place that decides, so password expiry (the realm's
-// passwordMaxAgeDays) joins it here.
+// before a sign-in at now completes: an administrator asked for it, or
+// the password is older than the realm's passwordMaxAgeDays. It is the one
+// place that decides.
 func passwordChangeRequired(realm *store.Realm, user *store.User, now time.Time) bool {
-	return user.RequirePasswordReset
+	return user.RequirePasswordReset || passwordExpired(realm, user, now)
 }
 
 // loginPage shows the sign-in form of a pending authorization request.
@@ -152,17 +152,21 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		form.Error = "login.error.missing"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)
 	}
-	user, err := a.checkCredentials(ctx, realm, username, password, clientIP(r))
+	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
 		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
 			Error: reason, Details: map[string]string{"username": username}}
 		if errors.Is(err, errUserDisabled) {
 			e.UserID = user.ID
 		}
+		if lockedID, locked := lockedOut(err); locked {
+			e.UserID = lockedID
+		}
 		a.loginEvent(ctx, realm, e)
 	}
 	var throttled *throttledError
 	switch {
+	// A lockout is an errBadCredentials: it answers as a wrong password.
 	case errors.Is(err, errBadCredentials), errors.Is(err, errUserDisabled):
 		form.Error = "login.error.invalid"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusUnauthorized, form)

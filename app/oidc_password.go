@@ -23,6 +23,14 @@ import (
 func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	resp, err := a.passwordTokens(ctx, r)
+	var throttled *throttledError
+	if errors.As(err, &throttled) {
+		// The flood guard holds: 429 with the wait, as on every credential
+		// endpoint, in OAuth's error shape (RFC 6749 names no code for it).
+		retryAfter(w, throttled.wait)
+		err = op.NewStatusError(oidc.ErrInvalidGrant().WithDescription("too many failed sign-ins; try again later"),
+			http.StatusTooManyRequests)
+	}
 	if err != nil {
 		op.WriteError(w, r, a.protocolError(ctx, err), nil)
 		return
@@ -63,7 +71,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return nil, err
 	}
 	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, clientIP(r))
-	if reason := loginFailureReason(err); reason != "" {
+	if reason := loginErrorReason(err); reason != "" {
 		lockedID, _ := lockedOut(err)
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: client.ClientID,
 			IPAddress: clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
@@ -75,7 +83,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	case errors.Is(err, errUserDisabled):
 		return nil, oidc.ErrInvalidGrant().WithDescription("account disabled")
 	case errors.As(err, &throttled):
-		return nil, oidc.ErrInvalidGrant().WithDescription("too many failed sign-ins; try again later")
+		return nil, err // passwordGrant answers 429
 	case err != nil:
 		return nil, err
 	}
@@ -86,6 +94,14 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	}
 	if err := a.passwordGrantSecondFactor(ctx, realm, client, user, clientIP(r)); err != nil {
 		return nil, err
+	}
+	if passwordChangeRequired(realm, user, a.now()) {
+		// The change needs a page: the user signs in through the browser
+		// first. Keycloak's answer and event error, for its required actions.
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
+			IPAddress: clientIP(r), Error: "resolve_required_actions",
+			Details: map[string]string{"username": username, "grant_type": grantPassword, "required_action": store.ActionUpdatePassword}})
+		return nil, oidc.ErrInvalidGrant().WithDescription("Account is not fully set up")
 	}
 	// The grant signs the user in without a browser: an SSO session no
 	// cookie points to, which sessions list and logout ends like any other.

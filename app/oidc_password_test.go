@@ -3,7 +3,12 @@ package app
 import (
 	"net/http"
 	"net/url"
+	"reflect"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 func TestPasswordGrant(t *testing.T) {
@@ -93,5 +98,66 @@ func TestPasswordGrantRefused(t *testing.T) {
 		"Content-Type: application/x-www-form-urlencoded", codeflowBasic("cli", "wrong"))
 	if r.Header.Get("WWW-Authenticate") == "" {
 		t.Fatal("invalid_client without WWW-Authenticate")
+	}
+}
+
+// A user who owes a password change, asked for or expired, gets no tokens
+// by the password grant: Keycloak's "Account is not fully set up".
+func TestPasswordGrantRequiredActions(t *testing.T) {
+	e := newCodeflowEnv(t)
+	e.eventsOn()
+	secret := e.passwordGrantClient()
+	grant := func() (int, map[string]any) {
+		t.Helper()
+		return e.tokenRequest(url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}},
+			codeflowBasic("cli", secret))
+	}
+	want := map[string]any{"error": "invalid_grant", "error_description": "Account is not fully set up"}
+	changePasswordRequire(e)
+	if status, body := grant(); status != http.StatusBadRequest || !reflect.DeepEqual(body, want) {
+		t.Fatalf("password change asked for: %d %v, want 400 %v", status, body, want)
+	}
+	ev := e.loginEvents("LOGIN_ERROR")
+	if len(ev) != 1 || ev[0].Error != "resolve_required_actions" || ev[0].UserID != e.aliceID || ev[0].ClientID != "cli" {
+		t.Fatalf("LOGIN_ERROR events %+v", ev)
+	}
+
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID+"/reset-password",
+		map[string]any{"password": codeflowPassword + "!", "temporary": false}), http.StatusNoContent)
+	e.changeRealm(func(r *store.Realm) { r.PasswordMaxAgeDays = 30 })
+	grantAs := func() (int, map[string]any) {
+		return e.tokenRequest(url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword + "!"}},
+			codeflowBasic("cli", secret))
+	}
+	if status, body := grantAs(); status != http.StatusOK {
+		t.Fatalf("young password: %d %v", status, body)
+	}
+	e.clock.advance(30 * 24 * time.Hour)
+	if status, body := grantAs(); status != http.StatusBadRequest || !reflect.DeepEqual(body, want) {
+		t.Fatalf("expired password: %d %v, want 400 %v", status, body, want)
+	}
+}
+
+// When the flood guard holds, the password grant answers 429 with
+// Retry-After, in OAuth's error shape.
+func TestPasswordGrantThrottled(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.passwordGrantClient()
+	grant := func(password string) *testResponse {
+		return e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+			url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {password}}.Encode(),
+			"Content-Type: application/x-www-form-urlencoded", codeflowBasic("cli", secret))
+	}
+	for range loginLimitPerUser {
+		mustStatus(t, grant("wrong password"), http.StatusBadRequest)
+	}
+	r := grant(codeflowPassword)
+	mustStatus(t, r, http.StatusTooManyRequests)
+	want := map[string]any{"error": "invalid_grant", "error_description": "too many failed sign-ins; try again later"}
+	if got := r.object(t); !reflect.DeepEqual(got, want) {
+		t.Fatalf("body %v, want %v", got, want)
+	}
+	if wait, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || wait < 1 {
+		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 	}
 }

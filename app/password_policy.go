@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
 )
 
 // A passwordRule is one rule of a realm's password policy that a password
@@ -91,17 +93,8 @@ func (a *App) checkPasswordPolicy(ctx context.Context, realm *store.Realm, user 
 // unmetPasswordPolicy lists the rules of the realm's whole policy that
 // password fails, for pages that show them in their own words.
 func (a *App) unmetPasswordPolicy(ctx context.Context, realm *store.Realm, user *store.User, password string) ([]passwordRule, error) {
-	unmet := unmetPasswordRules(realm, password)
-	if user == nil {
-		return unmet, nil
-	}
-	if user.Username != "" && strings.EqualFold(password, user.Username) {
-		unmet = append(unmet, ruleNotUsername)
-	}
-	if user.Email != "" && strings.EqualFold(password, user.Email) {
-		unmet = append(unmet, ruleNotEmail)
-	}
-	if user.ID != "" && realm.PasswordHistoryCount > 0 {
+	unmet := unmetUserPasswordRules(realm, user, password)
+	if user != nil && user.ID != "" && realm.PasswordHistoryCount > 0 {
 		reused, err := a.passwordReused(ctx, realm, user, password)
 		if err != nil {
 			return nil, err
@@ -111,6 +104,23 @@ func (a *App) unmetPasswordPolicy(ctx context.Context, realm *store.Realm, user 
 		}
 	}
 	return unmet, nil
+}
+
+// unmetUserPasswordRules is unmetPasswordRules with the rules that need
+// the user's names too, but nothing stored: neither the username nor the
+// email. user may be nil, or a user not yet created.
+func unmetUserPasswordRules(realm *store.Realm, user *store.User, password string) []passwordRule {
+	unmet := unmetPasswordRules(realm, password)
+	if user == nil {
+		return unmet
+	}
+	if user.Username != "" && strings.EqualFold(password, user.Username) {
+		unmet = append(unmet, ruleNotUsername)
+	}
+	if user.Email != "" && strings.EqualFold(password, user.Email) {
+		unmet = append(unmet, ruleNotEmail)
+	}
+	return unmet
 }
 
 // passwordReused says whether password is the user's current password or
@@ -139,9 +149,20 @@ func (a *App) passwordReused(ctx context.Context, realm *store.Realm, user *stor
 	return false, nil
 }
 
-// passwordPolicyError is the field error naming every unmet rule, nil
-// when there is none: "password: must be at least 12 characters; must
-// contain an uppercase letter, a digit".
+// passwordRefused is a password the realm's policy refuses: to the API,
+// the field error on "password" naming every unmet rule in English; to a
+// page, the rules, to name in the page's language (passwordPolicyText).
+type passwordRefused struct {
+	err   *apiError
+	unmet []passwordRule
+}
+
+func (e *passwordRefused) Error() string { return e.err.Error() }
+func (e *passwordRefused) Unwrap() error { return e.err }
+
+// passwordPolicyError is the refusal naming every unmet rule, nil when
+// there is none: "password: must be at least 12 characters; must contain
+// an uppercase letter, a digit".
 func passwordPolicyError(realm *store.Realm, unmet []passwordRule) error {
 	if len(unmet) == 0 {
 		return nil
@@ -179,7 +200,78 @@ func passwordPolicyError(realm *store.Realm, unmet []passwordRule) error {
 	if len(notBe) > 0 {
 		parts = append(parts, "must not be "+strings.Join(notBe, " or "))
 	}
-	return fieldError("password", "%s", strings.Join(parts, "; "))
+	return &passwordRefused{err: fieldError("password", "%s", strings.Join(parts, "; ")), unmet: unmet}
+}
+
+// Message keys of the rules, for pages. A rule a password lacks is named
+// in one sentence, "The password needs {0}.", with the others it lacks; a
+// rule it breaks has a sentence of its own.
+var (
+	passwordNeedKeys = map[passwordRule]string{
+		ruleMinLength: "password.rule.minLength",
+		ruleUppercase: "password.rule.uppercase",
+		ruleLowercase: "password.rule.lowercase",
+		ruleDigit:     "password.rule.digits",
+		ruleSpecial:   "password.rule.specialChars",
+	}
+	passwordBreakKeys = map[passwordRule]string{
+		ruleMaxLength:   "password.error.maxLength",
+		ruleNotUsername: "password.error.notUsername",
+		ruleNotEmail:    "password.error.notEmail",
+		ruleHistory:     "password.error.history",
+	}
+)
+
+// passwordPolicyText says in l's language what the password fails of the
+// realm's policy, naming every unmet rule: "The password needs at least
+// 12 characters, an uppercase letter. The password must not be your
+// username."
+func passwordPolicyText(l *ui.Localizer, realm *store.Realm, unmet []passwordRule) string {
+	var needs, sentences []string
+	for _, rule := range unmet {
+		switch rule {
+		case ruleMinLength:
+			needs = append(needs, l.T(passwordNeedKeys[rule], passwordMinLength(realm)))
+		case ruleMaxLength:
+			sentences = append(sentences, l.T(passwordBreakKeys[rule], maxPasswordLength))
+		case ruleHistory:
+			if realm.PasswordHistoryCount > 1 {
+				sentences = append(sentences, l.T("password.error.historyN", realm.PasswordHistoryCount))
+			} else {
+				sentences = append(sentences, l.T(passwordBreakKeys[rule]))
+			}
+		default:
+			if key, ok := passwordNeedKeys[rule]; ok {
+				needs = append(needs, l.T(key))
+			} else {
+				sentences = append(sentences, l.T(passwordBreakKeys[rule]))
+			}
+		}
+	}
+	if len(needs) > 0 {
+		sentences = append([]string{l.T("password.error.needs", strings.Join(needs, ", "))}, sentences...)
+	}
+	return strings.Join(sentences, " ")
+}
+
+// pagePasswordText is passwordPolicyText in the language of the page r
+// gets; "" when no rule is unmet.
+func (a *App) pagePasswordText(r *http.Request, realm *store.Realm, unmet []passwordRule) string {
+	if len(unmet) == 0 {
+		return ""
+	}
+	return passwordPolicyText(a.messages.Localizer(a.pageLocale(r)), realm, unmet)
+}
+
+// pagePasswordError is the message a page shows at its password field for
+// err from newPasswordHash: the unmet rules in the page's language; ""
+// when err is no refusal by the policy.
+func (a *App) pagePasswordError(r *http.Request, realm *store.Realm, err error) string {
+	var refused *passwordRefused
+	if !errors.As(err, &refused) {
+		return ""
+	}
+	return a.pagePasswordText(r, realm, refused.unmet)
 }
 
 // newPasswordHash checks password against the realm's whole policy for

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,8 +46,8 @@ func TestPasswordRules(t *testing.T) {
 				}
 				return
 			}
-			ae, ok := err.(*apiError)
-			if !ok || ae.Field != "password" || ae.Status != http.StatusBadRequest || ae.Description != c.want {
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.Field != "password" || ae.Status != http.StatusBadRequest || ae.Description != c.want {
 				t.Fatalf("error %#v, want %q", err, c.want)
 			}
 		})
@@ -83,7 +84,8 @@ func errDescription(err error) string {
 	if err == nil {
 		return ""
 	}
-	if ae, ok := err.(*apiError); ok {
+	var ae *apiError
+	if errors.As(err, &ae) {
 		return ae.Description
 	}
 	return err.Error()

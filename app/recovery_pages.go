@@ -314,21 +314,23 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	}
 	password, confirm := r.PostForm.Get("password"), r.PostForm.Get("confirm")
 	form := ui.ResetPasswordForm{Token: token, AuthRequestID: arID}
-	if err := checkPassword(realm, password); err != nil {
-		var ae *apiError
-		if !errors.As(err, &ae) {
-			return err
-		}
-		form.PasswordError = "The password " + strings.TrimPrefix(ae.Description, "password: ") + "."
+	if password == "" {
+		form.PasswordError = "password.error.required"
+	} else {
+		// What needs no stored password first; the history with the hash.
+		form.PasswordError = a.pagePasswordText(r, realm, unmetUserPasswordRules(realm, user, password))
 	}
 	if password != confirm {
-		form.ConfirmError = "The passwords do not match."
+		form.ConfirmError = "password.error.mismatch"
 	}
 	if form.PasswordError != "" || form.ConfirmError != "" {
 		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
 	}
-	hash, err := a.hashPassword(ctx, password)
-	if err != nil {
+	hash, err := a.newPasswordHash(ctx, realm, user, password)
+	if msg := a.pagePasswordError(r, realm, err); msg != "" {
+		form.PasswordError = msg
+		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
+	} else if err != nil {
 		return err
 	}
 	now := a.now().UnixMilli()
@@ -338,7 +340,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 		if err != nil {
 			return err
 		}
-		if err := tx.SetUserPassword(ctx, realm.ID, tok.UserID, hash, now, false); err != nil {
+		if err := a.setPassword(ctx, tx, realm, tok.UserID, hash, false); err != nil {
 			return err
 		}
 		ended, err = tx.DeleteUserSessions(ctx, realm.ID, tok.UserID, now)

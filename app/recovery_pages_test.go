@@ -135,7 +135,7 @@ func TestRecoveryResetPassword(t *testing.T) {
 		t.Fatal("the page echoes a password")
 	}
 	short := b.submit(form, map[string]string{"password": "short", "confirm": "short"})
-	recoveryMustContain(t, short, http.StatusBadRequest, `<span id="password-error" class="field-error">The password must be at least`)
+	recoveryMustContain(t, short, http.StatusBadRequest, `<span id="password-error" class="field-error">The password needs at least 8 characters.</span>`)
 	if u := recoveryUser(e); !u.RequirePasswordReset {
 		t.Fatal("a refused form changed the password")
 	}

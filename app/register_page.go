@@ -99,6 +99,9 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		for _, p := range invalid {
 			if _, seen := form.Errors[p.err.Field]; !seen {
 				form.Errors[p.err.Field] = p.key
+				if p.unmet != nil {
+					form.Errors[p.err.Field] = a.pagePasswordText(r, realm, p.unmet)
+				}
 			}
 		}
 		form.Error = "register.error.form"

@@ -96,7 +96,7 @@ func TestRegisterPage(t *testing.T) {
 	for field, message := range map[string]string{
 		"username":   "Use at least 2 characters, without spaces.",
 		"email":      "Enter a valid email address.",
-		"password":   "The password is too short.",
+		"password":   "The password needs at least 8 characters.",
 		"confirm":    "The passwords do not match.",
 		"attr-phone": "Enter a telephone number.",
 		"attr-terms": "This field is required.",

@@ -36,10 +36,12 @@ type registration struct {
 }
 
 // fieldProblem is one invalid field: the API's error, whose Field names
-// the field, and the message key the page shows beside it.
+// the field, and the message key the page shows beside it, or for a
+// password the policy refuses, the rules it fails.
 type fieldProblem struct {
-	key string
-	err *apiError
+	key   string
+	err   *apiError
+	unmet []passwordRule
 }
 
 func problem(key, field, format string, args ...any) fieldProblem {
@@ -101,7 +103,8 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, reg registra
 	if err != nil {
 		return nil, err
 	}
-	if u.PasswordHash, err = a.hashPassword(ctx, reg.Password); err != nil {
+	// The policy passed in checkRegistration; a new user has no history.
+	if u.PasswordHash, err = a.newPasswordHash(ctx, realm, &store.User{Username: u.Username, Email: u.Email}, reg.Password); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = a.now().UnixMilli()
@@ -186,8 +189,10 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 	case reg.Password == "":
 		problems = append(problems, problem("password.error.required", "password", "is required"))
 	default:
-		if err := checkPassword(realm, reg.Password); err != nil {
-			problems = append(problems, fieldProblem{key: passwordErrorKey(realm, reg.Password), err: asAPIError(err)})
+		// A new user has no history: the rest of the policy is all there is.
+		unmet := unmetUserPasswordRules(realm, &store.User{Username: reg.Username, Email: reg.Email}, reg.Password)
+		if err := passwordPolicyError(realm, unmet); err != nil {
+			problems = append(problems, fieldProblem{err: asAPIError(err), unmet: unmet})
 		}
 	}
 	if reg.Confirm != nil && *reg.Confirm != reg.Password {

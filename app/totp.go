@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"slices"
 	"strings"
 	"time"
 
@@ -286,6 +287,14 @@ func (a *App) verifyTOTP(ctx context.Context, realm *store.Realm, userID, code s
 	return nil
 }
 
+// looksLikeTOTP says whether a code typed in a field that takes either
+// kind is a TOTP code (six digits, spaces aside) rather than a recovery
+// code (sixteen characters).
+func looksLikeTOTP(code string) bool {
+	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
+	return len(code) == totpDigits.Length() && strings.Trim(code, "0123456789") == ""
+}
+
 // useRecoveryCode spends one of the user's recovery codes in place of a
 // TOTP code.
 func (a *App) useRecoveryCode(ctx context.Context, realm *store.Realm, userID, code string) error {
@@ -316,6 +325,19 @@ func (a *App) needsSecondFactor(ctx context.Context, realm *store.Realm, userID 
 		return store.StepTOTPSetup, nil
 	}
 	return "", nil
+}
+
+// sessionLacksSecondFactor says whether an SSO session of user falls short
+// of what a sign-in asks of the user now: one begun before the user
+// enrolled TOTP, or before the realm required a second factor, was
+// authenticated without a one-time code. Such a session answers no
+// authorization request; the browser signs in again, code and all.
+func (a *App) sessionLacksSecondFactor(ctx context.Context, realm *store.Realm, user *store.User, sso *store.Session) (bool, error) {
+	if slices.Contains(sso.AMR, amrOTP) {
+		return false, nil
+	}
+	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
+	return pending != "", err
 }
 
 // passwordGrantSecondFactor refuses the password grant to a user who owes

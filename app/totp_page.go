@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/gorilla/mux"
 
@@ -143,41 +141,40 @@ func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Re
 }
 
 // totpVerify checks a TOTP code, or a recovery code, throttled per user
-// and per address as passwords are.
+// and per address as passwords are, and under the realm's brute-force
+// policy: a locked user's code is refused as a wrong one is.
 func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
 	ctx := r.Context()
 	recovery := r.PostForm.Get("method") == "recovery"
 	f := ui.TOTPLoginForm{Recovery: recovery}
-	userKey, ipKey := totpThrottleKeys(realm, st.user.ID, clientIP(r))
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+	method, code := "totp", r.PostForm.Get("code")
+	if recovery {
+		method, code = "recovery-code", r.PostForm.Get("recoveryCode")
+	}
+	err := a.checkOneTimeCode(ctx, realm, st.user, code, recovery, clientIP(r))
+	var throttled *throttledError
+	switch {
+	case errors.As(err, &throttled):
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
 			IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: map[string]string{"username": st.user.Username}})
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		retryAfter(w, throttled.wait)
 		f.Alert = "totp.error.throttled"
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
-	}
-	var err error
-	method := "totp"
-	if recovery {
-		method = "recovery-code"
-		err = a.useRecoveryCode(ctx, realm, st.user.ID, r.PostForm.Get("recoveryCode"))
-	} else {
-		err = a.verifyTOTP(ctx, realm, st.user.ID, r.PostForm.Get("code"))
-	}
-	if errors.Is(err, errInvalidTOTP) {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
+	case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
+		reason := "invalid_totp"
+		if _, locked := lockedOut(err); locked {
+			reason = "user_temporarily_disabled"
+		}
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: clientIP(r), Error: "invalid_totp", Details: map[string]string{"username": st.user.Username, "method": method}})
+			IPAddress: clientIP(r), Error: reason, Details: map[string]string{"username": st.user.Username, "method": method}})
 		f.Error = "totp.error.code"
 		if recovery {
 			f.Error = "totp.error.recovery"
 		}
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusUnauthorized, f)
-	} else if err != nil {
+	case err != nil:
 		return err
 	}
-	a.loginThrottle.reset(userKey)
 	return a.finishTOTPSignIn(w, r, realm, st)
 }
 
