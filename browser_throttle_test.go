@@ -93,9 +93,6 @@ func TestBrowserLoginThrottled(t *testing.T) {
 // is locked out, listed as such, and even the right password is refused
 // as a wrong one.
 func TestBrowserLoginLockout(t *testing.T) {
-	t.Skip("product bug: app/oidc_login.go login checks the password with checkCredentials, not " +
-		"checkCredentialsGuarded, so the login page neither counts failures toward the realm's brute-force lockout " +
-		"nor refuses a locked user (the password grant and the device page do); remove this skip with the fix")
 	e := newBrowserEnv(t)
 	e.realm("acme", map[string]any{"displayName": "Acme", "maxLoginFailures": 3})
 	aliceID := e.user("acme", map[string]any{"username": "alice", "email": "alice@example.test", "emailVerified": true,
