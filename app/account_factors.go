@@ -23,6 +23,11 @@ func (a *App) accountCredentials(ctx context.Context, realm *store.Realm, user *
 	if user.PasswordHash != "" {
 		creds = append(creds, accountCredential{Type: credentialPassword, CreatedDate: user.PasswordChangedAt})
 	}
+	if c, err := a.accountWebAuthnCredential(ctx, realm, user); err != nil { // account_webauthn.go
+		return nil, err
+	} else if c != nil {
+		creds = append(creds, *c)
+	}
 	return creds, nil
 }
 
