@@ -589,3 +589,42 @@ CREATE TABLE auth_request_steps (
 -- A password change required after a second factor: the sign-in it ends
 -- was authenticated by both.
 ALTER TABLE pending_logins ADD COLUMN second_factor BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- version 10
+-- WebAuthn: security keys and passkeys. Each is a user_credentials row of
+-- type webauthn, so second-factor checks, removal by an admin and the
+-- keeping of factors across a realm import treat it as they treat TOTP.
+-- Its secret column holds the sealed credential record (public key,
+-- AAGUID, flags, transports, attestation) as JSON; last_used_step holds
+-- the authenticator's signature counter, which only ever grows.
+
+-- The authenticator's credential ID, unique in a realm: a passkey sign-in
+-- finds the credential, and so the user, by it.
+ALTER TABLE user_credentials ADD COLUMN credential_id BLOB;
+ALTER TABLE user_credentials ADD COLUMN last_used_at BIGINT;
+CREATE UNIQUE INDEX user_credentials_webauthn_id ON user_credentials (realm_id, credential_id)
+    WHERE credential_id IS NOT NULL;
+
+-- The user handle an authenticator keeps with a passkey: 64 random bytes
+-- per user, made at the first registration and never changed, so a new
+-- passkey of the same user replaces the old one on the authenticator.
+CREATE TABLE webauthn_user_handles (
+    user_id   TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id  TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    handle    BLOB NOT NULL,
+    UNIQUE (realm_id, handle)
+);
+
+-- A registration or authentication ceremony between its options and its
+-- response: the challenge and what the response is checked against. Used
+-- once (deleted when the response comes) and only until it expires. Only
+-- the SHA-256 of the ceremony's ID is kept.
+CREATE TABLE webauthn_ceremonies (
+    id_hash       BLOB PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id       TEXT REFERENCES users (id) ON DELETE CASCADE,  -- NULL: a passkey sign-in, user not yet known
+    kind          TEXT NOT NULL,    -- register or login
+    session_data  TEXT NOT NULL,    -- go-webauthn's SessionData, JSON
+    expires_at    BIGINT NOT NULL
+);
+CREATE INDEX webauthn_ceremonies_expiry ON webauthn_ceremonies (expires_at);

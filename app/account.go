@@ -148,7 +148,7 @@ func (a *App) accountRoutes(r *mux.Router) {
 		r.Handle("/realms/{realm}/account"+path, a.account(h)).Methods(method)
 	}
 	for _, area := range []func(accountMount){a.accountHomeRoutes, a.accountPasswordRoutes, a.accountExportRoutes,
-		a.accountDeletionRoutes, a.accountTOTPRoutes} {
+		a.accountDeletionRoutes, a.accountTOTPRoutes, a.accountWebAuthnRoutes} {
 		area(mount)
 	}
 }

@@ -31,11 +31,15 @@ func (a *App) accountCredentials(ctx context.Context, realm *store.Realm, user *
 		return nil, err
 	}
 	for _, f := range factors {
-		typ := f.Type
-		if typ == store.CredentialTOTP {
-			typ = credentialOTP
+		if f.Type == store.CredentialTOTP {
+			creds = append(creds, accountCredential{Type: credentialOTP, CreatedDate: f.CreatedAt})
 		}
-		creds = append(creds, accountCredential{Type: typ, CreatedDate: f.CreatedAt})
+	}
+	// Security keys and passkeys are one method, however many the user has.
+	if c, err := a.accountWebAuthnCredential(ctx, realm, user); err != nil {
+		return nil, err
+	} else if c != nil {
+		creds = append(creds, *c)
 	}
 	return creds, nil
 }

@@ -132,6 +132,7 @@ func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCa
 	v.Profile.Action, v.Password.Action = base+"/profile", base+"/password"
 	v.ExportURL, v.TOTPURL, v.DeleteURL = base+"/data-export", base+"/totp-setup", base+"/delete-account"
 	v.LogoutURL = a.issuer(c.realm) + "/" + pathLogout
+	v.WebAuthnURL = a.accountWebAuthnURL(c) // account_webauthn.go
 	return a.renderPage(w, r, status, ui.Account(a.page("account.title"), v))
 }
 

@@ -2,13 +2,15 @@ package app
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/idenplane/idenplane/store"
 )
 
 // The admin API of a user's second factors. Removal is recorded by the
 // admin events middleware (resource USER, operation DELETE) and, when a
-// TOTP credential went, as a REMOVE_TOTP event of the user.
+// TOTP credential went, as a REMOVE_TOTP event of the user; each WebAuthn
+// credential that went, as a REMOVE_CREDENTIAL event.
 
 func (a *App) mfaAdminRoutes(admin routeAdder) {
 	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/mfa/status", a.mfaStatus)
@@ -19,11 +21,22 @@ func (a *App) mfaAdminRoutes(admin routeAdder) {
 // mfaStatusRep is a user's second factors. Recovery codes belong to the
 // user, not to one factor: they go only with the last factor.
 type mfaStatusRep struct {
-	Enabled                bool           `json:"enabled"`
-	Required               bool           `json:"required"` // the realm's mfaRequired
-	Factors                []string       `json:"factors"`
-	TOTP                   *totpStatusRep `json:"totp,omitempty"`
-	RecoveryCodesRemaining int            `json:"recoveryCodesRemaining"`
+	Enabled  bool           `json:"enabled"`
+	Required bool           `json:"required"` // the realm's mfaRequired
+	Factors  []string       `json:"factors"`
+	TOTP     *totpStatusRep `json:"totp,omitempty"`
+	// WebAuthn lists the security keys and passkeys, oldest first;
+	// absent when the user has none.
+	WebAuthn               []webauthnStatusRep `json:"webauthn,omitempty"`
+	RecoveryCodesRemaining int                 `json:"recoveryCodesRemaining"`
+}
+
+// webauthnStatusRep is one WebAuthn credential as the admin sees it.
+type webauthnStatusRep struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	CreatedDate  int64  `json:"createdDate"`
+	LastUsedDate int64  `json:"lastUsedDate,omitempty"`
 }
 
 type totpStatusRep struct {
@@ -42,10 +55,20 @@ func (a *App) mfaStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	rep := mfaStatusRep{Required: realm.MFARequired, Factors: []string{}}
 	for _, c := range creds {
-		rep.Factors = append(rep.Factors, c.Type)
+		if !slices.Contains(rep.Factors, c.Type) { // one entry for any number of keys
+			rep.Factors = append(rep.Factors, c.Type)
+		}
 		if c.Type == store.CredentialTOTP {
 			rep.TOTP = &totpStatusRep{UserLabel: c.Label, CreatedDate: c.CreatedAt}
 		}
+	}
+	keys, err := a.store.WebAuthnCredentials(r.Context(), realm.ID, u.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		rep.WebAuthn = append(rep.WebAuthn, webauthnStatusRep{ID: k.ID, Name: k.Name, CreatedDate: k.CreatedAt,
+			LastUsedDate: k.LastUsedAt})
 	}
 	rep.Enabled = len(rep.Factors) > 0
 	if rep.RecoveryCodesRemaining, err = a.store.RecoveryCodesLeft(r.Context(), realm.ID, u.ID); err != nil {
@@ -75,12 +98,23 @@ func (a *App) deleteFactors(w http.ResponseWriter, r *http.Request, types ...str
 	if err != nil {
 		return err
 	}
+	var keysBefore []*store.WebAuthnCredential
+	if len(types) == 0 || slices.Contains(types, store.CredentialWebAuthn) {
+		if keysBefore, err = a.store.WebAuthnCredentials(r.Context(), realm.ID, u.ID); err != nil {
+			return err
+		}
+	}
 	if _, err := a.store.DeleteCredentials(r.Context(), realm.ID, u.ID, types...); err != nil {
 		return err
 	}
 	if totpBefore != nil {
 		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: u.ID, IPAddress: clientIP(r),
 			Details: map[string]string{"username": u.Username, "by": "admin"}})
+	}
+	for _, k := range keysBefore {
+		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_CREDENTIAL", UserID: u.ID, IPAddress: clientIP(r),
+			Details: map[string]string{"username": u.Username, "by": "admin", "credential_type": credentialTypeWebAuthn,
+				"credential_id": k.ID, "credential_user_label": k.Name}})
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

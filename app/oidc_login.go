@@ -124,6 +124,7 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	back := "?" + url.Values{"authRequestID": {ar.ID}}.Encode()
 	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
 	f.ForgotURL = a.issuer(realm) + pathForgotPassword + back
+	f.Passkey = a.passkeyLogin(realm) // webauthn_login.go
 	if realm.RegistrationAllowed {
 		f.RegisterURL = a.issuer(realm) + pathRegister + back
 	}

@@ -113,6 +113,7 @@ func (a *App) routes() *mux.Router {
 	a.bruteForceRoutes(admin)
 	a.emailRoutes(admin)
 	a.registrationRoutes(r, admin)
+	a.webauthnRoutes(r) // webauthn.go
 	a.accountRoutes(r)
 	return r
 }

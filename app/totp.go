@@ -309,17 +309,23 @@ func (a *App) useRecoveryCode(ctx context.Context, realm *store.Realm, userID, c
 }
 
 // needsSecondFactor says what a user who gave the right password still
-// owes before signing in: a TOTP code when enrolled; an enrolment when the
+// owes before signing in: a TOTP code when enrolled; else an assertion of
+// a WebAuthn credential when the user has one; an enrolment when the
 // realm requires a second factor and the user has none; else nothing.
 func (a *App) needsSecondFactor(ctx context.Context, realm *store.Realm, userID string) (string, error) {
 	creds, err := a.store.Credentials(ctx, realm.ID, userID)
 	if err != nil {
 		return "", err
 	}
+	webauthnOnly := false // webauthn_login.go
 	for _, c := range creds {
 		if c.Type == store.CredentialTOTP {
 			return store.StepTOTP, nil
 		}
+		webauthnOnly = webauthnOnly || c.Type == store.CredentialWebAuthn
+	}
+	if webauthnOnly {
+		return store.StepWebAuthn, nil
 	}
 	if realm.MFARequired && len(creds) == 0 {
 		return store.StepTOTPSetup, nil

@@ -113,6 +113,8 @@ func (a *App) totpPage(w http.ResponseWriter, r *http.Request, realm *store.Real
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusOK, ui.TOTPLoginForm{Recovery: r.URL.Query().Get("use") == "recovery"})
 	case store.StepTOTPSetup:
 		return a.renderTOTPSetup(w, r, realm, st, http.StatusOK, "")
+	case store.StepWebAuthn: // a security key's step: webauthn_login.go
+		return a.toWebAuthnStep(w, r, realm, st)
 	default:
 		return a.renderRecoveryCodes(w, r, realm, st, nil)
 	}
@@ -135,6 +137,8 @@ func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return a.totpVerify(w, r, realm, st)
 	case store.StepTOTPSetup:
 		return a.totpEnrol(w, r, realm, st)
+	case store.StepWebAuthn: // a security key's step: webauthn_login.go
+		return a.toWebAuthnStep(w, r, realm, st)
 	default:
 		return a.finishTOTPSignIn(w, r, realm, st)
 	}
@@ -255,6 +259,7 @@ func (a *App) renderTOTPLogin(w http.ResponseWriter, r *http.Request, realm *sto
 	}
 	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathTOTP, st.ar.ID, token, clientName(st.client)
 	f.SwitchURL = totpURL(a.issuer(realm), st.ar.ID, !f.Recovery)
+	f.WebAuthnURL = a.webauthnStepLink(r.Context(), realm, st) // webauthn_login.go
 	return a.renderPage(w, r, status, ui.TOTPLogin(a.page("totp.login.title"), f))
 }
 
@@ -271,7 +276,8 @@ func (a *App) renderTOTPSetup(w http.ResponseWriter, r *http.Request, realm *sto
 	}
 	return a.renderPage(w, r, status, ui.TOTPSetup(a.page("totp.setup.title"), ui.TOTPSetupForm{
 		Action: a.issuer(realm) + pathTOTP, AuthRequestID: st.ar.ID, CSRFToken: token, ClientName: clientName(st.client),
-		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey}))
+		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey,
+		PasskeyURL: a.webauthnStepLink(r.Context(), realm, st)})) // webauthn_login.go
 }
 
 func (a *App) renderRecoveryCodes(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, codes []string) error {

@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// CredentialTOTP is a TOTP authenticator (RFC 6238). WebAuthn keys will be
-// another type in the same table.
+// CredentialTOTP is a TOTP authenticator (RFC 6238). WebAuthn keys are
+// another type in the same table (webauthn.go).
 const CredentialTOTP = "totp"
 
 // ErrStepUsed: a TOTP code of a time step no later than the last one the
@@ -236,8 +236,9 @@ func (s *Store) DeleteCredentials(ctx context.Context, realmID, userID string, t
 // FactorSnapshot is the second factors of a realm's users as stored,
 // secrets still sealed, held while an import replaces the realm.
 type FactorSnapshot struct {
-	creds []sealedCredential
-	codes []storedRecoveryCode
+	creds   []sealedCredential
+	codes   []storedRecoveryCode
+	handles []storedUserHandle
 }
 
 type sealedCredential struct {
@@ -246,6 +247,15 @@ type sealedCredential struct {
 	confirmed              bool
 	lastUsedStep           int64
 	createdAt              int64
+	credentialID           []byte // WebAuthn only
+	lastUsedAt             *int64 // WebAuthn only
+}
+
+// storedUserHandle is a user's WebAuthn user handle: the passkeys on
+// authenticators name the user by it, so it outlives a replacement too.
+type storedUserHandle struct {
+	userID string
+	handle []byte
 }
 
 type storedRecoveryCode struct {
@@ -259,14 +269,15 @@ type storedRecoveryCode struct {
 // realm's users.
 func (s *Store) SnapshotFactors(ctx context.Context, realmID string) (*FactorSnapshot, error) {
 	var snap FactorSnapshot
-	rows, err := s.w.QueryContext(ctx, `SELECT id, user_id, type, label, secret, confirmed, last_used_step, created_at
-		FROM user_credentials WHERE realm_id = $1`, realmID)
+	rows, err := s.w.QueryContext(ctx, `SELECT id, user_id, type, label, secret, confirmed, last_used_step, created_at,
+		credential_id, last_used_at FROM user_credentials WHERE realm_id = $1`, realmID)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot credentials: %w", mapErr(err))
 	}
 	for rows.Next() {
 		var c sealedCredential
-		if err := rows.Scan(&c.id, &c.userID, &c.typ, &c.label, &c.secret, &c.confirmed, &c.lastUsedStep, &c.createdAt); err != nil {
+		if err := rows.Scan(&c.id, &c.userID, &c.typ, &c.label, &c.secret, &c.confirmed, &c.lastUsedStep, &c.createdAt,
+			&c.credentialID, &c.lastUsedAt); err != nil {
 			rows.Close()
 			return nil, mapErr(err)
 		}
@@ -280,13 +291,29 @@ func (s *Store) SnapshotFactors(ctx context.Context, realmID string) (*FactorSna
 	if err != nil {
 		return nil, fmt.Errorf("snapshot recovery codes: %w", mapErr(err))
 	}
-	defer rows.Close()
 	for rows.Next() {
 		var c storedRecoveryCode
 		if err := rows.Scan(&c.userID, &c.hash, &c.createdAt, &c.usedAt); err != nil {
+			rows.Close()
 			return nil, mapErr(err)
 		}
 		snap.codes = append(snap.codes, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err)
+	}
+	rows, err = s.w.QueryContext(ctx, `SELECT user_id, handle FROM webauthn_user_handles WHERE realm_id = $1`, realmID)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot WebAuthn user handles: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h storedUserHandle
+		if err := rows.Scan(&h.userID, &h.handle); err != nil {
+			return nil, mapErr(err)
+		}
+		snap.handles = append(snap.handles, h)
 	}
 	return &snap, mapErr(rows.Err())
 }
@@ -298,9 +325,9 @@ func (s *Store) SnapshotFactors(ctx context.Context, realmID string) (*FactorSna
 func (s *Store) RestoreFactors(ctx context.Context, realmID string, snap *FactorSnapshot) error {
 	return s.Tx(ctx, func(tx *Store) error {
 		for _, c := range snap.creds {
-			_, err := tx.w.ExecContext(ctx, `INSERT INTO user_credentials (`+credentialColumns+`)
-				SELECT $1, $2, id, $3, $4, $5, $6, $7, $8 FROM users WHERE id = $9 AND realm_id = $2`,
-				c.id, realmID, c.typ, c.label, c.secret, c.confirmed, c.lastUsedStep, c.createdAt, c.userID)
+			_, err := tx.w.ExecContext(ctx, `INSERT INTO user_credentials (`+credentialColumns+`, credential_id, last_used_at)
+				SELECT $1, $2, id, $3, $4, $5, $6, $7, $8, $10, $11 FROM users WHERE id = $9 AND realm_id = $2`,
+				c.id, realmID, c.typ, c.label, c.secret, c.confirmed, c.lastUsedStep, c.createdAt, c.userID, c.credentialID, c.lastUsedAt)
 			if err != nil {
 				return fmt.Errorf("restore credential %s: %w", c.id, mapErr(err))
 			}
@@ -310,6 +337,13 @@ func (s *Store) RestoreFactors(ctx context.Context, realmID string, snap *Factor
 				SELECT id, $1, $2, $3, $4 FROM users WHERE id = $5 AND realm_id = $1`, realmID, c.hash, c.createdAt, c.usedAt, c.userID)
 			if err != nil {
 				return fmt.Errorf("restore recovery code: %w", mapErr(err))
+			}
+		}
+		for _, h := range snap.handles {
+			_, err := tx.w.ExecContext(ctx, `INSERT INTO webauthn_user_handles (user_id, realm_id, handle)
+				SELECT id, $1, $2 FROM users WHERE id = $3 AND realm_id = $1`, realmID, h.handle, h.userID)
+			if err != nil {
+				return fmt.Errorf("restore WebAuthn user handle: %w", mapErr(err))
 			}
 		}
 		return nil

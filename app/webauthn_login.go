@@ -1,0 +1,554 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// Signing in with WebAuthn. authenticate/options asks for an assertion:
+// of the user of a sign-in's second step (authRequestID, this browser's),
+// as a second factor after the password; of a named user; or, named by
+// nobody, of any passkey the authenticator holds for the realm (a
+// discoverable credential, whose user handle names the user). Without a
+// password the key must verify the user (PIN or biometrics).
+// authenticate/verify checks the assertion once per ceremony: as JSON it
+// only answers whose key it was; posted as a form by the login page or the
+// second step's page, it signs the browser in and goes on with the
+// authorization request, as the password form does.
+
+// errWebAuthnNoKey: a second step asked for an assertion of a user
+// without a WebAuthn credential.
+var errWebAuthnNoKey = errorf(http.StatusBadRequest, "invalid_request", "the user has no security key or passkey")
+
+// webauthnFailure is a refused assertion; reason goes to the LOGIN_ERROR
+// event only.
+type webauthnFailure struct {
+	reason string
+	cause  error
+}
+
+func (e *webauthnFailure) Error() string {
+	if e.cause != nil {
+		return "WebAuthn assertion refused: " + e.reason + ": " + e.cause.Error()
+	}
+	return "WebAuthn assertion refused: " + e.reason
+}
+
+// errWebAuthnRefused answers every refused assertion alike, so that the
+// answer never tells an unknown key from a disabled or locked user.
+var errWebAuthnRefused = errorf(http.StatusUnauthorized, "invalid_credentials", "the security key or passkey was not accepted")
+
+// webauthnAssertion is an accepted assertion.
+type webauthnAssertion struct {
+	user         *store.User
+	cred         *store.WebAuthnCredential
+	record       *webauthn.Credential
+	userVerified bool
+}
+
+// amr is how the assertion authenticated, after a password or alone.
+func (as *webauthnAssertion) amr(afterPassword bool) []string {
+	key := amrHardwareKey
+	if as.record.Flags.BackupEligible {
+		key = amrSoftwareKey
+	}
+	switch {
+	case afterPassword:
+		return []string{amrPassword, key}
+	case as.userVerified:
+		return []string{key, amrMFA}
+	}
+	return []string{key}
+}
+
+// webauthnLoginUser is user with the credentials to assert, or nil for a
+// user without any.
+func (a *App) webauthnLoginUser(ctx context.Context, realm *store.Realm, user *store.User) (*webauthnUser, error) {
+	creds, err := a.store.WebAuthnCredentials(ctx, realm.ID, user.ID)
+	if err != nil || len(creds) == 0 {
+		return nil, err
+	}
+	return a.loadWebAuthnUser(ctx, realm, user)
+}
+
+// webauthnAuthenticateOptions begins an authentication. A username that
+// names no user with a credential gets the options of a passkey sign-in,
+// as one without a username does: the answer's shape does not tell
+// whether the user exists unless the user has a key.
+func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	in, err := readWebAuthnRequest(r, "username", "authRequestID")
+	if err != nil {
+		return err
+	}
+	rp, err := a.relyingParty(realm)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	var wu *webauthnUser
+	uv := protocol.VerificationRequired
+	switch {
+	case in.AuthRequestID != "":
+		st, err := a.totpStep(r, realm, in.AuthRequestID)
+		if err != nil {
+			return err
+		}
+		if st.step.Pending != store.StepTOTP && st.step.Pending != store.StepWebAuthn {
+			return errorf(http.StatusBadRequest, "invalid_request", "this sign-in does not ask for a second factor now")
+		}
+		if wu, err = a.webauthnLoginUser(ctx, realm, st.user); err != nil {
+			return err
+		} else if wu == nil {
+			return errWebAuthnNoKey
+		}
+		// After the password the key is the second factor: its presence
+		// is enough, and a PIN prompt would only be in the way.
+		uv = protocol.VerificationDiscouraged
+	case strings.TrimSpace(in.Username) != "":
+		user, err := a.findLoginUser(ctx, realm, strings.TrimSpace(in.Username))
+		if err != nil {
+			return err
+		}
+		if user != nil && user.Enabled && user.ServiceAccountClientID == "" {
+			if wu, err = a.webauthnLoginUser(ctx, realm, user); err != nil {
+				return err
+			}
+		}
+	}
+	var assertion *protocol.CredentialAssertion
+	var session *webauthn.SessionData
+	userID := ""
+	if wu != nil {
+		assertion, session, err = rp.BeginLogin(wu, webauthn.WithUserVerification(uv))
+		userID = wu.user.ID
+	} else {
+		assertion, session, err = rp.BeginDiscoverableLogin(webauthn.WithUserVerification(uv))
+	}
+	if err != nil {
+		return fmt.Errorf("begin WebAuthn login: %w", err)
+	}
+	id, err := a.beginCeremony(ctx, realm, userID, store.CeremonyLogin, session)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, webauthnOptionsRep{CeremonyID: id, PublicKey: assertion.Response})
+	return nil
+}
+
+// webauthnAuthenticateVerify checks an assertion: as JSON, an answer of
+// whose key it was; as a browser's form, a sign-in.
+func (a *App) webauthnAuthenticateVerify(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	in, err := readWebAuthnRequest(r, "ceremonyId", "credential")
+	if err != nil {
+		return err
+	}
+	if in.form {
+		return a.webauthnBrowserSignIn(w, r, realm, in)
+	}
+	as, err := a.verifyAssertion(r, realm, in, "", "")
+	if err != nil {
+		return webauthnAPIError(w, err)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"verified": true, "userId": as.user.ID, "credentialId": as.cred.ID,
+		"userVerified": as.userVerified})
+	return nil
+}
+
+// webauthnAPIError is the JSON answer of a failed verification.
+func webauthnAPIError(w http.ResponseWriter, err error) error {
+	var throttled *throttledError
+	var refused *webauthnFailure
+	switch {
+	case errors.As(err, &throttled):
+		retryAfter(w, throttled.wait)
+		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed sign-ins; try again later")
+	case errors.As(err, &refused):
+		return &apiError{Status: errWebAuthnRefused.Status, Code: errWebAuthnRefused.Code,
+			Description: errWebAuthnRefused.Description, Cause: err}
+	}
+	return err
+}
+
+// verifyAssertion checks an assertion against its ceremony, under the
+// flood guard and the realm's brute-force policy, and records the use:
+// the new signature counter, checked against cloning. wantUserID, when
+// set, is the only user whose key is accepted (a second step's). Every
+// refusal is a *webauthnFailure, recorded as a LOGIN_ERROR event and
+// counted against the user once known.
+func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
+	ctx := r.Context()
+	ip := clientIP(r)
+	ipKey := "realm:" + realm.ID + ":ip:" + ip
+	if wait := a.loginThrottle.wait(ipKey, loginLimitPerIP); wait > 0 {
+		return nil, &throttledError{wait: wait}
+	}
+	if len(in.Credential) == 0 {
+		return nil, fieldError("credential", "is required: the PublicKeyCredential navigator.credentials.get() returned, as JSON")
+	}
+	rp, err := a.relyingParty(realm)
+	if err != nil {
+		return nil, err
+	}
+	ceremony, session, err := a.takeCeremony(ctx, realm, in.CeremonyID, store.CeremonyLogin)
+	if err != nil {
+		return nil, err
+	}
+	var user *store.User
+	fail := func(reason string, cause error, counted bool) error {
+		a.loginThrottle.fail(ipKey)
+		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: clientID, IPAddress: ip, Error: "invalid_user_credentials",
+			Details: map[string]string{"credential_type": credentialTypeWebAuthn, "reason": reason}}
+		if user != nil {
+			e.UserID, e.Details["username"] = user.ID, user.Username
+			switch reason {
+			case "user_disabled", "user_temporarily_disabled":
+				e.Error = reason
+			}
+		}
+		if user != nil && counted {
+			userKey, _ := totpThrottleKeys(realm, user.ID, ip)
+			a.loginThrottle.fail(userKey)
+			if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
+				return err
+			}
+		}
+		a.loginEvent(ctx, realm, e)
+		return &webauthnFailure{reason: reason, cause: cause}
+	}
+	if wantUserID != "" && ceremony.UserID != wantUserID {
+		return nil, errWebAuthnCeremony
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(in.Credential)
+	if err != nil {
+		return nil, fail("webauthn_invalid_response", err, false)
+	}
+	userID := ceremony.UserID
+	if userID == "" { // a passkey sign-in: the credential names its user
+		c, err := a.store.WebAuthnCredentialByCredentialID(ctx, realm.ID, parsed.RawID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fail("webauthn_unknown_credential", nil, false)
+		} else if err != nil {
+			return nil, err
+		}
+		userID = c.UserID
+	}
+	if user, err = a.store.GetUser(ctx, realm.ID, userID); errors.Is(err, store.ErrNotFound) {
+		return nil, fail("webauthn_unknown_credential", nil, false)
+	} else if err != nil {
+		return nil, err
+	}
+	if !user.Enabled {
+		return nil, fail("user_disabled", nil, false)
+	}
+	if status, err := a.store.UserStatus(ctx, realm.ID, user.ID); err != nil {
+		return nil, err
+	} else if status != store.UserActive {
+		return nil, fail("user_not_active", nil, false)
+	}
+	if locked, err := a.bruteForceLocked(ctx, realm, user); err != nil {
+		return nil, err
+	} else if locked {
+		return nil, fail("user_temporarily_disabled", nil, false)
+	}
+	userKey, _ := totpThrottleKeys(realm, user.ID, ip)
+	if wait := a.loginThrottle.wait(userKey, loginLimitPerUser); wait > 0 {
+		return nil, &throttledError{wait: wait}
+	}
+	wu, err := a.loadWebAuthnUser(ctx, realm, user)
+	if err != nil {
+		return nil, err
+	}
+	var rec *webauthn.Credential
+	if ceremony.UserID != "" {
+		rec, err = rp.ValidateLogin(wu, *session, parsed)
+	} else {
+		rec, err = rp.ValidateDiscoverableLogin(func(_, _ []byte) (webauthn.User, error) { return wu, nil }, *session, parsed)
+	}
+	if err != nil {
+		return nil, fail("webauthn_invalid_assertion", err, true)
+	}
+	stored := wu.stored(rec.ID)
+	if stored == nil { // the library found the record among wu's
+		return nil, fail("webauthn_unknown_credential", nil, true)
+	}
+	if rec.Authenticator.CloneWarning {
+		a.log.WarnContext(ctx, "WebAuthn signature counter went back: the authenticator may be cloned",
+			"realm", realm.Name, "user", user.ID, "credential", stored.ID)
+		return nil, fail("webauthn_clone_detected", nil, true)
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode WebAuthn credential: %w", err)
+	}
+	now := a.now().UnixMilli()
+	// The store decides, atomically: of two assertions with one counter
+	// value, one wins.
+	err = a.store.UseWebAuthnCredential(ctx, realm.ID, stored.ID, int64(rec.Authenticator.SignCount), data, now)
+	if errors.Is(err, store.ErrSignCount) {
+		a.log.WarnContext(ctx, "WebAuthn signature counter reused: the authenticator may be cloned",
+			"realm", realm.Name, "user", user.ID, "credential", stored.ID)
+		return nil, fail("webauthn_clone_detected", err, true)
+	} else if err != nil {
+		return nil, err
+	}
+	stored.SignCount, stored.LastUsedAt, stored.Data = int64(rec.Authenticator.SignCount), now, data
+	a.loginThrottle.reset(userKey)
+	if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
+		return nil, err
+	}
+	return &webauthnAssertion{user: user, cred: stored, record: rec,
+		userVerified: parsed.Response.AuthenticatorData.Flags.HasUserVerified()}, nil
+}
+
+// webauthnBrowserSignIn is the form a sign-in page's script posts: at a
+// second step, the second factor; on the login page, a passkey sign-in.
+// Both forms carry the login form's CSRF token of the request.
+func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, in *webauthnRequest) error {
+	ctx := r.Context()
+	ar, client, err := a.pageAuthRequest(ctx, realm, in.AuthRequestID, false)
+	if err != nil {
+		return err
+	}
+	if err := a.checkCSRF(r, "login", ar.ID); err != nil {
+		return err
+	}
+	if _, err := a.store.GetAuthRequestStep(ctx, realm.ID, ar.ID); err == nil {
+		return a.webauthnSecondFactor(w, r, realm, in)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	as, err := a.verifyAssertion(r, realm, in, client.ClientID, "")
+	if err != nil {
+		form := ui.LoginForm{Error: "webauthn.error.failed"}
+		status := http.StatusUnauthorized
+		var throttled *throttledError
+		switch {
+		case errors.As(err, &throttled):
+			retryAfter(w, throttled.wait)
+			form.Error, status = "login.error.throttled", http.StatusTooManyRequests
+		case errors.Is(err, errWebAuthnCeremony):
+			form.Error, status = "webauthn.error.expired", http.StatusBadRequest
+		case !isWebAuthnRefusal(err):
+			return err
+		}
+		return a.renderLoginWith(w, r, realm, client, ar, status, form)
+	}
+	user := as.user
+	if realm.RequireEmailVerification && !user.EmailVerified {
+		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
+	}
+	if passwordChangeRequired(realm, user, a.now()) {
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, in.rememberMe, true)
+	}
+	sso, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: in.rememberMe, amr: as.amr(false)})
+	if err != nil {
+		return err
+	}
+	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
+}
+
+// isWebAuthnRefusal tells a refused assertion or a malformed request
+// (shown on the page) from a failure of the server.
+func isWebAuthnRefusal(err error) bool {
+	var refused *webauthnFailure
+	var ae *apiError
+	return errors.As(err, &refused) || errors.As(err, &ae) && ae.Status < http.StatusInternalServerError
+}
+
+// webauthnSecondFactor takes a security key as the second factor of the
+// sign-in step of this browser.
+func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm *store.Realm, in *webauthnRequest) error {
+	st, err := a.totpStep(r, realm, in.AuthRequestID)
+	if err != nil {
+		return err
+	}
+	if st.step.Pending != store.StepTOTP && st.step.Pending != store.StepWebAuthn {
+		return a.toWebAuthnStep(w, r, realm, st)
+	}
+	as, err := a.verifyAssertion(r, realm, in, st.client.ClientID, st.user.ID)
+	if err != nil {
+		var throttled *throttledError
+		switch {
+		case errors.As(err, &throttled):
+			retryAfter(w, throttled.wait)
+			return a.renderWebAuthnStep(w, r, realm, st, http.StatusTooManyRequests, "totp.error.throttled")
+		case errors.Is(err, errWebAuthnCeremony):
+			return a.renderWebAuthnStep(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired")
+		case isWebAuthnRefusal(err):
+			return a.renderWebAuthnStep(w, r, realm, st, http.StatusUnauthorized, "webauthn.error.failed")
+		}
+		return err
+	}
+	return a.finishWebAuthnStep(w, r, realm, st, as.amr(true), true)
+}
+
+// finishWebAuthnStep completes the step and signs the user in, or hands
+// the sign-in on to an owed password change, as finishTOTPSignIn does.
+func (a *App) finishWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, amr []string, secondFactor bool) error {
+	ctx := r.Context()
+	pending := st.step.Pending
+	if passwordChangeRequired(realm, st.user, a.now()) {
+		err := a.store.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
+		if errors.Is(err, store.ErrNotFound) {
+			return errStaleAuthRequest
+		} else if err != nil {
+			return err
+		}
+		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword, st.step.RememberMe, secondFactor)
+	}
+	sso, err := a.signInBrowser(w, r, realm, st.client, st.ar, st.user, browserSignIn{
+		remember: st.step.RememberMe,
+		amr:      amr,
+		also: func(ctx context.Context, tx *store.Store) error {
+			return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return a.continueAuthRequest(w, r, realm, st.client, st.ar, st.user, sso)
+}
+
+// webauthnEnrolled ends the registration of a sign-in's enrolment step.
+// A page's form signs the user in (the password was the sign-in's
+// factor: registering a key proves no possession of it); a JSON caller's
+// registration moves the step on to asking for the new key.
+func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, cred *store.WebAuthnCredential, err error) error {
+	form := isFormPost(r)
+	if err != nil {
+		if !form {
+			return err
+		}
+		var ae *apiError
+		switch {
+		case errors.Is(err, errWebAuthnCeremony):
+			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired", "")
+		case errors.As(err, &ae) && ae.Field == "name":
+			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusBadRequest, "", "webauthn.error.name")
+		case errors.Is(err, errWebAuthnRegistered):
+			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusConflict, "webauthn.error.registered", "")
+		case errors.As(err, &ae) && ae.Status < http.StatusInternalServerError:
+			return a.renderWebAuthnEnrol(w, r, realm, st, ae.Status, "webauthn.error.registration", "")
+		}
+		return err
+	}
+	a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", st.user, "", st.client.ClientID, cred)
+	if form {
+		return a.finishWebAuthnStep(w, r, realm, st, loginAMR(false), false)
+	}
+	err = a.store.AdvanceAuthRequestStep(r.Context(), st.ar.ID, store.StepTOTPSetup, store.StepWebAuthn)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
+	return nil
+}
+
+func webauthnStepURL(issuer, authRequestID string) string {
+	return issuer + pathWebAuthn + "?" + url.Values{"authRequestID": {authRequestID}}.Encode()
+}
+
+// toWebAuthnStep sends a browser to the page of its step: this one for a
+// security key, the TOTP page for anything else.
+func (a *App) toWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
+	to := totpURL(a.issuer(realm), st.ar.ID, false)
+	if st.step.Pending == store.StepWebAuthn {
+		to = webauthnStepURL(a.issuer(realm), st.ar.ID)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+	return nil
+}
+
+// webauthnStepLink is the way from a TOTP step's page to this one: to use
+// a security key instead of a code, or to register one instead of an
+// authenticator app. "" when WebAuthn is no choice there.
+func (a *App) webauthnStepLink(ctx context.Context, realm *store.Realm, st *totpState) string {
+	if !a.webauthnAvailable() {
+		return ""
+	}
+	if st.step.Pending == store.StepTOTP {
+		if creds, err := a.store.WebAuthnCredentials(ctx, realm.ID, st.user.ID); err != nil || len(creds) == 0 {
+			return ""
+		}
+	}
+	return webauthnStepURL(a.issuer(realm), st.ar.ID)
+}
+
+var errWebAuthnUnavailablePage = &pageError{status: http.StatusServiceUnavailable, message: "webauthn.error.unavailable"}
+
+// webauthnStepPage is GET /realms/{realm}/webauthn: the second step of a
+// sign-in with a security key, or the registration of one at an
+// enrolment step.
+func (a *App) webauthnStepPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	st, err := a.totpStep(r, realm, r.URL.Query().Get("authRequestID"))
+	if err != nil {
+		return err
+	}
+	if !a.webauthnAvailable() {
+		return errWebAuthnUnavailablePage
+	}
+	switch st.step.Pending {
+	case store.StepTOTPSetup:
+		return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusOK, "", "")
+	case store.StepTOTP, store.StepWebAuthn:
+		if creds, err := a.store.WebAuthnCredentials(r.Context(), realm.ID, st.user.ID); err != nil {
+			return err
+		} else if len(creds) == 0 {
+			return a.toWebAuthnStep(w, r, realm, st)
+		}
+		return a.renderWebAuthnStep(w, r, realm, st, http.StatusOK, "")
+	}
+	return a.toWebAuthnStep(w, r, realm, st)
+}
+
+func (a *App) renderWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey string) error {
+	token, err := a.csrfToken(w, r, realm, "login", st.ar.ID)
+	if err != nil {
+		return err
+	}
+	issuer := a.issuer(realm)
+	f := ui.WebAuthnStepForm{Script: a.assets.URL("webauthn.js"), OptionsURL: issuer + pathWebAuthn + "/authenticate/options",
+		Action: issuer + pathWebAuthn + "/authenticate/verify", AuthRequestID: st.ar.ID, CSRFToken: token,
+		ClientName: clientName(st.client), Error: errKey}
+	if c, err := a.userTOTP(r.Context(), realm, st.user.ID); err != nil {
+		return err
+	} else if c != nil && st.step.Pending == store.StepTOTP {
+		f.TOTPURL = totpURL(issuer, st.ar.ID, false)
+	}
+	return a.renderPage(w, r, status, ui.WebAuthnStep(a.page("webauthn.step.title"), f))
+}
+
+func (a *App) renderWebAuthnEnrol(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey, nameErr string) error {
+	token, err := a.csrfToken(w, r, realm, "login", st.ar.ID)
+	if err != nil {
+		return err
+	}
+	issuer := a.issuer(realm)
+	return a.renderPage(w, r, status, ui.WebAuthnEnrol(a.page("webauthn.enrol.title"), ui.WebAuthnRegisterForm{
+		Script: a.assets.URL("webauthn.js"), OptionsURL: issuer + pathWebAuthn + "/register/options",
+		Action: issuer + pathWebAuthn + "/register/verify", AuthRequestID: st.ar.ID, CSRFToken: token,
+		ClientName: clientName(st.client), Error: errKey, NameError: nameErr, OtherURL: totpURL(issuer, st.ar.ID, false)}))
+}
+
+// passkeyLogin is the login page's offer of a passkey sign-in, nil when
+// the base URL rules WebAuthn out.
+func (a *App) passkeyLogin(realm *store.Realm) *ui.PasskeyLogin {
+	if !a.webauthnAvailable() {
+		return nil
+	}
+	issuer := a.issuer(realm)
+	return &ui.PasskeyLogin{Script: a.assets.URL("webauthn.js"), OptionsURL: issuer + pathWebAuthn + "/authenticate/options",
+		Action: issuer + pathWebAuthn + "/authenticate/verify"}
+}

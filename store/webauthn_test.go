@@ -1,0 +1,302 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// webauthnSuite is the conformance tests of WebAuthn credentials, user
+// handles and ceremonies.
+func webauthnSuite() []suiteTest {
+	return []suiteTest{
+		{"WebAuthnCredentialAdd", suiteWebAuthnCredentialAdd},
+		{"WebAuthnSignCount", suiteWebAuthnSignCount},
+		{"WebAuthnCredentialDelete", suiteWebAuthnCredentialDelete},
+		{"WebAuthnUserHandle", suiteWebAuthnUserHandle},
+		{"WebAuthnCeremonyOnce", suiteWebAuthnCeremonyOnce},
+		{"WebAuthnSurvivesReplacement", suiteWebAuthnSurvivesReplacement},
+	}
+}
+
+// webauthnTestAdd gives user a WebAuthn credential whose credential ID is
+// credID, with signature counter count.
+func webauthnTestAdd(t *testing.T, s *Store, realm, id, user, credID string, count int64) *WebAuthnCredential {
+	t.Helper()
+	c := &WebAuthnCredential{ID: id, RealmID: realm, UserID: user, Name: "key " + id, CredentialID: []byte(credID),
+		Data: []byte(`{"publicKey":"secret-looking-` + id + `"}`), SignCount: count, CreatedAt: sessionsTestNow}
+	if err := s.AddWebAuthnCredential(suiteCtx, c); err != nil {
+		t.Fatalf("add WebAuthn credential %s: %v", id, err)
+	}
+	return c
+}
+
+func suiteWebAuthnCredentialAdd(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	first := webauthnTestAdd(t, s, sessionsTestRealm, "w1", "alice", "cred-1", 5)
+	second := webauthnTestAdd(t, s, sessionsTestRealm, "w2", "alice", "cred-2", 0)
+	second.CreatedAt = sessionsTestNow - 1 // listed first: oldest first
+	if _, err := s.w.ExecContext(suiteCtx, `UPDATE user_credentials SET created_at = $1 WHERE id = 'w2'`, second.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.WebAuthnCredentials(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "alice's WebAuthn credentials", list, []*WebAuthnCredential{second, first})
+	got, err := s.WebAuthnCredentialByCredentialID(suiteCtx, sessionsTestRealm, []byte("cred-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "credential by credential ID", got, first)
+
+	// WebAuthn credentials are second factors like TOTP.
+	all, err := s.Credentials(suiteCtx, sessionsTestRealm, "alice")
+	if err != nil || len(all) != 2 || all[0].Type != CredentialWebAuthn {
+		t.Fatalf("alice's second factors: %+v, %v", all, err)
+	}
+	// The record is sealed at rest.
+	var sealed []byte
+	if err := s.r.QueryRowContext(suiteCtx, `SELECT secret FROM user_credentials WHERE id = 'w1'`).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, []byte("secret-looking")) {
+		t.Fatal("the credential record is stored in the clear")
+	}
+
+	// A credential ID is the realm's once; another realm may have it.
+	dup := &WebAuthnCredential{ID: "w3", RealmID: sessionsTestRealm, UserID: "bob", Name: "copy", CredentialID: []byte("cred-1"),
+		Data: []byte("{}"), CreatedAt: sessionsTestNow}
+	if err := s.AddWebAuthnCredential(suiteCtx, dup); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a credential ID registered twice: %v, want ErrConflict", err)
+	}
+	webauthnTestAdd(t, s, sessionsTestOther, "w4", "carol", "cred-1", 0)
+	if got, err := s.WebAuthnCredentialByCredentialID(suiteCtx, sessionsTestOther, []byte("cred-1")); err != nil || got.UserID != "carol" {
+		t.Fatalf("carol's credential in her realm: %+v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		realm string
+		user  string
+	}{
+		{"unknown user", sessionsTestRealm, "nobody"},
+		{"user of another realm", sessionsTestRealm, "carol"},
+	} {
+		c := &WebAuthnCredential{ID: "w-" + tc.user, RealmID: tc.realm, UserID: tc.user, CredentialID: []byte("x-" + tc.user),
+			Data: []byte("{}")}
+		if err := s.AddWebAuthnCredential(suiteCtx, c); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s: %v, want ErrNotFound", tc.name, err)
+		}
+	}
+	if _, err := s.WebAuthnCredentialByCredentialID(suiteCtx, sessionsTestRealm, []byte("cred-9")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown credential ID: %v, want ErrNotFound", err)
+	}
+	if list, err := s.WebAuthnCredentials(suiteCtx, sessionsTestOther, "alice"); err != nil || len(list) != 0 {
+		t.Fatalf("alice's credentials seen from another realm: %v, %v", list, err)
+	}
+	// A TOTP credential is no WebAuthn credential.
+	credentialsTestEnrolled(t, s, "t1", "bob")
+	if list, err := s.WebAuthnCredentials(suiteCtx, sessionsTestRealm, "bob"); err != nil || len(list) != 0 {
+		t.Fatalf("bob's WebAuthn credentials: %v, %v", list, err)
+	}
+}
+
+func suiteWebAuthnSignCount(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	webauthnTestAdd(t, s, sessionsTestRealm, "w1", "alice", "cred-1", 5)
+	webauthnTestAdd(t, s, sessionsTestRealm, "w0", "alice", "cred-0", 0)
+	for _, tc := range []struct {
+		name, realm, id string
+		count           int64
+		want            error
+	}{
+		{"the stored counter again", sessionsTestRealm, "w1", 5, ErrSignCount},
+		{"a lower counter", sessionsTestRealm, "w1", 4, ErrSignCount},
+		{"zero after a counter", sessionsTestRealm, "w1", 0, ErrSignCount},
+		{"a higher counter", sessionsTestRealm, "w1", 6, nil},
+		{"the new counter again", sessionsTestRealm, "w1", 6, ErrSignCount},
+		{"no counter, no counter", sessionsTestRealm, "w0", 0, nil},
+		{"no counter again", sessionsTestRealm, "w0", 0, nil},
+		{"a counter starts", sessionsTestRealm, "w0", 1, nil},
+		{"then zero", sessionsTestRealm, "w0", 0, ErrSignCount},
+		{"unknown credential", sessionsTestRealm, "w9", 100, ErrNotFound},
+		{"another realm", sessionsTestOther, "w1", 100, ErrNotFound},
+	} {
+		err := s.UseWebAuthnCredential(suiteCtx, tc.realm, tc.id, tc.count, []byte(`{"used":"`+tc.name+`"}`), sessionsTestNow+10)
+		if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Fatalf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	got, err := s.WebAuthnCredentialByCredentialID(suiteCtx, sessionsTestRealm, []byte("cred-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SignCount != 6 || got.LastUsedAt != sessionsTestNow+10 || string(got.Data) != `{"used":"a higher counter"}` {
+		t.Fatalf("after sign-ins: %+v", got)
+	}
+}
+
+func suiteWebAuthnCredentialDelete(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	credentialsTestEnrolled(t, s, "t1", "alice") // with recovery codes
+	webauthnTestAdd(t, s, sessionsTestRealm, "w1", "alice", "cred-1", 0)
+	webauthnTestAdd(t, s, sessionsTestRealm, "w2", "bob", "cred-2", 0)
+	for _, tc := range []struct{ name, realm, user, id string }{
+		{"another user's", sessionsTestRealm, "alice", "w2"},
+		{"a TOTP credential", sessionsTestRealm, "alice", "t1"},
+		{"from another realm", sessionsTestOther, "bob", "w2"},
+		{"unknown", sessionsTestRealm, "alice", "w9"},
+	} {
+		if err := s.DeleteWebAuthnCredential(suiteCtx, tc.realm, tc.user, tc.id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("delete %s: %v, want ErrNotFound", tc.name, err)
+		}
+	}
+	if err := s.DeleteWebAuthnCredential(suiteCtx, sessionsTestRealm, "alice", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.WebAuthnCredentials(suiteCtx, sessionsTestRealm, "alice"); len(list) != 0 {
+		t.Fatalf("alice's keys after the delete: %v", list)
+	}
+	// TOTP stands, so the recovery codes stay; they go with the last factor.
+	if n, _ := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); n != 2 {
+		t.Fatalf("recovery codes left %d, want 2", n)
+	}
+	webauthnTestAdd(t, s, sessionsTestRealm, "w3", "alice", "cred-3", 0)
+	if _, err := s.DeleteCredentials(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); n != 2 {
+		t.Fatalf("recovery codes left with a key standing: %d, want 2", n)
+	}
+	if err := s.DeleteWebAuthnCredential(suiteCtx, sessionsTestRealm, "alice", "w3"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.RecoveryCodesLeft(suiteCtx, sessionsTestRealm, "alice"); n != 0 {
+		t.Fatalf("recovery codes left without a factor: %d, want 0", n)
+	}
+	// Removing every factor takes the keys too.
+	if n, err := s.DeleteCredentials(suiteCtx, sessionsTestRealm, "bob"); err != nil || n != 1 {
+		t.Fatalf("delete bob's factors: %d, %v", n, err)
+	}
+	if list, _ := s.WebAuthnCredentials(suiteCtx, sessionsTestRealm, "bob"); len(list) != 0 {
+		t.Fatalf("bob's keys after removing his factors: %v", list)
+	}
+}
+
+func suiteWebAuthnUserHandle(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	h, err := s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "alice", []byte("handle-a"))
+	if err != nil || string(h) != "handle-a" {
+		t.Fatalf("alice's first handle: %q, %v", h, err)
+	}
+	if h, err = s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "alice", []byte("handle-b")); err != nil || string(h) != "handle-a" {
+		t.Fatalf("alice's handle asked again: %q, %v; want it kept", h, err)
+	}
+	if h, err = s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "bob", []byte("handle-b")); err != nil || string(h) != "handle-b" {
+		t.Fatalf("bob's handle: %q, %v", h, err)
+	}
+	if _, err := s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "bob-2", []byte("handle-c")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown user: %v, want ErrNotFound", err)
+	}
+	if _, err := s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "carol", []byte("handle-c")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("user of another realm: %v, want ErrNotFound", err)
+	}
+	// A handle is a realm's once.
+	suiteMustCreateUser(t, s, suiteUser("dave", sessionsTestRealm, "dave", ""))
+	if _, err := s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "dave", []byte("handle-a")); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a handle given twice: %v, want ErrConflict", err)
+	}
+}
+
+func suiteWebAuthnCeremonyOnce(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	mk := func(id, realm, user string, expires int64) *WebAuthnCeremony {
+		t.Helper()
+		c := &WebAuthnCeremony{ID: id, RealmID: realm, UserID: user, Kind: CeremonyLogin,
+			SessionData: []byte(`{"challenge":"` + id + `"}`), ExpiresAt: expires}
+		if err := s.CreateWebAuthnCeremony(suiteCtx, c); err != nil {
+			t.Fatalf("create ceremony %s: %v", id, err)
+		}
+		return c
+	}
+	alice := mk("ceremony-alice", sessionsTestRealm, "alice", sessionsTestNow+1000)
+	alice.Kind = CeremonyLogin
+	passkey := mk("ceremony-passkey", sessionsTestRealm, "", sessionsTestNow+1000)
+	mk("ceremony-old", sessionsTestRealm, "", sessionsTestNow)
+	mk("ceremony-bob", sessionsTestRealm, "bob", sessionsTestNow+1000)
+	if err := s.CreateWebAuthnCeremony(suiteCtx, &WebAuthnCeremony{ID: "x", RealmID: sessionsTestRealm, UserID: "carol",
+		Kind: CeremonyRegister, SessionData: []byte("{}"), ExpiresAt: sessionsTestNow + 1000}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a ceremony for a user of another realm: %v, want ErrNotFound", err)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM webauthn_ceremonies WHERE id_hash = 'ceremony-alice'`); n != 0 {
+		t.Fatal("a ceremony ID is stored in the clear")
+	}
+
+	if _, err := s.TakeWebAuthnCeremony(suiteCtx, sessionsTestOther, "ceremony-alice", sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("take from another realm: %v, want ErrNotFound", err)
+	}
+	got, err := s.TakeWebAuthnCeremony(suiteCtx, sessionsTestRealm, "ceremony-alice", sessionsTestNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "ceremony", got, alice)
+	if _, err := s.TakeWebAuthnCeremony(suiteCtx, sessionsTestRealm, "ceremony-alice", sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a ceremony taken twice: %v, want ErrNotFound", err)
+	}
+	if got, err = s.TakeWebAuthnCeremony(suiteCtx, sessionsTestRealm, "ceremony-passkey", sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	suiteMustEqual(t, "passkey ceremony", got, passkey)
+	if _, err := s.TakeWebAuthnCeremony(suiteCtx, sessionsTestRealm, "ceremony-old", sessionsTestNow); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an expired ceremony: %v, want ErrNotFound", err)
+	}
+	mk("ceremony-old-2", sessionsTestRealm, "", sessionsTestNow-5)
+	if n, err := s.DeleteExpiredWebAuthnCeremonies(suiteCtx, sessionsTestNow); err != nil || n != 1 {
+		t.Fatalf("purge: %d, %v; want the one expired", n, err)
+	}
+	// A user's ceremonies go with the user.
+	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM webauthn_ceremonies`); n != 0 {
+		t.Fatalf("%d ceremonies left, want none", n)
+	}
+}
+
+func suiteWebAuthnSurvivesReplacement(t *testing.T, s *Store) {
+	sessionsTestFixture(t, s)
+	key := webauthnTestAdd(t, s, sessionsTestRealm, "w1", "alice", "cred-1", 7)
+	if err := s.UseWebAuthnCredential(suiteCtx, sessionsTestRealm, "w1", 8, key.Data, sessionsTestNow+5); err != nil {
+		t.Fatal(err)
+	}
+	key.SignCount, key.LastUsedAt = 8, sessionsTestNow+5
+	webauthnTestAdd(t, s, sessionsTestRealm, "w2", "bob", "cred-2", 0)
+	if _, err := s.WebAuthnUserHandle(suiteCtx, sessionsTestRealm, "alice", []byte("handle-a")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.SnapshotFactors(suiteCtx, sessionsTestRealm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	const newRealm = "33333333-3333-4333-8333-333333333333"
+	suiteMustCreateRealm(t, s, suiteRealm(newRealm, "acme", 3000))
+	suiteMustCreateUser(t, s, suiteUser("alice", newRealm, "alice", ""))
+	if err := s.RestoreFactors(suiteCtx, newRealm, snap); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.WebAuthnCredentialByCredentialID(suiteCtx, newRealm, []byte("cred-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.RealmID = newRealm
+	suiteMustEqual(t, "restored key", got, key)
+	if h, err := s.WebAuthnUserHandle(suiteCtx, newRealm, "alice", []byte("other")); err != nil || string(h) != "handle-a" {
+		t.Fatalf("alice's handle after the replacement: %q, %v", h, err)
+	}
+	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials`); n != 1 {
+		t.Fatalf("%d credentials after the replacement, want alice's only", n)
+	}
+}
