@@ -76,7 +76,7 @@ func (a *App) accountConsole(ctx context.Context, realm *store.Realm) (*store.Cl
 // endpoint still without an SSO session. Sending it round again would
 // loop, so it is told instead.
 var errAccountSignInFailed = &pageError{status: http.StatusUnauthorized,
-	message: "You could not be signed in to your account. Make sure your browser accepts cookies from this site, then open your account page again."}
+	message: "account.error.noCookies"}
 
 // accountSignIn answers a browser that is not signed in to the realm: it
 // is sent to the authorization endpoint as account-console, with a fresh
@@ -91,7 +91,7 @@ func (a *App) accountSignIn(w http.ResponseWriter, r *http.Request, realm *store
 		return err
 	}
 	if !client.Enabled {
-		return &pageError{status: http.StatusForbidden, message: "The account pages are turned off in this realm."}
+		return &pageError{status: http.StatusForbidden, message: "account.error.disabled"}
 	}
 	state, verifier := randomToken(), randomToken()
 	challenge := sha256.Sum256([]byte(verifier))

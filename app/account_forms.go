@@ -136,7 +136,7 @@ func checkNewPassword(realm *store.Realm, user *store.User, current, password, c
 // which is bound to the browser's SSO session.
 func (a *App) accountForm(r *http.Request, c *accountCaller, form string) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	return a.checkCSRF(r, form, c.session.ID)
 }

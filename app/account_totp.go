@@ -76,7 +76,7 @@ func (a *App) readAccountTOTPInput(r *http.Request, c *accountCaller, form strin
 		return &in, decodeJSON(r, &in)
 	}
 	if err := r.ParseForm(); err != nil {
-		return nil, badPage("The form could not be read.")
+		return nil, badPage("error.formUnreadable")
 	}
 	if err := a.checkCSRF(r, form, c.session.ID); err != nil {
 		return nil, err

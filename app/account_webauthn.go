@@ -55,7 +55,7 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 	ctx := r.Context()
 	if !c.api {
 		if err := r.ParseForm(); err != nil {
-			return badPage("The form could not be read.")
+			return badPage("error.formUnreadable")
 		}
 		if err := a.checkCSRF(r, accountWebAuthnDeleteForm, c.session.ID); err != nil {
 			return err

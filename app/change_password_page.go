@@ -20,7 +20,7 @@ import (
 const pathChangePassword = "/change-password"
 
 // errNoPendingStep: the browser has no sign-in waiting for this step.
-var errNoPendingStep = badPage("There is no sign-in waiting for a password change in this browser. Go back to the application and sign in again.")
+var errNoPendingStep = badPage("changePassword.error.noStep")
 
 // browserHash identifies the browser by its CSRF cookie, which every form
 // post already carries; nil when it has none.
@@ -121,7 +121,7 @@ func (a *App) changePasswordPage(w http.ResponseWriter, r *http.Request, realm *
 // default: whoever knew the old password is out.
 func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	ctx := r.Context()
 	arID := r.PostForm.Get("authRequestID")

@@ -137,7 +137,7 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 // that names no cause a stranger could learn from.
 func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The sign-in form could not be read.")
+		return badPage("login.error.unreadable")
 	}
 	ctx := r.Context()
 	ar, client, err := a.pageAuthRequest(ctx, realm, r.PostForm.Get("authRequestID"), false)

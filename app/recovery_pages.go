@@ -42,7 +42,7 @@ const (
 
 // errInvalidLink is the answer to any mailed link that cannot be used,
 // without saying why.
-var errInvalidLink = badPage("This link is invalid or has expired.")
+var errInvalidLink = badPage("error.invalidLink")
 
 // errMailUnavailable: the realm has no way to send mail.
 var errMailUnavailable = errors.New("the realm cannot send mail")
@@ -154,8 +154,8 @@ func (a *App) verifyEmailPage(w http.ResponseWriter, r *http.Request, realm *sto
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("Email verified"), ui.InfoPage{Heading: "Email verified",
-		Message: "Your email address is verified. You can close this page and sign in."}))
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("verify.done.title"), ui.InfoPage{Heading: "verify.done.title",
+		Message: "verify.done.message"}))
 }
 
 func (a *App) renderForgot(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.ForgotPasswordForm) error {
@@ -181,7 +181,7 @@ func (a *App) forgotPasswordPage(w http.ResponseWriter, r *http.Request, realm *
 func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	start := time.Now()
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	ctx := r.Context()
 	arID := r.PostForm.Get("authRequestID")
@@ -195,14 +195,14 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 	login := strings.TrimSpace(r.PostForm.Get("login"))
 	form := ui.ForgotPasswordForm{AuthRequestID: arID, Login: login}
 	if login == "" || len(login) > 320 {
-		form.Error = "Enter your username or email address."
+		form.Error = "forgot.error.loginRequired"
 		return a.renderForgot(w, r, realm, http.StatusBadRequest, form)
 	}
 	accountKey := "realm:" + realm.ID + ":forgot-account:" + strings.ToLower(login)
 	ipKey := "realm:" + realm.ID + ":forgot-ip:" + clientIP(r)
 	if wait := max(a.loginThrottle.wait(accountKey, recoveryLimitPerAccount), a.loginThrottle.wait(ipKey, recoveryLimitPerIP)); wait > 0 {
 		retryAfter(w, wait)
-		form.Banner = "Too many requests. Try again later."
+		form.Banner = "error.tooManyRequests"
 		return a.renderForgot(w, r, realm, http.StatusTooManyRequests, form)
 	}
 	a.loginThrottle.fail(accountKey)
@@ -240,10 +240,9 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 		case <-ctx.Done():
 		}
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("Check your email"), ui.InfoPage{Heading: "Check your email",
-		Message: "If an account matches what you entered and has an email address, we have sent it a link to choose " +
-			"a new password. The link works for one hour.",
-		LinkURL: a.loginURL(realm, arID), LinkText: "Back to sign in"}))
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("forgot.sent.title"), ui.InfoPage{Heading: "forgot.sent.title",
+		Message: "forgot.sent.message",
+		LinkURL: a.loginURL(realm, arID), LinkText: "common.backToLogin"}))
 }
 
 // resetToken is the live reset token and its enabled user, or
@@ -297,7 +296,7 @@ func (a *App) resetPasswordPage(w http.ResponseWriter, r *http.Request, realm *s
 // the user's sessions.
 func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	ctx := r.Context()
 	token := r.PostForm.Get("token")
@@ -356,12 +355,12 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	a.loginThrottle.reset(loginAccountKey(realm, user, ""))
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: clientIP(r),
 		Details: map[string]string{"reason": "reset-password"}})
-	info := ui.InfoPage{Heading: "Password changed", Message: "Your password has been changed. Go back to the application and sign in with your new password."}
+	info := ui.InfoPage{Heading: "reset.done.title", Message: "reset.done.message"}
 	if arID != "" {
-		info.Message = "Your password has been changed. You can now sign in with your new password."
-		info.LinkURL, info.LinkText = a.loginURL(realm, arID), "Back to sign in"
+		info.Message = "reset.done.messageSignIn"
+		info.LinkURL, info.LinkText = a.loginURL(realm, arID), "common.backToLogin"
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("Password changed"), info))
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("reset.done.title"), info))
 }
 
 func resendForm(userID string) string { return "resend-verification\x00" + userID }
@@ -390,7 +389,7 @@ func (a *App) refuseUnverified(w http.ResponseWriter, r *http.Request, realm *st
 // and sign-in, so it is only had by knowing the password.
 func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	ctx := r.Context()
 	ar, client, err := a.pageAuthRequest(ctx, realm, r.PostForm.Get("authRequestID"), false)

@@ -16,7 +16,7 @@ import (
 
 const pathRegister = "/register"
 
-var errRegistrationClosed = &pageError{status: http.StatusNotFound, message: "This realm does not take new registrations."}
+var errRegistrationClosed = &pageError{status: http.StatusNotFound, message: "register.error.closed"}
 
 // registerFormFields is the page's view of the realm's enabled fields,
 // with the values and errors of a post.
@@ -65,7 +65,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		return errRegistrationClosed
 	}
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	ctx := r.Context()
 	arID := r.PostForm.Get("authRequestID")

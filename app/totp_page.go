@@ -123,7 +123,7 @@ func (a *App) totpPage(w http.ResponseWriter, r *http.Request, realm *store.Real
 // totpSubmit takes the step's form.
 func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("The form could not be read.")
+		return badPage("error.formUnreadable")
 	}
 	st, err := a.totpStep(r, realm, r.PostForm.Get("authRequestID"))
 	if err != nil {
@@ -140,7 +140,7 @@ func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Re
 	case store.StepWebAuthn: // a security key's step: webauthn_login.go
 		return a.toWebAuthnStep(w, r, realm, st)
 	default:
-		return a.finishTOTPSignIn(w, r, realm, st)
+		return a.finishSecondStep(w, r, realm, st, loginAMR(true), true)
 	}
 }
 
@@ -179,7 +179,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	case err != nil:
 		return err
 	}
-	return a.finishTOTPSignIn(w, r, realm, st)
+	return a.finishSecondStep(w, r, realm, st, loginAMR(true), true)
 }
 
 // totpThrottleKeys are the throttle's keys for second-factor failures.
@@ -225,9 +225,11 @@ func (a *App) askForCodeInstead(w http.ResponseWriter, r *http.Request, realm *s
 	return nil
 }
 
-// finishTOTPSignIn completes the step and signs the user in, or, when the
-// account owes a password change, hands the sign-in on to that step.
-func (a *App) finishTOTPSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
+// finishSecondStep completes a sign-in's step and signs the user in,
+// authenticated by amr, or, when the account owes a password change,
+// hands the sign-in on to that step. secondFactor says whether the step
+// proved a second factor.
+func (a *App) finishSecondStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, amr []string, secondFactor bool) error {
 	ctx := r.Context()
 	pending := st.step.Pending
 	if passwordChangeRequired(realm, st.user, a.now()) {
@@ -237,11 +239,11 @@ func (a *App) finishTOTPSignIn(w http.ResponseWriter, r *http.Request, realm *st
 		} else if err != nil {
 			return err
 		}
-		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword, st.step.RememberMe, true)
+		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword, st.step.RememberMe, secondFactor)
 	}
 	sso, err := a.signInBrowser(w, r, realm, st.client, st.ar, st.user, browserSignIn{
 		remember: st.step.RememberMe,
-		amr:      loginAMR(true),
+		amr:      amr,
 		also: func(ctx context.Context, tx *store.Store) error {
 			return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
 		},

@@ -368,7 +368,7 @@ func readWebAuthnRequest(r *http.Request, allowed ...string) (*webauthnRequest, 
 	in := webauthnRequest{csrf: r.Header.Get(csrfHeader)}
 	if isFormPost(r) {
 		if err := r.ParseForm(); err != nil {
-			return nil, badPage("The form could not be read.")
+			return nil, badPage("error.formUnreadable")
 		}
 		f := r.PostForm
 		in.form, in.csrf, in.rememberMe = true, f.Get("csrf"), f.Get("rememberMe") != ""

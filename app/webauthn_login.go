@@ -391,34 +391,7 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 		}
 		return err
 	}
-	return a.finishWebAuthnStep(w, r, realm, st, as.amr(true), true)
-}
-
-// finishWebAuthnStep completes the step and signs the user in, or hands
-// the sign-in on to an owed password change, as finishTOTPSignIn does.
-func (a *App) finishWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, amr []string, secondFactor bool) error {
-	ctx := r.Context()
-	pending := st.step.Pending
-	if passwordChangeRequired(realm, st.user, a.now()) {
-		err := a.store.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
-		if errors.Is(err, store.ErrNotFound) {
-			return errStaleAuthRequest
-		} else if err != nil {
-			return err
-		}
-		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword, st.step.RememberMe, secondFactor)
-	}
-	sso, err := a.signInBrowser(w, r, realm, st.client, st.ar, st.user, browserSignIn{
-		remember: st.step.RememberMe,
-		amr:      amr,
-		also: func(ctx context.Context, tx *store.Store) error {
-			return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
-		},
-	})
-	if err != nil {
-		return err
-	}
-	return a.continueAuthRequest(w, r, realm, st.client, st.ar, st.user, sso)
+	return a.finishSecondStep(w, r, realm, st, as.amr(true), true)
 }
 
 // webauthnEnrolled ends the registration of a sign-in's enrolment step.
@@ -446,7 +419,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 	}
 	a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", st.user, "", st.client.ClientID, cred)
 	if form {
-		return a.finishWebAuthnStep(w, r, realm, st, loginAMR(false), false)
+		return a.finishSecondStep(w, r, realm, st, loginAMR(false), false)
 	}
 	err = a.store.AdvanceAuthRequestStep(r.Context(), st.ar.ID, store.StepTOTPSetup, store.StepWebAuthn)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
