@@ -628,3 +628,10 @@ CREATE TABLE webauthn_ceremonies (
     expires_at    BIGINT NOT NULL
 );
 CREATE INDEX webauthn_ceremonies_expiry ON webauthn_ceremonies (expires_at);
+
+-- version 11
+-- Step-up: a second factor asked of a user already signed in, whose SSO
+-- session counts one factor (acr 1) while the user has a second. The
+-- sign-in's step then names the SSO session it raises: no password is
+-- asked again, and the step ends with that session if it ends first.
+ALTER TABLE auth_request_steps ADD COLUMN sso_session_id TEXT REFERENCES user_sessions (id) ON DELETE CASCADE;

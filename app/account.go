@@ -28,6 +28,9 @@ type accountCaller struct {
 	// clientID is the client acting for the user, for events: the
 	// token's azp, or account-console for the pages.
 	clientID string
+	// sid is a Bearer token's sid claim, "" when it has none; session is
+	// nil when that session has ended.
+	sid string
 }
 
 // accountHandler serves one account route for an authenticated caller.
@@ -62,8 +65,9 @@ func (a *App) accountBearer(r *http.Request, realm *store.Realm, token string) (
 		return nil, err
 	}
 	azp, _ := claims["azp"].(string)
-	c := &accountCaller{realm: realm, user: user, api: true, clientID: azp}
-	if sid, _ := claims["sid"].(string); sid != "" {
+	sid, _ := claims["sid"].(string)
+	c := &accountCaller{realm: realm, user: user, api: true, clientID: azp, sid: sid}
+	if sid != "" {
 		sess, err := a.store.GetSession(ctx, realm.ID, sid)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err

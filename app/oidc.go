@@ -201,6 +201,7 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 		IntrospectionEndpointAuthMethodsSupported: []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost},
 		ClaimsSupported:                           sortedUnique(claims),
 		CodeChallengeMethodsSupported:             []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256},
+		ACRValuesSupported:                        acrValuesSupported,
 	}), nil
 }
 

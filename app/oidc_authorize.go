@@ -221,17 +221,21 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 	// A password that must change (asked for, or expired) is changed at
 	// the next sign-in, even one the SSO session would have spared.
 	login := sso == nil || mustLogin(ar, sso, now.UnixMilli()) || passwordChangeRequired(realm, user, now)
+	stepUp := "" // the second factor a session at acr 1 still owes: acr.go
 	if !login {
-		if login, err = a.sessionLacksSecondFactor(ctx, realm, user, sso); err != nil {
+		if stepUp, login, err = a.ssoShortfall(ctx, realm, user, sso); err != nil {
 			return err
 		}
 	}
-	if login {
+	if login || stepUp != "" {
 		if silent {
 			return a.authErrorResponse(w, r, ar, oidc.ErrLoginRequired().WithDescription("the user must sign in"))
 		}
 		if err := a.store.CreateAuthRequest(ctx, ar); err != nil {
 			return err
+		}
+		if stepUp != "" {
+			return a.startStepUp(w, r, realm, ar, user, sso, stepUp) // step_up_browser.go
 		}
 		http.Redirect(w, r, a.oidcClient(realm, client).LoginURL(ar.ID), redirectStatus(r))
 		return nil

@@ -7,12 +7,10 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 )
 
-// acrPassword is Keycloak's level for a single-factor sign-in.
-const acrPassword = "1"
-
 // idToken mints the ID token issued beside accessToken: the standard
 // claims of OpenID Connect Core §2 and §3.1.3.6, with the claims the
-// scope mappers put in ID tokens. nonce is "" on refresh (§12.2).
+// scope mappers put in ID tokens. nonce is "" on refresh (§12.2). acr is
+// the level amr amounts to (acr.go).
 func (a *App) idToken(ctx context.Context, g *tokenGrant, accessToken, nonce string, amr []string) (string, error) {
 	claims, err := a.claimsFor(ctx, g, idToken)
 	if err != nil {
@@ -31,7 +29,7 @@ func (a *App) idToken(ctx context.Context, g *tokenGrant, accessToken, nonce str
 	std := map[string]any{
 		"iss": a.issuer(g.realm), "sub": g.user.ID, "aud": g.client.ClientID, "azp": g.client.ClientID,
 		"exp": now.Add(time.Duration(g.realm.AccessTokenLifespan) * time.Second).Unix(), "iat": now.Unix(),
-		"auth_time": g.authTime.Unix(), "at_hash": atHash, "acr": acrPassword, "amr": amr,
+		"auth_time": g.authTime.Unix(), "at_hash": atHash, "acr": acrOf(amr), "amr": amr,
 	}
 	if nonce != "" {
 		std["nonce"] = nonce

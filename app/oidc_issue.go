@@ -27,6 +27,7 @@ type userTokens struct {
 
 // tokenResponse mints the tokens of t.
 func (a *App) tokenResponse(ctx context.Context, t *userTokens) (*op.Response, error) {
+	t.g.acr = acrOf(t.amr) // acr.go: the access token carries the level too
 	access, _, exp, err := a.accessToken(ctx, t.g)
 	if err != nil {
 		return nil, err

@@ -129,14 +129,18 @@ func (a *App) csrfMAC(browser, form, authRequestID string) (string, error) {
 // csrfToken returns the token for a form, giving the browser its CSRF
 // cookie first if it has none.
 func (a *App) csrfToken(w http.ResponseWriter, r *http.Request, realm *store.Realm, form, authRequestID string) (string, error) {
-	browser := ""
+	return a.csrfMAC(a.browserSecret(w, r, realm), form, authRequestID)
+}
+
+// browserSecret is the browser's CSRF cookie, given to it now if it has
+// none: what CSRF tokens and a sign-in's steps are bound to.
+func (a *App) browserSecret(w http.ResponseWriter, r *http.Request, realm *store.Realm) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && c.Value != "" {
-		browser = c.Value
-	} else {
-		browser = randomToken()
-		http.SetCookie(w, a.pageCookie(realm, csrfCookie, browser))
+		return c.Value
 	}
-	return a.csrfMAC(browser, form, authRequestID)
+	browser := randomToken()
+	http.SetCookie(w, a.pageCookie(realm, csrfCookie, browser))
+	return browser
 }
 
 // checkCSRF compares a posted token with the one the browser's cookie

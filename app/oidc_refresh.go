@@ -89,10 +89,17 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token already used; its session is ended")
 	}
 	event.UserID, event.SessionID = user.ID, sess.sid
+	// An online token's tokens say how its SSO session is authenticated
+	// now, so that a refresh after a step-up carries the level reached;
+	// an offline token keeps what its sign-in was.
+	authTime, amr := old.AuthTime, old.AMR
+	if sess.sso != nil {
+		authTime, amr = sess.sso.AuthTime, sess.sso.AMR
+	}
 	return a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sess.sid,
-			authTime: time.UnixMilli(old.AuthTime)},
-		amr: old.AMR, refresh: token,
+			authTime: time.UnixMilli(authTime)},
+		amr: amr, refresh: token,
 	})
 }
 

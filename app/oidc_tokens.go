@@ -24,6 +24,7 @@ type tokenGrant struct {
 	sid      string               // SSO session, empty for client credentials
 	authTime time.Time
 	jti      string // the access token's ID when it must be known beforehand; random if empty
+	acr      string // the level the user authenticated at (acr.go); "" for client credentials
 }
 
 // scopeParam is the granted scopes as the token's scope claim lists them.
@@ -120,6 +121,9 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant) (token, jti string
 	}
 	if !g.authTime.IsZero() {
 		std["auth_time"] = g.authTime.Unix()
+	}
+	if g.acr != "" {
+		std["acr"] = g.acr
 	}
 	if _, ok := claims["aud"]; !ok {
 		// Without audience mappers the token is for the client itself.

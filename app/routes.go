@@ -114,6 +114,7 @@ func (a *App) routes() *mux.Router {
 	a.emailRoutes(admin)
 	a.registrationRoutes(r, admin)
 	a.webauthnRoutes(r) // webauthn.go
+	a.stepUpRoutes(r)   // step_up.go
 	a.accountRoutes(r)
 	return r
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
-	"slices"
 	"strings"
 	"time"
 
@@ -331,19 +330,6 @@ func (a *App) needsSecondFactor(ctx context.Context, realm *store.Realm, userID 
 		return store.StepTOTPSetup, nil
 	}
 	return "", nil
-}
-
-// sessionLacksSecondFactor says whether an SSO session of user falls short
-// of what a sign-in asks of the user now: one begun before the user
-// enrolled TOTP, or before the realm required a second factor, was
-// authenticated without a one-time code. Such a session answers no
-// authorization request; the browser signs in again, code and all.
-func (a *App) sessionLacksSecondFactor(ctx context.Context, realm *store.Realm, user *store.User, sso *store.Session) (bool, error) {
-	if slices.Contains(sso.AMR, amrOTP) {
-		return false, nil
-	}
-	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
-	return pending != "", err
 }
 
 // passwordGrantSecondFactor refuses the password grant to a user who owes

@@ -160,7 +160,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	switch {
 	case errors.As(err, &throttled):
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: map[string]string{"username": st.user.Username}})
+			IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
 		retryAfter(w, throttled.wait)
 		f.Alert = "totp.error.throttled"
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
@@ -170,7 +170,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 			reason = "user_temporarily_disabled"
 		}
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: clientIP(r), Error: reason, Details: map[string]string{"username": st.user.Username, "method": method}})
+			IPAddress: clientIP(r), Error: reason, Details: st.eventDetails(map[string]string{"username": st.user.Username, "method": method})})
 		f.Error = "totp.error.code"
 		if recovery {
 			f.Error = "totp.error.recovery"
@@ -178,6 +178,9 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusUnauthorized, f)
 	case err != nil:
 		return err
+	}
+	if st.isStepUp() { // step_up_browser.go
+		return a.finishStepUp(w, r, realm, st, method, []string{amrOTP})
 	}
 	return a.finishSecondStep(w, r, realm, st, loginAMR(true), true)
 }

@@ -359,6 +359,7 @@ type webauthnRequest struct {
 	form          bool
 	csrf          string
 	rememberMe    bool
+	stepUp        bool // a step-up's assertion: its events say so
 }
 
 // readWebAuthnRequest reads a request whose members are among allowed: a

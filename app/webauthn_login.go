@@ -57,12 +57,18 @@ type webauthnAssertion struct {
 	userVerified bool
 }
 
+// key is how the key authenticated: hwk for one bound to its device, swk
+// for one that may be synced.
+func (as *webauthnAssertion) key() string {
+	if as.record.Flags.BackupEligible {
+		return amrSoftwareKey
+	}
+	return amrHardwareKey
+}
+
 // amr is how the assertion authenticated, after a password or alone.
 func (as *webauthnAssertion) amr(afterPassword bool) []string {
-	key := amrHardwareKey
-	if as.record.Flags.BackupEligible {
-		key = amrSoftwareKey
-	}
+	key := as.key()
 	switch {
 	case afterPassword:
 		return []string{amrPassword, key}
@@ -126,8 +132,21 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 			}
 		}
 	}
+	opts, err := a.beginAssertion(ctx, realm, rp, wu, uv)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, opts)
+	return nil
+}
+
+// beginAssertion begins an authentication with one of wu's keys, or with
+// any passkey of the realm when wu is nil, and keeps its ceremony.
+func (a *App) beginAssertion(ctx context.Context, realm *store.Realm, rp *webauthn.WebAuthn, wu *webauthnUser, uv protocol.UserVerificationRequirement) (*webauthnOptionsRep, error) {
 	var assertion *protocol.CredentialAssertion
 	var session *webauthn.SessionData
+	var err error
 	userID := ""
 	if wu != nil {
 		assertion, session, err = rp.BeginLogin(wu, webauthn.WithUserVerification(uv))
@@ -136,15 +155,13 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 		assertion, session, err = rp.BeginDiscoverableLogin(webauthn.WithUserVerification(uv))
 	}
 	if err != nil {
-		return fmt.Errorf("begin WebAuthn login: %w", err)
+		return nil, fmt.Errorf("begin WebAuthn login: %w", err)
 	}
 	id, err := a.beginCeremony(ctx, realm, userID, store.CeremonyLogin, session)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, webauthnOptionsRep{CeremonyID: id, PublicKey: assertion.Response})
-	return nil
+	return &webauthnOptionsRep{CeremonyID: id, PublicKey: assertion.Response}, nil
 }
 
 // webauthnAuthenticateVerify checks an assertion: as JSON, an answer of
@@ -216,6 +233,9 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 			case "user_disabled", "user_temporarily_disabled":
 				e.Error = reason
 			}
+		}
+		if in.stepUp {
+			e.Details["step_up"] = "true"
 		}
 		if user != nil && counted {
 			userKey, _ := totpThrottleKeys(realm, user.ID, ip)
@@ -377,6 +397,7 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 	if st.step.Pending != store.StepTOTP && st.step.Pending != store.StepWebAuthn {
 		return a.toWebAuthnStep(w, r, realm, st)
 	}
+	in.stepUp = st.isStepUp()
 	as, err := a.verifyAssertion(r, realm, in, st.client.ClientID, st.user.ID)
 	if err != nil {
 		var throttled *throttledError
@@ -390,6 +411,9 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusUnauthorized, "webauthn.error.failed")
 		}
 		return err
+	}
+	if st.isStepUp() { // step_up_browser.go
+		return a.finishStepUp(w, r, realm, st, credentialTypeWebAuthn, []string{as.key()})
 	}
 	return a.finishSecondStep(w, r, realm, st, as.amr(true), true)
 }

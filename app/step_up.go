@@ -1,0 +1,269 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Step-up for an application holding a user's access token (Bearer):
+// GET /realms/{realm}/step-up/challenge says the level of the token's SSO
+// session (its sid) and the second factors the user can raise it with;
+// POST /realms/{realm}/step-up/verify takes one, a TOTP or recovery code
+// or a WebAuthn assertion of the challenge's ceremony, checked as at
+// sign-in (the flood guard, the realm's brute-force lockout, each code and
+// each signature counter once), and raises the session: its amr gains the
+// method, its auth_time is now, its acr is 2. Tokens issued from the
+// session afterwards, by a refresh or an authorization the SSO session
+// answers, carry that level. The browser's side is step_up_browser.go.
+
+const pathStepUp = "/step-up"
+
+// The methods of a step-up, as the challenge lists them and verify takes
+// them.
+const (
+	stepUpTOTP     = "totp" // a TOTP code, or a recovery code in its place
+	stepUpWebAuthn = "webauthn"
+)
+
+var (
+	errStepUpNoToken = &apiError{Status: http.StatusUnauthorized, Code: "unauthorized",
+		Description: "send the user's access token: Authorization: Bearer <token>"}
+	errStepUpNoSession = errorf(http.StatusBadRequest, "invalid_request",
+		"the access token names no SSO session (sid) to step up: use a token from a user's sign-in")
+	errStepUpOffline = errorf(http.StatusBadRequest, "invalid_request",
+		"an offline token's session cannot be stepped up: use a token from a user's sign-in")
+	errStepUpEnded = &apiError{Status: http.StatusUnauthorized, Code: "invalid_token",
+		Description: "the access token's SSO session has ended: sign in again"}
+	errStepUpNoFactor = errorf(http.StatusConflict, "no_second_factor",
+		"the user has no second factor to step up with: enrol TOTP or a security key first")
+	errStepUpNoTOTP = errorf(http.StatusConflict, "no_second_factor",
+		"the user has no TOTP authenticator: step up with a security key, or enrol TOTP first")
+)
+
+// stepUpRoutes mounts the two endpoints.
+func (a *App) stepUpRoutes(r *mux.Router) {
+	r.Handle("/realms/{realm}"+pathStepUp+"/challenge", a.stepUpEndpoint(a.stepUpChallenge)).Methods(http.MethodGet)
+	r.Handle("/realms/{realm}"+pathStepUp+"/verify", a.stepUpEndpoint(a.stepUpVerify)).Methods(http.MethodPost)
+}
+
+// stepUpEndpoint authenticates the caller of a step-up endpoint and
+// answers in JSON, never cached: a challenge holds a ceremony of its own.
+func (a *App) stepUpEndpoint(h accountHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		c, err := a.stepUpCaller(w, r)
+		if err == nil {
+			err = h(w, r, c)
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+// stepUpCaller is the user of a Bearer token whose sid is a live SSO
+// session of that user: the session a step-up raises.
+func (a *App) stepUpCaller(w http.ResponseWriter, r *http.Request) (*accountCaller, error) {
+	realm, err := a.accountRealm(r)
+	if err != nil {
+		return nil, err
+	}
+	challenge := `Bearer realm="` + realm.Name + `"`
+	token := bearerToken(r)
+	if token == "" {
+		w.Header().Set("WWW-Authenticate", challenge)
+		return nil, errStepUpNoToken
+	}
+	c, err := a.accountBearer(r, realm, token)
+	if errors.Is(err, errAccountToken) {
+		w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token"`)
+		return nil, err
+	} else if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.sid == "":
+		return nil, errStepUpNoSession
+	case c.session == nil:
+		w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token"`)
+		return nil, errStepUpEnded
+	case c.session.Kind != store.SessionSSO:
+		return nil, errStepUpOffline
+	}
+	return c, nil
+}
+
+// stepUpRep is the level of the caller's SSO session.
+type stepUpRep struct {
+	ACR      string   `json:"acr"`
+	AMR      []string `json:"amr"`
+	AuthTime int64    `json:"authTime"` // Unix milliseconds
+}
+
+// stepUpChallengeRep is what the user can step up with: methods, and for
+// a user with security keys or passkeys the assertion options of a
+// ceremony to answer in verify.
+type stepUpChallengeRep struct {
+	stepUpRep
+	Methods  []string            `json:"methods"`
+	WebAuthn *webauthnOptionsRep `json:"webauthn,omitempty"`
+}
+
+func (a *App) stepUpChallenge(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	ctx := r.Context()
+	rep := stepUpChallengeRep{stepUpRep: stepUpRepOf(c.session), Methods: []string{}}
+	if cred, err := a.userTOTP(ctx, c.realm, c.user.ID); err != nil {
+		return err
+	} else if cred != nil {
+		rep.Methods = append(rep.Methods, stepUpTOTP)
+	}
+	wu, err := a.webauthnLoginUser(ctx, c.realm, c.user)
+	if err != nil {
+		return err
+	}
+	if wu != nil {
+		rp, err := a.relyingParty(c.realm)
+		switch {
+		case errors.Is(err, errWebAuthnUnavailable) && len(rep.Methods) > 0:
+			// The keys cannot be used on this base URL; TOTP still can.
+		case err != nil:
+			return err
+		default:
+			// The session's password was the first factor: the key's
+			// presence is the second, as at a sign-in's second step.
+			if rep.WebAuthn, err = a.beginAssertion(ctx, c.realm, rp, wu, protocol.VerificationDiscouraged); err != nil {
+				return err
+			}
+			rep.Methods = append(rep.Methods, stepUpWebAuthn)
+		}
+	}
+	if len(rep.Methods) == 0 {
+		return errStepUpNoFactor
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// stepUpVerifyInput is verify's body: method, and the code for totp, or
+// the ceremony and the PublicKeyCredential for webauthn.
+type stepUpVerifyInput struct {
+	Method     string          `json:"method"`
+	Code       string          `json:"code"`
+	CeremonyID string          `json:"ceremonyId"`
+	Credential json.RawMessage `json:"credential"`
+}
+
+func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	var in stepUpVerifyInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	var method string
+	var proved []string
+	switch in.Method {
+	case stepUpTOTP:
+		switch {
+		case in.CeremonyID != "":
+			return fieldError("ceremonyId", "is not part of a TOTP step-up")
+		case len(in.Credential) > 0:
+			return fieldError("credential", "is not part of a TOTP step-up")
+		case strings.TrimSpace(in.Code) == "":
+			return fieldError("code", "is required: a current code of the authenticator, or a recovery code")
+		}
+		var err error
+		if method, err = a.stepUpCode(w, r, c, in.Code); err != nil {
+			return err
+		}
+		proved = []string{amrOTP}
+	case stepUpWebAuthn:
+		switch {
+		case in.Code != "":
+			return fieldError("code", "is not part of a WebAuthn step-up")
+		case in.CeremonyID == "":
+			return fieldError("ceremonyId", "is required: the webauthn.ceremonyId of the challenge")
+		}
+		if string(in.Credential) == "null" {
+			in.Credential = nil
+		}
+		as, err := a.verifyAssertion(r, c.realm, &webauthnRequest{CeremonyID: in.CeremonyID, Credential: in.Credential,
+			stepUp: true}, c.clientID, c.user.ID)
+		if err != nil {
+			return webauthnAPIError(w, err)
+		}
+		method, proved = credentialTypeWebAuthn, []string{as.key()}
+	case "":
+		return fieldError("method", "is required: totp or webauthn")
+	default:
+		return fieldError("method", "must be totp or webauthn")
+	}
+	return a.raiseSession(w, r, c, method, proved)
+}
+
+// stepUpCode checks a TOTP code, or a recovery code (told apart by their
+// form), as the sign-in's TOTP step does, and names the method for the
+// event.
+func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCaller, code string) (string, error) {
+	ctx := r.Context()
+	if cred, err := a.userTOTP(ctx, c.realm, c.user.ID); err != nil {
+		return "", err
+	} else if cred == nil {
+		return "", errStepUpNoTOTP
+	}
+	recovery := !looksLikeTOTP(code)
+	method := "totp"
+	if recovery {
+		method = "recovery-code"
+	}
+	err := a.checkOneTimeCode(ctx, c.realm, c.user, code, recovery, clientIP(r))
+	failure := store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID, SessionID: c.session.ID,
+		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username, "method": method, "step_up": "true"}}
+	var throttled *throttledError
+	switch {
+	case errors.As(err, &throttled):
+		failure.Error = "user_temporarily_disabled"
+		a.loginEvent(ctx, c.realm, failure)
+		retryAfter(w, throttled.wait)
+		return "", errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed attempts; try again later")
+	case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
+		failure.Error = "invalid_totp"
+		if _, locked := lockedOut(err); locked {
+			failure.Error = "user_temporarily_disabled"
+		}
+		a.loginEvent(ctx, c.realm, failure)
+		return "", fieldError("code", "is wrong, expired or already used")
+	case err != nil:
+		return "", err
+	}
+	return method, nil
+}
+
+// raiseSession records a proved factor in the caller's SSO session and
+// answers its new level.
+func (a *App) raiseSession(w http.ResponseWriter, r *http.Request, c *accountCaller, method string, proved []string) error {
+	sso := c.session
+	now := a.now().UnixMilli()
+	amr := raiseAMR(sso.AMR, proved)
+	expires := ssoExpiry(c.realm, sso.StartedAt, now)
+	err := a.store.ReauthenticateSession(r.Context(), c.realm.ID, sso.ID, now, amr, now, expires)
+	if errors.Is(err, store.ErrNotFound) { // ended since it was read
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+c.realm.Name+`", error="invalid_token"`)
+		return errStepUpEnded
+	} else if err != nil {
+		return err
+	}
+	sso.AuthTime, sso.AMR, sso.LastAccessAt, sso.ExpiresAt = now, amr, now, expires
+	a.stepUpEvent(r, c.realm, c.user, c.clientID, sso, method)
+	writeJSON(w, http.StatusOK, stepUpRepOf(sso))
+	return nil
+}
+
+func stepUpRepOf(sso *store.Session) stepUpRep {
+	return stepUpRep{ACR: acrOf(sso.AMR), AMR: sso.AMR, AuthTime: sso.AuthTime}
+}
