@@ -50,6 +50,8 @@ type App struct {
 	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
+	cache         *caches   // the token endpoints' lookups
+	events        eventBatch
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -78,6 +80,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
+	a.cache = newCaches()
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -31,12 +31,18 @@ func (a *App) hashPassword(ctx context.Context, password string) (string, error)
 		return "", err
 	}
 	defer func() { <-a.hashSlots }()
+	return argon2idHash(password), nil
+}
+
+// argon2idHash hashes password with a fresh salt, unbounded: callers other
+// than hashPassword (seeding a load test) take no hash slot.
+func argon2idHash(password string) string {
 	salt := make([]byte, argonSaltLen)
 	_, _ = rand.Read(salt)
 	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
-		argon2.Version, argonMemoryKiB, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+		argon2.Version, argonMemoryKiB, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
 // verifyPassword checks password against a PHC hash in constant time.
