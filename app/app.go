@@ -48,6 +48,7 @@ type App struct {
 	tokenKey      []byte
 	loginThrottle *throttle
 	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
+	hashWait      time.Duration // how long a hash waits for a slot before a 503
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
 	cache         *caches   // the token endpoints' lookups
@@ -78,6 +79,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.tokenKey = key
 	a.loginThrottle = newThrottle(a.now)
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	a.hashWait = hashWait
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()

@@ -89,6 +89,7 @@ type caches struct {
 	groupPaths      *lookupCache[[]string]             // by realm ID and user ID
 	activeKeys      *lookupCache[*store.SigningKey]    // by realm ID
 	publicKeys      *lookupCache[[]publishedKey]       // by realm ID
+	userCounts      *lookupCache[int]                  // by realm ID and filter
 }
 
 func newCaches() *caches {
@@ -97,6 +98,7 @@ func newCaches() *caches {
 		serviceAccounts: newLookupCache[*store.User](), linkedScopes: newLookupCache[[]*store.ClientScope](),
 		userRoles: newLookupCache[[]*store.Role](), groupPaths: newLookupCache[[]string](),
 		activeKeys: newLookupCache[*store.SigningKey](), publicKeys: newLookupCache[[]publishedKey](),
+		userCounts: newLookupCache[int](),
 	}
 }
 

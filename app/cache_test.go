@@ -148,3 +148,28 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// The user listing's total is cached; a user created or deleted must
+// change the next listing's total.
+func TestCacheUserCountFollowsWrites(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	total := func() float64 {
+		t.Helper()
+		r := s.admin(http.MethodGet, "/admin/realms/acme/users?limit=1", nil)
+		mustStatus(t, r, http.StatusOK)
+		return r.object(t)["total"].(float64)
+	}
+	s.createUser("acme", map[string]any{"username": "ann"})
+	if n := total(); n != 1 {
+		t.Fatalf("total %v, want 1", n)
+	}
+	bob := s.createUser("acme", map[string]any{"username": "bob"})
+	if n := total(); n != 2 {
+		t.Fatalf("after a create: total %v, want 2", n)
+	}
+	mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme/users/"+bob["id"].(string), nil), http.StatusNoContent)
+	if n := total(); n != 1 {
+		t.Fatalf("after a delete: total %v, want 1", n)
+	}
+}

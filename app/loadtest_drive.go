@@ -53,9 +53,7 @@ func (r *loadResult) judge(e *loadEnv) {
 	sc := r.scenario
 	if sc.floor != "" {
 		r.FloorName = sc.floor
-		if f, ok := e.floors[sc.floor]; ok {
-			r.Floor = f
-		} else if other := e.results[sc.floor]; other != nil {
+		if other := e.results[sc.floor]; other != nil {
 			r.Floor = other.RPS
 		}
 		if r.Floor > 0 {
@@ -74,6 +72,7 @@ type loadCall func(ctx context.Context) (shed bool, err error)
 type loadScenario struct {
 	name  string
 	storm bool   // runs with StormConcurrency connections
+	conc  int    // at most this many connections, when set
 	floor string // a floor's name, or another scenario whose rate is the reference
 	// target judges the result: the target's text, the measured value, met.
 	target func(r *loadResult) (string, string, bool)
@@ -85,8 +84,18 @@ type loadScenario struct {
 // run drives one scenario: a warm-up, then Duration measured.
 func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error) {
 	n := e.cfg.Concurrency
-	if sc.storm {
+	switch {
+	case sc.storm:
 		n = e.cfg.StormConcurrency
+	case sc.conc > 0:
+		n = min(n, sc.conc)
+	}
+	// The floor is measured just before the scenario, on the same cores:
+	// a shared machine's speed drifts over a run.
+	var floor float64
+	if op, ok := floorOps()[sc.floor]; ok {
+		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
+		e.floors[sc.floor] = floor
 	}
 	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}
 	defer transport.CloseIdleConnections()
@@ -167,7 +176,7 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 		profile.Close()
 	}
 
-	res := &loadResult{Name: sc.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load())}
+	res := &loadResult{Name: sc.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load()), Floor: floor}
 	var lat []time.Duration
 	for _, t := range tallies {
 		lat = append(lat, t.lat...)
@@ -195,17 +204,16 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	return sorted[min(max(i-1, 0), len(sorted)-1)]
 }
 
-// measureFloors measures the crypto alone on every core: RS256, ES256 and
-// EdDSA signatures over a token-sized input, and argon2id hashes with the
-// server's parameters.
-func measureFloors(ctx context.Context, d time.Duration) map[string]float64 {
+// floorOps are the crypto alone: RS256, ES256 and EdDSA signatures over a
+// token-sized input, and argon2id hashes with the server's parameters.
+func floorOps() map[string]func() {
 	input := make([]byte, 600) // about a signed access token's header and claims
 	_, _ = rand.Read(input)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, rsaKeyBits)
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
 	salt := make([]byte, argonSaltLen)
-	floors := map[string]func(){
+	return map[string]func(){
 		"RS256": func() {
 			h := sha256.Sum256(input)
 			_, _ = rsa.SignPKCS1v15(nil, rsaKey, crypto.SHA256, h[:])
@@ -219,11 +227,6 @@ func measureFloors(ctx context.Context, d time.Duration) map[string]float64 {
 			_ = argon2.IDKey([]byte("load-test-password-1"), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
 		},
 	}
-	out := map[string]float64{}
-	for name, op := range floors {
-		out[name] = opsPerSecond(ctx, d, op)
-	}
-	return out
 }
 
 // opsPerSecond runs op in a loop on GOMAXPROCS goroutines for d.

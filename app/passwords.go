@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -59,12 +60,35 @@ func (a *App) verifyPassword(ctx context.Context, hash, password string) (bool, 
 	return subtle.ConstantTimeCompare(key, p.key) == 1, nil
 }
 
+// hashWait bounds the wait for a hash slot. A login storm queues here, each
+// waiting request holding a few kilobytes instead of the 19 MiB of a hash;
+// past hashWait the request is refused with a 503 and Retry-After rather
+// than queued without end.
+const (
+	hashWait       = 3 * time.Second
+	hashRetryAfter = 2 * time.Second
+)
+
+// errHashBusy is a password check or hash refused because every hash slot
+// stayed taken for hashWait.
+var errHashBusy = &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable",
+	Description: "the server is busy checking passwords; try again shortly"}
+
 func (a *App) acquireHashSlot(ctx context.Context) error {
 	select {
 	case a.hashSlots <- struct{}{}:
 		return nil
+	default:
+	}
+	t := time.NewTimer(a.hashWait)
+	defer t.Stop()
+	select {
+	case a.hashSlots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return errHashBusy
 	case <-ctx.Done():
-		return errorf(http.StatusServiceUnavailable, "unavailable", "server busy, try again")
+		return errHashBusy
 	}
 }
 
