@@ -20,8 +20,14 @@ test:
 screenshots:
 	CI=true IDENPLANE_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestBrowser' .
 
-bench:
+# The micro-benchmarks, then the load test of the built binary: it seeds a
+# throw-away database, starts `idenplane serve` as a child and prints the
+# table of docs/performance.md. Flags go in LOADTEST, e.g.
+# make bench LOADTEST='-users 1000000 -duration 30s'.
+LOADTEST ?=
+bench: build
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	./bin/idenplane loadtest $(LOADTEST)
 
 generate:
 	go tool templ generate

@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -149,7 +151,20 @@ func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
 		}
 		f.Enabled = &enabled
 	}
-	users, total, err := a.store.ListUsers(r.Context(), realm.ID, f)
+	f.NoTotal = true
+	users, _, err := a.store.ListUsers(r.Context(), realm.ID, f)
+	if err != nil {
+		return err
+	}
+	// Counting a large realm costs more than its page; the count is
+	// cached until the next write to users (or cacheTTL).
+	key := fmt.Sprintf("%s\x00%q\x00%q\x00%q\x00%t\x00", realm.ID, f.Search, f.Username, f.Email, f.Exact)
+	if f.Enabled != nil {
+		key += strconv.FormatBool(*f.Enabled)
+	}
+	total, err := cached(a.store, a.cache.userCounts, key, func() (int, error) {
+		return a.store.CountUsers(r.Context(), realm.ID, f)
+	})
 	if err != nil {
 		return err
 	}

@@ -48,8 +48,11 @@ type App struct {
 	tokenKey      []byte
 	loginThrottle *throttle
 	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
+	hashWait      time.Duration // how long a hash waits for a slot before a 503
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
+	cache         *caches   // the token endpoints' lookups
+	events        eventBatch
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -76,8 +79,10 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.tokenKey = key
 	a.loginThrottle = newThrottle(a.now)
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	a.hashWait = hashWait
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
+	a.cache = newCaches()
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

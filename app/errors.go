@@ -85,5 +85,8 @@ func (a *App) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "60")
 	}
+	if errors.Is(err, errHashBusy) {
+		retryAfter(w, hashRetryAfter)
+	}
 	writeJSON(w, ae.Status, errorBody{Error: ae.Code, Description: ae.Description, Field: ae.Field})
 }

@@ -192,12 +192,17 @@ func (a *App) ensureActiveKey(ctx context.Context, realm *store.Realm) error {
 
 // realmSigningKey returns the realm's active key.
 func (a *App) realmSigningKey(ctx context.Context, realm *store.Realm) (*signingKey, error) {
-	active, err := a.store.GetActiveSigningKey(ctx, realm.ID)
+	activeKey := func() (*store.SigningKey, error) {
+		return cached(a.store, a.cache.activeKeys, realm.ID, func() (*store.SigningKey, error) {
+			return a.store.GetActiveSigningKey(ctx, realm.ID)
+		})
+	}
+	active, err := activeKey()
 	if errors.Is(err, store.ErrNotFound) {
 		if err := a.ensureActiveKey(ctx, realm); err != nil {
 			return nil, err
 		}
-		active, err = a.store.GetActiveSigningKey(ctx, realm.ID)
+		active, err = activeKey()
 	}
 	if err != nil {
 		return nil, err
@@ -224,7 +229,33 @@ func (a *App) realmSigningKey(ctx context.Context, realm *store.Realm) (*signing
 
 // realmPublicKeys returns every key a realm publishes: next, active and
 // retired ones still covering live tokens; public halves only.
+// The keys come from the cache, so callers must not change them; which of
+// them are still published is decided at every call.
 func (a *App) realmPublicKeys(ctx context.Context, realm *store.Realm) ([]jose.JSONWebKey, error) {
+	all, err := cached(a.store, a.cache.publicKeys, realm.ID, func() ([]publishedKey, error) {
+		return a.loadPublicKeys(ctx, realm)
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := a.now().UnixMilli()
+	out := make([]jose.JSONWebKey, 0, len(all))
+	for _, k := range all {
+		if k.publishUntil == 0 || k.publishUntil > now {
+			out = append(out, k.jwk)
+		}
+	}
+	return out, nil
+}
+
+// publishedKey is a parsed public key and, for a retired one, until when
+// it is published.
+type publishedKey struct {
+	jwk          jose.JSONWebKey
+	publishUntil int64 // Unix milliseconds; 0 for next and active keys
+}
+
+func (a *App) loadPublicKeys(ctx context.Context, realm *store.Realm) ([]publishedKey, error) {
 	keys, err := a.store.PublishedSigningKeys(ctx, realm.ID, a.now())
 	if err != nil {
 		return nil, err
@@ -239,10 +270,13 @@ func (a *App) realmPublicKeys(ctx context.Context, realm *store.Realm) ([]jose.J
 			return nil, err
 		}
 	}
-	out := make([]jose.JSONWebKey, len(keys))
+	out := make([]publishedKey, len(keys))
 	for i, k := range keys {
-		if err := json.Unmarshal([]byte(k.PublicJWK), &out[i]); err != nil {
+		if err := json.Unmarshal([]byte(k.PublicJWK), &out[i].jwk); err != nil {
 			return nil, fmt.Errorf("decode public key %s: %w", k.ID, err)
+		}
+		if k.Status == store.KeyRetired {
+			out[i].publishUntil = k.PublishUntil
 		}
 	}
 	return out, nil

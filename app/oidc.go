@@ -117,7 +117,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 // protocolRealm loads the realm of a protocol path or page: a disabled
 // realm is as unknown there as a missing one.
 func (a *App) protocolRealm(ctx context.Context, name string) (*store.Realm, error) {
-	realm, err := a.store.GetRealm(ctx, name)
+	realm, err := a.cachedRealm(ctx, name)
 	if err == nil && !realm.Enabled {
 		return nil, fmt.Errorf("realm %s is disabled: %w", name, store.ErrNotFound)
 	}
@@ -266,7 +266,7 @@ func (a *App) authenticateClient(ctx context.Context, realm *store.Realm, client
 	if clientID == "" {
 		return nil, errClientAuth
 	}
-	c, err := a.store.GetClientByClientID(ctx, realm.ID, clientID)
+	c, err := a.cachedClient(ctx, realm.ID, clientID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errClientAuth
 	} else if err != nil {

@@ -38,7 +38,7 @@ func (a *App) loginEvent(ctx context.Context, realm *store.Realm, e store.LoginE
 	if e.IPAddress == "" {
 		e.IPAddress, _ = ctx.Value(clientIPCtxKey{}).(string)
 	}
-	if err := a.store.AddLoginEvent(context.WithoutCancel(ctx), &e); err != nil {
+	if err := a.events.add(context.WithoutCancel(ctx), a.store, &e); err != nil {
 		a.log.ErrorContext(ctx, "login event not recorded", "realm", realm.Name, "type", e.Type, "err", err)
 	}
 }

@@ -37,7 +37,7 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	if !s.a.oidcClient(realm, client).hasGrant(oidc.GrantTypeClientCredentials) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("client_credentials is not among this client's grant types")
 	}
-	user, err = s.a.store.GetServiceAccountUser(ctx, client.ID)
+	user, err = s.a.serviceAccountUser(ctx, client.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("client has no service account")
 	} else if err != nil {

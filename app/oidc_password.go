@@ -31,6 +31,11 @@ func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 		err = op.NewStatusError(oidc.ErrInvalidGrant().WithDescription("too many failed sign-ins; try again later"),
 			http.StatusTooManyRequests)
 	}
+	if errors.Is(err, errHashBusy) {
+		// A login storm: the password could not be checked in time.
+		retryAfter(w, hashRetryAfter)
+		err = op.NewStatusError(oidc.ErrServerError().WithDescription("%s", errHashBusy.Description), http.StatusServiceUnavailable)
+	}
 	if err != nil {
 		op.WriteError(w, r, a.protocolError(ctx, err), nil)
 		return

@@ -161,3 +161,26 @@ func TestPasswordGrantThrottled(t *testing.T) {
 		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 	}
 }
+
+// A login storm queues for the hash slots; a request that cannot get one
+// in time is refused cleanly, 503 with Retry-After.
+func TestPasswordGrantHashSlotsBusy(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.client("cli", map[string]any{"grantTypes": []string{"password"}})
+	e.app.hashWait = time.Millisecond
+	for range cap(e.app.hashSlots) {
+		e.app.hashSlots <- struct{}{}
+	}
+	form := url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}}
+	r := e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token", form.Encode(),
+		"Content-Type: application/x-www-form-urlencoded", codeflowBasic("cli", secret))
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || r.object(t)["error"] != "server_error" {
+		t.Fatalf("every slot taken: %d %s (Retry-After %q), want 503 with Retry-After", r.Status, r.Body, r.Header.Get("Retry-After"))
+	}
+	for range cap(e.app.hashSlots) {
+		<-e.app.hashSlots
+	}
+	if status, body := e.tokenRequest(form, codeflowBasic("cli", secret)); status != http.StatusOK {
+		t.Fatalf("slots free again: %d %v", status, body)
+	}
+}

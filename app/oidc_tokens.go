@@ -41,11 +41,11 @@ func (g *tokenGrant) scopeParam() string {
 // assignments: defaults always apply, optional ones when asked for; asking
 // for a scope the client does not have is invalid_scope.
 func (a *App) grantScopes(ctx context.Context, realm *store.Realm, c *store.Client, requested []string) ([]*store.ClientScope, error) {
-	defaults, err := a.store.ListLinkedScopes(ctx, realm.ID, c.ID, store.ScopeDefault)
+	defaults, err := a.linkedScopes(ctx, realm.ID, c.ID, store.ScopeDefault)
 	if err != nil {
 		return nil, err
 	}
-	optional, err := a.store.ListLinkedScopes(ctx, realm.ID, c.ID, store.ScopeOptional)
+	optional, err := a.linkedScopes(ctx, realm.ID, c.ID, store.ScopeOptional)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (a *App) grantScopes(ctx context.Context, realm *store.Realm, c *store.Clie
 
 // claimsFor resolves what the mappers need: effective roles and groups.
 func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map[string]any, error) {
-	roles, err := a.store.EffectiveRoles(ctx, g.user.ID)
+	roles, err := a.effectiveRoles(ctx, g.user.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -85,16 +85,8 @@ func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map
 			in.ClientRoles[r.ClientClientID] = append(in.ClientRoles[r.ClientClientID], r.Name)
 		}
 	}
-	groups, err := a.store.ListUserGroups(ctx, g.user.ID)
-	if err != nil {
+	if in.GroupPaths, err = a.userGroupPaths(ctx, g.realm.ID, g.user.ID); err != nil {
 		return nil, err
-	}
-	if len(groups) > 0 {
-		paths, err := groupPaths(ctx, a.store, g.realm.ID, groups)
-		if err != nil {
-			return nil, err
-		}
-		in.GroupPaths = paths
 	}
 	return buildClaims(in), nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -31,12 +32,18 @@ func (a *App) hashPassword(ctx context.Context, password string) (string, error)
 		return "", err
 	}
 	defer func() { <-a.hashSlots }()
+	return argon2idHash(password), nil
+}
+
+// argon2idHash hashes password with a fresh salt, unbounded: callers other
+// than hashPassword (seeding a load test) take no hash slot.
+func argon2idHash(password string) string {
 	salt := make([]byte, argonSaltLen)
 	_, _ = rand.Read(salt)
 	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
-		argon2.Version, argonMemoryKiB, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+		argon2.Version, argonMemoryKiB, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
 // verifyPassword checks password against a PHC hash in constant time.
@@ -53,12 +60,35 @@ func (a *App) verifyPassword(ctx context.Context, hash, password string) (bool, 
 	return subtle.ConstantTimeCompare(key, p.key) == 1, nil
 }
 
+// hashWait bounds the wait for a hash slot. A login storm queues here, each
+// waiting request holding a few kilobytes instead of the 19 MiB of a hash;
+// past hashWait the request is refused with a 503 and Retry-After rather
+// than queued without end.
+const (
+	hashWait       = 3 * time.Second
+	hashRetryAfter = 2 * time.Second
+)
+
+// errHashBusy is a password check or hash refused because every hash slot
+// stayed taken for hashWait.
+var errHashBusy = &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable",
+	Description: "the server is busy checking passwords; try again shortly"}
+
 func (a *App) acquireHashSlot(ctx context.Context) error {
 	select {
 	case a.hashSlots <- struct{}{}:
 		return nil
+	default:
+	}
+	t := time.NewTimer(a.hashWait)
+	defer t.Stop()
+	select {
+	case a.hashSlots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return errHashBusy
 	case <-ctx.Done():
-		return errorf(http.StatusServiceUnavailable, "unavailable", "server busy, try again")
+		return errHashBusy
 	}
 }
 

@@ -32,6 +32,14 @@ func TestSQLiteQueryPlans(t *testing.T) {
 			WHERE d.delete_at <= $1 ORDER BY d.delete_at, d.user_id LIMIT $2`, "account_deletions_due"},
 		{"login failures of a user", "SELECT failures FROM login_failures WHERE realm_id = $1 AND user_id = $2", "sqlite_autoindex_login_failures_1"},
 		{"locked users page", "SELECT user_id FROM login_failures WHERE realm_id = $1 AND locked_until > $2 ORDER BY locked_until DESC, user_id DESC LIMIT 50", "login_failures_locked"},
+		// The token endpoints' lookups that no cache covers: refresh, revocation, sessions.
+		{"refresh token by hash", "SELECT id FROM refresh_tokens WHERE token_hash = $1 AND realm_id = $2", "sqlite_autoindex_refresh_tokens_2"},
+		{"refresh tokens of a session", "SELECT id FROM refresh_tokens WHERE session_id = $1", "refresh_tokens_session"},
+		{"access token revoked", "SELECT count(*) FROM revoked_access_tokens WHERE token_id = $1", "sqlite_autoindex_revoked_access_tokens_1"},
+		{"session by ID", "SELECT id FROM user_sessions WHERE realm_id = $1 AND id = $2", "sqlite_autoindex_user_sessions_1"},
+		{"active signing key", "SELECT id FROM signing_keys WHERE realm_id = $1 AND status = 'active'", "signing_keys_"},
+		{"client's linked scopes", `SELECT c.id FROM client_scopes c JOIN client_scope_links l ON l.scope_id = c.id
+			WHERE c.realm_id = $1 AND l.client_id = $2 AND l.kind = $3`, "sqlite_autoindex_client_scope_links_1"},
 		{"password history", "SELECT password_hash FROM password_history WHERE realm_id = $1 AND user_id = $2 ORDER BY seq DESC LIMIT 5", "sqlite_autoindex_password_history_1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

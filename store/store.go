@@ -31,6 +31,9 @@ type Store struct {
 	w        querier // writes, and reads that must see them (the tx inside Tx)
 	r        querier // reads
 	inTx     bool
+	writer   *stmtCache
+	reader   *stmtCache
+	changes  *changes
 	aead     cipher.AEAD
 	now      func() time.Time
 }
@@ -77,7 +80,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	readers := max(4, runtime.GOMAXPROCS(0)*2)
 	reader.SetMaxOpenConns(readers)
 	reader.SetMaxIdleConns(readers)
-	s := &Store{writerDB: writer, readerDB: reader, w: writer, r: reader, aead: aead, now: cfg.Now}
+	s := &Store{writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
+		changes: &changes{}, aead: aead, now: cfg.Now}
+	s.w = &dbQuerier{stmts: s.writer, changes: s.changes}
+	s.r = &dbQuerier{stmts: s.reader}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -110,31 +116,38 @@ func dsn(path string, readOnly bool) string {
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	s.writer.close()
+	s.reader.close()
 	return errors.Join(s.readerDB.Close(), s.writerDB.Close())
 }
 
 // Tx runs fn with a Store whose every method uses one write transaction,
 // committed if fn returns nil and rolled back otherwise.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
-	return s.inTransaction(ctx, s.writerDB, nil, fn)
+	return s.inTransaction(ctx, s.writer, nil, fn)
 }
 
 // ReadTx runs fn over one consistent snapshot of the database, without
 // holding up writers.
 func (s *Store) ReadTx(ctx context.Context, fn func(tx *Store) error) error {
-	return s.inTransaction(ctx, s.readerDB, &sql.TxOptions{ReadOnly: true}, fn)
+	return s.inTransaction(ctx, s.reader, &sql.TxOptions{ReadOnly: true}, fn)
 }
 
-func (s *Store) inTransaction(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(tx *Store) error) error {
+func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.TxOptions, fn func(tx *Store) error) error {
 	if s.inTx {
 		return fn(s)
 	}
-	tx, err := db.BeginTx(ctx, opts)
+	tx, err := stmts.db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
+	q := &txQuerier{tx: tx, stmts: stmts}
+	if stmts == s.writer {
+		q.changes = s.changes
+	}
+	defer q.ended(ctx)
 	inner := *s
-	inner.w, inner.r, inner.inTx = tx, tx, true
+	inner.w, inner.r, inner.inTx = q, q, true
 	if err := fn(&inner); err != nil {
 		_ = tx.Rollback()
 		return err

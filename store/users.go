@@ -89,12 +89,59 @@ type UserFilter struct {
 	Enabled  *bool
 	Skip     int
 	Limit    int
+	// NoTotal skips counting every match, which in a realm of a million
+	// users costs more than the page: ListUsers then answers -1 for the
+	// total, and CountUsers counts on its own.
+	NoTotal bool
 }
 
 // ListUsers returns one page of a realm's users ordered by username, and how
 // many users match the filter in all. Service-account users are not listed,
 // as in Keycloak: they belong to their clients.
 func (s *Store) ListUsers(ctx context.Context, realmID string, f UserFilter) ([]*User, int, error) {
+	cond, args := userConditions(realmID, f)
+	total := -1
+	if !f.NoTotal {
+		var err error
+		if total, err = s.countUsers(ctx, cond, args); err != nil {
+			return nil, 0, err
+		}
+	}
+	n := len(args)
+	args = append(args, f.Limit, f.Skip)
+	rows, err := s.r.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM users WHERE %s ORDER BY username LIMIT $%d OFFSET $%d",
+		userColumns, cond, n+1, n+2), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list users: %w", mapErr(err))
+	}
+	defer rows.Close()
+	users := make([]*User, 0, f.Limit)
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		users = append(users, u)
+	}
+	return users, total, mapErr(rows.Err())
+}
+
+// CountUsers counts the users ListUsers would list with f, all pages.
+func (s *Store) CountUsers(ctx context.Context, realmID string, f UserFilter) (int, error) {
+	cond, args := userConditions(realmID, f)
+	return s.countUsers(ctx, cond, args)
+}
+
+func (s *Store) countUsers(ctx context.Context, cond string, args []any) (int, error) {
+	var total int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM users WHERE "+cond, args...).Scan(&total); err != nil {
+		return 0, fmt.Errorf("count users: %w", mapErr(err))
+	}
+	return total, nil
+}
+
+// userConditions is the WHERE clause of a user listing and its arguments.
+func userConditions(realmID string, f UserFilter) (string, []any) {
 	where := []string{"realm_id = $1", "service_account_client_id IS NULL"}
 	args := []any{realmID}
 	add := func(cond string, vals ...any) {
@@ -120,29 +167,7 @@ func (s *Store) ListUsers(ctx context.Context, realmID string, f UserFilter) ([]
 	if f.Enabled != nil {
 		add("enabled = ?", *f.Enabled)
 	}
-	cond := strings.Join(where, " AND ")
-
-	var total int
-	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM users WHERE "+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count users: %w", mapErr(err))
-	}
-	n := len(args)
-	args = append(args, f.Limit, f.Skip)
-	rows, err := s.r.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM users WHERE %s ORDER BY username LIMIT $%d OFFSET $%d",
-		userColumns, cond, n+1, n+2), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list users: %w", mapErr(err))
-	}
-	defer rows.Close()
-	users := make([]*User, 0, f.Limit)
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		users = append(users, u)
-	}
-	return users, total, mapErr(rows.Err())
+	return strings.Join(where, " AND "), args
 }
 
 // AllUsers returns every user of a realm, for export.

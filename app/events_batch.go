@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// eventBatch writes login events by group commit: a request's event is
+// written, and flushed to disk, before the request answers, as one write
+// per event would; but requests arriving while a write is under way wait
+// for the next, which takes all of them in one transaction. A grant under
+// load then pays a share of one disk flush instead of a whole one, and no
+// event is ever only in memory.
+//
+// There is no writer goroutine: the first request to find no write under
+// way leads, writes what is queued, and hands the lead to the oldest
+// request that queued meanwhile, so no one request writes for everyone.
+type eventBatch struct {
+	mu      sync.Mutex
+	pending []*queuedEvent
+	writing bool
+}
+
+type queuedEvent struct {
+	e    *store.LoginEvent
+	done chan error // the batch's outcome, or errYourTurn
+}
+
+var errYourTurn = errors.New("lead the next event batch")
+
+// add writes e in the next batch and returns that batch's outcome.
+func (b *eventBatch) add(ctx context.Context, st *store.Store, e *store.LoginEvent) error {
+	me := &queuedEvent{e: e, done: make(chan error, 1)}
+	b.mu.Lock()
+	b.pending = append(b.pending, me)
+	lead := !b.writing
+	b.writing = true
+	b.mu.Unlock()
+	if !lead {
+		if err := <-me.done; !errors.Is(err, errYourTurn) {
+			return err
+		}
+	}
+	b.mu.Lock()
+	batch := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+
+	events := make([]*store.LoginEvent, len(batch))
+	for i, q := range batch {
+		events[i] = q.e
+	}
+	err := st.AddLoginEvents(ctx, events)
+	var mine error
+	for i, q := range batch {
+		res := err
+		if err != nil && len(batch) > 1 {
+			// One bad event must not lose the others: write each alone.
+			res = st.AddLoginEvent(ctx, events[i])
+		}
+		if q == me {
+			mine = res
+		} else {
+			q.done <- res
+		}
+	}
+
+	b.mu.Lock()
+	if len(b.pending) > 0 {
+		b.pending[0].done <- errYourTurn
+	} else {
+		b.writing = false
+	}
+	b.mu.Unlock()
+	return mine
+}

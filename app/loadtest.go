@@ -1,0 +1,299 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// `idenplane loadtest` measures the server as an operator would meet it:
+// a throw-away database seeded with realms, clients and many users, the
+// server started as its own process (or in this one), and each scenario
+// driven over HTTP on loopback with keep-alive connections. The crypto-
+// bound scenarios are compared with the same crypto alone, measured in the
+// same run on the same cores, since that cost is the floor no server can
+// go below.
+
+// LoadTestConfig says what RunLoadTest runs.
+type LoadTestConfig struct {
+	// Executable, when set, is started as `Executable serve`, so that its
+	// RSS and CPU time are the server's alone. Empty runs the server in
+	// this process; RSS and CPU then include the load generator.
+	Executable string
+	Schema     string // schema.sql, to open the database for seeding
+	Version    string
+	// Duration is how long each scenario is measured, after a warm-up.
+	Duration    time.Duration
+	Concurrency int      // connections per scenario (the storm has its own)
+	Scenarios   []string // names to run; empty runs every scenario
+	Users       int      // users in the realm the page and lookup scenarios read
+	Sessions    int      // active SSO sessions seeded beside them
+	// StormConcurrency is the number of connections of the password-grant
+	// storm, which shows that password hashing queues instead of taking
+	// memory per request.
+	StormConcurrency int
+	// NoEvents leaves login events off in the realms; they are on by
+	// default, so that their writes are part of every grant's cost.
+	NoEvents   bool
+	JSON       bool   // print the results as JSON instead of a table
+	ProfileDir string // write a CPU profile per scenario here (in-process only)
+	Dir        string // where the database goes; a temporary directory when empty
+	Progress   io.Writer
+}
+
+// LoadTestScenarios names every scenario, in the order they run.
+func LoadTestScenarios() []string {
+	names := make([]string, len(loadScenarios))
+	for i, s := range loadScenarios {
+		names[i] = s.name
+	}
+	return names
+}
+
+// loadEnv is what the scenarios share: the running server and what was
+// seeded into it.
+type loadEnv struct {
+	cfg        LoadTestConfig
+	srv        *loadServer
+	apiKey     string
+	password   string // every seeded user's
+	svcSecret  map[string]string
+	appSecret  string
+	users      int
+	floors     map[string]float64 // per second, by floor name
+	results    map[string]*loadResult
+	hashedPass string
+}
+
+// RunLoadTest seeds a throw-away database, starts the server, runs the
+// scenarios and writes the results to out. It fails if any request failed.
+func RunLoadTest(ctx context.Context, cfg LoadTestConfig, out io.Writer) error {
+	if cfg.Duration <= 0 {
+		cfg.Duration = 10 * time.Second
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 32
+	}
+	if cfg.StormConcurrency <= 0 {
+		cfg.StormConcurrency = 200
+	}
+	if cfg.Users < 1 {
+		cfg.Users = 1
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	if cfg.ProfileDir != "" {
+		cfg.Executable = "" // a profile needs the server in this process
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, name := range cfg.Scenarios {
+		if !slices.Contains(LoadTestScenarios(), name) {
+			return fmt.Errorf("unknown scenario %q; scenarios: %s", name, strings.Join(LoadTestScenarios(), ", "))
+		}
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "idenplane-loadtest")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	key := make([]byte, store.MasterKeySize)
+	_, _ = rand.Read(key)
+	apiKeyBytes := make([]byte, 24)
+	_, _ = rand.Read(apiKeyBytes)
+	env := &loadEnv{cfg: cfg, apiKey: hex.EncodeToString(apiKeyBytes), password: "load-test-password-1",
+		svcSecret: map[string]string{}, users: cfg.Users, floors: map[string]float64{}, results: map[string]*loadResult{}}
+	spec := loadServerSpec{exe: cfg.Executable, schema: cfg.Schema, version: cfg.Version,
+		db: filepath.Join(dir, "loadtest.db"), key: key, apiKey: env.apiKey, logPath: filepath.Join(dir, "server.log")}
+
+	srv, err := startLoadServer(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer func() { srv.stop() }()
+	if err := env.setUp(ctx, srv); err != nil {
+		return fmt.Errorf("set up realms: %w", err)
+	}
+	if err := env.seed(ctx, spec); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	// Restart on the now-existing database: start-up time and idle memory
+	// are an operator's first sight of the server.
+	if err := srv.stop(); err != nil {
+		return fmt.Errorf("stop server: %w", err)
+	}
+	start := time.Now()
+	if srv, err = startLoadServer(ctx, spec); err != nil {
+		return err
+	}
+	startup := time.Since(start)
+	env.srv = srv
+	// Let start-up work settle before idle memory is read.
+	time.Sleep(time.Second)
+	idle := srv.rss()
+
+	var results []*loadResult
+	for _, sc := range loadScenarios {
+		if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, sc.name) {
+			continue
+		}
+		fmt.Fprintf(cfg.Progress, "running %s\n", sc.name)
+		res, err := env.run(ctx, sc)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.name, err)
+		}
+		env.results[sc.name] = res
+		results = append(results, res)
+	}
+	for _, res := range results {
+		res.judge(env)
+	}
+	report := &loadReport{Machine: machineInfo(), Version: cfg.Version, Duration: cfg.Duration.String(),
+		Users: cfg.Users, Sessions: cfg.Sessions, ServerAlone: srv.child, Events: !cfg.NoEvents, StartupMs: ms(startup), IdleRSSMB: mb(idle),
+		Floors: env.floors, Results: results, FinalRSSMB: mb(srv.rss())}
+	report.judge()
+	if cfg.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else {
+		report.print(out)
+	}
+	failed := 0
+	for _, res := range results {
+		failed += res.Errors
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d requests failed (server log: %s)", failed, spec.logPath)
+	}
+	return nil
+}
+
+// loadReport is the outcome of one run.
+type loadReport struct {
+	Machine     string             `json:"machine"`
+	Version     string             `json:"version"`
+	Duration    string             `json:"durationPerScenario"`
+	Users       int                `json:"users"`
+	Sessions    int                `json:"sessions"`
+	ServerAlone bool               `json:"serverMeasuredAlone"`
+	Events      bool               `json:"loginEvents"`
+	StartupMs   float64            `json:"startToReadyMs"`
+	IdleRSSMB   float64            `json:"idleRssMB"`
+	FinalRSSMB  float64            `json:"finalRssMB"`
+	Floors      map[string]float64 `json:"floorsPerSecond"`
+	Results     []*loadResult      `json:"scenarios"`
+	Checks      []loadCheck        `json:"checks"`
+}
+
+// loadCheck is one of the targets, met or not.
+type loadCheck struct {
+	Target string `json:"target"`
+	Value  string `json:"value"`
+	Met    bool   `json:"met"`
+}
+
+func (r *loadReport) judge() {
+	r.Checks = append(r.Checks,
+		loadCheck{"start to ready ≤ 100 ms", fmt.Sprintf("%.0f ms", r.StartupMs), r.StartupMs <= 100},
+		loadCheck{"idle RSS ≤ 30 MB", fmt.Sprintf("%.1f MB", r.IdleRSSMB), r.IdleRSSMB <= 30})
+	if r.Sessions >= 100_000 {
+		// The sessions' share: idle and under token load. The password
+		// scenarios' memory is the hashes', judged by the storm's check.
+		peak := r.IdleRSSMB
+		for _, res := range r.Results {
+			if !strings.HasPrefix(res.Name, "password") {
+				peak = max(peak, res.RSSMaxMB)
+			}
+		}
+		r.Checks = append(r.Checks, loadCheck{fmt.Sprintf("RSS ≤ 150 MB with %d sessions", r.Sessions),
+			fmt.Sprintf("%.1f MB", peak), peak <= 150})
+	}
+	for _, res := range r.Results {
+		if res.Target != "" {
+			r.Checks = append(r.Checks, loadCheck{res.Name + ": " + res.Target, res.Value, res.Met})
+		}
+	}
+}
+
+func (r *loadReport) print(w io.Writer) {
+	fmt.Fprintf(w, "\nidenplane %s load test on %s\n", r.Version, r.Machine)
+	alone := "server alone (child process)"
+	if !r.ServerAlone {
+		alone = "server and load generator together (in-process)"
+	}
+	events := "login events on"
+	if !r.Events {
+		events = "login events off"
+	}
+	fmt.Fprintf(w, "%d users, %d SSO sessions, %s; %s per scenario; RSS and CPU: %s\n", r.Users, r.Sessions, events, r.Duration, alone)
+	fmt.Fprintf(w, "start to ready %.0f ms, idle RSS %.1f MB, RSS at the end %.1f MB\n", r.StartupMs, r.IdleRSSMB, r.FinalRSSMB)
+	names := make([]string, 0, len(r.Floors))
+	for n := range r.Floors {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var floors []string
+	for _, n := range names {
+		floors = append(floors, fmt.Sprintf("%s %.0f/s", n, r.Floors[n]))
+	}
+	fmt.Fprintf(w, "crypto alone on all cores, measured just before its scenario: %s\n\n", strings.Join(floors, ", "))
+	fmt.Fprintf(w, "%-16s %5s %9s %8s %8s %8s %6s %5s %9s %8s %9s %6s\n",
+		"scenario", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "shed", "cpu/req", "RSS MB", "floor/s", "ratio")
+	for _, res := range r.Results {
+		floor, ratio := "", ""
+		if res.Floor > 0 {
+			floor, ratio = fmt.Sprintf("%.0f", res.Floor), fmt.Sprintf("%.2f", res.Ratio)
+		}
+		fmt.Fprintf(w, "%-16s %5d %9.0f %8.2f %8.2f %8.2f %6d %5d %7.2fms %8.1f %9s %6s\n",
+			res.Name, res.Concurrency, res.RPS, res.P50Ms, res.P95Ms, res.P99Ms, res.Errors, res.Shed,
+			res.CPUPerReqMs, res.RSSMaxMB, floor, ratio)
+	}
+	fmt.Fprintln(w, "\ntargets:")
+	for _, c := range r.Checks {
+		mark := "met"
+		if !c.Met {
+			mark = "MISSED"
+		}
+		fmt.Fprintf(w, "  %-6s %-46s %s\n", mark, c.Target, c.Value)
+	}
+}
+
+func machineInfo() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s", model, runtime.NumCPU(), runtime.GOMAXPROCS(0),
+		runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }
+
+var errLoadSetup = errors.New("load test set-up failed")

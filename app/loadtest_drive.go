@@ -1,0 +1,253 @@
+package app
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// loadResult is one scenario's measurements.
+type loadResult struct {
+	Name        string  `json:"name"`
+	Concurrency int     `json:"concurrency"`
+	Requests    int     `json:"requests"`
+	Errors      int     `json:"errors"`
+	Shed        int     `json:"shed"` // refused with 503 or 429 and Retry-After: the storm's clean overload answer
+	RPS         float64 `json:"requestsPerSecond"`
+	P50Ms       float64 `json:"p50Ms"`
+	P95Ms       float64 `json:"p95Ms"`
+	P99Ms       float64 `json:"p99Ms"`
+	CPUPerReqMs float64 `json:"serverCpuPerRequestMs"`
+	RSSMaxMB    float64 `json:"rssMaxMB"`
+	FloorName   string  `json:"floorName,omitempty"`
+	Floor       float64 `json:"floorPerSecond,omitempty"`
+	Ratio       float64 `json:"ratio,omitempty"`
+	Target      string  `json:"target,omitempty"`
+	Value       string  `json:"value,omitempty"`
+	Met         bool    `json:"met"`
+	FirstError  string  `json:"firstError,omitempty"`
+
+	scenario *loadScenario
+}
+
+// judge fills in the floor, the ratio and the target of the scenario.
+func (r *loadResult) judge(e *loadEnv) {
+	sc := r.scenario
+	if sc.floor != "" {
+		r.FloorName = sc.floor
+		if other := e.results[sc.floor]; other != nil {
+			r.Floor = other.RPS
+		}
+		if r.Floor > 0 {
+			r.Ratio = r.RPS / r.Floor
+		}
+	}
+	if sc.target != nil && (sc.floor == "" || r.Floor > 0) {
+		r.Target, r.Value, r.Met = sc.target(r)
+	}
+}
+
+// loadCall is one request of a scenario's worker. shed reports a clean
+// refusal under overload (503 or 429 with Retry-After).
+type loadCall func(ctx context.Context) (shed bool, err error)
+
+type loadScenario struct {
+	name  string
+	storm bool   // runs with StormConcurrency connections
+	conc  int    // at most this many connections, when set
+	floor string // a floor's name, or another scenario whose rate is the reference
+	// target judges the result: the target's text, the measured value, met.
+	target func(r *loadResult) (string, string, bool)
+	// workers prepares n workers' calls, each to be called in a loop by
+	// one goroutine over client.
+	workers func(ctx context.Context, e *loadEnv, client *http.Client, n int) ([]loadCall, error)
+}
+
+// run drives one scenario: a warm-up, then Duration measured.
+func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error) {
+	n := e.cfg.Concurrency
+	switch {
+	case sc.storm:
+		n = e.cfg.StormConcurrency
+	case sc.conc > 0:
+		n = min(n, sc.conc)
+	}
+	// The floor is measured just before the scenario, on the same cores:
+	// a shared machine's speed drifts over a run.
+	var floor float64
+	if op, ok := floorOps()[sc.floor]; ok {
+		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
+		e.floors[sc.floor] = floor
+	}
+	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: 60 * time.Second}
+	calls, err := sc.workers(ctx, e, client, n)
+	if err != nil {
+		return nil, err
+	}
+	warm := min(e.cfg.Duration/5, 2*time.Second)
+	begin := time.Now().Add(warm)
+	end := begin.Add(e.cfg.Duration)
+
+	var profile *os.File
+	stopAt := make(chan struct{})
+	var rssMax atomic.Int64
+	var cpuStart time.Duration
+	go func() {
+		time.Sleep(time.Until(begin))
+		cpuStart = e.srv.cpuTime()
+		if e.cfg.ProfileDir != "" {
+			if f, err := os.Create(filepath.Join(e.cfg.ProfileDir, sc.name+".pprof")); err == nil && pprof.StartCPUProfile(f) == nil {
+				profile = f
+			}
+		}
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			rssMax.Store(max(rssMax.Load(), e.srv.rss()))
+			select {
+			case <-t.C:
+			case <-stopAt:
+				return
+			}
+		}
+	}()
+
+	type tally struct {
+		lat          []time.Duration
+		errors, shed int
+		firstErr     error
+	}
+	tallies := make([]tally, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := &tallies[w]
+			for {
+				start := time.Now()
+				if !start.Before(end) || ctx.Err() != nil {
+					return
+				}
+				shed, err := calls[w](ctx)
+				if start.Before(begin) {
+					continue
+				}
+				switch {
+				case err != nil:
+					t.errors++
+					if t.firstErr == nil {
+						t.firstErr = err
+					}
+				case shed:
+					t.shed++
+				default:
+					t.lat = append(t.lat, time.Since(start))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	cpu := e.srv.cpuTime() - cpuStart
+	close(stopAt)
+	if profile != nil {
+		pprof.StopCPUProfile()
+		profile.Close()
+	}
+
+	res := &loadResult{Name: sc.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load()), Floor: floor}
+	var lat []time.Duration
+	for _, t := range tallies {
+		lat = append(lat, t.lat...)
+		res.Errors += t.errors
+		res.Shed += t.shed
+		if t.firstErr != nil && res.FirstError == "" {
+			res.FirstError = t.firstErr.Error()
+		}
+	}
+	slices.Sort(lat)
+	res.Requests = len(lat) + res.Errors + res.Shed
+	res.RPS = float64(len(lat)) / elapsed.Seconds()
+	if len(lat) > 0 {
+		res.P50Ms, res.P95Ms, res.P99Ms = ms(percentile(lat, 50)), ms(percentile(lat, 95)), ms(percentile(lat, 99))
+		res.CPUPerReqMs = ms(cpu) / float64(res.Requests)
+	}
+	if res.FirstError != "" {
+		fmt.Fprintf(e.cfg.Progress, "  %s: %d errors, the first: %s\n", sc.name, res.Errors, res.FirstError)
+	}
+	return res, ctx.Err()
+}
+
+func percentile(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// floorOps are the crypto alone: RS256, ES256 and EdDSA signatures over a
+// token-sized input, and argon2id hashes with the server's parameters.
+func floorOps() map[string]func() {
+	input := make([]byte, 600) // about a signed access token's header and claims
+	_, _ = rand.Read(input)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, rsaKeyBits)
+	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	salt := make([]byte, argonSaltLen)
+	return map[string]func(){
+		"RS256": func() {
+			h := sha256.Sum256(input)
+			_, _ = rsa.SignPKCS1v15(nil, rsaKey, crypto.SHA256, h[:])
+		},
+		"ES256": func() {
+			h := sha256.Sum256(input)
+			_, _ = ecdsa.SignASN1(rand.Reader, ecKey, h[:])
+		},
+		"EdDSA": func() { _ = ed25519.Sign(edKey, input) },
+		"argon2id": func() {
+			_ = argon2.IDKey([]byte("load-test-password-1"), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+		},
+	}
+}
+
+// opsPerSecond runs op in a loop on GOMAXPROCS goroutines for d.
+func opsPerSecond(ctx context.Context, d time.Duration, op func()) float64 {
+	var count atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) && ctx.Err() == nil {
+				op()
+				count.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	runtime.GC() // argon2id's buffers should not count against the next scenario
+	return float64(count.Load()) / time.Since(start).Seconds()
+}
+
+var errLoadStatus = errors.New("unexpected status")

@@ -1,0 +1,246 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// loadScenarios are the scenarios in the order they run. The floor of a
+// crypto-bound one is the same crypto alone, measured in the same run.
+var loadScenarios = []*loadScenario{
+	{name: "cc-rs256", floor: "RS256", workers: ccWorkers(loadRealm),
+		target: ratioTarget("≥ 80% of RS256 signing alone", 0.80)},
+	{name: "cc-es256", floor: "ES256", workers: ccWorkers(loadRealmES256),
+		target: rateTarget("≥ 8000 grants/s", 8000)},
+	{name: "cc-eddsa", floor: "EdDSA", workers: ccWorkers(loadRealmEdDSA)},
+	{name: "introspect", workers: introspectWorkers,
+		target: rateTarget("≥ 10000/s", 10000)},
+	{name: "userinfo", workers: userinfoWorkers},
+	{name: "refresh", floor: "cc-rs256", workers: refreshWorkers,
+		target: ratioTarget("≥ 50% of cc-rs256", 0.50)},
+	{name: "password", floor: "argon2id", workers: passwordWorkers,
+		target: ratioTarget("≥ 90% of argon2id alone", 0.90)},
+	// The admin scenarios are an admin console's load: a few connections.
+	// At full concurrency their p99 is queueing on two cores, not the query.
+	{name: "users-page", conc: 4, workers: usersPageWorkers, target: p99Target("p99 < 10 ms", 10)},
+	{name: "user-lookup", conc: 4, workers: userLookupWorkers, target: p99Target("p99 < 10 ms", 10)},
+	{name: "password-storm", storm: true, workers: passwordWorkers,
+		target: func(r *loadResult) (string, string, bool) {
+			return "RSS ≤ 150 MB, overload answered cleanly", fmt.Sprintf("%.1f MB, %d shed", r.RSSMaxMB, r.Shed),
+				r.RSSMaxMB <= 150 && r.Errors == 0
+		}},
+}
+
+func ratioTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
+	return func(r *loadResult) (string, string, bool) {
+		return text, fmt.Sprintf("%.0f%% (%.0f of %.0f/s)", r.Ratio*100, r.RPS, r.Floor), r.Ratio >= want
+	}
+}
+
+func rateTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
+	return func(r *loadResult) (string, string, bool) {
+		return text, fmt.Sprintf("%.0f/s", r.RPS), r.RPS >= want
+	}
+}
+
+func p99Target(text string, wantMs float64) func(r *loadResult) (string, string, bool) {
+	return func(r *loadResult) (string, string, bool) {
+		return text, fmt.Sprintf("%.2f ms", r.P99Ms), r.P99Ms < wantMs
+	}
+}
+
+// loadClient sends the scenarios' requests.
+type loadClient struct {
+	http *http.Client
+	base string
+}
+
+// do sends a request and reads the whole answer. A status other than want
+// is an error, except a clean overload refusal, which is shed.
+func (c *loadClient) do(ctx context.Context, method, path string, form url.Values, header http.Header, want int) (body []byte, shed bool, err error) {
+	var rd io.Reader
+	if form != nil {
+		rd = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, false, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, false, err
+	}
+	if resp.StatusCode == want {
+		return body, false, nil
+	}
+	if (resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests) &&
+		resp.Header.Get("Retry-After") != "" {
+		return body, true, nil
+	}
+	return nil, false, fmt.Errorf("%w: %s %s: %d: %.200s", errLoadStatus, method, path, resp.StatusCode, body)
+}
+
+func basicAuth(id, secret string) http.Header {
+	req := &http.Request{Header: http.Header{}}
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	return req.Header
+}
+
+func tokenPath(realm string) string { return "/realms/" + realm + "/protocol/openid-connect/token" }
+
+type loadTokens struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+}
+
+func (e *loadEnv) client(c *http.Client) *loadClient { return &loadClient{http: c, base: e.srv.base} }
+
+// passwordTokens signs user i in with the password grant.
+func (e *loadEnv) passwordTokens(ctx context.Context, c *loadClient, i int, scope string) (*loadTokens, error) {
+	form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(i)}, "password": {e.password}}
+	if scope != "" {
+		form.Set("scope", scope)
+	}
+	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), form, basicAuth(loadAppClient, e.appSecret), http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	var t loadTokens
+	return &t, json.Unmarshal(body, &t)
+}
+
+func same(call loadCall, n int) []loadCall {
+	calls := make([]loadCall, n)
+	for i := range calls {
+		calls[i] = call
+	}
+	return calls
+}
+
+func ccWorkers(realm string) func(context.Context, *loadEnv, *http.Client, int) ([]loadCall, error) {
+	return func(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+		c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[realm])
+		form := url.Values{"grant_type": {grantClientCredentials}}
+		return same(func(ctx context.Context) (bool, error) {
+			_, shed, err := c.do(ctx, http.MethodPost, tokenPath(realm), form, auth, http.StatusOK)
+			return shed, err
+		}, n), nil
+	}
+}
+
+// introspectWorkers introspect one client-credentials access token.
+func introspectWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+	c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[loadRealm])
+	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), url.Values{"grant_type": {grantClientCredentials}}, auth, http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	var t loadTokens
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, err
+	}
+	form := url.Values{"token": {t.AccessToken}}
+	return same(func(ctx context.Context) (bool, error) {
+		body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm)+"/introspect", form, auth, http.StatusOK)
+		if err == nil && !shed && !bytes.Contains(body, []byte(`"active":true`)) {
+			err = fmt.Errorf("token not active: %.200s", body)
+		}
+		return shed, err
+	}, n), nil
+}
+
+func userinfoWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+	c := e.client(hc)
+	t, err := e.passwordTokens(ctx, c, 0, "openid")
+	if err != nil {
+		return nil, err
+	}
+	header := http.Header{"Authorization": {"Bearer " + t.AccessToken}}
+	return same(func(ctx context.Context) (bool, error) {
+		_, shed, err := c.do(ctx, http.MethodGet, "/realms/"+loadRealm+"/protocol/openid-connect/userinfo", nil, header, http.StatusOK)
+		return shed, err
+	}, n), nil
+}
+
+// refreshWorkers each sign a user in once, then refresh in a loop: every
+// refresh rotates the token, so each worker follows its own chain.
+func refreshWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
+	calls := make([]loadCall, n)
+	for w := range n {
+		t, err := e.passwordTokens(ctx, c, w%e.users, "")
+		if err != nil {
+			return nil, err
+		}
+		token := t.RefreshToken
+		calls[w] = func(ctx context.Context) (bool, error) {
+			body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm),
+				url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {token}}, auth, http.StatusOK)
+			if err != nil || shed {
+				return shed, err
+			}
+			var next loadTokens
+			if err := json.Unmarshal(body, &next); err != nil || next.RefreshToken == "" {
+				return false, fmt.Errorf("no refresh token in %.200s", body)
+			}
+			token = next.RefreshToken
+			return false, nil
+		}
+	}
+	return calls, nil
+}
+
+// passwordWorkers sign random seeded users in.
+func passwordWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
+	return same(func(ctx context.Context) (bool, error) {
+		form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(rand.IntN(e.users))}, "password": {e.password}}
+		_, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), form, auth, http.StatusOK)
+		return shed, err
+	}, n), nil
+}
+
+func (e *loadEnv) adminHeader() http.Header { return http.Header{"X-Admin-API-Key": {e.apiKey}} }
+
+// usersPageWorkers list pages of 50 users among the first 10,000.
+func usersPageWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+	c, header := e.client(hc), e.adminHeader()
+	pages := max(1, min(e.users, 10_000)/50)
+	return same(func(ctx context.Context) (bool, error) {
+		path := "/admin/realms/" + loadRealm + "/users?limit=50&skip=" + strconv.Itoa(rand.IntN(pages)*50)
+		_, shed, err := c.do(ctx, http.MethodGet, path, nil, header, http.StatusOK)
+		return shed, err
+	}, n), nil
+}
+
+// userLookupWorkers look random users up by exact username.
+func userLookupWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+	c, header := e.client(hc), e.adminHeader()
+	return same(func(ctx context.Context) (bool, error) {
+		path := "/admin/realms/" + loadRealm + "/users?exact=true&username=" + loadUsername(rand.IntN(e.users))
+		body, shed, err := c.do(ctx, http.MethodGet, path, nil, header, http.StatusOK)
+		if err == nil && !shed && !bytes.Contains(body, []byte(`"total":1`)) {
+			err = fmt.Errorf("user not found: %.200s", body)
+		}
+		return shed, err
+	}, n), nil
+}

@@ -1,0 +1,186 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// loadServerSpec is how the load test starts the server under test.
+type loadServerSpec struct {
+	exe     string // the binary to run as `serve`; "" runs it in this process
+	schema  string
+	version string
+	db      string
+	key     []byte
+	apiKey  string
+	logPath string
+}
+
+// loadServer is the running server under test.
+type loadServer struct {
+	base  string
+	child bool
+	pid   int // whose RSS and CPU time are read: the child, or this process
+	stop  func() error
+}
+
+// startLoadServer starts the server and returns once it answers ready.
+func startLoadServer(ctx context.Context, spec loadServerSpec) (*loadServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	base := "http://" + addr
+	var s *loadServer
+	if spec.exe != "" {
+		ln.Close() // the child binds the same port
+		s, err = startChildServer(spec, addr, base)
+	} else {
+		s, err = startInProcessServer(ctx, spec, ln, base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := waitReady(ctx, base, 30*time.Second); err != nil {
+		_ = s.stop()
+		return nil, fmt.Errorf("%w (server log: %s)", err, spec.logPath)
+	}
+	return s, nil
+}
+
+func startChildServer(spec loadServerSpec, addr, base string) (*loadServer, error) {
+	logFile, err := os.OpenFile(spec.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(spec.exe, "serve", "--db", spec.db, "--addr", addr, "--base-url", base, "--log-format", "json")
+	cmd.Env = append(os.Environ(), "IDENPLANE_MASTER_KEY="+hex.EncodeToString(spec.key),
+		"IDENPLANE_ADMIN_API_KEY="+spec.apiKey)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s serve: %w", spec.exe, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); logFile.Close() }()
+	stopped := false
+	return &loadServer{base: base, child: true, pid: cmd.Process.Pid, stop: func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return fmt.Errorf("server exited: %w", err)
+			}
+			return err
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			return errors.New("server did not stop within 30 s")
+		}
+	}}, nil
+}
+
+func startInProcessServer(ctx context.Context, spec loadServerSpec, ln net.Listener, base string) (*loadServer, error) {
+	st, err := store.Open(ctx, store.Config{Path: spec.db, Schema: spec.schema, MasterKey: spec.key})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a, err := New(ctx, st, Config{BaseURL: base, Version: spec.version, MasterKey: spec.key, AdminAPIKey: spec.apiKey,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		ln.Close()
+		st.Close()
+		return nil, err
+	}
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	go a.RunJobs(jobsCtx)
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	stopped := false
+	return &loadServer{base: base, pid: os.Getpid(), stop: func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		stopJobs()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		err := srv.Shutdown(shutdownCtx)
+		return errors.Join(err, st.Close())
+	}}, nil
+}
+
+// waitReady polls the readiness endpoint every millisecond.
+func waitReady(ctx context.Context, base string, limit time.Duration) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health/ready", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("server not ready within %s", limit)
+}
+
+// rss is the server's resident memory in bytes, from /proc.
+func (s *loadServer) rss() int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// cpuTime is the CPU time the server has used, user and system, from
+// /proc (in clock ticks of 10 ms).
+func (s *loadServer) cpuTime() time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces; the fields follow its ')'.
+	if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+		data = data[i+1:]
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}

@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Every statement runs prepared: the SQLite driver parses a statement
+// given as text on every call, which showed as a quarter of the CPU of a
+// token grant. stmtCache keeps one *sql.Stmt per SQL text and pool, which
+// database/sql prepares once per connection.
+//
+// The writer also counts the changes to data the server caches (realms,
+// clients, scopes, roles, groups, users, keys): Generation moves after
+// each such write commits, so a cache entry read under an older
+// generation is known to be stale.
+
+// maxCachedStmts bounds the cache; the store has a few hundred distinct
+// statements, and statements built from filters are few in kind.
+const maxCachedStmts = 1024
+
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.RWMutex
+	stmts map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}}
+}
+
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.stmts[query]
+}
+
+// prepare returns the statement for query, preparing it on the pool
+// first; nil when it cannot be kept (a script of several statements, a
+// full cache, a statement that does not prepare), and the caller runs the
+// text as it is. It takes a connection of the pool, so it must not be
+// called while holding one: inside a transaction, statements are prepared
+// after it ends (see txQuerier.misses).
+func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
+	if st := c.lookup(query); st != nil {
+		return st
+	}
+	if strings.Contains(query, ";") {
+		return nil
+	}
+	c.mu.RLock()
+	full := len(c.stmts) >= maxCachedStmts
+	c.mu.RUnlock()
+	if full {
+		return nil
+	}
+	st, err := c.db.PrepareContext(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.stmts[query]; old != nil {
+		st.Close()
+		return old
+	}
+	c.stmts[query] = st
+	return st
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, st := range c.stmts {
+		st.Close()
+		delete(c.stmts, q)
+	}
+}
+
+// dbQuerier runs statements on a pool outside any transaction.
+type dbQuerier struct {
+	stmts   *stmtCache
+	changes *changes // nil for the readers
+}
+
+func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	defer d.changes.after(query)
+	if st := d.stmts.prepare(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return d.stmts.db.ExecContext(ctx, query, args...)
+}
+
+func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	defer d.changes.after(query)
+	if st := d.stmts.prepare(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return d.stmts.db.QueryContext(ctx, query, args...)
+}
+
+func (d *dbQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	defer d.changes.after(query)
+	if st := d.stmts.prepare(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return d.stmts.db.QueryRowContext(ctx, query, args...)
+}
+
+// txQuerier runs statements in one transaction: those already prepared
+// on the pool run prepared on the transaction's connection, others as
+// text, remembered in misses to be prepared once the transaction ends.
+type txQuerier struct {
+	tx      *sql.Tx
+	stmts   *stmtCache
+	misses  []string
+	changed bool // a statement wrote cached data: the generation moves after commit
+	changes *changes
+}
+
+func (t *txQuerier) stmt(ctx context.Context, query string) *sql.Stmt {
+	if t.changes != nil && !t.changed && t.changes.writesCached(query) {
+		t.changed = true
+	}
+	if st := t.stmts.lookup(query); st != nil {
+		return t.tx.StmtContext(ctx, st)
+	}
+	if !slices.Contains(t.misses, query) {
+		t.misses = append(t.misses, query)
+	}
+	return nil
+}
+
+func (t *txQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+func (t *txQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, query, args...)
+}
+
+func (t *txQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// ended prepares the statements the transaction ran as text and moves the
+// generation if it wrote cached data.
+func (t *txQuerier) ended(ctx context.Context) {
+	if t.changed {
+		t.changes.bump()
+	}
+	for _, q := range t.misses {
+		t.stmts.prepare(ctx, q)
+	}
+}
+
+// changes is the generation of the cached data.
+type changes struct {
+	gen      atomic.Uint64
+	verdicts sync.Map // SQL text → bool: whether it writes cached data
+}
+
+// uncachedTables change with every sign-in, token or event, and nothing
+// the server caches is read from them: writing them keeps the generation.
+// Every other table counts as cached, so a table added later invalidates
+// the caches until it is listed here.
+var uncachedTables = []string{
+	"admin_events", "login_events", "consent_events", "user_sessions", "user_consents", "auth_requests",
+	"auth_request_steps", "refresh_tokens", "revoked_access_tokens", "device_authorizations", "logout_token_ids",
+	"email_outbox", "action_tokens", "pending_logins", "account_deletions", "password_history", "login_failures",
+	"user_credentials", "recovery_codes", "webauthn_user_handles", "webauthn_ceremonies", "admin_token_revocations",
+}
+
+var writeTarget = regexp.MustCompile(`(?is)^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(\w+)`)
+
+// writesCached says whether query may change cached data: a write to a
+// table not in uncachedTables, or any statement that is not a plain read
+// or write of one table (a migration, a WITH).
+func (c *changes) writesCached(query string) bool {
+	if v, ok := c.verdicts.Load(query); ok {
+		return v.(bool)
+	}
+	trimmed := strings.TrimSpace(query)
+	verdict := true
+	upper := strings.ToUpper(trimmed)
+	switch {
+	case strings.HasPrefix(upper, "SELECT"):
+		verdict = false
+	case strings.HasPrefix(upper, "WITH") && !strings.Contains(upper, "INSERT") && !strings.Contains(upper, "UPDATE") &&
+		!strings.Contains(upper, "DELETE"):
+		verdict = false // a recursive read
+	}
+	if verdict {
+		if m := writeTarget.FindStringSubmatch(trimmed); m != nil && !strings.Contains(trimmed, ";") {
+			verdict = !slices.Contains(uncachedTables, strings.ToLower(m[1]))
+		}
+	}
+	c.verdicts.Store(query, verdict)
+	return verdict
+}
+
+// after moves the generation once a statement outside a transaction that
+// wrote cached data has run.
+func (c *changes) after(query string) {
+	if c != nil && c.writesCached(query) {
+		c.bump()
+	}
+}
+
+func (c *changes) bump() { c.gen.Add(1) }
+
+// Generation moves after every committed change to data the server
+// caches. A cache stores the generation it read before loading a value,
+// and the value is current while the generation has not moved.
+func (s *Store) Generation() uint64 { return s.changes.gen.Load() }
