@@ -165,7 +165,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		// attempt takes as long and is answered as a wrong password.
 		password = wrongCredential()
 	}
-	user, err := a.checkDeviceLogin(r, realm, f.Username, password)
+	user, err := a.checkDeviceLogin(r, realm, target, password)
 	if err != nil {
 		return err
 	}
@@ -291,16 +291,11 @@ func deviceClientName(d *store.DeviceAuthorization) string {
 	return d.PublicClientID
 }
 
-// checkDeviceLogin returns the realm's user with these credentials, or nil.
+// checkDeviceLogin returns user, the one the typed login names
+// (bruteForceTarget; nil for nobody), when password is theirs, or nil.
 // Unknown users and users without a usable password are checked against a
 // dummy hash, so that they take as long as a wrong password.
-func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, username, password string) (*store.User, error) {
-	user, err := a.store.GetUserByUsername(r.Context(), realm.ID, username)
-	if errors.Is(err, store.ErrNotFound) {
-		user = nil
-	} else if err != nil {
-		return nil, err
-	}
+func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, user *store.User, password string) (*store.User, error) {
 	hash := dummyArgon2Hash
 	if user != nil && user.PasswordHash != "" {
 		hash = user.PasswordHash

@@ -54,15 +54,12 @@ func (a *App) findLoginUser(ctx context.Context, realm *store.Realm, login strin
 	return u, err
 }
 
-// checkCredentials authenticates a user of the realm by username or email
-// and password. Failed attempts, a disabled account's included, are
-// throttled per account and per address, as admin logins are. A disabled
-// account's errUserDisabled comes with the user, for the event.
-func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, login, password, ip string) (*store.User, error) {
-	user, err := a.findLoginUser(ctx, realm, login)
-	if err != nil {
-		return nil, err
-	}
+// checkCredentials authenticates user, the one login names
+// (findLoginUser; nil for nobody), by password. Failed attempts, a
+// disabled account's included, are throttled per account and per
+// address, as admin logins are. A disabled account's errUserDisabled
+// comes with the user, for the event.
+func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, user *store.User, login, password, ip string) (*store.User, error) {
 	userKey := loginAccountKey(realm, user, login)
 	ipKey := "realm:" + realm.ID + ":ip:" + ip
 	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
