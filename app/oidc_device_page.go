@@ -191,7 +191,8 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	// What a browser sign-in would ask after the password, as Keycloak's
 	// device flow runs it: the one-time code of a user with TOTP; a user
-	// who owes a step a form here cannot take is sent to sign in first.
+	// who owes a step a form here cannot take (a security key's, an
+	// enrolment) is sent to sign in first.
 	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
 	if err != nil {
 		return err
@@ -228,8 +229,13 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		case err != nil:
 			return err
 		}
+	case "":
 	case store.StepTOTPSetup:
 		return a.deviceSignInFirst(w, r, realm, f, user, d, "totp_setup_required")
+	default:
+		// A security key's assertion (store.StepWebAuthn), or any step
+		// this form has no field for: the password alone approves nothing.
+		return a.deviceSignInFirst(w, r, realm, f, user, d, "second_factor_required")
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
 		return a.deviceSignInFirst(w, r, realm, f, user, d, "password_change_required")
