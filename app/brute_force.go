@@ -101,9 +101,11 @@ func (a *App) bruteForceSucceeded(ctx context.Context, realm *store.Realm, user 
 }
 
 // bruteForcePasswordRight forgets the user's failures after a right
-// password, unless a TOTP code is still to be checked: then the code's
-// success forgets them, so that knowing the password does not wipe out a
-// count of wrong codes. Without failures on record it costs one read.
+// password, unless a second factor is still to be checked (a TOTP code or
+// a security key's assertion): then its success forgets them, so that
+// knowing the password does not wipe out a count of wrong codes or
+// refused assertions. An enrolment step checks nothing, so it keeps
+// nothing. Without failures on record it costs one read.
 func (a *App) bruteForcePasswordRight(ctx context.Context, realm *store.Realm, user *store.User) error {
 	if !realm.BruteForceEnabled {
 		return nil
@@ -113,7 +115,7 @@ func (a *App) bruteForcePasswordRight(ctx context.Context, realm *store.Realm, u
 	} else if err != nil {
 		return err
 	}
-	if pending, err := a.needsSecondFactor(ctx, realm, user.ID); err != nil || pending == store.StepTOTP {
+	if pending, err := a.needsSecondFactor(ctx, realm, user.ID); err != nil || pending != "" && pending != store.StepTOTPSetup {
 		return err
 	}
 	return a.store.ClearLoginFailures(ctx, realm.ID, user.ID)
