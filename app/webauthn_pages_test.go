@@ -272,3 +272,43 @@ func TestWebAuthnAccountPages(t *testing.T) {
 		t.Fatal("no REMOVE_CREDENTIAL event")
 	}
 }
+
+// A second step's or a step-up's ceremony asks for the key's presence
+// only: its assertion, without user verification, signs nobody in when
+// posted to the passkey sign-in of another request.
+func TestWebAuthnSecondFactorCeremonyIsNoPasskeySignIn(t *testing.T) {
+	e := newWebAuthnEnv(t)
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{UserNotVerified: true})
+	token := e.token("alice", codeflowPassword).AccessToken
+	e.registerKey(token, key, "key")
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	options := e.url + webauthnPath("authenticate/options")
+
+	// The attacker's own sign-in, at the second step: its options.
+	b := e.browser()
+	p := e.totpPasswordStep(b, cfg.AuthCodeURL("s1"), "alice")
+	secondStep, secondBody := pageCeremony(t, b, options,
+		map[string]any{"authRequestID": webauthnForm(t, p, "authenticate").fields.Get("authRequestID")})
+	stepUp, stepUpBody := challengeOptions(t, e.stepUpChallenge(token))
+
+	for _, tc := range []struct {
+		name, id string
+		body     []byte
+	}{
+		{"second step", secondStep, secondBody},
+		{"step-up", stepUp, stepUpBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := e.browser()
+			p := b.follow(e.url, cfg.AuthCodeURL("s2"))
+			login := p.form(t)
+			verify := &codeflowForm{action: e.url + webauthnPath("authenticate/verify"), method: http.MethodPost,
+				fields: url.Values{"authRequestID": login.fields["authRequestID"], "csrf": login.fields["csrf"]}}
+			got := webauthnSubmit(b, p, verify, tc.id, e.assertWith(key, tc.body, ""), nil)
+			if got.status == http.StatusSeeOther || loginSSOCookie(got) != "" {
+				t.Fatalf("signed in with a %s ceremony's assertion without user verification: status %d", tc.name, got.status)
+			}
+			mustPage(t, got, http.StatusBadRequest, "That took too long or was already used.")
+		})
+	}
+}
