@@ -184,7 +184,8 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return err
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
-		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, form.RememberMe, false)
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
+			pendingSignIn{remember: form.RememberMe, amr: loginAMR(false)})
 	}
 	sess, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: form.RememberMe})
 	if err != nil {

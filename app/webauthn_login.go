@@ -390,7 +390,8 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
-		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, in.rememberMe, true)
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
+			pendingSignIn{remember: in.rememberMe, amr: as.amr(false)})
 	}
 	sso, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: in.rememberMe, amr: as.amr(false)})
 	if err != nil {
@@ -435,7 +436,7 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 	if st.isStepUp() { // step_up_browser.go
 		return a.finishStepUp(w, r, realm, st, credentialTypeWebAuthn, []string{as.key()})
 	}
-	return a.finishSecondStep(w, r, realm, st, as.amr(true), true)
+	return a.finishSecondStep(w, r, realm, st, as.amr(true))
 }
 
 // webauthnEnrolled ends the registration of a sign-in's enrolment step.
@@ -463,7 +464,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 	}
 	a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", st.user, "", st.client.ClientID, cred)
 	if form {
-		return a.finishSecondStep(w, r, realm, st, loginAMR(false), false)
+		return a.finishSecondStep(w, r, realm, st, loginAMR(false))
 	}
 	err = a.store.AdvanceAuthRequestStep(r.Context(), st.ar.ID, store.StepTOTPSetup, store.StepWebAuthn)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -312,3 +312,42 @@ func TestWebAuthnSecondFactorCeremonyIsNoPasskeySignIn(t *testing.T) {
 		})
 	}
 }
+
+// A sign-in held for a password change reports, once changed, how it got
+// there: the security key after the password, or the passkey alone.
+func TestWebAuthnPasswordChangeKeepsAMR(t *testing.T) {
+	e := newWebAuthnEnv(t)
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{})
+	e.registerKey(e.token("alice", codeflowPassword).AccessToken, key, "key")
+	changePasswordRequire(e.codeflowEnv)
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	options := e.url + webauthnPath("authenticate/options")
+	changeTo := func(b *codeflowBrowser, p *codeflowPage, password string) url.Values {
+		t.Helper()
+		if p.status != http.StatusSeeOther || p.location(t).Path != "/realms/acme"+pathChangePassword {
+			t.Fatalf("after the key: status %d Location %q, want the change-password page", p.status, p.header.Get("Location"))
+		}
+		form := b.follow(e.url, p.location(t).String())
+		return e.redirectedBack(b.submit(form, map[string]string{"password": password, "confirm": password}))
+	}
+
+	t.Run("security key after the password", func(t *testing.T) {
+		b := e.browser()
+		p := e.totpPasswordStep(b, cfg.AuthCodeURL("s1"), "alice")
+		f := webauthnForm(t, p, "authenticate")
+		id, body := pageCeremony(t, b, options, map[string]any{"authRequestID": f.fields.Get("authRequestID")})
+		back := changeTo(b, webauthnSubmit(b, p, f, id, e.assertWith(key, body, ""), nil), changedPassword)
+		totpMustAMR(t, e.totpExchange(cfg, back), "pwd", "hwk")
+	})
+	changePasswordRequire(e.codeflowEnv)
+	t.Run("passkey", func(t *testing.T) {
+		b := e.browser()
+		p := b.follow(e.url, cfg.AuthCodeURL("s2"))
+		login := p.form(t)
+		id, body := pageCeremony(t, b, options, map[string]any{})
+		verify := &codeflowForm{action: e.url + webauthnPath("authenticate/verify"), method: http.MethodPost,
+			fields: url.Values{"authRequestID": login.fields["authRequestID"], "csrf": login.fields["csrf"]}}
+		back := changeTo(b, webauthnSubmit(b, p, verify, id, e.assertWith(key, body, ""), nil), changedPassword+" again")
+		totpMustAMR(t, e.totpExchange(cfg, back), "hwk", "mfa")
+	})
+}
