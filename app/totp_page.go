@@ -42,13 +42,13 @@ func (a *App) startSecondFactor(w http.ResponseWriter, r *http.Request, realm *s
 	if err != nil || pending == "" {
 		return false, err
 	}
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || c.Value == "" { // login checked its CSRF token, so the cookie is there
+	browser := browserHash(r)
+	if browser == nil { // login checked its CSRF token, so the cookie is there
 		return false, errCSRF
 	}
 	now := a.now().UnixMilli()
 	err = a.store.CreateAuthRequestStep(ctx, realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
-		Pending: pending, BrowserHash: store.HashToken(c.Value), PasswordAt: now, RememberMe: remember}, now)
+		Pending: pending, BrowserHash: browser, PasswordAt: now, RememberMe: remember}, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, errStaleAuthRequest
 	} else if err != nil {
@@ -88,8 +88,7 @@ func (a *App) totpStep(r *http.Request, realm *store.Realm, id string) (*totpSta
 	} else if err != nil {
 		return nil, err
 	}
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || subtle.ConstantTimeCompare(store.HashToken(c.Value), step.BrowserHash) != 1 {
+	if browser := browserHash(r); browser == nil || subtle.ConstantTimeCompare(browser, step.BrowserHash) != 1 {
 		return nil, errOtherBrowser
 	}
 	user, err := a.store.GetUser(ctx, realm.ID, step.UserID)
