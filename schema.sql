@@ -635,3 +635,11 @@ CREATE INDEX webauthn_ceremonies_expiry ON webauthn_ceremonies (expires_at);
 -- sign-in's step then names the SSO session it raises: no password is
 -- asked again, and the step ends with that session if it ends first.
 ALTER TABLE auth_request_steps ADD COLUMN sso_session_id TEXT REFERENCES user_sessions (id) ON DELETE CASCADE;
+
+-- version 12
+-- How a sign-in held for a required step authenticated so far (its amr, a
+-- JSON array), which the step's sign-in reports: [pwd, otp] after a TOTP
+-- code, [pwd, hwk] after a security key, a passkey's own after a passkey.
+-- It replaces second_factor, which only said whether a second factor
+-- passed; '' on rows saved before (read as a password alone).
+ALTER TABLE pending_logins ADD COLUMN amr TEXT NOT NULL DEFAULT '';

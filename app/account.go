@@ -31,6 +31,10 @@ type accountCaller struct {
 	// sid is a Bearer token's sid claim, "" when it has none; session is
 	// nil when that session has ended.
 	sid string
+	// authTime is when the user last authenticated, as far as the caller
+	// shows (Unix milliseconds; 0 when unknown): the browser's SSO
+	// session's, or the later of a token's auth_time and its session's.
+	authTime int64
 }
 
 // accountHandler serves one account route for an authenticated caller.
@@ -67,6 +71,9 @@ func (a *App) accountBearer(r *http.Request, realm *store.Realm, token string) (
 	azp, _ := claims["azp"].(string)
 	sid, _ := claims["sid"].(string)
 	c := &accountCaller{realm: realm, user: user, api: true, clientID: azp, sid: sid}
+	if at, ok := claims["auth_time"].(float64); ok {
+		c.authTime = int64(at) * 1000
+	}
 	if sid != "" {
 		sess, err := a.store.GetSession(ctx, realm.ID, sid)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -74,6 +81,7 @@ func (a *App) accountBearer(r *http.Request, realm *store.Realm, token string) (
 		}
 		if sess != nil && sess.UserID == user.ID && sess.Active(a.now().UnixMilli()) {
 			c.session = sess
+			c.authTime = max(c.authTime, sess.AuthTime) // signed in again since the token was issued
 		}
 	}
 	return c, nil
@@ -86,7 +94,7 @@ func (a *App) accountBrowser(r *http.Request, realm *store.Realm) (*accountCalle
 	if err != nil || sess == nil {
 		return nil, err
 	}
-	return &accountCaller{realm: realm, user: user, session: sess, clientID: accountConsoleClientID}, nil
+	return &accountCaller{realm: realm, user: user, session: sess, clientID: accountConsoleClientID, authTime: sess.AuthTime}, nil
 }
 
 // accountRealm loads the realm of an account path: unknown or disabled is

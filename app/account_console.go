@@ -80,12 +80,24 @@ var errAccountSignInFailed = &pageError{status: http.StatusUnauthorized,
 
 // accountSignIn answers a browser that is not signed in to the realm: it
 // is sent to the authorization endpoint as account-console, with a fresh
-// state and PKCE challenge, and comes back to the account home.
+// state and PKCE challenge, and comes back to the page it asked for (a
+// GET's), else to the account home.
 func (a *App) accountSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	q := r.URL.Query()
 	if q.Has("code") || q.Has("error") || q.Has("state") {
 		return errAccountSignInFailed
 	}
+	returnTo := accountPath(realm) + "/"
+	if r.Method == http.MethodGet {
+		returnTo = r.URL.Path
+	}
+	return a.startAccountSignIn(w, r, realm, returnTo, "")
+}
+
+// startAccountSignIn sends the browser to sign in as account-console, with
+// prompt when not "" (login: authenticate again even when signed in), and
+// back to returnTo, a path of the account pages.
+func (a *App) startAccountSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, returnTo, prompt string) error {
 	client, err := a.accountConsole(r.Context(), realm)
 	if err != nil {
 		return err
@@ -95,18 +107,18 @@ func (a *App) accountSignIn(w http.ResponseWriter, r *http.Request, realm *store
 	}
 	state, verifier := randomToken(), randomToken()
 	challenge := sha256.Sum256([]byte(verifier))
-	returnTo := accountPath(realm) + "/"
-	if r.Method == http.MethodGet {
-		returnTo = r.URL.Path
-	}
 	cookie := a.pageCookie(realm, accountStateCookie, state+"."+base64.RawURLEncoding.EncodeToString([]byte(returnTo)))
 	cookie.MaxAge = int(authRequestLifetime.Seconds())
 	http.SetCookie(w, cookie)
-	auth := a.issuer(realm) + "/" + pathAuth + "?" + url.Values{
+	q := url.Values{
 		"client_id": {client.ClientID}, "redirect_uri": {a.accountConsoleRedirect(realm)}, "response_type": {"code"},
 		"scope": {"openid"}, "state": {state}, "code_challenge_method": {"S256"},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(challenge[:])},
-	}.Encode()
+	}
+	if prompt != "" {
+		q.Set("prompt", prompt)
+	}
+	auth := a.issuer(realm) + "/" + pathAuth + "?" + q.Encode()
 	status := http.StatusFound
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		status = http.StatusSeeOther

@@ -44,6 +44,15 @@ var errAPITOTPEnrolled = errorf(http.StatusConflict, "conflict",
 	"TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
 
 func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	// Enrolling asks for a recent sign-in (reauth.go); seeing that TOTP
+	// is on, and the form that removes it, does not.
+	if cred, err := a.userTOTP(r.Context(), c.realm, c.user.ID); err != nil {
+		return err
+	} else if cred == nil {
+		if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+"/totp-setup"); !fresh {
+			return err
+		}
+	}
 	e, err := a.beginTOTP(r.Context(), c.realm, c.user)
 	switch {
 	case errors.Is(err, errTOTPEnrolled) && c.api:
@@ -89,6 +98,9 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	ctx := r.Context()
 	in, err := a.readAccountTOTPInput(r, c, accountTOTPSetupForm)
 	if err != nil {
+		return err
+	}
+	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+"/totp-setup"); !fresh {
 		return err
 	}
 	if c.api && in.Password != "" {

@@ -26,6 +26,23 @@ func (a *App) accountWebAuthnRoutes(mount accountMount) {
 	mount(http.MethodGet, accountWebAuthnPath, a.accountWebAuthnList)
 	mount(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
 	mount(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
+	mount(http.MethodGet, accountWebAuthnAddPath, a.accountWebAuthnAdd)
+}
+
+// accountWebAuthnAddPath is where the page links when the sign-in is too
+// old to register a key: it signs the browser in again and goes back.
+const accountWebAuthnAddPath = accountWebAuthnPath + "/add"
+
+// accountWebAuthnAdd sends a browser whose sign-in is too old for adding
+// a key to sign in again, and then, or at once, to the keys' page.
+func (a *App) accountWebAuthnAdd(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	if c.api {
+		return notFound("page")
+	}
+	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+accountWebAuthnPath); !fresh {
+		return err
+	}
+	return accountRedirect(w, r, c.realm, accountWebAuthnPath, "")
 }
 
 // accountWebAuthnNotices are the page's notices after a redirect.
@@ -60,6 +77,9 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 		if err := a.checkCSRF(r, accountWebAuthnDeleteForm, c.session.ID); err != nil {
 			return err
 		}
+	}
+	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+accountWebAuthnPath); !fresh {
+		return err
 	}
 	id := mux.Vars(r)["credentialId"]
 	var gone *store.WebAuthnCredential
@@ -147,6 +167,9 @@ func (a *App) renderAccountWebAuthn(w http.ResponseWriter, r *http.Request, c *a
 	v.DeleteCSRFToken, v.AccountURL = deleteToken, base+"/"
 	v.Register.Script, v.Register.CSRFToken = a.assets.URL("webauthn.js"), registerToken
 	v.Register.OptionsURL, v.Register.Action = issuer+pathWebAuthn+"/register/options", issuer+pathWebAuthn+"/register/verify"
+	if !a.authRecent(c) { // reauth.go
+		v.ReauthURL = base + accountWebAuthnAddPath
+	}
 	return a.renderPage(w, r, status, ui.AccountWebAuthn(a.page("account.webauthn.title"), v))
 }
 

@@ -101,9 +101,11 @@ func (a *App) bruteForceSucceeded(ctx context.Context, realm *store.Realm, user 
 }
 
 // bruteForcePasswordRight forgets the user's failures after a right
-// password, unless a TOTP code is still to be checked: then the code's
-// success forgets them, so that knowing the password does not wipe out a
-// count of wrong codes. Without failures on record it costs one read.
+// password, unless a second factor is still to be checked (a TOTP code or
+// a security key's assertion): then its success forgets them, so that
+// knowing the password does not wipe out a count of wrong codes or
+// refused assertions. An enrolment step checks nothing, so it keeps
+// nothing. Without failures on record it costs one read.
 func (a *App) bruteForcePasswordRight(ctx context.Context, realm *store.Realm, user *store.User) error {
 	if !realm.BruteForceEnabled {
 		return nil
@@ -113,7 +115,7 @@ func (a *App) bruteForcePasswordRight(ctx context.Context, realm *store.Realm, u
 	} else if err != nil {
 		return err
 	}
-	if pending, err := a.needsSecondFactor(ctx, realm, user.ID); err != nil || pending == store.StepTOTP {
+	if pending, err := a.needsSecondFactor(ctx, realm, user.ID); err != nil || pending != "" && pending != store.StepTOTPSetup {
 		return err
 	}
 	return a.store.ClearLoginFailures(ctx, realm.ID, user.ID)
@@ -123,17 +125,14 @@ func (a *App) bruteForcePasswordRight(ctx context.Context, realm *store.Realm, u
 // checking in place of what a locked user sent.
 func wrongCredential() string { return "locked:" + rand.Text() }
 
-// bruteForceTarget finds the user a sign-in names and whether the realm's
-// policy locks that user out; nil (not locked) for an unknown username or
-// when the realm has no brute-force protection.
-func (a *App) bruteForceTarget(ctx context.Context, realm *store.Realm, username string) (*store.User, bool, error) {
-	if !realm.BruteForceEnabled {
-		return nil, false, nil
-	}
-	user, err := a.store.GetUserByUsername(ctx, realm.ID, username)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, false, nil
-	} else if err != nil {
+// bruteForceTarget finds the user a login names (findLoginUser: by email
+// when it holds an @) and whether the realm's policy locks that user out:
+// the one lookup both the lockout and the credential check use, so that
+// they never disagree on whom a login names. nil for an unknown login;
+// never locked when the realm has no brute-force protection.
+func (a *App) bruteForceTarget(ctx context.Context, realm *store.Realm, login string) (*store.User, bool, error) {
+	user, err := a.findLoginUser(ctx, realm, login)
+	if err != nil || user == nil {
 		return nil, false, err
 	}
 	locked, err := a.bruteForceLocked(ctx, realm, user)
@@ -145,20 +144,20 @@ func (a *App) bruteForceTarget(ctx context.Context, realm *store.Realm, username
 // password instead, so it takes as long, meets the flood guard the same
 // way, and fails as a wrong password does, with a *lockedError (an
 // errBadCredentials) whose reason is user_temporarily_disabled. Failures
-// of known users are counted; a success forgets them, unless a one-time
-// code is still to come (bruteForcePasswordRight).
-func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, username, password, ip string) (*store.User, error) {
-	target, locked, err := a.bruteForceTarget(ctx, realm, username)
+// of known users are counted; a success forgets them, unless a second
+// factor is still to come (bruteForcePasswordRight).
+func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, login, password, ip string) (*store.User, error) {
+	target, locked, err := a.bruteForceTarget(ctx, realm, login)
 	if err != nil {
 		return nil, err
 	}
 	if locked {
-		if _, err := a.checkCredentials(ctx, realm, username, wrongCredential(), ip); !errors.Is(err, errBadCredentials) {
+		if _, err := a.checkCredentials(ctx, realm, target, login, wrongCredential(), ip); !errors.Is(err, errBadCredentials) {
 			return nil, err // throttled, or the server's failure: as for anyone
 		}
 		return nil, &lockedError{userID: target.ID, as: errBadCredentials}
 	}
-	user, err := a.checkCredentials(ctx, realm, username, password, ip)
+	user, err := a.checkCredentials(ctx, realm, target, login, password, ip)
 	switch {
 	case err == nil:
 		if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {

@@ -32,16 +32,34 @@ func browserHash(r *http.Request) []byte {
 	return store.HashToken(c.Value)
 }
 
-// startPendingLogin holds a request whose user passed the password check
-// until the step action is done, and sends the browser to its page.
-func (a *App) startPendingLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, action string, remember, secondFactor bool) error {
+// pendingSignIn is how a sign-in held for a required step got there.
+type pendingSignIn struct {
+	remember bool     // the SSO cookie is to outlive the browser
+	amr      []string // how the user authenticated so far
+	// also writes more in the transaction that holds the sign-in, first,
+	// such as the end of the second-factor step it comes from.
+	also func(ctx context.Context, tx *store.Store) error
+}
+
+// startPendingLogin holds a request whose user passed the sign-in's
+// checks until the step action is done, and sends the browser to its
+// page.
+func (a *App) startPendingLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, action string, in pendingSignIn) error {
 	browser := browserHash(r)
 	if browser == nil {
 		return errCSRF // the login form's check passed, so this cannot happen
 	}
+	ctx := r.Context()
 	now := a.now().UnixMilli()
-	err := a.store.SavePendingLogin(r.Context(), &store.PendingLogin{AuthRequestID: ar.ID, RealmID: realm.ID,
-		UserID: user.ID, Action: action, BrowserHash: browser, RememberMe: remember, SecondFactor: secondFactor, CreatedAt: now}, now)
+	err := a.store.Tx(ctx, func(tx *store.Store) error {
+		if in.also != nil {
+			if err := in.also(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return tx.SavePendingLogin(ctx, &store.PendingLogin{AuthRequestID: ar.ID, RealmID: realm.ID, UserID: user.ID,
+			Action: action, BrowserHash: browser, RememberMe: in.remember, AMR: in.amr, CreatedAt: now}, now)
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return errStaleAuthRequest
 	} else if err != nil {
@@ -170,7 +188,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	sso, err := a.signInBrowser(w, r, realm, step.client, step.ar, user, browserSignIn{
 		remember: step.login.RememberMe,
 		fresh:    true,
-		amr:      loginAMR(step.login.SecondFactor),
+		amr:      step.login.AMR, // a password alone for a step saved before amr was kept
 		also: func(ctx context.Context, tx *store.Store) error {
 			// Gone once used: a second post of the form finds no step.
 			if err := tx.DeletePendingLogin(ctx, realm.ID, step.ar.ID, user.ID); err != nil {

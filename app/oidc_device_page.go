@@ -165,7 +165,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		// attempt takes as long and is answered as a wrong password.
 		password = wrongCredential()
 	}
-	user, err := a.checkDeviceLogin(r, realm, f.Username, password)
+	user, err := a.checkDeviceLogin(r, realm, target, password)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,8 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	// What a browser sign-in would ask after the password, as Keycloak's
 	// device flow runs it: the one-time code of a user with TOTP; a user
-	// who owes a step a form here cannot take is sent to sign in first.
+	// who owes a step a form here cannot take (a security key's, an
+	// enrolment) is sent to sign in first.
 	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
 	if err != nil {
 		return err
@@ -228,8 +229,13 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		case err != nil:
 			return err
 		}
+	case "":
 	case store.StepTOTPSetup:
 		return a.deviceSignInFirst(w, r, realm, f, user, d, "totp_setup_required")
+	default:
+		// A security key's assertion (store.StepWebAuthn), or any step
+		// this form has no field for: the password alone approves nothing.
+		return a.deviceSignInFirst(w, r, realm, f, user, d, "second_factor_required")
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
 		return a.deviceSignInFirst(w, r, realm, f, user, d, "password_change_required")
@@ -291,16 +297,11 @@ func deviceClientName(d *store.DeviceAuthorization) string {
 	return d.PublicClientID
 }
 
-// checkDeviceLogin returns the realm's user with these credentials, or nil.
+// checkDeviceLogin returns user, the one the typed login names
+// (bruteForceTarget; nil for nobody), when password is theirs, or nil.
 // Unknown users and users without a usable password are checked against a
 // dummy hash, so that they take as long as a wrong password.
-func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, username, password string) (*store.User, error) {
-	user, err := a.store.GetUserByUsername(r.Context(), realm.ID, username)
-	if errors.Is(err, store.ErrNotFound) {
-		user = nil
-	} else if err != nil {
-		return nil, err
-	}
+func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, user *store.User, password string) (*store.User, error) {
 	hash := dummyArgon2Hash
 	if user != nil && user.PasswordHash != "" {
 		hash = user.PasswordHash

@@ -162,3 +162,25 @@ func TestDeviceApprovalPendingRegistration(t *testing.T) {
 		t.Fatalf("device %s", s)
 	}
 }
+
+// A user whose second factor is a security key cannot approve with the
+// password alone: the page has no way to ask for the key, so the user
+// signs in to the account first.
+func TestDeviceApprovalWebAuthnSignInFirst(t *testing.T) {
+	e := deviceEnv(t)
+	err := e.store.AddWebAuthnCredential(t.Context(), &store.WebAuthnCredential{ID: "key1", RealmID: e.realmID(),
+		UserID: e.aliceID, Name: "key", CredentialID: []byte("credential-1"), Data: []byte(`{}`),
+		CreatedAt: e.clock.now().UnixMilli()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, userCode := e.deviceApprove(nil)
+	mustDeviceRefused(t, p, http.StatusForbidden, enMsg("device.error.signInFirst"))
+	if s := e.deviceStatus(userCode); s != store.DevicePending {
+		t.Fatalf("device %s after the password alone", s)
+	}
+	if ev := e.loginEvents("LOGIN_ERROR"); len(ev) != 1 || ev[0].Error != "resolve_required_actions" ||
+		ev[0].Details["reason"] != "second_factor_required" {
+		t.Fatalf("LOGIN_ERROR events %+v", ev)
+	}
+}

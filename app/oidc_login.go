@@ -54,15 +54,12 @@ func (a *App) findLoginUser(ctx context.Context, realm *store.Realm, login strin
 	return u, err
 }
 
-// checkCredentials authenticates a user of the realm by username or email
-// and password. Failed attempts, a disabled account's included, are
-// throttled per account and per address, as admin logins are. A disabled
-// account's errUserDisabled comes with the user, for the event.
-func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, login, password, ip string) (*store.User, error) {
-	user, err := a.findLoginUser(ctx, realm, login)
-	if err != nil {
-		return nil, err
-	}
+// checkCredentials authenticates user, the one login names
+// (findLoginUser; nil for nobody), by password. Failed attempts, a
+// disabled account's included, are throttled per account and per
+// address, as admin logins are. A disabled account's errUserDisabled
+// comes with the user, for the event.
+func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, user *store.User, login, password, ip string) (*store.User, error) {
 	userKey := loginAccountKey(realm, user, login)
 	ipKey := "realm:" + realm.ID + ":ip:" + ip
 	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
@@ -187,7 +184,8 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return err
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
-		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, form.RememberMe, false)
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
+			pendingSignIn{remember: form.RememberMe, amr: loginAMR(false)})
 	}
 	sess, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: form.RememberMe})
 	if err != nil {

@@ -70,14 +70,9 @@ func isSpecialChar(r rune) bool {
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsSpace(r)
 }
 
-// checkPassword applies the realm's rules that need nothing but the
-// password. Where the user is known, checkPasswordPolicy applies them all.
-func checkPassword(realm *store.Realm, password string) error {
-	return passwordPolicyError(realm, unmetPasswordRules(realm, password))
-}
-
 // checkPasswordPolicy applies the realm's whole password policy to a new
-// password of user: the rules of checkPassword, neither the username nor
+// password of user: the rules needing nothing but the password
+// (unmetPasswordRules), neither the username nor
 // the email (in any case), and, for an existing user (ID set), none of the
 // last passwordHistoryCount passwords, the current one included. A new
 // user needs only Username and Email set. The error is a field error on

@@ -39,7 +39,7 @@ func TestPasswordRules(t *testing.T) {
 		{"only classes", all, "abcdefghijklm", "password: must contain an uppercase letter, a digit, a special character"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkPassword(c.realm, c.password)
+			err := passwordPolicyError(c.realm, unmetPasswordRules(c.realm, c.password))
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

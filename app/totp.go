@@ -57,12 +57,6 @@ var totpBase32 = base32.StdEncoding.WithPadding(base32.NoPadding)
 // totpStepAt is the time step of t.
 func totpStepAt(t time.Time) int64 { return t.Unix() / totpPeriod }
 
-// totpCode is the code of secret at time step step.
-func totpCode(secret []byte, step int64) (string, error) {
-	return hotp.GenerateCodeCustom(totpBase32.EncodeToString(secret), uint64(step),
-		hotp.ValidateOpts{Digits: totpDigits, Algorithm: otp.AlgorithmSHA1})
-}
-
 // totpMatch finds the time step, within the skew around now and later
 // than after, whose code is code. Every candidate is computed and
 // compared in constant time, so timing tells nothing of which matched.

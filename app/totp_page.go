@@ -42,13 +42,13 @@ func (a *App) startSecondFactor(w http.ResponseWriter, r *http.Request, realm *s
 	if err != nil || pending == "" {
 		return false, err
 	}
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || c.Value == "" { // login checked its CSRF token, so the cookie is there
+	browser := browserHash(r)
+	if browser == nil { // login checked its CSRF token, so the cookie is there
 		return false, errCSRF
 	}
 	now := a.now().UnixMilli()
 	err = a.store.CreateAuthRequestStep(ctx, realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
-		Pending: pending, BrowserHash: store.HashToken(c.Value), PasswordAt: now, RememberMe: remember}, now)
+		Pending: pending, BrowserHash: browser, PasswordAt: now, RememberMe: remember}, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, errStaleAuthRequest
 	} else if err != nil {
@@ -88,8 +88,7 @@ func (a *App) totpStep(r *http.Request, realm *store.Realm, id string) (*totpSta
 	} else if err != nil {
 		return nil, err
 	}
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || subtle.ConstantTimeCompare(store.HashToken(c.Value), step.BrowserHash) != 1 {
+	if browser := browserHash(r); browser == nil || subtle.ConstantTimeCompare(browser, step.BrowserHash) != 1 {
 		return nil, errOtherBrowser
 	}
 	user, err := a.store.GetUser(ctx, realm.ID, step.UserID)
@@ -140,7 +139,7 @@ func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Re
 	case store.StepWebAuthn: // a security key's step: webauthn_login.go
 		return a.toWebAuthnStep(w, r, realm, st)
 	default:
-		return a.finishSecondStep(w, r, realm, st, loginAMR(true), true)
+		return a.finishSecondStep(w, r, realm, st, loginAMR(true))
 	}
 }
 
@@ -182,7 +181,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if st.isStepUp() { // step_up_browser.go
 		return a.finishStepUp(w, r, realm, st, method, []string{amrOTP})
 	}
-	return a.finishSecondStep(w, r, realm, st, loginAMR(true), true)
+	return a.finishSecondStep(w, r, realm, st, loginAMR(true))
 }
 
 // totpThrottleKeys are the throttle's keys for second-factor failures.
@@ -230,26 +229,21 @@ func (a *App) askForCodeInstead(w http.ResponseWriter, r *http.Request, realm *s
 
 // finishSecondStep completes a sign-in's step and signs the user in,
 // authenticated by amr, or, when the account owes a password change,
-// hands the sign-in on to that step. secondFactor says whether the step
-// proved a second factor.
-func (a *App) finishSecondStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, amr []string, secondFactor bool) error {
-	ctx := r.Context()
+// hands the sign-in on to that step with amr, in the transaction that
+// completes this one.
+func (a *App) finishSecondStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, amr []string) error {
 	pending := st.step.Pending
+	complete := func(ctx context.Context, tx *store.Store) error {
+		return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
+	}
 	if passwordChangeRequired(realm, st.user, a.now()) {
-		err := a.store.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
-		if errors.Is(err, store.ErrNotFound) {
-			return errStaleAuthRequest
-		} else if err != nil {
-			return err
-		}
-		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword, st.step.RememberMe, secondFactor)
+		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword,
+			pendingSignIn{remember: st.step.RememberMe, amr: amr, also: complete})
 	}
 	sso, err := a.signInBrowser(w, r, realm, st.client, st.ar, st.user, browserSignIn{
 		remember: st.step.RememberMe,
 		amr:      amr,
-		also: func(ctx context.Context, tx *store.Store) error {
-			return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
-		},
+		also:     complete,
 	})
 	if err != nil {
 		return err

@@ -96,8 +96,8 @@ func TestTOTPMatch(t *testing.T) {
 	secret := []byte("12345678901234567890")
 	b32 := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(secret)
 	// RFC 6238 appendix B: SHA-1 at T = 59 s is 94287082; six digits keep 287082.
-	if code, err := totpCode(secret, 1); err != nil || code != "287082" {
-		t.Fatalf("code at step 1: %q, %v; want the RFC 6238 vector 287082", code, err)
+	if step, ok := totpMatch(secret, "287082", time.Unix(59, 0), 0); !ok || step != 1 {
+		t.Fatalf("RFC 6238 vector 287082 at 59 s: step %d, %v; want step 1", step, ok)
 	}
 	now := time.Unix(1_800_000_015, 0) // mid-step
 	step := totpStepAt(now)

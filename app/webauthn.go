@@ -434,6 +434,11 @@ func (a *App) webauthnRegisterOptions(w http.ResponseWriter, r *http.Request, re
 	if err != nil {
 		return err
 	}
+	if reg.caller != nil { // the account's, not a sign-in's enrolment step
+		if fresh, err := a.recentAuth(w, r, reg.caller, ""); !fresh {
+			return err
+		}
+	}
 	rp, err := a.relyingParty(realm)
 	if err != nil {
 		return err
@@ -500,6 +505,15 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 	reg, err := a.webauthnRegistrant(r, realm, in.AuthRequestID, in.csrf)
 	if err != nil {
 		return err
+	}
+	if reg.caller != nil {
+		returnTo := "" // a script's request: answered in JSON
+		if in.form {
+			returnTo = accountPath(realm) + accountWebAuthnPath
+		}
+		if fresh, err := a.recentAuth(w, r, reg.caller, returnTo); !fresh {
+			return err
+		}
 	}
 	cred, err := a.finishRegistration(r, realm, reg.user, in)
 	if reg.step != nil {

@@ -21,7 +21,9 @@ import (
 // as a second factor after the password; of a named user; or, named by
 // nobody, of any passkey the authenticator holds for the realm (a
 // discoverable credential, whose user handle names the user). Without a
-// password the key must verify the user (PIN or biometrics).
+// password the key must verify the user (PIN or biometrics), and a
+// second step's ceremony, which does not ask for that, is never taken
+// for a sign-in by the key alone (verifyAssertion).
 // authenticate/verify checks the assertion once per ceremony: as JSON it
 // only answers whose key it was; posted as a form by the login page or the
 // second step's page, it signs the browser in and goes on with the
@@ -142,8 +144,14 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 }
 
 // beginAssertion begins an authentication with one of wu's keys, or with
-// any passkey of the realm when wu is nil, and keeps its ceremony.
+// any passkey of the realm when wu is nil, and keeps its ceremony: a
+// login's when uv requires user verification, else a second factor's,
+// which only a second step or a step-up takes (verifyAssertion).
 func (a *App) beginAssertion(ctx context.Context, realm *store.Realm, rp *webauthn.WebAuthn, wu *webauthnUser, uv protocol.UserVerificationRequirement) (*webauthnOptionsRep, error) {
+	kind := store.CeremonyLogin
+	if uv != protocol.VerificationRequired {
+		kind = store.CeremonySecondFactor
+	}
 	var assertion *protocol.CredentialAssertion
 	var session *webauthn.SessionData
 	var err error
@@ -157,7 +165,7 @@ func (a *App) beginAssertion(ctx context.Context, realm *store.Realm, rp *webaut
 	if err != nil {
 		return nil, fmt.Errorf("begin WebAuthn login: %w", err)
 	}
-	id, err := a.beginCeremony(ctx, realm, userID, store.CeremonyLogin, session)
+	id, err := a.beginCeremony(ctx, realm, userID, kind, session)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +209,10 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 // verifyAssertion checks an assertion against its ceremony, under the
 // flood guard and the realm's brute-force policy, and records the use:
 // the new signature counter, checked against cloning. wantUserID, when
-// set, is the only user whose key is accepted (a second step's). Every
+// set, is the only user whose key is accepted (a second step's or a
+// step-up's): it takes a second factor's ceremony, whose key need not
+// verify the user. Without it the key alone authenticates: it takes a
+// login ceremony only, and the key must have verified the user. Every
 // refusal is a *webauthnFailure, recorded as a LOGIN_ERROR event and
 // counted against the user once known.
 func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
@@ -218,7 +229,11 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 	if err != nil {
 		return nil, err
 	}
-	ceremony, session, err := a.takeCeremony(ctx, realm, in.CeremonyID, store.CeremonyLogin)
+	kind := store.CeremonyLogin
+	if wantUserID != "" {
+		kind = store.CeremonySecondFactor
+	}
+	ceremony, session, err := a.takeCeremony(ctx, realm, in.CeremonyID, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +314,12 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 	if err != nil {
 		return nil, fail("webauthn_invalid_assertion", err, true)
 	}
+	userVerified := parsed.Response.AuthenticatorData.Flags.HasUserVerified()
+	if wantUserID == "" && !userVerified {
+		// The login ceremony required it, so the library refused this
+		// already; the key alone must never sign in without it.
+		return nil, fail("webauthn_user_not_verified", nil, true)
+	}
 	stored := wu.stored(rec.ID)
 	if stored == nil { // the library found the record among wu's
 		return nil, fail("webauthn_unknown_credential", nil, true)
@@ -328,8 +349,7 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 	if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
 		return nil, err
 	}
-	return &webauthnAssertion{user: user, cred: stored, record: rec,
-		userVerified: parsed.Response.AuthenticatorData.Flags.HasUserVerified()}, nil
+	return &webauthnAssertion{user: user, cred: stored, record: rec, userVerified: userVerified}, nil
 }
 
 // webauthnBrowserSignIn is the form a sign-in page's script posts: at a
@@ -370,7 +390,8 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
-		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, in.rememberMe, true)
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
+			pendingSignIn{remember: in.rememberMe, amr: as.amr(false)})
 	}
 	sso, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: in.rememberMe, amr: as.amr(false)})
 	if err != nil {
@@ -415,7 +436,7 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 	if st.isStepUp() { // step_up_browser.go
 		return a.finishStepUp(w, r, realm, st, credentialTypeWebAuthn, []string{as.key()})
 	}
-	return a.finishSecondStep(w, r, realm, st, as.amr(true), true)
+	return a.finishSecondStep(w, r, realm, st, as.amr(true))
 }
 
 // webauthnEnrolled ends the registration of a sign-in's enrolment step.
@@ -443,7 +464,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 	}
 	a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", st.user, "", st.client.ClientID, cred)
 	if form {
-		return a.finishSecondStep(w, r, realm, st, loginAMR(false), false)
+		return a.finishSecondStep(w, r, realm, st, loginAMR(false))
 	}
 	err = a.store.AdvanceAuthRequestStep(r.Context(), st.ar.ID, store.StepTOTPSetup, store.StepWebAuthn)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

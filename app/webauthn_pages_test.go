@@ -272,3 +272,82 @@ func TestWebAuthnAccountPages(t *testing.T) {
 		t.Fatal("no REMOVE_CREDENTIAL event")
 	}
 }
+
+// A second step's or a step-up's ceremony asks for the key's presence
+// only: its assertion, without user verification, signs nobody in when
+// posted to the passkey sign-in of another request.
+func TestWebAuthnSecondFactorCeremonyIsNoPasskeySignIn(t *testing.T) {
+	e := newWebAuthnEnv(t)
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{UserNotVerified: true})
+	token := e.token("alice", codeflowPassword).AccessToken
+	e.registerKey(token, key, "key")
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	options := e.url + webauthnPath("authenticate/options")
+
+	// The attacker's own sign-in, at the second step: its options.
+	b := e.browser()
+	p := e.totpPasswordStep(b, cfg.AuthCodeURL("s1"), "alice")
+	secondStep, secondBody := pageCeremony(t, b, options,
+		map[string]any{"authRequestID": webauthnForm(t, p, "authenticate").fields.Get("authRequestID")})
+	stepUp, stepUpBody := challengeOptions(t, e.stepUpChallenge(token))
+
+	for _, tc := range []struct {
+		name, id string
+		body     []byte
+	}{
+		{"second step", secondStep, secondBody},
+		{"step-up", stepUp, stepUpBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := e.browser()
+			p := b.follow(e.url, cfg.AuthCodeURL("s2"))
+			login := p.form(t)
+			verify := &codeflowForm{action: e.url + webauthnPath("authenticate/verify"), method: http.MethodPost,
+				fields: url.Values{"authRequestID": login.fields["authRequestID"], "csrf": login.fields["csrf"]}}
+			got := webauthnSubmit(b, p, verify, tc.id, e.assertWith(key, tc.body, ""), nil)
+			if got.status == http.StatusSeeOther || loginSSOCookie(got) != "" {
+				t.Fatalf("signed in with a %s ceremony's assertion without user verification: status %d", tc.name, got.status)
+			}
+			mustPage(t, got, http.StatusBadRequest, "That took too long or was already used.")
+		})
+	}
+}
+
+// A sign-in held for a password change reports, once changed, how it got
+// there: the security key after the password, or the passkey alone.
+func TestWebAuthnPasswordChangeKeepsAMR(t *testing.T) {
+	e := newWebAuthnEnv(t)
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{})
+	e.registerKey(e.token("alice", codeflowPassword).AccessToken, key, "key")
+	changePasswordRequire(e.codeflowEnv)
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	options := e.url + webauthnPath("authenticate/options")
+	changeTo := func(b *codeflowBrowser, p *codeflowPage, password string) url.Values {
+		t.Helper()
+		if p.status != http.StatusSeeOther || p.location(t).Path != "/realms/acme"+pathChangePassword {
+			t.Fatalf("after the key: status %d Location %q, want the change-password page", p.status, p.header.Get("Location"))
+		}
+		form := b.follow(e.url, p.location(t).String())
+		return e.redirectedBack(b.submit(form, map[string]string{"password": password, "confirm": password}))
+	}
+
+	t.Run("security key after the password", func(t *testing.T) {
+		b := e.browser()
+		p := e.totpPasswordStep(b, cfg.AuthCodeURL("s1"), "alice")
+		f := webauthnForm(t, p, "authenticate")
+		id, body := pageCeremony(t, b, options, map[string]any{"authRequestID": f.fields.Get("authRequestID")})
+		back := changeTo(b, webauthnSubmit(b, p, f, id, e.assertWith(key, body, ""), nil), changedPassword)
+		totpMustAMR(t, e.totpExchange(cfg, back), "pwd", "hwk")
+	})
+	changePasswordRequire(e.codeflowEnv)
+	t.Run("passkey", func(t *testing.T) {
+		b := e.browser()
+		p := b.follow(e.url, cfg.AuthCodeURL("s2"))
+		login := p.form(t)
+		id, body := pageCeremony(t, b, options, map[string]any{})
+		verify := &codeflowForm{action: e.url + webauthnPath("authenticate/verify"), method: http.MethodPost,
+			fields: url.Values{"authRequestID": login.fields["authRequestID"], "csrf": login.fields["csrf"]}}
+		back := changeTo(b, webauthnSubmit(b, p, verify, id, e.assertWith(key, body, ""), nil), changedPassword+" again")
+		totpMustAMR(t, e.totpExchange(cfg, back), "hwk", "mfa")
+	})
+}

@@ -407,3 +407,39 @@ func TestWebAuthnCeremoniesPurged(t *testing.T) {
 		t.Fatalf("%d ceremonies after the purge, %v; want none", n, err)
 	}
 }
+
+// Refused assertions at a sign-in's security-key step stay on record
+// when the next sign-in's password is right: the key, not the password,
+// forgets them.
+func TestWebAuthnSecondStepFailuresKept(t *testing.T) {
+	e := newWebAuthnEnv(t, map[string]any{"bruteForceEnabled": true, "maxLoginFailures": 5, "lockoutDuration": 900})
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{UserNotVerified: true})
+	e.registerKey(e.token("alice", codeflowPassword).AccessToken, key, "key")
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	options := e.url + webauthnPath("authenticate/options")
+
+	b := e.browser()
+	p := e.totpPasswordStep(b, cfg.AuthCodeURL("s1"), "alice")
+	f := webauthnForm(t, p, "authenticate")
+	for range 2 {
+		id, body := pageCeremony(t, b, options, map[string]any{"authRequestID": f.fields.Get("authRequestID")})
+		refused := webauthnSubmit(b, p, f, id, e.assertWith(key, body, "https://evil.example.test"), nil)
+		mustPage(t, refused, http.StatusUnauthorized)
+	}
+	if n := e.aliceFailures(); n != 2 {
+		t.Fatalf("%d failures after two refused assertions, want 2", n)
+	}
+	// Another sign-in's right password: the key is still owed.
+	b2 := e.browser()
+	p = e.totpPasswordStep(b2, cfg.AuthCodeURL("s2"), "alice")
+	if n := e.aliceFailures(); n != 2 {
+		t.Fatalf("%d failures after the right password, want the 2 refused assertions kept", n)
+	}
+	// The key forgets them.
+	f = webauthnForm(t, p, "authenticate")
+	id, body := pageCeremony(t, b2, options, map[string]any{"authRequestID": f.fields.Get("authRequestID")})
+	e.redirectedBack(webauthnSubmit(b2, p, f, id, e.assertWith(key, body, ""), nil))
+	if n := e.aliceFailures(); n != 0 {
+		t.Fatalf("%d failures kept after the sign-in", n)
+	}
+}

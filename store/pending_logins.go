@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -19,8 +20,11 @@ type PendingLogin struct {
 	Action        string // the step, such as ActionUpdatePassword
 	BrowserHash   []byte // HashToken of the browser's CSRF cookie
 	RememberMe    bool
-	SecondFactor  bool  // the sign-in passed a second factor before the step
-	CreatedAt     int64 // Unix milliseconds
+	// AMR is how the sign-in authenticated before the step; nil for a row
+	// saved before schema version 12, which kept no more than whether a
+	// second factor passed.
+	AMR       []string
+	CreatedAt int64 // Unix milliseconds
 }
 
 // SavePendingLogin records p, replacing what its request had pending. The
@@ -28,15 +32,15 @@ type PendingLogin struct {
 // expired at now, and the user of the realm; otherwise ErrNotFound.
 func (s *Store) SavePendingLogin(ctx context.Context, p *PendingLogin, now int64) error {
 	res, err := s.w.ExecContext(ctx, `INSERT INTO pending_logins
-			(auth_request_id, realm_id, user_id, action, browser_hash, remember_me, created_at, second_factor)
+			(auth_request_id, realm_id, user_id, action, browser_hash, remember_me, created_at, amr)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $9
 		WHERE EXISTS (SELECT 1 FROM auth_requests WHERE id = $1 AND realm_id = $2 AND user_id IS NULL AND NOT done
 				AND expires_at > $8)
 			AND EXISTS (SELECT 1 FROM users WHERE id = $3 AND realm_id = $2)
 		ON CONFLICT (auth_request_id) DO UPDATE SET user_id = excluded.user_id, action = excluded.action,
 			browser_hash = excluded.browser_hash, remember_me = excluded.remember_me, created_at = excluded.created_at,
-			second_factor = excluded.second_factor`,
-		p.AuthRequestID, p.RealmID, p.UserID, p.Action, p.BrowserHash, p.RememberMe, p.CreatedAt, now, p.SecondFactor)
+			amr = excluded.amr`,
+		p.AuthRequestID, p.RealmID, p.UserID, p.Action, p.BrowserHash, p.RememberMe, p.CreatedAt, now, jsonList(p.AMR))
 	if err != nil {
 		return fmt.Errorf("save pending login of auth request %s: %w", p.AuthRequestID, mapErr(err))
 	}
@@ -46,11 +50,17 @@ func (s *Store) SavePendingLogin(ctx context.Context, p *PendingLogin, now int64
 // GetPendingLogin finds what the realm's request authRequestID waits for.
 func (s *Store) GetPendingLogin(ctx context.Context, realmID, authRequestID string) (*PendingLogin, error) {
 	var p PendingLogin
-	err := s.r.QueryRowContext(ctx, `SELECT auth_request_id, realm_id, user_id, action, browser_hash, remember_me, created_at, second_factor
+	var amr string
+	err := s.r.QueryRowContext(ctx, `SELECT auth_request_id, realm_id, user_id, action, browser_hash, remember_me, created_at, amr
 		FROM pending_logins WHERE realm_id = $1 AND auth_request_id = $2`, realmID, authRequestID).Scan(
-		&p.AuthRequestID, &p.RealmID, &p.UserID, &p.Action, &p.BrowserHash, &p.RememberMe, &p.CreatedAt, &p.SecondFactor)
+		&p.AuthRequestID, &p.RealmID, &p.UserID, &p.Action, &p.BrowserHash, &p.RememberMe, &p.CreatedAt, &amr)
 	if err != nil {
 		return nil, fmt.Errorf("pending login of auth request %s: %w", authRequestID, mapErr(err))
+	}
+	if amr != "" {
+		if err := json.Unmarshal([]byte(amr), &p.AMR); err != nil {
+			return nil, fmt.Errorf("pending login of auth request %s: amr: %w", authRequestID, err)
+		}
 	}
 	return &p, nil
 }

@@ -36,7 +36,7 @@ func suiteUserByEmail(t *testing.T, s *Store) {
 
 func pendingLoginsTest(id, user string) *PendingLogin {
 	return &PendingLogin{AuthRequestID: id, RealmID: sessionsTestRealm, UserID: user, Action: ActionUpdatePassword,
-		BrowserHash: HashToken("browser-" + id), RememberMe: true, CreatedAt: sessionsTestNow}
+		BrowserHash: HashToken("browser-" + id), RememberMe: true, AMR: []string{"pwd", "hwk"}, CreatedAt: sessionsTestNow}
 }
 
 func suitePendingLoginSave(t *testing.T, s *Store) {
@@ -81,7 +81,7 @@ func suitePendingLoginSave(t *testing.T, s *Store) {
 
 	// A second sign-in on the same request replaces the first.
 	q := pendingLoginsTest("r1", "bob")
-	q.RememberMe, q.BrowserHash, q.CreatedAt = false, HashToken("another browser"), now+1
+	q.RememberMe, q.BrowserHash, q.CreatedAt, q.AMR = false, HashToken("another browser"), now+1, []string{"pwd", "otp"}
 	if err := s.SavePendingLogin(suiteCtx, q, now); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +89,14 @@ func suitePendingLoginSave(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	suiteMustEqual(t, "replaced pending login", got, q)
+
+	// A row saved before the amr column reads without one.
+	if _, err := s.w.ExecContext(suiteCtx, "UPDATE pending_logins SET amr = '' WHERE auth_request_id = 'r1'"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.GetPendingLogin(suiteCtx, sessionsTestRealm, "r1"); err != nil || got.AMR != nil {
+		t.Fatalf("pending login saved before version 12: %+v, %v; want no amr", got, err)
+	}
 }
 
 func suitePendingLoginDelete(t *testing.T, s *Store) {

@@ -14,10 +14,13 @@ import (
 // (its registration proved the authenticator holds the key).
 const CredentialWebAuthn = "webauthn"
 
-// Kinds of WebAuthn ceremony.
+// Kinds of WebAuthn ceremony. A login ceremony requires user
+// verification (the key alone signs in); a second-factor one, after a
+// password or for a step-up, does not, and is never taken as a login.
 const (
-	CeremonyRegister = "register"
-	CeremonyLogin    = "login"
+	CeremonyRegister     = "register"
+	CeremonyLogin        = "login"
+	CeremonySecondFactor = "second-factor"
 )
 
 // StepWebAuthn is what a sign-in owes a user whose second factors are
@@ -208,7 +211,7 @@ type WebAuthnCeremony struct {
 	ID          string // given to the client; only its hash is stored
 	RealmID     string
 	UserID      string // "" for a passkey sign-in, whose user the response names
-	Kind        string // CeremonyRegister or CeremonyLogin
+	Kind        string // CeremonyRegister, CeremonyLogin or CeremonySecondFactor
 	SessionData []byte // what the response is checked against, JSON
 	ExpiresAt   int64  // Unix milliseconds
 }
