@@ -207,7 +207,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 		return fieldError("password", "is required")
 	}
 	userKey, ipKey := "user:"+strings.ToLower(*body.Username), "ip:"+clientIP(r)
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+	if wait := a.signInWait(userKey, ipKey); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed logins; try again later")
 	}

@@ -180,8 +180,8 @@ func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, l
 // *throttledError.
 func (a *App) checkUserPassword(ctx context.Context, realm *store.Realm, user *store.User, password, ip string) error {
 	userKey := loginAccountKey(realm, user, user.Username)
-	ipKey := "realm:" + realm.ID + ":ip:" + ip
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+	ipKey := signInIPKey(realm.ID, ip)
+	if wait := a.signInWait(userKey, ipKey); wait > 0 {
 		return &throttledError{wait: wait}
 	}
 	locked, err := a.bruteForceLocked(ctx, realm, user)
@@ -222,7 +222,7 @@ func (a *App) checkUserPassword(ctx context.Context, realm *store.Realm, user *s
 // *lockedError. It answers nil, errInvalidTOTP, or a *throttledError.
 func (a *App) checkOneTimeCode(ctx context.Context, realm *store.Realm, user *store.User, code string, recovery bool, ip string) error {
 	userKey, ipKey := totpThrottleKeys(realm, user.ID, ip)
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+	if wait := a.signInWait(userKey, ipKey); wait > 0 {
 		return &throttledError{wait: wait}
 	}
 	locked, err := a.bruteForceLocked(ctx, realm, user)

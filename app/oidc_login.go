@@ -61,8 +61,8 @@ func (a *App) findLoginUser(ctx context.Context, realm *store.Realm, login strin
 // comes with the user, for the event.
 func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, user *store.User, login, password, ip string) (*store.User, error) {
 	userKey := loginAccountKey(realm, user, login)
-	ipKey := "realm:" + realm.ID + ":ip:" + ip
-	if wait := max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP)); wait > 0 {
+	ipKey := signInIPKey(realm.ID, ip)
+	if wait := a.signInWait(userKey, ipKey); wait > 0 {
 		return nil, &throttledError{wait: wait}
 	}
 	hash := dummyArgon2Hash // verify against something, so unknown users take as long

@@ -64,3 +64,13 @@ func (t *throttle) prune(key string) []time.Time {
 	t.failures[key] = f
 	return f
 }
+
+// signInIPKey is the throttle key of the sign-in failures from one address
+// in a realm, shared by every check of a password, code or key.
+func signInIPKey(realmID, ip string) string { return "realm:" + realmID + ":ip:" + ip }
+
+// signInWait is how long a credential check for userKey from ipKey must
+// wait: the per-account and per-address limits every sign-in path shares.
+func (a *App) signInWait(userKey, ipKey string) time.Duration {
+	return max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP))
+}

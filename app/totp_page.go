@@ -188,7 +188,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 // The user's is its own, so a right password (which clears the password
 // count) does not clear it; the address's is the one passwords count on.
 func totpThrottleKeys(realm *store.Realm, userID, ip string) (userKey, ipKey string) {
-	return "realm:" + realm.ID + ":totp:" + userID, "realm:" + realm.ID + ":ip:" + ip
+	return "realm:" + realm.ID + ":totp:" + userID, signInIPKey(realm.ID, ip)
 }
 
 // totpEnrol confirms the enrolment a realm requiring a second factor asked

@@ -218,7 +218,7 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
 	ctx := r.Context()
 	ip := clientIP(r)
-	ipKey := "realm:" + realm.ID + ":ip:" + ip
+	ipKey := signInIPKey(realm.ID, ip)
 	if wait := a.loginThrottle.wait(ipKey, loginLimitPerIP); wait > 0 {
 		return nil, &throttledError{wait: wait}
 	}
