@@ -30,11 +30,7 @@ func registerFormFields(fields []*store.RegistrationField, values map[string]str
 	return out
 }
 
-func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.RegisterForm, values map[string]string) error {
-	fields, err := a.store.ListRegistrationFields(r.Context(), realm.ID, true)
-	if err != nil {
-		return err
-	}
+func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, fields []*store.RegistrationField, f ui.RegisterForm, values map[string]string) error {
 	token, err := a.csrfToken(w, r, realm, "register", f.AuthRequestID)
 	if err != nil {
 		return err
@@ -53,7 +49,11 @@ func (a *App) registerPage(w http.ResponseWriter, r *http.Request, realm *store.
 	if err != nil {
 		return err
 	}
-	return a.renderRegister(w, r, realm, http.StatusOK, ui.RegisterForm{AuthRequestID: arID}, nil)
+	fields, err := a.store.ListRegistrationFields(r.Context(), realm.ID, true)
+	if err != nil {
+		return err
+	}
+	return a.renderRegister(w, r, realm, http.StatusOK, fields, ui.RegisterForm{AuthRequestID: arID}, nil)
 }
 
 // registerForm takes the register form. Invalid fields bring it back with
@@ -91,7 +91,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	form := ui.RegisterForm{AuthRequestID: arID, Username: reg.Username, Email: reg.Email, FirstName: reg.FirstName,
 		LastName: reg.LastName, Errors: map[string]string{}}
 
-	done, err := a.registerUser(ctx, realm, reg, clientIP(r))
+	done, err := a.registerUser(ctx, realm, fields, reg, clientIP(r))
 	var invalid invalidRegistration
 	var throttled *throttledError
 	switch {
@@ -105,11 +105,11 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 			}
 		}
 		form.Error = "register.error.form"
-		return a.renderRegister(w, r, realm, http.StatusBadRequest, form, values)
+		return a.renderRegister(w, r, realm, http.StatusBadRequest, fields, form, values)
 	case errors.As(err, &throttled):
 		retryAfter(w, throttled.wait)
 		form.Error = "register.error.throttled"
-		return a.renderRegister(w, r, realm, http.StatusTooManyRequests, form, values)
+		return a.renderRegister(w, r, realm, http.StatusTooManyRequests, fields, form, values)
 	case err != nil:
 		return err
 	}

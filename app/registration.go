@@ -153,7 +153,11 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	set(&reg.FirstName, body.FirstName)
 	set(&reg.LastName, body.LastName)
 	set(&reg.Password, body.Password)
-	done, err := a.registerUser(r.Context(), realm, reg, clientIP(r))
+	fields, err := a.store.ListRegistrationFields(r.Context(), realm.ID, true)
+	if err != nil {
+		return err
+	}
+	done, err := a.registerUser(r.Context(), realm, fields, reg, clientIP(r))
 	var throttled *throttledError
 	if errors.As(err, &throttled) {
 		retryAfter(w, throttled.wait)

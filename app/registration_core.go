@@ -64,22 +64,18 @@ type registered struct {
 	mailed bool // a verification mail was queued
 }
 
-// registerUser registers reg from address ip: counted against the
+// registerUser registers reg, with the realm's enabled fields, from address ip: counted against the
 // address's limit, then checked, then counted against its username's and
 // email's, then created with its attributes, pending when the realm
 // moderates, with a verification mail queued when the realm can send it.
 // A limit reached is a *throttledError; invalid fields, taken ones
 // included, an invalidRegistration.
-func (a *App) registerUser(ctx context.Context, realm *store.Realm, reg registration, ip string) (*registered, error) {
+func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*store.RegistrationField, reg registration, ip string) (*registered, error) {
 	ipKey := "register:" + realm.ID + ":ip:" + ip
 	if wait := a.loginThrottle.wait(ipKey, registerLimitPerIP); wait > 0 {
 		return nil, &throttledError{wait: wait}
 	}
 	a.loginThrottle.fail(ipKey)
-	fields, err := a.store.ListRegistrationFields(ctx, realm.ID, true)
-	if err != nil {
-		return nil, err
-	}
 	u, attrs, problems := checkRegistration(realm, fields, reg)
 	if len(problems) > 0 {
 		return nil, problems

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"slices"
 	"strings"
 	"time"
 
@@ -306,21 +307,17 @@ func (a *App) useRecoveryCode(ctx context.Context, realm *store.Realm, userID, c
 // a WebAuthn credential when the user has one; an enrolment when the
 // realm requires a second factor and the user has none; else nothing.
 func (a *App) needsSecondFactor(ctx context.Context, realm *store.Realm, userID string) (string, error) {
-	creds, err := a.store.Credentials(ctx, realm.ID, userID)
+	types, err := a.store.CredentialTypes(ctx, realm.ID, userID)
 	if err != nil {
 		return "", err
 	}
-	webauthnOnly := false // webauthn_login.go
-	for _, c := range creds {
-		if c.Type == store.CredentialTOTP {
-			return store.StepTOTP, nil
-		}
-		webauthnOnly = webauthnOnly || c.Type == store.CredentialWebAuthn
-	}
-	if webauthnOnly {
+	switch {
+	case slices.Contains(types, store.CredentialTOTP):
+		return store.StepTOTP, nil
+	case slices.Contains(types, store.CredentialWebAuthn): // webauthn_login.go
 		return store.StepWebAuthn, nil
 	}
-	if realm.MFARequired && len(creds) == 0 {
+	if realm.MFARequired && len(types) == 0 {
 		return store.StepTOTPSetup, nil
 	}
 	return "", nil

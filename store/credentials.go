@@ -97,9 +97,29 @@ func (s *Store) PendingCredential(ctx context.Context, realmID, userID, typ stri
 	return c, nil
 }
 
-// Credentials lists the user's confirmed credentials, oldest first. Every
-// password sign-in asks, so the query is a plain index search; the few
-// rows are sorted here.
+// CredentialTypes lists the types of the user's confirmed credentials,
+// each once. Every password sign-in asks which second factor it owes;
+// this answers without opening any sealed secret.
+func (s *Store) CredentialTypes(ctx context.Context, realmID, userID string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT type FROM user_credentials
+		WHERE realm_id = $1 AND user_id = $2 AND confirmed ORDER BY type`, realmID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("credential types of user %s: %w", userID, mapErr(err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("credential types of user %s: %w", userID, mapErr(err))
+		}
+		out = append(out, t)
+	}
+	return out, mapErr(rows.Err())
+}
+
+// Credentials lists the user's confirmed credentials, oldest first, their
+// secrets opened; the few rows are sorted here.
 func (s *Store) Credentials(ctx context.Context, realmID, userID string) ([]*Credential, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+credentialColumns+` FROM user_credentials
 		WHERE realm_id = $1 AND user_id = $2 AND confirmed`, realmID, userID)

@@ -71,6 +71,9 @@ func suiteCredentialEnrol(t *testing.T, s *Store) {
 	if list, err := s.Credentials(suiteCtx, sessionsTestRealm, "alice"); err != nil || len(list) != 0 {
 		t.Fatalf("confirmed credentials while pending: %v, %v", list, err)
 	}
+	if types, err := s.CredentialTypes(suiteCtx, sessionsTestRealm, "alice"); err != nil || len(types) != 0 {
+		t.Fatalf("credential types while pending: %v, %v", types, err)
+	}
 	// A new enrolment replaces the pending one.
 	second := credentialsTestBegin(t, s, "c2", "alice", "second-secret")
 	if got, err = s.PendingCredential(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); err != nil || got.ID != "c2" {
@@ -95,6 +98,12 @@ func suiteCredentialEnrol(t *testing.T, s *Store) {
 		t.Fatalf("confirmed credentials: %v, %v", list, err)
 	}
 	suiteMustEqual(t, "confirmed credential", list[0], &want)
+	if types, err := s.CredentialTypes(suiteCtx, sessionsTestRealm, "alice"); err != nil || len(types) != 1 || types[0] != CredentialTOTP {
+		t.Fatalf("credential types: %v, %v", types, err)
+	}
+	if types, err := s.CredentialTypes(suiteCtx, sessionsTestOther, "alice"); err != nil || len(types) != 0 {
+		t.Fatalf("credential types seen from another realm: %v, %v", types, err)
+	}
 	if _, err := s.PendingCredential(suiteCtx, sessionsTestRealm, "alice", CredentialTOTP); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("pending after confirmation: %v, want ErrNotFound", err)
 	}

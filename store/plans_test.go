@@ -22,7 +22,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"realm role by name", "SELECT id FROM roles WHERE realm_id = $1 AND client_id IS NULL AND name = $2", "roles_realm_name"},
 		{"user's groups", "SELECT group_id FROM group_members WHERE user_id = $1", "group_members_user"},
 		{"admin events page", "SELECT id FROM admin_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "admin_events_realm_time"},
-		{"user's second factors", "SELECT id FROM user_credentials WHERE realm_id = $1 AND user_id = $2 AND confirmed", "user_credentials_user"},
+		{"user's second factors", "SELECT DISTINCT type FROM user_credentials WHERE realm_id = $1 AND user_id = $2 AND confirmed ORDER BY type", "user_credentials_user"},
 		{"user's WebAuthn credentials", "SELECT id FROM user_credentials WHERE user_id = $1 AND type = $2 AND realm_id = $3 AND confirmed", "user_credentials_user"},
 		{"WebAuthn credential by credential ID", "SELECT id FROM user_credentials WHERE realm_id = $1 AND credential_id = $2 AND type = $3", "user_credentials_webauthn_id"},
 		{"expired WebAuthn ceremonies", "DELETE FROM webauthn_ceremonies WHERE expires_at <= $1", "webauthn_ceremonies_expiry"},
