@@ -643,3 +643,10 @@ ALTER TABLE auth_request_steps ADD COLUMN sso_session_id TEXT REFERENCES user_se
 -- It replaces second_factor, which only said whether a second factor
 -- passed; '' on rows saved before (read as a password alone).
 ALTER TABLE pending_logins ADD COLUMN amr TEXT NOT NULL DEFAULT '';
+
+-- version 13
+-- The login event types a realm records (a JSON array of names), as
+-- Keycloak's enabledEventTypes: empty records Keycloak's default set,
+-- every type but the per-request ones (token refresh, introspection,
+-- userinfo), which would put a write behind every API call.
+ALTER TABLE realms ADD COLUMN enabled_event_types TEXT NOT NULL DEFAULT '[]';

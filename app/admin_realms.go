@@ -52,6 +52,7 @@ type realmRep struct {
 	MFARequired                 bool           `json:"mfaRequired"`
 	EventsEnabled               bool           `json:"eventsEnabled"`
 	EventsExpiration            int            `json:"eventsExpiration"`
+	EnabledEventTypes           []string       `json:"enabledEventTypes"`
 	AdminEventsEnabled          bool           `json:"adminEventsEnabled"`
 	ThemeName                   string         `json:"themeName"`
 	Theme                       map[string]any `json:"theme,omitempty"`
@@ -77,7 +78,8 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 		FailureResetTime: r.FailureResetTime, PermanentLockoutAfter: r.PermanentLockoutAfter,
 		RegistrationAllowed: r.RegistrationAllowed, RequireEmailVerification: r.RequireEmailVerification,
 		MFARequired: r.MFARequired, EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
-		AdminEventsEnabled: r.AdminEventsEnabled, ThemeName: r.ThemeName, Theme: r.Theme,
+		EnabledEventTypes: eventTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled,
+		ThemeName: r.ThemeName, Theme: r.Theme,
 		LoginTheme: r.LoginTheme, AccountTheme: r.AccountTheme, EmailTheme: r.EmailTheme,
 		CreatedTimestamp: r.CreatedAt,
 	}
@@ -153,6 +155,7 @@ type realmCreate struct {
 	MFARequired                 *bool          `json:"mfaRequired"`
 	EventsEnabled               *bool          `json:"eventsEnabled"`
 	EventsExpiration            *int           `json:"eventsExpiration"`
+	EnabledEventTypes           []string       `json:"enabledEventTypes"`
 	AdminEventsEnabled          *bool          `json:"adminEventsEnabled"`
 	ThemeName                   *string        `json:"themeName"`
 	Theme                       map[string]any `json:"theme"`
@@ -213,6 +216,9 @@ func (c *realmCreate) apply(r *store.Realm) {
 	set(&r.MFARequired, c.MFARequired)
 	set(&r.EventsEnabled, c.EventsEnabled)
 	set(&r.EventsExpiration, c.EventsExpiration)
+	if c.EnabledEventTypes != nil {
+		r.EnabledEventTypes = c.EnabledEventTypes
+	}
 	set(&r.AdminEventsEnabled, c.AdminEventsEnabled)
 	set(&r.ThemeName, c.ThemeName)
 	if c.Theme != nil {
@@ -445,6 +451,9 @@ func validateRealm(r *store.Realm) error {
 		if c.val < c.min || c.val > c.max {
 			return fieldError(c.field, "must be between %d and %d", c.min, c.max)
 		}
+	}
+	if err := checkEventTypes(r.EnabledEventTypes); err != nil {
+		return err
 	}
 	if r.SMTPHost != "" && (len(r.SMTPHost) > 253 || strings.ContainsAny(r.SMTPHost, " /:@\t\r\n")) {
 		return fieldError("smtpHost", "must be a host name or IP address")

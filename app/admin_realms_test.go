@@ -139,6 +139,7 @@ func defaultRealmJSON(name string) map[string]any {
 		"bruteForceEnabled": true, "failureResetTime": 43200, "permanentLockoutAfter": 0,
 		"requireEmailVerification": false, "mfaRequired": false, "eventsEnabled": false,
 		"adminEventsEnabled": false, "loginTheme": "", "accountTheme": "", "emailTheme": "",
+		"enabledEventTypes": []any{}, // Keycloak's default set
 	}
 }
 
@@ -200,7 +201,8 @@ func allRealmFields(name string) map[string]any {
 		"maxLoginFailures": 10, "lockoutDuration": 60, "failureResetTime": 600, "permanentLockoutAfter": 4,
 		"registrationAllowed": false, "requireEmailVerification": true, "mfaRequired": true,
 		"eventsEnabled": true, "eventsExpiration": 3600, "adminEventsEnabled": true,
-		"themeName": "idenplane-dark",
+		"enabledEventTypes": []any{"LOGIN", "LOGIN_ERROR", "REFRESH_TOKEN"},
+		"themeName":         "idenplane-dark",
 		"theme": map[string]any{
 			"logoUrl": "https://cdn.example.com/logo.png", "faviconUrl": "http://cdn.example.com/favicon.ico",
 			"primaryColor": "#1a73e8", "secondaryColor": "#FFF", "backgroundColor": "#00000080",
@@ -288,6 +290,8 @@ func TestRealmCreateInvalid(t *testing.T) {
 		{"displayName number", with("displayName", 5), nil, 400, "invalid_field", "displayName"},
 		{"smtpSecure string", with("smtpSecure", "true"), nil, 400, "invalid_field", "smtpSecure"},
 		{"theme string", with("theme", "dark"), nil, 400, "invalid_field", "theme"},
+		{"unknown event type", with("enabledEventTypes", []string{"LOGIN", "SIGN_IN"}), nil, 400, "invalid_field", "enabledEventTypes"},
+		{"event types string", with("enabledEventTypes", "LOGIN"), nil, 400, "invalid_field", "enabledEventTypes"},
 		{"provider config array", with("emailProviderConfig", []string{"k"}), nil, 400, "invalid_field", "emailProviderConfig"},
 
 		{"unknown field", with("foo", 1), nil, 400, "unknown_field", "foo"},

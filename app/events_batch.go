@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -22,7 +23,11 @@ type eventBatch struct {
 	mu      sync.Mutex
 	pending []*queuedEvent
 	writing bool
+	last    time.Time // when the last batch was written
 }
+
+// minEventBatchGap spaces the batches' commits under load.
+const minEventBatchGap = time.Millisecond
 
 type queuedEvent struct {
 	e    *store.LoginEvent
@@ -43,6 +48,9 @@ func (b *eventBatch) add(ctx context.Context, st *store.Store, e *store.LoginEve
 		if err := <-me.done; !errors.Is(err, errYourTurn) {
 			return err
 		}
+	}
+	if wait := minEventBatchGap - time.Since(b.last); wait > 0 {
+		time.Sleep(wait)
 	}
 	b.mu.Lock()
 	batch := b.pending
@@ -69,6 +77,7 @@ func (b *eventBatch) add(ctx context.Context, st *store.Store, e *store.LoginEve
 	}
 
 	b.mu.Lock()
+	b.last = time.Now()
 	if len(b.pending) > 0 {
 		b.pending[0].done <- errYourTurn
 	} else {

@@ -11,14 +11,15 @@ import (
 // update fields.
 
 type eventsConfigRep struct {
-	EventsEnabled      bool `json:"eventsEnabled"`
-	EventsExpiration   int  `json:"eventsExpiration"`
-	AdminEventsEnabled bool `json:"adminEventsEnabled"`
+	EventsEnabled      bool     `json:"eventsEnabled"`
+	EventsExpiration   int      `json:"eventsExpiration"`
+	EnabledEventTypes  []string `json:"enabledEventTypes"`
+	AdminEventsEnabled bool     `json:"adminEventsEnabled"`
 }
 
 func toEventsConfig(r *store.Realm) eventsConfigRep {
 	return eventsConfigRep{EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
-		AdminEventsEnabled: r.AdminEventsEnabled}
+		EnabledEventTypes: eventTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled}
 }
 
 func (a *App) getEventsConfig(w http.ResponseWriter, r *http.Request) error {
@@ -42,7 +43,7 @@ func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := defaultRealm()
 	defaults := map[string]any{"eventsEnabled": d.EventsEnabled, "eventsExpiration": d.EventsExpiration,
-		"adminEventsEnabled": d.AdminEventsEnabled}
+		"enabledEventTypes": []string{}, "adminEventsEnabled": d.AdminEventsEnabled}
 	current, err := asJSONMap(toEventsConfig(realm), defaults)
 	if err != nil {
 		return err
@@ -52,6 +53,7 @@ func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	realm.EventsEnabled, realm.EventsExpiration, realm.AdminEventsEnabled = cfg.EventsEnabled, cfg.EventsExpiration, cfg.AdminEventsEnabled
+	realm.EnabledEventTypes = cfg.EnabledEventTypes
 	if err := validateRealm(realm); err != nil {
 		return err
 	}

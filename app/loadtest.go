@@ -242,7 +242,7 @@ func (r *loadReport) print(w io.Writer) {
 	if !r.ServerAlone {
 		alone = "server and load generator together (in-process)"
 	}
-	events := "login events on"
+	events := "login events on (the default types: no refresh or introspection events)"
 	if !r.Events {
 		events = "login events off"
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -20,6 +21,50 @@ var loginEventTypes = []string{
 	"OAUTH2_DEVICE_AUTH", "OAUTH2_DEVICE_CODE_TO_TOKEN", "IMPERSONATE",
 	"PERMANENT_LOCKOUT", "USER_DISABLED_BY_TEMPORARY_LOCKOUT",
 	"UPDATE_EMAIL", "DELETE_ACCOUNT", "DELETE_ACCOUNT_SCHEDULED", "DELETE_ACCOUNT_CANCELLED",
+}
+
+// knownLoginEventType says whether t is one of loginEventTypes or the
+// _ERROR twin of one.
+func knownLoginEventType(t string) bool {
+	return slices.Contains(loginEventTypes, t) || slices.Contains(loginEventTypes, strings.TrimSuffix(t, "_ERROR"))
+}
+
+// notRecordedByDefault are the types a realm records only when its
+// enabledEventTypes names them, as Keycloak's saveByDefault=false types:
+// one per API call, they would put a write behind every refresh,
+// introspection and userinfo request.
+var notRecordedByDefault = []string{
+	"REFRESH_TOKEN", "REFRESH_TOKEN_ERROR", "INTROSPECT_TOKEN", "INTROSPECT_TOKEN_ERROR",
+	"USER_INFO_REQUEST", "USER_INFO_REQUEST_ERROR",
+}
+
+// recordsEventType says whether realm keeps login events of type t.
+func recordsEventType(realm *store.Realm, t string) bool {
+	if len(realm.EnabledEventTypes) > 0 {
+		return slices.Contains(realm.EnabledEventTypes, t)
+	}
+	return !slices.Contains(notRecordedByDefault, t)
+}
+
+// eventTypesRep shows a realm's enabled event types: [] for the default set.
+func eventTypesRep(types []string) []string {
+	if types == nil {
+		return []string{}
+	}
+	return types
+}
+
+// checkEventTypes validates an enabledEventTypes list.
+func checkEventTypes(types []string) error {
+	if len(types) > 2*len(loginEventTypes) {
+		return fieldError("enabledEventTypes", "lists too many types")
+	}
+	for _, t := range types {
+		if !knownLoginEventType(t) {
+			return fieldError("enabledEventTypes", "%q is not a login event type", t)
+		}
+	}
+	return nil
 }
 
 // loginEventRep is a login event as the API shows it.
@@ -54,9 +99,8 @@ func (a *App) loginEventQuery(r *http.Request, export bool) (*store.Realm, store
 		return nil, f, err
 	}
 	q := r.URL.Query()
-	if f.Types, err = eventListParam(q, "type", func(v string) bool {
-		return slices.Contains(loginEventTypes, v)
-	}, "a login event type such as LOGIN or LOGIN_ERROR"); err != nil {
+	if f.Types, err = eventListParam(q, "type", knownLoginEventType,
+		"a login event type such as LOGIN or LOGIN_ERROR"); err != nil {
 		return nil, f, err
 	}
 	if f.UserID, err = eventUUIDParam(q, "userId"); err != nil {

@@ -74,7 +74,10 @@ func eventsTestActivity(t *testing.T, s *oidcTestServer, fx *logoutTestRealm, se
 func TestLoginEventsRecorded(t *testing.T) {
 	s := newOIDCTestServer(t)
 	fx := logoutTestSetup(t, s, "acme")
-	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	// Introspection is recorded only when listed, as in Keycloak.
+	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true,
+		"enabledEventTypes": []string{"CLIENT_LOGIN", "CLIENT_LOGIN_ERROR", "INTROSPECT_TOKEN", "INTROSPECT_TOKEN_ERROR",
+			"REVOKE_GRANT", "LOGOUT", "LOGOUT_ERROR"}}), http.StatusOK)
 	fx.realm.EventsEnabled = true
 	secret := s.machineClient(t, "acme", "reports")
 	sa := s.admin(http.MethodGet, "/admin/realms/acme/clients/reports/service-account-user", nil).object(t)["id"].(string)
@@ -123,6 +126,51 @@ func TestLoginEventsRecorded(t *testing.T) {
 	}
 }
 
+// Without a list, a realm records Keycloak's default set: every type but
+// refresh, introspection and userinfo. A list records its types alone.
+func TestLoginEventsDefaultTypes(t *testing.T) {
+	s := newOIDCTestServer(t)
+	fx := logoutTestSetup(t, s, "acme")
+	cfg := s.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}).object(t)
+	if types, ok := cfg["enabledEventTypes"].([]any); !ok || len(types) != 0 {
+		t.Fatalf("events config %v: want enabledEventTypes [] for the default set", cfg)
+	}
+	secret := s.machineClient(t, "acme", "reports")
+	eventsTestActivity(t, s, fx, secret)
+	count := func() map[string]int {
+		var events []loginEventRep
+		s.admin(http.MethodGet, "/admin/realms/acme/events?max=1000", nil).decode(t, &events)
+		n := map[string]int{}
+		for _, e := range events {
+			n[e.Type]++
+		}
+		return n
+	}
+	n := count()
+	for _, typ := range []string{"CLIENT_LOGIN", "CLIENT_LOGIN_ERROR", "REVOKE_GRANT", "LOGOUT", "LOGOUT_ERROR"} {
+		if n[typ] == 0 {
+			t.Errorf("no %s event by default: %v", typ, n)
+		}
+	}
+	for _, typ := range []string{"INTROSPECT_TOKEN", "INTROSPECT_TOKEN_ERROR"} {
+		if n[typ] != 0 {
+			t.Errorf("%d %s events by default, want none: %v", n[typ], typ, n)
+		}
+	}
+
+	mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme/events", nil), http.StatusNoContent)
+	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/events/config",
+		map[string]any{"enabledEventTypes": []string{"INTROSPECT_TOKEN"}}), http.StatusOK)
+	eventsTestActivity(t, s, fx, secret)
+	if n := count(); n["INTROSPECT_TOKEN"] != 1 || len(n) != 1 {
+		t.Fatalf("events with only INTROSPECT_TOKEN enabled: %v", n)
+	}
+	for _, bad := range []any{[]string{"LOGIN", "NOPE"}, "LOGIN", []int{1}} {
+		mustError(t, s.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"enabledEventTypes": bad}),
+			http.StatusBadRequest, "invalid_field", "enabledEventTypes")
+	}
+}
+
 func TestLoginEventsOff(t *testing.T) {
 	s := newOIDCTestServer(t)
 	fx := logoutTestSetup(t, s, "acme")
@@ -140,7 +188,9 @@ func TestLoginEventsOff(t *testing.T) {
 // client that fails to authenticate.
 func TestLoginEventsOfUserGrants(t *testing.T) {
 	e := newCodeflowEnv(t)
-	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true,
+		"enabledEventTypes": []string{"LOGIN", "LOGIN_ERROR", "CODE_TO_TOKEN", "REFRESH_TOKEN", "REFRESH_TOKEN_ERROR",
+			"CLIENT_LOGIN_ERROR"}}), http.StatusOK)
 	e.client("spa", map[string]any{"clientType": "PUBLIC"})
 	cfg := e.oauth2Config("spa", "", "openid")
 	b := e.browser()

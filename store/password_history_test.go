@@ -103,7 +103,7 @@ func TestPasswordChangedAtMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustCreateRealm(t, before, suiteRealm(sessionsTestRealm, "acme", 1000))
+	createRealmAtOldSchema(t, before, suiteRealm(sessionsTestRealm, "acme", 1000))
 	withPassword := suiteUser("alice", sessionsTestRealm, "alice", "")
 	withPassword.PasswordHash = "$argon2id$old"
 	suiteMustCreateUser(t, before, withPassword) // PasswordChangedAt 0: stored as NULL

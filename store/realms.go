@@ -41,6 +41,7 @@ type Realm struct {
 	MFARequired                 bool
 	EventsEnabled               bool
 	EventsExpiration            int
+	EnabledEventTypes           []string // the login event types recorded; empty: the default set
 	AdminEventsEnabled          bool
 	ThemeName                   string
 	Theme                       map[string]any
@@ -57,7 +58,7 @@ const realmColumns = `id, name, display_name, enabled, access_token_lifespan, re
 	password_history_count, password_max_age_days, brute_force_enabled, max_login_failures,
 	lockout_duration, failure_reset_time, permanent_lockout_after, registration_allowed,
 	require_email_verification, mfa_required, events_enabled, events_expiration,
-	admin_events_enabled, theme_name, theme, login_theme, account_theme, email_theme, created_at`
+	admin_events_enabled, theme_name, theme, login_theme, account_theme, email_theme, created_at, enabled_event_types`
 
 // realmValues lists a realm's column values in realmColumns order, sealing
 // the secrets.
@@ -82,6 +83,10 @@ func (s *Store) realmValues(r *Realm) ([]any, error) {
 		t := string(b)
 		theme = &t
 	}
+	eventTypes, err := json.Marshal(r.EnabledEventTypes)
+	if err != nil || r.EnabledEventTypes == nil {
+		eventTypes = []byte("[]")
+	}
 	return []any{r.ID, r.Name, r.DisplayName, r.Enabled, r.AccessTokenLifespan, r.RefreshTokenLifespan,
 		r.OfflineTokenLifespan, r.SMTPHost, r.SMTPPort, r.SMTPUser, smtpPassword, r.SMTPFrom, r.SMTPSecure,
 		r.EmailProvider, providerConfig, r.PasswordMinLength, r.PasswordRequireUppercase,
@@ -89,7 +94,8 @@ func (s *Store) realmValues(r *Realm) ([]any, error) {
 		r.PasswordHistoryCount, r.PasswordMaxAgeDays, r.BruteForceEnabled, r.MaxLoginFailures,
 		r.LockoutDuration, r.FailureResetTime, r.PermanentLockoutAfter, r.RegistrationAllowed,
 		r.RequireEmailVerification, r.MFARequired, r.EventsEnabled, r.EventsExpiration,
-		r.AdminEventsEnabled, r.ThemeName, theme, r.LoginTheme, r.AccountTheme, r.EmailTheme, r.CreatedAt}, nil
+		r.AdminEventsEnabled, r.ThemeName, theme, r.LoginTheme, r.AccountTheme, r.EmailTheme, r.CreatedAt,
+		string(eventTypes)}, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -98,6 +104,7 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 	var r Realm
 	var smtpPassword, providerConfig []byte
 	var theme sql.NullString
+	var eventTypes string
 	err := row.Scan(&r.ID, &r.Name, &r.DisplayName, &r.Enabled, &r.AccessTokenLifespan, &r.RefreshTokenLifespan,
 		&r.OfflineTokenLifespan, &r.SMTPHost, &r.SMTPPort, &r.SMTPUser, &smtpPassword, &r.SMTPFrom, &r.SMTPSecure,
 		&r.EmailProvider, &providerConfig, &r.PasswordMinLength, &r.PasswordRequireUppercase,
@@ -105,7 +112,8 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 		&r.PasswordHistoryCount, &r.PasswordMaxAgeDays, &r.BruteForceEnabled, &r.MaxLoginFailures,
 		&r.LockoutDuration, &r.FailureResetTime, &r.PermanentLockoutAfter, &r.RegistrationAllowed,
 		&r.RequireEmailVerification, &r.MFARequired, &r.EventsEnabled, &r.EventsExpiration,
-		&r.AdminEventsEnabled, &r.ThemeName, &theme, &r.LoginTheme, &r.AccountTheme, &r.EmailTheme, &r.CreatedAt)
+		&r.AdminEventsEnabled, &r.ThemeName, &theme, &r.LoginTheme, &r.AccountTheme, &r.EmailTheme, &r.CreatedAt,
+		&eventTypes)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -125,6 +133,12 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 		if err := json.Unmarshal([]byte(theme.String), &r.Theme); err != nil {
 			return nil, fmt.Errorf("decode theme of realm %s: %w", r.Name, err)
 		}
+	}
+	if err := json.Unmarshal([]byte(eventTypes), &r.EnabledEventTypes); err != nil {
+		return nil, fmt.Errorf("decode enabled event types of realm %s: %w", r.Name, err)
+	}
+	if len(r.EnabledEventTypes) == 0 {
+		r.EnabledEventTypes = nil
 	}
 	return &r, nil
 }
@@ -176,16 +190,20 @@ func (s *Store) UpdateRealm(ctx context.Context, r *Realm) error {
 	if err != nil {
 		return err
 	}
-	// Columns 3..38 are the settings; id, name and created_at never change.
-	cols := splitColumns(realmColumns)[2:38]
+	// Every column but id, name and created_at, which never change.
 	set := ""
-	for i, c := range cols {
-		if i > 0 {
+	var args []any
+	for i, c := range splitColumns(realmColumns) {
+		if c == "id" || c == "name" || c == "created_at" {
+			continue
+		}
+		if len(args) > 0 {
 			set += ", "
 		}
-		set += fmt.Sprintf("%s = $%d", c, i+1)
+		args = append(args, vals[i])
+		set += fmt.Sprintf("%s = $%d", c, len(args))
 	}
-	args := append(vals[2:38:38], r.ID)
+	args = append(args, r.ID)
 	res, err := s.w.ExecContext(ctx, "UPDATE realms SET "+set+fmt.Sprintf(" WHERE id = $%d", len(args)), args...)
 	if err != nil {
 		return fmt.Errorf("update realm %s: %w", r.Name, mapErr(err))

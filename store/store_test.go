@@ -29,7 +29,7 @@ func storeTestSchema(t testing.TB) string {
 }
 
 // storeTestOpen opens (or reopens) the database at path.
-func storeTestOpen(t *testing.T, path string, key []byte) *Store {
+func storeTestOpen(t testing.TB, path string, key []byte) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), Config{Path: path, Schema: storeTestSchema(t), MasterKey: key})
 	if err != nil {
@@ -107,7 +107,7 @@ func suiteRealm(id, name string, createdAt int64) *Realm {
 		PasswordMaxAgeDays: 90, BruteForceEnabled: true, MaxLoginFailures: 5, LockoutDuration: 900,
 		FailureResetTime: 43200, PermanentLockoutAfter: 10, RegistrationAllowed: true,
 		RequireEmailVerification: true, MFARequired: true, EventsEnabled: true, EventsExpiration: 3600,
-		AdminEventsEnabled: true, ThemeName: "idenplane-dark",
+		EnabledEventTypes: []string{"LOGIN", "REFRESH_TOKEN"}, AdminEventsEnabled: true, ThemeName: "idenplane-dark",
 		Theme:      map[string]any{"primaryColor": "#112233", "logoUrl": "https://" + name + ".test/logo.png"},
 		LoginTheme: "high-contrast", AccountTheme: "idenplane", EmailTheme: "idenplane-dark",
 		CreatedAt: createdAt,

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// createRealmAtOldSchema inserts r into a database migrated only up to an
+// older version: only the realm columns that version has.
+func createRealmAtOldSchema(t *testing.T, s *Store, r *Realm) {
+	t.Helper()
+	rows, err := s.r.QueryContext(suiteCtx, "SELECT name FROM pragma_table_info('realms')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		have = append(have, c)
+	}
+	rows.Close()
+	vals, err := s.realmValues(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	var args []any
+	for i, c := range splitColumns(realmColumns) {
+		if slices.Contains(have, c) {
+			cols, args = append(cols, c), append(args, vals[i])
+		}
+	}
+	if _, err := s.w.ExecContext(suiteCtx, "INSERT INTO realms ("+strings.Join(cols, ", ")+", position) VALUES ("+
+		placeholders(len(cols))+", 1)", args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Version 13 leaves the realms that existed before it recording the
+// default event types.
+func TestEnabledEventTypesMigration(t *testing.T) {
+	schema := storeTestSchema(t)
+	i := strings.Index(schema, "-- version 13\n")
+	if i < 0 {
+		t.Fatal("schema.sql has no version 13")
+	}
+	path := filepath.Join(t.TempDir(), "idenplane.db")
+	before, err := Open(suiteCtx, Config{Path: path, Schema: schema[:i], MasterKey: storeTestKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createRealmAtOldSchema(t, before, suiteRealm("r1", "acme", 1000))
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	r, err := s.GetRealm(suiteCtx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.EnabledEventTypes != nil || !r.EventsEnabled {
+		t.Fatalf("migrated realm: enabled event types %v, events enabled %t; want the default set, on", r.EnabledEventTypes, r.EventsEnabled)
+	}
+}
