@@ -26,7 +26,13 @@ type eventBatch struct {
 	last    time.Time // when the last batch was written
 }
 
-// minEventBatchGap spaces the batches' commits under load.
+// minEventBatchGap spaces the batches' commits under load. Every commit
+// writes the events table's pages and both its indexes' to the log and
+// flushes it, however few events it holds; when RS256 grants came in one
+// at a time, that was a tenth of their server CPU and a p99 of 120 ms.
+// One commit a millisecond at most makes the batches bigger, and costs a
+// request at most that millisecond, only when the previous batch was
+// that recent.
 const minEventBatchGap = time.Millisecond
 
 type queuedEvent struct {
