@@ -650,3 +650,22 @@ ALTER TABLE pending_logins ADD COLUMN amr TEXT NOT NULL DEFAULT '';
 -- every type but the per-request ones (token refresh, introspection,
 -- userinfo), which would put a write behind every API call.
 ALTER TABLE realms ADD COLUMN enabled_event_types TEXT NOT NULL DEFAULT '[]';
+
+-- version 14
+-- The hourly sweeps delete by expiry alone: without these indexes each
+-- sweep read the whole table, holding the writer meanwhile (and each
+-- back-channel logout read every remembered logout token). Deleting a
+-- session or a user also finds the rows that point at it (its OAuth
+-- sessions, sign-ins in progress, failure counts, old password hashes):
+-- without an index, once per deleted row, in a full read of the table, so
+-- every logout read every session.
+CREATE INDEX user_sessions_expiry ON user_sessions (expires_at);
+CREATE INDEX user_sessions_parent ON user_sessions (parent_id);
+CREATE INDEX login_failures_user ON login_failures (user_id);
+CREATE INDEX password_history_user ON password_history (user_id);
+CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at);
+CREATE INDEX logout_token_ids_expiry ON logout_token_ids (expires_at);
+CREATE INDEX auth_requests_session ON auth_requests (session_id);
+CREATE INDEX auth_requests_user ON auth_requests (user_id);
+CREATE INDEX auth_request_steps_session ON auth_request_steps (sso_session_id);
+CREATE INDEX auth_request_steps_user ON auth_request_steps (user_id);

@@ -237,20 +237,49 @@ func (s *Store) ClearLoginEvents(ctx context.Context, realmID string) error {
 }
 
 // DeleteExpiredEvents deletes the login and admin events older than their
-// realm's eventsExpiration at now, and says how many of each.
+// realm's eventsExpiration at now, and says how many of each. It deletes
+// realm by realm, so that each delete reads the realm's oldest events in
+// its (realm_id, time) index, not every event.
 func (s *Store) DeleteExpiredEvents(ctx context.Context, now time.Time) (login, admin int64, err error) {
 	err = s.Tx(ctx, func(tx *Store) error {
-		for _, t := range []struct {
-			table string
-			n     *int64
-		}{{"login_events", &login}, {"admin_events", &admin}} {
-			res, err := tx.w.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %[1]s WHERE time < $1 -
-				(SELECT r.events_expiration FROM realms r WHERE r.id = %[1]s.realm_id) * 1000`, t.table), now.UnixMilli())
-			if err != nil {
-				return fmt.Errorf("delete expired %s: %w", t.table, mapErr(err))
-			}
-			if *t.n, err = res.RowsAffected(); err != nil {
+		type retention struct {
+			realmID string
+			before  int64
+		}
+		rows, err := tx.w.QueryContext(ctx, "SELECT id, $1 - events_expiration * 1000 FROM realms", now.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("list realms: %w", mapErr(err))
+		}
+		var realms []retention
+		for rows.Next() {
+			var r retention
+			if err := rows.Scan(&r.realmID, &r.before); err != nil {
+				rows.Close()
 				return mapErr(err)
+			}
+			realms = append(realms, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return mapErr(err)
+		}
+		for _, r := range realms {
+			for _, t := range []struct {
+				n     *int64
+				query string
+			}{
+				{&login, "DELETE FROM login_events WHERE realm_id = $1 AND time < $2"},
+				{&admin, "DELETE FROM admin_events WHERE realm_id = $1 AND time < $2"},
+			} {
+				res, err := tx.w.ExecContext(ctx, t.query, r.realmID, r.before)
+				if err != nil {
+					return fmt.Errorf("delete expired events: %w", mapErr(err))
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return mapErr(err)
+				}
+				*t.n += n
 			}
 		}
 		return nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,8 @@ func TestSQLiteQueryPlans(t *testing.T) {
 	for _, c := range []struct {
 		name, query, index string
 	}{
+		{"account deletion", "DELETE FROM users WHERE id = $1", "sqlite_autoindex_users_1"},
+		{"logout", "DELETE FROM user_sessions WHERE realm_id = $1 AND id = $2", "sqlite_autoindex_user_sessions_1"},
 		{"user page", "SELECT id FROM users WHERE realm_id = $1 AND service_account_client_id IS NULL ORDER BY username LIMIT 50 OFFSET 0", "users_people"},
 		{"user count", "SELECT count(*) FROM users WHERE realm_id = $1 AND service_account_client_id IS NULL", "users_people"},
 		{"user by username", "SELECT id FROM users WHERE realm_id = $1 AND username = $2", "users_realm_username"},
@@ -25,7 +28,18 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"user's second factors", "SELECT DISTINCT type FROM user_credentials WHERE realm_id = $1 AND user_id = $2 AND confirmed ORDER BY type", "user_credentials_user"},
 		{"user's WebAuthn credentials", "SELECT id FROM user_credentials WHERE user_id = $1 AND type = $2 AND realm_id = $3 AND confirmed", "user_credentials_user"},
 		{"WebAuthn credential by credential ID", "SELECT id FROM user_credentials WHERE realm_id = $1 AND credential_id = $2 AND type = $3", "user_credentials_webauthn_id"},
+		// The sweeps: each deletes by expiry through an index, not a scan.
 		{"expired WebAuthn ceremonies", "DELETE FROM webauthn_ceremonies WHERE expires_at <= $1", "webauthn_ceremonies_expiry"},
+		{"expired sessions", "DELETE FROM user_sessions WHERE expires_at <= $1", "user_sessions_expiry"},
+		{"expired refresh tokens", "DELETE FROM refresh_tokens WHERE expires_at <= $1", "refresh_tokens_expiry"},
+		{"expired logout token IDs", "DELETE FROM logout_token_ids WHERE expires_at <= $1", "logout_token_ids_expiry"},
+		{"expired access token revocations", "DELETE FROM revoked_access_tokens WHERE expires_at <= $1", "revoked_access_tokens_expiry"},
+		{"expired auth requests", "DELETE FROM auth_requests WHERE expires_at <= $1", "auth_requests_expiry"},
+		{"expired action tokens", "DELETE FROM action_tokens WHERE expires_at <= $1", "action_tokens_expiry"},
+		{"expired device authorizations", "DELETE FROM device_authorizations WHERE expires_at <= $1", "device_authorizations_expiry"},
+		{"expired admin token revocations", "DELETE FROM admin_token_revocations WHERE expires_at < $1", "admin_token_revocations_expiry"},
+		{"expired login events", "DELETE FROM login_events WHERE realm_id = $1 AND time < $2", "login_events_realm_time"},
+		{"expired admin events", "DELETE FROM admin_events WHERE realm_id = $1 AND time < $2", "admin_events_realm_time"},
 		{"login events page", "SELECT id FROM login_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "login_events_realm_time"},
 		{"due account deletions", `SELECT d.user_id, d.realm_id, d.requested_at, d.delete_at, r.name
 			FROM account_deletions d JOIN realms r ON r.id = d.realm_id
@@ -64,6 +78,15 @@ func TestSQLiteQueryPlans(t *testing.T) {
 			text := strings.Join(plan, "; ")
 			if !strings.Contains(text, "INDEX "+c.index) || strings.Contains(text, "TEMP B-TREE") {
 				t.Fatalf("plan %q, want a search of index %s without a temporary sort", text, c.index)
+			}
+			// A delete also looks up the rows that refer to the deleted
+			// ones (ON DELETE CASCADE): those lookups must use indexes too,
+			// except in the few tables whose rows live minutes.
+			for _, step := range plan {
+				table, scan := strings.CutPrefix(step, "SCAN ")
+				if scan && !slices.Contains([]string{"webauthn_ceremonies", "device_authorizations"}, table) {
+					t.Fatalf("plan %q reads all of %s", text, table)
+				}
 			}
 		})
 	}
