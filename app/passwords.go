@@ -23,6 +23,10 @@ const (
 	argonSaltLen   = 16
 )
 
+// HashMemory is what one password hash or check allocates; the server
+// runs at most GOMAXPROCS of them at once.
+const HashMemory = argonMemoryKiB << 10
+
 var errBadHash = errors.New("unsupported password hash")
 
 // hashPassword returns an argon2id hash in PHC string format, so hashes of
