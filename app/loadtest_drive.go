@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,7 +77,7 @@ type loadScenario struct {
 	target func(r *loadResult) (string, string, bool)
 	// workers prepares n workers' calls, each to be called in a loop by
 	// one goroutine over client.
-	workers func(ctx context.Context, e *loadEnv, client *http.Client, n int) ([]loadCall, error)
+	workers func(ctx context.Context, e *loadEnv, conns *loadConns, n int) ([]loadCall, error)
 }
 
 // run drives one scenario: a warm-up, then Duration measured.
@@ -97,10 +96,9 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
 		e.floors[sc.floor] = floor
 	}
-	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}
-	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport, Timeout: 60 * time.Second}
-	calls, err := sc.workers(ctx, e, client, n)
+	conns := newLoadConns(e.srv.addr, n)
+	defer conns.close()
+	calls, err := sc.workers(ctx, e, conns, n)
 	if err != nil {
 		return nil, err
 	}

@@ -59,8 +59,8 @@ func p99Target(text string, wantMs float64) func(r *loadResult) (string, string,
 
 // loadClient sends the scenarios' requests.
 type loadClient struct {
-	http *http.Client
-	base string
+	conns *loadConns
+	base  string
 }
 
 // do sends a request and reads the whole answer. A status other than want
@@ -80,12 +80,7 @@ func (c *loadClient) do(ctx context.Context, method, path string, form url.Value
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, false, err
-	}
-	defer resp.Body.Close()
-	body, err = io.ReadAll(resp.Body)
+	resp, body, err := c.conns.roundTrip(req)
 	if err != nil {
 		return nil, false, err
 	}
@@ -112,7 +107,7 @@ type loadTokens struct {
 	RefreshToken string `json:"refresh_token"`
 }
 
-func (e *loadEnv) client(c *http.Client) *loadClient { return &loadClient{http: c, base: e.srv.base} }
+func (e *loadEnv) client(p *loadConns) *loadClient { return &loadClient{conns: p, base: e.srv.base} }
 
 // passwordTokens signs user i in with the password grant.
 func (e *loadEnv) passwordTokens(ctx context.Context, c *loadClient, i int, scope string) (*loadTokens, error) {
@@ -136,8 +131,8 @@ func same(call loadCall, n int) []loadCall {
 	return calls
 }
 
-func ccWorkers(realm string) func(context.Context, *loadEnv, *http.Client, int) ([]loadCall, error) {
-	return func(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func ccWorkers(realm string) func(context.Context, *loadEnv, *loadConns, int) ([]loadCall, error) {
+	return func(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 		c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[realm])
 		form := url.Values{"grant_type": {grantClientCredentials}}
 		return same(func(ctx context.Context) (bool, error) {
@@ -148,7 +143,7 @@ func ccWorkers(realm string) func(context.Context, *loadEnv, *http.Client, int) 
 }
 
 // introspectWorkers introspect one client-credentials access token.
-func introspectWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func introspectWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[loadRealm])
 	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), url.Values{"grant_type": {grantClientCredentials}}, auth, http.StatusOK)
 	if err != nil {
@@ -168,7 +163,7 @@ func introspectWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) 
 	}, n), nil
 }
 
-func userinfoWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func userinfoWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c := e.client(hc)
 	t, err := e.passwordTokens(ctx, c, 0, "openid")
 	if err != nil {
@@ -183,7 +178,7 @@ func userinfoWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([
 
 // refreshWorkers each sign a user in once, then refresh in a loop: every
 // refresh rotates the token, so each worker follows its own chain.
-func refreshWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func refreshWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
 	calls := make([]loadCall, n)
 	for w := range n {
@@ -210,7 +205,7 @@ func refreshWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]
 }
 
 // passwordWorkers sign random seeded users in.
-func passwordWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func passwordWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
 	return same(func(ctx context.Context) (bool, error) {
 		form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(rand.IntN(e.users))}, "password": {e.password}}
@@ -222,7 +217,7 @@ func passwordWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([
 func (e *loadEnv) adminHeader() http.Header { return http.Header{"X-Admin-API-Key": {e.apiKey}} }
 
 // usersPageWorkers list pages of 50 users among the first 10,000.
-func usersPageWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func usersPageWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, header := e.client(hc), e.adminHeader()
 	pages := max(1, min(e.users, 10_000)/50)
 	return same(func(ctx context.Context) (bool, error) {
@@ -233,7 +228,7 @@ func usersPageWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) (
 }
 
 // userLookupWorkers look random users up by exact username.
-func userLookupWorkers(ctx context.Context, e *loadEnv, hc *http.Client, n int) ([]loadCall, error) {
+func userLookupWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, header := e.client(hc), e.adminHeader()
 	return same(func(ctx context.Context) (bool, error) {
 		path := "/admin/realms/" + loadRealm + "/users?exact=true&username=" + loadUsername(rand.IntN(e.users))

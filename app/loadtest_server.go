@@ -32,7 +32,8 @@ type loadServerSpec struct {
 
 // loadServer is the running server under test.
 type loadServer struct {
-	base  string
+	base  string // http://addr
+	addr  string
 	child bool
 	pid   int // whose RSS and CPU time are read: the child, or this process
 	stop  func() error
@@ -56,6 +57,7 @@ func startLoadServer(ctx context.Context, spec loadServerSpec) (*loadServer, err
 	if err != nil {
 		return nil, err
 	}
+	s.addr = addr
 	if err := waitReady(ctx, base, 30*time.Second); err != nil {
 		_ = s.stop()
 		return nil, fmt.Errorf("%w (server log: %s)", err, spec.logPath)
