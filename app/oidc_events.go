@@ -22,10 +22,10 @@ func withClientIP(next http.Handler) http.Handler {
 	})
 }
 
-// loginEvent records e when the realm records login events of its type. ID, realm,
-// time and, when left empty, the caller's address are filled in. A failure
-// is logged and never fails the request it describes; the write outlives
-// a client that hangs up.
+// loginEvent records e when the realm records login events of its type.
+// ID, realm, time and, when left empty, the caller's address are filled
+// in. A failure is logged and never fails the request it describes; the
+// write outlives a client that hangs up.
 func (a *App) loginEvent(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
 	if realm == nil || !realm.EventsEnabled || !recordsEventType(realm, e.Type) {
 		return

@@ -2,8 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -93,16 +91,7 @@ func suitePasswordHistoryCascade(t *testing.T, s *Store) {
 // Version 8 dates the passwords set before it from their users' creation,
 // so that a maximum password age applies to them too.
 func TestPasswordChangedAtMigration(t *testing.T) {
-	schema := storeTestSchema(t)
-	i := strings.Index(schema, "-- version 8\n")
-	if i < 0 {
-		t.Fatal("schema.sql has no version 8")
-	}
-	path := filepath.Join(t.TempDir(), "idenplane.db")
-	before, err := Open(suiteCtx, Config{Path: path, Schema: schema[:i], MasterKey: storeTestKey})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, path := openBeforeVersion(t, 8)
 	createRealmAtOldSchema(t, before, suiteRealm(sessionsTestRealm, "acme", 1000))
 	withPassword := suiteUser("alice", sessionsTestRealm, "alice", "")
 	withPassword.PasswordHash = "$argon2id$old"

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,19 +42,27 @@ func createRealmAtOldSchema(t *testing.T, s *Store, r *Realm) {
 	}
 }
 
-// Version 13 leaves the realms that existed before it recording the
-// default event types.
-func TestEnabledEventTypesMigration(t *testing.T) {
+// openBeforeVersion opens a new database migrated up to the version
+// before version; the caller closes it and reopens path at the latest.
+func openBeforeVersion(t *testing.T, version int) (before *Store, path string) {
+	t.Helper()
 	schema := storeTestSchema(t)
-	i := strings.Index(schema, "-- version 13\n")
+	i := strings.Index(schema, fmt.Sprintf("-- version %d\n", version))
 	if i < 0 {
-		t.Fatal("schema.sql has no version 13")
+		t.Fatalf("schema.sql has no version %d", version)
 	}
-	path := filepath.Join(t.TempDir(), "idenplane.db")
+	path = filepath.Join(t.TempDir(), "idenplane.db")
 	before, err := Open(suiteCtx, Config{Path: path, Schema: schema[:i], MasterKey: storeTestKey})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return before, path
+}
+
+// Version 13 leaves the realms that existed before it recording the
+// default event types.
+func TestEnabledEventTypesMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 13)
 	createRealmAtOldSchema(t, before, suiteRealm("r1", "acme", 1000))
 	before.Close()
 
