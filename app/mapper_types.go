@@ -108,6 +108,22 @@ var addressFields = []struct{ claim, key, attribute string }{
 // reach the access token and introspection (the audience mapper the ID
 // token too), never userinfo.
 func mapperSpecFor(mapperType string) (mapperSpec, bool) {
+	spec, ok := mapperSpecs[mapperType]
+	return spec, ok
+}
+
+// mapperSpecs holds describeMapper's answers: every token runs every
+// mapper's spec, and building one allocates.
+var mapperSpecs = func() map[string]mapperSpec {
+	specs := map[string]mapperSpec{}
+	for _, t := range mapperTypes {
+		specs[t], _ = describeMapper(t)
+	}
+	return specs
+}()
+
+// describeMapper builds the spec of one mapper type.
+func describeMapper(mapperType string) (mapperSpec, bool) {
 	accessOnly := []tokenKind{accessToken, introspectionResponse}
 	switch mapperType {
 	case mapperUserProperty:
@@ -244,6 +260,9 @@ func checkClaimName(name string) error {
 // splitClaimName splits a claim name into the path of nested objects it
 // names: "a.b" is b inside a, "a\.b" is one claim named "a.b".
 func splitClaimName(name string) []string {
+	if !strings.ContainsAny(name, `.\`) {
+		return []string{name}
+	}
 	var parts []string
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {

@@ -76,6 +76,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 			return
 		}
 		ctx := context.WithValue(req.Context(), realmCtxKey{}, realm)
+		ctx = context.WithValue(ctx, clientIPCtxKey{}, clientIP(req))
 		ctx = op.ContextWithIssuer(ctx, a.issuer(realm))
 		req = req.WithContext(ctx)
 		req.URL.Path = strings.TrimPrefix(req.URL.Path, "/realms/"+name)
@@ -105,9 +106,9 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		{http.MethodPost, "/" + pathLogout},
 		{http.MethodPost, "/" + pathBackchannelLogout},
 	} {
-		r.Handle("/realms/{realm}"+route.path, a.cors(withClientIP(http.HandlerFunc(realmScoped)))).Methods(route.method)
+		r.Handle("/realms/{realm}"+route.path, a.cors(http.HandlerFunc(realmScoped))).Methods(route.method)
 	}
-	r.Handle("/realms/{realm}/"+pathUserinfo, a.cors(withClientIP(bearerChallenge(realmScoped)))).Methods(http.MethodGet, http.MethodPost)
+	r.Handle("/realms/{realm}/"+pathUserinfo, a.cors(bearerChallenge(realmScoped))).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 	a.codeFlowRoutes(r)
 	a.recoveryRoutes(r)

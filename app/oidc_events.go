@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -11,16 +10,9 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
+// clientIPCtxKey holds the caller's address for the login events: the
+// library hands the provider's methods a context but not the request.
 type clientIPCtxKey struct{}
-
-// withClientIP keeps the caller's address in the request context for the
-// login events: the library hands the provider's methods a context but
-// not the request.
-func withClientIP(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPCtxKey{}, clientIP(r))))
-	})
-}
 
 // loginEvent records e when the realm records login events of its type.
 // ID, realm, time and, when left empty, the caller's address are filled
