@@ -82,6 +82,12 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		req.URL.Path = strings.TrimPrefix(req.URL.Path, "/realms/"+name)
 		req.URL.RawPath = ""
 		cw := &challengeWriter{ResponseWriter: w, realm: name}
+		if clientEndpoints[req.URL.Path] {
+			setNoStore(cw)
+			if !checkClientForm(cw, req) {
+				return
+			}
+		}
 		// Introspection needs an authenticated client; the library refuses
 		// one without a secret with a 400 before we see it.
 		if req.URL.Path == "/"+pathIntrospect && !hasClientSecret(req) {
@@ -106,9 +112,9 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		{http.MethodPost, "/" + pathLogout},
 		{http.MethodPost, "/" + pathBackchannelLogout},
 	} {
-		r.Handle("/realms/{realm}"+route.path, a.cors(http.HandlerFunc(realmScoped))).Methods(route.method)
+		r.Handle("/realms/{realm}"+route.path, readProtocolForm(a.cors(http.HandlerFunc(realmScoped)))).Methods(route.method)
 	}
-	r.Handle("/realms/{realm}/"+pathUserinfo, a.cors(bearerChallenge(realmScoped))).Methods(http.MethodGet, http.MethodPost)
+	r.Handle("/realms/{realm}/"+pathUserinfo, readProtocolForm(a.cors(bearerChallenge(realmScoped)))).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 	a.codeFlowRoutes(r)
 	a.recoveryRoutes(r)
