@@ -2,9 +2,7 @@ package app
 
 import (
 	"errors"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 )
 
@@ -57,12 +55,14 @@ func readProtocolForm(next http.Handler) http.Handler {
 // would otherwise mix the query in. It answers and returns false for a
 // request that breaks a rule.
 func checkClientForm(w http.ResponseWriter, r *http.Request) bool {
-	query := r.URL.Query()
-	for _, name := range queryCredentials {
-		if query.Has(name) {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_request",
-				name+" must be sent in the request body, never in the URL")
-			return false
+	if r.URL.RawQuery != "" {
+		query := r.URL.Query()
+		for _, name := range queryCredentials {
+			if query.Has(name) {
+				writeOAuthError(w, http.StatusBadRequest, "invalid_request",
+					name+" must be sent in the request body, never in the URL")
+				return false
+			}
 		}
 	}
 	if name := repeatedParam(r.PostForm); name != "" {
@@ -76,12 +76,13 @@ func checkClientForm(w http.ResponseWriter, r *http.Request) bool {
 // repeatedParam names a parameter given more than once, the first in
 // alphabetical order so that the answer does not vary; "" for none.
 func repeatedParam(form map[string][]string) string {
-	for _, name := range slices.Sorted(maps.Keys(form)) {
-		if len(form[name]) > 1 {
-			return name
+	first := ""
+	for name, values := range form {
+		if len(values) > 1 && (first == "" || name < first) {
+			first = name
 		}
 	}
-	return ""
+	return first
 }
 
 // setNoStore marks a response that must not be cached (RFC 6749 §5.1):

@@ -227,3 +227,22 @@ func TestProtocolFormTooLarge(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatedParam(t *testing.T) {
+	for _, c := range []struct {
+		form url.Values
+		want string
+	}{
+		{url.Values{}, ""},
+		{url.Values{"a": {"1"}, "b": {"2"}}, ""},
+		{url.Values{"scope": {"x", "y"}}, "scope"},
+		{url.Values{"z": {"1", "2"}, "b": {"1", "2"}, "m": {"1", "2"}}, "b"}, // the same whatever the map's order
+		{url.Values{"empty": {"", ""}}, "empty"},
+	} {
+		for range 5 {
+			if got := repeatedParam(c.form); got != c.want {
+				t.Fatalf("repeatedParam(%v) = %q, want %q", c.form, got, c.want)
+			}
+		}
+	}
+}
