@@ -34,6 +34,10 @@ const (
 	pathDevice     = "protocol/openid-connect/auth/device"
 )
 
+// pathOAuthMetadata is RFC 8414's well-known path, served at both of its
+// places (metadataAlias).
+const pathOAuthMetadata = "/.well-known/oauth-authorization-server"
+
 var oidcEndpoints = op.Endpoints{
 	Authorization:       op.NewEndpoint(pathAuth),
 	Token:               op.NewEndpoint(pathToken),
@@ -82,6 +86,12 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		req.URL.Path = strings.TrimPrefix(req.URL.Path, "/realms/"+name)
 		req.URL.RawPath = ""
 		cw := &challengeWriter{ResponseWriter: w, realm: name}
+		if clientEndpoints[req.URL.Path] {
+			setNoStore(cw)
+			if !checkClientForm(cw, req) {
+				return
+			}
+		}
 		// Introspection needs an authenticated client; the library refuses
 		// one without a secret with a 400 before we see it.
 		if req.URL.Path == "/"+pathIntrospect && !hasClientSecret(req) {
@@ -106,9 +116,12 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		{http.MethodPost, "/" + pathLogout},
 		{http.MethodPost, "/" + pathBackchannelLogout},
 	} {
-		r.Handle("/realms/{realm}"+route.path, a.cors(http.HandlerFunc(realmScoped))).Methods(route.method)
+		r.Handle("/realms/{realm}"+route.path, readProtocolForm(a.cors(http.HandlerFunc(realmScoped)))).Methods(route.method)
 	}
-	r.Handle("/realms/{realm}/"+pathUserinfo, a.cors(bearerChallenge(realmScoped))).Methods(http.MethodGet, http.MethodPost)
+	r.Handle("/realms/{realm}/"+pathUserinfo, readProtocolForm(a.cors(bearerChallenge(realmScoped)))).Methods(http.MethodGet, http.MethodPost)
+	metadata := metadataAlias(a.cors(http.HandlerFunc(realmScoped)))
+	r.Handle("/realms/{realm}"+pathOAuthMetadata, metadata).Methods(http.MethodGet, http.MethodOptions)
+	r.Handle(pathOAuthMetadata+"/realms/{realm}", metadata).Methods(http.MethodGet, http.MethodOptions)
 	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
 	a.codeFlowRoutes(r)
 	a.recoveryRoutes(r)
@@ -203,6 +216,7 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 		ClaimsSupported:                           sortedUnique(claims),
 		CodeChallengeMethodsSupported:             []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256},
 		ACRValuesSupported:                        acrValuesSupported,
+		UILocalesSupported:                        oidc.ParseLocales(s.a.messages.Tags()), // the pages' languages
 	}), nil
 }
 

@@ -102,10 +102,9 @@ func (a *App) verifyAuthRequest(ctx context.Context, realm *store.Realm, client 
 	default:
 		return ar, oidc.ErrInvalidRequest().WithDescription("response_mode must be query, fragment or form_post"), nil
 	}
-	for name, values := range q {
-		if len(values) > 1 {
-			return ar, oidc.ErrInvalidRequest().WithDescription("parameter %s is repeated", name), nil
-		}
+	// RFC 6749 §3.1: no parameter more than once.
+	if name := repeatedParam(q); name != "" {
+		return ar, oidc.ErrInvalidRequest().WithDescription("parameter %s is repeated", name), nil
 	}
 	for _, name := range []string{"state", "nonce", "login_hint"} {
 		if len(q.Get(name)) > maxAuthParam {

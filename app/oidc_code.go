@@ -34,15 +34,12 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 		return nil, errCodeReused()
 	case !ar.Done || ar.ExpiresAt <= now.UnixMilli():
 		return nil, oidc.ErrInvalidGrant().WithDescription("authorization code expired")
-	case ar.ClientID != client.ID:
-		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code was issued to another client")
-	case r.Data.RedirectURI != ar.RedirectURI:
-		return nil, oidc.ErrInvalidGrant().WithDescription("redirect_uri differs from the authorization request's")
 	}
-	// Checked whenever the request had a challenge, confidential clients
-	// included: the library's own exchange skips it without a verifier.
-	if e := checkPKCEVerifier(ar, r.Data.CodeVerifier); e != nil {
-		return nil, e
+	if refused := checkCodeRedemption(ar, client, r.Data); refused != nil {
+		// A code that failed its checks is used up, as in Keycloak: whoever
+		// tries again, with the right values or not, gets invalid_grant,
+		// so a stolen code cannot be tried against guessed values.
+		return nil, a.spendAuthCode(ctx, realm, ar, refused)
 	}
 	user, err := a.store.GetUser(ctx, realm.ID, ar.UserID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -98,6 +95,37 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID},
 		amr: ar.AMR, nonce: ar.Nonce, refresh: plan.token,
 	})
+}
+
+// checkCodeRedemption checks what a redemption must match of the
+// authorization request: the client, the redirect URI and the PKCE
+// verifier. The verifier is checked whenever the request had a challenge,
+// confidential clients included: the library's own exchange skips it
+// without a verifier.
+func checkCodeRedemption(ar *store.AuthRequest, client *store.Client, req *oidc.AccessTokenRequest) *oidc.Error {
+	switch {
+	case ar.ClientID != client.ID:
+		return oidc.ErrInvalidGrant().WithDescription("the authorization code was issued to another client")
+	case req.RedirectURI != ar.RedirectURI:
+		return oidc.ErrInvalidGrant().WithDescription("redirect_uri differs from the authorization request's")
+	}
+	return checkPKCEVerifier(ar, req.CodeVerifier)
+}
+
+// spendAuthCode uses up the code of ar without issuing anything, and
+// returns refused, the reason. A code redeemed meanwhile is a replay: its
+// tokens are revoked, as for any second use.
+func (a *App) spendAuthCode(ctx context.Context, realm *store.Realm, ar *store.AuthRequest, refused *oidc.Error) error {
+	err := a.store.RedeemAuthCode(ctx, realm.ID, ar.ID, "", a.now().UnixMilli(), ar.ExpiresAt)
+	switch {
+	case errors.Is(err, store.ErrCodeReused):
+		return errCodeReused()
+	case errors.Is(err, store.ErrNotFound):
+		return oidc.ErrInvalidGrant().WithDescription("authorization code expired")
+	case err != nil:
+		return err
+	}
+	return refused
 }
 
 func errCodeReused() error {

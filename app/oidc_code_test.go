@@ -40,7 +40,6 @@ func TestCodeReplayRevokesTokens(t *testing.T) {
 func TestCodeExchangeRefused(t *testing.T) {
 	e := newCodeflowEnv(t)
 	secret := e.client("web", nil)
-	otherSecret := e.client("other", nil)
 	e.createRealm("beta")
 	cfg := e.oauth2Config("web", secret, "openid")
 	ctx := t.Context()
@@ -70,9 +69,7 @@ func TestCodeExchangeRefused(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"redirect_uri differs", url.Values{"redirect_uri": {codeflowRedirect + "/other"}}, codeflowBasic("web", secret), 400, "invalid_grant"},
 		{"no redirect_uri", url.Values{"redirect_uri": nil}, codeflowBasic("web", secret), 400, "invalid_request"},
-		{"code of another client", nil, codeflowBasic("other", otherSecret), 400, "invalid_grant"},
 		{"wrong secret", nil, codeflowBasic("web", "wrong"), 401, "invalid_client"},
 		{"unknown code", url.Values{"code": {"nope"}}, codeflowBasic("web", secret), 400, "invalid_grant"},
 	} {
@@ -80,7 +77,8 @@ func TestCodeExchangeRefused(t *testing.T) {
 			c := code()
 			status, body := e.tokenRequest(form(c, tc.set), tc.auth)
 			codeflowMustOAuthError(t, status, body, tc.status, tc.code)
-			// None of these uses the code up: its client still redeems it.
+			// None of these reaches the code, so none uses it up: its client
+			// still redeems it (the ones that do: TestFailedCodeExchangeUsesCodeUp).
 			if _, err := cfg.Exchange(ctx, c); err != nil {
 				t.Fatalf("redeeming the code after the refusal: %v", err)
 			}
@@ -119,4 +117,89 @@ func TestCodeExchangeDisabledUser(t *testing.T) {
 	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme/users/"+e.aliceID, map[string]any{"enabled": false}), http.StatusOK)
 	_, err := cfg.Exchange(t.Context(), back.Get("code"))
 	codeflowMustRetrieveError(t, err, "invalid_grant")
+}
+
+// A failed redemption uses the code up, as Keycloak's single-use codes
+// are: a second try with the right values is invalid_grant. A try after
+// the code was redeemed revokes what it was redeemed for, whatever the
+// try got wrong.
+func TestFailedCodeExchangeUsesCodeUp(t *testing.T) {
+	e := newRFCEnv(t)
+	otherSecret := e.client("other", nil)
+	e.client("spa", map[string]any{"clientType": "PUBLIC"})
+	web := e.oauth2Config("web", e.secret, "openid")
+	spa := e.oauth2Config("spa", "", "openid")
+	ctx := t.Context()
+	verifier := oauth2.GenerateVerifier()
+
+	for _, c := range []struct {
+		name   string
+		cfg    *oauth2.Config
+		pkce   bool
+		form   url.Values // over the right redemption
+		auth   string
+		status int
+		code   string
+		usesUp bool
+	}{
+		{"redirect_uri differs", web, false, url.Values{"redirect_uri": {codeflowRedirect + "/other"}}, e.basic(), 400, "invalid_grant", true},
+		{"code of another client", web, false, nil, codeflowBasic("other", otherSecret), 400, "invalid_grant", true},
+		{"wrong verifier", spa, true, url.Values{"code_verifier": {oauth2.GenerateVerifier()}}, "", 400, "invalid_grant", true},
+		{"no verifier", spa, true, url.Values{"code_verifier": nil}, "", 400, "invalid_grant", true},
+		{"verifier without challenge", web, false, url.Values{"code_verifier": {verifier}}, e.basic(), 400, "invalid_grant", true},
+		// Refused before the code is looked at: it stays good.
+		{"wrong secret", web, false, nil, codeflowBasic("web", "wrong"), 401, "invalid_client", false},
+		{"no redirect_uri", web, false, url.Values{"redirect_uri": nil}, e.basic(), 400, "invalid_request", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var opts []oauth2.AuthCodeOption
+			if c.pkce {
+				opts = append(opts, oauth2.S256ChallengeOption(verifier))
+			}
+			code := e.signIn(e.browser(), c.cfg.AuthCodeURL("s", opts...), "alice").Get("code")
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {codeflowRedirect}}
+			if c.pkce {
+				form.Set("code_verifier", verifier)
+			}
+			if c.cfg == spa {
+				form.Set("client_id", "spa")
+			}
+			for k, v := range c.form {
+				form[k] = v
+			}
+			var headers []string
+			if c.auth != "" {
+				headers = append(headers, c.auth)
+			}
+			status, body := e.tokenRequest(form, headers...)
+			codeflowMustOAuthError(t, status, body, c.status, c.code)
+
+			var again []oauth2.AuthCodeOption
+			if c.pkce {
+				again = append(again, oauth2.VerifierOption(verifier))
+			}
+			_, err := c.cfg.Exchange(ctx, code, again...)
+			if c.usesUp {
+				codeflowMustRetrieveError(t, err, "invalid_grant")
+			} else if err != nil {
+				t.Fatalf("the right redemption after the refusal: %v", err)
+			}
+		})
+	}
+
+	t.Run("a wrong try after the redemption", func(t *testing.T) {
+		code := e.signIn(e.browser(), web.AuthCodeURL("s"), "alice").Get("code")
+		tok, err := web.Exchange(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, body := e.tokenRequest(url.Values{"grant_type": {"authorization_code"}, "code": {code},
+			"redirect_uri": {codeflowRedirect + "/other"}}, e.basic())
+		codeflowMustOAuthError(t, status, body, 400, "invalid_grant")
+		if got := e.introspect("web", e.secret, tok.AccessToken); got["active"] != false {
+			t.Fatalf("access token of a replayed code introspected as %v", got)
+		}
+		_, err = e.refresh(web, tok.RefreshToken)
+		codeflowMustRetrieveError(t, err, "invalid_grant")
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -76,6 +77,11 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return err
 	}
 	f := ui.DeviceForm{CSRFToken: token, UserCode: r.URL.Query().Get("user_code")}
+	if _, user, err := a.ssoSession(r, realm); err != nil {
+		return err
+	} else if user != nil {
+		f.SignedInAs = user.Username
+	}
 	if f.UserCode != "" {
 		// A lookup is a guess too: throttled and counted like one.
 		ipKey := "device-ip:" + clientIP(r)
@@ -99,20 +105,35 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		return errorf(http.StatusBadRequest, "invalid_request", "unreadable form")
 	}
 	f := ui.DeviceForm{UserCode: r.PostForm.Get("user_code"), Username: r.PostForm.Get("username")}
+	action, password := r.PostForm.Get("action"), r.PostForm.Get("password")
+	// An approval without username and password is the browser's SSO
+	// session's: the cookie vouches for the user, so the form must be
+	// the page's own (CSRF). A post that carries the credentials, or a
+	// denial (which acts for nobody), rides on nothing the browser sends
+	// by itself: there is nothing to forge, and other clients than the
+	// page may send it, as the spec's form (user_code, action, username,
+	// password) has no token.
+	bySession := action == "approve" && f.Username == "" && password == ""
+	sso, sessionUser, err := a.ssoSession(r, realm)
+	if err != nil {
+		return err
+	}
+	if sessionUser != nil {
+		f.SignedInAs = sessionUser.Username
+	}
 	again := func(status int, msg string) error {
 		f.Error = msg
 		return a.renderPage(w, r, status, ui.DeviceVerify(a.page("device.title"), f))
 	}
 	csrfErr := a.checkCSRF(r, deviceForm, "")
-	var err error
 	if f.CSRFToken, err = a.csrfToken(w, r, realm, deviceForm, ""); err != nil {
 		return err
 	}
-	if csrfErr != nil {
+	if bySession && csrfErr != nil {
 		return again(http.StatusForbidden, deviceMsgFormExpired)
 	}
 	code, _ := normalizeUserCode(f.UserCode)
-	ipKey, codeKey := "device-ip:"+clientIP(r), "device-code:"+realm.ID+":"+code
+	ipKey, codeKey := "device-ip:"+clientIP(r), deviceCodeKey(realm, code)
 	if wait := max(a.loginThrottle.wait(ipKey, deviceLimitPerIP), a.loginThrottle.wait(codeKey, deviceLimitPerCode)); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
@@ -131,7 +152,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	f.Client, f.Scopes = deviceClientName(d), d.Scopes
 	now := a.now().UnixMilli()
 
-	switch r.PostForm.Get("action") {
+	switch action {
 	case "deny":
 		err := a.store.DenyDeviceAuthorization(r.Context(), realm.ID, code, now)
 		if errors.Is(err, store.ErrNotFound) { // decided or expired meanwhile
@@ -146,7 +167,9 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		return again(http.StatusBadRequest, deviceMsgBadAction)
 	}
 
-	password := r.PostForm.Get("password")
+	if bySession && sso != nil {
+		return a.deviceApproveBySession(w, r, realm, f, d, sso, sessionUser)
+	}
 	if f.Username == "" || password == "" {
 		return again(http.StatusBadRequest, deviceMsgNoLogin)
 	}
@@ -237,21 +260,57 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		// this form has no field for: the password alone approves nothing.
 		return a.deviceSignInFirst(w, r, realm, f, user, d, "second_factor_required")
 	}
-	if passwordChangeRequired(realm, user, a.now()) {
-		return a.deviceSignInFirst(w, r, realm, f, user, d, "password_change_required")
-	}
-	if realm.RequireEmailVerification && !user.EmailVerified {
-		return a.deviceSignInFirst(w, r, realm, f, user, d, "email_not_verified")
+	if reason := deviceAccountOwes(realm, user, a.now()); reason != "" {
+		return a.deviceSignInFirst(w, r, realm, f, user, d, reason)
 	}
 	// Forgets the failures, unless the code above already did.
 	if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {
 		return err
 	}
 	a.loginThrottle.reset(userKey)
-	a.loginThrottle.reset(codeKey)
-	err = a.store.ApproveDeviceAuthorization(r.Context(), realm.ID, code, user.ID, now, now)
-	if errors.Is(err, store.ErrNotFound) {
-		return again(http.StatusBadRequest, deviceMsgBadCode)
+	return a.deviceApprove(w, r, realm, f, user, now)
+}
+
+// deviceAccountOwes names the step of the browser sign-in user still owes,
+// which the device page cannot take; "" for none.
+func deviceAccountOwes(realm *store.Realm, user *store.User, now time.Time) string {
+	switch {
+	case passwordChangeRequired(realm, user, now):
+		return "password_change_required"
+	case realm.RequireEmailVerification && !user.EmailVerified:
+		return "email_not_verified"
+	}
+	return ""
+}
+
+// deviceApproveBySession approves the device as the user of the browser's
+// SSO session, authenticated when that session was: the sign-in already
+// asked for the password and the second factor. A session that owes a
+// step (a second factor it was begun without, a password change) is sent
+// to sign in first, as a password approval would be.
+func (a *App) deviceApproveBySession(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, d *store.DeviceAuthorization, sso *store.Session, user *store.User) error {
+	step, login, err := a.ssoShortfall(r.Context(), realm, user, sso)
+	if err != nil {
+		return err
+	}
+	if step != "" || login {
+		return a.deviceSignInFirst(w, r, realm, f, user, d, "second_factor_required")
+	}
+	if reason := deviceAccountOwes(realm, user, a.now()); reason != "" {
+		return a.deviceSignInFirst(w, r, realm, f, user, d, reason)
+	}
+	return a.deviceApprove(w, r, realm, f, user, sso.AuthTime)
+}
+
+// deviceApprove records the approval of the device whose user code f
+// holds, by user, authenticated at authTime (Unix milliseconds).
+func (a *App) deviceApprove(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, authTime int64) error {
+	code, _ := normalizeUserCode(f.UserCode)
+	a.loginThrottle.reset(deviceCodeKey(realm, code))
+	err := a.store.ApproveDeviceAuthorization(r.Context(), realm.ID, code, user.ID, authTime, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) { // decided or expired meanwhile
+		f.Error = deviceMsgBadCode
+		return a.renderPage(w, r, http.StatusBadRequest, ui.DeviceVerify(a.page("device.title"), f))
 	} else if err != nil {
 		return err
 	}
@@ -269,6 +328,11 @@ func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *s
 		Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "reason": reason}})
 	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
 	return a.renderPage(w, r, http.StatusForbidden, ui.DeviceVerify(a.page("device.title"), f))
+}
+
+// deviceCodeKey is the throttle key of the failures on one user code.
+func deviceCodeKey(realm *store.Realm, code string) string {
+	return "device-code:" + realm.ID + ":" + code
 }
 
 // livePendingDevice finds the authorization a typed user code names, if it

@@ -550,21 +550,19 @@ func TestOIDCDevicePage(t *testing.T) {
 	})
 
 	t.Run("CSRF", func(t *testing.T) {
+		// An approval by the browser's session needs the page's token; one
+		// that carries the credentials does not (TestDeviceDecisionsWithoutThePage).
+		code := deviceTestStart(t, s)
 		b := newDeviceTestBrowser(t)
 		if _, _, err := b.open(page); err != nil {
 			t.Fatal(err)
 		}
-		approve := map[string]string{"user_code": userCode, "action": "approve", "username": "alice", "password": deviceTestPassword}
 		// A forged token, and a post from a browser without the cookie.
-		status, body, err := b.submit(map[string]string{deviceCSRFField: strings.Repeat("A", 43), "user_code": userCode, "action": "deny"})
+		status, body, err := b.submit(map[string]string{deviceCSRFField: strings.Repeat("A", 43), "user_code": code, "action": "approve"})
 		if err != nil || status != http.StatusForbidden || !strings.Contains(body, enMsg(deviceMsgFormExpired)) {
 			t.Fatalf("forged token: %d %v %s", status, err, body)
 		}
-		form := url.Values{}
-		for k, v := range approve {
-			form.Set(k, v)
-		}
-		form.Set(deviceCSRFField, b.form.Get(deviceCSRFField))
+		form := url.Values{deviceCSRFField: {b.form.Get(deviceCSRFField)}, "user_code": {code}, "action": {"approve"}}
 		resp, err := http.PostForm(page, form)
 		if err != nil {
 			t.Fatal(err)
@@ -577,8 +575,8 @@ func TestOIDCDevicePage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, _ := normalizeUserCode(userCode)
-		if d, err := s.store.DeviceAuthorizationByUserCode(t.Context(), realm.ID, code); err != nil || d.Status != store.DevicePending {
+		normalized, _ := normalizeUserCode(code)
+		if d, err := s.store.DeviceAuthorizationByUserCode(t.Context(), realm.ID, normalized); err != nil || d.Status != store.DevicePending {
 			t.Fatalf("a refused post decided the device: %+v %v", d, err)
 		}
 	})

@@ -39,11 +39,8 @@ func (a *App) tokenResponse(ctx context.Context, t *userTokens) (*op.Response, e
 			return nil, err
 		}
 	}
-	out := op.NewResponse(resp)
-	// RFC 6749 §5.1: token responses must not be cached.
-	out.Header.Set("Cache-Control", "no-store")
-	out.Header.Set("Pragma", "no-cache")
-	return out, nil
+	// Not cached: the token endpoint marks every answer (setNoStore).
+	return op.NewResponse(resp), nil
 }
 
 // clientGrant is what a code redemption or a password grant writes beside

@@ -103,7 +103,13 @@ func passwordChangeRequired(realm *store.Realm, user *store.User, now time.Time)
 }
 
 // loginPage shows the sign-in form of a pending authorization request.
+// Opened without one, as a bookmark would, it starts a sign-in to the
+// realm's account pages, as Keycloak does: the form shows, and the
+// account home follows.
 func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	if !r.URL.Query().Has("authRequestID") {
+		return a.startAccountSignIn(w, r, realm, accountPath(realm)+"/", "")
+	}
 	ar, client, err := a.pageAuthRequest(r.Context(), realm, r.URL.Query().Get("authRequestID"), false)
 	if err != nil {
 		return err

@@ -339,3 +339,26 @@ func TestLoginPageThrottlePerAddress(t *testing.T) {
 		t.Fatalf("over the address's limit: status %d Retry-After %q alert %q", p.status, p.header.Get("Retry-After"), codeflowAlert(p))
 	}
 }
+
+// The login page opened without a pending sign-in (a bookmark, a typed
+// address) signs in to the account pages, as Keycloak does.
+func TestLoginPageWithoutRequest(t *testing.T) {
+	e := newAccountEnv(t)
+	b := e.browser()
+	p := e.signInAt(b, "/realms/acme/login", "alice", codeflowPassword)
+	mustPage(t, p, http.StatusOK, "alice", `action="/realms/acme/account/profile"`)
+	if p.url.Path != accountTestHome || p.url.RawQuery != "" {
+		t.Fatalf("ended on %s, want the account home", p.url)
+	}
+	// Signed in already: straight to the account home.
+	p = b.follow(e.url, e.url+"/realms/acme/login")
+	mustPage(t, p, http.StatusOK, "alice", `action="/realms/acme/account/profile"`)
+	if p.url.Path != accountTestHome {
+		t.Fatalf("signed in, ended on %s", p.url)
+	}
+	// A sign-in that names a request still needs a live one.
+	for _, id := range []string{"", "nope"} {
+		p := e.browser().get(e.url + "/realms/acme/login?authRequestID=" + id)
+		mustPage(t, p, http.StatusBadRequest, "expired")
+	}
+}

@@ -83,6 +83,10 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, errInvalidRefreshToken()
+	case errors.Is(err, store.ErrTokenRevoked):
+		// Said as it is, and nothing more is ended: the token was never
+		// rotated, so no copy of it was used.
+		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token revoked")
 	case err != nil:
 		return nil, err
 	case reused:

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // Presenting a rotated refresh token revokes the whole chain and ends the
@@ -157,4 +159,39 @@ func TestOfflineAccess(t *testing.T) {
 	mustStatus(t, e.admin(http.MethodDelete, path+"/"+reps[0].TokenID, nil), http.StatusNoContent)
 	_, err = e.refresh(offline, refreshed.RefreshToken)
 	codeflowMustRetrieveError(t, err, "invalid_grant")
+}
+
+// A revoked refresh token is refused as revoked, a rotated one as used,
+// which ends its client's session: a copy of it is loose.
+func TestRefreshTokenRevokedOrUsed(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		spend    func(e *rfcEnv, cfg *oauth2.Config, refresh string)
+		mention  string
+		sessions int // alice's sessions after the refusal
+	}{
+		{"revoked", func(e *rfcEnv, _ *oauth2.Config, refresh string) {
+			mustStatus(e.t, e.post("revoke", "token="+url.QueryEscape(refresh), e.basic()), http.StatusOK)
+		}, "refresh token revoked", 2},
+		{"rotated", func(e *rfcEnv, cfg *oauth2.Config, refresh string) {
+			if _, err := e.refresh(cfg, refresh); err != nil {
+				e.t.Fatal(err)
+			}
+		}, "already used", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newRFCEnv(t)
+			cfg := e.oauth2Config("web", e.secret, "openid")
+			tok := e.codeflowTokens(cfg, e.browser())
+			c.spend(e, cfg, tok.RefreshToken)
+			status, body := e.tokenRequest(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}, e.basic())
+			codeflowMustOAuthError(t, status, body, http.StatusBadRequest, "invalid_grant")
+			if d, _ := body["error_description"].(string); !strings.Contains(d, c.mention) {
+				t.Fatalf("error_description %q, want it to say %q", d, c.mention)
+			}
+			if got := e.userSessions(); len(got) != c.sessions {
+				t.Fatalf("sessions after the refusal: %+v, want %d", got, c.sessions)
+			}
+		})
+	}
 }

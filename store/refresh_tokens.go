@@ -9,9 +9,15 @@ import (
 	"fmt"
 )
 
-// ErrTokenReused: a refresh token was presented after it had been rotated
-// or revoked, so it may have been stolen. Its family is revoked.
-var ErrTokenReused = errors.New("refresh token already rotated or revoked")
+// ErrTokenReused: a refresh token was presented after it had been
+// rotated, so it may have been stolen. Its family is revoked.
+var ErrTokenReused = errors.New("refresh token already rotated")
+
+// ErrTokenRevoked: a refresh token was presented after it had been
+// revoked (by its client, a logout, an administrator) while it was its
+// family's live one. Revocation takes the whole family or session, so
+// nothing is left to revoke, and nothing suggests a stolen copy.
+var ErrTokenRevoked = errors.New("refresh token revoked")
 
 // RefreshToken is an opaque refresh token, stored as its SHA-256 only.
 // Each use rotates it: the successor keeps the family, the presented one
@@ -136,9 +142,10 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, realmID string, hash []b
 // and amr are copied from the presented token, which is returned.
 //
 // A token unknown in the realm, expired, or whose session has expired is
-// ErrNotFound. A token already rotated or revoked is ErrTokenReused: its
-// whole family is revoked before the error returns, and the presented
-// token is returned with it so the caller can end its session too.
+// ErrNotFound. A token already rotated is ErrTokenReused: its whole family
+// is revoked before the error returns, and the presented token is
+// returned with it so the caller can end its session too. A token revoked
+// before it was ever rotated is ErrTokenRevoked.
 func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presentedHash []byte, next *RefreshToken, now int64) (*RefreshToken, error) {
 	var old *RefreshToken
 	reused := false
@@ -147,7 +154,10 @@ func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presente
 		if old, err = tx.refreshTokenByHash(ctx, tx.w, realmID, presentedHash); err != nil {
 			return err
 		}
-		if old.RotatedAt != 0 || old.RevokedAt != 0 {
+		if old.RotatedAt == 0 && old.RevokedAt != 0 {
+			return fmt.Errorf("refresh token %s: %w", old.ID, ErrTokenRevoked)
+		}
+		if old.RotatedAt != 0 {
 			reused = true
 			_, err := tx.RevokeRefreshFamily(ctx, realmID, old.FamilyID, now)
 			return err

@@ -570,9 +570,10 @@ func suiteRefreshTokenReuse(t *testing.T, s *Store) {
 	if !sessionsTestTokenState(t, s, "tok-other").Live(now + 5) {
 		t.Fatal("reuse revoked another family")
 	}
-	// The revoked successor is refused the same way, and its revocation time kept.
-	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t2"), sessionsTestNext("t4", now+9, now+hour), now+9); !errors.Is(err, ErrTokenReused) {
-		t.Fatalf("revoked token: %v, want ErrTokenReused", err)
+	// The successor, revoked before it was ever used, is refused as revoked,
+	// and its revocation time kept.
+	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-t2"), sessionsTestNext("t4", now+9, now+hour), now+9); !errors.Is(err, ErrTokenRevoked) {
+		t.Fatalf("revoked token: %v, want ErrTokenRevoked", err)
 	}
 	if got := sessionsTestTokenState(t, s, "tok-t2"); got.RevokedAt != now+5 {
 		t.Fatalf("revocation time moved: %+v", got)
