@@ -149,7 +149,7 @@ func mapperConfig(prefix string, raw map[string]any) (map[string]string, error) 
 // validateMapper checks a mapper about to be stored into a scope of
 // scopeProtocol; field names are given under prefix.
 func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error {
-	if err := checkText(prefix+"name", m.Name, maxMapperName); err != nil {
+	if err := checkIdentifier(prefix+"name", m.Name, maxMapperName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(m.Name) == "" {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -188,12 +187,17 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 			return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: field(k),
 				Description: fmt.Sprintf("%s: not a setting of %s; it takes %s", field(k), mapperType, strings.Join(accepted, ", "))}
 		}
-		v := cfg[k]
-		if !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxConfigValue {
-			return fieldError(field(k), "must be valid UTF-8 of at most %d characters", maxConfigValue)
+		// A hardcoded claim's value is text of the admin's; the others
+		// name things (attributes, clients, prefixes) or are switches.
+		kind := settingText
+		switch k {
+		case cfgClaimValue:
+			kind = freeText
+		case cfgUserAttribute:
+			kind = identifierText
 		}
-		if k != cfgClaimValue && strings.IndexFunc(v, unicode.IsControl) >= 0 {
-			return fieldError(field(k), "must not contain control characters")
+		if err := checkChars(field(k), cfg[k], maxConfigValue, kind); err != nil {
+			return err
 		}
 	}
 	for _, k := range spec.required {

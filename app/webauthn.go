@@ -15,8 +15,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -414,12 +412,8 @@ func webauthnCredentialName(name string) (string, error) {
 	switch {
 	case name == "":
 		return webauthnDefaultName, nil
-	case !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
-		return "", fieldError("name", "must be text without control characters")
-	case utf8.RuneCountInString(name) > webauthnNameMax:
-		return "", fieldError("name", "must be at most %d characters", webauthnNameMax)
 	}
-	return name, nil
+	return name, checkDisplayName("name", name, webauthnNameMax)
 }
 
 // webauthnRegisterOptions begins a registration for the authenticated

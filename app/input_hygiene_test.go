@@ -1,0 +1,379 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// hygieneBadChars are characters no name may hold: C0 and C1 controls, DEL,
+// a bidi override, a bidi isolate and a bidi mark.
+var hygieneBadChars = []struct{ name, char string }{
+	{"NUL", "\x00"}, {"ESC", "\x1b"}, {"RLO", "\u202e"}, {"LRI", "\u2066"}, {"RLM", "\u200f"}, {"NEL", "\u0085"}, {"DEL", "\x7f"},
+}
+
+// hygieneField is one stored string of an endpoint: body builds a request
+// body holding value there, field is the name the 400 must give.
+type hygieneField struct {
+	field string
+	// value is a valid value around the middle of which the bad character goes.
+	value string
+	body  func(v string) any
+	// allows lists bad characters this field keeps on purpose: free text
+	// keeps the bidi marks that mixed-direction prose needs.
+	allows string
+	// controlsOnly: a secret, which may hold any visible character.
+	controlsOnly bool
+}
+
+// hygieneBad puts c into the middle of v.
+func hygieneBad(v, c string) string {
+	i := len(v) / 2
+	for !utf8RuneStart(v, i) {
+		i++
+	}
+	return v[:i] + c + v[i:]
+}
+
+func utf8RuneStart(s string, i int) bool { return i >= len(s) || s[i]&0xc0 != 0x80 }
+
+// hygieneRefused sends every bad character in every field through send and
+// wants a 400 invalid_field naming the field.
+func hygieneRefused(t *testing.T, fields []hygieneField, send func(body any) *testResponse) {
+	t.Helper()
+	for _, f := range fields {
+		for _, bad := range hygieneBadChars {
+			if strings.Contains(f.allows, bad.char) || (f.controlsOnly && !isControlChar(bad.char)) {
+				continue
+			}
+			t.Run(f.field+"/"+bad.name, func(t *testing.T) {
+				mustError(t, send(f.body(hygieneBad(f.value, bad.char))), http.StatusBadRequest, "invalid_field", f.field)
+			})
+		}
+	}
+}
+
+func isControlChar(s string) bool { return s < " " || s == "\x7f" || s == "\u0085" }
+
+// obj builds a JSON object from alternating keys and values.
+func obj(kv ...any) map[string]any {
+	m := map[string]any{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+func TestHygieneAdminUsers(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	fields := []hygieneField{
+		{field: "username", value: "alice", body: func(v string) any { return obj("username", v) }},
+		{field: "firstName", value: "Alice", body: func(v string) any { return obj("username", "alice", "firstName", v) }},
+		{field: "lastName", value: "Liddell", body: func(v string) any { return obj("username", "alice", "lastName", v) }},
+		{field: "email", value: "alice@example.test", body: func(v string) any { return obj("username", "alice", "email", v) }},
+	}
+	hygieneRefused(t, fields, func(body any) *testResponse {
+		return s.admin(http.MethodPost, "/admin/realms/acme/users", body)
+	})
+	id := s.createUser("acme", obj("username", "jürgen"))["id"].(string)
+	hygieneRefused(t, fields[1:], func(body any) *testResponse {
+		return s.admin(http.MethodPut, "/admin/realms/acme/users/"+id, body)
+	})
+	for _, tc := range []struct{ name, field, value string }{
+		{"a zero-width joiner in a username", "username", "ab\u200dcd"},
+		{"a zero-width space in a username", "username", "ab\u200bcd"},
+		{"an ideographic space in a username", "username", "日本\u3000太郎"},
+		{"markup in a username", "username", "<script>"},
+		{"markup in a first name", "firstName", "<b>Al</b>"},
+		{"a soft hyphen in a last name", "lastName", "Lid\u00addell"},
+		{"a Hangul filler as a first name", "firstName", "\u3164"},
+		{"a word joiner in an email", "email", "al\u2060ice@example.test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := obj("username", "alice2", tc.field, tc.value)
+			mustError(t, s.admin(http.MethodPost, "/admin/realms/acme/users", body), http.StatusBadRequest, "invalid_field", tc.field)
+		})
+	}
+
+	// Letters of every script stay welcome, and emoji with their joiners in names people read.
+	for _, u := range []map[string]any{
+		obj("username", "日本", "firstName", "Jürgen", "lastName", "Müller-Lüdenscheidt"),
+		obj("username", "zoë.o'brien", "firstName", "Zoë", "lastName", "O'Brien", "email", "zoë@example.test"),
+		obj("username", "محمد", "firstName", "محمد", "lastName", "می\u200cخواهم"),
+		obj("username", "dev", "firstName", "Dev 👩\u200d💻", "lastName", "❤\ufe0f"),
+	} {
+		got := s.createUser("acme", u)
+		for k, v := range u {
+			if k != "email" && got[k] != v {
+				t.Errorf("%s: stored %q, want %q", k, got[k], v)
+			}
+		}
+	}
+}
+
+func TestHygieneAdminRealms(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	hygieneRefused(t, []hygieneField{
+		{field: "name", value: "beta", body: func(v string) any { return obj("name", v) }},
+		{field: "displayName", value: "Beta", body: func(v string) any { return obj("name", "beta", "displayName", v) }},
+	}, func(body any) *testResponse { return s.admin(http.MethodPost, "/admin/realms", body) })
+
+	hygieneRefused(t, []hygieneField{
+		{field: "displayName", value: "Acme", body: func(v string) any { return obj("displayName", v) }},
+		{field: "smtpHost", value: "mail.acme.test", body: func(v string) any { return obj("smtpHost", v) }},
+		{field: "smtpUser", value: "mailer", body: func(v string) any { return obj("smtpUser", v) }},
+		{field: "smtpFrom", value: "noreply@acme.test", body: func(v string) any { return obj("smtpFrom", v) }},
+		{field: "smtpPassword", value: "s3cret", controlsOnly: true, body: func(v string) any { return obj("smtpPassword", v) }},
+		{field: "theme.logoUrl", value: "https://acme.test/logo.png", body: func(v string) any {
+			return obj("theme", obj("logoUrl", v))
+		}},
+		{field: "emailProviderConfig.apiKey", value: "re_123456", body: func(v string) any {
+			return obj("emailProvider", "resend", "emailProviderConfig", obj("apiKey", v))
+		}},
+		{field: "emailProviderConfig.domain", value: "mg.acme.test", body: func(v string) any {
+			return obj("emailProvider", "mailgun", "emailProviderConfig", obj("apiKey", "k", "domain", v))
+		}},
+		{field: "emailProviderConfig.baseUrl", value: "https://relay.acme.test", body: func(v string) any {
+			return obj("emailProvider", "resend", "emailProviderConfig", obj("apiKey", "k", "baseUrl", v))
+		}},
+		{field: "emailProviderConfig", value: "apiKey", body: func(v string) any {
+			return obj("emailProvider", "resend", "emailProviderConfig", obj(v, "k"))
+		}},
+	}, func(body any) *testResponse { return s.admin(http.MethodPatch, "/admin/realms/acme", body) })
+
+	for _, tc := range []struct{ name, host string }{
+		{"a space", "mail acme.test"}, {"a port", "mail.acme.test:25"}, {"a user", "u@mail.acme.test"},
+		{"a path", "mail.acme.test/x"}, {"an empty label", "mail..acme.test"}, {"a label starting with a hyphen", "-mail.acme.test"},
+		{"a non-ASCII letter", "mäil.acme.test"},
+	} {
+		t.Run("smtpHost with "+tc.name, func(t *testing.T) {
+			mustError(t, s.admin(http.MethodPatch, "/admin/realms/acme", obj("smtpHost", tc.host)), http.StatusBadRequest, "invalid_field", "smtpHost")
+		})
+	}
+	for _, good := range []map[string]any{
+		obj("displayName", "Acme 日本 ❤\ufe0f", "smtpHost", "smtp-relay_1.acme.test", "smtpUser", "mailer@acme.test",
+			"smtpPassword", "p<a>ss wörd", "smtpFrom", "noreply@acme.test"),
+		obj("displayName", "می\u200cخواهم", "smtpHost", "192.0.2.25"),
+		obj("emailProvider", "mailgun", "emailProviderConfig", obj("apiKey", "key-1", "domain", "mg.acme.test", "region", "eu")),
+	} {
+		mustStatus(t, s.admin(http.MethodPatch, "/admin/realms/acme", good), http.StatusOK)
+	}
+}
+
+func TestHygieneAdminClients(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	hygieneRefused(t, []hygieneField{
+		{field: "clientId", value: "web-app", body: func(v string) any { return obj("clientId", v) }},
+		{field: "name", value: "Web app", body: func(v string) any { return obj("clientId", "web", "name", v) }},
+		{field: "description", value: "The web app", allows: "\u200f", body: func(v string) any {
+			return obj("clientId", "web", "description", v)
+		}},
+		{field: "redirectUris[1]", value: "https://app.acme.test/cb", body: func(v string) any {
+			return obj("clientId", "web", "redirectUris", []string{"https://app.acme.test/ok", v})
+		}},
+		{field: "webOrigins[0]", value: "https://app.acme.test", body: func(v string) any {
+			return obj("clientId", "web", "webOrigins", []string{v})
+		}},
+		{field: "backchannelLogoutUri", value: "https://app.acme.test/logout", body: func(v string) any {
+			return obj("clientId", "web", "backchannelLogoutUri", v)
+		}},
+	}, func(body any) *testResponse { return s.admin(http.MethodPost, "/admin/realms/acme/clients", body) })
+
+	got := s.clientsTestCreate("acme", obj("clientId", "web", "name", "Web 👩\u200d💻 日本",
+		"description", "Line one,\n\tline two; עברית\u200f (Hebrew)", "redirectUris", []string{"https://app.acme.test/日本"}))
+	if got["name"] != "Web 👩\u200d💻 日本" || !strings.Contains(got["description"].(string), "\n\t") {
+		t.Fatalf("created %v", got)
+	}
+	mustError(t, s.admin(http.MethodPost, "/admin/realms/acme/clients", obj("clientId", "web2", "name", "\u200dWeb")),
+		http.StatusBadRequest, "invalid_field", "name")
+}
+
+func TestHygieneAdminRolesAndGroups(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	s.clientsTestCreate("acme", obj("clientId", "api"))
+	roleFields := []hygieneField{
+		{field: "name", value: "admin", body: func(v string) any { return obj("name", v) }},
+		{field: "description", value: "Administers", allows: "\u200f", body: func(v string) any { return obj("name", "x", "description", v) }},
+	}
+	for _, path := range []string{rolesPath("acme"), rolesClientPath("acme", "api")} {
+		hygieneRefused(t, roleFields, func(body any) *testResponse { return s.admin(http.MethodPost, path, body) })
+	}
+	groupFields := []hygieneField{
+		{field: "name", value: "staff", body: func(v string) any { return obj("name", v) }},
+		{field: "description", value: "Everyone", allows: "\u200f", body: func(v string) any { return obj("name", "x", "description", v) }},
+	}
+	hygieneRefused(t, groupFields, func(body any) *testResponse { return s.admin(http.MethodPost, "/admin/realms/acme/groups", body) })
+	parent := s.groupsTestCreate("acme", "staff", "")["id"].(string)
+	hygieneRefused(t, groupFields, func(body any) *testResponse {
+		return s.admin(http.MethodPost, "/admin/realms/acme/groups/"+parent+"/children", body)
+	})
+	hygieneRefused(t, groupFields, func(body any) *testResponse {
+		return s.admin(http.MethodPut, "/admin/realms/acme/groups/"+parent, body)
+	})
+	for _, name := range []string{"a\u200db", "<b>", "a\u00a0b"} {
+		mustError(t, s.admin(http.MethodPost, rolesPath("acme"), obj("name", name)), http.StatusBadRequest, "invalid_field", "name")
+		mustError(t, s.admin(http.MethodPost, "/admin/realms/acme/groups", obj("name", name)), http.StatusBadRequest, "invalid_field", "name")
+	}
+
+	s.rolesTestCreate(rolesPath("acme"), "日本")
+	mustStatus(t, s.admin(http.MethodPost, rolesPath("acme"), obj("name", "Jürgen's role", "description", "R&D <team>\nline two")), http.StatusCreated)
+	s.groupsTestCreate("acme", "Jürgen & 日本", "")
+}
+
+func TestHygieneAdminScopes(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	mapper := func(cfg map[string]any) map[string]any {
+		return obj("name", "tier", "mapperType", mapperHardcoded, "config", cloneMap(obj("claim.name", "tier", "claim.value", "gold"), cfg))
+	}
+	hygieneRefused(t, []hygieneField{
+		{field: "name", value: "api", body: func(v string) any { return obj("name", v) }},
+		{field: "description", value: "The API", allows: "\u200f", body: func(v string) any { return obj("name", "x", "description", v) }},
+		{field: "protocolMappers[0].name", value: "tier", body: func(v string) any {
+			return obj("name", "x", "protocolMappers", []any{obj("name", v, "mapperType", mapperFullName)})
+		}},
+		{field: "protocolMappers[0].config.claim.name", value: "tier", body: func(v string) any {
+			return obj("name", "x", "protocolMappers", []any{mapper(obj("claim.name", v))})
+		}},
+		{field: "protocolMappers[0].config.claim.value", value: "gold", allows: "\u200f", body: func(v string) any {
+			return obj("name", "x", "protocolMappers", []any{mapper(obj("claim.value", v))})
+		}},
+	}, func(body any) *testResponse {
+		return s.admin(http.MethodPost, "/admin/realms/acme/client-scopes", body)
+	})
+
+	path := scopesTestMapperPath(t, s, "api")
+	hygieneRefused(t, []hygieneField{
+		{field: "name", value: "nick", body: func(v string) any {
+			return obj("name", v, "mapperType", mapperUserAttribute, "config", obj("user.attribute", "nick", "claim.name", "nick"))
+		}},
+		{field: "config.user.attribute", value: "nick", body: func(v string) any {
+			return obj("name", "m", "mapperType", mapperUserAttribute, "config", obj("user.attribute", v, "claim.name", "nick"))
+		}},
+		{field: "config.claim.name", value: "org.nick", body: func(v string) any {
+			return obj("name", "m", "mapperType", mapperUserAttribute, "config", obj("user.attribute", "nick", "claim.name", v))
+		}},
+	}, func(body any) *testResponse { return s.admin(http.MethodPost, path, body) })
+
+	// A hardcoded value is the admin's text: lines and markup are kept.
+	mustStatus(t, s.admin(http.MethodPost, path, obj("name", "motto", "mapperType", mapperHardcoded,
+		"config", obj("claim.name", "motto", "claim.value", "<b>Line</b>\nTwo"))), http.StatusCreated)
+}
+
+func TestHygieneRegistration(t *testing.T) {
+	s := registrationServer(t)
+	base := "/realms/acme/registration/admin/fields"
+	hygieneRefused(t, []hygieneField{
+		{field: "key", value: "nick", body: func(v string) any { return obj("key", v, "label", "Nick", "type", "text") }},
+		{field: "label", value: "Nickname", body: func(v string) any { return obj("key", "nick", "label", v, "type", "text") }},
+		{field: "options", value: "gold", body: func(v string) any {
+			return obj("key", "plan", "label", "Plan", "type", "select", "options", []string{"free", v})
+		}},
+		{field: "pattern", value: "[a-z]+", body: func(v string) any { return obj("key", "nick", "label", "Nick", "type", "text", "pattern", v) }},
+	}, func(body any) *testResponse { return s.admin(http.MethodPost, base, body) })
+	mustStatus(t, s.admin(http.MethodPost, base, obj("key", "nick", "label", "Spitzname 😀", "type", "text",
+		"pattern", `(?P<word>\p{L}+)`)), http.StatusCreated)
+
+	n := 0
+	hygieneRefused(t, []hygieneField{
+		{field: "username", value: "nina", body: func(v string) any { return registrationUser(v, nil) }},
+		{field: "email", value: "nina@example.test", body: func(v string) any { return registrationUser("nina", obj("email", v)) }},
+		{field: "firstName", value: "Nina", body: func(v string) any { return registrationUser("nina", obj("firstName", v)) }},
+		{field: "lastName", value: "Simone", body: func(v string) any { return registrationUser("nina", obj("lastName", v)) }},
+		{field: "attributes.nick", value: "Nini", body: func(v string) any {
+			return registrationUser("nina", obj("attributes", obj("nick", v)))
+		}},
+	}, func(body any) *testResponse {
+		n++ // an address of its own for each attempt, below the per-address limit
+		return registrationRegister(s, "acme", body.(map[string]any), fmt.Sprintf("198.51.%d.%d", n/250, n%250+1))
+	})
+	r := registrationRegister(s, "acme", registrationUser("jürgen", obj("firstName", "Jürgen", "lastName", "日本",
+		"attributes", obj("nick", "Jü"))), "203.0.113.9")
+	mustStatus(t, r, http.StatusCreated)
+	if u := r.object(t)["user"].(map[string]any); u["username"] != "jürgen" || u["lastName"] != "日本" {
+		t.Fatalf("registered %v", u)
+	}
+}
+
+func TestHygieneAccountProfile(t *testing.T) {
+	e := newAccountEnv(t)
+	tok := e.token("alice", codeflowPassword).AccessToken
+	hygieneRefused(t, []hygieneField{
+		{field: "firstName", value: "Alicia", body: func(v string) any { return obj("firstName", v) }},
+		{field: "lastName", value: "Liddell", body: func(v string) any { return obj("lastName", v) }},
+		{field: "email", value: "alicia@example.test", body: func(v string) any { return obj("email", v) }},
+	}, func(body any) *testResponse { return e.api(http.MethodPost, "/profile", tok, body) })
+	r := e.api(http.MethodPost, "/profile", tok, obj("firstName", "Jürgen", "lastName", "日本"))
+	mustStatus(t, r, http.StatusOK)
+	if got := r.object(t); got["firstName"] != "Jürgen" || got["lastName"] != "日本" {
+		t.Fatalf("profile %v", got)
+	}
+}
+
+func TestHygieneRealmImport(t *testing.T) {
+	s := newTestServer(t)
+	doc := func(change func(d map[string]any)) map[string]any {
+		d := obj("formatVersion", 1, "name", "imp", "displayName", "Imp", "smtpHost", "mail.imp.test",
+			"clientScopes", []any{obj("name", "api", "protocolMappers", []any{obj("name", "tier", "mapperType", mapperHardcoded,
+				"config", obj("claim.name", "tier", "claim.value", "gold"))})},
+			"clients", []any{obj("clientId", "app", "name", "App", "redirectUris", []any{"https://app.imp.test/cb"})},
+			"roles", obj("realm", []any{obj("name", "admin", "description", "Admins")}),
+			"groups", []any{obj("name", "staff")},
+			"users", []any{obj("username", "alice", "firstName", "Alice", "email", "alice@imp.test")})
+		if change != nil {
+			change(d)
+		}
+		return d
+	}
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/import", doc(nil)), http.StatusCreated)
+	mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/imp", nil), http.StatusOK)
+
+	at := func(list string, i int, key string) func(d map[string]any, v string) {
+		return func(d map[string]any, v string) { d[list].([]any)[i].(map[string]any)[key] = v }
+	}
+	top := func(key string) func(d map[string]any, v string) {
+		return func(d map[string]any, v string) { d[key] = v }
+	}
+	var fields []hygieneField
+	for _, f := range []struct {
+		field, value string
+		set          func(d map[string]any, v string)
+		allows       string
+	}{
+		{"name", "imp", top("name"), ""},
+		{"displayName", "Imp", top("displayName"), ""},
+		{"smtpHost", "mail.imp.test", top("smtpHost"), ""},
+		{"clientScopes[0].name", "api", at("clientScopes", 0, "name"), ""},
+		{"clientScopes[0].protocolMappers[0].config.claim.name", "tier", func(d map[string]any, v string) {
+			d["clientScopes"].([]any)[0].(map[string]any)["protocolMappers"].([]any)[0].(map[string]any)["config"].(map[string]any)["claim.name"] = v
+		}, ""},
+		{"clients[0].clientId", "app", at("clients", 0, "clientId"), ""},
+		{"clients[0].name", "App", at("clients", 0, "name"), ""},
+		{"clients[0].redirectUris[0]", "https://app.imp.test/cb", func(d map[string]any, v string) {
+			d["clients"].([]any)[0].(map[string]any)["redirectUris"] = []any{v}
+		}, ""},
+		{"roles.realm[0].name", "admin", func(d map[string]any, v string) {
+			d["roles"].(map[string]any)["realm"].([]any)[0].(map[string]any)["name"] = v
+		}, ""},
+		{"roles.realm[0].description", "Admins", func(d map[string]any, v string) {
+			d["roles"].(map[string]any)["realm"].([]any)[0].(map[string]any)["description"] = v
+		}, "\u200f"},
+		{"groups[0].name", "staff", at("groups", 0, "name"), ""},
+		{"users[0].username", "alice", at("users", 0, "username"), ""},
+		{"users[0].firstName", "Alice", at("users", 0, "firstName"), ""},
+		{"users[0].email", "alice@imp.test", at("users", 0, "email"), ""},
+	} {
+		fields = append(fields, hygieneField{field: f.field, value: f.value, allows: f.allows, body: func(v string) any {
+			return doc(func(d map[string]any) { f.set(d, v) })
+		}})
+	}
+	hygieneRefused(t, fields, func(body any) *testResponse { return s.admin(http.MethodPost, "/admin/realms/import", body) })
+	if names := s.realmNames(); len(names) != 0 {
+		t.Fatalf("refused imports left realms %v", names)
+	}
+}
