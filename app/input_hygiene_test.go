@@ -3,8 +3,13 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // hygieneBadChars are characters no name may hold: C0 and C1 controls, DEL,
@@ -260,9 +265,59 @@ func TestHygieneAdminScopes(t *testing.T) {
 		}},
 	}, func(body any) *testResponse { return s.admin(http.MethodPost, path, body) })
 
+	// Claim names: ASCII letters, digits and _ - : /, dots between nested names.
+	for _, name := range []string{"<b>", "a b", "naïve", "a$b", "a{b}", "a\"b", "${client_id}", "a\\b"} {
+		mustError(t, s.admin(http.MethodPost, path, obj("name", "m", "mapperType", mapperHardcoded,
+			"config", obj("claim.name", name, "claim.value", "x"))), http.StatusBadRequest, "invalid_field", "config.claim.name")
+	}
+	for i, name := range []string{"https://acme\\.test/roles", "urn:acme:tier", "org.dept-name_2"} {
+		mustStatus(t, s.admin(http.MethodPost, path, obj("name", fmt.Sprint("ok", i), "mapperType", mapperHardcoded,
+			"config", obj("claim.name", name, "claim.value", "x"))), http.StatusCreated)
+	}
+	mustStatus(t, s.admin(http.MethodPost, path, obj("name", "client roles", "mapperType", mapperClientRoles,
+		"config", obj("claim.name", "resource_access.${client_id}.roles"))), http.StatusCreated)
 	// A hardcoded value is the admin's text: lines and markup are kept.
 	mustStatus(t, s.admin(http.MethodPost, path, obj("name", "motto", "mapperType", mapperHardcoded,
 		"config", obj("claim.name", "motto", "claim.value", "<b>Line</b>\nTwo"))), http.StatusCreated)
+}
+
+// TestHygieneScopeMarkup: a scope name is an RFC 6749 scope token without
+// the characters HTML gives a meaning, so none can be created or imported,
+// and discovery leaves out any stored before this rule.
+func TestHygieneScopeMarkup(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	script := "<script>alert(1)</script>"
+	for _, name := range []string{script, "a>b", "a&b", "a'b", `a"b`, `a\b`, "a b", "日本"} {
+		mustError(t, s.admin(http.MethodPost, "/admin/realms/acme/client-scopes", obj("name", name)), http.StatusBadRequest, "invalid_field", "name")
+	}
+	id := scopesTestCreate(t, s, obj("name", "api:read"))["id"].(string)
+	mustError(t, s.admin(http.MethodPut, "/admin/realms/acme/client-scopes/"+id, obj("name", script)), http.StatusBadRequest, "invalid_field", "name")
+	mustError(t, s.admin(http.MethodPost, "/admin/realms/import", obj("formatVersion", 1, "name", "imp",
+		"clientScopes", []any{obj("name", script)})), http.StatusBadRequest, "invalid_field", "clientScopes[0].name")
+
+	// A database written before the rule may hold one: it is not published.
+	realm, err := s.store.GetRealm(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopeID := uuid.NewString()
+	if err := s.store.CreateClientScope(t.Context(), &store.ClientScope{ID: scopeID, RealmID: realm.ID, Name: script,
+		Protocol: protocolOIDC, Mappers: []*store.ProtocolMapper{{ID: uuid.NewString(), ScopeID: scopeID, Name: "m",
+			MapperType: mapperHardcoded, Protocol: protocolOIDC, Config: map[string]string{"claim.name": "<img>", "claim.value": "x"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.request(http.MethodGet, "/realms/acme/.well-known/openid-configuration", nil)
+	mustStatus(t, r, http.StatusOK)
+	var disc struct {
+		Scopes []string `json:"scopes_supported"`
+		Claims []string `json:"claims_supported"`
+	}
+	r.decode(t, &disc)
+	if !slices.Contains(disc.Scopes, "api:read") || slices.Contains(disc.Scopes, script) || slices.Contains(disc.Claims, "<img>") ||
+		strings.Contains(string(r.Body), "script") || strings.Contains(string(r.Body), `\u003c`) {
+		t.Fatalf("discovery %s", r.Body)
+	}
 }
 
 func TestHygieneRegistration(t *testing.T) {

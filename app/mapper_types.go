@@ -172,6 +172,10 @@ var reservedClaims = []string{
 	"at_hash", "c_hash", "acr", "amr", "scope", "session_state", "cnf",
 }
 
+// clientIDPlaceholderText in a client roles mapper's claim name stands for
+// the clientId of each client whose roles it maps, as in Keycloak.
+const clientIDPlaceholderText = "${client_id}"
+
 const (
 	maxConfigKey   = 255
 	maxConfigValue = 4096
@@ -215,7 +219,7 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 		return fieldError(field(cfgJSONType), "must be one of %s", strings.Join(jsonTypes, ", "))
 	}
 	if v, ok := cfg[cfgClaimName]; ok {
-		if err := checkClaimName(v); err != nil {
+		if err := checkClaimName(v, mapperType == mapperClientRoles); err != nil {
 			return fieldError(field(cfgClaimName), "%s", err)
 		}
 	}
@@ -246,10 +250,24 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 
 // checkClaimName accepts a claim name whose dot-separated parts ("\."
 // escapes a literal dot) are all non-empty and whose top claim is not one
-// the issuer sets.
-func checkClaimName(name string) error {
+// the issuer sets. Its characters are ASCII letters, digits and _ - : /
+// (so a namespaced claim such as https://acme\.io/roles is possible), and,
+// where a client's roles are mapped, the ${client_id} placeholder.
+func checkClaimName(name string, clientIDPlaceholder bool) error {
 	if utf8.RuneCountInString(name) > maxConfigKey {
 		return fmt.Errorf("must be at most %d characters", maxConfigKey)
+	}
+	bare := name
+	if clientIDPlaceholder {
+		bare = strings.ReplaceAll(name, clientIDPlaceholderText, "")
+	}
+	for i, c := range bare {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("_-:/.", c):
+		case c == '\\' && strings.HasPrefix(bare[i+1:], "."):
+		default:
+			return fmt.Errorf("must be ASCII letters, digits and _ - : / with dots between nested names, not %s", describeRune(c))
+		}
 	}
 	path := splitClaimName(name)
 	if slices.Contains(path, "") {
