@@ -405,12 +405,11 @@ func readWebAuthnRequest(r *http.Request, allowed ...string) (*webauthnRequest, 
 	return &in, nil
 }
 
-// webauthnCredentialName checks a credential's name: trimmed, at most
-// webauthnNameMax characters, no control characters; "" gets the default.
+// webauthnCredentialName checks a credential's name: trimmed, a display
+// name of at most webauthnNameMax characters; "" gets the default.
 func webauthnCredentialName(name string) (string, error) {
 	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
+	if name == "" {
 		return webauthnDefaultName, nil
 	}
 	return name, checkDisplayName("name", name, webauthnNameMax)
