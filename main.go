@@ -63,7 +63,7 @@ Commands:
   version               print the version
   backup FILE           write a consistent copy of the database to FILE
   export --realm NAME   print a realm as JSON [--include-users] [--include-secrets]
-  import FILE           create a realm from an export ("-" reads stdin) [--overwrite]
+  import FILE           create a realm from an export ("-" reads stdin) [--overwrite | --as-copy]
   loadtest              seed a throw-away database, start the server and measure it
 
 Run "idenplane COMMAND -h" for a command's flags.
@@ -429,7 +429,8 @@ func exportRealm(args []string, stdout, stderr io.Writer) error {
 func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs, c := newFlagSet("import", stderr)
 	overwrite := fs.Bool("overwrite", false, "replace an existing realm of the same name")
-	file, err := parseWithArg(fs, args, "usage: idenplane import [--overwrite] FILE")
+	asCopy := fs.Bool("as-copy", false, "give the realm and everything in it new IDs, to import it beside the realm it was exported from")
+	file, err := parseWithArg(fs, args, "usage: idenplane import [--overwrite | --as-copy] FILE")
 	if err != nil {
 		return err
 	}
@@ -450,9 +451,9 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		return err
 	}
 	defer st.Close()
-	realm, err := app.ImportRealm(context.Background(), st, data, *overwrite, time.Now())
+	realm, err := app.ImportRealm(context.Background(), st, data, app.ImportOptions{Overwrite: *overwrite, AsCopy: *asCopy}, time.Now())
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return fmt.Errorf("import: %s", app.ErrorMessage(err))
 	}
 	fmt.Fprintf(stdout, "imported realm %s\n", realm.Name)
 	return nil

@@ -863,6 +863,55 @@ func TestCLIImportFlagAfterFile(t *testing.T) {
 	}
 }
 
+// TestCLIImportRenamedExport: an export whose realm was renamed keeps the
+// realm's id; the import names the realm that holds it, in words, and
+// --as-copy imports it beside that realm.
+func TestCLIImportRenamedExport(t *testing.T) {
+	dir := t.TempDir()
+	env := cliEnv("IDENPLANE_MASTER_KEY=" + cliMasterKey(t))
+	db := filepath.Join(dir, "x.db")
+	const realmID, clientID = "5567eeab-f2ef-46c7-8607-eb571e462228", "0d3c1f4e-6a0b-4b8e-9d51-8f3a2c7e1b90"
+	write := func(name, doc string) string {
+		t.Helper()
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	original := write("acme.json", `{"formatVersion": 1, "id": "`+realmID+`", "name": "acme", "clients": [{"id": "`+clientID+`", "clientId": "app"}]}`)
+	renamed := write("renamed.json", `{"formatVersion": 1, "id": "`+realmID+`", "name": "acme2", "clients": [{"id": "`+clientID+`", "clientId": "app"}]}`)
+	newRealmID := write("new-id.json", `{"formatVersion": 1, "id": "9b2f6c1a-3e4d-4f5a-8b6c-7d8e9f0a1b2c", "name": "acme3", "clients": [{"id": "`+clientID+`", "clientId": "app"}]}`)
+	if res := cliRun(t, dir, env, "", "import", "--db", db, original); res.code != 0 {
+		t.Fatalf("import: code %d, stderr:\n%s", res.code, res.stderr)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{renamed, "realm acme already has id " + realmID},
+		{newRealmID, "another realm has a client with id " + clientID},
+	} {
+		res := cliRun(t, dir, env, "", "import", "--db", db, tc.file)
+		lower := strings.ToLower(res.stderr)
+		if res.code == 0 || !strings.Contains(res.stderr, tc.want) || !strings.Contains(res.stderr, "--as-copy") ||
+			strings.Contains(lower, "constraint") || strings.Contains(lower, "sqlite") || strings.Contains(lower, "sql:") {
+			t.Errorf("import %s: code %d, stderr:\n%s", filepath.Base(tc.file), res.code, res.stderr)
+		}
+	}
+	if res := cliRun(t, dir, env, "", "import", "--db", db, "--as-copy", "--overwrite", renamed); res.code == 0 {
+		t.Errorf("import --as-copy --overwrite succeeded: %s", res.stdout)
+	}
+	for _, file := range []string{renamed, newRealmID} {
+		res := cliRun(t, dir, env, "", "import", "--db", db, "--as-copy", file)
+		if res.code != 0 || !strings.Contains(res.stdout, "imported realm acme") {
+			t.Errorf("import --as-copy %s: code %d, stderr:\n%s", filepath.Base(file), res.code, res.stderr)
+		}
+	}
+	for _, realm := range []string{"acme", "acme2", "acme3"} {
+		if res := cliRun(t, dir, env, "", "export", "--db", db, "--realm", realm); res.code != 0 || !strings.Contains(res.stdout, `"clientId": "app"`) {
+			t.Errorf("export %s: code %d, stdout %s, stderr:\n%s", realm, res.code, res.stdout, res.stderr)
+		}
+	}
+}
+
 // TestCLIMissingKeyFileOnExistingDatabase: a database whose .key file was
 // not restored must not get a fresh master key silently.
 func TestCLIMissingKeyFileOnExistingDatabase(t *testing.T) {

@@ -235,7 +235,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		return nil, false, invalid("email", "account.error.emailRequired")
 	}
 	for _, f := range []struct{ field, value string }{{"firstName", u.FirstName}, {"lastName", u.LastName}} {
-		if checkText(f.field, f.value, 255) != nil {
+		if checkPersonName(f.field, f.value, 255) != nil {
 			return nil, false, invalid(f.field, "account.error.nameInvalid", 255)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -175,7 +174,7 @@ func validateClient(c *store.Client) error {
 	if !clientIDPattern.MatchString(c.ClientID) {
 		return fieldError("clientId", "must be 2 to %d letters, digits, '-', '_' or '.'", maxClientIDLength)
 	}
-	if err := checkText("name", c.Name, 255); err != nil {
+	if err := checkDisplayName("name", c.Name, 255); err != nil {
 		return err
 	}
 	if err := checkText("description", c.Description, 1024); err != nil {
@@ -198,6 +197,9 @@ func validateClient(c *store.Client) error {
 		return fieldError("grantTypes", "a PUBLIC client cannot use %s: it has no secret to authenticate with", grantClientCredentials)
 	}
 	if c.BackchannelLogoutURI != "" {
+		if err := checkURIChars("backchannelLogoutUri", c.BackchannelLogoutURI); err != nil {
+			return err
+		}
 		if !isHTTPURL(c.BackchannelLogoutURI) || strings.Contains(c.BackchannelLogoutURI, "#") {
 			return fieldError("backchannelLogoutUri", "must be an absolute http or https URL without fragment, or empty")
 		}
@@ -240,10 +242,7 @@ func checkURIText(field, s string) error {
 	if len(s) > maxClientURILength {
 		return fieldError(field, "must be at most %d bytes", maxClientURILength)
 	}
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return fieldError(field, "must not contain spaces or control characters")
-	}
-	return nil
+	return checkURIChars(field, s)
 }
 
 // checkRedirectURI accepts an absolute URI without fragment (RFC 6749

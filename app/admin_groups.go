@@ -76,7 +76,7 @@ type groupCreate struct {
 // validateGroup checks and normalizes the fields of a group about to be
 // stored. '/' is refused because it separates the names of a path.
 func validateGroup(g *store.Group) error {
-	if err := checkText("name", g.Name, maxGroupNameLength); err != nil {
+	if err := checkIdentifier("name", g.Name, maxGroupNameLength); err != nil {
 		return err
 	}
 	g.Name = strings.TrimSpace(g.Name)

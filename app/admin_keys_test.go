@@ -214,7 +214,7 @@ func TestAdminKeysImport(t *testing.T) {
 	keysTestMustEqual(t, "overwritten realm's config", r.object(t), map[string]any{"algorithm": "RS256", "rotationDays": 90})
 
 	// An import through the package function, as the CLI does, too.
-	realm, err := ImportRealm(context.Background(), s.store, []byte(`{"formatVersion":1,"name":"cli"}`), false, s.app.now())
+	realm, err := ImportRealm(context.Background(), s.store, []byte(`{"formatVersion":1,"name":"cli"}`), ImportOptions{}, s.app.now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,13 @@ package app
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -426,7 +429,7 @@ func validateRealm(r *store.Realm) error {
 	case slices.Contains(reservedRealmNames, r.Name):
 		return fieldError("name", "%q is reserved", r.Name)
 	}
-	if err := checkText("displayName", r.DisplayName, 255); err != nil {
+	if err := checkDisplayName("displayName", r.DisplayName, 255); err != nil {
 		return err
 	}
 	ranges := []struct {
@@ -455,14 +458,21 @@ func validateRealm(r *store.Realm) error {
 	if err := checkEventTypes(r.EnabledEventTypes); err != nil {
 		return err
 	}
-	if r.SMTPHost != "" && (len(r.SMTPHost) > 253 || strings.ContainsAny(r.SMTPHost, " /:@\t\r\n")) {
-		return fieldError("smtpHost", "must be a host name or IP address")
+	if r.SMTPHost != "" {
+		if err := checkHost("smtpHost", r.SMTPHost); err != nil {
+			return err
+		}
 	}
-	if err := checkText("smtpUser", r.SMTPUser, 255); err != nil {
+	if err := checkSetting("smtpUser", r.SMTPUser, 255); err != nil {
 		return err
 	}
 	if len(r.SMTPPassword) > 1024 {
 		return fieldError("smtpPassword", "must be at most 1024 bytes")
+	}
+	// Any visible character may be in a password, but a control one would
+	// break the SMTP AUTH exchange (PLAIN separates its parts with NUL).
+	if strings.ContainsFunc(r.SMTPPassword, unicode.IsControl) || !utf8.ValidString(r.SMTPPassword) {
+		return fieldError("smtpPassword", "must be valid UTF-8 without control characters")
 	}
 	if r.SMTPFrom != "" {
 		if _, err := normalizeEmail(r.SMTPFrom); err != nil {
@@ -477,6 +487,9 @@ func validateRealm(r *store.Realm) error {
 	}
 	if len(r.EmailProviderConfig) > 50 {
 		return fieldError("emailProviderConfig", "must have at most 50 entries")
+	}
+	if err := checkProviderConfig("emailProviderConfig", r.EmailProviderConfig); err != nil {
+		return err
 	}
 	for _, t := range []struct{ field, name string }{
 		{"themeName", r.ThemeName}, {"loginTheme", r.LoginTheme}, {"accountTheme", r.AccountTheme}, {"emailTheme", r.EmailTheme},
@@ -506,8 +519,8 @@ func validateThemeOverrides(theme map[string]any) error {
 		}
 		switch {
 		case strings.HasSuffix(k, "Url"):
-			if !isHTTPURL(s) {
-				return fieldError(field, "must be an absolute http or https URL")
+			if err := checkHTTPURL(field, s); err != nil {
+				return err
 			}
 		case strings.HasSuffix(k, "Color"):
 			if !colorPattern.MatchString(s) {
@@ -516,6 +529,45 @@ func validateThemeOverrides(theme map[string]any) error {
 		case k == "fontFamily":
 			if !fontPattern.MatchString(s) {
 				return fieldError(field, "must be a font list of letters, digits, spaces, commas, quotes and hyphens")
+			}
+		}
+	}
+	return nil
+}
+
+// maxProviderConfigValue bounds one value of an email provider's settings:
+// room for any API key or token.
+const maxProviderConfigValue = 4096
+
+// checkProviderConfig checks the keys and string values of an email
+// provider's settings, nested ones included: they end up in request URLs
+// and headers, where a control character would split them. A bad key is
+// reported against the object that holds it.
+func checkProviderConfig(field string, cfg map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if err := checkIdentifier(field, k, 255); err != nil {
+			return err
+		}
+		if err := checkProviderValue(field+"."+k, cfg[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkProviderValue(field string, v any) error {
+	switch v := v.(type) {
+	case string:
+		if strings.HasSuffix(field, "Url") && v != "" {
+			return checkHTTPURL(field, v)
+		}
+		return checkSetting(field, v, maxProviderConfigValue)
+	case map[string]any:
+		return checkProviderConfig(field, v)
+	case []any:
+		for i, e := range v {
+			if err := checkProviderValue(fmt.Sprintf("%s[%d]", field, i), e); err != nil {
+				return err
 			}
 		}
 	}

@@ -137,7 +137,7 @@ func validateRole(r *store.Role) error {
 	case r.Name == "." || r.Name == "..":
 		return fieldError("name", "must not be %q", r.Name)
 	}
-	if err := checkText("name", r.Name, maxRoleNameLength); err != nil {
+	if err := checkIdentifier("name", r.Name, maxRoleNameLength); err != nil {
 		return err
 	}
 	return checkText("description", r.Description, maxRoleDescriptionLength)

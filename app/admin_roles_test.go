@@ -173,7 +173,7 @@ func TestRoleCreateInvalid(t *testing.T) {
 		{"name array", with("name", []string{"a"}), nil, 400, "invalid_field", "name"},
 		{"description number", with("description", 1), nil, 400, "invalid_field", "description"},
 		{"description 256 chars", with("description", strings.Repeat("d", 256)), nil, 400, "invalid_field", "description"},
-		{"description control char", with("description", "tab\there"), nil, 400, "invalid_field", "description"},
+		{"description control char", with("description", "bell\ahere"), nil, 400, "invalid_field", "description"},
 		{"unknown field", with("composite", true), nil, 400, "unknown_field", "composite"},
 		{"id", with("id", uuid.NewString()), nil, 400, "unknown_field", "id"},
 		{"wrong case", map[string]any{"Name": "admin"}, nil, 400, "unknown_field", "Name"},

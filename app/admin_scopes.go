@@ -105,18 +105,28 @@ func decodeNested(raw json.RawMessage, prefix string, v any) error {
 	return err
 }
 
-// validateScopeName accepts an OAuth scope token (RFC 6749 §3.3): printable
-// ASCII without space, '"' or '\'.
+// validateScopeName accepts an OAuth scope token (RFC 6749 §3.3: printable
+// ASCII without space, '"' or '\') that is also free of the characters
+// HTML gives a meaning (< > & '): a scope's name is published in discovery
+// and shown on consent pages and in other parties' consoles.
 func validateScopeName(name string) error {
 	if name == "" || len(name) > maxScopeName {
 		return fieldError("name", "must be 1 to %d characters", maxScopeName)
 	}
-	for _, c := range []byte(name) {
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return fieldError("name", "must be an OAuth scope token: printable ASCII without spaces, '\"' or '\\'")
-		}
+	if !isScopeName(name) {
+		return fieldError("name", "must be an OAuth scope token: printable ASCII without spaces, '\"', '\\', '<', '>', '&' or \"'\"")
 	}
 	return nil
+}
+
+// isScopeName says whether name is a scope token this server stores.
+func isScopeName(name string) bool {
+	for _, c := range []byte(name) {
+		if c < 0x21 || c > 0x7e || strings.IndexByte(`"\<>&'`, c) >= 0 {
+			return false
+		}
+	}
+	return name != "" && len(name) <= maxScopeName
 }
 
 func validateScope(c *store.ClientScope) error {
@@ -149,7 +159,7 @@ func mapperConfig(prefix string, raw map[string]any) (map[string]string, error) 
 // validateMapper checks a mapper about to be stored into a scope of
 // scopeProtocol; field names are given under prefix.
 func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error {
-	if err := checkText(prefix+"name", m.Name, maxMapperName); err != nil {
+	if err := checkIdentifier(prefix+"name", m.Name, maxMapperName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(m.Name) == "" {

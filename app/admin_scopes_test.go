@@ -214,10 +214,11 @@ func TestScopesCreate(t *testing.T) {
 	if saml["protocol"] != "saml" {
 		t.Fatalf("saml scope %v", saml)
 	}
-	// Every printable ASCII character but space, '"' and '\' may be in a name.
+	// Every printable ASCII character but space, '"' and '\' (RFC 6749) and
+	// those HTML gives a meaning, < > & ', may be in a name.
 	var all strings.Builder
 	for c := byte(0x21); c <= 0x7e; c++ {
-		if c != '"' && c != '\\' {
+		if !strings.ContainsRune(`"\<>&'`, rune(c)) {
 			all.WriteByte(c)
 		}
 	}

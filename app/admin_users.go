@@ -56,7 +56,7 @@ type userCreate struct {
 
 // validateUser checks and normalizes the fields of a user about to be stored.
 func validateUser(u *store.User) error {
-	if err := checkText("username", u.Username, maxUsernameLength); err != nil {
+	if err := checkIdentifier("username", u.Username, maxUsernameLength); err != nil {
 		return err
 	}
 	u.Username = strings.ToLower(strings.TrimSpace(u.Username))
@@ -73,10 +73,10 @@ func validateUser(u *store.User) error {
 		}
 		u.Email = email
 	}
-	if err := checkText("firstName", u.FirstName, 255); err != nil {
+	if err := checkPersonName("firstName", u.FirstName, 255); err != nil {
 		return err
 	}
-	return checkText("lastName", u.LastName, 255)
+	return checkPersonName("lastName", u.LastName, 255)
 }
 
 func userConflict(err error) error {

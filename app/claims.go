@@ -255,7 +255,7 @@ func mergeLists(a, b []any) []any {
 func clientRolePath(claimName, clientID string) []string {
 	path := splitClaimName(claimName)
 	for i, p := range path {
-		path[i] = strings.ReplaceAll(p, "${client_id}", clientID)
+		path[i] = strings.ReplaceAll(p, clientIDPlaceholderText, clientID)
 	}
 	return path
 }

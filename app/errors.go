@@ -70,6 +70,16 @@ func classify(err error) *apiError {
 	}
 }
 
+// ErrorMessage is err as a command shows it: a fault of the input in the
+// words the API answers with, without the cause behind it (driver text,
+// for one), and anything else whole, for the operator to act on.
+func ErrorMessage(err error) string {
+	if ae := classify(err); ae.Status < http.StatusInternalServerError {
+		return ae.Description
+	}
+	return err.Error()
+}
+
 // writeError answers with the one error shape of the API. Server errors are
 // logged with their cause and answered without it.
 func (a *App) writeError(w http.ResponseWriter, r *http.Request, err error) {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -173,6 +172,10 @@ var reservedClaims = []string{
 	"at_hash", "c_hash", "acr", "amr", "scope", "session_state", "cnf",
 }
 
+// clientIDPlaceholderText in a client roles mapper's claim name stands for
+// the clientId of each client whose roles it maps, as in Keycloak.
+const clientIDPlaceholderText = "${client_id}"
+
 const (
 	maxConfigKey   = 255
 	maxConfigValue = 4096
@@ -188,12 +191,17 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 			return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: field(k),
 				Description: fmt.Sprintf("%s: not a setting of %s; it takes %s", field(k), mapperType, strings.Join(accepted, ", "))}
 		}
-		v := cfg[k]
-		if !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxConfigValue {
-			return fieldError(field(k), "must be valid UTF-8 of at most %d characters", maxConfigValue)
+		// A hardcoded claim's value is text of the admin's; the others
+		// name things (attributes, clients, prefixes) or are switches.
+		kind := settingText
+		switch k {
+		case cfgClaimValue:
+			kind = freeText
+		case cfgUserAttribute:
+			kind = identifierText
 		}
-		if k != cfgClaimValue && strings.IndexFunc(v, unicode.IsControl) >= 0 {
-			return fieldError(field(k), "must not contain control characters")
+		if err := checkChars(field(k), cfg[k], maxConfigValue, kind); err != nil {
+			return err
 		}
 	}
 	for _, k := range spec.required {
@@ -211,7 +219,7 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 		return fieldError(field(cfgJSONType), "must be one of %s", strings.Join(jsonTypes, ", "))
 	}
 	if v, ok := cfg[cfgClaimName]; ok {
-		if err := checkClaimName(v); err != nil {
+		if err := checkClaimName(v, mapperType == mapperClientRoles); err != nil {
 			return fieldError(field(cfgClaimName), "%s", err)
 		}
 	}
@@ -242,10 +250,24 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 
 // checkClaimName accepts a claim name whose dot-separated parts ("\."
 // escapes a literal dot) are all non-empty and whose top claim is not one
-// the issuer sets.
-func checkClaimName(name string) error {
+// the issuer sets. Its characters are ASCII letters, digits and _ - : /
+// (so a namespaced claim such as https://acme\.io/roles is possible), and,
+// where a client's roles are mapped, the ${client_id} placeholder.
+func checkClaimName(name string, clientIDPlaceholder bool) error {
 	if utf8.RuneCountInString(name) > maxConfigKey {
 		return fmt.Errorf("must be at most %d characters", maxConfigKey)
+	}
+	bare := name
+	if clientIDPlaceholder {
+		bare = strings.ReplaceAll(name, clientIDPlaceholderText, "")
+	}
+	for i, c := range bare {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("_-:/.", c):
+		case c == '\\' && strings.HasPrefix(bare[i+1:], "."):
+		default:
+			return fmt.Errorf("must be ASCII letters, digits and _ - : / with dots between nested names, not %s", describeRune(c))
+		}
 	}
 	path := splitClaimName(name)
 	if slices.Contains(path, "") {

@@ -182,9 +182,15 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 	scopeNames := make([]string, 0, len(scopes))
 	claims := []string{"iss", "sub", "aud", "exp", "iat", "jti", "azp", "scope", "sid", "auth_time", "nonce", "acr", "amr", "at_hash"}
 	for _, sc := range scopes {
+		// A name stored before names were checked as they are now stays
+		// usable, but is not published.
+		if !isScopeName(sc.Name) {
+			continue
+		}
 		scopeNames = append(scopeNames, sc.Name)
 		for _, m := range sc.Mappers {
-			if name := m.Config["claim.name"]; name != "" && !strings.Contains(name, ".") {
+			name := m.Config[cfgClaimName]
+			if name != "" && !strings.Contains(name, ".") && checkClaimName(name, false) == nil {
 				claims = append(claims, name)
 			}
 		}

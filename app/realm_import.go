@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -100,11 +101,31 @@ type realmImport struct {
 	Users        []userImport   `json:"users"`
 }
 
+// ImportOptions say how an import treats what is already there.
+type ImportOptions struct {
+	// Overwrite replaces an existing realm of the same name, whole.
+	Overwrite bool
+	// AsCopy gives the realm and every resource in it new IDs, as a file
+	// without a realm id gets, so an export can sit beside the realm it
+	// was made from under another name.
+	AsCopy bool
+}
+
+// copyHint is how a conflict of kept IDs says what to do instead.
+const copyHint = "import it as a copy (asCopy=true, or --as-copy) to give the realm and everything in it new IDs"
+
 // ImportRealm creates a realm, with its resources, from the realm JSON
 // format. It validates everything before it writes anything, and writes it
 // all in one transaction. An existing realm of that name is a conflict
-// unless overwrite is set, when the import replaces it whole.
-func ImportRealm(ctx context.Context, st *store.Store, data []byte, overwrite bool, now time.Time) (*store.Realm, error) {
+// unless opts.Overwrite is set, when the import replaces it whole; an
+// existing realm of another name with the file's realm id is a conflict
+// unless opts.AsCopy is set.
+func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportOptions, now time.Time) (*store.Realm, error) {
+	if opts.AsCopy && opts.Overwrite {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: "asCopy",
+			Description: "asCopy: cannot be combined with overwrite: a copy has new IDs, so it would keep none of the " +
+				"secrets and second factors of the realm it replaces"}
+	}
 	var in realmImport
 	if err := strictUnmarshal(data, &in); err != nil {
 		return nil, err
@@ -118,7 +139,7 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, overwrite bo
 		return nil, fieldError("name", "is required")
 	}
 	p := &importPlan{now: now.UnixMilli(), realmRoles: map[string]string{}, clientRoles: map[string]map[string]string{},
-		clients: map[string]*store.Client{}, groupIDs: map[string]string{}}
+		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil}
 	if err := p.build(&in); err != nil {
 		return nil, err
 	}
@@ -129,8 +150,11 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, overwrite bo
 			existing = nil
 		case err != nil:
 			return err
-		case !overwrite:
+		case !opts.Overwrite:
 			return errorf(http.StatusConflict, "conflict", "realm %s already exists; import with overwrite to replace it", p.realm.Name)
+		}
+		if err := p.realmIDFree(ctx, tx, existing); err != nil {
+			return err
 		}
 		restoreRedacted(p.realm, existing)
 		if err := validateRealm(p.realm); err != nil {
@@ -167,16 +191,39 @@ func restoreRedacted(realm, existing *store.Realm) {
 	}
 }
 
+// realmIDFree refuses a kept realm id that a realm other than the one
+// being overwritten holds: the file is an export of that realm, renamed.
+func (p *importPlan) realmIDFree(ctx context.Context, tx *store.Store, overwritten *store.Realm) error {
+	if p.copy || (overwritten != nil && overwritten.ID == p.realm.ID) {
+		return nil
+	}
+	holder, err := tx.GetRealmByID(ctx, p.realm.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "id",
+		Description: fmt.Sprintf("id: realm %s already has id %s, so this file is an export of realm %s under another name; %s",
+			holder.Name, p.realm.ID, holder.Name, copyHint)}
+}
+
 func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
-	overwrite, err := boolParam(r.URL.Query().Get("overwrite"), "overwrite")
-	if err != nil {
+	q := r.URL.Query()
+	var opts ImportOptions
+	var err error
+	if opts.Overwrite, err = boolParam(q.Get("overwrite"), "overwrite"); err != nil {
+		return err
+	}
+	if opts.AsCopy, err = boolParam(q.Get("asCopy"), "asCopy"); err != nil {
 		return err
 	}
 	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	realm, err := ImportRealm(r.Context(), a.store, body, overwrite, a.now())
+	realm, err := ImportRealm(r.Context(), a.store, body, opts, a.now())
 	if err != nil {
 		return err
 	}

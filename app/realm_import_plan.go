@@ -31,8 +31,9 @@ type importPlan struct {
 	composites  []composite
 	groups      []*store.Group    // parents first
 	groupIDs    map[string]string // group ID in the file -> ID it gets
-	// copy: the file has no realm id, so every resource gets a fresh ID and
-	// the realm can sit beside the one it was exported from.
+	// copy: the file has no realm id, or the import was asked to be a
+	// copy, so every resource gets a fresh ID and the realm can sit beside
+	// the one it was exported from.
 	copy        bool
 	users       []*store.User // people and service accounts
 	userFields  []string      // each user's place in the file, for errors
@@ -94,7 +95,6 @@ func (p *importPlan) build(in *realmImport) error {
 	if realm.ID, err = p.id(in.ID, "id"); err != nil {
 		return err
 	}
-	p.copy = in.ID == nil
 	realm.CreatedAt = p.timestamp(in.CreatedTimestamp)
 	p.realm = &realm
 	for _, step := range []func(*realmImport) error{p.buildScopes, p.buildClients, p.buildRoles, p.buildGroups, p.buildUsers} {
@@ -449,7 +449,7 @@ func (p *importPlan) keepSecrets(ctx context.Context, tx *store.Store, existing 
 func idConflict(err error, field, what string) error {
 	if errors.Is(err, store.ErrConflict) {
 		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: field,
-			Description: fmt.Sprintf("%s: %s", field, what), Cause: err}
+			Description: fmt.Sprintf("%s: %s; %s", field, what, copyHint), Cause: err}
 	}
 	return err
 }

@@ -94,7 +94,7 @@ func TestRegisterPage(t *testing.T) {
 		t.Fatalf("bad form: status %d", p.status)
 	}
 	for field, message := range map[string]string{
-		"username":   "Use at least 2 characters, without spaces.",
+		"username":   "Use at least 2 characters, without spaces, angle brackets or invisible characters.",
 		"email":      "Enter a valid email address.",
 		"password":   "The password needs at least 8 characters.",
 		"confirm":    "The passwords do not match.",

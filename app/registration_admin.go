@@ -76,7 +76,7 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 	case !slices.Contains(registrationTypes, *body.Type):
 		return fieldError("type", "must be one of text, email, tel, number, date, checkbox, select")
 	}
-	if err := checkText("label", *body.Label, 255); err != nil {
+	if err := checkDisplayName("label", *body.Label, 255); err != nil {
 		return err
 	}
 	f.Key, f.Label, f.Type = *body.Key, *body.Label, *body.Type
@@ -85,8 +85,8 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 	set(&f.Pattern, body.Pattern)
 	set(&f.Enabled, body.Enabled)
 	set(&f.Position, body.Order)
-	if len([]rune(f.Pattern)) > maxFieldPatternChars {
-		return fieldError("pattern", "must be at most %d characters", maxFieldPatternChars)
+	if err := checkSetting("pattern", f.Pattern, maxFieldPatternChars); err != nil {
+		return err
 	}
 	if f.Pattern != "" {
 		if _, err := compileFieldPattern(f.Pattern); err != nil {
@@ -105,6 +105,9 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 	for i, o := range body.Options {
 		if o == "" || len([]rune(o)) > 255 {
 			return fieldError("options", "must be 1 to 255 characters each")
+		}
+		if err := checkDisplayName("options", o, 255); err != nil {
+			return err
 		}
 		if slices.Contains(body.Options[:i], o) {
 			return fieldError("options", "must not repeat %q", o)

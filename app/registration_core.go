@@ -177,7 +177,7 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 		}
 	}
 	for _, f := range []struct{ name, value string }{{"firstName", reg.FirstName}, {"lastName", reg.LastName}} {
-		if err := checkText(f.name, f.value, 255); err != nil {
+		if err := checkPersonName(f.name, f.value, 255); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.name", err: asAPIError(err)})
 		}
 	}
@@ -242,6 +242,10 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 		}
 		if utf8.RuneCountInString(v) > maxAttributeValueChars {
 			problems = append(problems, problem("register.error.tooLong", name, "must be at most %d characters", maxAttributeValueChars))
+			continue
+		}
+		if err := checkDisplayName(name, v, maxAttributeValueChars); err != nil {
+			problems = append(problems, fieldProblem{key: "register.error.format", err: asAPIError(err)})
 			continue
 		}
 		if p, ok := checkFieldValue(f, name, v); !ok {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -8,24 +9,165 @@ import (
 	"unicode/utf8"
 )
 
-// checkText accepts printable text of at most max characters.
-func checkText(field, s string, max int) error {
+// textKind says which characters a stored string may hold. Every name and
+// every setting the API stores goes through checkChars with one of them;
+// docs/decisions.md ("Characters in names") gives the reasons.
+type textKind int
+
+const (
+	// identifierText names something that is looked up, compared or put
+	// in tokens and URLs: usernames, roles, groups, mapper names, attribute
+	// keys. Only visible characters and the plain space (U+0020), and no
+	// markup ('<', '>').
+	identifierText textKind = iota
+	// displayText is a name people read: a client's or a realm's display
+	// name, a label. As identifierText, plus markup (it is escaped where it
+	// is shown), other spaces, and the zero-width joiners (U+200C, U+200D)
+	// and variation selectors that emoji and some scripts need, when they
+	// sit between visible characters.
+	displayText
+	// personNameText is a person's first or last name: displayText without
+	// markup, as Keycloak's person-name rule has it. These names go into ID
+	// tokens, and from there into pages of applications that may not
+	// escape them.
+	personNameText
+	// settingText is a value the server uses rather than shows: a URL, a
+	// host, an API key, a pattern. As identifierText, but '<' and '>' are
+	// allowed: a regular expression's named group needs them.
+	settingText
+	// freeText is a description: displayText plus tab, line feed, carriage
+	// return, and the bidi marks (U+200E, U+200F, U+061C) that
+	// mixed-direction prose needs. Bidi overrides, embeddings and isolates
+	// are refused here too: they reorder what a reader sees.
+	freeText
+)
+
+// checkIdentifier accepts an identifier of at most max characters.
+func checkIdentifier(field, s string, max int) error {
+	return checkChars(field, s, max, identifierText)
+}
+
+// checkDisplayName accepts a display name of at most max characters.
+func checkDisplayName(field, s string, max int) error { return checkChars(field, s, max, displayText) }
+
+// checkPersonName accepts a first or last name of at most max characters.
+func checkPersonName(field, s string, max int) error {
+	return checkChars(field, s, max, personNameText)
+}
+
+// checkSetting accepts a setting's value of at most max characters.
+func checkSetting(field, s string, max int) error { return checkChars(field, s, max, settingText) }
+
+// checkText accepts free text (a description) of at most max characters.
+func checkText(field, s string, max int) error { return checkChars(field, s, max, freeText) }
+
+// checkChars is the one check of the characters of a stored string: valid
+// UTF-8, at most max characters, none that kind refuses. The error names
+// the field and the first character refused, by code point.
+func checkChars(field, s string, max int, kind textKind) error {
 	if !utf8.ValidString(s) {
 		return fieldError(field, "must be valid UTF-8")
 	}
 	if utf8.RuneCountInString(s) > max {
 		return fieldError(field, "must be at most %d characters", max)
 	}
-	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return fieldError(field, "must not contain control characters")
+	if i, why := refusedChar(s, kind); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return fieldError(field, "must not contain %s (%s)", why, describeRune(r))
 	}
 	return nil
+}
+
+// refusedChar finds the first character of s that kind refuses: its byte
+// offset and what kind of character it is, or -1.
+func refusedChar(s string, kind textKind) (int, string) {
+	prev := rune(-1)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if why := refusedRune(r, prev, s[i+n:], kind); why != "" {
+			return i, why
+		}
+		prev = r
+		i += n
+	}
+	return -1, ""
+}
+
+// refusedRune says why r, after prev (-1 at the start) and before rest,
+// may not appear in text of kind, or "" when it may.
+func refusedRune(r, prev rune, rest string, kind textKind) string {
+	if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f { // printable ASCII, the common case
+		if (r == '<' || r == '>') && (kind == identifierText || kind == personNameText) {
+			return "markup characters"
+		}
+		return ""
+	}
+	switch {
+	case kind == freeText && (r == '\t' || r == '\n' || r == '\r'):
+		return ""
+	case unicode.IsControl(r):
+		return "control characters"
+	case isBidiControl(r):
+		return "bidirectional override, embedding or isolate characters"
+	case isBidiMark(r):
+		if kind == freeText {
+			return ""
+		}
+		return "bidirectional marks"
+	case r == '\u200c' || r == '\u200d': // zero-width non-joiner and joiner
+		next, _ := utf8.DecodeRuneInString(rest)
+		if kind != identifierText && kind != settingText && isVisible(prev) && isVisible(next) {
+			return ""
+		}
+		return "invisible characters"
+	case unicode.Is(unicode.Variation_Selector, r):
+		if kind != identifierText && kind != settingText && isVisible(prev) {
+			return ""
+		}
+		return "invisible characters"
+	case unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point):
+		return "invisible characters"
+	case unicode.In(r, unicode.Zl, unicode.Zp):
+		return "line or paragraph separators"
+	case unicode.Is(unicode.Co, r):
+		return "private-use characters"
+	case isNoncharacter(r):
+		return "noncharacters"
+	case (kind == identifierText || kind == settingText) && unicode.IsSpace(r):
+		return "spaces other than U+0020"
+	}
+	return ""
+}
+
+// isBidiControl is a character that overrides, embeds or isolates a run of
+// text's direction (U+202A–U+202E, U+2066–U+2069): what Trojan Source
+// (CVE-2021-42574) uses to show text in an order other than its own.
+func isBidiControl(r rune) bool {
+	return (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// isBidiMark is an invisible strong-direction mark: LRM, RLM, ALM.
+func isBidiMark(r rune) bool { return r == '\u200e' || r == '\u200f' || r == '\u061c' }
+
+// isNoncharacter is one of the 66 code points Unicode never assigns.
+func isNoncharacter(r rune) bool { return (r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe }
+
+// isVisible is a character with a glyph of its own: what a joiner or a
+// variation selector may follow (a letter, an emoji, a skin tone, the
+// variation selector of an emoji) or precede.
+func isVisible(r rune) bool {
+	return r > ' ' && r != utf8.RuneError &&
+		(unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsNumber(r) || unicode.IsSymbol(r) || unicode.IsPunct(r))
 }
 
 // normalizeEmail accepts a bare address (no display name) and lowercases it.
 func normalizeEmail(s string) (string, error) {
 	addr, err := mail.ParseAddress(s)
 	if err != nil || addr.Address != s || addr.Name != "" || len(s) > 254 {
+		return "", errInvalidEmail
+	}
+	// net/mail takes any non-ASCII rune in an address, invisible or not.
+	if i, _ := refusedChar(s, settingText); i >= 0 {
 		return "", errInvalidEmail
 	}
 	return strings.ToLower(s), nil
@@ -36,4 +178,59 @@ var errInvalidEmail = fieldError("email", "must be an email address")
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && len(s) <= 2048
+}
+
+// checkHTTPURL accepts an absolute http or https URL of visible characters.
+func checkHTTPURL(field, s string) error {
+	if err := checkURIChars(field, s); err != nil {
+		return err
+	}
+	if !isHTTPURL(s) {
+		return fieldError(field, "must be an absolute http or https URL")
+	}
+	return nil
+}
+
+// checkURIChars refuses what no URI we store may hold: the control and
+// invisible characters refused in settings, and the space, '"', '<' and
+// '>' that RFC 3986 leaves out of URIs. Non-ASCII letters stay allowed
+// (IRIs); url.Parse percent-encodes them.
+func checkURIChars(field, s string) error {
+	if err := checkChars(field, s, maxURILength, settingText); err != nil {
+		return err
+	}
+	if strings.ContainsAny(s, ` "<>`) {
+		return fieldError(field, `must not contain spaces, '"', '<' or '>': percent-encode them`)
+	}
+	return nil
+}
+
+const maxURILength = 2048
+
+// checkHost accepts a host name or IPv4 address, as an SMTP server is
+// named: DNS labels of letters, digits, '-' and '_', at most 63 characters
+// each and 253 in all. A name in another script is given in its xn-- form.
+func checkHost(field, s string) error {
+	if err := checkChars(field, s, 253, settingText); err != nil {
+		return err
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		ok := label != "" && len(label) <= 63 && label[0] != '-' && label[len(label)-1] != '-'
+		for _, c := range []byte(label) {
+			ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_')
+		}
+		if !ok {
+			return fieldError(field, "must be a host name or IPv4 address: letters, digits, '-' and '_' in dot-separated labels")
+		}
+	}
+	return nil
+}
+
+// describeRune names a character for a message: '<', or U+202E for one
+// that shows as nothing.
+func describeRune(r rune) string {
+	if r > ' ' && r < utf8.RuneSelf && r != 0x7f {
+		return fmt.Sprintf("%q", r)
+	}
+	return fmt.Sprintf("U+%04X", r)
 }

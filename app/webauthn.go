@@ -15,8 +15,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -407,19 +405,14 @@ func readWebAuthnRequest(r *http.Request, allowed ...string) (*webauthnRequest, 
 	return &in, nil
 }
 
-// webauthnCredentialName checks a credential's name: trimmed, at most
-// webauthnNameMax characters, no control characters; "" gets the default.
+// webauthnCredentialName checks a credential's name: trimmed, a display
+// name of at most webauthnNameMax characters; "" gets the default.
 func webauthnCredentialName(name string) (string, error) {
 	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
+	if name == "" {
 		return webauthnDefaultName, nil
-	case !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
-		return "", fieldError("name", "must be text without control characters")
-	case utf8.RuneCountInString(name) > webauthnNameMax:
-		return "", fieldError("name", "must be at most %d characters", webauthnNameMax)
 	}
-	return name, nil
+	return name, checkDisplayName("name", name, webauthnNameMax)
 }
 
 // webauthnRegisterOptions begins a registration for the authenticated

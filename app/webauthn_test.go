@@ -254,6 +254,12 @@ func TestWebAuthnRegisterRefusals(t *testing.T) {
 		{"a control character", func(id string, cred json.RawMessage) map[string]any {
 			return map[string]any{"ceremonyId": id, "credential": cred, "name": "key\x07"}
 		}, http.StatusBadRequest, "invalid_field", "name"},
+		{"a bidi override", func(id string, cred json.RawMessage) map[string]any {
+			return map[string]any{"ceremonyId": id, "credential": cred, "name": "key\u202eyek"}
+		}, http.StatusBadRequest, "invalid_field", "name"},
+		{"a zero-width space", func(id string, cred json.RawMessage) map[string]any {
+			return map[string]any{"ceremonyId": id, "credential": cred, "name": "ke\u200by"}
+		}, http.StatusBadRequest, "invalid_field", "name"},
 		{"no credential", func(id string, _ json.RawMessage) map[string]any {
 			return map[string]any{"ceremonyId": id}
 		}, http.StatusBadRequest, "invalid_field", "credential"},

@@ -166,6 +166,15 @@ func (s *Store) GetRealm(ctx context.Context, name string) (*Realm, error) {
 	return r, nil
 }
 
+// GetRealmByID finds a realm by its ID.
+func (s *Store) GetRealmByID(ctx context.Context, id string) (*Realm, error) {
+	r, err := s.scanRealm(s.r.QueryRowContext(ctx, "SELECT "+realmColumns+" FROM realms WHERE id = $1", id))
+	if err != nil {
+		return nil, fmt.Errorf("realm with id %s: %w", id, err)
+	}
+	return r, nil
+}
+
 // ListRealms returns every realm, oldest first.
 func (s *Store) ListRealms(ctx context.Context) ([]*Realm, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+realmColumns+" FROM realms ORDER BY position")
