@@ -2,6 +2,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -49,41 +50,87 @@ func defaultMemoryLimit() int64 {
 var version = "dev"
 
 func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "idenplane:", err)
 		os.Exit(1)
 	}
 }
 
-const usage = `Usage: idenplane [command] [flags]
+// errUsage: the command line could not be understood. What was wrong, and
+// the usage, are already on stderr; the exit status is 2, as the flag
+// package's own is.
+var errUsage = errors.New("usage error")
 
-Commands:
-  serve                 run the server (the default)
-  routes                print every route as "METHOD PATH"
-  version               print the version
-  backup FILE           write a consistent copy of the database to FILE
-  export --realm NAME   print a realm as JSON [--include-users] [--include-secrets]
-  import FILE           create a realm from an export ("-" reads stdin) [--overwrite]
-  loadtest              seed a throw-away database, start the server and measure it
+// commandInfo is one command: its arguments and what it does, for the
+// usage texts.
+type commandInfo struct{ name, args, about string }
 
-Run "idenplane COMMAND -h" for a command's flags.
-`
+func commandList() []commandInfo {
+	return []commandInfo{
+		{"serve", "[flags]", "run the server (the command when none is given)"},
+		{"routes", "[flags]", `print every route as "METHOD PATH"`},
+		{"version", "", "print the version (also --version)"},
+		{"backup", "[flags] FILE", "write a consistent copy of the database to FILE; safe while the server runs"},
+		{"export", "--realm NAME [flags]", "print a realm as JSON"},
+		{"import", "[flags] FILE", `create a realm from an export ("-" reads stdin)`},
+		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
+		{"help", "[COMMAND]", "print this, or a command's flags"},
+	}
+}
+
+func findCommand(name string) (commandInfo, bool) {
+	for _, c := range commandList() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return commandInfo{}, false
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "Usage: idenplane [command] [flags]\n\nCommands:\n")
+	for _, c := range commandList() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.about)
+	}
+	fmt.Fprint(w, "\nRun \"idenplane COMMAND -h\" for a command's flags.\n")
+}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			cmd, args = "help", args[1:]
+		case "-version", "--version":
+			cmd, args = "version", args[1:]
+		default:
+			if !strings.HasPrefix(args[0], "-") {
+				cmd, args = args[0], args[1:]
+			}
+		}
 	}
+	err := runCommand(cmd, args, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the help asked for is printed
+	}
+	return err
+}
+
+func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return serve(args, stdout, stderr)
 	case "routes":
 		return printRoutes(args, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "idenplane", version)
-		return nil
+		return printVersion(args, stdout, stderr)
 	case "backup":
-		return backup(args, stderr)
+		return backup(args, stdout, stderr)
 	case "export":
 		return exportRealm(args, stdout, stderr)
 	case "import":
@@ -91,11 +138,79 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case "loadtest":
 		return loadTest(args, stdout, stderr)
 	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+			printUsage(stdout)
+			return nil
+		}
+		if _, ok := findCommand(args[0]); ok && len(args) == 1 {
+			return runCommand(args[0], []string{"-h"}, stdin, stdout, stderr)
+		}
+		cmd = strings.Join(args, " ")
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	fmt.Fprintf(stderr, "idenplane: unknown command %q\n\n", cmd)
+	printUsage(stderr)
+	return errUsage
+}
+
+// parseFlags parses a command's flags. Help asked for (-h, --help) goes to
+// stdout and ends the command with flag.ErrHelp, which run turns into
+// exit status 0; a mistake goes to stderr with the usage, as errUsage.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	fs.Usage = func() { printCommandUsage(fs) }
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = stdout.Write(out.Bytes())
+		return flag.ErrHelp
+	case err != nil:
+		_, _ = stderr.Write(out.Bytes())
+		return errUsage
+	}
+	return nil
+}
+
+// printCommandUsage writes a command's synopsis, purpose and flags to the
+// flag set's output.
+func printCommandUsage(fs *flag.FlagSet) {
+	c, _ := findCommand(fs.Name())
+	w := fs.Output()
+	fmt.Fprintf(w, "Usage: idenplane %s\n\n%s.\n", strings.TrimSpace(c.name+" "+c.args), strings.ToUpper(c.about[:1])+c.about[1:])
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+}
+
+// usageFailure reports a command line that parsed but makes no sense.
+func usageFailure(fs *flag.FlagSet, stderr io.Writer, format string, args ...any) error {
+	fmt.Fprintf(stderr, "idenplane %s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.SetOutput(stderr)
+	printCommandUsage(fs)
+	return errUsage
+}
+
+// parseNoArgs parses the flags of a command that takes no other arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageFailure(fs, stderr, "unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func printVersion(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "idenplane", version)
+	return nil
 }
 
 // config is every setting, each a flag with an environment twin.
@@ -274,7 +389,7 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 
 func serve(args []string, stdout, stderr io.Writer) error {
 	fs, c := serveFlags("serve", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if err := c.validate(true); err != nil {
@@ -329,9 +444,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 func printRoutes(args []string, stdout, stderr io.Writer) error {
 	fs, c := serveFlags("routes", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
+	// The OpenID Connect library logs every route it registers through the
+	// default logger: the output is the routes alone.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	// A throw-away database: listing routes touches no real data.
 	dir, err := os.MkdirTemp("", "idenplane-routes")
 	if err != nil {
@@ -358,26 +476,26 @@ func printRoutes(args []string, stdout, stderr io.Writer) error {
 }
 
 // parseWithArg parses flags given before or after the one positional argument.
-func parseWithArg(fs *flag.FlagSet, args []string, usage string) (string, error) {
-	if err := fs.Parse(args); err != nil {
+func parseWithArg(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, error) {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return "", err
 	}
 	if fs.NArg() == 0 {
-		return "", errors.New(usage)
+		return "", usageFailure(fs, stderr, "FILE is missing")
 	}
 	arg := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
+	if err := parseFlags(fs, fs.Args()[1:], stdout, stderr); err != nil {
 		return "", err
 	}
 	if fs.NArg() != 0 {
-		return "", errors.New(usage)
+		return "", usageFailure(fs, stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	return arg, nil
 }
 
-func backup(args []string, stderr io.Writer) error {
+func backup(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlagSet("backup", stderr)
-	target, err := parseWithArg(fs, args, "usage: idenplane backup [--db FILE] TARGET")
+	target, err := parseWithArg(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -404,11 +522,11 @@ func exportRealm(args []string, stdout, stderr io.Writer) error {
 	realm := fs.String("realm", "", "realm to export")
 	users := fs.Bool("include-users", false, "include the realm's users")
 	secrets := fs.Bool("include-secrets", false, "include secrets: SMTP password, provider keys, password hashes")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if *realm == "" {
-		return errors.New("export: --realm is required")
+		return usageFailure(fs, stderr, "--realm is required")
 	}
 	if err := c.validate(false); err != nil {
 		return err
@@ -429,7 +547,7 @@ func exportRealm(args []string, stdout, stderr io.Writer) error {
 func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs, c := newFlagSet("import", stderr)
 	overwrite := fs.Bool("overwrite", false, "replace an existing realm of the same name")
-	file, err := parseWithArg(fs, args, "usage: idenplane import [--overwrite] FILE")
+	file, err := parseWithArg(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -472,11 +590,8 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	inProcess := fs.Bool("in-process", false, "run the server in this process instead of as a child (RSS and CPU then include the load generator)")
 	profile := fs.String("profile", "", "write a CPU profile per scenario into this directory (runs the server in-process)")
 	dir := fs.String("dir", "", "directory for the database (default: a temporary one, removed afterwards)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return errors.New("loadtest takes no arguments")
 	}
 	cfg := app.LoadTestConfig{Schema: schema, Version: version, Duration: *duration, Concurrency: *concurrency,
 		Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut, NoEvents: *noEvents, ProfileDir: *profile,

@@ -450,8 +450,8 @@ func TestCLIVersion(t *testing.T) {
 func TestCLIRoutes(t *testing.T) {
 	dir := t.TempDir()
 	res := cliRun(t, dir, cliEnv(), "", "routes")
-	if res.code != 0 {
-		t.Fatalf("code %d, stderr:\n%s", res.code, res.stderr)
+	if res.code != 0 || res.stderr != "" {
+		t.Fatalf("code %d, want 0 and nothing on stderr; stderr:\n%s", res.code, res.stderr)
 	}
 	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
 	if !slices.IsSorted(lines) {
