@@ -334,6 +334,11 @@ func createKeyFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create master key file: %w", err)
 	}
+	// 0600 exactly, whatever the umask took away.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create master key file: %w", err)
+	}
 	if _, err := fmt.Fprintln(f, hex.EncodeToString(k)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("write master key file: %w", err)
@@ -428,18 +433,30 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version)
-	go a.RunJobs(ctx)
+	jobsDone := make(chan struct{})
+	go func() {
+		a.RunJobs(ctx)
+		close(jobsDone)
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
+		log.Info("shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		serveErr = srv.Shutdown(shutdownCtx)
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	stop() // ends the jobs too when the server stopped on its own
+	<-jobsDone
+	// With no more writes coming, empty the WAL into the database file:
+	// the file alone is then the whole database, to copy or move.
+	if err := st.Checkpoint(context.Background()); err != nil {
+		log.Warn("the database file is not complete without its -wal file", "db", c.db, "err", err)
+	}
+	return serveErr
 }
 
 func printRoutes(args []string, stdout, stderr io.Writer) error {

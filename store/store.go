@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"time"
 
@@ -58,6 +59,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	aead, err := newAEAD(cfg.MasterKey)
 	if err != nil {
 		return nil, err
+	}
+	if err := createPrivateFile(cfg.Path); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
 	}
 	writer, err := sql.Open("sqlite", dsn(cfg.Path, false))
 	if err != nil {
@@ -121,6 +125,23 @@ func (s *Store) Close() error {
 	return errors.Join(s.readerDB.Close(), s.writerDB.Close())
 }
 
+// Checkpoint moves every committed write from the WAL into the database
+// file and empties the WAL, so that the file alone is the whole database.
+// SQLite does this itself when the last connection to the file closes,
+// but not while another process (a backup, a monitoring tool) still has
+// it open. It waits, up to the busy timeout, for other processes' readers.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	var busy, logFrames, checkpointed int
+	err := s.writerDB.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
+	}
+	return nil
+}
+
 // Tx runs fn with a Store whose every method uses one write transaction,
 // committed if fn returns nil and rolled back otherwise.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
@@ -165,9 +186,18 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Backup writes a consistent copy of the database to path, which must not
-// exist. It runs beside a live server: readers never block the writer.
+// exist, readable by its owner only. It runs beside a live server: readers
+// never block the writer.
 func (s *Store) Backup(ctx context.Context, path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("backup target %s already exists", path)
+	}
+	// VACUUM INTO writes into an empty file it finds, keeping its mode.
+	if err := createPrivateFile(path); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	if _, err := s.writerDB.ExecContext(ctx, "VACUUM INTO $1", path); err != nil {
+		os.Remove(path)
 		return fmt.Errorf("backup to %s: %w", path, err)
 	}
 	return nil
