@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var cliCommands = []string{"serve", "routes", "version", "backup", "export", "import", "loadtest", "help"}
+var cliCommands = []string{"serve", "routes", "version", "backup", "restore", "export", "import", "loadtest", "help"}
 
 // TestCLIHelp: help asked for goes to stdout with exit status 0; a command
 // line that makes no sense gets the usage on stderr and exit status 2.
@@ -40,7 +40,8 @@ func TestCLIHelp(t *testing.T) {
 		"serve":    {"-addr", "-base-url", "-db", "-log-format"},
 		"routes":   {"-addr", "-base-url", "-db"},
 		"version":  nil,
-		"backup":   {"-db"},
+		"backup":   {"-db", "-passphrase-file", "-without-key"},
+		"restore":  {"-db", "-passphrase-file", "-force"},
 		"export":   {"-db", "-realm", "-include-users", "-include-secrets"},
 		"import":   {"-db", "-overwrite"},
 		"loadtest": {"-duration", "-concurrency", "-scenarios", "-dir"},
@@ -84,7 +85,8 @@ func TestCLIHelp(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"help for an unknown command", []string{"help", "frobnicate"}, `unknown command "frobnicate"`},
-		{"backup without a file", []string{"backup"}, "FILE is missing"},
+		{"backup without a file", []string{"backup", "--without-key"}, "FILE is missing"},
+		{"restore without a file", []string{"restore"}, "FILE is missing"},
 		{"import with two files", []string{"import", "a.json", "b.json"}, `unexpected argument "b.json"`},
 		{"routes with an argument", []string{"routes", "extra"}, `unexpected argument "extra"`},
 		{"serve with an argument", []string{"serve", "extra"}, `unexpected argument "extra"`},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // privateFileMode is the mode of every file that holds data: the database,
@@ -29,4 +30,49 @@ func createPrivateFile(path string) error {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// createPrivateTemp makes an empty file with privateFileMode beside path,
+// for writing what is renamed to path once complete.
+func createPrivateTemp(path, purpose string) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"."+purpose+"-*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	err = errors.Join(f.Chmod(privateFileMode), f.Close())
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// syncFile flushes a file's contents to disk.
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// syncDir flushes a directory, so that a rename in it survives a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// removeSidecars removes a database's -wal and -shm files.
+func removeSidecars(path string) error {
+	var errs []error
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +26,7 @@ func TestPrivateFiles(t *testing.T) {
 	s := storeTestOpen(t, path, storeTestKey)
 	sessionsTestFixture(t, s)
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := s.Backup(context.Background(), backup); err != nil {
+	if err := s.Backup(context.Background(), backup, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{path, path + "-wal", path + "-shm", backup} {
@@ -67,5 +68,50 @@ func TestCheckpoint(t *testing.T) {
 	got := storeTestOpen(t, alone, storeTestKey)
 	if realm, err := got.GetRealm(ctx, "acme"); err != nil || realm.SMTPPassword != "smtp-pw-acme" {
 		t.Fatalf("realm in the file alone: %+v, %v", realm, err)
+	}
+}
+
+func TestLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "idenplane.db")
+	open := func() (*Store, error) {
+		return Open(ctx, Config{Path: path, Schema: storeTestSchema(t), MasterKey: storeTestKey, Lock: true})
+	}
+	a, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := open() // servers share the database
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockExclusive(path); !errors.Is(err, ErrInUse) {
+		t.Fatalf("exclusive lock beside open stores: %v, want ErrInUse", err)
+	}
+	a.Close()
+	if _, err := LockExclusive(path); !errors.Is(err, ErrInUse) {
+		t.Fatalf("exclusive lock beside one open store: %v, want ErrInUse", err)
+	}
+	b.Close()
+	release, err := LockExclusive(path)
+	if err != nil {
+		t.Fatalf("exclusive lock of a closed database: %v", err)
+	}
+	if s, err := open(); !errors.Is(err, ErrInUse) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("open during an exclusive lock: %v, want ErrInUse", err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := open()
+	if err != nil {
+		t.Fatalf("open after the exclusive lock: %v", err)
+	}
+	c.Close()
+	if mode := fileTestMode(t, path+".lock"); mode != 0o600 {
+		t.Errorf("lock file mode %v, want 0600", mode)
 	}
 }

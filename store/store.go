@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"runtime"
 	"time"
 
@@ -37,6 +36,7 @@ type Store struct {
 	changes  *changes
 	aead     cipher.AEAD
 	now      func() time.Time
+	unlock   func() error // releases the in-use lock; nil without Config.Lock
 }
 
 // Config says where the database is and how to open it.
@@ -48,7 +48,16 @@ type Config struct {
 	MasterKey []byte
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Lock marks the database in use until Close, with a shared lock on
+	// <Path>.lock that any number of stores hold together. Restore takes
+	// it exclusively, so it never replaces a database a server has open,
+	// and no server opens a database while it is being restored.
+	Lock bool
 }
+
+// ErrInUse: the database is held by another process (a server, or a
+// restore under way).
+var ErrInUse = errors.New("the database is in use by another idenplane process")
 
 // Open opens (creating if needed) and migrates the database.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
@@ -60,6 +69,24 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var unlock func() error
+	if cfg.Lock {
+		if unlock, err = lockShared(cfg.Path); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", cfg.Path, err)
+		}
+	}
+	s, err := open(ctx, cfg, aead, migrations)
+	if err != nil {
+		if unlock != nil {
+			_ = unlock()
+		}
+		return nil, err
+	}
+	s.unlock = unlock
+	return s, nil
+}
+
+func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migration) (*Store, error) {
 	if err := createPrivateFile(cfg.Path); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -118,11 +145,15 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Close closes both pools.
+// Close closes both pools, then releases the in-use lock.
 func (s *Store) Close() error {
 	s.writer.close()
 	s.reader.close()
-	return errors.Join(s.readerDB.Close(), s.writerDB.Close())
+	err := errors.Join(s.readerDB.Close(), s.writerDB.Close())
+	if s.unlock != nil {
+		err = errors.Join(err, s.unlock())
+	}
+	return err
 }
 
 // Checkpoint moves every committed write from the WAL into the database
@@ -183,24 +214,6 @@ func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.T
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	return s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
-}
-
-// Backup writes a consistent copy of the database to path, which must not
-// exist, readable by its owner only. It runs beside a live server: readers
-// never block the writer.
-func (s *Store) Backup(ctx context.Context, path string) error {
-	if _, err := os.Lstat(path); err == nil {
-		return fmt.Errorf("backup target %s already exists", path)
-	}
-	// VACUUM INTO writes into an empty file it finds, keeping its mode.
-	if err := createPrivateFile(path); err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
-	if _, err := s.writerDB.ExecContext(ctx, "VACUUM INTO $1", path); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("backup to %s: %w", path, err)
-	}
-	return nil
 }
 
 // DBs exposes the pools to the metrics collector.
