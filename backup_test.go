@@ -211,6 +211,7 @@ func TestCLIBackupRestoreRoundTrip(t *testing.T) {
 	if len(lost) > 0 {
 		t.Errorf("%d of %d users acknowledged before the backup are not in it, e.g. %v", len(lost), len(before), lost[:min(5, len(lost))])
 	}
+	t.Logf("%d users in the backup", len(have))
 	if len(have) > int(total) {
 		t.Errorf("the restored realm has %d users; only %d were created", len(have), total)
 	}

@@ -74,14 +74,14 @@ func TestCheckpoint(t *testing.T) {
 func TestLock(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "idenplane.db")
-	open := func() (*Store, error) {
+	openLocked := func() (*Store, error) {
 		return Open(ctx, Config{Path: path, Schema: storeTestSchema(t), MasterKey: storeTestKey, Lock: true})
 	}
-	a, err := open()
+	a, err := openLocked()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := open() // servers share the database
+	b, err := openLocked() // servers share the database
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exclusive lock of a closed database: %v", err)
 	}
-	if s, err := open(); !errors.Is(err, ErrInUse) {
+	if s, err := openLocked(); !errors.Is(err, ErrInUse) {
 		if s != nil {
 			s.Close()
 		}
@@ -106,7 +106,7 @@ func TestLock(t *testing.T) {
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := open()
+	c, err := openLocked()
 	if err != nil {
 		t.Fatalf("open after the exclusive lock: %v", err)
 	}
