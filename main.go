@@ -2,6 +2,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -17,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -24,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/store"
@@ -49,41 +52,90 @@ func defaultMemoryLimit() int64 {
 var version = "dev"
 
 func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "idenplane:", err)
 		os.Exit(1)
 	}
 }
 
-const usage = `Usage: idenplane [command] [flags]
+// errUsage: the command line could not be understood. What was wrong, and
+// the usage, are already on stderr; the exit status is 2, as the flag
+// package's own is.
+var errUsage = errors.New("usage error")
 
-Commands:
-  serve                 run the server (the default)
-  routes                print every route as "METHOD PATH"
-  version               print the version
-  backup FILE           write a consistent copy of the database to FILE
-  export --realm NAME   print a realm as JSON [--include-users] [--include-secrets]
-  import FILE           create a realm from an export ("-" reads stdin) [--overwrite | --as-copy]
-  loadtest              seed a throw-away database, start the server and measure it
+// commandInfo is one command: its arguments and what it does, for the
+// usage texts.
+type commandInfo struct{ name, args, about string }
 
-Run "idenplane COMMAND -h" for a command's flags.
-`
+func commandList() []commandInfo {
+	return []commandInfo{
+		{"serve", "[flags]", "run the server (the command when none is given)"},
+		{"routes", "[flags]", `print every route as "METHOD PATH"`},
+		{"version", "", "print the version (also --version)"},
+		{"backup", "[flags] FILE", "write the database, and its master key sealed under a passphrase, to one file; safe while the server runs"},
+		{"restore", "[flags] FILE", "put a backup back as the database and its master key; never over a database in use"},
+		{"export", "--realm NAME [flags]", "print a realm as JSON"},
+		{"import", "[flags] FILE", `create a realm from an export ("-" reads stdin)`},
+		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
+		{"help", "[COMMAND]", "print this, or a command's flags"},
+	}
+}
+
+func findCommand(name string) (commandInfo, bool) {
+	for _, c := range commandList() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return commandInfo{}, false
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "Usage: idenplane [command] [flags]\n\nCommands:\n")
+	for _, c := range commandList() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.about)
+	}
+	fmt.Fprint(w, "\nRun \"idenplane COMMAND -h\" for a command's flags.\n")
+}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			cmd, args = "help", args[1:]
+		case "-version", "--version":
+			cmd, args = "version", args[1:]
+		default:
+			if !strings.HasPrefix(args[0], "-") {
+				cmd, args = args[0], args[1:]
+			}
+		}
 	}
+	err := runCommand(cmd, args, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the help asked for is printed
+	}
+	return err
+}
+
+func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return serve(args, stdout, stderr)
 	case "routes":
 		return printRoutes(args, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "idenplane", version)
-		return nil
+		return printVersion(args, stdout, stderr)
 	case "backup":
-		return backup(args, stderr)
+		return backup(args, stdout, stderr)
+	case "restore":
+		return restore(args, stdout, stderr)
 	case "export":
 		return exportRealm(args, stdout, stderr)
 	case "import":
@@ -91,11 +143,79 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case "loadtest":
 		return loadTest(args, stdout, stderr)
 	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+			printUsage(stdout)
+			return nil
+		}
+		if _, ok := findCommand(args[0]); ok && len(args) == 1 {
+			return runCommand(args[0], []string{"-h"}, stdin, stdout, stderr)
+		}
+		cmd = strings.Join(args, " ")
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	fmt.Fprintf(stderr, "idenplane: unknown command %q\n\n", cmd)
+	printUsage(stderr)
+	return errUsage
+}
+
+// parseFlags parses a command's flags. Help asked for (-h, --help) goes to
+// stdout and ends the command with flag.ErrHelp, which run turns into
+// exit status 0; a mistake goes to stderr with the usage, as errUsage.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	fs.Usage = func() { printCommandUsage(fs) }
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = stdout.Write(out.Bytes())
+		return flag.ErrHelp
+	case err != nil:
+		_, _ = stderr.Write(out.Bytes())
+		return errUsage
+	}
+	return nil
+}
+
+// printCommandUsage writes a command's synopsis, purpose and flags to the
+// flag set's output.
+func printCommandUsage(fs *flag.FlagSet) {
+	c, _ := findCommand(fs.Name())
+	w := fs.Output()
+	fmt.Fprintf(w, "Usage: idenplane %s\n\n%s.\n", strings.TrimSpace(c.name+" "+c.args), strings.ToUpper(c.about[:1])+c.about[1:])
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+}
+
+// usageFailure reports a command line that parsed but makes no sense.
+func usageFailure(fs *flag.FlagSet, stderr io.Writer, format string, args ...any) error {
+	fmt.Fprintf(stderr, "idenplane %s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.SetOutput(stderr)
+	printCommandUsage(fs)
+	return errUsage
+}
+
+// parseNoArgs parses the flags of a command that takes no other arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageFailure(fs, stderr, "unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func printVersion(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "idenplane", version)
+	return nil
 }
 
 // config is every setting, each a flag with an environment twin.
@@ -195,13 +315,20 @@ func (c *config) masterKey() ([]byte, error) {
 		return k, err
 	}
 	path := c.db + ".key"
-	data, err := os.ReadFile(path)
+	k, err := readKeyFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, statErr := os.Stat(c.db); statErr == nil {
 			return nil, fmt.Errorf("master key file %s is missing for the existing database %s: restore it or set IDENPLANE_MASTER_KEY", path, c.db)
 		}
 		return createKeyFile(path)
 	}
+	return k, err
+}
+
+// readKeyFile reads a master key file; its error is os.ErrNotExist when
+// there is none.
+func readKeyFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read master key: %w", err)
 	}
@@ -217,6 +344,11 @@ func createKeyFile(path string) ([]byte, error) {
 	_, _ = rand.Read(k)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("create master key file: %w", err)
+	}
+	// 0600 exactly, whatever the umask took away.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("create master key file: %w", err)
 	}
 	if _, err := fmt.Fprintln(f, hex.EncodeToString(k)); err != nil {
@@ -239,20 +371,24 @@ func (c *config) logger(w io.Writer) *slog.Logger {
 
 // openExistingStore opens the database for commands that only read it, and
 // refuses to make an empty one.
-func (c *config) openExistingStore(ctx context.Context) (*store.Store, error) {
+func (c *config) openExistingStore(ctx context.Context) (*store.Store, []byte, error) {
 	if _, err := os.Stat(c.db); err != nil {
-		return nil, fmt.Errorf("database %s: %w", c.db, err)
+		return nil, nil, fmt.Errorf("database %s: %w", c.db, err)
 	}
-	st, _, err := c.openStore(ctx)
-	return st, err
+	return c.openStore(ctx)
 }
 
+// openStore opens the database marked in use, so that restore refuses to
+// replace it while this process has it open.
 func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
 	key, err := c.masterKey()
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, MasterKey: key})
+	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, MasterKey: key, Lock: true})
+	if errors.Is(err, store.ErrInUse) {
+		return nil, nil, fmt.Errorf("%w: a restore is under way", err)
+	}
 	return st, key, err
 }
 
@@ -274,7 +410,7 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 
 func serve(args []string, stdout, stderr io.Writer) error {
 	fs, c := serveFlags("serve", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if err := c.validate(true); err != nil {
@@ -313,25 +449,40 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version)
-	go a.RunJobs(ctx)
+	jobsDone := make(chan struct{})
+	go func() {
+		a.RunJobs(ctx)
+		close(jobsDone)
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
+		log.Info("shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		serveErr = srv.Shutdown(shutdownCtx)
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	stop() // ends the jobs too when the server stopped on its own
+	<-jobsDone
+	// With no more writes coming, empty the WAL into the database file:
+	// the file alone is then the whole database, to copy or move.
+	if err := st.Checkpoint(context.Background()); err != nil {
+		log.Warn("the database file is not complete without its -wal file", "db", c.db, "err", err)
+	}
+	return serveErr
 }
 
 func printRoutes(args []string, stdout, stderr io.Writer) error {
 	fs, c := serveFlags("routes", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
+	// The OpenID Connect library logs every route it registers through the
+	// default logger: the output is the routes alone.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	// A throw-away database: listing routes touches no real data.
 	dir, err := os.MkdirTemp("", "idenplane-routes")
 	if err != nil {
@@ -358,45 +509,235 @@ func printRoutes(args []string, stdout, stderr io.Writer) error {
 }
 
 // parseWithArg parses flags given before or after the one positional argument.
-func parseWithArg(fs *flag.FlagSet, args []string, usage string) (string, error) {
-	if err := fs.Parse(args); err != nil {
+func parseWithArg(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, error) {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return "", err
 	}
 	if fs.NArg() == 0 {
-		return "", errors.New(usage)
+		return "", usageFailure(fs, stderr, "FILE is missing")
 	}
 	arg := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
+	if err := parseFlags(fs, fs.Args()[1:], stdout, stderr); err != nil {
 		return "", err
 	}
 	if fs.NArg() != 0 {
-		return "", errors.New(usage)
+		return "", usageFailure(fs, stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	return arg, nil
 }
 
-func backup(args []string, stderr io.Writer) error {
+// minBackupPassphrase is the shortest passphrase a backup is sealed under:
+// a stolen backup can be attacked offline, at leisure.
+const minBackupPassphrase = 12
+
+// backupPassphrase reads the passphrase from file, or else from
+// IDENPLANE_BACKUP_PASSPHRASE; nil when neither is given. One trailing
+// line break in the file is not part of it.
+func backupPassphrase(file string) ([]byte, error) {
+	var p string
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--passphrase-file: %w", err)
+		}
+		p = strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+		if p == "" {
+			return nil, fmt.Errorf("--passphrase-file %s is empty", file)
+		}
+	} else if env, ok := os.LookupEnv("IDENPLANE_BACKUP_PASSPHRASE"); ok {
+		if env == "" {
+			return nil, errors.New("IDENPLANE_BACKUP_PASSPHRASE is set but empty")
+		}
+		p = env
+	} else {
+		return nil, nil
+	}
+	return []byte(p), nil
+}
+
+const backupKeyChoice = `say what becomes of the master key, which decrypts the secrets in the database
+(token signing keys, SMTP passwords, second factors):
+  --passphrase-file PATH  seal it into the backup under the passphrase in PATH (or set
+                          IDENPLANE_BACKUP_PASSPHRASE); restoring asks for the same passphrase
+  --without-key           leave it out; the backup then restores only with %s.key
+                          (or IDENPLANE_MASTER_KEY), which you keep safe elsewhere`
+
+func backup(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlagSet("backup", stderr)
-	target, err := parseWithArg(fs, args, "usage: idenplane backup [--db FILE] TARGET")
+	passphraseFile := fs.String("passphrase-file", "", "seal the master key into the backup under the passphrase in this file (or IDENPLANE_BACKUP_PASSPHRASE)")
+	withoutKey := fs.Bool("without-key", false, "leave the master key out of the backup")
+	target, err := parseWithArg(fs, args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if *withoutKey && *passphraseFile != "" {
+		return usageFailure(fs, stderr, "--without-key and --passphrase-file exclude each other")
+	}
+	if err := c.validate(false); err != nil {
+		return err
+	}
+	var passphrase []byte
+	if !*withoutKey {
+		if passphrase, err = backupPassphrase(*passphraseFile); err != nil {
+			return err
+		}
+		if passphrase == nil {
+			return usageFailure(fs, stderr, backupKeyChoice, c.db)
+		}
+		if n := utf8.RuneCount(passphrase); n < minBackupPassphrase {
+			return fmt.Errorf("the backup passphrase has %d characters; it needs at least %d", n, minBackupPassphrase)
+		}
+	}
+	if _, err := os.Lstat(target); err == nil {
+		return fmt.Errorf("backup target %s already exists", target)
+	}
+	ctx := context.Background()
+	st, key, err := c.openExistingStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var sealed *store.SealedKey
+	if passphrase != nil {
+		if sealed, err = store.SealMasterKey(key, passphrase); err != nil {
+			return err
+		}
+	}
+	if err := st.Backup(ctx, target, sealed); err != nil {
+		return err
+	}
+	if sealed != nil {
+		fmt.Fprintf(stderr, "backed up %s to %s, with the master key sealed under the passphrase.\n"+
+			"Restore with: idenplane restore --db %s --passphrase-file PATH %s\n", c.db, target, c.db, target)
+		return nil
+	}
+	fmt.Fprintf(stderr, "backed up %s to %s WITHOUT THE MASTER KEY.\n"+
+		"WARNING: the secrets in it (token signing keys, SMTP passwords, second factors) open only with the master key\n"+
+		"of %s: keep %s.key (or IDENPLANE_MASTER_KEY) safe, apart from the backup. Without it they are lost.\n",
+		c.db, target, c.db, c.db)
+	return nil
+}
+
+func restore(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlagSet("restore", stderr)
+	passphraseFile := fs.String("passphrase-file", "", "the file holding the passphrase the backup's master key is sealed under (or IDENPLANE_BACKUP_PASSPHRASE)")
+	force := fs.Bool("force", false, "replace an existing database and key file (never a database in use)")
+	file, err := parseWithArg(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	if err := c.validate(false); err != nil {
 		return err
 	}
-	if _, err := os.Stat(target); err == nil {
-		return fmt.Errorf("backup target %s already exists", target)
-	}
-	st, err := c.openExistingStore(context.Background())
+	passphrase, err := backupPassphrase(*passphraseFile)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if err := st.Backup(context.Background(), target); err != nil {
+	if _, err := os.Stat(file); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	// Held until the restored file is in place: no server starts on the
+	// database meanwhile, and none may be running now.
+	release, err := store.LockExclusive(c.db)
+	if errors.Is(err, store.ErrInUse) {
+		return fmt.Errorf("%s is in use by a running idenplane server or command (it holds %s.lock): stop it, then restore", c.db, c.db)
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "backed up %s to %s (keep %s.key, or IDENPLANE_MASTER_KEY, safe too: it decrypts the secrets)\n", c.db, target, c.db)
+	defer release()
+	if _, err := os.Stat(c.db); err == nil && !*force {
+		return fmt.Errorf("%s already exists: add --force to replace it", c.db)
+	}
+	keyPath := c.db + ".key"
+	envKey, _ := c.masterKeyFromEnv() // validated above
+	fileKey, err := readKeyFile(keyPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	given, givenFrom := envKey, "IDENPLANE_MASTER_KEY"
+	if given == nil {
+		given, givenFrom = fileKey, keyPath
+	}
+
+	r, err := store.PrepareRestore(context.Background(), store.RestoreConfig{
+		Backup: file, Path: c.db, Schema: schema, Passphrase: passphrase, MasterKey: given})
+	switch {
+	case errors.Is(err, store.ErrNoPassphrase):
+		return fmt.Errorf("%s carries the master key sealed under a passphrase: give --passphrase-file PATH (or set IDENPLANE_BACKUP_PASSPHRASE)", file)
+	case errors.Is(err, store.ErrWrongPassphrase):
+		return fmt.Errorf("the passphrase does not open the master key in %s: nothing was restored", file)
+	case errors.Is(err, store.ErrNoMasterKey):
+		return fmt.Errorf("%s was made without the master key: set IDENPLANE_MASTER_KEY to the key of the database it came from "+
+			"(the hex in its .key file), or put that file at %s, then restore again", file, keyPath)
+	case errors.Is(err, store.ErrWrongMasterKey):
+		return fmt.Errorf("the master key in %s does not open the secrets in %s: nothing was restored", givenFrom, file)
+	case err != nil:
+		return err
+	}
+	defer r.Discard()
+
+	writeKey := false
+	if r.KeyInBackup {
+		switch {
+		case envKey != nil && !bytes.Equal(envKey, r.MasterKey):
+			return fmt.Errorf("IDENPLANE_MASTER_KEY is set, but to another key than the one in %s: the server would not start "+
+				"on the restored database. Unset it (restore then writes %s) or set it to the backup's key; nothing was restored", file, keyPath)
+		case envKey != nil, bytes.Equal(fileKey, r.MasterKey):
+		case fileKey != nil && !*force:
+			return fmt.Errorf("%s holds another master key: add --force to replace it; nothing was restored", keyPath)
+		default:
+			writeKey = true
+		}
+	}
+	if writeKey {
+		if err := replaceKeyFile(keyPath, r.MasterKey); err != nil {
+			return err
+		}
+	}
+	if err := r.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "restored %s to %s; the master key opened all %d secrets in it.\n", file, c.db, r.Secrets)
+	switch {
+	case writeKey:
+		fmt.Fprintf(stderr, "The master key from the backup is in %s.\n", keyPath)
+	case envKey != nil:
+		fmt.Fprintln(stderr, "The database uses the master key in IDENPLANE_MASTER_KEY: keep it set when you start the server.")
+	default:
+		fmt.Fprintf(stderr, "The database uses the master key in %s.\n", keyPath)
+	}
 	return nil
+}
+
+// replaceKeyFile writes a master key file, replacing any, through a
+// temporary file renamed into place: the key file is whole or the old one.
+func replaceKeyFile(path string, key []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write master key file: %w", err)
+	}
+	defer os.Remove(f.Name()) // fails harmlessly once renamed
+	_, err = fmt.Fprintln(f, hex.EncodeToString(key))
+	err = errors.Join(err, f.Chmod(0o600), f.Sync(), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("write master key file: %w", err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 func exportRealm(args []string, stdout, stderr io.Writer) error {
@@ -404,16 +745,16 @@ func exportRealm(args []string, stdout, stderr io.Writer) error {
 	realm := fs.String("realm", "", "realm to export")
 	users := fs.Bool("include-users", false, "include the realm's users")
 	secrets := fs.Bool("include-secrets", false, "include secrets: SMTP password, provider keys, password hashes")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if *realm == "" {
-		return errors.New("export: --realm is required")
+		return usageFailure(fs, stderr, "--realm is required")
 	}
 	if err := c.validate(false); err != nil {
 		return err
 	}
-	st, err := c.openExistingStore(context.Background())
+	st, _, err := c.openExistingStore(context.Background())
 	if err != nil {
 		return err
 	}
@@ -430,7 +771,7 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	fs, c := newFlagSet("import", stderr)
 	overwrite := fs.Bool("overwrite", false, "replace an existing realm of the same name")
 	asCopy := fs.Bool("as-copy", false, "give the realm and everything in it new IDs, to import it beside the realm it was exported from")
-	file, err := parseWithArg(fs, args, "usage: idenplane import [--overwrite | --as-copy] FILE")
+	file, err := parseWithArg(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -473,11 +814,8 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	inProcess := fs.Bool("in-process", false, "run the server in this process instead of as a child (RSS and CPU then include the load generator)")
 	profile := fs.String("profile", "", "write a CPU profile per scenario into this directory (runs the server in-process)")
 	dir := fs.String("dir", "", "directory for the database (default: a temporary one, removed afterwards)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return errors.New("loadtest takes no arguments")
 	}
 	cfg := app.LoadTestConfig{Schema: schema, Version: version, Duration: *duration, Concurrency: *concurrency,
 		Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut, NoEvents: *noEvents, ProfileDir: *profile,

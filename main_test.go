@@ -450,8 +450,8 @@ func TestCLIVersion(t *testing.T) {
 func TestCLIRoutes(t *testing.T) {
 	dir := t.TempDir()
 	res := cliRun(t, dir, cliEnv(), "", "routes")
-	if res.code != 0 {
-		t.Fatalf("code %d, stderr:\n%s", res.code, res.stderr)
+	if res.code != 0 || res.stderr != "" {
+		t.Fatalf("code %d, want 0 and nothing on stderr; stderr:\n%s", res.code, res.stderr)
 	}
 	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
 	if !slices.IsSorted(lines) {
@@ -559,7 +559,7 @@ func TestCLIBackupWhileRunning(t *testing.T) {
 		s.must(http.MethodPost, "/admin/realms/bk/users", cliAPIKey, body, http.StatusCreated)
 	}
 
-	res := cliRun(t, dir, cliEnv(), "", "backup", "--db", db, target)
+	res := cliRun(t, dir, cliEnv(), "", "backup", "--without-key", "--db", db, target)
 	if res.code != 0 {
 		t.Fatalf("backup: code %d, stderr:\n%s", res.code, res.stderr)
 	}
@@ -569,7 +569,7 @@ func TestCLIBackupWhileRunning(t *testing.T) {
 	// The live server keeps serving, and what it writes now is not in the copy.
 	s.must(http.MethodPost, "/admin/realms/bk/users", cliAPIKey, map[string]any{"username": "after-backup"}, http.StatusCreated)
 
-	again := cliRun(t, dir, cliEnv(), "", "backup", "--db", db, target)
+	again := cliRun(t, dir, cliEnv(), "", "backup", "--without-key", "--db", db, target)
 	if again.code == 0 || !strings.Contains(again.stderr, "already exists") {
 		t.Errorf("backup to an existing file: code %d, stderr:\n%s", again.code, again.stderr)
 	}
@@ -837,7 +837,7 @@ func TestCLIKillDuringWrites(t *testing.T) {
 // successful, empty backup.
 func TestCLIBackupOfMissingDatabaseFails(t *testing.T) {
 	dir := t.TempDir()
-	res := cliRun(t, dir, cliEnv(), "", "backup", "--db", filepath.Join(dir, "typo.db"), filepath.Join(dir, "out.db"))
+	res := cliRun(t, dir, cliEnv(), "", "backup", "--without-key", "--db", filepath.Join(dir, "typo.db"), filepath.Join(dir, "out.db"))
 	if res.code == 0 {
 		t.Errorf("backup of a missing database exited 0; stderr:\n%s", res.stderr)
 	}

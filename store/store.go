@@ -36,6 +36,7 @@ type Store struct {
 	changes  *changes
 	aead     cipher.AEAD
 	now      func() time.Time
+	unlock   func() error // releases the in-use lock; nil without Config.Lock
 }
 
 // Config says where the database is and how to open it.
@@ -47,7 +48,16 @@ type Config struct {
 	MasterKey []byte
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Lock marks the database in use until Close, with a shared lock on
+	// <Path>.lock that any number of stores hold together. Restore takes
+	// it exclusively, so it never replaces a database a server has open,
+	// and no server opens a database while it is being restored.
+	Lock bool
 }
+
+// ErrInUse: the database is held by another process (a server, or a
+// restore under way).
+var ErrInUse = errors.New("the database is in use by another idenplane process")
 
 // Open opens (creating if needed) and migrates the database.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
@@ -58,6 +68,27 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	aead, err := newAEAD(cfg.MasterKey)
 	if err != nil {
 		return nil, err
+	}
+	var unlock func() error
+	if cfg.Lock {
+		if unlock, err = lockShared(cfg.Path); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", cfg.Path, err)
+		}
+	}
+	s, err := open(ctx, cfg, aead, migrations)
+	if err != nil {
+		if unlock != nil {
+			_ = unlock()
+		}
+		return nil, err
+	}
+	s.unlock = unlock
+	return s, nil
+}
+
+func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migration) (*Store, error) {
+	if err := createPrivateFile(cfg.Path); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
 	}
 	writer, err := sql.Open("sqlite", dsn(cfg.Path, false))
 	if err != nil {
@@ -114,11 +145,32 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Close closes both pools.
+// Close closes both pools, then releases the in-use lock.
 func (s *Store) Close() error {
 	s.writer.close()
 	s.reader.close()
-	return errors.Join(s.readerDB.Close(), s.writerDB.Close())
+	err := errors.Join(s.readerDB.Close(), s.writerDB.Close())
+	if s.unlock != nil {
+		err = errors.Join(err, s.unlock())
+	}
+	return err
+}
+
+// Checkpoint moves every committed write from the WAL into the database
+// file and empties the WAL, so that the file alone is the whole database.
+// SQLite does this itself when the last connection to the file closes,
+// but not while another process (a backup, a monitoring tool) still has
+// it open. It waits, up to the busy timeout, for other processes' readers.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	var busy, logFrames, checkpointed int
+	err := s.writerDB.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
+	}
+	return nil
 }
 
 // Tx runs fn with a Store whose every method uses one write transaction,
@@ -162,15 +214,6 @@ func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.T
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	return s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
-}
-
-// Backup writes a consistent copy of the database to path, which must not
-// exist. It runs beside a live server: readers never block the writer.
-func (s *Store) Backup(ctx context.Context, path string) error {
-	if _, err := s.writerDB.ExecContext(ctx, "VACUUM INTO $1", path); err != nil {
-		return fmt.Errorf("backup to %s: %w", path, err)
-	}
-	return nil
 }
 
 // DBs exposes the pools to the metrics collector.
