@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -206,7 +205,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if body.Password == nil || *body.Password == "" {
 		return fieldError("password", "is required")
 	}
-	userKey, ipKey := "user:"+strings.ToLower(*body.Username), "ip:"+clientIP(r)
+	userKey, ipKey := "user:"+strings.ToLower(*body.Username), "ip:"+a.clientIP(r)
 	if wait := a.signInWait(userKey, ipKey); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed logins; try again later")
@@ -272,14 +271,4 @@ func (a *App) adminLogout(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// clientIP is the peer address. Forwarded headers are not trusted: anyone
-// can send them.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

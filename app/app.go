@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -26,6 +27,9 @@ type Config struct {
 	Version       string
 	MasterKey     []byte // also derives the admin token signing key
 	MetricsPublic bool   // serve /admin/metrics without credentials
+	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
+	// headers are believed (clientIP); none, and they never are.
+	TrustedProxies []netip.Prefix
 	// AdminAPIKey, when set, becomes the admin API key (replacing a stored
 	// one that differs). When empty and none is stored, one is generated
 	// and printed to Stdout.

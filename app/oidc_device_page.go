@@ -78,7 +78,7 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 	f := ui.DeviceForm{CSRFToken: token, UserCode: r.URL.Query().Get("user_code")}
 	if f.UserCode != "" {
 		// A lookup is a guess too: throttled and counted like one.
-		ipKey := "device-ip:" + clientIP(r)
+		ipKey := "device-ip:" + a.clientIP(r)
 		if a.loginThrottle.wait(ipKey, deviceLimitPerIP) > 0 {
 			f.Error = deviceMsgThrottled
 		} else if d, err := a.livePendingDevice(r, realm, f.UserCode); err != nil {
@@ -112,7 +112,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		return again(http.StatusForbidden, deviceMsgFormExpired)
 	}
 	code, _ := normalizeUserCode(f.UserCode)
-	ipKey, codeKey := "device-ip:"+clientIP(r), "device-code:"+realm.ID+":"+code
+	ipKey, codeKey := "device-ip:"+a.clientIP(r), "device-code:"+realm.ID+":"+code
 	if wait := max(a.loginThrottle.wait(ipKey, deviceLimitPerIP), a.loginThrottle.wait(codeKey, deviceLimitPerCode)); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
@@ -176,10 +176,10 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		switch {
 		case locked:
 			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: target.ID, ClientID: d.PublicClientID,
-				IPAddress: clientIP(r), Error: "user_temporarily_disabled",
+				IPAddress: a.clientIP(r), Error: "user_temporarily_disabled",
 				Details: map[string]string{"username": f.Username, "grant_type": grantDeviceCode}})
 		case target != nil:
-			if err := a.bruteForceFailed(ctx, realm, target, clientIP(r)); err != nil {
+			if err := a.bruteForceFailed(ctx, realm, target, a.clientIP(r)); err != nil {
 				return err
 			}
 		}
@@ -208,7 +208,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		if recovery {
 			method = "recovery-code"
 		}
-		err := a.checkOneTimeCode(ctx, realm, user, otp, recovery, clientIP(r))
+		err := a.checkOneTimeCode(ctx, realm, user, otp, recovery, a.clientIP(r))
 		var throttled *throttledError
 		switch {
 		case errors.As(err, &throttled):
@@ -222,7 +222,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 				reason = "user_temporarily_disabled"
 			}
 			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
-				IPAddress: clientIP(r), Error: reason,
+				IPAddress: a.clientIP(r), Error: reason,
 				Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "method": method}})
 			f.OTPError = "device.error.otpWrong"
 			return again(http.StatusUnauthorized, "")
@@ -265,7 +265,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 // account, whose sign-in takes the step; then the user comes back.
 func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, d *store.DeviceAuthorization, reason string) error {
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
-		IPAddress: clientIP(r), Error: "resolve_required_actions",
+		IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 		Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "reason": reason}})
 	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
 	return a.renderPage(w, r, http.StatusForbidden, ui.DeviceVerify(a.page("device.title"), f))

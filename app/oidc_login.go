@@ -150,9 +150,9 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		form.Error = "login.error.missing"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)
 	}
-	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, clientIP(r))
+	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, a.clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
-		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
+		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: a.clientIP(r),
 			Error: reason, Details: map[string]string{"username": username}}
 		if errors.Is(err, errUserDisabled) {
 			e.UserID = user.ID
@@ -246,7 +246,7 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 	for _, e := range in.events {
 		a.loginEvent(ctx, realm, e)
 	}
-	login := store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: clientIP(r)}
+	login := store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: a.clientIP(r)}
 	if in.remember {
 		login.Details = map[string]string{"remember_me": "true"}
 	}

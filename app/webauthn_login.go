@@ -217,7 +217,7 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 // counted against the user once known.
 func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
 	ctx := r.Context()
-	ip := clientIP(r)
+	ip := a.clientIP(r)
 	ipKey := signInIPKey(realm.ID, ip)
 	if wait := a.loginThrottle.wait(ipKey, loginLimitPerIP); wait > 0 {
 		return nil, &throttledError{wait: wait}
