@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -477,6 +478,28 @@ func TestAdminAuthLoginThrottle(t *testing.T) {
 	clock.Advance(6 * time.Minute) // 16 minutes after the failures
 	token := authLogin(t, s, "root", authTestAdminPassword)
 	mustStatus(t, s.request(http.MethodGet, "/admin/realms", nil, authBearer(token)), http.StatusOK)
+}
+
+// Invented usernames from one address hold up the guesser, not an
+// admin's right password from that address; a wrong password there reads
+// as an invented name.
+func TestAdminAuthLoginGuardedAddress(t *testing.T) {
+	s := newTestServer(t, authWithAdminUser(newAuthTestClock()))
+	s.app.guardedAnswerTime = 10 * time.Millisecond
+	login := func(username, password string) *testResponse {
+		return s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": username, "password": password})
+	}
+	for i := range loginLimitPerIP {
+		mustError(t, login(fmt.Sprintf("nobody%d", i), "a-guess-of-a-password"), http.StatusUnauthorized, "invalid_credentials", "")
+	}
+	for _, who := range []string{"nobody-else", "root"} {
+		r := login(who, "a-guess-of-a-password")
+		mustError(t, r, http.StatusTooManyRequests, "too_many_requests", "")
+		if r.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s: 429 without Retry-After", who)
+		}
+	}
+	authLogin(t, s, "root", authTestAdminPassword)
 }
 
 func TestAdminAuthUserCreatedOnlyOnFirstStart(t *testing.T) {

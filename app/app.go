@@ -51,17 +51,21 @@ type App struct {
 	adminKeyHash  []byte
 	tokenKey      []byte
 	loginThrottle *throttle
-	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
-	hashWait      time.Duration // how long a hash waits for a slot before a 503
-	metrics       *metrics
-	signingKeys   *keyCache // parsed private signing keys by kid
-	cache         *caches   // the token endpoints' lookups
-	events        eventBatch
-	backchannel   backchannelSender
-	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
-	assets        *assets.Assets
-	messages      *ui.Catalogues
-	router        *mux.Router
+	adminThrottle failureCounter // the admin login's flood guard
+	hashSlots     chan struct{}  // bounds concurrent password hashing: each takes ~19 MiB
+	hashWait      time.Duration  // how long a hash waits for a slot before a 503
+	// guardedAnswerTime is when a refused sign-in from a guarded address
+	// is answered (signin_guard.go).
+	guardedAnswerTime time.Duration
+	metrics           *metrics
+	signingKeys       *keyCache // parsed private signing keys by kid
+	cache             *caches   // the token endpoints' lookups
+	events            eventBatch
+	backchannel       backchannelSender
+	mailWake          chan struct{} // wakes the mail worker after an enqueue; buffered (1)
+	assets            *assets.Assets
+	messages          *ui.Catalogues
+	router            *mux.Router
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -82,8 +86,10 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.tokenKey = key
 	a.loginThrottle = newThrottle(a.now)
+	a.adminThrottle = a.loginThrottle
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.hashWait = hashWait
+	a.guardedAnswerTime = guardedAnswerTime
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()

@@ -19,11 +19,12 @@ import (
 
 const (
 	deviceForm = "device" // names the form in its CSRF token
-	// Failures allowed per throttle window per user code, per username and
-	// per client address. A user code has 20^8 values; a few guesses per
-	// code and a bounded rate per address keep guessing hopeless.
+	// Failures allowed per throttle window per user code (a wrong code or
+	// wrong credentials for it) and per client address (codes that name
+	// nothing live). A user code has 20^8 values; a few guesses per code
+	// and a bounded rate per address keep guessing hopeless. Credentials
+	// count as on the login page besides (signin_guard.go).
 	deviceLimitPerCode = 5
-	deviceLimitPerUser = 5
 	deviceLimitPerIP   = 20
 )
 
@@ -150,44 +151,29 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	if f.Username == "" || password == "" {
 		return again(http.StatusBadRequest, deviceMsgNoLogin)
 	}
-	userKey := "device-user:" + realm.ID + ":" + strings.ToLower(f.Username)
-	if wait := a.loginThrottle.wait(userKey, deviceLimitPerUser); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		return again(http.StatusTooManyRequests, deviceMsgThrottled)
-	}
 	ctx := r.Context()
-	target, locked, err := a.bruteForceTarget(ctx, realm, f.Username)
-	if err != nil {
-		return err
-	}
-	if locked {
-		// A locked user's password is not checked: a wrong one is, so the
-		// attempt takes as long and is answered as a wrong password.
-		password = wrongCredential()
-	}
-	user, err := a.checkDeviceLogin(r, realm, target, password)
-	if err != nil {
-		return err
-	}
-	if user == nil {
-		for _, key := range []string{ipKey, codeKey, userKey} {
-			a.loginThrottle.fail(key)
-		}
-		switch {
-		case locked:
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: target.ID, ClientID: d.PublicClientID,
+	// Checked and counted as on the login page: the realm's lockout and
+	// the sign-in flood guard, whose 429 a right password from a guarded
+	// address gets past.
+	user, err := a.checkCredentialsGuarded(ctx, realm, f.Username, password, a.clientIP(r))
+	var throttled *throttledError
+	switch {
+	case errors.As(err, &throttled):
+		retryAfter(w, throttled.wait)
+		return again(http.StatusTooManyRequests, deviceMsgThrottled)
+	case errors.Is(err, errBadCredentials): // a lockout too: it answers as a wrong password
+		a.loginThrottle.fail(codeKey)
+		if lockedID, locked := lockedOut(err); locked {
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: d.PublicClientID,
 				IPAddress: a.clientIP(r), Error: "user_temporarily_disabled",
 				Details: map[string]string{"username": f.Username, "grant_type": grantDeviceCode}})
-		case target != nil:
-			if err := a.bruteForceFailed(ctx, realm, target, a.clientIP(r)); err != nil {
-				return err
-			}
 		}
 		return again(http.StatusBadRequest, deviceMsgBadLogin)
-	}
-	// Said only to whoever knows the password.
-	if !user.Enabled {
+	case errors.Is(err, errUserDisabled):
+		// Said only to whoever knows the password.
 		return again(http.StatusForbidden, deviceMsgDisabled)
+	case err != nil:
+		return err
 	}
 	// What a browser sign-in would ask after the password, as Keycloak's
 	// device flow runs it: the one-time code of a user with TOTP; a user
@@ -215,7 +201,6 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 			retryAfter(w, throttled.wait)
 			return again(http.StatusTooManyRequests, deviceMsgThrottled)
 		case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
-			a.loginThrottle.fail(ipKey)
 			a.loginThrottle.fail(codeKey)
 			reason := "invalid_totp"
 			if _, locked := lockedOut(err); locked {
@@ -243,11 +228,6 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	if realm.RequireEmailVerification && !user.EmailVerified {
 		return a.deviceSignInFirst(w, r, realm, f, user, d, "email_not_verified")
 	}
-	// Forgets the failures, unless the code above already did.
-	if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {
-		return err
-	}
-	a.loginThrottle.reset(userKey)
 	a.loginThrottle.reset(codeKey)
 	err = a.store.ApproveDeviceAuthorization(r.Context(), realm.ID, code, user.ID, now, now)
 	if errors.Is(err, store.ErrNotFound) {
@@ -295,36 +275,4 @@ func deviceClientName(d *store.DeviceAuthorization) string {
 		return d.ClientName
 	}
 	return d.PublicClientID
-}
-
-// checkDeviceLogin returns user, the one the typed login names
-// (bruteForceTarget; nil for nobody), when password is theirs, or nil.
-// Unknown users and users without a usable password are checked against a
-// dummy hash, so that they take as long as a wrong password.
-func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, user *store.User, password string) (*store.User, error) {
-	hash := dummyArgon2Hash
-	if user != nil && user.PasswordHash != "" {
-		hash = user.PasswordHash
-	}
-	ok, err := a.verifyPassword(r.Context(), hash, password)
-	if errors.Is(err, errBadHash) {
-		// A stored hash of a format this server cannot check: no login.
-		a.log.WarnContext(r.Context(), "unusable password hash", "user", user.ID)
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	if !ok || user == nil || user.PasswordHash == "" {
-		return nil, nil
-	}
-	// A registration awaiting approval, or rejected, fails as a wrong
-	// password would, as on the login page.
-	status, err := a.store.UserStatus(r.Context(), realm.ID, user.ID)
-	if err != nil {
-		return nil, err
-	}
-	if status != store.UserActive {
-		return nil, nil
-	}
-	return user, nil
 }

@@ -184,13 +184,6 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	return a.finishSecondStep(w, r, realm, st, loginAMR(true))
 }
 
-// totpThrottleKeys are the throttle's keys for second-factor failures.
-// The user's is its own, so a right password (which clears the password
-// count) does not clear it; the address's is the one passwords count on.
-func totpThrottleKeys(realm *store.Realm, userID, ip string) (userKey, ipKey string) {
-	return "realm:" + realm.ID + ":totp:" + userID, signInIPKey(realm.ID, ip)
-}
-
 // totpEnrol confirms the enrolment a realm requiring a second factor asked
 // for, then shows the recovery codes.
 func (a *App) totpEnrol(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState) error {
