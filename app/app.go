@@ -51,7 +51,7 @@ type App struct {
 	adminKeyHash  []byte
 	tokenKey      []byte
 	loginThrottle *throttle
-	adminThrottle failureCounter // the admin login's flood guard
+	adminThrottle failureCounter // the admin login's flood guard, kept in the store too
 	hashSlots     chan struct{}  // bounds concurrent password hashing: each takes ~19 MiB
 	hashWait      time.Duration  // how long a hash waits for a slot before a 503
 	// guardedAnswerTime is when a refused sign-in from a guarded address
@@ -86,7 +86,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.tokenKey = key
 	a.loginThrottle = newThrottle(a.now)
-	a.adminThrottle = a.loginThrottle
+	if a.adminThrottle, err = newStoredThrottle(ctx, st, a.now); err != nil {
+		return nil, err
+	}
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.hashWait = hashWait
 	a.guardedAnswerTime = guardedAnswerTime
