@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -225,6 +226,8 @@ type config struct {
 	adminAPIKey                  string
 	adminUser, adminPassword     string
 	metricsPublic                string
+	trustedProxies               string
+	trustedPrefixes              []netip.Prefix // trustedProxies, read by validate
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -279,6 +282,11 @@ func (c *config) validate(serving bool) error {
 		if _, err := strconv.ParseBool(c.metricsPublic); err != nil {
 			bad("IDENPLANE_METRICS_PUBLIC must be true or false, not %q", c.metricsPublic)
 		}
+	}
+	if prefixes, err := app.ParseTrustedProxies(c.trustedProxies); err != nil {
+		bad("--trusted-proxies (IDENPLANE_TRUSTED_PROXIES): %v", err)
+	} else {
+		c.trustedPrefixes = prefixes
 	}
 	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
 		bad("IDENPLANE_ADMIN_API_KEY must be at least 32 characters")
@@ -397,7 +405,8 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, MasterKey: key,
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
-		Stdout: stdout, Logger: log,
+		TrustedProxies: c.trustedPrefixes,
+		Stdout:         stdout, Logger: log,
 	})
 }
 
@@ -405,6 +414,8 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 	fs, c := newFlagSet(name, stderr)
 	fs.StringVar(&c.addr, "addr", envOr("IDENPLANE_ADDR", ":3000"), "listen address (IDENPLANE_ADDR)")
 	fs.StringVar(&c.baseURL, "base-url", envOr("IDENPLANE_BASE_URL", "http://localhost:3000"), "external base URL (IDENPLANE_BASE_URL)")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", os.Getenv("IDENPLANE_TRUSTED_PROXIES"),
+		"comma-separated addresses and CIDR ranges of reverse proxies whose X-Forwarded-For and Forwarded headers are believed (IDENPLANE_TRUSTED_PROXIES)")
 	return fs, c
 }
 

@@ -388,11 +388,14 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "short admin password", env: []string{"IDENPLANE_ADMIN_USER=admin", "IDENPLANE_ADMIN_PASSWORD=short"}, want: []string{"IDENPLANE_ADMIN_PASSWORD"}},
 		{name: "short admin api key", env: []string{"IDENPLANE_ADMIN_API_KEY=too-short"}, want: []string{"IDENPLANE_ADMIN_API_KEY"}},
 		{name: "metrics public not a bool", env: []string{"IDENPLANE_METRICS_PUBLIC=maybe"}, want: []string{"IDENPLANE_METRICS_PUBLIC"}},
+		{name: "trusted proxy not an address", args: []string{"--trusted-proxies", "10.0.0.0/8, proxy.example, 10.0.0.0/33"},
+			want: []string{"--trusted-proxies", `"proxy.example"`, `"10.0.0.0/33"`}},
+		{name: "trusted proxies from env", env: []string{"IDENPLANE_TRUSTED_PROXIES=192.0.2.300"}, want: []string{"--trusted-proxies", "IDENPLANE_TRUSTED_PROXIES"}},
 		{
 			name: "several at once",
-			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x"},
+			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x", "--trusted-proxies", "nonsense"},
 			env:  []string{"IDENPLANE_MASTER_KEY=short", "IDENPLANE_ADMIN_USER=admin"},
-			want: []string{"--addr", "--log-format", "--base-url", "IDENPLANE_MASTER_KEY", "IDENPLANE_ADMIN_USER"},
+			want: []string{"--addr", "--log-format", "--base-url", "--trusted-proxies", "IDENPLANE_MASTER_KEY", "IDENPLANE_ADMIN_USER"},
 		},
 	}
 	for _, tc := range cases {
@@ -438,6 +441,40 @@ func TestCLIConfigValidation(t *testing.T) {
 			t.Fatalf("code %d, stderr:\n%s", res.code, res.stderr)
 		}
 	})
+}
+
+// --trusted-proxies reaches the server: behind the proxy (here the test
+// itself, on loopback), the address it forwards for is the client's.
+func TestCLITrustedProxies(t *testing.T) {
+	dir := t.TempDir()
+	s := cliStartServer(t, filepath.Join(dir, "idenplane.db"), "IDENPLANE_ADMIN_API_KEY="+cliAPIKey, "IDENPLANE_TRUSTED_PROXIES=127.0.0.0/8, ::1")
+	s.must(http.MethodPost, "/admin/realms", cliAPIKey, map[string]any{"name": "acme", "adminEventsEnabled": true}, http.StatusCreated)
+	req, err := http.NewRequest(http.MethodPost, s.base+"/admin/realms/acme/roles", strings.NewReader(`{"name":"viewer"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Admin-API-Key", cliAPIKey)
+	req.Header.Set("X-Forwarded-For", "6.6.6.6, 203.0.113.9")
+	resp, err := cliClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create role: status %d", resp.StatusCode)
+	}
+	var events []struct {
+		AuthDetails struct {
+			IPAddress string `json:"ipAddress"`
+		} `json:"authDetails"`
+	}
+	if err := json.Unmarshal(s.must(http.MethodGet, "/admin/realms/acme/admin-events?resourceType=REALM_ROLE", cliAPIKey, nil, http.StatusOK), &events); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].AuthDetails.IPAddress != "203.0.113.9" {
+		t.Fatalf("admin events %+v, want the role's from 203.0.113.9", events)
+	}
 }
 
 func TestCLIVersion(t *testing.T) {

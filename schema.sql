@@ -669,3 +669,16 @@ CREATE INDEX auth_requests_session ON auth_requests (session_id);
 CREATE INDEX auth_requests_user ON auth_requests (user_id);
 CREATE INDEX auth_request_steps_session ON auth_request_steps (sso_session_id);
 CREATE INDEX auth_request_steps_user ON auth_request_steps (user_id);
+
+-- version 15
+-- Failed admin logins, by the key the flood guard counts them under (an
+-- admin username, a client address), so that a restart does not lift
+-- the throttle. The key is stored as its SHA-256 (hex): a fixed length,
+-- whatever was typed, and no usernames or addresses at rest. Rows older
+-- than the throttle's window are deleted as new ones are written.
+CREATE TABLE admin_login_failures (
+    key_hash   TEXT NOT NULL,
+    failed_at  BIGINT NOT NULL      -- Unix milliseconds
+);
+CREATE INDEX admin_login_failures_key ON admin_login_failures (key_hash, failed_at);
+CREATE INDEX admin_login_failures_time ON admin_login_failures (failed_at);

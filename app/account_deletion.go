@@ -122,7 +122,7 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 		return err
 	}
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_SCHEDULED", UserID: c.user.ID, ClientID: c.clientID,
-		SessionID: c.sessionID(), IPAddress: clientIP(r), Details: map[string]string{"deleteAt": strconv.FormatInt(d.DeleteAt, 10)}})
+		SessionID: c.sessionID(), IPAddress: a.clientIP(r), Details: map[string]string{"deleteAt": strconv.FormatInt(d.DeleteAt, 10)}})
 	if c.api {
 		writeJSON(w, http.StatusAccepted, toAccountDeletionRep(d))
 		return nil
@@ -150,7 +150,7 @@ func (a *App) accountCancelDelete(w http.ResponseWriter, r *http.Request, c *acc
 		return err
 	}
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_CANCELLED", UserID: c.user.ID, ClientID: c.clientID,
-		SessionID: c.sessionID(), IPAddress: clientIP(r)})
+		SessionID: c.sessionID(), IPAddress: a.clientIP(r)})
 	if c.api {
 		writeJSON(w, http.StatusOK, toAccountDeletionRep(nil))
 		return nil

@@ -89,7 +89,7 @@ func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *acco
 	if password == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	err := a.checkUserPassword(ctx, c.realm, c.user, password, clientIP(r))
+	err := a.checkUserPassword(ctx, c.realm, c.user, password, a.clientIP(r))
 	if errors.Is(err, errBadCredentials) {
 		a.accountLockedEvent(ctx, r, c, err, nil)
 		return invalid("currentPassword", "account.error.currentWrong")
@@ -108,7 +108,7 @@ func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accoun
 	d := map[string]string{"username": c.user.Username}
 	maps.Copy(d, details)
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID,
-		SessionID: accountSessionID(c), IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: d})
+		SessionID: accountSessionID(c), IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: d})
 }
 
 // checkNewPassword applies what needs no stored password of the realm's

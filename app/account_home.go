@@ -252,7 +252,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		}
 		return nil, false, err
 	}
-	ip := clientIP(r)
+	ip := a.clientIP(r)
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_PROFILE", UserID: u.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: ip})
 	mailed := false
@@ -279,7 +279,7 @@ func (a *App) mailVerification(r *http.Request, c *accountCaller, u *store.User)
 		return false
 	}
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: u.ID, ClientID: c.clientID,
-		SessionID: c.sessionID(), IPAddress: clientIP(r), Details: map[string]string{"email": u.Email}})
+		SessionID: c.sessionID(), IPAddress: a.clientIP(r), Details: map[string]string{"email": u.Email}})
 	return true
 }
 

@@ -133,7 +133,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 		return err
 	}
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
-		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username}})
+		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
 		writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recoveryCodes": codes})
 		return nil
@@ -165,11 +165,11 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	// Both proofs are checked as at sign-in, under the realm's brute-force
 	// policy too: a locked user's proof is refused as a wrong one.
 	case strings.TrimSpace(in.Code) != "":
-		err = a.checkOneTimeCode(ctx, c.realm, c.user, in.Code, false, clientIP(r))
+		err = a.checkOneTimeCode(ctx, c.realm, c.user, in.Code, false, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, map[string]string{"method": "totp"})
 		f.CodeError = "totp.error.code"
 	case in.Password != "":
-		err = a.checkUserPassword(ctx, c.realm, c.user, in.Password, clientIP(r))
+		err = a.checkUserPassword(ctx, c.realm, c.user, in.Password, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, nil)
 		f.PasswordError = "account.totp.error.password"
 	default:
@@ -199,7 +199,7 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 		return err
 	}
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
-		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username}})
+		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
 		w.WriteHeader(http.StatusNoContent)
 		return nil

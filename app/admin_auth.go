@@ -8,10 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,9 +22,6 @@ import (
 const (
 	adminTokenLifetime = 15 * time.Minute
 	adminTokenAudience = "idenplane-admin"
-	// Failed logins allowed per window (see throttle) per username and per address.
-	loginLimitPerUser = 5
-	loginLimitPerIP   = 20
 )
 
 // bootstrapAdmin makes the admin API key and the first admin user on first
@@ -206,29 +200,25 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if body.Password == nil || *body.Password == "" {
 		return fieldError("password", "is required")
 	}
-	userKey, ipKey := "user:"+strings.ToLower(*body.Username), "ip:"+clientIP(r)
-	if wait := a.signInWait(userKey, ipKey); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	ctx := r.Context()
+	ip := a.clientIP(r)
+	g, err := a.guardSignIn(a.adminThrottle, "ip:"+ip, "ip-accounts:"+ip)
+	if err == nil {
+		// The username key is case-insensitive, so case games don't dodge it.
+		err = g.admit("user:"+strings.ToLower(*body.Username), loginLimitPerUser)
+	}
+	var user *store.AdminUser
+	if err == nil {
+		user, err = a.checkAdminPassword(ctx, g, *body.Username, *body.Password)
+	}
+	var throttled *throttledError
+	if errors.As(err, &throttled) {
+		a.holdRefusal(ctx, g)
+		retryAfter(w, throttled.wait)
 		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed logins; try again later")
-	}
-	user, err := a.store.GetAdminUserByUsername(r.Context(), *body.Username)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	} else if err != nil {
 		return err
 	}
-	hash := dummyArgon2Hash // verify against something, so unknown users take as long
-	if user != nil {
-		hash = user.PasswordHash
-	}
-	ok, err := a.verifyPassword(r.Context(), hash, *body.Password)
-	if err != nil {
-		return err
-	}
-	if user == nil || !ok {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
-		return errorf(http.StatusUnauthorized, "invalid_credentials", "invalid username or password")
-	}
-	a.loginThrottle.reset(userKey)
 	token, err := a.signAdminToken(user)
 	if err != nil {
 		return err
@@ -241,6 +231,36 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	})
 	return nil
 }
+
+// checkAdminPassword finds the admin user a login names and checks the
+// password, past the flood guard's first say: the user, or
+// errAdminCredentials, or from a guarded address a *throttledError.
+func (a *App) checkAdminPassword(ctx context.Context, g *signInGuard, username, password string) (*store.AdminUser, error) {
+	user, err := a.store.GetAdminUserByUsername(ctx, username)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	ok := false
+	// A guarded address's unknown names are not checked (signin_guard.go).
+	if user != nil || !g.guarded {
+		hash := dummyArgon2Hash // verify against something, so unknown users take as long
+		if user != nil {
+			hash = user.PasswordHash
+		}
+		ok, err = a.verifyPasswordWithin(ctx, hash, password, g.hashWait(a))
+		if errors.Is(err, errHashBusy) && g.guarded {
+			return nil, g.busy()
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if user == nil || !ok {
+		return nil, g.failed(ctx, user != nil, errAdminCredentials)
+	}
+	return user, g.succeeded(ctx)
+}
+
+var errAdminCredentials = errorf(http.StatusUnauthorized, "invalid_credentials", "invalid username or password")
 
 // dummyArgon2Hash is a valid hash of a random password, never matched.
 const dummyArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2wqRVv4D0CWE2dJ+y3i9r0Q6rYfXhmTb8CFL/1HJxyc"
@@ -272,14 +292,4 @@ func (a *App) adminLogout(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// clientIP is the peer address. Forwarded headers are not trusted: anyone
-// can send them.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -477,6 +478,76 @@ func TestAdminAuthLoginThrottle(t *testing.T) {
 	clock.Advance(6 * time.Minute) // 16 minutes after the failures
 	token := authLogin(t, s, "root", authTestAdminPassword)
 	mustStatus(t, s.request(http.MethodGet, "/admin/realms", nil, authBearer(token)), http.StatusOK)
+}
+
+// Invented usernames from one address hold up the guesser, not an
+// admin's right password from that address; a wrong password there reads
+// as an invented name.
+func TestAdminAuthLoginGuardedAddress(t *testing.T) {
+	s := newTestServer(t, authWithAdminUser(newAuthTestClock()))
+	s.app.guardedAnswerTime = 10 * time.Millisecond
+	login := func(username, password string) *testResponse {
+		return s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": username, "password": password})
+	}
+	for i := range loginLimitPerIP {
+		mustError(t, login(fmt.Sprintf("nobody%d", i), "a-guess-of-a-password"), http.StatusUnauthorized, "invalid_credentials", "")
+	}
+	for _, who := range []string{"nobody-else", "root"} {
+		r := login(who, "a-guess-of-a-password")
+		mustError(t, r, http.StatusTooManyRequests, "too_many_requests", "")
+		if r.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s: 429 without Retry-After", who)
+		}
+	}
+	authLogin(t, s, "root", authTestAdminPassword)
+}
+
+// The admin login's throttle is kept in the database: a restart on the
+// same file finds it still in force, per username and per address, until
+// its window has passed; then the records are forgotten.
+func TestAdminAuthLoginThrottleSurvivesRestart(t *testing.T) {
+	clock := newAuthTestClock()
+	s := newTestServer(t, authWithAdminUser(clock))
+	s.app.guardedAnswerTime = 10 * time.Millisecond
+	login := func(s *testServer, username, password string) *testResponse {
+		return s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": username, "password": password})
+	}
+	for i := range loginLimitPerUser {
+		mustError(t, login(s, "root", fmt.Sprintf("wrong-password-%d", i)), http.StatusUnauthorized, "invalid_credentials", "")
+	}
+	for i := range loginLimitPerIP - loginLimitPerUser {
+		mustError(t, login(s, fmt.Sprintf("nobody%d", i), "a-guess-of-a-password"), http.StatusUnauthorized, "invalid_credentials", "")
+	}
+
+	// Restart: the store closed and opened again on the same file.
+	if err := s.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), store.Config{Path: s.dbPath, Schema: testSchema(t), MasterKey: s.app.cfg.MasterKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := New(t.Context(), st, s.app.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.guardedAnswerTime = 10 * time.Millisecond
+	s2 := &testServer{t: t, app: a, store: st, handler: a.Handler(), dbPath: s.dbPath}
+
+	r := login(s2, "root", authTestAdminPassword)
+	mustError(t, r, http.StatusTooManyRequests, "too_many_requests", "")
+	if h := r.Header.Get("Retry-After"); h != "900" {
+		t.Fatalf("root's right password after the restart: Retry-After %q, want 900", h)
+	}
+	mustError(t, login(s2, "nobody-else", "a-guess-of-a-password"), http.StatusTooManyRequests, "too_many_requests", "")
+
+	clock.Advance(16 * time.Minute)
+	mustError(t, login(s2, "nobody-later", "a-guess-of-a-password"), http.StatusUnauthorized, "invalid_credentials", "")
+	if kept, err := st.AdminLoginFailures(t.Context(), 0); err != nil || len(kept) != 2 {
+		t.Fatalf("records after the window: %d %v, want the last failure's two", len(kept), err)
+	}
+	authLogin(t, s2, "root", authTestAdminPassword)
 }
 
 func TestAdminAuthUserCreatedOnlyOnFirstStart(t *testing.T) {

@@ -210,7 +210,7 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		// still list in the order they happened.
 		ID: uuid.Must(uuid.NewV7()).String(), RealmID: realm.ID, Time: a.now().UnixMilli(), OperationType: op,
 		ResourceType: adminResourceType(template), ResourcePath: path, AuthType: p.Kind, AuthUserID: p.UserID,
-		AuthUsername: p.Username, IPAddress: clientIP(r), Representation: redactedJSON(rep),
+		AuthUsername: p.Username, IPAddress: a.clientIP(r), Representation: redactedJSON(rep),
 	}
 	if err := a.store.AddAdminEvent(ctx, e); err != nil {
 		a.log.Error("admin event not recorded", "realm", realm.Name, "operation", op, "path", r.URL.Path, "err", err)

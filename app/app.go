@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -26,6 +27,9 @@ type Config struct {
 	Version       string
 	MasterKey     []byte // also derives the admin token signing key
 	MetricsPublic bool   // serve /admin/metrics without credentials
+	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
+	// headers are believed (clientIP); none, and they never are.
+	TrustedProxies []netip.Prefix
 	// AdminAPIKey, when set, becomes the admin API key (replacing a stored
 	// one that differs). When empty and none is stored, one is generated
 	// and printed to Stdout.
@@ -47,17 +51,21 @@ type App struct {
 	adminKeyHash  []byte
 	tokenKey      []byte
 	loginThrottle *throttle
-	hashSlots     chan struct{} // bounds concurrent password hashing: each takes ~19 MiB
-	hashWait      time.Duration // how long a hash waits for a slot before a 503
-	metrics       *metrics
-	signingKeys   *keyCache // parsed private signing keys by kid
-	cache         *caches   // the token endpoints' lookups
-	events        eventBatch
-	backchannel   backchannelSender
-	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
-	assets        *assets.Assets
-	messages      *ui.Catalogues
-	router        *mux.Router
+	adminThrottle failureCounter // the admin login's flood guard, kept in the store too
+	hashSlots     chan struct{}  // bounds concurrent password hashing: each takes ~19 MiB
+	hashWait      time.Duration  // how long a hash waits for a slot before a 503
+	// guardedAnswerTime is when a refused sign-in from a guarded address
+	// is answered (signin_guard.go).
+	guardedAnswerTime time.Duration
+	metrics           *metrics
+	signingKeys       *keyCache // parsed private signing keys by kid
+	cache             *caches   // the token endpoints' lookups
+	events            eventBatch
+	backchannel       backchannelSender
+	mailWake          chan struct{} // wakes the mail worker after an enqueue; buffered (1)
+	assets            *assets.Assets
+	messages          *ui.Catalogues
+	router            *mux.Router
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -78,8 +86,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.tokenKey = key
 	a.loginThrottle = newThrottle(a.now)
+	if a.adminThrottle, err = newStoredThrottle(ctx, st, a.now); err != nil {
+		return nil, err
+	}
 	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	a.hashWait = hashWait
+	a.guardedAnswerTime = guardedAnswerTime
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()

@@ -17,7 +17,7 @@ import (
 // count. A locked user is answered exactly as a wrong password is; only
 // the LOGIN_ERROR event (user_temporarily_disabled) tells them apart.
 //
-// This is not the server's flood guard (a.loginThrottle): that one is in
+// This is not the server's flood guard (signin_guard.go): that one is in
 // memory, per username and per address, for unknown users too, and
 // answers 429. docs/decisions.md describes how the two meet.
 
@@ -139,50 +139,88 @@ func (a *App) bruteForceTarget(ctx context.Context, realm *store.Realm, login st
 	return user, locked, err
 }
 
-// checkCredentialsGuarded is checkCredentials under the realm's
-// brute-force policy. A locked user's attempt is checked with a wrong
-// password instead, so it takes as long, meets the flood guard the same
-// way, and fails as a wrong password does, with a *lockedError (an
-// errBadCredentials) whose reason is user_temporarily_disabled. Failures
-// of known users are counted; a success forgets them, unless a second
-// factor is still to come (bruteForcePasswordRight).
+// checkCredentialsGuarded authenticates the user a login names
+// (bruteForceTarget) by password, under the sign-in flood guard
+// (signin_guard.go) and the realm's brute-force policy. Failed attempts,
+// a disabled account's included, count per account and per address. A
+// locked user's attempt is checked with a wrong password instead, so it
+// takes as long, meets the flood guard the same way, and fails as a
+// wrong password does, with a *lockedError (an errBadCredentials) whose
+// reason is user_temporarily_disabled. Other failures of known users are
+// counted toward the lockout; a success forgets them, unless a second
+// factor is still to come (bruteForcePasswordRight). A disabled account's
+// errUserDisabled comes with the user, for the event. From a guarded
+// address only the right password of an enabled, unlocked user passes:
+// every refusal there is a *throttledError, answered guardedAnswerTime
+// after the attempt began, whatever it was.
 func (a *App) checkCredentialsGuarded(ctx context.Context, realm *store.Realm, login, password, ip string) (*store.User, error) {
-	target, locked, err := a.bruteForceTarget(ctx, realm, login)
+	address, accounts := signInAddressKeys(realm.ID, ip)
+	g, err := a.guardSignIn(a.loginThrottle, address, accounts)
+	var user *store.User
+	if err == nil {
+		user, err = a.checkAdmittedCredentials(ctx, g, realm, login, password, ip)
+	}
 	if err != nil {
-		return nil, err
-	}
-	if locked {
-		if _, err := a.checkCredentials(ctx, realm, target, login, wrongCredential(), ip); !errors.Is(err, errBadCredentials) {
-			return nil, err // throttled, or the server's failure: as for anyone
-		}
-		return nil, &lockedError{userID: target.ID, as: errBadCredentials}
-	}
-	user, err := a.checkCredentials(ctx, realm, target, login, password, ip)
-	switch {
-	case err == nil:
-		if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {
-			return nil, err
-		}
-	case errors.Is(err, errBadCredentials) && target != nil:
-		if err := a.bruteForceFailed(ctx, realm, target, ip); err != nil {
-			return nil, err
-		}
+		a.holdRefusal(ctx, g)
 	}
 	return user, err
 }
 
+// checkAdmittedCredentials is checkCredentialsGuarded past the address's
+// limits.
+func (a *App) checkAdmittedCredentials(ctx context.Context, g *signInGuard, realm *store.Realm, login, password, ip string) (*store.User, error) {
+	target, locked, err := a.bruteForceTarget(ctx, realm, login)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.admit(loginAccountKey(realm, target, login), loginLimitPerUser); err != nil {
+		return nil, err
+	}
+	if locked {
+		password = wrongCredential()
+	}
+	refusal, err := a.checkPassword(ctx, g, realm, target, password)
+	if err != nil {
+		return nil, err
+	}
+	if refusal == nil {
+		if err := g.succeeded(ctx); err != nil {
+			return nil, err
+		}
+		if err := a.bruteForcePasswordRight(ctx, realm, target); err != nil {
+			return nil, err
+		}
+		return target, nil
+	}
+	switch {
+	case locked:
+		refusal = &lockedError{userID: target.ID, as: errBadCredentials}
+	case target != nil && errors.Is(refusal, errBadCredentials):
+		if err := a.bruteForceFailed(ctx, realm, target, ip); err != nil {
+			return nil, err
+		}
+	}
+	if err := g.failed(ctx, target != nil, refusal); !errors.Is(err, errUserDisabled) {
+		return nil, err
+	}
+	return target, errUserDisabled // the user for the event only
+}
+
 // checkUserPassword checks the password of a user already known, as a
 // signed-in user's confirmations need (the account's password change,
-// deletion and TOTP removal): throttled per account and per address as
-// sign-ins are, under the realm's brute-force policy. It answers nil,
-// errBadCredentials (a *lockedError for a locked user, whatever was
-// typed, checked against a wrong value so that it costs the same), or a
-// *throttledError.
+// deletion and TOTP removal): under the sign-in flood guard, per account
+// and per address, as sign-ins are, and the realm's brute-force policy.
+// It answers nil, errBadCredentials (a *lockedError for a locked user,
+// whatever was typed, checked against a wrong value so that it costs the
+// same), or a *throttledError (every refusal from a guarded address).
 func (a *App) checkUserPassword(ctx context.Context, realm *store.Realm, user *store.User, password, ip string) error {
-	userKey := loginAccountKey(realm, user, user.Username)
-	ipKey := signInIPKey(realm.ID, ip)
-	if wait := a.signInWait(userKey, ipKey); wait > 0 {
-		return &throttledError{wait: wait}
+	address, accounts := signInAddressKeys(realm.ID, ip)
+	g, err := a.guardSignIn(a.loginThrottle, address, accounts)
+	if err == nil {
+		err = g.admit(loginAccountKey(realm, user, user.Username), loginLimitPerUser)
+	}
+	if err != nil {
+		return err
 	}
 	locked, err := a.bruteForceLocked(ctx, realm, user)
 	if err != nil {
@@ -195,35 +233,43 @@ func (a *App) checkUserPassword(ctx context.Context, realm *store.Realm, user *s
 	if hash == "" {
 		hash = dummyArgon2Hash // as long as a wrong password takes
 	}
-	ok, err := a.verifyPassword(ctx, hash, password)
-	if err != nil && !errors.Is(err, errBadHash) {
+	ok, err := a.verifyPasswordWithin(ctx, hash, password, g.hashWait(a))
+	if errors.Is(err, errHashBusy) && g.guarded {
+		return g.busy()
+	} else if err != nil && !errors.Is(err, errBadHash) {
 		return err
 	}
 	if !ok || user.PasswordHash == "" {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
+		var refusal error = errBadCredentials
 		if locked {
-			return &lockedError{userID: user.ID, as: errBadCredentials}
-		}
-		if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
+			refusal = &lockedError{userID: user.ID, as: errBadCredentials}
+		} else if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
 			return err
 		}
-		return errBadCredentials
+		return g.failed(ctx, true, refusal)
 	}
-	a.loginThrottle.reset(userKey)
+	if err := g.succeeded(ctx); err != nil {
+		return err
+	}
 	return a.bruteForceSucceeded(ctx, realm, user)
 }
 
 // checkOneTimeCode checks a code of the user's second factor: a TOTP code,
 // whose time step it uses up, or, when recovery, a recovery code, which it
-// spends. It is throttled with the sign-in step's keys and under the
-// realm's brute-force policy: a locked user's code is not checked (a wrong
-// one is, in its place) and is refused as a wrong code, with a
-// *lockedError. It answers nil, errInvalidTOTP, or a *throttledError.
+// spends. It is under the sign-in flood guard, with a count of the user's
+// codes of its own and the address's counts, and under the realm's
+// brute-force policy: a locked user's code is not checked (a wrong one
+// is, in its place) and is refused as a wrong code, with a *lockedError.
+// It answers nil, errInvalidTOTP, or a *throttledError (every refusal
+// from a guarded address).
 func (a *App) checkOneTimeCode(ctx context.Context, realm *store.Realm, user *store.User, code string, recovery bool, ip string) error {
-	userKey, ipKey := totpThrottleKeys(realm, user.ID, ip)
-	if wait := a.signInWait(userKey, ipKey); wait > 0 {
-		return &throttledError{wait: wait}
+	address, accounts := signInAddressKeys(realm.ID, ip)
+	g, err := a.guardSignIn(a.loginThrottle, address, accounts)
+	if err == nil {
+		err = g.admit(totpThrottleKey(realm, user.ID), loginLimitPerUser)
+	}
+	if err != nil {
+		return err
 	}
 	locked, err := a.bruteForceLocked(ctx, realm, user)
 	if err != nil {
@@ -238,18 +284,18 @@ func (a *App) checkOneTimeCode(ctx context.Context, realm *store.Realm, user *st
 		err = a.verifyTOTP(ctx, realm, user.ID, code)
 	}
 	if errors.Is(err, errInvalidTOTP) {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
+		var refusal error = errInvalidTOTP
 		if locked {
-			return &lockedError{userID: user.ID, as: errInvalidTOTP}
-		}
-		if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
+			refusal = &lockedError{userID: user.ID, as: errInvalidTOTP}
+		} else if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
 			return err
 		}
-		return errInvalidTOTP
+		return g.failed(ctx, true, refusal)
 	} else if err != nil {
 		return err
 	}
-	a.loginThrottle.reset(userKey)
+	if err := g.succeeded(ctx); err != nil {
+		return err
+	}
 	return a.bruteForceSucceeded(ctx, realm, user)
 }

@@ -202,7 +202,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 			return err
 		},
 		events: []store.LoginEvent{{Type: "UPDATE_PASSWORD", UserID: user.ID, ClientID: step.client.ClientID,
-			IPAddress: clientIP(r), Details: map[string]string{"reason": "change-password"}}},
+			IPAddress: a.clientIP(r), Details: map[string]string{"reason": "change-password"}}},
 	})
 	if errors.Is(err, errStaleAuthRequest) {
 		return errNoPendingStep

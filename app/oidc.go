@@ -80,7 +80,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 			return
 		}
 		ctx := context.WithValue(req.Context(), realmCtxKey{}, realm)
-		ctx = context.WithValue(ctx, clientIPCtxKey{}, clientIP(req))
+		ctx = context.WithValue(ctx, clientIPCtxKey{}, a.clientIP(req))
 		ctx = op.ContextWithIssuer(ctx, a.issuer(realm))
 		req = req.WithContext(ctx)
 		req.URL.Path = strings.TrimPrefix(req.URL.Path, "/realms/"+name)

@@ -20,11 +20,12 @@ import (
 
 const (
 	deviceForm = "device" // names the form in its CSRF token
-	// Failures allowed per throttle window per user code, per username and
-	// per client address. A user code has 20^8 values; a few guesses per
-	// code and a bounded rate per address keep guessing hopeless.
+	// Failures allowed per throttle window per user code (a wrong code or
+	// wrong credentials for it) and per client address (codes that name
+	// nothing live). A user code has 20^8 values; a few guesses per code
+	// and a bounded rate per address keep guessing hopeless. Credentials
+	// count as on the login page besides (signin_guard.go).
 	deviceLimitPerCode = 5
-	deviceLimitPerUser = 5
 	deviceLimitPerIP   = 20
 )
 
@@ -84,7 +85,7 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 	}
 	if f.UserCode != "" {
 		// A lookup is a guess too: throttled and counted like one.
-		ipKey := "device-ip:" + clientIP(r)
+		ipKey := "device-ip:" + a.clientIP(r)
 		if a.loginThrottle.wait(ipKey, deviceLimitPerIP) > 0 {
 			f.Error = deviceMsgThrottled
 		} else if d, err := a.livePendingDevice(r, realm, f.UserCode); err != nil {
@@ -133,7 +134,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		return again(http.StatusForbidden, deviceMsgFormExpired)
 	}
 	code, _ := normalizeUserCode(f.UserCode)
-	ipKey, codeKey := "device-ip:"+clientIP(r), deviceCodeKey(realm, code)
+	ipKey, codeKey := "device-ip:"+a.clientIP(r), deviceCodeKey(realm, code)
 	if wait := max(a.loginThrottle.wait(ipKey, deviceLimitPerIP), a.loginThrottle.wait(codeKey, deviceLimitPerCode)); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
@@ -173,44 +174,29 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	if f.Username == "" || password == "" {
 		return again(http.StatusBadRequest, deviceMsgNoLogin)
 	}
-	userKey := "device-user:" + realm.ID + ":" + strings.ToLower(f.Username)
-	if wait := a.loginThrottle.wait(userKey, deviceLimitPerUser); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		return again(http.StatusTooManyRequests, deviceMsgThrottled)
-	}
 	ctx := r.Context()
-	target, locked, err := a.bruteForceTarget(ctx, realm, f.Username)
-	if err != nil {
-		return err
-	}
-	if locked {
-		// A locked user's password is not checked: a wrong one is, so the
-		// attempt takes as long and is answered as a wrong password.
-		password = wrongCredential()
-	}
-	user, err := a.checkDeviceLogin(r, realm, target, password)
-	if err != nil {
-		return err
-	}
-	if user == nil {
-		for _, key := range []string{ipKey, codeKey, userKey} {
-			a.loginThrottle.fail(key)
-		}
-		switch {
-		case locked:
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: target.ID, ClientID: d.PublicClientID,
-				IPAddress: clientIP(r), Error: "user_temporarily_disabled",
+	// Checked and counted as on the login page: the realm's lockout and
+	// the sign-in flood guard, whose 429 a right password from a guarded
+	// address gets past.
+	user, err := a.checkCredentialsGuarded(ctx, realm, f.Username, password, a.clientIP(r))
+	var throttled *throttledError
+	switch {
+	case errors.As(err, &throttled):
+		retryAfter(w, throttled.wait)
+		return again(http.StatusTooManyRequests, deviceMsgThrottled)
+	case errors.Is(err, errBadCredentials): // a lockout too: it answers as a wrong password
+		a.loginThrottle.fail(codeKey)
+		if lockedID, locked := lockedOut(err); locked {
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: d.PublicClientID,
+				IPAddress: a.clientIP(r), Error: "user_temporarily_disabled",
 				Details: map[string]string{"username": f.Username, "grant_type": grantDeviceCode}})
-		case target != nil:
-			if err := a.bruteForceFailed(ctx, realm, target, clientIP(r)); err != nil {
-				return err
-			}
 		}
 		return again(http.StatusBadRequest, deviceMsgBadLogin)
-	}
-	// Said only to whoever knows the password.
-	if !user.Enabled {
+	case errors.Is(err, errUserDisabled):
+		// Said only to whoever knows the password.
 		return again(http.StatusForbidden, deviceMsgDisabled)
+	case err != nil:
+		return err
 	}
 	// What a browser sign-in would ask after the password, as Keycloak's
 	// device flow runs it: the one-time code of a user with TOTP; a user
@@ -231,21 +217,20 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		if recovery {
 			method = "recovery-code"
 		}
-		err := a.checkOneTimeCode(ctx, realm, user, otp, recovery, clientIP(r))
+		err := a.checkOneTimeCode(ctx, realm, user, otp, recovery, a.clientIP(r))
 		var throttled *throttledError
 		switch {
 		case errors.As(err, &throttled):
 			retryAfter(w, throttled.wait)
 			return again(http.StatusTooManyRequests, deviceMsgThrottled)
 		case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
-			a.loginThrottle.fail(ipKey)
 			a.loginThrottle.fail(codeKey)
 			reason := "invalid_totp"
 			if _, locked := lockedOut(err); locked {
 				reason = "user_temporarily_disabled"
 			}
 			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
-				IPAddress: clientIP(r), Error: reason,
+				IPAddress: a.clientIP(r), Error: reason,
 				Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "method": method}})
 			f.OTPError = "device.error.otpWrong"
 			return again(http.StatusUnauthorized, "")
@@ -263,11 +248,6 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	if reason := deviceAccountOwes(realm, user, a.now()); reason != "" {
 		return a.deviceSignInFirst(w, r, realm, f, user, d, reason)
 	}
-	// Forgets the failures, unless the code above already did.
-	if err := a.bruteForcePasswordRight(ctx, realm, user); err != nil {
-		return err
-	}
-	a.loginThrottle.reset(userKey)
 	return a.deviceApprove(w, r, realm, f, user, now)
 }
 
@@ -324,7 +304,7 @@ func (a *App) deviceApprove(w http.ResponseWriter, r *http.Request, realm *store
 // account, whose sign-in takes the step; then the user comes back.
 func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, d *store.DeviceAuthorization, reason string) error {
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
-		IPAddress: clientIP(r), Error: "resolve_required_actions",
+		IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 		Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "reason": reason}})
 	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
 	return a.renderPage(w, r, http.StatusForbidden, ui.DeviceVerify(a.page("device.title"), f))
@@ -359,36 +339,4 @@ func deviceClientName(d *store.DeviceAuthorization) string {
 		return d.ClientName
 	}
 	return d.PublicClientID
-}
-
-// checkDeviceLogin returns user, the one the typed login names
-// (bruteForceTarget; nil for nobody), when password is theirs, or nil.
-// Unknown users and users without a usable password are checked against a
-// dummy hash, so that they take as long as a wrong password.
-func (a *App) checkDeviceLogin(r *http.Request, realm *store.Realm, user *store.User, password string) (*store.User, error) {
-	hash := dummyArgon2Hash
-	if user != nil && user.PasswordHash != "" {
-		hash = user.PasswordHash
-	}
-	ok, err := a.verifyPassword(r.Context(), hash, password)
-	if errors.Is(err, errBadHash) {
-		// A stored hash of a format this server cannot check: no login.
-		a.log.WarnContext(r.Context(), "unusable password hash", "user", user.ID)
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	if !ok || user == nil || user.PasswordHash == "" {
-		return nil, nil
-	}
-	// A registration awaiting approval, or rejected, fails as a wrong
-	// password would, as on the login page.
-	status, err := a.store.UserStatus(r.Context(), realm.ID, user.ID)
-	if err != nil {
-		return nil, err
-	}
-	if status != store.UserActive {
-		return nil, nil
-	}
-	return user, nil
 }

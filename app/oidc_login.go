@@ -54,44 +54,45 @@ func (a *App) findLoginUser(ctx context.Context, realm *store.Realm, login strin
 	return u, err
 }
 
-// checkCredentials authenticates user, the one login names
-// (findLoginUser; nil for nobody), by password. Failed attempts, a
-// disabled account's included, are throttled per account and per
-// address, as admin logins are. A disabled account's errUserDisabled
-// comes with the user, for the event.
-func (a *App) checkCredentials(ctx context.Context, realm *store.Realm, user *store.User, login, password, ip string) (*store.User, error) {
-	userKey := loginAccountKey(realm, user, login)
-	ipKey := signInIPKey(realm.ID, ip)
-	if wait := a.signInWait(userKey, ipKey); wait > 0 {
-		return nil, &throttledError{wait: wait}
-	}
-	hash := dummyArgon2Hash // verify against something, so unknown users take as long
+// checkPassword checks password against user's, the one a login names
+// (nil for nobody: against a dummy hash, so that it takes as long), and
+// says why it is refused: errBadCredentials (an unknown user, a wrong
+// password, an account that cannot sign in by password, a registration
+// awaiting approval or rejected), errUserDisabled (the right password of
+// a disabled account), or nil. From a guarded address an unknown name is
+// not checked: each would cost a password hash, and holdRefusal evens
+// out the time; a check that finds no hash slot there in time is
+// refused as the flood guard's (g.busy).
+func (a *App) checkPassword(ctx context.Context, g *signInGuard, realm *store.Realm, user *store.User, password string) (refusal, err error) {
+	hash := dummyArgon2Hash
 	if user != nil && user.PasswordHash != "" && user.ServiceAccountClientID == "" {
 		hash = user.PasswordHash
 	}
-	ok, err := a.verifyPassword(ctx, hash, password)
-	if err != nil && !errors.Is(err, errBadHash) {
-		return nil, err
-	}
-	if ok && user != nil && hash != dummyArgon2Hash {
-		// A registration awaiting approval, or rejected, fails as a wrong
-		// password would: the answer says nothing about the account.
-		status, err := a.store.UserStatus(ctx, realm.ID, user.ID)
-		if err != nil {
+	ok := false
+	if user != nil || !g.guarded {
+		ok, err = a.verifyPasswordWithin(ctx, hash, password, g.hashWait(a))
+		if errors.Is(err, errHashBusy) && g.guarded {
+			return nil, g.busy()
+		} else if err != nil && !errors.Is(err, errBadHash) {
 			return nil, err
 		}
-		ok = status == store.UserActive
 	}
-	if user == nil || hash == dummyArgon2Hash || !ok || !user.Enabled {
-		a.loginThrottle.fail(userKey)
-		a.loginThrottle.fail(ipKey)
-		if ok && user != nil && !user.Enabled {
-			return user, errUserDisabled // the user for the event only
-		}
-		return nil, errBadCredentials
+	if user == nil || hash == dummyArgon2Hash || !ok {
+		return errBadCredentials, nil
 	}
-	a.loginThrottle.reset(userKey)
-	return user, nil
+	status, err := a.store.UserStatus(ctx, realm.ID, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case status != store.UserActive:
+		// Said as a wrong password is: the answer says nothing about the
+		// account.
+		return errBadCredentials, nil
+	case !user.Enabled:
+		return errUserDisabled, nil
+	}
+	return nil, nil
 }
 
 // passwordChangeRequired says whether user must choose a new password
@@ -156,9 +157,9 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		form.Error = "login.error.missing"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)
 	}
-	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, clientIP(r))
+	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, a.clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
-		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: clientIP(r),
+		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: a.clientIP(r),
 			Error: reason, Details: map[string]string{"username": username}}
 		if errors.Is(err, errUserDisabled) {
 			e.UserID = user.ID
@@ -252,7 +253,7 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 	for _, e := range in.events {
 		a.loginEvent(ctx, realm, e)
 	}
-	login := store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: clientIP(r)}
+	login := store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: a.clientIP(r)}
 	if in.remember {
 		login.Details = map[string]string{"remember_me": "true"}
 	}

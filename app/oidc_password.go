@@ -75,11 +75,11 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if err != nil {
 		return nil, err
 	}
-	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, clientIP(r))
+	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, a.clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
 		lockedID, _ := lockedOut(err)
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: client.ClientID,
-			IPAddress: clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
+			IPAddress: a.clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
 	}
 	var throttled *throttledError
 	switch {
@@ -94,24 +94,24 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	}
 	if realm.RequireEmailVerification && !user.EmailVerified {
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
-			IPAddress: clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": grantPassword}})
+			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": grantPassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
 	}
-	if err := a.passwordGrantSecondFactor(ctx, realm, client, user, clientIP(r)); err != nil {
+	if err := a.passwordGrantSecondFactor(ctx, realm, client, user, a.clientIP(r)); err != nil {
 		return nil, err
 	}
 	if passwordChangeRequired(realm, user, a.now()) {
 		// The change needs a page: the user signs in through the browser
 		// first. Keycloak's answer and event error, for its required actions.
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
-			IPAddress: clientIP(r), Error: "resolve_required_actions",
+			IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 			Details: map[string]string{"username": username, "grant_type": grantPassword, "required_action": store.ActionUpdatePassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("Account is not fully set up")
 	}
 	// The grant signs the user in without a browser: an SSO session no
 	// cookie points to, which sessions list and logout ends like any other.
 	now := a.now().UnixMilli()
-	sso := newSSOSession(realm, user, uuid.NewString(), clientIP(r), now)
+	sso := newSSOSession(realm, user, uuid.NewString(), a.clientIP(r), now)
 	names := scopeNames(scopes)
 	plan := planClientGrant(realm, client, sso, nil, names, now)
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
@@ -124,7 +124,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return nil, err
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID,
-		IPAddress: clientIP(r), Details: map[string]string{"grant_type": grantPassword}})
+		IPAddress: a.clientIP(r), Details: map[string]string{"grant_type": grantPassword}})
 	return a.tokenResponse(ctx, &userTokens{
 		g:   &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID, authTime: time.UnixMilli(now)},
 		amr: sso.AMR, refresh: plan.token,

@@ -119,7 +119,7 @@ func (a *App) planSSOLogin(r *http.Request, realm *store.Realm, user *store.User
 // newSSOLogin is a login into a new SSO session, whatever the browser has.
 func (a *App) newSSOLogin(r *http.Request, realm *store.Realm, user *store.User) *ssoLogin {
 	secret := randomToken()
-	return &ssoLogin{sess: newSSOSession(realm, user, ssoSessionID(secret), clientIP(r), a.now().UnixMilli()), secret: secret}
+	return &ssoLogin{sess: newSSOSession(realm, user, ssoSessionID(secret), a.clientIP(r), a.now().UnixMilli()), secret: secret}
 }
 
 // write stores the login, inside the caller's transaction.

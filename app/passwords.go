@@ -32,7 +32,7 @@ var errBadHash = errors.New("unsupported password hash")
 // hashPassword returns an argon2id hash in PHC string format, so hashes of
 // other formats (imported ones) can sit beside it and be told apart.
 func (a *App) hashPassword(ctx context.Context, password string) (string, error) {
-	if err := a.acquireHashSlot(ctx); err != nil {
+	if err := a.acquireHashSlot(ctx, a.hashWait); err != nil {
 		return "", err
 	}
 	defer func() { <-a.hashSlots }()
@@ -52,11 +52,17 @@ func argon2idHash(password string) string {
 
 // verifyPassword checks password against a PHC hash in constant time.
 func (a *App) verifyPassword(ctx context.Context, hash, password string) (bool, error) {
+	return a.verifyPasswordWithin(ctx, hash, password, a.hashWait)
+}
+
+// verifyPasswordWithin is verifyPassword waiting at most wait for a hash
+// slot.
+func (a *App) verifyPasswordWithin(ctx context.Context, hash, password string, wait time.Duration) (bool, error) {
 	p, err := parseArgon2id(hash)
 	if err != nil {
 		return false, err
 	}
-	if err := a.acquireHashSlot(ctx); err != nil {
+	if err := a.acquireHashSlot(ctx, wait); err != nil {
 		return false, err
 	}
 	defer func() { <-a.hashSlots }()
@@ -78,13 +84,13 @@ const (
 var errHashBusy = &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable",
 	Description: "the server is busy checking passwords; try again shortly"}
 
-func (a *App) acquireHashSlot(ctx context.Context) error {
+func (a *App) acquireHashSlot(ctx context.Context, wait time.Duration) error {
 	select {
 	case a.hashSlots <- struct{}{}:
 		return nil
 	default:
 	}
-	t := time.NewTimer(a.hashWait)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case a.hashSlots <- struct{}{}:

@@ -152,7 +152,7 @@ func (a *App) verifyEmailPage(w http.ResponseWriter, r *http.Request, realm *sto
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: clientIP(r),
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
 	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("verify.done.title"), ui.InfoPage{Heading: "verify.done.title",
 		Message: "verify.done.message"}))
@@ -199,7 +199,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 		return a.renderForgot(w, r, realm, http.StatusBadRequest, form)
 	}
 	accountKey := "realm:" + realm.ID + ":forgot-account:" + strings.ToLower(login)
-	ipKey := "realm:" + realm.ID + ":forgot-ip:" + clientIP(r)
+	ipKey := "realm:" + realm.ID + ":forgot-ip:" + a.clientIP(r)
 	if wait := max(a.loginThrottle.wait(accountKey, recoveryLimitPerAccount), a.loginThrottle.wait(ipKey, recoveryLimitPerIP)); wait > 0 {
 		retryAfter(w, wait)
 		form.Banner = "error.tooManyRequests"
@@ -229,7 +229,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 			case err != nil:
 				return err
 			default:
-				a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_RESET_PASSWORD", UserID: user.ID, IPAddress: clientIP(r),
+				a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_RESET_PASSWORD", UserID: user.ID, IPAddress: a.clientIP(r),
 					Details: map[string]string{"email": user.Email}})
 			}
 		}
@@ -353,7 +353,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	a.backchannelLogout(ctx, realm, ended)
 	// The failures before the reset no longer count against the account.
 	a.loginThrottle.reset(loginAccountKey(realm, user, ""))
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: clientIP(r),
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"reason": "reset-password"}})
 	info := ui.InfoPage{Heading: "reset.done.title", Message: "reset.done.message"}
 	if arID != "" {
@@ -369,7 +369,7 @@ func resendForm(userID string) string { return "resend-verification\x00" + userI
 // not verified, in a realm that requires it, offering a new link.
 func (a *App) refuseUnverified(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, username string) error {
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
-		IPAddress: clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username}})
+		IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username}})
 	f := ui.LoginForm{Username: username}
 	if user.Email == "" {
 		f.Error = "login.error.noEmail"
@@ -415,7 +415,7 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)
 	}
 	key := "realm:" + realm.ID + ":verify-resend:" + user.ID
-	ipKey := "realm:" + realm.ID + ":verify-resend-ip:" + clientIP(r)
+	ipKey := "realm:" + realm.ID + ":verify-resend-ip:" + a.clientIP(r)
 	if wait := max(a.loginThrottle.wait(key, recoveryLimitPerUser), a.loginThrottle.wait(ipKey, resendLimitPerIP)); wait > 0 {
 		retryAfter(w, wait)
 		f.Error = "login.error.resendThrottled"
@@ -431,7 +431,7 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 		return err
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: user.ID, ClientID: client.ClientID,
-		IPAddress: clientIP(r), Details: map[string]string{"email": user.Email}})
+		IPAddress: a.clientIP(r), Details: map[string]string{"email": user.Email}})
 	f.Error = "login.info.verificationSent"
 	return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)
 }

@@ -91,7 +91,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	form := ui.RegisterForm{AuthRequestID: arID, Username: reg.Username, Email: reg.Email, FirstName: reg.FirstName,
 		LastName: reg.LastName, Errors: map[string]string{}}
 
-	done, err := a.registerUser(ctx, realm, fields, reg, clientIP(r))
+	done, err := a.registerUser(ctx, realm, fields, reg, a.clientIP(r))
 	var invalid invalidRegistration
 	var throttled *throttledError
 	switch {

@@ -157,7 +157,7 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	done, err := a.registerUser(r.Context(), realm, fields, reg, clientIP(r))
+	done, err := a.registerUser(r.Context(), realm, fields, reg, a.clientIP(r))
 	var throttled *throttledError
 	if errors.As(err, &throttled) {
 		retryAfter(w, throttled.wait)
@@ -177,7 +177,7 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	ipKey := "verify-email:" + realm.ID + ":ip:" + clientIP(r)
+	ipKey := "verify-email:" + realm.ID + ":ip:" + a.clientIP(r)
 	if err := a.registrationThrottled(w, verifyEmailLimitPerIP, false, ipKey); err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: clientIP(r),
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
 	writeJSON(w, http.StatusOK, map[string]any{"emailVerified": true, "email": tok.Email})
 	return nil
@@ -233,7 +233,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fieldError("email", "must be an email address")
 	}
-	if err := a.registrationThrottled(w, resendLimitPerIP, true, "resend:"+realm.ID+":ip:"+clientIP(r)); err != nil {
+	if err := a.registrationThrottled(w, resendLimitPerIP, true, "resend:"+realm.ID+":ip:"+a.clientIP(r)); err != nil {
 		return err
 	}
 	if err := a.registrationThrottled(w, resendLimitPerEmail, true, "resend:"+realm.ID+":email:"+email); err != nil {
@@ -258,7 +258,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 			}
 			a.wakeMailer()
 			a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: users[0].ID,
-				IPAddress: clientIP(r), Details: map[string]string{"email": email}})
+				IPAddress: a.clientIP(r), Details: map[string]string{"email": email}})
 		}
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"message": resendMessage})

@@ -221,9 +221,9 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 	if recovery {
 		method = "recovery-code"
 	}
-	err := a.checkOneTimeCode(ctx, c.realm, c.user, code, recovery, clientIP(r))
+	err := a.checkOneTimeCode(ctx, c.realm, c.user, code, recovery, a.clientIP(r))
 	failure := store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID, SessionID: c.session.ID,
-		IPAddress: clientIP(r), Details: map[string]string{"username": c.user.Username, "method": method, "step_up": "true"}}
+		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username, "method": method, "step_up": "true"}}
 	var throttled *throttledError
 	switch {
 	case errors.As(err, &throttled):

@@ -1,9 +1,15 @@
 package app
 
 import (
+	"context"
 	"sync"
 	"time"
 )
+
+// throttleKeep is how many of a key's latest failures the throttle keeps:
+// at least every limit a caller passes to wait. Failures past it push the
+// window on without taking more memory.
+const throttleKeep = 20
 
 // throttle counts failures per key in a sliding window. Once a key has
 // reached its limit, further attempts wait until the oldest failure ages out.
@@ -32,7 +38,16 @@ func (t *throttle) wait(key string, limit int) time.Duration {
 func (t *throttle) fail(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.failures[key] = append(t.prune(key), t.now())
+	t.add(key, t.now())
+}
+
+// add records a failure of key at, no earlier than its others.
+func (t *throttle) add(key string, at time.Time) {
+	f := append(t.prune(key), at)
+	if len(f) > throttleKeep {
+		f = append(f[:0], f[len(f)-throttleKeep:]...)
+	}
+	t.failures[key] = f
 	// Forget idle keys now and then so the map cannot grow without bound.
 	if len(t.failures) > 10000 {
 		for k := range t.failures {
@@ -47,6 +62,14 @@ func (t *throttle) reset(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.failures, key)
+}
+
+// full says whether key already holds as many failures as it keeps, the
+// most any limit needs.
+func (t *throttle) full(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.prune(key)) >= throttleKeep
 }
 
 func (t *throttle) prune(key string) []time.Time {
@@ -65,12 +88,22 @@ func (t *throttle) prune(key string) []time.Time {
 	return f
 }
 
-// signInIPKey is the throttle key of the sign-in failures from one address
-// in a realm, shared by every check of a password, code or key.
-func signInIPKey(realmID, ip string) string { return "realm:" + realmID + ":ip:" + ip }
+// failureCounter is what the sign-in guard counts on: the realms' throttle
+// in memory, or the admin login's, kept in the store too.
+type failureCounter interface {
+	wait(key string, limit int) time.Duration
+	record(ctx context.Context, keys ...string) error
+	forget(ctx context.Context, key string) error
+}
 
-// signInWait is how long a credential check for userKey from ipKey must
-// wait: the per-account and per-address limits every sign-in path shares.
-func (a *App) signInWait(userKey, ipKey string) time.Duration {
-	return max(a.loginThrottle.wait(userKey, loginLimitPerUser), a.loginThrottle.wait(ipKey, loginLimitPerIP))
+func (t *throttle) record(_ context.Context, keys ...string) error {
+	for _, k := range keys {
+		t.fail(k)
+	}
+	return nil
+}
+
+func (t *throttle) forget(_ context.Context, key string) error {
+	t.reset(key)
+	return nil
 }

@@ -154,12 +154,12 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if recovery {
 		method, code = "recovery-code", r.PostForm.Get("recoveryCode")
 	}
-	err := a.checkOneTimeCode(ctx, realm, st.user, code, recovery, clientIP(r))
+	err := a.checkOneTimeCode(ctx, realm, st.user, code, recovery, a.clientIP(r))
 	var throttled *throttledError
 	switch {
 	case errors.As(err, &throttled):
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
+			IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
 		retryAfter(w, throttled.wait)
 		f.Alert = "totp.error.throttled"
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
@@ -169,7 +169,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 			reason = "user_temporarily_disabled"
 		}
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: clientIP(r), Error: reason, Details: st.eventDetails(map[string]string{"username": st.user.Username, "method": method})})
+			IPAddress: a.clientIP(r), Error: reason, Details: st.eventDetails(map[string]string{"username": st.user.Username, "method": method})})
 		f.Error = "totp.error.code"
 		if recovery {
 			f.Error = "totp.error.recovery"
@@ -182,13 +182,6 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return a.finishStepUp(w, r, realm, st, method, []string{amrOTP})
 	}
 	return a.finishSecondStep(w, r, realm, st, loginAMR(true))
-}
-
-// totpThrottleKeys are the throttle's keys for second-factor failures.
-// The user's is its own, so a right password (which clears the password
-// count) does not clear it; the address's is the one passwords count on.
-func totpThrottleKeys(realm *store.Realm, userID, ip string) (userKey, ipKey string) {
-	return "realm:" + realm.ID + ":totp:" + userID, signInIPKey(realm.ID, ip)
 }
 
 // totpEnrol confirms the enrolment a realm requiring a second factor asked
@@ -211,7 +204,7 @@ func (a *App) totpEnrol(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: st.user.ID, ClientID: st.client.ClientID,
-		IPAddress: clientIP(r), Details: map[string]string{"username": st.user.Username}})
+		IPAddress: a.clientIP(r), Details: map[string]string{"username": st.user.Username}})
 	st.step.Pending = store.StepRecoveryCodes
 	return a.renderRecoveryCodes(w, r, realm, st, codes)
 }

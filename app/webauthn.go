@@ -591,7 +591,7 @@ func webauthnRefusal(field string, err error) *apiError {
 // them, with the credential type in the details.
 func (a *App) webauthnCredentialEvent(r *http.Request, realm *store.Realm, typ string, user *store.User, sessionID, clientID string, c *store.WebAuthnCredential) {
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: typ, UserID: user.ID, SessionID: sessionID, ClientID: clientID,
-		IPAddress: clientIP(r), Details: map[string]string{"username": user.Username, "credential_type": credentialTypeWebAuthn,
+		IPAddress: a.clientIP(r), Details: map[string]string{"username": user.Username, "credential_type": credentialTypeWebAuthn,
 			"credential_id": c.ID, "credential_user_label": c.Name}})
 }
 

@@ -213,14 +213,16 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 // step-up's): it takes a second factor's ceremony, whose key need not
 // verify the user. Without it the key alone authenticates: it takes a
 // login ceremony only, and the key must have verified the user. Every
-// refusal is a *webauthnFailure, recorded as a LOGIN_ERROR event and
-// counted against the user once known.
+// refusal is a *webauthnFailure (from a guarded address, a
+// *throttledError), recorded as a LOGIN_ERROR event and counted against
+// the user once known.
 func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
 	ctx := r.Context()
-	ip := clientIP(r)
-	ipKey := signInIPKey(realm.ID, ip)
-	if wait := a.loginThrottle.wait(ipKey, loginLimitPerIP); wait > 0 {
-		return nil, &throttledError{wait: wait}
+	ip := a.clientIP(r)
+	address, accounts := signInAddressKeys(realm.ID, ip)
+	g, err := a.guardSignIn(a.loginThrottle, address, accounts)
+	if err != nil {
+		return nil, err
 	}
 	if len(in.Credential) == 0 {
 		return nil, fieldError("credential", "is required: the PublicKeyCredential navigator.credentials.get() returned, as JSON")
@@ -239,7 +241,6 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 	}
 	var user *store.User
 	fail := func(reason string, cause error, counted bool) error {
-		a.loginThrottle.fail(ipKey)
 		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: clientID, IPAddress: ip, Error: "invalid_user_credentials",
 			Details: map[string]string{"credential_type": credentialTypeWebAuthn, "reason": reason}}
 		if user != nil {
@@ -253,14 +254,14 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 			e.Details["step_up"] = "true"
 		}
 		if user != nil && counted {
-			userKey, _ := totpThrottleKeys(realm, user.ID, ip)
-			a.loginThrottle.fail(userKey)
 			if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
 				return err
 			}
 		}
 		a.loginEvent(ctx, realm, e)
-		return &webauthnFailure{reason: reason, cause: cause}
+		// The user's own count runs once admitted: the uncounted
+		// refusals come before.
+		return g.failed(ctx, user != nil, &webauthnFailure{reason: reason, cause: cause})
 	}
 	if wantUserID != "" && ceremony.UserID != wantUserID {
 		return nil, errWebAuthnCeremony
@@ -297,9 +298,8 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 	} else if locked {
 		return nil, fail("user_temporarily_disabled", nil, false)
 	}
-	userKey, _ := totpThrottleKeys(realm, user.ID, ip)
-	if wait := a.loginThrottle.wait(userKey, loginLimitPerUser); wait > 0 {
-		return nil, &throttledError{wait: wait}
+	if err := g.admit(totpThrottleKey(realm, user.ID), loginLimitPerUser); err != nil {
+		return nil, err
 	}
 	wu, err := a.loadWebAuthnUser(ctx, realm, user)
 	if err != nil {
@@ -345,7 +345,9 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 		return nil, err
 	}
 	stored.SignCount, stored.LastUsedAt, stored.Data = int64(rec.Authenticator.SignCount), now, data
-	a.loginThrottle.reset(userKey)
+	if err := g.succeeded(ctx); err != nil {
+		return nil, err
+	}
 	if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
 		return nil, err
 	}

@@ -38,6 +38,8 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"expired action tokens", "DELETE FROM action_tokens WHERE expires_at <= $1", "action_tokens_expiry"},
 		{"expired device authorizations", "DELETE FROM device_authorizations WHERE expires_at <= $1", "device_authorizations_expiry"},
 		{"expired admin token revocations", "DELETE FROM admin_token_revocations WHERE expires_at < $1", "admin_token_revocations_expiry"},
+		{"old admin login failures", "DELETE FROM admin_login_failures WHERE failed_at <= $1", "admin_login_failures_time"},
+		{"admin login failures of a key", "DELETE FROM admin_login_failures WHERE key_hash = $1", "admin_login_failures_key"},
 		{"expired login events", "DELETE FROM login_events WHERE realm_id = $1 AND time < $2", "login_events_realm_time"},
 		{"expired admin events", "DELETE FROM admin_events WHERE realm_id = $1 AND time < $2", "admin_events_realm_time"},
 		{"login events page", "SELECT id FROM login_events WHERE realm_id = $1 ORDER BY time DESC, id DESC LIMIT 100", "login_events_realm_time"},
