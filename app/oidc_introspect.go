@@ -15,8 +15,12 @@ import (
 
 var signingAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
 
+// errTokenEnded: an access token whose signature and expiry hold, but that
+// was revoked, or whose session, user or client has ended since.
+var errTokenEnded = errors.New("access token revoked, or its session, user or client ended")
+
 // verifyAccessToken checks that token is an access token this realm issued
-// and that it is still valid, and returns its claims.
+// and that it still stands, and returns its claims.
 func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token string) (map[string]any, error) {
 	parsed, err := jwt.ParseSigned(token, signingAlgorithms)
 	if err != nil {
@@ -42,12 +46,12 @@ func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token s
 		if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.issuer(realm), Time: a.now()}, 0); err != nil {
 			return nil, err
 		}
-		revoked, err := a.store.AccessTokenRevoked(ctx, std.ID)
+		stands, err := a.accessTokenStands(ctx, realm, claims, &std)
 		if err != nil {
 			return nil, err
 		}
-		if revoked {
-			return nil, errors.New("access token revoked")
+		if !stands {
+			return nil, errTokenEnded
 		}
 		return claims, nil
 	}
