@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -59,7 +61,8 @@ func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token s
 }
 
 // Introspect (RFC 7662) answers for tokens of this realm to an
-// authenticated confidential client; anything invalid is just inactive.
+// authenticated confidential client: access tokens of any of its clients,
+// refresh tokens of the caller's own. Anything invalid is just inactive.
 func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	realm := realmFrom(ctx)
@@ -78,6 +81,17 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	if r.Data.IntrospectionRequest == nil || r.Data.Token == "" {
 		return inactive, nil
 	}
+	if strings.Count(r.Data.Token, ".") != 2 { // not a JWS: a refresh token, if anything
+		out, err := s.a.introspectRefreshToken(ctx, realm, c, r.Data.Token)
+		switch {
+		case err != nil:
+			return nil, err
+		case out == nil:
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
+			return inactive, nil
+		}
+		return op.NewResponse(out), nil
+	}
 	claims, err := s.a.verifyAccessToken(ctx, realm, r.Data.Token)
 	if err != nil {
 		s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
@@ -89,4 +103,46 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	claims["active"] = true
 	claims["token_type"] = "Bearer"
 	return op.NewResponse(claims), nil
+}
+
+// introspectRefreshToken answers for a live refresh token of client c,
+// with its details as Keycloak gives them; nil for anything else: unknown,
+// rotated, revoked, expired, its session or user ended, or another
+// client's (a refresh token is its client's alone, RFC 6749 §10.4, so
+// another client learns nothing of it).
+func (a *App) introspectRefreshToken(ctx context.Context, realm *store.Realm, c *store.Client, token string) (map[string]any, error) {
+	rt, err := a.store.RefreshTokenByHash(ctx, realm.ID, store.HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	now := a.now().UnixMilli()
+	if rt.ClientID != c.ID || !rt.Live(now) {
+		return nil, nil
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, rt.UserID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !user.Enabled {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	sess, err := a.refreshSession(ctx, realm, rt, now)
+	var ended *oidc.Error
+	if errors.As(err, &ended) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	typ := "Refresh"
+	if rt.Offline {
+		typ = "Offline"
+	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN", ClientID: c.ClientID, UserID: user.ID,
+		SessionID: sess.sid, Details: map[string]string{"token_type": "refresh_token"}})
+	return map[string]any{
+		"active": true, "token_type": "Refresh", "typ": typ, "iss": a.issuer(realm), "sub": user.ID,
+		"username": user.Username, "client_id": c.ClientID, "azp": c.ClientID, "scope": strings.Join(slices.Sorted(slices.Values(rt.Scopes)), " "),
+		"iat": rt.CreatedAt / 1000, "exp": rt.ExpiresAt / 1000, "sid": sess.sid,
+	}, nil
 }

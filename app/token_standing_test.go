@@ -291,6 +291,76 @@ func TestClientCredentialsTokenStanding(t *testing.T) {
 	e.mustStand(cfg, token(), "a new token")
 }
 
+// A live refresh token introspects as active with its details, for its own
+// client only; rotated, revoked, expired or of an ended session, inactive.
+func TestIntrospectRefreshToken(t *testing.T) {
+	e := newStandingEnv(t)
+	e.clock.advance(time.Second)
+	issued := e.clock.now()
+	offlineCfg := e.oauth2Config("web", e.web.ClientSecret, "openid", "offline_access")
+	offline := e.codeflowTokens(offlineCfg, e.b)
+	sso := e.sessionOf("sso")
+
+	out := e.introspect("web", e.web.ClientSecret, e.webTok.RefreshToken)
+	want := map[string]any{"active": true, "token_type": "Refresh", "typ": "Refresh", "client_id": "web", "azp": "web",
+		"sub": e.aliceID, "username": "alice", "scope": "email openid profile roles web-origins", "sid": sso,
+		"iss": e.issuer("acme")}
+	for k, v := range want {
+		if out[k] != v {
+			t.Fatalf("introspection of a live refresh token: %s = %v, want %v; all %v", k, out[k], v, out)
+		}
+	}
+	if iat, exp := out["iat"].(float64), out["exp"].(float64); int64(iat) > issued.Unix() || int64(exp) <= issued.Unix() {
+		t.Fatalf("iat %v exp %v around %v", out["iat"], out["exp"], issued.Unix())
+	}
+	if out := e.introspect("web", e.web.ClientSecret, offline.RefreshToken); out["active"] != true || out["typ"] != "Offline" ||
+		out["scope"] != "email offline_access openid profile roles web-origins" || out["sid"] == sso || out["sid"] == "" {
+		t.Fatalf("introspection of an offline token: %v", out)
+	}
+	// Another client learns nothing of it.
+	if e.active(e.spa, e.webTok.RefreshToken) {
+		t.Fatal("another client's refresh token introspected as active")
+	}
+
+	// Rotated: the old one is over, its successor live.
+	next, err := e.refresh(e.web, e.webTok.RefreshToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.active(e.web, e.webTok.RefreshToken) || !e.active(e.web, next.RefreshToken) {
+		t.Fatal("after a rotation: want the old token inactive, the new one active")
+	}
+	// spa's ends with the SSO session; the offline one survives it.
+	e.mustStand(e.spa, e.spaTok.AccessToken, "spa before logout")
+	mustStatus(t, e.admin(http.MethodDelete, "/admin/realms/acme/sessions/"+sso+"?type=sso", nil), http.StatusOK)
+	if e.active(e.spa, e.spaTok.RefreshToken) || e.active(e.web, next.RefreshToken) || !e.active(e.web, offline.RefreshToken) {
+		t.Fatal("after logout: want the online tokens inactive and the offline one active")
+	}
+	// Revoked.
+	r := e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/revoke", "token="+url.QueryEscape(offline.RefreshToken),
+		"Content-Type: application/x-www-form-urlencoded", codeflowBasic("web", e.web.ClientSecret))
+	mustStatus(t, r, http.StatusOK)
+	if e.active(e.web, offline.RefreshToken) {
+		t.Fatal("a revoked offline token introspected as active")
+	}
+
+	// Expired: past the session's idle time.
+	fresh := e.newSignIn(e.web)
+	if !e.active(e.web, fresh.RefreshToken) {
+		t.Fatal("a fresh refresh token introspected as inactive")
+	}
+	e.clock.advance(31 * time.Minute)
+	if e.active(e.web, fresh.RefreshToken) {
+		t.Fatal("an expired refresh token introspected as active")
+	}
+}
+
+// newSignIn signs alice in at cfg's client in a new browser.
+func (e *codeflowEnv) newSignIn(cfg *oauth2.Config) *oauth2.Token {
+	e.t.Helper()
+	return e.codeflowTokens(cfg, e.browser())
+}
+
 // The account and step-up APIs refuse a token whose session has ended,
 // as they do any other dead token.
 func TestAccountAPIRefusesTokenOfEndedSession(t *testing.T) {
