@@ -30,6 +30,9 @@ import (
 // accessTokenStands says whether the verified access token with these
 // claims still stands.
 func (a *App) accessTokenStands(ctx context.Context, realm *store.Realm, claims map[string]any, std *jwt.Claims) (bool, error) {
+	if std.ID == "" {
+		return false, nil // every access token of ours has one; the cache is keyed by it
+	}
 	azp, _ := claims["azp"].(string)
 	sid, _ := claims["sid"].(string)
 	t := &store.AccessTokenClaims{RealmID: realm.ID, TokenID: std.ID, UserID: std.Subject, ClientID: azp, SessionID: sid}

@@ -403,3 +403,25 @@ func TestAccountAPIRefusesTokenOfEndedSession(t *testing.T) {
 		})
 	}
 }
+
+// Every access token of the realm has a jti, which keys the cache of
+// checks: a token signed without one is refused, not answered for another.
+func TestAccessTokenWithoutIDRefused(t *testing.T) {
+	e := newStandingEnv(t)
+	realm, err := e.store.GetRealm(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, claims := jwtParts(t, e.webTok.AccessToken)
+	resigned, err := e.app.sign(t.Context(), realm, "at+jwt", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mustStand(e.web, resigned, "the same claims signed again")
+	delete(claims, "jti")
+	without, err := e.app.sign(t.Context(), realm, "at+jwt", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mustBeEnded(e.web, without, "a token without jti")
+}
