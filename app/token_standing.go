@@ -33,18 +33,18 @@ func (a *App) accessTokenStands(ctx context.Context, realm *store.Realm, claims 
 	if std.ID == "" {
 		return false, nil // every access token of ours has one; the cache is keyed by it
 	}
-	azp, _ := claims["azp"].(string)
-	sid, _ := claims["sid"].(string)
-	t := &store.AccessTokenClaims{RealmID: realm.ID, TokenID: std.ID, UserID: std.Subject, ClientID: azp, SessionID: sid}
-	if std.IssuedAt != nil {
-		t.IssuedAt = std.IssuedAt.Time().Unix()
-	}
 	now, key := a.now().UnixMilli(), realm.ID+"\x00"+std.ID
 	// Read before the load: a revocation committed during it moves the
 	// generation, and the entry put under the older one is never used.
 	gen := a.store.RevocationGeneration()
 	if until, ok := a.cache.tokenStandings.get(key, gen, time.Now()); ok && (until == 0 || until > now) {
 		return until > now, nil
+	}
+	azp, _ := claims["azp"].(string)
+	sid, _ := claims["sid"].(string)
+	t := &store.AccessTokenClaims{RealmID: realm.ID, TokenID: std.ID, UserID: std.Subject, ClientID: azp, SessionID: sid}
+	if std.IssuedAt != nil {
+		t.IssuedAt = std.IssuedAt.Time().Unix()
 	}
 	until, err := a.store.AccessTokenLiveUntil(ctx, t)
 	if err != nil {
