@@ -2,7 +2,9 @@ package app
 
 import (
 	"errors"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -43,6 +45,52 @@ type accountHandler func(w http.ResponseWriter, r *http.Request, c *accountCalle
 // errAccountToken is a refused Bearer token on an account path.
 var errAccountToken = &apiError{Status: http.StatusUnauthorized, Code: "invalid_token",
 	Description: "the access token is invalid, expired or revoked"}
+
+// errAccountNoToken answers an account request that brings neither a
+// token nor a browser's sign-in.
+var errAccountNoToken = &apiError{Status: http.StatusUnauthorized, Code: "unauthorized",
+	Description: "sign in first: send the user's access token (Authorization: Bearer <token>)"}
+
+// browserNavigation says whether r is a browser loading a page: a GET or
+// HEAD that accepts HTML, or an HTML form's POST, and not a script's
+// request (X-Requested-With, or a Sec-Fetch-Mode other than navigate).
+// Only such a request is worth a redirect to the login page.
+func browserNavigation(r *http.Request) bool {
+	if r.Header.Get("X-Requested-With") != "" {
+		return false
+	}
+	if mode := r.Header.Get("Sec-Fetch-Mode"); mode != "" && mode != "navigate" {
+		return false
+	}
+	if !acceptsHTML(r.Header.Values("Accept")) {
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPost:
+		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		return ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data"
+	}
+	return false
+}
+
+// acceptsHTML says whether Accept headers name text/html with a quality
+// above zero; a wildcard alone is not enough, every HTTP library sends one.
+func acceptsHTML(accept []string) bool {
+	for _, header := range accept {
+		for _, part := range strings.Split(header, ",") {
+			typ, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || typ != "text/html" {
+				continue
+			}
+			if q, err := strconv.ParseFloat(params["q"], 64); params["q"] == "" || err == nil && q > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // bearerToken is the token of an Authorization: Bearer header, "" for none.
 func bearerToken(r *http.Request) string {
@@ -112,7 +160,8 @@ func accountPath(realm *store.Realm) string { return "/realms/" + realm.Name + "
 
 // account wraps an account handler: a Bearer caller is authenticated by
 // its token and answered in JSON; a browser by its SSO session, and one
-// without is sent to sign in first. Errors take the caller's form: JSON
+// without is sent to sign in first when it navigates (browserNavigation);
+// any other caller without either gets a 401 Bearer challenge. Errors take the caller's form: JSON
 // for the API, the error page for a browser. No answer is kept by any
 // cache: every one is about a person, some hold secrets (a TOTP key,
 // recovery codes, the data export).
@@ -139,6 +188,13 @@ func (a *App) account(h accountHandler) http.Handler {
 			return
 		}
 		c, err := a.accountBrowser(r, realm)
+		if err == nil && c == nil && !browserNavigation(r) {
+			// An API caller without a token is told so (RFC 6750 §3.1),
+			// never sent to a login page it cannot use.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.Name+`"`)
+			a.writeError(w, r, errAccountNoToken)
+			return
+		}
 		if err == nil && c == nil {
 			err = a.accountSignIn(w, r, realm)
 		} else if err == nil {

@@ -90,6 +90,9 @@ type caches struct {
 	activeKeys      *lookupCache[*store.SigningKey]    // by realm ID
 	publicKeys      *lookupCache[[]publishedKey]       // by realm ID
 	userCounts      *lookupCache[int]                  // by realm ID and filter
+	// tokenStandings are AccessTokenLiveUntil answers, by realm ID and jti,
+	// under the store's revocation generation (token_standing.go).
+	tokenStandings *lookupCache[int64]
 }
 
 func newCaches() *caches {
@@ -98,7 +101,7 @@ func newCaches() *caches {
 		serviceAccounts: newLookupCache[*store.User](), linkedScopes: newLookupCache[[]*store.ClientScope](),
 		userRoles: newLookupCache[[]*store.Role](), groupPaths: newLookupCache[[]string](),
 		activeKeys: newLookupCache[*store.SigningKey](), publicKeys: newLookupCache[[]publishedKey](),
-		userCounts: newLookupCache[int](),
+		userCounts: newLookupCache[int](), tokenStandings: newLookupCache[int64](),
 	}
 }
 

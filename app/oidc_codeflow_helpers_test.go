@@ -175,8 +175,14 @@ func (p *codeflowPage) location(t *testing.T) *url.URL {
 	return loc
 }
 
+// codeflowAccept is what a browser accepts when it loads a page (Chromium's).
+const codeflowAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+
 func (b *codeflowBrowser) do(req *http.Request) *codeflowPage {
 	b.t.Helper()
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", codeflowAccept)
+	}
 	resp, err := b.client.Do(req)
 	if err != nil {
 		b.t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -15,8 +17,12 @@ import (
 
 var signingAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
 
+// errTokenEnded: an access token whose signature and expiry hold, but that
+// was revoked, or whose session, user or client has ended since.
+var errTokenEnded = errors.New("access token revoked, or its session, user or client ended")
+
 // verifyAccessToken checks that token is an access token this realm issued
-// and that it is still valid, and returns its claims.
+// and that it still stands, and returns its claims.
 func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token string) (map[string]any, error) {
 	parsed, err := jwt.ParseSigned(token, signingAlgorithms)
 	if err != nil {
@@ -42,12 +48,12 @@ func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token s
 		if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.issuer(realm), Time: a.now()}, 0); err != nil {
 			return nil, err
 		}
-		revoked, err := a.store.AccessTokenRevoked(ctx, std.ID)
+		stands, err := a.accessTokenStands(ctx, realm, claims, &std)
 		if err != nil {
 			return nil, err
 		}
-		if revoked {
-			return nil, errors.New("access token revoked")
+		if !stands {
+			return nil, errTokenEnded
 		}
 		return claims, nil
 	}
@@ -55,7 +61,8 @@ func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token s
 }
 
 // Introspect (RFC 7662) answers for tokens of this realm to an
-// authenticated confidential client; anything invalid is just inactive.
+// authenticated confidential client: access tokens of any of its clients,
+// refresh tokens of the caller's own. Anything invalid is just inactive.
 func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	realm := realmFrom(ctx)
@@ -74,6 +81,17 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	if r.Data.IntrospectionRequest == nil || r.Data.Token == "" {
 		return inactive, nil
 	}
+	if strings.Count(r.Data.Token, ".") != 2 { // not a JWS: a refresh token, if anything
+		out, err := s.a.introspectRefreshToken(ctx, realm, c, r.Data.Token)
+		switch {
+		case err != nil:
+			return nil, err
+		case out == nil:
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
+			return inactive, nil
+		}
+		return op.NewResponse(out), nil
+	}
 	claims, err := s.a.verifyAccessToken(ctx, realm, r.Data.Token)
 	if err != nil {
 		s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
@@ -85,4 +103,46 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	claims["active"] = true
 	claims["token_type"] = "Bearer"
 	return op.NewResponse(claims), nil
+}
+
+// introspectRefreshToken answers for a live refresh token of client c,
+// with its details as Keycloak gives them; nil for anything else: unknown,
+// rotated, revoked, expired, its session or user ended, or another
+// client's (a refresh token is its client's alone, RFC 6749 §10.4, so
+// another client learns nothing of it).
+func (a *App) introspectRefreshToken(ctx context.Context, realm *store.Realm, c *store.Client, token string) (map[string]any, error) {
+	rt, err := a.store.RefreshTokenByHash(ctx, realm.ID, store.HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	now := a.now().UnixMilli()
+	if rt.ClientID != c.ID || !rt.Live(now) {
+		return nil, nil
+	}
+	user, err := a.store.GetUser(ctx, realm.ID, rt.UserID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !user.Enabled {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	sess, err := a.refreshSession(ctx, realm, rt, now)
+	var ended *oidc.Error
+	if errors.As(err, &ended) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	typ := "Refresh"
+	if rt.Offline {
+		typ = "Offline"
+	}
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN", ClientID: c.ClientID, UserID: user.ID,
+		SessionID: sess.sid, Details: map[string]string{"token_type": "refresh_token"}})
+	return map[string]any{
+		"active": true, "token_type": "Refresh", "typ": typ, "iss": a.issuer(realm), "sub": user.ID,
+		"username": user.Username, "client_id": c.ClientID, "azp": c.ClientID, "scope": strings.Join(slices.Sorted(slices.Values(rt.Scopes)), " "),
+		"iat": rt.CreatedAt / 1000, "exp": rt.ExpiresAt / 1000, "sid": sess.sid,
+	}, nil
 }

@@ -71,7 +71,7 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 		_, err := tx.RotateRefreshToken(ctx, realm.ID, hash, next, now)
 		if errors.Is(err, store.ErrTokenReused) {
 			reused = true // commit the family's revocation, and end its session
-			if _, err := tx.DeleteSession(ctx, realm.ID, old.SessionID, store.SessionOAuth, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if _, err := tx.EndClientSession(ctx, realm.ID, old.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 			return nil

@@ -12,7 +12,8 @@ import (
 
 // Revocation (RFC 7009) revokes an access or refresh token of the calling
 // client. Unknown tokens, or another client's, answer 200 too: the caller
-// learns nothing about tokens that are not its own.
+// learns nothing about tokens that are not its own. A refresh token takes
+// its grant with it (revokeRefreshGrant); an access token only itself.
 func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.RevocationRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	realm := realmFrom(ctx)
@@ -25,7 +26,7 @@ func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Re
 	switch {
 	case err == nil:
 		if rt.ClientID == client.ID {
-			if _, err := s.a.store.RevokeRefreshFamily(ctx, realm.ID, rt.FamilyID, s.a.now().UnixMilli()); err != nil {
+			if err := s.a.revokeRefreshGrant(ctx, realm, rt); err != nil {
 				return nil, err
 			}
 			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "REVOKE_GRANT", ClientID: client.ClientID, UserID: rt.UserID,
@@ -49,4 +50,27 @@ func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Re
 	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "REVOKE_GRANT", ClientID: client.ClientID, UserID: sub,
 		SessionID: sid, Details: map[string]string{"token_type": "access_token"}})
 	return ok, nil
+}
+
+// revokeRefreshGrant revokes a refresh token with the grant it stands for,
+// as RFC 7009 §2.1 asks ("all access tokens based on the same
+// authorization grant") and Keycloak does: its family, and the client's
+// session it was issued in, which ends the access tokens of that session.
+// For an online token that is the client's session under the SSO session;
+// the SSO session and the other clients' sessions stay. For an offline
+// token it is its offline session.
+func (a *App) revokeRefreshGrant(ctx context.Context, realm *store.Realm, rt *store.RefreshToken) error {
+	now := a.now().UnixMilli()
+	return a.store.Tx(ctx, func(tx *store.Store) error {
+		if _, err := tx.RevokeRefreshFamily(ctx, realm.ID, rt.FamilyID, now); err != nil {
+			return err
+		}
+		if rt.SessionID == "" {
+			return nil
+		}
+		if _, err := tx.EndClientSession(ctx, realm.ID, rt.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
 }

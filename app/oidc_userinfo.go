@@ -39,7 +39,7 @@ func (s *oidcServer) UserInfo(ctx context.Context, r *op.Request[oidc.UserInfoRe
 	} else if err != nil {
 		return nil, err
 	}
-	client, err := s.a.store.GetClientByClientID(ctx, realm.ID, azp)
+	client, err := s.a.cachedClient(ctx, realm.ID, azp)
 	if errors.Is(err, store.ErrNotFound) || err == nil && !client.Enabled {
 		return nil, errInvalidToken
 	} else if err != nil {
@@ -65,7 +65,7 @@ func (s *oidcServer) UserInfo(ctx context.Context, r *op.Request[oidc.UserInfoRe
 func (a *App) tokenScopes(ctx context.Context, realm *store.Realm, c *store.Client, names []string) ([]*store.ClientScope, error) {
 	var out []*store.ClientScope
 	for _, kind := range []string{store.ScopeDefault, store.ScopeOptional} {
-		linked, err := a.store.ListLinkedScopes(ctx, realm.ID, c.ID, kind)
+		linked, err := a.linkedScopes(ctx, realm.ID, c.ID, kind)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,9 @@ import (
 // The writer also counts the changes to data the server caches (realms,
 // clients, scopes, roles, groups, users, keys): Generation moves after
 // each such write commits, so a cache entry read under an older
-// generation is known to be stale.
+// generation is known to be stale. RevocationGeneration moves with it,
+// and also after a write that may end an access token: a session ended,
+// an access token revoked.
 
 // maxCachedStmts bounds the cache; the store has a few hundred distinct
 // statements, and statements built from filters are few in kind.
@@ -119,13 +121,13 @@ type txQuerier struct {
 	tx      *sql.Tx
 	stmts   *stmtCache
 	misses  []string
-	changed bool // a statement wrote cached data: the generation moves after commit
+	changed change // the most any statement changed: the generations move after commit
 	changes *changes
 }
 
 func (t *txQuerier) stmt(ctx context.Context, query string) *sql.Stmt {
-	if t.changes != nil && !t.changed && t.changes.writesCached(query) {
-		t.changed = true
+	if t.changes != nil && t.changed < changedCached {
+		t.changed = max(t.changed, t.changes.classify(query))
 	}
 	if st := t.stmts.lookup(query); st != nil {
 		return t.tx.StmtContext(ctx, st)
@@ -158,20 +160,28 @@ func (t *txQuerier) QueryRowContext(ctx context.Context, query string, args ...a
 }
 
 // ended prepares the statements the transaction ran as text and moves the
-// generation if it wrote cached data.
+// generations if it wrote cached data or ended sessions.
 func (t *txQuerier) ended(ctx context.Context) {
-	if t.changed {
-		t.changes.bump()
-	}
+	t.changes.bump(t.changed)
 	for _, q := range t.misses {
 		t.stmts.prepare(ctx, q)
 	}
 }
 
-// changes is the generation of the cached data.
+// change is what a statement may change, least first.
+type change uint8
+
+const (
+	changedNothing     change = iota
+	changedRevocations        // may end an access token: RevocationGeneration moves
+	changedCached             // changes cached data: both generations move
+)
+
+// changes counts the generations of the cached data and of revocations.
 type changes struct {
-	gen      atomic.Uint64
-	verdicts sync.Map // SQL text → bool: whether it writes cached data
+	gen         atomic.Uint64
+	revocations atomic.Uint64
+	verdicts    sync.Map // SQL text → change
 }
 
 // uncachedTables change with every sign-in, token or event, and nothing
@@ -186,45 +196,83 @@ var uncachedTables = []string{
 	"admin_login_failures",
 }
 
-var writeTarget = regexp.MustCompile(`(?is)^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(\w+)`)
+// revocationTables are the uncached tables an access token's standing is
+// read from (AccessTokenLiveUntil): a write to them moves the revocation
+// generation, except the ones that cannot end a token: a new session, and
+// the statements of sessionKeepers.
+var revocationTables = []string{"user_sessions", "revoked_access_tokens"}
 
-// writesCached says whether query may change cached data: a write to a
-// table not in uncachedTables, or any statement that is not a plain read
-// or write of one table (a migration, a WITH).
-func (c *changes) writesCached(query string) bool {
+// sessionKeepers are the statements that write user_sessions without
+// ending or shortening any session: they only slide its expiry forward
+// (expires_at = max(expires_at, …)) and record accesses. They run on every
+// refresh and sign-in, which must not empty the cache of token checks.
+var sessionKeepers = []string{touchSessionSQL, reauthenticateSessionSQL}
+
+var writeTarget = regexp.MustCompile(`(?is)^\s*(INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(\w+)`)
+
+// classify says what query may change: cached data for a write to a table
+// not in uncachedTables, or any statement that is not a plain read or
+// write of one table (a migration, a WITH); revocations for a write to a
+// table of revocationTables that may end a token; otherwise nothing.
+func (c *changes) classify(query string) change {
 	if v, ok := c.verdicts.Load(query); ok {
-		return v.(bool)
+		return v.(change)
 	}
 	trimmed := strings.TrimSpace(query)
-	verdict := true
+	verdict := changedCached
 	upper := strings.ToUpper(trimmed)
 	switch {
 	case strings.HasPrefix(upper, "SELECT"):
-		verdict = false
+		verdict = changedNothing
 	case strings.HasPrefix(upper, "WITH") && !strings.Contains(upper, "INSERT") && !strings.Contains(upper, "UPDATE") &&
 		!strings.Contains(upper, "DELETE"):
-		verdict = false // a recursive read
+		verdict = changedNothing // a recursive read
 	}
-	if verdict {
+	if verdict != changedNothing {
 		if m := writeTarget.FindStringSubmatch(trimmed); m != nil && !strings.Contains(trimmed, ";") {
-			verdict = !slices.Contains(uncachedTables, strings.ToLower(m[1]))
+			verb, table := strings.Join(strings.Fields(strings.ToUpper(m[1])), " "), strings.ToLower(m[2])
+			switch {
+			case !slices.Contains(uncachedTables, table):
+				verdict = changedCached
+			case !slices.Contains(revocationTables, table):
+				verdict = changedNothing
+			case table == "user_sessions" && verb == "INSERT INTO":
+				verdict = changedNothing // a new session ends nothing
+			case slices.Contains(sessionKeepers, query):
+				verdict = changedNothing
+			default:
+				verdict = changedRevocations
+			}
 		}
 	}
 	c.verdicts.Store(query, verdict)
 	return verdict
 }
 
-// after moves the generation once a statement outside a transaction that
-// wrote cached data has run.
+// after moves the generations once a statement outside a transaction that
+// wrote cached data or ended sessions has run.
 func (c *changes) after(query string) {
-	if c != nil && c.writesCached(query) {
-		c.bump()
+	if c != nil {
+		c.bump(c.classify(query))
 	}
 }
 
-func (c *changes) bump() { c.gen.Add(1) }
+func (c *changes) bump(ch change) {
+	if ch >= changedCached {
+		c.gen.Add(1)
+	}
+	if ch >= changedRevocations {
+		c.revocations.Add(1)
+	}
+}
 
 // Generation moves after every committed change to data the server
 // caches. A cache stores the generation it read before loading a value,
 // and the value is current while the generation has not moved.
 func (s *Store) Generation() uint64 { return s.changes.gen.Load() }
+
+// RevocationGeneration moves after every committed change that may end an
+// access token: every move of Generation (a user disabled or deleted, a
+// client disabled), a session ended, an access token revoked. Creating a
+// session or sliding its expiry forward keeps it.
+func (s *Store) RevocationGeneration() uint64 { return s.changes.revocations.Load() }

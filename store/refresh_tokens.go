@@ -312,30 +312,3 @@ func (s *Store) DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int6
 			WHERE l.family_id = refresh_tokens.family_id AND l.expires_at > $1))`, now)
 	return rowsAffected(res, err, "delete expired refresh tokens")
 }
-
-// RevokeAccessToken lists an access token (by jti) as revoked until it
-// would have expired anyway. Revoking it twice is no error.
-func (s *Store) RevokeAccessToken(ctx context.Context, realmID, jti string, expiresAt int64) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO revoked_access_tokens (token_id, realm_id, expires_at) VALUES ($1, $2, $3)
-		ON CONFLICT (token_id) DO NOTHING`, jti, realmID, expiresAt)
-	if err != nil {
-		return fmt.Errorf("revoke access token %s: %w", jti, mapErr(err))
-	}
-	return nil
-}
-
-// AccessTokenRevoked says whether the access token with this jti is revoked.
-func (s *Store) AccessTokenRevoked(ctx context.Context, jti string) (bool, error) {
-	var n int
-	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM revoked_access_tokens WHERE token_id = $1", jti).Scan(&n); err != nil {
-		return false, fmt.Errorf("access token %s revoked: %w", jti, mapErr(err))
-	}
-	return n > 0, nil
-}
-
-// DeleteExpiredAccessTokenRevocations forgets the revocations of tokens
-// expired by now, which their signature check refuses anyway.
-func (s *Store) DeleteExpiredAccessTokenRevocations(ctx context.Context, now int64) (int64, error) {
-	res, err := s.w.ExecContext(ctx, "DELETE FROM revoked_access_tokens WHERE expires_at <= $1", now)
-	return rowsAffected(res, err, "delete expired access token revocations")
-}

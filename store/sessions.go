@@ -146,11 +146,16 @@ func (s *Store) GetSession(ctx context.Context, realmID, id string) (*Session, e
 	return sess, nil
 }
 
+// touchSessionSQL never shortens a session: a cache may hold the expiry
+// it read until then (see sessionKeepers).
+const touchSessionSQL = `UPDATE user_sessions SET last_access_at = $1, expires_at = max(expires_at, $2)
+	WHERE realm_id = $3 AND id = $4 AND expires_at > $1`
+
 // TouchSession records an access at now and slides the expiry to
-// expiresAt. An expired session cannot be revived: ErrNotFound.
+// expiresAt, never back. An expired session cannot be revived:
+// ErrNotFound.
 func (s *Store) TouchSession(ctx context.Context, realmID, id string, now, expiresAt int64) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE user_sessions SET last_access_at = $1, expires_at = $2
-		WHERE realm_id = $3 AND id = $4 AND expires_at > $1`, now, expiresAt, realmID, id)
+	res, err := s.w.ExecContext(ctx, touchSessionSQL, now, expiresAt, realmID, id)
 	if err != nil {
 		return fmt.Errorf("touch session %s: %w", id, mapErr(err))
 	}
@@ -190,6 +195,41 @@ func (s *Store) DeleteSession(ctx context.Context, realmID, id, kind string, now
 		// Child sessions and refresh tokens go by ON DELETE CASCADE.
 		if _, err := tx.w.ExecContext(ctx, "DELETE FROM user_sessions WHERE realm_id = $1 AND id = $2", realmID, id); err != nil {
 			return fmt.Errorf("delete session %s: %w", id, mapErr(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ended, nil
+}
+
+// EndClientSession ends the OAuth session id as revoking the grant it
+// holds does: an online one with every other session of its client under
+// the same SSO session, which stays with the sessions of other clients;
+// an offline one alone. Their refresh tokens go with them. It returns the
+// sessions it ended that were active at now; id not an OAuth session of
+// the realm is ErrNotFound.
+func (s *Store) EndClientSession(ctx context.Context, realmID, id string, now int64) ([]*Session, error) {
+	var ended []*Session
+	err := s.Tx(ctx, func(tx *Store) error {
+		found, err := tx.querySessions(ctx, tx.w, "s.realm_id = $1 AND s.id = $2 AND s.kind = 'oauth'", realmID, id)
+		if err != nil {
+			return err
+		}
+		if len(found) == 0 {
+			return fmt.Errorf("OAuth session %s: %w", id, ErrNotFound)
+		}
+		// An offline session has no parent: parent_id = NULL matches nothing.
+		const which = `realm_id = $1 AND kind = 'oauth' AND (id = $2 OR (parent_id = $3 AND client_id = $4))`
+		parent, client := nullString(found[0].ParentID), found[0].ClientID
+		ended, err = tx.querySessions(ctx, tx.w, `s.realm_id = $1 AND s.kind = 'oauth' AND (s.id = $2 OR (s.parent_id = $3
+			AND s.client_id = $4)) AND s.expires_at > $5 ORDER BY s.started_at, s.id`, realmID, id, parent, client, now)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.w.ExecContext(ctx, "DELETE FROM user_sessions WHERE "+which, realmID, id, parent, client); err != nil {
+			return fmt.Errorf("end client session %s: %w", id, mapErr(err))
 		}
 		return nil
 	})

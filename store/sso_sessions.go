@@ -5,14 +5,17 @@ import (
 	"fmt"
 )
 
+// reauthenticateSessionSQL never shortens a session: a cache may hold the
+// expiry it read until then (see sessionKeepers).
+const reauthenticateSessionSQL = `UPDATE user_sessions SET auth_time = $1, amr = $2, last_access_at = $3,
+	expires_at = max(expires_at, $4) WHERE realm_id = $5 AND id = $6 AND kind = 'sso' AND expires_at > $3`
+
 // ReauthenticateSession records a new authentication of the user of an
 // SSO session active at now (a login the client forced, or one past its
-// max_age): when and how, the access, and the new expiry. Anything else
-// is ErrNotFound.
+// max_age): when and how, the access, and the new expiry, never earlier
+// than the one it had. Anything else is ErrNotFound.
 func (s *Store) ReauthenticateSession(ctx context.Context, realmID, id string, authTime int64, amr []string, now, expiresAt int64) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE user_sessions SET auth_time = $1, amr = $2, last_access_at = $3, expires_at = $4
-		WHERE realm_id = $5 AND id = $6 AND kind = 'sso' AND expires_at > $3`,
-		authTime, jsonList(amr), now, expiresAt, realmID, id)
+	res, err := s.w.ExecContext(ctx, reauthenticateSessionSQL, authTime, jsonList(amr), now, expiresAt, realmID, id)
 	if err != nil {
 		return fmt.Errorf("reauthenticate session %s: %w", id, mapErr(err))
 	}

@@ -84,7 +84,7 @@ func runStoreSuite(t *testing.T, newStore func(t *testing.T) *Store) {
 	tests = slices.Concat(tests, clientSuite(), roleSuite(), groupSuite(), scopeSuite(), eventSuite(), sessionSuite(), keySuite(),
 		deviceSuite(), authRequestSuite(), logoutSuite(), outboxSuite(), actionTokenSuite(), recoverySuite(), registrationSuite(),
 		pendingLoginSuite(), accountSuite(), loginFailuresSuite(), passwordHistorySuite(), credentialsSuite(),
-		webauthnSuite(), stepUpSuite(), bulkSuite(), adminLoginFailureSuite())
+		webauthnSuite(), stepUpSuite(), bulkSuite(), adminLoginFailureSuite(), accessTokenSuite())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newStore(t))

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Access tokens are JWTs: their signature and expiry are checked without
+// the store. What can end one earlier is here: its revocation by jti, and
+// the standing of its user, client and session.
+
+// RevokeAccessToken lists an access token (by jti) as revoked until it
+// would have expired anyway. Revoking it twice is no error.
+func (s *Store) RevokeAccessToken(ctx context.Context, realmID, jti string, expiresAt int64) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO revoked_access_tokens (token_id, realm_id, expires_at) VALUES ($1, $2, $3)
+		ON CONFLICT (token_id) DO NOTHING`, jti, realmID, expiresAt)
+	if err != nil {
+		return fmt.Errorf("revoke access token %s: %w", jti, mapErr(err))
+	}
+	return nil
+}
+
+// AccessTokenRevoked says whether the access token with this jti is revoked.
+func (s *Store) AccessTokenRevoked(ctx context.Context, jti string) (bool, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM revoked_access_tokens WHERE token_id = $1", jti).Scan(&n); err != nil {
+		return false, fmt.Errorf("access token %s revoked: %w", jti, mapErr(err))
+	}
+	return n > 0, nil
+}
+
+// DeleteExpiredAccessTokenRevocations forgets the revocations of tokens
+// expired by now, which their signature check refuses anyway.
+func (s *Store) DeleteExpiredAccessTokenRevocations(ctx context.Context, now int64) (int64, error) {
+	res, err := s.w.ExecContext(ctx, "DELETE FROM revoked_access_tokens WHERE expires_at <= $1", now)
+	return rowsAffected(res, err, "delete expired access token revocations")
+}
+
+// AccessTokenClaims are the claims of an access token its standing is read
+// by.
+type AccessTokenClaims struct {
+	RealmID   string
+	TokenID   string // jti
+	UserID    string // sub
+	ClientID  string // azp: the client's clientId
+	SessionID string // sid: an SSO or offline session; "" for none (client credentials)
+	IssuedAt  int64  // iat, Unix seconds
+}
+
+// accessTokenStandingSQL reads in one statement what decides whether an
+// access token stands. Its session part follows Keycloak: the token's
+// session must be live and hold a session of the token's client (for an
+// SSO session, an OAuth session under it; an offline session is the
+// client's own) that started no later than the token was issued, so that
+// the tokens of a client session that ended stay dead when the client
+// signs in again under the same SSO session. iat counts whole seconds,
+// hence the bound of $6, the end of the token's second.
+const accessTokenStandingSQL = `SELECT c.enabled,
+	EXISTS (SELECT 1 FROM revoked_access_tokens WHERE token_id = $1),
+	EXISTS (SELECT 1 FROM users WHERE id = $2 AND realm_id = $3 AND enabled),
+	(SELECT max(CASE WHEN s.offline THEN s.expires_at ELSE min(s.expires_at, o.expires_at) END)
+		FROM user_sessions s LEFT JOIN user_sessions o ON o.parent_id = s.id AND o.client_id = c.id AND o.started_at < $6
+		WHERE s.id = $5 AND s.realm_id = $3 AND s.user_id = $2
+			AND (s.kind = 'sso' OR s.offline AND s.client_id = c.id AND s.started_at < $6))
+	FROM clients c WHERE c.realm_id = $3 AND c.client_id = $4`
+
+// AccessTokenLiveUntil says until when (Unix milliseconds) an access token
+// with claims t stands as far as the store knows: 0 when it is revoked, its
+// user or client is gone or disabled, or its session has ended (or holds
+// no session of its client started by then); the expiry of its session
+// (of the earlier of the SSO session and its client's session under it)
+// otherwise, or math.MaxInt64 for a token without a session. Sessions only
+// slide forward until they end, and every write that ends one moves
+// RevocationGeneration, so the answer holds while that generation stands
+// and the time is before it.
+func (s *Store) AccessTokenLiveUntil(ctx context.Context, t *AccessTokenClaims) (int64, error) {
+	var clientEnabled, revoked, userEnabled bool
+	var sessionExpires sql.NullInt64
+	err := s.r.QueryRowContext(ctx, accessTokenStandingSQL, t.TokenID, t.UserID, t.RealmID, t.ClientID, t.SessionID,
+		(t.IssuedAt+1)*1000).Scan(&clientEnabled, &revoked, &userEnabled, &sessionExpires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil // the client is gone
+	} else if err != nil {
+		return 0, fmt.Errorf("standing of access token %s: %w", t.TokenID, mapErr(err))
+	}
+	switch {
+	case !clientEnabled || revoked || !userEnabled:
+		return 0, nil
+	case t.SessionID == "":
+		return math.MaxInt64, nil
+	}
+	return sessionExpires.Int64, nil
+}
