@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/app"
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -805,7 +806,7 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	defer st.Close()
 	realm, err := app.ImportRealm(context.Background(), st, data, app.ImportOptions{Overwrite: *overwrite, AsCopy: *asCopy}, time.Now())
 	if err != nil {
-		return fmt.Errorf("import: %s", app.ErrorMessage(err))
+		return fmt.Errorf("import: %s", apperr.Message(err))
 	}
 	fmt.Fprintf(stdout, "imported realm %s\n", realm.Name)
 	return nil

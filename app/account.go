@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -43,13 +44,13 @@ type accountCaller struct {
 type accountHandler func(w http.ResponseWriter, r *http.Request, c *accountCaller) error
 
 // errAccountToken is a refused Bearer token on an account path.
-var errAccountToken = &apiError{Status: http.StatusUnauthorized, Code: "invalid_token",
-	Description: "the access token is invalid, expired or revoked"}
+var errAccountToken = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeInvalidToken,
+	Message: "the access token is invalid, expired or revoked"}
 
 // errAccountNoToken answers an account request that brings neither a
 // token nor a browser's sign-in.
-var errAccountNoToken = &apiError{Status: http.StatusUnauthorized, Code: "unauthorized",
-	Description: "sign in first: send the user's access token (Authorization: Bearer <token>)"}
+var errAccountNoToken = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized,
+	Message: "sign in first: send the user's access token (Authorization: Bearer <token>)"}
 
 // browserNavigation says whether r is a browser loading a page: a GET or
 // HEAD that accepts HTML, or an HTML form's POST, and not a script's
@@ -150,7 +151,7 @@ func (a *App) accountBrowser(r *http.Request, realm *store.Realm) (*accountCalle
 func (a *App) accountRealm(r *http.Request) (*store.Realm, error) {
 	realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound("realm")
+		return nil, apperr.NotFound("realm")
 	}
 	return realm, err
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -28,7 +30,7 @@ func (a *App) accountDeletionRoutes(mount accountMount) {
 	mount(http.MethodPost, "/cancel-delete-account", a.accountCancelDelete)
 }
 
-var errDeletionScheduled = errorf(http.StatusConflict, "conflict", "the account's deletion is already scheduled")
+var errDeletionScheduled = apperr.New(http.StatusConflict, apperr.CodeConflict, "the account's deletion is already scheduled")
 
 // accountDeletionStatus is GET /account/delete-account: the deletion's
 // status in JSON, or the page that asks for it or cancels it.
@@ -38,7 +40,7 @@ func (a *App) accountDeletionStatus(w http.ResponseWriter, r *http.Request, c *a
 		return err
 	}
 	if c.api {
-		writeJSON(w, http.StatusOK, toAccountDeletionRep(d))
+		httpx.WriteJSON(w, http.StatusOK, toAccountDeletionRep(d))
 		return nil
 	}
 	return a.renderAccountDelete(w, r, c, http.StatusOK, d, ui.AccountDeleteView{Notice: accountNotice(r)})
@@ -75,7 +77,7 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 	ctx := r.Context()
 	var body accountDeleteBody
 	if c.api {
-		if err := decodeJSON(r, &body); err != nil {
+		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	} else {
@@ -105,7 +107,7 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 	case errors.As(err, &inv) && c.api:
 		return a.accountAPIError(inv)
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		return a.renderAccountDelete(w, r, c, http.StatusTooManyRequests, nil, ui.AccountDeleteView{Error: "account.error.throttled"})
 	case errors.As(err, &inv):
 		return a.renderAccountDelete(w, r, c, http.StatusBadRequest, nil,
@@ -124,7 +126,7 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_SCHEDULED", UserID: c.user.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: a.clientIP(r), Details: map[string]string{"deleteAt": strconv.FormatInt(d.DeleteAt, 10)}})
 	if c.api {
-		writeJSON(w, http.StatusAccepted, toAccountDeletionRep(d))
+		httpx.WriteJSON(w, http.StatusAccepted, toAccountDeletionRep(d))
 		return nil
 	}
 	return accountRedirect(w, r, c.realm, "/delete-account", "scheduled")
@@ -143,7 +145,7 @@ func (a *App) accountCancelDelete(w http.ResponseWriter, r *http.Request, c *acc
 	err := a.store.CancelAccountDeletion(ctx, c.realm.ID, c.user.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound) && c.api:
-		return errorf(http.StatusNotFound, "not_found", "no deletion of the account is scheduled")
+		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "no deletion of the account is scheduled")
 	case errors.Is(err, store.ErrNotFound): // cancelled already, in another tab
 		return accountRedirect(w, r, c.realm, "/delete-account", "")
 	case err != nil:
@@ -152,7 +154,7 @@ func (a *App) accountCancelDelete(w http.ResponseWriter, r *http.Request, c *acc
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_CANCELLED", UserID: c.user.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: a.clientIP(r)})
 	if c.api {
-		writeJSON(w, http.StatusOK, toAccountDeletionRep(nil))
+		httpx.WriteJSON(w, http.StatusOK, toAccountDeletionRep(nil))
 		return nil
 	}
 	return accountRedirect(w, r, c.realm, "/delete-account", "cancelled")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -94,7 +95,7 @@ func (a *App) accountExport(w http.ResponseWriter, r *http.Request, c *accountCa
 		return err
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="account-data.json"`)
-	writeJSON(w, http.StatusOK, doc)
+	httpx.WriteJSON(w, http.StatusOK, doc)
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -53,12 +55,12 @@ func invalid(field, key string, args ...any) *accountInvalid {
 }
 
 // apiError is the JSON answer to e.
-func (a *App) accountAPIError(e *accountInvalid) *apiError {
+func (a *App) accountAPIError(e *accountInvalid) *apperr.Error {
 	text := e.text(a.messages.Localizer(ui.DefaultLocale))
 	if e.conflict {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: e.field, Description: text}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: e.field, Message: text}
 	}
-	return &apiError{Status: http.StatusBadRequest, Code: "invalid_field", Field: e.field, Description: text}
+	return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeInvalidField, Field: e.field, Message: text}
 }
 
 // invalidText is e's message in the language of the page r will get.
@@ -75,9 +77,9 @@ func (a *App) pageText(r *http.Request, key string, args ...any) string {
 
 // accountThrottled: too many wrong current passwords for this user or
 // address.
-func (a *App) accountThrottled(w http.ResponseWriter, wait time.Duration) *apiError {
-	retryAfter(w, wait)
-	return errorf(http.StatusTooManyRequests, "too_many_requests", "too many wrong passwords; try again later")
+func (a *App) accountThrottled(w http.ResponseWriter, wait time.Duration) *apperr.Error {
+	httpx.RetryAfter(w, wait)
+	return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many wrong passwords; try again later")
 }
 
 // checkCurrentPassword checks the password the caller typed to confirm a

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -86,7 +87,7 @@ func (a *App) accountHome(w http.ResponseWriter, r *http.Request, c *accountCall
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, rep)
+		httpx.WriteJSON(w, http.StatusOK, rep)
 		return nil
 	}
 	if q := r.URL.Query(); q.Has("code") || q.Has("state") || q.Has("error") {
@@ -151,7 +152,7 @@ type accountProfileBody struct {
 func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	var body accountProfileBody
 	if c.api {
-		if err := decodeJSON(r, &body); err != nil {
+		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	} else {
@@ -196,7 +197,7 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, rep)
+		httpx.WriteJSON(w, http.StatusOK, rep)
 		return nil
 	}
 	done := "profile"

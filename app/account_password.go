@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -28,7 +29,7 @@ type accountPasswordBody struct {
 func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	var body accountPasswordBody
 	if c.api {
-		if err := decodeJSON(r, &body); err != nil {
+		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	} else {
@@ -48,7 +49,7 @@ func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *account
 	case errors.As(err, &inv) && c.api:
 		return a.accountAPIError(inv)
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		v := accountView(c.user)
 		v.Password.Error = "account.error.throttled"
 		return a.renderAccount(w, r, c, http.StatusTooManyRequests, v)

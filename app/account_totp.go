@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -40,8 +42,7 @@ type totpSetupRep struct {
 	ExpiresAt  int64  `json:"expiresAt"` // Unix milliseconds: confirm before then
 }
 
-var errAPITOTPEnrolled = errorf(http.StatusConflict, "conflict",
-	"TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
+var errAPITOTPEnrolled = apperr.New(http.StatusConflict, apperr.CodeConflict, "TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
 
 func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	// Enrolling asks for a recent sign-in (reauth.go); seeing that TOTP
@@ -63,7 +64,7 @@ func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accoun
 		return err
 	}
 	if c.api {
-		writeJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
+		httpx.WriteJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
 			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: totpDigits.Length(),
 			Period: totpPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
 		return nil
@@ -82,7 +83,7 @@ type accountTOTPInput struct {
 func (a *App) readAccountTOTPInput(r *http.Request, c *accountCaller, form string) (*accountTOTPInput, error) {
 	var in accountTOTPInput
 	if c.api {
-		return &in, decodeJSON(r, &in)
+		return &in, httpx.DecodeJSON(r, &in)
 	}
 	if err := r.ParseForm(); err != nil {
 		return nil, badPage("error.formUnreadable")
@@ -104,10 +105,10 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 		return err
 	}
 	if c.api && in.Password != "" {
-		return fieldError("password", "is not part of an enrolment: send the code")
+		return apperr.Field("password", "is not part of an enrolment: send the code")
 	}
 	if c.api && strings.TrimSpace(in.Code) == "" {
-		return fieldError("code", "is required: the current code of the authenticator")
+		return apperr.Field("code", "is required: the current code of the authenticator")
 	}
 	codes, err := a.confirmTOTP(ctx, c.realm, c.user, in.Code, nil)
 	switch {
@@ -116,9 +117,9 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	case errors.Is(err, errTOTPEnrolled):
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusConflict, ui.AccountTOTPForm{})
 	case errors.Is(err, errNoEnrolment) && c.api:
-		return errorf(http.StatusBadRequest, "invalid_request", "no TOTP enrolment in progress, or it expired: GET totp-setup first")
+		return apperr.Invalid("no TOTP enrolment in progress, or it expired: GET totp-setup first")
 	case errors.Is(err, errInvalidTOTP) && c.api:
-		return fieldError("code", "is not a current code of the authenticator")
+		return apperr.Field("code", "is not a current code of the authenticator")
 	case errors.Is(err, errNoEnrolment), errors.Is(err, errInvalidTOTP):
 		msg := "totp.error.code"
 		if errors.Is(err, errNoEnrolment) {
@@ -135,7 +136,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
-		writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recoveryCodes": codes})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"enabled": true, "recoveryCodes": codes})
 		return nil
 	}
 	return a.renderPage(w, r, http.StatusOK, ui.AccountRecoveryCodes(a.page("account.totp.done.title"), codes))
@@ -156,7 +157,7 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	}
 	if cred == nil {
 		if c.api {
-			return notFound("TOTP credential")
+			return apperr.NotFound("TOTP credential")
 		}
 		return a.renderAccountTOTPRemoved(w, r, c)
 	}
@@ -174,22 +175,22 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 		f.PasswordError = "account.totp.error.password"
 	default:
 		if c.api {
-			return fieldError("code", "or password is required: a current code of the authenticator, or the password")
+			return apperr.Field("code", "or password is required: a current code of the authenticator, or the password")
 		}
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, ui.AccountTOTPForm{Alert: "account.totp.error.proof"})
 	}
 	var throttled *throttledError
 	switch {
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		if c.api {
-			return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed attempts; try again later")
+			return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed attempts; try again later")
 		}
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusTooManyRequests, ui.AccountTOTPForm{Alert: "account.totp.error.throttled"})
 	case errors.Is(err, errInvalidTOTP) && c.api:
-		return fieldError("code", "is wrong or was already used")
+		return apperr.Field("code", "is wrong or was already used")
 	case errors.Is(err, errBadCredentials) && c.api:
-		return fieldError("password", "is wrong")
+		return apperr.Field("password", "is wrong")
 	case errors.Is(err, errInvalidTOTP), errors.Is(err, errBadCredentials):
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, f)
 	case err != nil:

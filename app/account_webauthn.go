@@ -7,6 +7,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -37,7 +39,7 @@ const accountWebAuthnAddPath = accountWebAuthnPath + "/add"
 // a key to sign in again, and then, or at once, to the keys' page.
 func (a *App) accountWebAuthnAdd(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	if c.api {
-		return notFound("page")
+		return apperr.NotFound("page")
 	}
 	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+accountWebAuthnPath); !fresh {
 		return err
@@ -64,7 +66,7 @@ func (a *App) accountWebAuthnList(w http.ResponseWriter, r *http.Request, c *acc
 	for i, cred := range creds {
 		reps[i] = toWebAuthnCredentialRep(cred)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -98,7 +100,7 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 	switch {
 	case gone == nil, errors.Is(err, store.ErrNotFound):
 		if c.api {
-			return notFound("WebAuthn credential")
+			return apperr.NotFound("WebAuthn credential")
 		}
 		return accountRedirect(w, r, c.realm, accountWebAuthnPath, "")
 	case err != nil:
@@ -119,7 +121,7 @@ func (a *App) accountWebAuthnRegistered(w http.ResponseWriter, r *http.Request, 
 		return accountRedirect(w, r, c.realm, accountWebAuthnPath, "webauthn-added")
 	}
 	v := ui.AccountWebAuthnView{Register: ui.WebAuthnRegisterForm{Name: in.Name}}
-	var ae *apiError
+	var ae *apperr.Error
 	status := http.StatusBadRequest
 	switch {
 	case errors.Is(err, errWebAuthnCeremony):

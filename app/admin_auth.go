@@ -16,6 +16,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -94,7 +96,7 @@ func principalFrom(ctx context.Context) *adminPrincipal {
 
 // requireAdmin lets a request through only with the admin API key or a live
 // admin token.
-func (a *App) requireAdmin(next handlerFunc) handlerFunc {
+func (a *App) requireAdmin(next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := a.authenticateAdmin(r)
 		if err != nil {
@@ -118,18 +120,18 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 	}
 	claims, err := a.parseAdminToken(token)
 	if err != nil {
-		return nil, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Description: "invalid or expired admin token", Cause: err}
+		return nil, &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized, Message: "invalid or expired admin token", Cause: err}
 	}
 	revoked, err := a.store.AdminTokenRevoked(r.Context(), claims.ID)
 	if err != nil {
 		return nil, err
 	}
 	if revoked {
-		return nil, errorf(http.StatusUnauthorized, "unauthorized", "admin token has been revoked")
+		return nil, apperr.Unauthorized("admin token has been revoked")
 	}
 	user, err := a.store.GetAdminUser(r.Context(), claims.Subject)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusUnauthorized, "unauthorized", "admin user no longer exists")
+		return nil, apperr.Unauthorized("admin user no longer exists")
 	} else if err != nil {
 		return nil, err
 	}
@@ -191,14 +193,14 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Username == nil || *body.Username == "" {
-		return fieldError("username", "is required")
+		return apperr.Field("username", "is required")
 	}
 	if body.Password == nil || *body.Password == "" {
-		return fieldError("password", "is required")
+		return apperr.Field("password", "is required")
 	}
 	ctx := r.Context()
 	ip := a.clientIP(r)
@@ -214,8 +216,8 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	var throttled *throttledError
 	if errors.As(err, &throttled) {
 		a.holdRefusal(ctx, g)
-		retryAfter(w, throttled.wait)
-		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed logins; try again later")
+		httpx.RetryAfter(w, throttled.wait)
+		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed logins; try again later")
 	} else if err != nil {
 		return err
 	}
@@ -223,7 +225,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{
 		"accessToken": token,
 		"tokenType":   "Bearer",
 		"expiresIn":   int(adminTokenLifetime.Seconds()),
@@ -260,7 +262,7 @@ func (a *App) checkAdminPassword(ctx context.Context, g *signInGuard, username, 
 	return user, g.succeeded(ctx)
 }
 
-var errAdminCredentials = errorf(http.StatusUnauthorized, "invalid_credentials", "invalid username or password")
+var errAdminCredentials = apperr.New(http.StatusUnauthorized, apperr.CodeInvalidCredentials, "invalid username or password")
 
 // dummyArgon2Hash is a valid hash of a random password, never matched.
 const dummyArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2wqRVv4D0CWE2dJ+y3i9r0Q6rYfXhmTb8CFL/1HJxyc"
@@ -268,14 +270,14 @@ const dummyArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2
 func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())
 	if p.Kind == "api-key" {
-		writeJSON(w, http.StatusOK, map[string]any{"type": "api-key"})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"type": "api-key"})
 		return nil
 	}
 	user, err := a.store.GetAdminUser(r.Context(), p.UserID)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{
 		"type": "user", "id": user.ID, "username": user.Username, "createdTimestamp": user.CreatedAt,
 		"tokenExpiresAt": p.Expiry.UTC().Format(time.RFC3339),
 	})
@@ -285,7 +287,7 @@ func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 func (a *App) adminLogout(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())
 	if p.Kind != "user" {
-		return errorf(http.StatusBadRequest, "invalid_request", "only an admin token can be logged out; the API key stays valid until rotated")
+		return apperr.Invalid("only an admin token can be logged out; the API key stays valid until rotated")
 	}
 	if err := a.store.RevokeAdminToken(r.Context(), p.TokenID, p.Expiry.UnixMilli()); err != nil {
 		return err

@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -50,7 +51,7 @@ func (a *App) listLockedUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := firstMax(r.URL.Query(), defaultPageSize)
+	first, max, err := httpx.FirstMax(r.URL.Query(), httpx.DefaultPageSize)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func (a *App) listLockedUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range locked {
 		reps[i] = toLockedUserRep(u)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 

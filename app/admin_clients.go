@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -87,7 +89,7 @@ func (a *App) client(r *http.Request) (*store.Realm, *store.Client, error) {
 	id := mux.Vars(r)["clientId"]
 	c, err := a.store.GetClientByClientID(r.Context(), realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, notFound("client " + id)
+		return nil, nil, apperr.NotFound("client " + id)
 	}
 	return realm, c, err
 }
@@ -172,7 +174,7 @@ func (b *clientCreate) apply(c *store.Client) {
 // them as sets.
 func validateClient(c *store.Client) error {
 	if !clientIDPattern.MatchString(c.ClientID) {
-		return fieldError("clientId", "must be 2 to %d letters, digits, '-', '_' or '.'", maxClientIDLength)
+		return apperr.Field("clientId", "must be 2 to %d letters, digits, '-', '_' or '.'", maxClientIDLength)
 	}
 	if err := checkDisplayName("name", c.Name, 255); err != nil {
 		return err
@@ -181,7 +183,7 @@ func validateClient(c *store.Client) error {
 		return err
 	}
 	if c.ClientType != clientConfidential && c.ClientType != clientPublic {
-		return fieldError("clientType", "must be %s or %s", clientConfidential, clientPublic)
+		return apperr.Field("clientType", "must be %s or %s", clientConfidential, clientPublic)
 	}
 	var err error
 	if c.RedirectURIs, err = checkClientList("redirectUris", c.RedirectURIs, checkRedirectURI); err != nil {
@@ -194,14 +196,14 @@ func validateClient(c *store.Client) error {
 		return err
 	}
 	if c.ClientType == clientPublic && hasServiceAccount(c) {
-		return fieldError("grantTypes", "a PUBLIC client cannot use %s: it has no secret to authenticate with", grantClientCredentials)
+		return apperr.Field("grantTypes", "a PUBLIC client cannot use %s: it has no secret to authenticate with", grantClientCredentials)
 	}
 	if c.BackchannelLogoutURI != "" {
 		if err := checkURIChars("backchannelLogoutUri", c.BackchannelLogoutURI); err != nil {
 			return err
 		}
 		if !isHTTPURL(c.BackchannelLogoutURI) || strings.Contains(c.BackchannelLogoutURI, "#") {
-			return fieldError("backchannelLogoutUri", "must be an absolute http or https URL without fragment, or empty")
+			return apperr.Field("backchannelLogoutUri", "must be an absolute http or https URL without fragment, or empty")
 		}
 	}
 	return nil
@@ -211,7 +213,7 @@ func validateClient(c *store.Client) error {
 // index, and drops repeats.
 func checkClientList(field string, list []string, check func(field, s string) (string, error)) ([]string, error) {
 	if len(list) > maxClientURIs {
-		return nil, fieldError(field, "must have at most %d entries", maxClientURIs)
+		return nil, apperr.Field(field, "must have at most %d entries", maxClientURIs)
 	}
 	out := make([]string, 0, len(list))
 	for i, s := range list {
@@ -228,7 +230,7 @@ func checkClientList(field string, list []string, check func(field, s string) (s
 
 func checkGrantType(field, s string) (string, error) {
 	if !slices.Contains(clientGrantTypes, s) {
-		return "", fieldError(field, "must be one of %s", strings.Join(clientGrantTypes, ", "))
+		return "", apperr.Field(field, "must be one of %s", strings.Join(clientGrantTypes, ", "))
 	}
 	return s, nil
 }
@@ -237,10 +239,10 @@ func checkGrantType(field, s string) (string, error) {
 // and origins match exactly), spaces, control characters, excess length.
 func checkURIText(field, s string) error {
 	if strings.Contains(s, "*") {
-		return fieldError(field, "wildcards are not allowed: URIs are matched exactly, so list each one")
+		return apperr.Field(field, "wildcards are not allowed: URIs are matched exactly, so list each one")
 	}
 	if len(s) > maxClientURILength {
-		return fieldError(field, "must be at most %d bytes", maxClientURILength)
+		return apperr.Field(field, "must be at most %d bytes", maxClientURILength)
 	}
 	return checkURIChars(field, s)
 }
@@ -257,19 +259,19 @@ func checkRedirectURI(field, s string) (string, error) {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil || u.Scheme == "":
-		return "", fieldError(field, "must be an absolute URI such as https://app.example.com/callback")
+		return "", apperr.Field(field, "must be an absolute URI such as https://app.example.com/callback")
 	case strings.Contains(s, "#"):
-		return "", fieldError(field, "must not contain a fragment")
+		return "", apperr.Field(field, "must not contain a fragment")
 	case slices.Contains(forbiddenURISchemes, u.Scheme):
-		return "", fieldError(field, "the %s scheme is not allowed", u.Scheme)
+		return "", apperr.Field(field, "the %s scheme is not allowed", u.Scheme)
 	case u.User != nil:
-		return "", fieldError(field, "must not contain user information")
+		return "", apperr.Field(field, "must not contain user information")
 	case u.Scheme == "http" || u.Scheme == "https":
 		if u.Hostname() == "" {
-			return "", fieldError(field, "must have a host")
+			return "", apperr.Field(field, "must have a host")
 		}
 	case u.Opaque != "" || (u.Host == "" && !strings.HasPrefix(u.Path, "/")):
-		return "", fieldError(field, "a custom-scheme URI must continue with a path or authority, as in com.example.app:/callback")
+		return "", apperr.Field(field, "a custom-scheme URI must continue with a path or authority, as in com.example.app:/callback")
 	}
 	return s, nil
 }
@@ -281,7 +283,7 @@ func normalizeWebOrigin(field, s string) (string, error) {
 		return s, nil
 	}
 	if s == "*" {
-		return "", fieldError(field, `"*" is not allowed: list each origin, or "+" for the origins of the redirect URIs`)
+		return "", apperr.Field(field, `"*" is not allowed: list each origin, or "+" for the origins of the redirect URIs`)
 	}
 	if err := checkURIText(field, s); err != nil {
 		return "", err
@@ -289,11 +291,11 @@ func normalizeWebOrigin(field, s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" || u.Hostname() == "" || u.User != nil || u.Opaque != "" || u.Path != "" ||
 		strings.ContainsAny(s, "?#") || strings.HasSuffix(u.Host, ":") || slices.Contains(forbiddenURISchemes, u.Scheme) {
-		return "", fieldError(field, `must be an origin such as https://app.example.com:8443 (no path), or "+"`)
+		return "", apperr.Field(field, `must be an origin such as https://app.example.com:8443 (no path), or "+"`)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", fieldError(field, "port must be between 1 and 65535")
+			return "", apperr.Field(field, "port must be between 1 and 65535")
 		}
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
@@ -328,11 +330,11 @@ func clientConflict(err error, c *store.Client) error {
 	}
 	switch ce.Column {
 	case "client_id":
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "clientId",
-			Description: "a client with clientId " + c.ClientID + " already exists in this realm", Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "clientId",
+			Message: "a client with clientId " + c.ClientID + " already exists in this realm", Cause: err}
 	case "username":
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "clientId",
-			Description: "the service-account username " + serviceAccountUsername(c) + " is taken by another user", Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "clientId",
+			Message: "the service-account username " + serviceAccountUsername(c) + " is taken by another user", Cause: err}
 	}
 	return err
 }
@@ -393,11 +395,11 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body clientCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.ClientID == nil {
-		return fieldError("clientId", "is required")
+		return apperr.Field("clientId", "is required")
 	}
 	c := store.Client{ID: uuid.NewString(), RealmID: realm.ID, ClientType: clientConfidential, Enabled: true,
 		GrantTypes: defaultGrantTypes(), BackchannelLogoutSessionRequired: true, CreatedAt: a.now().UnixMilli()}
@@ -422,7 +424,7 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+c.ClientID)
-	writeJSON(w, http.StatusCreated, clientWithSecret{toClientRep(&c), secret})
+	httpx.WriteJSON(w, http.StatusCreated, clientWithSecret{toClientRep(&c), secret})
 	return nil
 }
 
@@ -449,7 +451,7 @@ func (a *App) listClients(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range clients {
 		reps[i] = toClientRep(c)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -458,7 +460,7 @@ func (a *App) getClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toClientRep(c))
+	httpx.WriteJSON(w, http.StatusOK, toClientRep(c))
 	return nil
 }
 
@@ -500,17 +502,17 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request, merge bool) e
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	defaults := clientUpdateDefaults()
-	current, err := asJSONMap(toClientRep(c), defaults)
+	current, err := httpx.AsJSONMap(toClientRep(c), defaults)
 	if err != nil {
 		return err
 	}
 	var u clientUpdate
-	if err := update(body, current, defaults, merge, &u); err != nil {
+	if err := httpx.Update(body, current, defaults, merge, &u); err != nil {
 		return err
 	}
 	c.Name, c.Description, c.Enabled, c.RequireConsent = u.Name, u.Description, u.Enabled, u.RequireConsent
@@ -528,7 +530,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request, merge bool) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toClientRep(c))
+	httpx.WriteJSON(w, http.StatusOK, toClientRep(c))
 	return nil
 }
 
@@ -552,14 +554,14 @@ func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	if c.ClientType == clientPublic {
-		return errorf(http.StatusBadRequest, "invalid_request", "client %s is PUBLIC: public clients have no secret", c.ClientID)
+		return apperr.Invalid("client %s is PUBLIC: public clients have no secret", c.ClientID)
 	}
 	secret, hash := newClientSecret()
 	if err := a.store.SetClientSecretHash(r.Context(), realm.ID, c.ID, hash); err != nil {
 		return err
 	}
 	c.SecretHash = hash
-	writeJSON(w, http.StatusOK, clientWithSecret{toClientRep(c), secret})
+	httpx.WriteJSON(w, http.StatusOK, clientWithSecret{toClientRep(c), secret})
 	return nil
 }
 
@@ -570,12 +572,11 @@ func (a *App) getServiceAccountUser(w http.ResponseWriter, r *http.Request) erro
 	}
 	u, err := a.store.GetServiceAccountUser(r.Context(), c.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return errorf(http.StatusNotFound, "not_found",
-			"client %s has no service-account user: its grantTypes do not include %s", c.ClientID, grantClientCredentials)
+		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "client %s has no service-account user: its grantTypes do not include %s", c.ClientID, grantClientCredentials)
 	} else if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toUserRep(u))
+	httpx.WriteJSON(w, http.StatusOK, toUserRep(u))
 	return nil
 }
 
@@ -592,7 +593,7 @@ func toLinkedScopeRep(s *store.ClientScope) linkedScopeRep {
 }
 
 // listLinkedScopes lists a client's default or optional scopes by name.
-func (a *App) listLinkedScopes(kind string) handlerFunc {
+func (a *App) listLinkedScopes(kind string) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		realm, c, err := a.client(r)
 		if err != nil {
@@ -606,14 +607,14 @@ func (a *App) listLinkedScopes(kind string) handlerFunc {
 		for i, s := range scopes {
 			reps[i] = toLinkedScopeRep(s)
 		}
-		writeJSON(w, http.StatusOK, reps)
+		httpx.WriteJSON(w, http.StatusOK, reps)
 		return nil
 	}
 }
 
 // addLinkedScope assigns a realm scope to a client as default or optional
 // and answers 201 with the scope. A scope is assigned one way at most.
-func (a *App) addLinkedScope(kind string) handlerFunc {
+func (a *App) addLinkedScope(kind string) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		realm, c, err := a.client(r)
 		if err != nil {
@@ -622,37 +623,37 @@ func (a *App) addLinkedScope(kind string) handlerFunc {
 		var body struct {
 			ClientScopeID *string `json:"clientScopeId"`
 		}
-		if err := decodeJSON(r, &body); err != nil {
+		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 		if body.ClientScopeID == nil {
-			return fieldError("clientScopeId", "is required")
+			return apperr.Field("clientScopeId", "is required")
 		}
 		id := *body.ClientScopeID
 		if err := uuid.Validate(id); err != nil || len(id) != 36 {
-			return fieldError("clientScopeId", "must be a UUID")
+			return apperr.Field("clientScopeId", "must be a UUID")
 		}
 		scope, err := a.store.GetClientScope(r.Context(), realm.ID, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return notFound("client scope " + id)
+			return apperr.NotFound("client scope " + id)
 		} else if err != nil {
 			return err
 		}
 		err = a.store.LinkClientScope(r.Context(), c.ID, scope.ID, kind)
 		if errors.Is(err, store.ErrConflict) {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "clientScopeId", Cause: err,
-				Description: "client scope " + scope.Name + " is already assigned to client " + c.ClientID +
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "clientScopeId", Cause: err,
+				Message: "client scope " + scope.Name + " is already assigned to client " + c.ClientID +
 					" as a default or optional scope; remove it first to change how"}
 		} else if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, toLinkedScopeRep(scope))
+		httpx.WriteJSON(w, http.StatusCreated, toLinkedScopeRep(scope))
 		return nil
 	}
 }
 
 // removeLinkedScope unassigns a scope; it must be assigned as that kind.
-func (a *App) removeLinkedScope(kind string) handlerFunc {
+func (a *App) removeLinkedScope(kind string) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		_, c, err := a.client(r)
 		if err != nil {
@@ -661,7 +662,7 @@ func (a *App) removeLinkedScope(kind string) handlerFunc {
 		id := mux.Vars(r)["scopeId"]
 		err = a.store.UnlinkClientScope(r.Context(), c.ID, id, kind)
 		if errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "not_found", "client scope %s is not a %s scope of client %s", id, kind, c.ClientID)
+			return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "client scope %s is not a %s scope of client %s", id, kind, c.ClientID)
 		} else if err != nil {
 			return err
 		}

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -50,22 +52,22 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 		return err
 	}
 	var body testMailBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.To == "" {
-		return fieldError("to", "is required")
+		return apperr.Field("to", "is required")
 	}
 	to, err := normalizeEmail(body.To)
 	if err != nil {
-		return fieldError("to", "must be an email address")
+		return apperr.Field("to", "must be an email address")
 	}
 	provider := realm.EmailProvider
 	if smtpOnly || provider == "" {
 		provider = "smtp"
 	}
 	if smtpOnly && realm.SMTPHost == "" {
-		return errorf(http.StatusBadRequest, "invalid_request", "the realm has no SMTP server: set smtpHost first")
+		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
 	title := realmTitle(realm)
 	msg := mailMessage{To: to, Subject: "Test email from " + title,
@@ -75,12 +77,12 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 	if err := a.sendNow(r.Context(), realm, msg, smtpOnly); err != nil {
 		var bad mailConfigError
 		if errors.As(err, &bad) {
-			return errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
+			return apperr.Invalid("%s", err.Error())
 		}
-		return &apiError{Status: http.StatusBadGateway, Code: "delivery_failed",
-			Description: "delivery through " + provider + " failed: " + err.Error()}
+		return &apperr.Error{Status: http.StatusBadGateway, Code: apperr.CodeDeliveryFailed,
+			Message: "delivery through " + provider + " failed: " + err.Error()}
 	}
-	writeJSON(w, http.StatusOK, testMailResult{Success: true, Message: "test email sent to " + to + " through " + provider})
+	httpx.WriteJSON(w, http.StatusOK, testMailResult{Success: true, Message: "test email sent to " + to + " through " + provider})
 	return nil
 }
 
@@ -93,10 +95,10 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if u.Email == "" {
-		return errorf(http.StatusBadRequest, "invalid_request", "the user has no email address")
+		return apperr.Invalid("the user has no email address")
 	}
 	if _, err := mailSender(realm, false); err != nil {
-		return errorf(http.StatusBadRequest, "invalid_request", "%s", err.Error())
+		return apperr.Invalid("%s", err.Error())
 	}
 	v, err := a.newVerification(realm, u)
 	if err != nil {
@@ -106,7 +108,7 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	a.wakeMailer()
-	writeJSON(w, http.StatusOK, map[string]string{"message": "verification email queued"})
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"message": "verification email queued"})
 	return nil
 }
 

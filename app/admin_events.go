@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -127,7 +128,7 @@ var createdKeys = map[string]string{"clients": "clientId", "roles": "name"}
 // admin events on. The response is held back until the event is written,
 // so the event can show what was created; a failure to record is logged and
 // the response still goes out.
-func (a *App) recordAdminEvent(next handlerFunc) handlerFunc {
+func (a *App) recordAdminEvent(next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		route := mux.CurrentRoute(r)
 		if route == nil {
@@ -399,6 +400,6 @@ func (a *App) listAdminEvents(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range events {
 		reps[i] = toAdminEventRep(e)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -50,7 +52,7 @@ func (a *App) group(r *http.Request) (*store.Realm, *store.Group, error) {
 	id := mux.Vars(r)["groupId"]
 	g, err := a.store.GetGroup(r.Context(), realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, notFound("group " + id)
+		return nil, nil, apperr.NotFound("group " + id)
 	}
 	return realm, g, err
 }
@@ -81,10 +83,10 @@ func validateGroup(g *store.Group) error {
 	}
 	g.Name = strings.TrimSpace(g.Name)
 	if g.Name == "" {
-		return fieldError("name", "must not be empty")
+		return apperr.Field("name", "must not be empty")
 	}
 	if strings.Contains(g.Name, "/") {
-		return fieldError("name", "must not contain '/'")
+		return apperr.Field("name", "must not contain '/'")
 	}
 	return checkText("description", g.Description, maxGroupDescriptionLength)
 }
@@ -92,8 +94,8 @@ func validateGroup(g *store.Group) error {
 func groupConflict(err error, name string) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && ce.Column == "name" {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "name",
-			Description: "a group named " + name + " already exists at this level", Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "name",
+			Message: "a group named " + name + " already exists at this level", Cause: err}
 	}
 	return err
 }
@@ -102,12 +104,12 @@ func groupConflict(err error, name string) error {
 // a 400 and an unknown one a 404, both naming the field.
 func bodyGroup(ctx context.Context, st *store.Store, realmID, field, id string) (*store.Group, error) {
 	if uuid.Validate(id) != nil {
-		return nil, fieldError(field, "must be a UUID")
+		return nil, apperr.Field(field, "must be a UUID")
 	}
 	g, err := st.GetGroup(ctx, realmID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: field,
-			Description: field + ": group " + id + " not found", Cause: err}
+		return nil, &apperr.Error{Status: http.StatusNotFound, Code: apperr.CodeNotFound, Field: field,
+			Message: field + ": group " + id + " not found", Cause: err}
 	}
 	return g, err
 }
@@ -118,13 +120,13 @@ func (a *App) createGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body groupCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	var parent *store.Group
 	if body.ParentID != nil {
 		if body.ID != nil {
-			return fieldError("parentId", "cannot be given with id: to move a group under another, POST its id to .../groups/{parentId}/children")
+			return apperr.Field("parentId", "cannot be given with id: to move a group under another, POST its id to .../groups/{parentId}/children")
 		}
 		if parent, err = bodyGroup(r.Context(), a.store, realm.ID, "parentId", *body.ParentID); err != nil {
 			return err
@@ -139,7 +141,7 @@ func (a *App) createChildGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body groupBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	return a.placeGroup(w, r, realm, parent, body)
@@ -157,7 +159,7 @@ func (a *App) placeGroup(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return a.moveGroup(w, r, realm, parentID, body)
 	}
 	if body.Name == nil {
-		return fieldError("name", "is required")
+		return apperr.Field("name", "is required")
 	}
 	g := store.Group{ID: uuid.NewString(), RealmID: realm.ID, ParentID: parentID, CreatedAt: a.now().UnixMilli()}
 	set(&g.Name, body.Name)
@@ -178,7 +180,7 @@ func (a *App) placeGroup(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return err
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+"/admin/realms/"+realm.Name+"/groups/"+g.ID)
-	writeJSON(w, http.StatusCreated, rep)
+	httpx.WriteJSON(w, http.StatusCreated, rep)
 	return nil
 }
 
@@ -187,9 +189,9 @@ func (a *App) placeGroup(w http.ResponseWriter, r *http.Request, realm *store.Re
 func (a *App) moveGroup(w http.ResponseWriter, r *http.Request, realm *store.Realm, parentID string, body groupBody) error {
 	switch {
 	case body.Name != nil:
-		return fieldError("name", "cannot be given with id: a move keeps the name; rename with PUT")
+		return apperr.Field("name", "cannot be given with id: a move keeps the name; rename with PUT")
 	case body.Description != nil:
-		return fieldError("description", "cannot be given with id: a move keeps the description; change it with PUT")
+		return apperr.Field("description", "cannot be given with id: a move keeps the description; change it with PUT")
 	}
 	var rep groupTreeRep
 	err := a.store.Tx(r.Context(), func(tx *store.Store) error {
@@ -199,7 +201,7 @@ func (a *App) moveGroup(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		}
 		err = tx.MoveGroup(r.Context(), realm.ID, g.ID, parentID)
 		if errors.Is(err, store.ErrCycle) {
-			return fieldError("id", "moving group %s under group %s would create a cycle: the new parent is the group itself or one of its subgroups", g.ID, parentID)
+			return apperr.Field("id", "moving group %s under group %s would create a cycle: the new parent is the group itself or one of its subgroups", g.ID, parentID)
 		}
 		if err != nil {
 			return groupConflict(err, g.Name)
@@ -210,7 +212,7 @@ func (a *App) moveGroup(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -220,7 +222,7 @@ func (a *App) listGroups(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	first, max, err := firstMax(q, allGroups)
+	first, max, err := httpx.FirstMax(q, allGroups)
 	if err != nil {
 		return err
 	}
@@ -234,7 +236,7 @@ func (a *App) listGroups(w http.ResponseWriter, r *http.Request) error {
 		shown := t.matching(search)
 		keep = func(g *store.Group) bool { return shown[g.ID] }
 	}
-	writeJSON(w, http.StatusOK, t.subtrees("", keep, first, max))
+	httpx.WriteJSON(w, http.StatusOK, t.subtrees("", keep, first, max))
 	return nil
 }
 
@@ -255,7 +257,7 @@ func (a *App) getGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -264,7 +266,7 @@ func (a *App) listChildGroups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := firstMax(r.URL.Query(), defaultGroupPageSize)
+	first, max, err := httpx.FirstMax(r.URL.Query(), defaultGroupPageSize)
 	if err != nil {
 		return err
 	}
@@ -273,7 +275,7 @@ func (a *App) listChildGroups(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t := newGroupTree(family)
-	writeJSON(w, http.StatusOK, t.subtrees(g.ID, func(*store.Group) bool { return true }, first, max))
+	httpx.WriteJSON(w, http.StatusOK, t.subtrees(g.ID, func(*store.Group) bool { return true }, first, max))
 	return nil
 }
 
@@ -296,7 +298,7 @@ func (a *App) updateGroup(w http.ResponseWriter, r *http.Request, merge bool) er
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -304,7 +306,7 @@ func (a *App) updateGroup(w http.ResponseWriter, r *http.Request, merge bool) er
 	defaults := map[string]any{"name": g.Name, "description": nil}
 	current := map[string]any{"name": g.Name, "description": g.Description}
 	var upd groupUpdate
-	if err := update(body, current, defaults, merge, &upd); err != nil {
+	if err := httpx.Update(body, current, defaults, merge, &upd); err != nil {
 		return err
 	}
 	g.Name, g.Description = upd.Name, upd.Description
@@ -323,7 +325,7 @@ func (a *App) updateGroup(w http.ResponseWriter, r *http.Request, merge bool) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -345,7 +347,7 @@ func (a *App) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -354,7 +356,7 @@ func (a *App) listGroupMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := firstMax(r.URL.Query(), defaultGroupPageSize)
+	first, max, err := httpx.FirstMax(r.URL.Query(), defaultGroupPageSize)
 	if err != nil {
 		return err
 	}
@@ -366,7 +368,7 @@ func (a *App) listGroupMembers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range users {
 		reps[i] = toUserRep(u)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -399,7 +401,7 @@ func (a *App) listUserGroups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -420,7 +422,7 @@ func (a *App) membership(r *http.Request) (*store.Realm, *store.User, *store.Gro
 	id := mux.Vars(r)["groupId"]
 	g, err := a.store.GetGroup(r.Context(), realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, nil, notFound("group " + id)
+		return nil, nil, nil, apperr.NotFound("group " + id)
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -444,7 +446,7 @@ func (a *App) changeMembership(w http.ResponseWriter, r *http.Request, join bool
 		} else {
 			err := tx.RemoveGroupMember(r.Context(), g.ID, u.ID)
 			if errors.Is(err, store.ErrNotFound) {
-				return errorf(http.StatusNotFound, "not_found", "user %s is not a member of group %s", u.ID, g.ID)
+				return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "user %s is not a member of group %s", u.ID, g.ID)
 			}
 			if err != nil {
 				return err
@@ -460,7 +462,7 @@ func (a *App) changeMembership(w http.ResponseWriter, r *http.Request, join bool
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 

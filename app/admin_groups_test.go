@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -82,7 +83,7 @@ func groupsTestTree(s *testServer) (staff, admins, root, ops, billing map[string
 
 func groupsTestMustMention(t *testing.T, r *testResponse, words ...string) {
 	t.Helper()
-	var body errorBody
+	var body httpx.ErrorBody
 	r.decode(t, &body)
 	for _, w := range words {
 		if !strings.Contains(body.Description, w) {

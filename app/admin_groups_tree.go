@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -120,7 +121,7 @@ func groupFamilyRep(ctx context.Context, st *store.Store, g *store.Group) (group
 	t := newGroupTree(family)
 	stored, ok := t.byID[g.ID]
 	if !ok { // deleted since the handler loaded it
-		return groupTreeRep{}, notFound("group " + g.ID)
+		return groupTreeRep{}, apperr.NotFound("group " + g.ID)
 	}
 	return t.tree(stored, func(*store.Group) bool { return true }), nil
 }

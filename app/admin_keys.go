@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -40,7 +42,7 @@ func (a *App) writeKeys(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	for i, k := range keys {
 		out[i] = toKeyRep(k)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -70,7 +72,7 @@ func (a *App) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 	}
 	var body keyRotateRequest
 	if r.ContentLength != 0 {
-		if err := decodeJSON(r, &body); err != nil {
+		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	}
@@ -97,7 +99,7 @@ func (a *App) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 func keyAlgorithm(name string) (jose.SignatureAlgorithm, error) {
 	alg := jose.SignatureAlgorithm(name)
 	if !slices.Contains(keyAlgorithms, alg) {
-		return "", fieldError("algorithm", "must be one of %v", keyAlgorithms)
+		return "", apperr.Field("algorithm", "must be one of %v", keyAlgorithms)
 	}
 	return alg, nil
 }
@@ -117,7 +119,7 @@ func (a *App) getKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, keyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays})
+	httpx.WriteJSON(w, http.StatusOK, keyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays})
 	return nil
 }
 
@@ -130,7 +132,7 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	current := map[string]any{"algorithm": ks.Algorithm, "rotationDays": ks.RotationDays}
 	defaults := map[string]any{"algorithm": string(defaultKeyAlgorithm), "rotationDays": defaultKeyRotationDays}
 	var cfg keyConfigRep
-	if err := update(body, current, defaults, false, &cfg); err != nil {
+	if err := httpx.Update(body, current, defaults, false, &cfg); err != nil {
 		return err
 	}
 	alg, err := keyAlgorithm(cfg.Algorithm)
@@ -149,7 +151,7 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if cfg.RotationDays < 0 || cfg.RotationDays > maxKeyRotationDays {
-		return fieldError("rotationDays", "must be between 0 (rotate only on request) and %d", maxKeyRotationDays)
+		return apperr.Field("rotationDays", "must be between 0 (rotate only on request) and %d", maxKeyRotationDays)
 	}
 	changed := string(alg) != ks.Algorithm
 	ks.Algorithm, ks.RotationDays = string(alg), cfg.RotationDays
@@ -161,6 +163,6 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, cfg)
+	httpx.WriteJSON(w, http.StatusOK, cfg)
 	return nil
 }

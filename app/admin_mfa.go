@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -74,7 +75,7 @@ func (a *App) mfaStatus(w http.ResponseWriter, r *http.Request) error {
 	if rep.RecoveryCodesRemaining, err = a.store.RecoveryCodesLeft(r.Context(), realm.ID, u.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 

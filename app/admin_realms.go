@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -234,11 +236,11 @@ func (c *realmCreate) apply(r *store.Realm) {
 
 func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	var body realmCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Name == nil {
-		return fieldError("name", "is required")
+		return apperr.Field("name", "is required")
 	}
 	realm := defaultRealm()
 	body.apply(&realm)
@@ -260,11 +262,11 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		return a.seedAccountConsole(r.Context(), tx, &realm)
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return errorf(http.StatusConflict, "conflict", "realm %s already exists", realm.Name)
+		return apperr.New(http.StatusConflict, apperr.CodeConflict, "realm %s already exists", realm.Name)
 	} else if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toRealmRep(&realm, false))
+	httpx.WriteJSON(w, http.StatusCreated, toRealmRep(&realm, false))
 	return nil
 }
 
@@ -277,7 +279,7 @@ func (a *App) listRealms(w http.ResponseWriter, r *http.Request) error {
 	for i, realm := range realms {
 		out[i] = toRealmRep(realm, false)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -286,7 +288,7 @@ func (a *App) realm(r *http.Request) (*store.Realm, error) {
 	name := mux.Vars(r)["realm"]
 	realm, err := a.store.GetRealm(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound("realm " + name)
+		return nil, apperr.NotFound("realm " + name)
 	}
 	return realm, err
 }
@@ -296,7 +298,7 @@ func (a *App) getRealm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRealmRep(realm, false))
+	httpx.WriteJSON(w, http.StatusOK, toRealmRep(realm, false))
 	return nil
 }
 
@@ -343,17 +345,17 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request, merge bool) er
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	defaults := realmUpdateDefaults()
-	current, err := asJSONMap(toRealmRep(realm, false), defaults)
+	current, err := httpx.AsJSONMap(toRealmRep(realm, false), defaults)
 	if err != nil {
 		return err
 	}
 	var u realmUpdate
-	if err := update(body, current, defaults, merge, &u); err != nil {
+	if err := httpx.Update(body, current, defaults, merge, &u); err != nil {
 		return err
 	}
 	realm.DisplayName, realm.Enabled = u.DisplayName, u.Enabled
@@ -372,7 +374,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request, merge bool) er
 	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRealmRep(realm, false))
+	httpx.WriteJSON(w, http.StatusOK, toRealmRep(realm, false))
 	return nil
 }
 
@@ -401,7 +403,7 @@ func (a *App) deleteRealm(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteRealm(r.Context(), realm.Name); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRealmRep(realm, false))
+	httpx.WriteJSON(w, http.StatusOK, toRealmRep(realm, false))
 	return nil
 }
 
@@ -425,9 +427,9 @@ const (
 func validateRealm(r *store.Realm) error {
 	switch {
 	case !realmNamePattern.MatchString(r.Name):
-		return fieldError("name", "must be a lowercase slug: 1 to 63 letters a-z, digits and hyphens, not starting or ending with a hyphen")
+		return apperr.Field("name", "must be a lowercase slug: 1 to 63 letters a-z, digits and hyphens, not starting or ending with a hyphen")
 	case slices.Contains(reservedRealmNames, r.Name):
-		return fieldError("name", "%q is reserved", r.Name)
+		return apperr.Field("name", "%q is reserved", r.Name)
 	}
 	if err := checkDisplayName("displayName", r.DisplayName, 255); err != nil {
 		return err
@@ -452,7 +454,7 @@ func validateRealm(r *store.Realm) error {
 	}
 	for _, c := range ranges {
 		if c.val < c.min || c.val > c.max {
-			return fieldError(c.field, "must be between %d and %d", c.min, c.max)
+			return apperr.Field(c.field, "must be between %d and %d", c.min, c.max)
 		}
 	}
 	if err := checkEventTypes(r.EnabledEventTypes); err != nil {
@@ -467,26 +469,26 @@ func validateRealm(r *store.Realm) error {
 		return err
 	}
 	if len(r.SMTPPassword) > 1024 {
-		return fieldError("smtpPassword", "must be at most 1024 bytes")
+		return apperr.Field("smtpPassword", "must be at most 1024 bytes")
 	}
 	// Any visible character may be in a password, but a control one would
 	// break the SMTP AUTH exchange (PLAIN separates its parts with NUL).
 	if strings.ContainsFunc(r.SMTPPassword, unicode.IsControl) || !utf8.ValidString(r.SMTPPassword) {
-		return fieldError("smtpPassword", "must be valid UTF-8 without control characters")
+		return apperr.Field("smtpPassword", "must be valid UTF-8 without control characters")
 	}
 	if r.SMTPFrom != "" {
 		if _, err := normalizeEmail(r.SMTPFrom); err != nil {
-			return fieldError("smtpFrom", "must be an email address")
+			return apperr.Field("smtpFrom", "must be an email address")
 		}
 	}
 	if !slices.Contains(emailProviders, r.EmailProvider) {
-		return fieldError("emailProvider", "must be one of %s", strings.Join(emailProviders, ", "))
+		return apperr.Field("emailProvider", "must be one of %s", strings.Join(emailProviders, ", "))
 	}
 	if r.EmailProvider != "smtp" && len(r.EmailProviderConfig) == 0 {
-		return fieldError("emailProviderConfig", "is required when emailProvider is %s", r.EmailProvider)
+		return apperr.Field("emailProviderConfig", "is required when emailProvider is %s", r.EmailProvider)
 	}
 	if len(r.EmailProviderConfig) > 50 {
-		return fieldError("emailProviderConfig", "must have at most 50 entries")
+		return apperr.Field("emailProviderConfig", "must have at most 50 entries")
 	}
 	if err := checkProviderConfig("emailProviderConfig", r.EmailProviderConfig); err != nil {
 		return err
@@ -495,7 +497,7 @@ func validateRealm(r *store.Realm) error {
 		{"themeName", r.ThemeName}, {"loginTheme", r.LoginTheme}, {"accountTheme", r.AccountTheme}, {"emailTheme", r.EmailTheme},
 	} {
 		if (t.name != "" || t.field == "themeName") && !isTheme(t.name) {
-			return fieldError(t.field, "must be one of %s", strings.Join(themeNames(), ", "))
+			return apperr.Field(t.field, "must be one of %s", strings.Join(themeNames(), ", "))
 		}
 	}
 	return validateThemeOverrides(r.Theme)
@@ -510,12 +512,12 @@ func validateThemeOverrides(theme map[string]any) error {
 	for k, v := range theme {
 		field := "theme." + k
 		if !slices.Contains(themeOverrideKeys, k) {
-			return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: field,
-				Description: fmt.Sprintf("%s: not a theme setting; use one of %s", field, strings.Join(themeOverrideKeys, ", "))}
+			return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeUnknownField, Field: field,
+				Message: fmt.Sprintf("%s: not a theme setting; use one of %s", field, strings.Join(themeOverrideKeys, ", "))}
 		}
 		s, ok := v.(string)
 		if !ok {
-			return fieldError(field, "must be a string")
+			return apperr.Field(field, "must be a string")
 		}
 		switch {
 		case strings.HasSuffix(k, "Url"):
@@ -524,11 +526,11 @@ func validateThemeOverrides(theme map[string]any) error {
 			}
 		case strings.HasSuffix(k, "Color"):
 			if !colorPattern.MatchString(s) {
-				return fieldError(field, "must be a hex color such as #1a73e8")
+				return apperr.Field(field, "must be a hex color such as #1a73e8")
 			}
 		case k == "fontFamily":
 			if !fontPattern.MatchString(s) {
-				return fieldError(field, "must be a font list of letters, digits, spaces, commas, quotes and hyphens")
+				return apperr.Field(field, "must be a font list of letters, digits, spaces, commas, quotes and hyphens")
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -113,7 +115,7 @@ func (m *mappingRequest) container() roleContainer {
 	return roleContainer{realm: m.holder.realm, client: m.client}
 }
 
-func (a *App) listRoleMappings(load roleHolderLoader, scope mappingScope) handlerFunc {
+func (a *App) listRoleMappings(load roleHolderLoader, scope mappingScope) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		m, err := a.loadMapping(r, load, scope)
 		if err != nil {
@@ -123,7 +125,7 @@ func (a *App) listRoleMappings(load roleHolderLoader, scope mappingScope) handle
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, toRoleReps(roles))
+		httpx.WriteJSON(w, http.StatusOK, toRoleReps(roles))
 		return nil
 	}
 }
@@ -135,14 +137,14 @@ type roleNamesBody struct {
 
 func decodeRoleNames(r *http.Request) ([]string, error) {
 	var body roleNamesBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return nil, err
 	}
 	switch {
 	case body.RoleNames == nil:
-		return nil, fieldError("roleNames", "is required")
+		return nil, apperr.Field("roleNames", "is required")
 	case len(body.RoleNames) == 0:
-		return nil, fieldError("roleNames", "must name at least one role")
+		return nil, apperr.Field("roleNames", "must name at least one role")
 	}
 	return body.RoleNames, nil
 }
@@ -150,7 +152,7 @@ func decodeRoleNames(r *http.Request) ([]string, error) {
 // changeRoleMappings maps or unmaps the named roles, all or nothing, and
 // answers the holder's direct mappings of the path's scope after the
 // change. Mapping a mapped role or unmapping an unmapped one is no error.
-func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add bool) handlerFunc {
+func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add bool) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		m, err := a.loadMapping(r, load, scope)
 		if err != nil {
@@ -184,14 +186,14 @@ func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add 
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, toRoleReps(after))
+		httpx.WriteJSON(w, http.StatusOK, toRoleReps(after))
 		return nil
 	}
 }
 
 // listEffectiveRoles answers every role of the scope the holder has:
 // directly, through groups and their ancestors, and through composites.
-func (a *App) listEffectiveRoles(load roleHolderLoader, scope mappingScope) handlerFunc {
+func (a *App) listEffectiveRoles(load roleHolderLoader, scope mappingScope) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		m, err := a.loadMapping(r, load, scope)
 		if err != nil {
@@ -208,7 +210,7 @@ func (a *App) listEffectiveRoles(load roleHolderLoader, scope mappingScope) hand
 				roles = append(roles, role)
 			}
 		}
-		writeJSON(w, http.StatusOK, toRoleReps(roles))
+		httpx.WriteJSON(w, http.StatusOK, toRoleReps(roles))
 		return nil
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -118,7 +120,7 @@ func (a *App) role(r *http.Request) (roleContainer, *store.Role, error) {
 	name := mux.Vars(r)["roleName"]
 	role, err := a.store.GetRole(r.Context(), c.realm.ID, c.clientID(), name)
 	if errors.Is(err, store.ErrNotFound) {
-		return c, nil, notFound(fmt.Sprintf("role %q of %s", name, c.describe()))
+		return c, nil, apperr.NotFound(fmt.Sprintf("role %q of %s", name, c.describe()))
 	}
 	return c, role, err
 }
@@ -129,13 +131,13 @@ func (a *App) role(r *http.Request) (roleContainer, *store.Role, error) {
 func validateRole(r *store.Role) error {
 	switch {
 	case r.Name == "":
-		return fieldError("name", "must not be empty")
+		return apperr.Field("name", "must not be empty")
 	case strings.TrimSpace(r.Name) != r.Name:
-		return fieldError("name", "must not start or end with spaces")
+		return apperr.Field("name", "must not start or end with spaces")
 	case strings.Contains(r.Name, "/"):
-		return fieldError("name", "must not contain /")
+		return apperr.Field("name", "must not contain /")
 	case r.Name == "." || r.Name == "..":
-		return fieldError("name", "must not be %q", r.Name)
+		return apperr.Field("name", "must not be %q", r.Name)
 	}
 	if err := checkIdentifier("name", r.Name, maxRoleNameLength); err != nil {
 		return err
@@ -146,8 +148,8 @@ func validateRole(r *store.Role) error {
 func roleConflict(err error, c roleContainer, name string) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && ce.Column == "name" {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "name",
-			Description: fmt.Sprintf("%s already has a role named %q", c.describe(), name), Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "name",
+			Message: fmt.Sprintf("%s already has a role named %q", c.describe(), name), Cause: err}
 	}
 	return err
 }
@@ -163,11 +165,11 @@ func (a *App) createRole(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body roleCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Name == nil {
-		return fieldError("name", "is required")
+		return apperr.Field("name", "is required")
 	}
 	role := store.Role{ID: uuid.NewString(), RealmID: c.realm.ID, ClientID: c.clientID(), CreatedAt: a.now().UnixMilli()}
 	if c.client != nil {
@@ -182,7 +184,7 @@ func (a *App) createRole(w http.ResponseWriter, r *http.Request) error {
 		return roleConflict(err, c, role.Name)
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.EscapedPath()+"/"+url.PathEscape(role.Name))
-	writeJSON(w, http.StatusCreated, toRoleRep(&role))
+	httpx.WriteJSON(w, http.StatusCreated, toRoleRep(&role))
 	return nil
 }
 
@@ -195,7 +197,7 @@ func (a *App) listRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRoleReps(roles))
+	httpx.WriteJSON(w, http.StatusOK, toRoleReps(roles))
 	return nil
 }
 
@@ -204,7 +206,7 @@ func (a *App) getRole(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRoleRep(role))
+	httpx.WriteJSON(w, http.StatusOK, toRoleRep(role))
 	return nil
 }
 
@@ -223,18 +225,18 @@ func (a *App) updateRole(w http.ResponseWriter, r *http.Request, merge bool) err
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	// name has no default: null keeps the stored one.
 	defaults := map[string]any{"name": role.Name, "description": nil}
-	current, err := asJSONMap(toRoleRep(role), defaults)
+	current, err := httpx.AsJSONMap(toRoleRep(role), defaults)
 	if err != nil {
 		return err
 	}
 	var upd roleUpdate
-	if err := update(body, current, defaults, merge, &upd); err != nil {
+	if err := httpx.Update(body, current, defaults, merge, &upd); err != nil {
 		return err
 	}
 	role.Name, role.Description = upd.Name, upd.Description
@@ -244,7 +246,7 @@ func (a *App) updateRole(w http.ResponseWriter, r *http.Request, merge bool) err
 	if err := a.store.UpdateRole(r.Context(), role); err != nil {
 		return roleConflict(err, c, role.Name)
 	}
-	writeJSON(w, http.StatusOK, toRoleRep(role))
+	httpx.WriteJSON(w, http.StatusOK, toRoleRep(role))
 	return nil
 }
 
@@ -270,7 +272,7 @@ func (a *App) listComposites(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRoleReps(children))
+	httpx.WriteJSON(w, http.StatusOK, toRoleReps(children))
 	return nil
 }
 
@@ -296,7 +298,7 @@ func resolveComposites(ctx context.Context, tx *store.Store, realm *store.Realm,
 		total += len(names)
 	}
 	if total == 0 {
-		return nil, fieldError("roleNames", "name at least one role, in roleNames or clientRoles")
+		return nil, apperr.Field("roleNames", "name at least one role, in roleNames or clientRoles")
 	}
 	var out []namedRole
 	realmRoles, err := resolveRoleNames(ctx, tx, roleContainer{realm: realm}, "roleNames", body.RoleNames)
@@ -315,7 +317,7 @@ func resolveComposites(ctx context.Context, tx *store.Store, realm *store.Realm,
 		field := "clientRoles." + id
 		client, err := tx.GetClientByClientID(ctx, realm.ID, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fieldError(field, "realm %s has no client %q", realm.Name, id)
+			return nil, apperr.Field(field, "realm %s has no client %q", realm.Name, id)
 		} else if err != nil {
 			return nil, err
 		}
@@ -334,7 +336,7 @@ func resolveComposites(ctx context.Context, tx *store.Store, realm *store.Realm,
 // fails the whole request, naming every unknown one.
 func resolveRoleNames(ctx context.Context, tx *store.Store, c roleContainer, field string, names []string) ([]*store.Role, error) {
 	if slices.Contains(names, "") {
-		return nil, fieldError(field, "role names must not be empty")
+		return nil, apperr.Field(field, "role names must not be empty")
 	}
 	if len(names) == 0 {
 		return nil, nil
@@ -348,7 +350,7 @@ func resolveRoleNames(ctx context.Context, tx *store.Store, c roleContainer, fie
 		for i, m := range missing {
 			quoted[i] = fmt.Sprintf("%q", m)
 		}
-		return nil, fieldError(field, "%s has no role named %s", c.describe(), strings.Join(quoted, ", "))
+		return nil, apperr.Field(field, "%s has no role named %s", c.describe(), strings.Join(quoted, ", "))
 	}
 	return roles, nil
 }
@@ -368,7 +370,7 @@ func (a *App) changeComposites(w http.ResponseWriter, r *http.Request, add bool)
 		return err
 	}
 	var body compositesBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	var children []*store.Role
@@ -395,7 +397,7 @@ func (a *App) changeComposites(w http.ResponseWriter, r *http.Request, add bool)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toRoleReps(children))
+	httpx.WriteJSON(w, http.StatusOK, toRoleReps(children))
 	return nil
 }
 
@@ -406,9 +408,9 @@ func addCompositesOneByOne(ctx context.Context, tx *store.Store, parent *store.R
 		err := tx.AddComposites(ctx, parent.ID, []string{n.role.ID})
 		switch {
 		case errors.Is(err, store.ErrCycle) && n.role.ID == parent.ID:
-			return fieldError(n.field, "%s cannot include itself", roleLabel(parent))
+			return apperr.Field(n.field, "%s cannot include itself", roleLabel(parent))
 		case errors.Is(err, store.ErrCycle):
-			return fieldError(n.field, "%s already includes %s, directly or through other roles: adding it would make a cycle",
+			return apperr.Field(n.field, "%s already includes %s, directly or through other roles: adding it would make a cycle",
 				roleLabel(n.role), roleLabel(parent))
 		case err != nil:
 			return err

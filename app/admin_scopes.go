@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -91,15 +93,15 @@ type scopeCreate struct {
 // decodeNested strictly decodes one element of a body's array, naming any
 // field at fault under prefix ("protocolMappers[2].").
 func decodeNested(raw json.RawMessage, prefix string, v any) error {
-	if firstToken(raw) != '{' {
-		return fieldError(strings.TrimSuffix(prefix, "."), "must be an object")
+	if !httpx.IsObject(raw) {
+		return apperr.Field(strings.TrimSuffix(prefix, "."), "must be an object")
 	}
-	err := strictUnmarshal(raw, v)
-	var ae *apiError
+	err := httpx.StrictUnmarshal(raw, v)
+	var ae *apperr.Error
 	if errors.As(err, &ae) && ae.Field != "" {
 		nested := *ae
 		nested.Field = prefix + ae.Field
-		nested.Description = prefix + ae.Description
+		nested.Message = prefix + ae.Message
 		return &nested
 	}
 	return err
@@ -111,10 +113,10 @@ func decodeNested(raw json.RawMessage, prefix string, v any) error {
 // and shown on consent pages and in other parties' consoles.
 func validateScopeName(name string) error {
 	if name == "" || len(name) > maxScopeName {
-		return fieldError("name", "must be 1 to %d characters", maxScopeName)
+		return apperr.Field("name", "must be 1 to %d characters", maxScopeName)
 	}
 	if !isScopeName(name) {
-		return fieldError("name", "must be an OAuth scope token: printable ASCII without spaces, '\"', '\\', '<', '>', '&' or \"'\"")
+		return apperr.Field("name", "must be an OAuth scope token: printable ASCII without spaces, '\"', '\\', '<', '>', '&' or \"'\"")
 	}
 	return nil
 }
@@ -134,7 +136,7 @@ func validateScope(c *store.ClientScope) error {
 		return err
 	}
 	if c.Protocol != protocolOIDC && c.Protocol != protocolSAML {
-		return fieldError("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
+		return apperr.Field("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
 	}
 	return checkText("description", c.Description, maxScopeDesc)
 }
@@ -143,13 +145,13 @@ func validateScope(c *store.ClientScope) error {
 // value that is not one.
 func mapperConfig(prefix string, raw map[string]any) (map[string]string, error) {
 	if len(raw) > maxMapperConfig {
-		return nil, fieldError(prefix+"config", "must have at most %d entries", maxMapperConfig)
+		return nil, apperr.Field(prefix+"config", "must have at most %d entries", maxMapperConfig)
 	}
 	cfg := make(map[string]string, len(raw))
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		s, ok := raw[k].(string)
 		if !ok {
-			return nil, fieldError(prefix+"config."+k, "must be a string")
+			return nil, apperr.Field(prefix+"config."+k, "must be a string")
 		}
 		cfg[k] = s
 	}
@@ -163,18 +165,18 @@ func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error
 		return err
 	}
 	if strings.TrimSpace(m.Name) == "" {
-		return fieldError(prefix+"name", "must not be blank")
+		return apperr.Field(prefix+"name", "must not be blank")
 	}
 	spec, ok := mapperSpecFor(m.MapperType)
 	if !ok {
-		return fieldError(prefix+"mapperType", "must be one of %s", strings.Join(mapperTypes, ", "))
+		return apperr.Field(prefix+"mapperType", "must be one of %s", strings.Join(mapperTypes, ", "))
 	}
 	// Every supported type is an OpenID Connect one.
 	if m.Protocol != protocolOIDC {
-		return fieldError(prefix+"protocol", "must be %s: the supported mapper types are OpenID Connect ones", protocolOIDC)
+		return apperr.Field(prefix+"protocol", "must be %s: the supported mapper types are OpenID Connect ones", protocolOIDC)
 	}
 	if scopeProtocol != protocolOIDC {
-		return fieldError(prefix+"protocol", "the client scope's protocol is %s; OpenID Connect mappers need an %s scope",
+		return apperr.Field(prefix+"protocol", "the client scope's protocol is %s; OpenID Connect mappers need an %s scope",
 			scopeProtocol, protocolOIDC)
 	}
 	return validateMapperConfig(prefix, m.MapperType, spec, m.Config)
@@ -183,10 +185,10 @@ func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error
 // newMapper builds a mapper of a scope from a create body.
 func (a *App) newMapper(prefix string, scope *store.ClientScope, body *mapperCreate) (*store.ProtocolMapper, error) {
 	if body.Name == nil {
-		return nil, fieldError(prefix+"name", "is required")
+		return nil, apperr.Field(prefix+"name", "is required")
 	}
 	if body.MapperType == nil {
-		return nil, fieldError(prefix+"mapperType", "is required")
+		return nil, apperr.Field(prefix+"mapperType", "is required")
 	}
 	cfg, err := mapperConfig(prefix, body.Config)
 	if err != nil {
@@ -206,8 +208,8 @@ func (a *App) newMapper(prefix string, scope *store.ClientScope, body *mapperCre
 func scopeConflict(err error, field, what string) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && ce.Column == "name" {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: field,
-			Description: what + " with this name already exists", Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: field,
+			Message: what + " with this name already exists", Cause: err}
 	}
 	return err
 }
@@ -218,11 +220,11 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body scopeCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Name == nil {
-		return fieldError("name", "is required")
+		return apperr.Field("name", "is required")
 	}
 	scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: *body.Name, Protocol: protocolOIDC,
 		CreatedAt: a.now().UnixMilli(), Mappers: []*store.ProtocolMapper{}}
@@ -232,7 +234,7 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(body.ProtocolMappers) > maxMappersPerScope {
-		return fieldError("protocolMappers", "must have at most %d mappers", maxMappersPerScope)
+		return apperr.Field("protocolMappers", "must have at most %d mappers", maxMappersPerScope)
 	}
 	for i, raw := range body.ProtocolMappers {
 		prefix := fmt.Sprintf("protocolMappers[%d].", i)
@@ -245,8 +247,8 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if slices.ContainsFunc(scope.Mappers, func(o *store.ProtocolMapper) bool { return o.Name == m.Name }) {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + "name",
-				Description: "two mappers of the scope are named " + m.Name}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + "name",
+				Message: "two mappers of the scope are named " + m.Name}
 		}
 		scope.Mappers = append(scope.Mappers, m)
 	}
@@ -256,7 +258,7 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.SortStableFunc(scope.Mappers, func(x, y *store.ProtocolMapper) int { return strings.Compare(x.Name, y.Name) })
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+scope.ID)
-	writeJSON(w, http.StatusCreated, toScopeRep(scope))
+	httpx.WriteJSON(w, http.StatusCreated, toScopeRep(scope))
 	return nil
 }
 
@@ -273,7 +275,7 @@ func (a *App) listClientScopes(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range scopes {
 		reps[i] = toScopeRep(c)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -286,7 +288,7 @@ func (a *App) clientScope(r *http.Request) (*store.Realm, *store.ClientScope, er
 	id := mux.Vars(r)["scopeId"]
 	c, err := a.store.GetClientScope(r.Context(), realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, notFound("client scope " + id)
+		return nil, nil, apperr.NotFound("client scope " + id)
 	}
 	return realm, c, err
 }
@@ -296,7 +298,7 @@ func (a *App) getClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toScopeRep(scope))
+	httpx.WriteJSON(w, http.StatusOK, toScopeRep(scope))
 	return nil
 }
 
@@ -310,7 +312,7 @@ func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -318,7 +320,7 @@ func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
 	defaults := map[string]any{"name": scope.Name, "description": ""}
 	current := map[string]any{"name": scope.Name, "description": scope.Description}
 	var u scopeUpdate
-	if err := update(body, current, defaults, false, &u); err != nil {
+	if err := httpx.Update(body, current, defaults, false, &u); err != nil {
 		return err
 	}
 	scope.Name, scope.Description = u.Name, u.Description
@@ -328,7 +330,7 @@ func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.UpdateClientScope(r.Context(), scope); err != nil {
 		return scopeConflict(err, "name", "a client scope")
 	}
-	writeJSON(w, http.StatusOK, toScopeRep(scope))
+	httpx.WriteJSON(w, http.StatusOK, toScopeRep(scope))
 	return nil
 }
 
@@ -350,7 +352,7 @@ func (a *App) listMappers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toScopeRep(scope).ProtocolMappers)
+	httpx.WriteJSON(w, http.StatusOK, toScopeRep(scope).ProtocolMappers)
 	return nil
 }
 
@@ -360,7 +362,7 @@ func (a *App) createMapper(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body mapperCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	m, err := a.newMapper("", scope, &body)
@@ -368,16 +370,16 @@ func (a *App) createMapper(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(scope.Mappers) >= maxMappersPerScope {
-		return errorf(http.StatusBadRequest, "invalid_request", "a client scope has at most %d mappers", maxMappersPerScope)
+		return apperr.Invalid("a client scope has at most %d mappers", maxMappersPerScope)
 	}
 	if err := a.store.CreateMapper(r.Context(), m); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return notFound("client scope " + scope.ID) // deleted meanwhile
+			return apperr.NotFound("client scope " + scope.ID) // deleted meanwhile
 		}
 		return scopeConflict(err, "name", "a mapper of this client scope")
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+m.ID)
-	writeJSON(w, http.StatusCreated, toMapperRep(m))
+	httpx.WriteJSON(w, http.StatusCreated, toMapperRep(m))
 	return nil
 }
 
@@ -390,7 +392,7 @@ func (a *App) mapper(r *http.Request) (*store.ClientScope, *store.ProtocolMapper
 	id := mux.Vars(r)["mapperId"]
 	m, err := a.store.GetMapper(r.Context(), scope.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, notFound("protocol mapper " + id)
+		return nil, nil, apperr.NotFound("protocol mapper " + id)
 	}
 	return scope, m, err
 }
@@ -400,7 +402,7 @@ func (a *App) getMapper(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toMapperRep(m))
+	httpx.WriteJSON(w, http.StatusOK, toMapperRep(m))
 	return nil
 }
 
@@ -414,14 +416,14 @@ func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	current := map[string]any{"name": m.Name, "config": toMapperRep(m).Config}
 	defaults := map[string]any{"name": m.Name, "config": map[string]any{}}
 	var u mapperUpdate
-	if err := update(body, current, defaults, false, &u); err != nil {
+	if err := httpx.Update(body, current, defaults, false, &u); err != nil {
 		return err
 	}
 	cfg, err := mapperConfig("", u.Config)
@@ -435,7 +437,7 @@ func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.UpdateMapper(r.Context(), m); err != nil {
 		return scopeConflict(err, "name", "a mapper of this client scope")
 	}
-	writeJSON(w, http.StatusOK, toMapperRep(m))
+	httpx.WriteJSON(w, http.StatusOK, toMapperRep(m))
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -52,7 +54,7 @@ func (a *App) listRealmSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := firstMax(r.URL.Query(), defaultSessionPageSize)
+	first, max, err := httpx.FirstMax(r.URL.Query(), defaultSessionPageSize)
 	if err != nil {
 		return err
 	}
@@ -60,7 +62,7 @@ func (a *App) listRealmSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toSessionReps(sessions))
+	httpx.WriteJSON(w, http.StatusOK, toSessionReps(sessions))
 	return nil
 }
 
@@ -73,7 +75,7 @@ func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toSessionReps(sessions))
+	httpx.WriteJSON(w, http.StatusOK, toSessionReps(sessions))
 	return nil
 }
 
@@ -90,19 +92,19 @@ func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		kind = store.SessionOAuth
 	case store.SessionOAuth, store.SessionSSO:
 	default:
-		return &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: "type",
-			Description: "type: must be oauth or sso"}
+		return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeInvalidParameter, Field: "type",
+			Message: "type: must be oauth or sso"}
 	}
 	id := mux.Vars(r)["sessionId"]
 	ended, err := a.store.DeleteSession(r.Context(), realm.ID, id, kind, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound(kind + " session " + id)
+		return apperr.NotFound(kind + " session " + id)
 	}
 	if err != nil {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": len(ended), "type": kind})
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"deleted": len(ended), "type": kind})
 	return nil
 }
 
@@ -118,7 +120,7 @@ func (a *App) deleteUserSessions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	writeJSON(w, http.StatusOK, map[string]any{"count": len(ended)})
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"count": len(ended)})
 	return nil
 }
 
@@ -144,7 +146,7 @@ func (a *App) listConsents(w http.ResponseWriter, r *http.Request) error {
 		reps[i] = consentRep{ClientID: c.PublicClientID, GrantedScopes: c.Scopes, CreatedDate: c.GrantedAt,
 			LastUpdatedDate: c.UpdatedAt}
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -160,7 +162,7 @@ func (a *App) consentHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := firstMax(r.URL.Query(), defaultSessionPageSize)
+	first, max, err := httpx.FirstMax(r.URL.Query(), defaultSessionPageSize)
 	if err != nil {
 		return err
 	}
@@ -172,7 +174,7 @@ func (a *App) consentHistory(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range events {
 		reps[i] = consentEventRep{ClientID: e.PublicClientID, Action: e.Action, Scopes: e.Scopes, Time: e.Time}
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -187,14 +189,14 @@ func (a *App) revokeConsent(w http.ResponseWriter, r *http.Request) error {
 	clientID := mux.Vars(r)["clientId"]
 	c, err := a.store.GetClientByClientID(r.Context(), realm.ID, clientID)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("client " + clientID)
+		return apperr.NotFound("client " + clientID)
 	}
 	if err != nil {
 		return err
 	}
 	ended, err := a.store.RevokeConsent(r.Context(), realm.ID, u.ID, c.ID, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("consent of user " + u.ID + " to client " + clientID)
+		return apperr.NotFound("consent of user " + u.ID + " to client " + clientID)
 	}
 	if err != nil {
 		return err
@@ -227,7 +229,7 @@ func (a *App) listOfflineSessions(w http.ResponseWriter, r *http.Request) error 
 		reps[i] = offlineSessionRep{TokenID: t.ID, ClientID: t.PublicClientID, Scopes: t.Scopes, Created: t.CreatedAt,
 			Expires: t.ExpiresAt, LastRefresh: t.LastRefreshAt}
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -239,7 +241,7 @@ func (a *App) revokeOfflineSession(w http.ResponseWriter, r *http.Request) error
 	id := mux.Vars(r)["tokenId"]
 	err = a.store.RevokeOfflineToken(r.Context(), realm.ID, u.ID, id, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("offline session " + id)
+		return apperr.NotFound("offline session " + id)
 	}
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package app
 
 import (
 	"net/http"
+
+	"github.com/idenplane/idenplane/app/httpx"
 )
 
 // realmStatsRep is a realm's counts as the API shows them.
@@ -28,7 +30,7 @@ func (a *App) realmStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, realmStatsRep(*st))
+	httpx.WriteJSON(w, http.StatusOK, realmStatsRep(*st))
 	return nil
 }
 
@@ -58,6 +60,6 @@ func (a *App) consentStats(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range st.Clients {
 		rep.Clients[i] = clientConsentsRep(c)
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }

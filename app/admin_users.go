@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -21,8 +23,6 @@ const (
 	maxUsernameLength = 255
 	minPasswordLength = 8
 	maxPasswordLength = 256
-	defaultPageSize   = 50
-	maxPageSize       = 1000
 )
 
 type userRep struct {
@@ -61,10 +61,10 @@ func validateUser(u *store.User) error {
 	}
 	u.Username = strings.ToLower(strings.TrimSpace(u.Username))
 	if utf8.RuneCountInString(u.Username) < minUsernameLength {
-		return fieldError("username", "must be at least %d characters", minUsernameLength)
+		return apperr.Field("username", "must be at least %d characters", minUsernameLength)
 	}
 	if strings.ContainsFunc(u.Username, unicode.IsSpace) {
-		return fieldError("username", "must not contain spaces")
+		return apperr.Field("username", "must not contain spaces")
 	}
 	if u.Email != "" {
 		email, err := normalizeEmail(u.Email)
@@ -82,8 +82,8 @@ func validateUser(u *store.User) error {
 func userConflict(err error) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && (ce.Column == "username" || ce.Column == "email") {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: ce.Column,
-			Description: "a user with this " + ce.Column + " already exists", Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: ce.Column,
+			Message: "a user with this " + ce.Column + " already exists", Cause: err}
 	}
 	return err
 }
@@ -94,11 +94,11 @@ func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body userCreate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Username == nil {
-		return fieldError("username", "is required")
+		return apperr.Field("username", "is required")
 	}
 	u := store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, CreatedAt: a.now().UnixMilli()}
 	set(&u.Username, body.Username)
@@ -124,7 +124,7 @@ func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 		return userConflict(err)
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+u.ID)
-	writeJSON(w, http.StatusCreated, toUserRep(&u))
+	httpx.WriteJSON(w, http.StatusCreated, toUserRep(&u))
 	return nil
 }
 
@@ -134,18 +134,18 @@ func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.UserFilter{Search: q.Get("search"), Username: q.Get("username"), Email: q.Get("email"), Limit: defaultPageSize}
-	if f.Skip, err = intParam(q.Get("skip"), "skip", 0, 0, 1<<31-1); err != nil {
+	f := store.UserFilter{Search: q.Get("search"), Username: q.Get("username"), Email: q.Get("email"), Limit: httpx.DefaultPageSize}
+	if f.Skip, err = httpx.IntParam(q.Get("skip"), "skip", 0, 0, 1<<31-1); err != nil {
 		return err
 	}
-	if f.Limit, err = intParam(q.Get("limit"), "limit", defaultPageSize, 1, maxPageSize); err != nil {
+	if f.Limit, err = httpx.IntParam(q.Get("limit"), "limit", httpx.DefaultPageSize, 1, httpx.MaxPageSize); err != nil {
 		return err
 	}
-	if f.Exact, err = boolParam(q.Get("exact"), "exact"); err != nil {
+	if f.Exact, err = httpx.BoolParam(q.Get("exact"), "exact"); err != nil {
 		return err
 	}
 	if v := q.Get("enabled"); v != "" {
-		enabled, err := boolParam(v, "enabled")
+		enabled, err := httpx.BoolParam(v, "enabled")
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range users {
 		reps[i] = toUserRep(u)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"total": total, "users": reps})
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"total": total, "users": reps})
 	return nil
 }
 
@@ -185,7 +185,7 @@ func (a *App) user(r *http.Request) (*store.Realm, *store.User, error) {
 	id := mux.Vars(r)["userId"]
 	u, err := a.store.GetUser(r.Context(), realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, notFound("user " + id)
+		return nil, nil, apperr.NotFound("user " + id)
 	}
 	return realm, u, err
 }
@@ -195,7 +195,7 @@ func (a *App) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toUserRep(u))
+	httpx.WriteJSON(w, http.StatusOK, toUserRep(u))
 	return nil
 }
 
@@ -225,17 +225,17 @@ func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) err
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	defaults := userUpdateDefaults(u)
-	current, err := asJSONMap(toUserRep(u), defaults)
+	current, err := httpx.AsJSONMap(toUserRep(u), defaults)
 	if err != nil {
 		return err
 	}
 	var upd userUpdate
-	if err := update(body, current, defaults, merge, &upd); err != nil {
+	if err := httpx.Update(body, current, defaults, merge, &upd); err != nil {
 		return err
 	}
 	u.Username, u.Email, u.FirstName, u.LastName = upd.Username, upd.Email, upd.FirstName, upd.LastName
@@ -246,7 +246,7 @@ func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) err
 	if err := a.store.UpdateUser(r.Context(), u); err != nil {
 		return userConflict(err)
 	}
-	writeJSON(w, http.StatusOK, toUserRep(u))
+	httpx.WriteJSON(w, http.StatusOK, toUserRep(u))
 	return nil
 }
 
@@ -267,8 +267,7 @@ func (a *App) deleteUser(w http.ResponseWriter, r *http.Request) error {
 // cascade. The admin API and the account deletion job both delete here.
 func removeUser(ctx context.Context, st *store.Store, realm *store.Realm, u *store.User) error {
 	if u.ServiceAccountClientID != "" {
-		return errorf(http.StatusBadRequest, "invalid_request",
-			"user %s is a client's service account: remove client_credentials from the client instead", u.Username)
+		return apperr.Invalid("user %s is a client's service account: remove client_credentials from the client instead", u.Username)
 	}
 	return st.DeleteUser(ctx, realm.ID, u.ID)
 }
@@ -282,11 +281,11 @@ func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
 		Password  *string `json:"password"`
 		Temporary *bool   `json:"temporary"` // as in Keycloak: the user must change it at next login
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Password == nil {
-		return fieldError("password", "is required")
+		return apperr.Field("password", "is required")
 	}
 	hash, err := a.newPasswordHash(r.Context(), realm, u, *body.Password)
 	if err != nil {

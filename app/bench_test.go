@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -154,7 +155,7 @@ func BenchmarkUserSearch(b *testing.B) {
 	s := benchSeededServer(b)
 	const path = "/admin/realms/r/users?search=user0999"
 	total, names := benchUserPage(b, s.benchDo(b, http.MethodGet, path, nil, http.StatusOK))
-	if total != 100 || len(names) != defaultPageSize || names[0] != "user099900" {
+	if total != 100 || len(names) != httpx.DefaultPageSize || names[0] != "user099900" {
 		b.Fatalf("search: total %d, %d users, first %v", total, len(names), names[:min(1, len(names))])
 	}
 	b.StartTimer()

@@ -8,14 +8,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
 const defaultEventPageSize = 100
 
 // eventParamError is a 400 naming the query parameter at fault.
-func eventParamError(name, format string, args ...any) *apiError {
-	e := errorf(http.StatusBadRequest, "invalid_parameter", name+": "+format, args...)
+func eventParamError(name, format string, args ...any) *apperr.Error {
+	e := apperr.New(http.StatusBadRequest, apperr.CodeInvalidParameter, name+": "+format, args...)
 	e.Field = name
 	return e
 }
@@ -88,12 +90,12 @@ func eventWindow(q url.Values, export bool, w *store.EventWindow) error {
 		return eventParamError("dateFrom", "must not be after dateTo")
 	}
 	if !export {
-		w.First, w.Max, err = firstMax(q, defaultEventPageSize)
+		w.First, w.Max, err = httpx.FirstMax(q, defaultEventPageSize)
 		return err
 	}
-	if w.First, err = intParam(q.Get("first"), "first", 0, 0, 1<<31-1); err != nil {
+	if w.First, err = httpx.IntParam(q.Get("first"), "first", 0, 0, 1<<31-1); err != nil {
 		return err
 	}
-	w.Max, err = intParam(q.Get("max"), "max", 0, 1, 1<<31-1)
+	w.Max, err = httpx.IntParam(q.Get("max"), "max", 0, 1, 1<<31-1)
 	return err
 }

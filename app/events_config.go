@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -27,7 +28,7 @@ func (a *App) getEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toEventsConfig(realm))
+	httpx.WriteJSON(w, http.StatusOK, toEventsConfig(realm))
 	return nil
 }
 
@@ -37,19 +38,19 @@ func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	d := defaultRealm()
 	defaults := map[string]any{"eventsEnabled": d.EventsEnabled, "eventsExpiration": d.EventsExpiration,
 		"enabledEventTypes": []string{}, "adminEventsEnabled": d.AdminEventsEnabled}
-	current, err := asJSONMap(toEventsConfig(realm), defaults)
+	current, err := httpx.AsJSONMap(toEventsConfig(realm), defaults)
 	if err != nil {
 		return err
 	}
 	var cfg eventsConfigRep
-	if err := update(body, current, defaults, false, &cfg); err != nil {
+	if err := httpx.Update(body, current, defaults, false, &cfg); err != nil {
 		return err
 	}
 	realm.EventsEnabled, realm.EventsExpiration, realm.AdminEventsEnabled = cfg.EventsEnabled, cfg.EventsExpiration, cfg.AdminEventsEnabled
@@ -60,6 +61,6 @@ func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toEventsConfig(realm))
+	httpx.WriteJSON(w, http.StatusOK, toEventsConfig(realm))
 	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"runtime"
 	"time"
+
+	"github.com/idenplane/idenplane/app/httpx"
 )
 
 func (a *App) health(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
 
@@ -28,7 +30,7 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) error {
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	writeJSON(w, code, map[string]any{
+	httpx.WriteJSON(w, code, map[string]any{
 		"status": status,
 		"checks": map[string]any{
 			"database": db,

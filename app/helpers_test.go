@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -134,7 +135,7 @@ func mustStatus(t testing.TB, r *testResponse, want int) {
 func mustError(t testing.TB, r *testResponse, status int, code, field string) {
 	t.Helper()
 	mustStatus(t, r, status)
-	var body errorBody
+	var body httpx.ErrorBody
 	r.decode(t, &body)
 	if body.Error != code || body.Field != field || body.Description == "" {
 		t.Fatalf("error body %s, want code %q field %q", r.Body, code, field)

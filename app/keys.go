@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -357,8 +358,8 @@ func (a *App) changeRealmKeys(ctx context.Context, realm *store.Realm, ch keyCha
 			return err
 		}
 	}
-	return &apiError{Status: http.StatusConflict, Code: "conflict",
-		Description: "the realm's keys kept changing during the rotation; try again", Cause: errKeysChanged}
+	return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict,
+		Message: "the realm's keys kept changing during the rotation; try again", Cause: errKeysChanged}
 }
 
 func findKey(keys []*store.SigningKey, status string) *store.SigningKey {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -57,11 +59,11 @@ func eventTypesRep(types []string) []string {
 // checkEventTypes validates an enabledEventTypes list.
 func checkEventTypes(types []string) error {
 	if len(types) > 2*len(loginEventTypes) {
-		return fieldError("enabledEventTypes", "lists too many types")
+		return apperr.Field("enabledEventTypes", "lists too many types")
 	}
 	for _, t := range types {
 		if !knownLoginEventType(t) {
-			return fieldError("enabledEventTypes", "%q is not a login event type", t)
+			return apperr.Field("enabledEventTypes", "%q is not a login event type", t)
 		}
 	}
 	return nil
@@ -126,7 +128,7 @@ func (a *App) listLoginEvents(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range events {
 		reps[i] = toLoginEventRep(e)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idenplane/idenplane/app/apperr"
 )
 
 // Protocol mapper types, by Keycloak's names, so mappers exported from
@@ -188,8 +190,8 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 	accepted := spec.keys()
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if !slices.Contains(accepted, k) {
-			return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: field(k),
-				Description: fmt.Sprintf("%s: not a setting of %s; it takes %s", field(k), mapperType, strings.Join(accepted, ", "))}
+			return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeUnknownField, Field: field(k),
+				Message: fmt.Sprintf("%s: not a setting of %s; it takes %s", field(k), mapperType, strings.Join(accepted, ", "))}
 		}
 		// A hardcoded claim's value is text of the admin's; the others
 		// name things (attributes, clients, prefixes) or are switches.
@@ -206,43 +208,43 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 	}
 	for _, k := range spec.required {
 		if strings.TrimSpace(cfg[k]) == "" {
-			return fieldError(field(k), "is required for %s", mapperType)
+			return apperr.Field(field(k), "is required for %s", mapperType)
 		}
 	}
 	for _, k := range []string{cfgMultivalued, cfgFullPath, "access.token.claim", "id.token.claim",
 		"userinfo.token.claim", "introspection.token.claim"} {
 		if v, ok := cfg[k]; ok && v != "true" && v != "false" {
-			return fieldError(field(k), "must be \"true\" or \"false\"")
+			return apperr.Field(field(k), "must be \"true\" or \"false\"")
 		}
 	}
 	if v, ok := cfg[cfgJSONType]; ok && !slices.Contains(jsonTypes, v) {
-		return fieldError(field(cfgJSONType), "must be one of %s", strings.Join(jsonTypes, ", "))
+		return apperr.Field(field(cfgJSONType), "must be one of %s", strings.Join(jsonTypes, ", "))
 	}
 	if v, ok := cfg[cfgClaimName]; ok {
 		if err := checkClaimName(v, mapperType == mapperClientRoles); err != nil {
-			return fieldError(field(cfgClaimName), "%s", err)
+			return apperr.Field(field(cfgClaimName), "%s", err)
 		}
 	}
 	if v, ok := cfg[cfgClaimValue]; ok {
 		if _, ok := convertClaim(cfg[cfgJSONType], v); !ok {
-			return fieldError(field(cfgClaimValue), "must be a value of type %s", cfg[cfgJSONType])
+			return apperr.Field(field(cfgClaimValue), "must be a value of type %s", cfg[cfgJSONType])
 		}
 	}
 	switch mapperType {
 	case mapperUserProperty:
 		if !slices.Contains(userProperties, cfg[cfgUserAttribute]) {
-			return fieldError(field(cfgUserAttribute), "must be one of %s", strings.Join(userProperties, ", "))
+			return apperr.Field(field(cfgUserAttribute), "must be one of %s", strings.Join(userProperties, ", "))
 		}
 	case mapperAudience:
 		client, custom := cfg[cfgClientAudience] != "", cfg[cfgCustomAudience] != ""
 		if client == custom {
-			return fieldError(field(cfgClientAudience), "exactly one of %s and %s must be set", cfgClientAudience, cfgCustomAudience)
+			return apperr.Field(field(cfgClientAudience), "exactly one of %s and %s must be set", cfgClientAudience, cfgCustomAudience)
 		}
 	}
 	for _, k := range []string{cfgUserAttribute, cfgClientAudience, cfgCustomAudience, cfgRoleClientID,
 		cfgRealmRolePrefix, cfgClientRolePrefix} {
 		if utf8.RuneCountInString(cfg[k]) > maxConfigKey {
-			return fieldError(field(k), "must be at most %d characters", maxConfigKey)
+			return apperr.Field(field(k), "must be at most %d characters", maxConfigKey)
 		}
 	}
 	return nil

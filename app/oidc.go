@@ -11,6 +11,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -73,7 +74,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		name := mux.Vars(req)["realm"]
 		realm, err := a.protocolRealm(req.Context(), name)
 		if errors.Is(err, store.ErrNotFound) {
-			writeOAuthError(w, http.StatusNotFound, "not_found", "realm "+name+" not found")
+			httpx.WriteOAuthError(w, http.StatusNotFound, "not_found", "realm "+name+" not found")
 			return
 		} else if err != nil {
 			a.writeError(w, req, err)
@@ -95,7 +96,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 		// Introspection needs an authenticated client; the library refuses
 		// one without a secret with a 400 before we see it.
 		if req.URL.Path == "/"+pathIntrospect && !hasClientSecret(req) {
-			writeOAuthError(cw, http.StatusUnauthorized, "invalid_client", "client authentication required")
+			httpx.WriteOAuthError(cw, http.StatusUnauthorized, "invalid_client", "client authentication required")
 			return
 		}
 		// The library has no password grant.
@@ -162,9 +163,6 @@ func (w *challengeWriter) WriteHeader(code int) {
 func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // writeOAuthError answers in RFC 6749's error format.
-func writeOAuthError(w http.ResponseWriter, status int, code, description string) {
-	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
-}
 
 // grantsSupported are the grants this provider serves now, as discovery
 // advertises them.

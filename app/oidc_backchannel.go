@@ -14,6 +14,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -255,11 +256,11 @@ func (a *App) backchannelLogoutIn(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &bad):
 		a.log.DebugContext(ctx, "logout token refused", "realm", realm.Name, "err", err)
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", string(bad))
+		httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", string(bad))
 		return
 	case err != nil:
 		a.log.ErrorContext(ctx, "back-channel logout failed", "realm", realm.Name, "err", err)
-		writeOAuthError(w, http.StatusInternalServerError, "server_error", "internal server error")
+		httpx.WriteOAuthError(w, http.StatusInternalServerError, "server_error", "internal server error")
 		return
 	}
 	a.loggedOut(ctx, realm, ended, lt.client.ClientID, map[string]string{"source": "backchannel"})

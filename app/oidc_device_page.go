@@ -10,6 +10,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -57,7 +59,7 @@ func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		return
 	}
-	ae := classify(err)
+	ae := httpx.Classify(err)
 	if ae.Status >= http.StatusInternalServerError {
 		a.log.ErrorContext(r.Context(), "device page failed", "err", err)
 	}
@@ -103,7 +105,7 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 // deviceDecide approves or denies the device whose user code is posted.
 func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if err := r.ParseForm(); err != nil {
-		return errorf(http.StatusBadRequest, "invalid_request", "unreadable form")
+		return apperr.Invalid("unreadable form")
 	}
 	f := ui.DeviceForm{UserCode: r.PostForm.Get("user_code"), Username: r.PostForm.Get("username")}
 	action, password := r.PostForm.Get("action"), r.PostForm.Get("password")
@@ -182,7 +184,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	var throttled *throttledError
 	switch {
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
 	case errors.Is(err, errBadCredentials): // a lockout too: it answers as a wrong password
 		a.loginThrottle.fail(codeKey)
@@ -221,7 +223,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		var throttled *throttledError
 		switch {
 		case errors.As(err, &throttled):
-			retryAfter(w, throttled.wait)
+			httpx.RetryAfter(w, throttled.wait)
 			return again(http.StatusTooManyRequests, deviceMsgThrottled)
 		case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
 			a.loginThrottle.fail(codeKey)

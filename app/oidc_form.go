@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/idenplane/idenplane/app/httpx"
 )
 
 // The client endpoints (token, introspection, revocation, device
@@ -36,11 +38,11 @@ func readProtocolForm(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			if err := r.ParseForm(); err != nil {
 				if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-					writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request",
+					httpx.WriteOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request",
 						"request body exceeds "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
 					return
 				}
-				writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a readable form")
+				httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a readable form")
 				return
 			}
 		}
@@ -59,14 +61,14 @@ func checkClientForm(w http.ResponseWriter, r *http.Request) bool {
 		query := r.URL.Query()
 		for _, name := range queryCredentials {
 			if query.Has(name) {
-				writeOAuthError(w, http.StatusBadRequest, "invalid_request",
+				httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request",
 					name+" must be sent in the request body, never in the URL")
 				return false
 			}
 		}
 	}
 	if name := repeatedParam(r.PostForm); name != "" {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "parameter "+name+" is repeated")
+		httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", "parameter "+name+" is repeated")
 		return false
 	}
 	r.Form = r.PostForm

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -176,7 +177,7 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		form.Error = "login.error.invalid"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusUnauthorized, form)
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		form.Error = "login.error.throttled"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, form)
 	case err != nil:

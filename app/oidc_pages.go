@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -85,10 +86,10 @@ var errStaleAuthRequest = badPage("error.staleAuthRequest")
 func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error) {
 	var pe *pageError
 	if !errors.As(err, &pe) {
-		ae := classify(err) // a store or body-size failure still gets its status
+		ae := httpx.Classify(err) // a store or body-size failure still gets its status
 		pe = &pageError{status: ae.Status, message: "error.internal"}
 		if ae.Status < http.StatusInternalServerError {
-			pe.message = ae.Description
+			pe.message = ae.Message
 		}
 		if ae.Status >= http.StatusInternalServerError {
 			a.log.ErrorContext(r.Context(), "page request failed", "path", r.URL.Path, "err", err)

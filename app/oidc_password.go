@@ -13,6 +13,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -27,14 +28,14 @@ func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 	if errors.As(err, &throttled) {
 		// The flood guard holds: 429 with the wait, as on every credential
 		// endpoint, in OAuth's error shape (RFC 6749 names no code for it).
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		err = op.NewStatusError(oidc.ErrInvalidGrant().WithDescription("too many failed sign-ins; try again later"),
 			http.StatusTooManyRequests)
 	}
 	if errors.Is(err, errHashBusy) {
 		// A login storm: the password could not be checked in time.
-		retryAfter(w, hashRetryAfter)
-		err = op.NewStatusError(oidc.ErrServerError().WithDescription("%s", errHashBusy.Description), http.StatusServiceUnavailable)
+		httpx.RetryAfter(w, hashRetryAfter)
+		err = op.NewStatusError(oidc.ErrServerError().WithDescription("%s", errHashBusy.Message), http.StatusServiceUnavailable)
 	}
 	if err != nil {
 		op.WriteError(w, r, a.protocolError(ctx, err), nil)
@@ -43,7 +44,7 @@ func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
-	writeJSON(w, http.StatusOK, resp.Data)
+	httpx.WriteJSON(w, http.StatusOK, resp.Data)
 }
 
 func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response, error) {

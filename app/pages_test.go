@@ -3,11 +3,12 @@ package app
 import (
 	"html"
 
-	"github.com/idenplane/idenplane/ui"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/ui"
 )
 
 func TestWelcomePageAndAssets(t *testing.T) {

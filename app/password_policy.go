@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -148,7 +149,7 @@ func (a *App) passwordReused(ctx context.Context, realm *store.Realm, user *stor
 // the field error on "password" naming every unmet rule in English; to a
 // page, the rules, to name in the page's language (passwordPolicyText).
 type passwordRefused struct {
-	err   *apiError
+	err   *apperr.Error
 	unmet []passwordRule
 }
 
@@ -195,7 +196,7 @@ func passwordPolicyError(realm *store.Realm, unmet []passwordRule) error {
 	if len(notBe) > 0 {
 		parts = append(parts, "must not be "+strings.Join(notBe, " or "))
 	}
-	return &passwordRefused{err: fieldError("password", "%s", strings.Join(parts, "; ")), unmet: unmet}
+	return &passwordRefused{err: apperr.Field("password", "%s", strings.Join(parts, "; ")), unmet: unmet}
 }
 
 // Message keys of the rules, for pages. A rule a password lacks is named

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -46,8 +47,8 @@ func TestPasswordRules(t *testing.T) {
 				}
 				return
 			}
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.Field != "password" || ae.Status != http.StatusBadRequest || ae.Description != c.want {
+			var ae *apperr.Error
+			if !errors.As(err, &ae) || ae.Field != "password" || ae.Status != http.StatusBadRequest || ae.Message != c.want {
 				t.Fatalf("error %#v, want %q", err, c.want)
 			}
 		})
@@ -84,9 +85,9 @@ func errDescription(err error) string {
 	if err == nil {
 		return ""
 	}
-	var ae *apiError
+	var ae *apperr.Error
 	if errors.As(err, &ae) {
-		return ae.Description
+		return ae.Message
 	}
 	return err.Error()
 }

@@ -7,10 +7,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -81,8 +81,7 @@ const (
 
 // errHashBusy is a password check or hash refused because every hash slot
 // stayed taken for hashWait.
-var errHashBusy = &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable",
-	Description: "the server is busy checking passwords; try again shortly"}
+var errHashBusy = apperr.Busy(hashRetryAfter, "the server is busy checking passwords; try again shortly")
 
 func (a *App) acquireHashSlot(ctx context.Context, wait time.Duration) error {
 	select {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -127,7 +129,7 @@ func ExportRealm(ctx context.Context, st *store.Store, name string, includeUsers
 	err := st.ReadTx(ctx, func(tx *store.Store) error {
 		realm, err := tx.GetRealm(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
-			return notFound("realm " + name)
+			return apperr.NotFound("realm " + name)
 		} else if err != nil {
 			return err
 		}
@@ -315,11 +317,11 @@ func parentsFirst(groups []*store.Group) []*store.Group {
 
 func (a *App) exportRealm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	includeUsers, err := boolParam(q.Get("includeUsers"), "includeUsers")
+	includeUsers, err := httpx.BoolParam(q.Get("includeUsers"), "includeUsers")
 	if err != nil {
 		return err
 	}
-	includeSecrets, err := boolParam(q.Get("includeSecrets"), "includeSecrets")
+	includeSecrets, err := httpx.BoolParam(q.Get("includeSecrets"), "includeSecrets")
 	if err != nil {
 		return err
 	}

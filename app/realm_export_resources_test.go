@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/httpx"
 )
 
 // resourcesTestRealm builds, through the admin API, a realm with one of
@@ -225,7 +227,7 @@ func TestRealmImportRejectsBadResources(t *testing.T) {
 			r := s.admin(http.MethodPost, "/admin/realms/import", tc.doc)
 			if tc.field == "" {
 				mustStatus(t, r, tc.status)
-				var e errorBody
+				var e httpx.ErrorBody
 				r.decode(t, &e)
 				if e.Error != tc.code || e.Field == "" {
 					t.Fatalf("error %s", r.Body)

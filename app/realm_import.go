@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -122,21 +124,21 @@ const copyHint = "import it as a copy (asCopy=true, or --as-copy) to give the re
 // unless opts.AsCopy is set.
 func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportOptions, now time.Time) (*store.Realm, error) {
 	if opts.AsCopy && opts.Overwrite {
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "invalid_parameter", Field: "asCopy",
-			Description: "asCopy: cannot be combined with overwrite: a copy has new IDs, so it would keep none of the " +
+		return nil, &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeInvalidParameter, Field: "asCopy",
+			Message: "asCopy: cannot be combined with overwrite: a copy has new IDs, so it would keep none of the " +
 				"secrets and second factors of the realm it replaces"}
 	}
 	var in realmImport
-	if err := strictUnmarshal(data, &in); err != nil {
+	if err := httpx.StrictUnmarshal(data, &in); err != nil {
 		return nil, err
 	}
 	switch {
 	case in.FormatVersion == nil:
-		return nil, fieldError("formatVersion", "is required")
+		return nil, apperr.Field("formatVersion", "is required")
 	case *in.FormatVersion < 1 || *in.FormatVersion > realmFormatVersion:
-		return nil, fieldError("formatVersion", "must be between 1 and %d; this export is from a newer Idenplane", realmFormatVersion)
+		return nil, apperr.Field("formatVersion", "must be between 1 and %d; this export is from a newer Idenplane", realmFormatVersion)
 	case in.Name == nil:
-		return nil, fieldError("name", "is required")
+		return nil, apperr.Field("name", "is required")
 	}
 	p := &importPlan{now: now.UnixMilli(), realmRoles: map[string]string{}, clientRoles: map[string]map[string]string{},
 		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil}
@@ -151,7 +153,7 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		case err != nil:
 			return err
 		case !opts.Overwrite:
-			return errorf(http.StatusConflict, "conflict", "realm %s already exists; import with overwrite to replace it", p.realm.Name)
+			return apperr.New(http.StatusConflict, apperr.CodeConflict, "realm %s already exists; import with overwrite to replace it", p.realm.Name)
 		}
 		if err := p.realmIDFree(ctx, tx, existing); err != nil {
 			return err
@@ -204,8 +206,8 @@ func (p *importPlan) realmIDFree(ctx context.Context, tx *store.Store, overwritt
 	case err != nil:
 		return err
 	}
-	return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "id",
-		Description: fmt.Sprintf("id: realm %s already has id %s, so this file is an export of realm %s under another name; %s",
+	return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "id",
+		Message: fmt.Sprintf("id: realm %s already has id %s, so this file is an export of realm %s under another name; %s",
 			holder.Name, p.realm.ID, holder.Name, copyHint)}
 }
 
@@ -213,13 +215,13 @@ func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var opts ImportOptions
 	var err error
-	if opts.Overwrite, err = boolParam(q.Get("overwrite"), "overwrite"); err != nil {
+	if opts.Overwrite, err = httpx.BoolParam(q.Get("overwrite"), "overwrite"); err != nil {
 		return err
 	}
-	if opts.AsCopy, err = boolParam(q.Get("asCopy"), "asCopy"); err != nil {
+	if opts.AsCopy, err = httpx.BoolParam(q.Get("asCopy"), "asCopy"); err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -227,6 +229,6 @@ func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toRealmRep(realm, false))
+	httpx.WriteJSON(w, http.StatusCreated, toRealmRep(realm, false))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/idenplane/idenplane/app/httpx"
 )
 
 // importCopySource makes realm acme with a password-grant client and a user
@@ -66,7 +67,7 @@ func TestImportRenamedExportConflicts(t *testing.T) {
 		r := s.admin(http.MethodPost, "/admin/realms/import"+overwrite, doc)
 		mustError(t, r, http.StatusConflict, "conflict", "id")
 		mustNoDriverText(t, r)
-		var body errorBody
+		var body httpx.ErrorBody
 		r.decode(t, &body)
 		if !strings.Contains(body.Description, "realm acme already has id "+acmeID) || !strings.Contains(body.Description, "asCopy=true") {
 			t.Fatalf("conflict says %q", body.Description)
@@ -78,7 +79,7 @@ func TestImportRenamedExportConflicts(t *testing.T) {
 	r := s.admin(http.MethodPost, "/admin/realms/import", doc)
 	mustStatus(t, r, http.StatusConflict)
 	mustNoDriverText(t, r)
-	var body errorBody
+	var body httpx.ErrorBody
 	r.decode(t, &body)
 	if !strings.HasSuffix(body.Field, ".id") || !strings.Contains(body.Description, "asCopy=true") {
 		t.Fatalf("resource conflict %s", r.Body)

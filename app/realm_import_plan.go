@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -56,13 +57,13 @@ type grant struct {
 // withPrefix moves a validation error's field under an import path such as
 // "clients[2]".
 func withPrefix(err error, prefix string) error {
-	var ae *apiError
+	var ae *apperr.Error
 	if !errors.As(err, &ae) || ae.Field == "" {
 		return err
 	}
 	out := *ae
 	out.Field = prefix + "." + ae.Field
-	out.Description = prefix + "." + ae.Description
+	out.Message = prefix + "." + ae.Message
 	return &out
 }
 
@@ -73,7 +74,7 @@ func (p *importPlan) id(given *string, field string) (string, error) {
 		return uuid.NewString(), nil
 	}
 	if err := uuid.Validate(*given); err != nil {
-		return "", fieldError(field, "must be a UUID")
+		return "", apperr.Field(field, "must be a UUID")
 	}
 	if p.copy {
 		return uuid.NewString(), nil
@@ -132,8 +133,8 @@ func (p *importPlan) buildScopes(in *realmImport) error {
 			return withPrefix(err, prefix)
 		}
 		if names[sc.Name] {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".name",
-				Description: fmt.Sprintf("%s.name: scope %s appears twice", prefix, sc.Name)}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + ".name",
+				Message: fmt.Sprintf("%s.name: scope %s appears twice", prefix, sc.Name)}
 		}
 		names[sc.Name] = true
 		p.scopes = append(p.scopes, sc)
@@ -157,13 +158,13 @@ func (p *importPlan) buildClients(in *realmImport) error {
 			return withPrefix(err, prefix)
 		}
 		if p.clients[c.ClientID] != nil {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".clientId",
-				Description: fmt.Sprintf("%s.clientId: client %s appears twice", prefix, c.ClientID)}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + ".clientId",
+				Message: fmt.Sprintf("%s.clientId: client %s appears twice", prefix, c.ClientID)}
 		}
 		if ci.SecretHash != "" {
 			h, err := base64.StdEncoding.DecodeString(ci.SecretHash)
 			if err != nil || len(h) != 32 || c.ClientType == clientPublic {
-				return fieldError(prefix+".secretHash", "must be the base64 SHA-256 of a confidential client's secret")
+				return apperr.Field(prefix+".secretHash", "must be the base64 SHA-256 of a confidential client's secret")
 			}
 			c.SecretHash = h
 		}
@@ -191,7 +192,7 @@ func (p *importPlan) buildServiceAccounts(in *realmImport) error {
 		case ci.ServiceAccount == nil && !hasGrant:
 			continue
 		case ci.ServiceAccount != nil && !hasGrant:
-			return fieldError(prefix, "is only for clients with the client_credentials grant")
+			return apperr.Field(prefix, "is only for clients with the client_credentials grant")
 		}
 		sa := ci.ServiceAccount
 		if sa == nil {
@@ -232,8 +233,8 @@ func (p *importPlan) buildRoles(in *realmImport) error {
 			return withPrefix(err, prefix)
 		}
 		if byName[role.Name] != "" {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".name",
-				Description: fmt.Sprintf("%s.name: role %s appears twice", prefix, role.Name)}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + ".name",
+				Message: fmt.Sprintf("%s.name: role %s appears twice", prefix, role.Name)}
 		}
 		byName[role.Name] = role.ID
 		p.roles = append(p.roles, role)
@@ -247,7 +248,7 @@ func (p *importPlan) buildRoles(in *realmImport) error {
 	for _, clientID := range sortedKeys(in.Roles.Client) {
 		c := p.clients[clientID]
 		if c == nil {
-			return fieldError("roles.client."+clientID, "names no client in this file")
+			return apperr.Field("roles.client."+clientID, "names no client in this file")
 		}
 		p.clientRoles[clientID] = map[string]string{}
 		for i, ri := range in.Roles.Client[clientID] {
@@ -293,7 +294,7 @@ func (p *importPlan) resolve(refs roleRefs, field string) ([]string, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, fieldError(field+".realmRoles", "no realm role named %s", strings.Join(unknown, ", "))
+		return nil, apperr.Field(field+".realmRoles", "no realm role named %s", strings.Join(unknown, ", "))
 	}
 	for _, clientID := range sortedKeys(refs.ClientRoles) {
 		byName, ok := p.clientRoles[clientID]
@@ -305,7 +306,7 @@ func (p *importPlan) resolve(refs roleRefs, field string) ([]string, error) {
 			}
 		}
 		if len(unknown) > 0 {
-			return nil, fieldError(field+".clientRoles."+clientID, "client %s has no role named %s", clientID, strings.Join(unknown, ", "))
+			return nil, apperr.Field(field+".clientRoles."+clientID, "client %s has no role named %s", clientID, strings.Join(unknown, ", "))
 		}
 	}
 	return ids, nil
@@ -325,7 +326,7 @@ func (p *importPlan) buildGroups(in *realmImport) error {
 		}
 		if gi.ParentID != "" {
 			if g.ParentID = p.groupIDs[strings.ToLower(gi.ParentID)]; g.ParentID == "" {
-				return fieldError(prefix+".parentId", "must name a group listed before this one")
+				return apperr.Field(prefix+".parentId", "must name a group listed before this one")
 			}
 		}
 		fileID := id
@@ -333,8 +334,8 @@ func (p *importPlan) buildGroups(in *realmImport) error {
 			fileID = strings.ToLower(*gi.ID)
 		}
 		if p.groupIDs[fileID] != "" {
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".id",
-				Description: fmt.Sprintf("%s.id: group %s appears twice", prefix, fileID)}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + ".id",
+				Message: fmt.Sprintf("%s.id: group %s appears twice", prefix, fileID)}
 		}
 		roleIDs, err := p.resolve(gi.roleRefs, prefix)
 		if err != nil {
@@ -355,11 +356,11 @@ func (p *importPlan) buildUsers(in *realmImport) error {
 	for i, ui := range in.Users {
 		prefix := fmt.Sprintf("users[%d]", i)
 		if ui.Username == nil {
-			return fieldError(prefix+".username", "is required")
+			return apperr.Field(prefix+".username", "is required")
 		}
 		if ui.Password != nil {
-			return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: prefix + ".password",
-				Description: prefix + ".password: plaintext passwords are not imported; use credentials with a hash"}
+			return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeUnknownField, Field: prefix + ".password",
+				Message: prefix + ".password: plaintext passwords are not imported; use credentials with a hash"}
 		}
 		id, err := p.id(ui.ID, prefix+".id")
 		if err != nil {
@@ -378,22 +379,22 @@ func (p *importPlan) buildUsers(in *realmImport) error {
 		}
 		for _, c := range ui.Credentials {
 			if c.Type != "password" {
-				return fieldError(prefix+".credentials", "type %q is not supported", c.Type)
+				return apperr.Field(prefix+".credentials", "type %q is not supported", c.Type)
 			}
 			if _, err := parseArgon2id(c.Hash); err != nil {
-				return fieldError(prefix+".credentials", "hash must be an argon2id PHC string")
+				return apperr.Field(prefix+".credentials", "hash must be an argon2id PHC string")
 			}
 			u.PasswordHash, u.PasswordChangedAt = c.Hash, c.CreatedTimestamp
 		}
 		switch {
 		case seenID[u.ID]:
-			return errorf(http.StatusConflict, "conflict", "%s: id %s appears twice", prefix, u.ID)
+			return apperr.New(http.StatusConflict, apperr.CodeConflict, "%s: id %s appears twice", prefix, u.ID)
 		case seenName[u.Username]:
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".username",
-				Description: fmt.Sprintf("%s: username %s appears twice", prefix, u.Username)}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + ".username",
+				Message: fmt.Sprintf("%s: username %s appears twice", prefix, u.Username)}
 		case u.Email != "" && seenEmail[u.Email]:
-			return &apiError{Status: http.StatusConflict, Code: "conflict", Field: prefix + ".email",
-				Description: fmt.Sprintf("%s: email %s appears twice", prefix, u.Email)}
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: prefix + ".email",
+				Message: fmt.Sprintf("%s: email %s appears twice", prefix, u.Email)}
 		}
 		seenID[u.ID], seenName[u.Username], seenEmail[u.Email] = true, true, true
 		roleIDs, err := p.resolve(ui.roleRefs, prefix)
@@ -403,7 +404,7 @@ func (p *importPlan) buildUsers(in *realmImport) error {
 		for _, g := range ui.Groups {
 			id := p.groupIDs[strings.ToLower(g)]
 			if id == "" {
-				return fieldError(prefix+".groups", "no group with id %s in this file", g)
+				return apperr.Field(prefix+".groups", "no group with id %s in this file", g)
 			}
 			p.memberships = append(p.memberships, [2]string{id, u.ID})
 		}
@@ -448,8 +449,8 @@ func (p *importPlan) keepSecrets(ctx context.Context, tx *store.Store, existing 
 // idConflict explains a clash of a kept ID with a row of another realm.
 func idConflict(err error, field, what string) error {
 	if errors.Is(err, store.ErrConflict) {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: field,
-			Description: fmt.Sprintf("%s: %s; %s", field, what, copyHint), Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: field,
+			Message: fmt.Sprintf("%s: %s; %s", field, what, copyHint), Cause: err}
 	}
 	return err
 }
@@ -488,11 +489,11 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	for _, l := range p.links {
 		id, ok := scopeIDs[l.scope]
 		if !ok {
-			return fieldError(l.field, "no client scope named %s", l.scope)
+			return apperr.Field(l.field, "no client scope named %s", l.scope)
 		}
 		if err := tx.LinkClientScope(ctx, l.clientID, id, l.kind); err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				return fieldError(l.field, "scope %s is assigned twice", l.scope)
+				return apperr.Field(l.field, "scope %s is assigned twice", l.scope)
 			}
 			return err
 		}
@@ -505,7 +506,7 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	for _, c := range p.composites {
 		if err := tx.AddComposites(ctx, c.parentID, c.childIDs); err != nil {
 			if errors.Is(err, store.ErrCycle) {
-				return fieldError(c.field, "would make a role include itself")
+				return apperr.Field(c.field, "would make a role include itself")
 			}
 			return err
 		}
@@ -514,8 +515,8 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 		if err := tx.CreateGroup(ctx, g); err != nil {
 			var ce *store.ConflictError
 			if errors.As(err, &ce) && ce.Column == "name" {
-				return &apiError{Status: http.StatusConflict, Code: "conflict", Field: fmt.Sprintf("groups[%d].name", i),
-					Description: fmt.Sprintf("groups[%d].name: a sibling group is also named %s", i, g.Name), Cause: err}
+				return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: fmt.Sprintf("groups[%d].name", i),
+					Message: fmt.Sprintf("groups[%d].name: a sibling group is also named %s", i, g.Name), Cause: err}
 			}
 			return idConflict(err, fmt.Sprintf("groups[%d].id", i), "another realm has a group with id "+g.ID)
 		}

@@ -3,6 +3,8 @@ package app
 import (
 	"net/http"
 	"time"
+
+	"github.com/idenplane/idenplane/app/apperr"
 )
 
 // Registering or removing a second factor asks for a recent
@@ -16,8 +18,8 @@ import (
 const reauthMaxAge = 5 * time.Minute
 
 // errReauthRequired answers a Bearer caller whose authentication is older.
-var errReauthRequired = &apiError{Status: http.StatusUnauthorized, Code: "reauthentication_required",
-	Description: "registering or removing a second factor needs an authentication at most 5 minutes old: " +
+var errReauthRequired = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeReauthRequired,
+	Message: "registering or removing a second factor needs an authentication at most 5 minutes old: " +
 		"sign the user in again (max_age=0 or prompt=login) and use the new access token"}
 
 // recentAuth says whether c authenticated within reauthMaxAge. When not,

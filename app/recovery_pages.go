@@ -3,15 +3,14 @@ package app
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -127,10 +126,6 @@ func (a *App) queueActionMail(ctx context.Context, realm *store.Realm, u *store.
 	return nil
 }
 
-func retryAfter(w http.ResponseWriter, wait time.Duration) {
-	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
-}
-
 // verifyEmailPage uses a verify-email link: the user's address is
 // verified, once.
 func (a *App) verifyEmailPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
@@ -201,7 +196,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 	accountKey := "realm:" + realm.ID + ":forgot-account:" + strings.ToLower(login)
 	ipKey := "realm:" + realm.ID + ":forgot-ip:" + a.clientIP(r)
 	if wait := max(a.loginThrottle.wait(accountKey, recoveryLimitPerAccount), a.loginThrottle.wait(ipKey, recoveryLimitPerIP)); wait > 0 {
-		retryAfter(w, wait)
+		httpx.RetryAfter(w, wait)
 		form.Banner = "error.tooManyRequests"
 		return a.renderForgot(w, r, realm, http.StatusTooManyRequests, form)
 	}
@@ -417,7 +412,7 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 	key := "realm:" + realm.ID + ":verify-resend:" + user.ID
 	ipKey := "realm:" + realm.ID + ":verify-resend-ip:" + a.clientIP(r)
 	if wait := max(a.loginThrottle.wait(key, recoveryLimitPerUser), a.loginThrottle.wait(ipKey, resendLimitPerIP)); wait > 0 {
-		retryAfter(w, wait)
+		httpx.RetryAfter(w, wait)
 		f.Error = "login.error.resendThrottled"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, f)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -107,7 +108,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		form.Error = "register.error.form"
 		return a.renderRegister(w, r, realm, http.StatusBadRequest, fields, form, values)
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		form.Error = "register.error.throttled"
 		return a.renderRegister(w, r, realm, http.StatusTooManyRequests, fields, form, values)
 	case err != nil:

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -29,7 +31,7 @@ var telPattern = regexp.MustCompile(`^\+?[0-9 ()./-]{3,30}$`)
 // registrationRoutes mounts the public registration endpoints on r and the
 // administration ones through admin, which requires admin credentials.
 func (a *App) registrationRoutes(r *mux.Router, admin routeAdder) {
-	public := func(method, path string, h handlerFunc) {
+	public := func(method, path string, h httpx.HandlerFunc) {
 		r.Handle(path, a.handle(h)).Methods(method)
 	}
 	public(http.MethodGet, "/realms/{realm}/registration/fields", a.registrationFormFields)
@@ -55,7 +57,7 @@ func (a *App) registrationRealm(r *http.Request) (*store.Realm, error) {
 		return nil, err
 	}
 	if !realm.Enabled {
-		return nil, notFound("realm " + realm.Name)
+		return nil, apperr.NotFound("realm " + realm.Name)
 	}
 	return realm, nil
 }
@@ -69,7 +71,7 @@ func (a *App) registrationThrottled(w http.ResponseWriter, limit int, count bool
 	}
 	if wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many attempts; try again later")
+		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many attempts; try again later")
 	}
 	if count {
 		for _, k := range keys {
@@ -81,7 +83,7 @@ func (a *App) registrationThrottled(w http.ResponseWriter, limit int, count bool
 
 func registrationDisabled(realm *store.Realm) error {
 	if !realm.RegistrationAllowed {
-		return errorf(http.StatusForbidden, "registration_disabled", "realm %s does not allow registration", realm.Name)
+		return apperr.New(http.StatusForbidden, apperr.CodeRegistrationDisabled, "realm %s does not allow registration", realm.Name)
 	}
 	return nil
 }
@@ -113,7 +115,7 @@ func (a *App) registrationFormFields(w http.ResponseWriter, r *http.Request) err
 		reps = append(reps, registrationFormField{Key: f.Key, Label: f.Label, Type: f.Type, Required: f.Required,
 			Pattern: f.Pattern, Options: f.Options})
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -144,7 +146,7 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body registerBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	reg := registration{Attributes: body.Attributes}
@@ -160,12 +162,12 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	done, err := a.registerUser(r.Context(), realm, fields, reg, a.clientIP(r))
 	var throttled *throttledError
 	if errors.As(err, &throttled) {
-		retryAfter(w, throttled.wait)
-		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many attempts; try again later")
+		httpx.RetryAfter(w, throttled.wait)
+		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many attempts; try again later")
 	} else if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, registrationResult{User: toUserRep(done.user), Status: done.status,
+	httpx.WriteJSON(w, http.StatusCreated, registrationResult{User: toUserRep(done.user), Status: done.status,
 		Attributes: done.attrs, ApprovalPending: done.status == store.UserPending, VerificationEmailSent: done.mailed})
 	return nil
 }
@@ -184,11 +186,11 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	var body struct {
 		Token *string `json:"token"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Token == nil || *body.Token == "" {
-		return fieldError("token", "is required")
+		return apperr.Field("token", "is required")
 	}
 	var tok *store.ActionToken
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
@@ -201,13 +203,13 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		a.loginThrottle.fail(ipKey)
-		return errorf(http.StatusBadRequest, "invalid_token", "the link is invalid, used or expired")
+		return apperr.New(http.StatusBadRequest, apperr.CodeInvalidToken, "the link is invalid, used or expired")
 	} else if err != nil {
 		return err
 	}
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
-	writeJSON(w, http.StatusOK, map[string]any{"emailVerified": true, "email": tok.Email})
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"emailVerified": true, "email": tok.Email})
 	return nil
 }
 
@@ -223,15 +225,15 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Email *string `json:"email"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Email == nil || *body.Email == "" {
-		return fieldError("email", "is required")
+		return apperr.Field("email", "is required")
 	}
 	email, err := normalizeEmail(*body.Email)
 	if err != nil {
-		return fieldError("email", "must be an email address")
+		return apperr.Field("email", "must be an email address")
 	}
 	if err := a.registrationThrottled(w, resendLimitPerIP, true, "resend:"+realm.ID+":ip:"+a.clientIP(r)); err != nil {
 		return err
@@ -261,6 +263,6 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 				IPAddress: a.clientIP(r), Details: map[string]string{"email": email}})
 		}
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"message": resendMessage})
+	httpx.WriteJSON(w, http.StatusAccepted, map[string]string{"message": resendMessage})
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -64,17 +66,17 @@ type registrationFieldBody struct {
 func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) error {
 	switch {
 	case body.Key == nil:
-		return fieldError("key", "is required")
+		return apperr.Field("key", "is required")
 	case !fieldKeyPattern.MatchString(*body.Key):
-		return fieldError("key", "must be a lowercase slug: a letter, then letters, digits, - or _, at most 64")
+		return apperr.Field("key", "must be a lowercase slug: a letter, then letters, digits, - or _, at most 64")
 	case slices.Contains(builtinUserFields, *body.Key):
-		return fieldError("key", "is a user field's name")
+		return apperr.Field("key", "is a user field's name")
 	case body.Label == nil || *body.Label == "":
-		return fieldError("label", "is required")
+		return apperr.Field("label", "is required")
 	case body.Type == nil:
-		return fieldError("type", "is required")
+		return apperr.Field("type", "is required")
 	case !slices.Contains(registrationTypes, *body.Type):
-		return fieldError("type", "must be one of text, email, tel, number, date, checkbox, select")
+		return apperr.Field("type", "must be one of text, email, tel, number, date, checkbox, select")
 	}
 	if err := checkDisplayName("label", *body.Label, 255); err != nil {
 		return err
@@ -90,27 +92,27 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 	}
 	if f.Pattern != "" {
 		if _, err := compileFieldPattern(f.Pattern); err != nil {
-			return fieldError("pattern", "is not a valid regular expression: %v", err)
+			return apperr.Field("pattern", "is not a valid regular expression: %v", err)
 		}
 	}
 	if f.Type != "select" {
 		if len(body.Options) > 0 {
-			return fieldError("options", "are for select fields only")
+			return apperr.Field("options", "are for select fields only")
 		}
 		return nil
 	}
 	if len(body.Options) == 0 || len(body.Options) > maxFieldOptions {
-		return fieldError("options", "must list 1 to %d options", maxFieldOptions)
+		return apperr.Field("options", "must list 1 to %d options", maxFieldOptions)
 	}
 	for i, o := range body.Options {
 		if o == "" || len([]rune(o)) > 255 {
-			return fieldError("options", "must be 1 to 255 characters each")
+			return apperr.Field("options", "must be 1 to 255 characters each")
 		}
 		if err := checkDisplayName("options", o, 255); err != nil {
 			return err
 		}
 		if slices.Contains(body.Options[:i], o) {
-			return fieldError("options", "must not repeat %q", o)
+			return apperr.Field("options", "must not repeat %q", o)
 		}
 	}
 	f.Options = body.Options
@@ -120,8 +122,8 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 func fieldConflict(err error) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) {
-		return &apiError{Status: http.StatusConflict, Code: "conflict", Field: "key",
-			Description: "a registration field with this key already exists", Cause: err}
+		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "key",
+			Message: "a registration field with this key already exists", Cause: err}
 	}
 	return err
 }
@@ -139,7 +141,7 @@ func (a *App) listRegistrationFields(w http.ResponseWriter, r *http.Request) err
 	for _, f := range fields {
 		reps = append(reps, toRegistrationFieldRep(f))
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -149,7 +151,7 @@ func (a *App) createRegistrationField(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	var body registrationFieldBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	f := store.RegistrationField{ID: uuid.NewString(), RealmID: realm.ID, CreatedAt: a.now().UnixMilli()}
@@ -160,7 +162,7 @@ func (a *App) createRegistrationField(w http.ResponseWriter, r *http.Request) er
 		return fieldConflict(err)
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+f.ID)
-	writeJSON(w, http.StatusCreated, toRegistrationFieldRep(&f))
+	httpx.WriteJSON(w, http.StatusCreated, toRegistrationFieldRep(&f))
 	return nil
 }
 
@@ -172,7 +174,7 @@ func (a *App) registrationField(r *http.Request) (*store.Realm, *store.Registrat
 	id := mux.Vars(r)["fieldId"]
 	f, err := a.store.GetRegistrationField(r.Context(), realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, notFound("registration field " + id)
+		return nil, nil, apperr.NotFound("registration field " + id)
 	}
 	return realm, f, err
 }
@@ -185,7 +187,7 @@ func (a *App) putRegistrationField(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var body registrationFieldBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if err := fieldFromBody(&body, f); err != nil {
@@ -194,7 +196,7 @@ func (a *App) putRegistrationField(w http.ResponseWriter, r *http.Request) error
 	if err := a.store.UpdateRegistrationField(r.Context(), f); err != nil {
 		return fieldConflict(err)
 	}
-	writeJSON(w, http.StatusOK, toRegistrationFieldRep(f))
+	httpx.WriteJSON(w, http.StatusOK, toRegistrationFieldRep(f))
 	return nil
 }
 
@@ -223,7 +225,7 @@ func (a *App) getRegistrationSettings(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, registrationSettingsRep{Moderation: on})
+	httpx.WriteJSON(w, http.StatusOK, registrationSettingsRep{Moderation: on})
 	return nil
 }
 
@@ -235,16 +237,16 @@ func (a *App) putRegistrationSettings(w http.ResponseWriter, r *http.Request) er
 	var body struct {
 		Moderation *bool `json:"moderation"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Moderation == nil {
-		return fieldError("moderation", "is required")
+		return apperr.Field("moderation", "is required")
 	}
 	if err := a.store.SetRegistrationModeration(r.Context(), realm.ID, *body.Moderation); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, registrationSettingsRep{Moderation: *body.Moderation})
+	httpx.WriteJSON(w, http.StatusOK, registrationSettingsRep{Moderation: *body.Moderation})
 	return nil
 }
 
@@ -277,7 +279,7 @@ func (a *App) listPendingRegistrations(w http.ResponseWriter, r *http.Request) e
 		}
 		reps = append(reps, rep)
 	}
-	writeJSON(w, http.StatusOK, reps)
+	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }
 
@@ -301,7 +303,7 @@ func (a *App) decideRegistration(w http.ResponseWriter, r *http.Request, status 
 	id := mux.Vars(r)["userId"]
 	err = a.store.ChangeUserStatus(r.Context(), realm.ID, id, store.UserPending, status)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("pending user " + id)
+		return apperr.NotFound("pending user " + id)
 	} else if err != nil {
 		return err
 	}
@@ -313,6 +315,6 @@ func (a *App) decideRegistration(w http.ResponseWriter, r *http.Request, status 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -40,12 +41,12 @@ type registration struct {
 // password the policy refuses, the rules it fails.
 type fieldProblem struct {
 	key   string
-	err   *apiError
+	err   *apperr.Error
 	unmet []passwordRule
 }
 
 func problem(key, field, format string, args ...any) fieldProblem {
-	return fieldProblem{key: key, err: fieldError(field, format, args...)}
+	return fieldProblem{key: key, err: apperr.Field(field, format, args...)}
 }
 
 // invalidRegistration lists every invalid field of a registration, so a
@@ -132,7 +133,7 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		}
 		return nil
 	})
-	var ae *apiError
+	var ae *apperr.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "REGISTER_ERROR", IPAddress: ip, Error: ae.Field + "_in_use",
 			Details: map[string]string{"username": u.Username, "email": u.Email}})
@@ -206,12 +207,12 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 }
 
 // asAPIError is err as the field error the validators return.
-func asAPIError(err error) *apiError {
-	var ae *apiError
+func asAPIError(err error) *apperr.Error {
+	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		return ae
 	}
-	return &apiError{Status: http.StatusBadRequest, Code: "invalid_field", Description: err.Error(), Cause: err}
+	return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeInvalidField, Message: err.Error(), Cause: err}
 }
 
 // checkAttributes validates the attributes of a registration against the

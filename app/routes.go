@@ -7,22 +7,15 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/assets"
 )
 
 // routeAdder registers one admin route.
-type routeAdder func(method, path string, h handlerFunc)
+type routeAdder func(method, path string, h httpx.HandlerFunc)
 
-// handlerFunc is a handler that returns its error for writeError to answer.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-func (a *App) handle(h handlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			a.writeError(w, r, err)
-		}
-	})
-}
+func (a *App) handle(h httpx.HandlerFunc) http.Handler { return httpx.Handle(h, a.writeError) }
 
 // allowedMethods lists the methods some route accepts for req's path, for
 // the Allow header of a 405.
@@ -50,18 +43,18 @@ func allowedMethods(router *mux.Router, req *http.Request) []string {
 func (a *App) routes() *mux.Router {
 	r := mux.NewRouter()
 	r.NotFoundHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path)
+		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path)
 	})
 	r.MethodNotAllowedHandler = a.handle(func(w http.ResponseWriter, req *http.Request) error {
 		w.Header().Set("Allow", strings.Join(allowedMethods(r, req), ", "))
-		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", req.Method, req.URL.Path)
+		return apperr.New(http.StatusMethodNotAllowed, apperr.CodeMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path)
 	})
 	r.Use(recordRoute)
 
-	public := func(method, path string, h handlerFunc) {
+	public := func(method, path string, h httpx.HandlerFunc) {
 		r.Handle(path, a.handle(h)).Methods(method)
 	}
-	admin := func(method, path string, h handlerFunc) {
+	admin := func(method, path string, h httpx.HandlerFunc) {
 		r.Handle(path, a.handle(a.requireAdmin(a.recordAdminEvent(h)))).Methods(method)
 	}
 

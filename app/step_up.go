@@ -9,6 +9,8 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -33,18 +35,14 @@ const (
 )
 
 var (
-	errStepUpNoToken = &apiError{Status: http.StatusUnauthorized, Code: "unauthorized",
-		Description: "send the user's access token: Authorization: Bearer <token>"}
-	errStepUpNoSession = errorf(http.StatusBadRequest, "invalid_request",
-		"the access token names no SSO session (sid) to step up: use a token from a user's sign-in")
-	errStepUpOffline = errorf(http.StatusBadRequest, "invalid_request",
-		"an offline token's session cannot be stepped up: use a token from a user's sign-in")
-	errStepUpEnded = &apiError{Status: http.StatusUnauthorized, Code: "invalid_token",
-		Description: "the access token's SSO session has ended: sign in again"}
-	errStepUpNoFactor = errorf(http.StatusConflict, "no_second_factor",
-		"the user has no second factor to step up with: enrol TOTP or a security key first")
-	errStepUpNoTOTP = errorf(http.StatusConflict, "no_second_factor",
-		"the user has no TOTP authenticator: step up with a security key, or enrol TOTP first")
+	errStepUpNoToken = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized,
+		Message: "send the user's access token: Authorization: Bearer <token>"}
+	errStepUpNoSession = apperr.Invalid("the access token names no SSO session (sid) to step up: use a token from a user's sign-in")
+	errStepUpOffline   = apperr.Invalid("an offline token's session cannot be stepped up: use a token from a user's sign-in")
+	errStepUpEnded     = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeInvalidToken,
+		Message: "the access token's SSO session has ended: sign in again"}
+	errStepUpNoFactor = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no second factor to step up with: enrol TOTP or a security key first")
+	errStepUpNoTOTP   = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no TOTP authenticator: step up with a security key, or enrol TOTP first")
 )
 
 // stepUpRoutes mounts the two endpoints.
@@ -147,7 +145,7 @@ func (a *App) stepUpChallenge(w http.ResponseWriter, r *http.Request, c *account
 	if len(rep.Methods) == 0 {
 		return errStepUpNoFactor
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -162,7 +160,7 @@ type stepUpVerifyInput struct {
 
 func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	var in stepUpVerifyInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := httpx.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var method string
@@ -171,11 +169,11 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 	case stepUpTOTP:
 		switch {
 		case in.CeremonyID != "":
-			return fieldError("ceremonyId", "is not part of a TOTP step-up")
+			return apperr.Field("ceremonyId", "is not part of a TOTP step-up")
 		case len(in.Credential) > 0:
-			return fieldError("credential", "is not part of a TOTP step-up")
+			return apperr.Field("credential", "is not part of a TOTP step-up")
 		case strings.TrimSpace(in.Code) == "":
-			return fieldError("code", "is required: a current code of the authenticator, or a recovery code")
+			return apperr.Field("code", "is required: a current code of the authenticator, or a recovery code")
 		}
 		var err error
 		if method, err = a.stepUpCode(w, r, c, in.Code); err != nil {
@@ -185,9 +183,9 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 	case stepUpWebAuthn:
 		switch {
 		case in.Code != "":
-			return fieldError("code", "is not part of a WebAuthn step-up")
+			return apperr.Field("code", "is not part of a WebAuthn step-up")
 		case in.CeremonyID == "":
-			return fieldError("ceremonyId", "is required: the webauthn.ceremonyId of the challenge")
+			return apperr.Field("ceremonyId", "is required: the webauthn.ceremonyId of the challenge")
 		}
 		if string(in.Credential) == "null" {
 			in.Credential = nil
@@ -199,9 +197,9 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 		}
 		method, proved = credentialTypeWebAuthn, []string{as.key()}
 	case "":
-		return fieldError("method", "is required: totp or webauthn")
+		return apperr.Field("method", "is required: totp or webauthn")
 	default:
-		return fieldError("method", "must be totp or webauthn")
+		return apperr.Field("method", "must be totp or webauthn")
 	}
 	return a.raiseSession(w, r, c, method, proved)
 }
@@ -229,15 +227,15 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 	case errors.As(err, &throttled):
 		failure.Error = "user_temporarily_disabled"
 		a.loginEvent(ctx, c.realm, failure)
-		retryAfter(w, throttled.wait)
-		return "", errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed attempts; try again later")
+		httpx.RetryAfter(w, throttled.wait)
+		return "", apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed attempts; try again later")
 	case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
 		failure.Error = "invalid_totp"
 		if _, locked := lockedOut(err); locked {
 			failure.Error = "user_temporarily_disabled"
 		}
 		a.loginEvent(ctx, c.realm, failure)
-		return "", fieldError("code", "is wrong, expired or already used")
+		return "", apperr.Field("code", "is wrong, expired or already used")
 	case err != nil:
 		return "", err
 	}
@@ -260,7 +258,7 @@ func (a *App) raiseSession(w http.ResponseWriter, r *http.Request, c *accountCal
 	}
 	sso.AuthTime, sso.AMR, sso.LastAccessAt, sso.ExpiresAt = now, amr, now, expires
 	a.stepUpEvent(r, c.realm, c.user, c.clientID, sso, method)
-	writeJSON(w, http.StatusOK, stepUpRepOf(sso))
+	httpx.WriteJSON(w, http.StatusOK, stepUpRepOf(sso))
 	return nil
 }
 

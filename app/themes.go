@@ -3,6 +3,8 @@ package app
 import (
 	"net/http"
 	"slices"
+
+	"github.com/idenplane/idenplane/app/httpx"
 )
 
 const defaultTheme = "idenplane"
@@ -16,6 +18,6 @@ func themeNames() []string { return slices.Clone(themePresets) }
 func isTheme(name string) bool { return slices.Contains(themePresets, name) }
 
 func (a *App) listThemes(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, themePresets)
+	httpx.WriteJSON(w, http.StatusOK, themePresets)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -160,7 +161,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	case errors.As(err, &throttled):
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
 			IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
-		retryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.wait)
 		f.Alert = "totp.error.throttled"
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
 	case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/idenplane/idenplane/app/apperr"
 )
 
 // textKind says which characters a stored string may hold. Every name and
@@ -66,14 +68,14 @@ func checkText(field, s string, max int) error { return checkChars(field, s, max
 // the field and the first character refused, by code point.
 func checkChars(field, s string, max int, kind textKind) error {
 	if !utf8.ValidString(s) {
-		return fieldError(field, "must be valid UTF-8")
+		return apperr.Field(field, "must be valid UTF-8")
 	}
 	if utf8.RuneCountInString(s) > max {
-		return fieldError(field, "must be at most %d characters", max)
+		return apperr.Field(field, "must be at most %d characters", max)
 	}
 	if i, why := refusedChar(s, kind); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
-		return fieldError(field, "must not contain %s (%s)", why, describeRune(r))
+		return apperr.Field(field, "must not contain %s (%s)", why, describeRune(r))
 	}
 	return nil
 }
@@ -173,7 +175,7 @@ func normalizeEmail(s string) (string, error) {
 	return strings.ToLower(s), nil
 }
 
-var errInvalidEmail = fieldError("email", "must be an email address")
+var errInvalidEmail = apperr.Field("email", "must be an email address")
 
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
@@ -186,7 +188,7 @@ func checkHTTPURL(field, s string) error {
 		return err
 	}
 	if !isHTTPURL(s) {
-		return fieldError(field, "must be an absolute http or https URL")
+		return apperr.Field(field, "must be an absolute http or https URL")
 	}
 	return nil
 }
@@ -200,7 +202,7 @@ func checkURIChars(field, s string) error {
 		return err
 	}
 	if strings.ContainsAny(s, ` "<>`) {
-		return fieldError(field, `must not contain spaces, '"', '<' or '>': percent-encode them`)
+		return apperr.Field(field, `must not contain spaces, '"', '<' or '>': percent-encode them`)
 	}
 	return nil
 }
@@ -220,7 +222,7 @@ func checkHost(field, s string) error {
 			ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_')
 		}
 		if !ok {
-			return fieldError(field, "must be a host name or IPv4 address: letters, digits, '-' and '_' in dot-separated labels")
+			return apperr.Field(field, "must be a host name or IPv4 address: letters, digits, '-' and '_' in dot-separated labels")
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/idenplane/idenplane/app/apperr"
 )
 
 func TestCheckChars(t *testing.T) {
@@ -63,7 +65,7 @@ func TestCheckChars(t *testing.T) {
 		}
 	}
 	err := checkChars("name", "ab\u202ecd", 100, identifierText)
-	if ae, ok := err.(*apiError); !ok || ae.Field != "name" || !strings.Contains(ae.Description, "U+202E") {
+	if ae, ok := err.(*apperr.Error); !ok || ae.Field != "name" || !strings.Contains(ae.Message, "U+202E") {
 		t.Fatalf("error %#v", err)
 	}
 	if err := checkChars("name", strings.Repeat("é", 5), 4, displayText); err == nil {

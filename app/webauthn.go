@@ -21,6 +21,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -72,15 +74,11 @@ const (
 var (
 	// errWebAuthnUnavailable: WebAuthn binds credentials to a domain, so a
 	// base URL that is an IP address cannot serve it.
-	errWebAuthnUnavailable = errorf(http.StatusServiceUnavailable, "webauthn_unavailable",
-		"WebAuthn needs the server's base URL to name a domain (such as localhost), not an IP address: set --base-url (IDENPLANE_BASE_URL)")
-	errWebAuthnCeremony = errorf(http.StatusBadRequest, "invalid_ceremony",
-		"the ceremony is unknown, already answered or expired: ask for new options")
-	errWebAuthnSignedOut = errorf(http.StatusUnauthorized, "unauthorized",
-		"sign in first: send a Bearer access token, or use the realm's signed-in browser")
-	errWebAuthnNoEnrolment = errorf(http.StatusBadRequest, "invalid_request",
-		"this sign-in has no second-factor enrolment to do")
-	errWebAuthnRegistered = errorf(http.StatusConflict, "conflict", "this authenticator is registered already")
+	errWebAuthnUnavailable = apperr.New(http.StatusServiceUnavailable, apperr.CodeWebAuthnUnavailable, "WebAuthn needs the server's base URL to name a domain (such as localhost), not an IP address: set --base-url (IDENPLANE_BASE_URL)")
+	errWebAuthnCeremony    = apperr.New(http.StatusBadRequest, apperr.CodeInvalidCeremony, "the ceremony is unknown, already answered or expired: ask for new options")
+	errWebAuthnSignedOut   = apperr.Unauthorized("sign in first: send a Bearer access token, or use the realm's signed-in browser")
+	errWebAuthnNoEnrolment = apperr.Invalid("this sign-in has no second-factor enrolment to do")
+	errWebAuthnRegistered  = apperr.New(http.StatusConflict, apperr.CodeConflict, "this authenticator is registered already")
 )
 
 // webauthnRoutes mounts the ceremonies and the sign-in step's page.
@@ -106,7 +104,7 @@ func (a *App) webauthnEndpoint(h realmHandler) http.Handler {
 		page := isFormPost(r)
 		realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 		if errors.Is(err, store.ErrNotFound) {
-			err = notFound("realm")
+			err = apperr.NotFound("realm")
 			if page {
 				err = &pageError{status: http.StatusNotFound, message: "error.noRealm"}
 			}
@@ -122,7 +120,7 @@ func (a *App) webauthnEndpoint(h realmHandler) http.Handler {
 		default:
 			var pe *pageError
 			if errors.As(err, &pe) {
-				err = errorf(pe.status, "invalid_request", "%s", a.messages.Localizer(ui.DefaultLocale).T(pe.message))
+				err = apperr.New(pe.status, apperr.CodeInvalidRequest, "%s", a.messages.Localizer(ui.DefaultLocale).T(pe.message))
 			}
 			if errors.Is(err, errAccountToken) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.Name+`", error="invalid_token"`)
@@ -380,7 +378,7 @@ func readWebAuthnRequest(r *http.Request, allowed ...string) (*webauthnRequest, 
 	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
 		return &in, nil
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return nil, err
 	}
@@ -389,14 +387,14 @@ func readWebAuthnRequest(r *http.Request, allowed ...string) (*webauthnRequest, 
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(body, &members); err != nil {
-		return nil, errorf(http.StatusBadRequest, "invalid_json", "request body must be a JSON object")
+		return nil, apperr.InvalidJSON("request body must be a JSON object")
 	}
 	for name := range members {
 		if !slices.Contains(allowed, name) {
-			return nil, fieldError(name, "is not a member of this request")
+			return nil, apperr.Field(name, "is not a member of this request")
 		}
 	}
-	if err := strictUnmarshal(body, &in); err != nil {
+	if err := httpx.StrictUnmarshal(body, &in); err != nil {
 		return nil, err
 	}
 	if string(bytes.TrimSpace(in.Credential)) == "null" {
@@ -454,7 +452,7 @@ func (a *App) webauthnRegisterOptions(w http.ResponseWriter, r *http.Request, re
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, webauthnOptionsRep{CeremonyID: id, PublicKey: creation.Response})
+	httpx.WriteJSON(w, http.StatusOK, webauthnOptionsRep{CeremonyID: id, PublicKey: creation.Response})
 	return nil
 }
 
@@ -521,7 +519,7 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
+	httpx.WriteJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
 	return nil
 }
 
@@ -535,7 +533,7 @@ func (a *App) finishRegistration(r *http.Request, realm *store.Realm, user *stor
 		return nil, err
 	}
 	if len(in.Credential) == 0 {
-		return nil, fieldError("credential", "is required: the PublicKeyCredential navigator.credentials.create() returned, as JSON")
+		return nil, apperr.Field("credential", "is required: the PublicKeyCredential navigator.credentials.create() returned, as JSON")
 	}
 	rp, err := a.relyingParty(realm)
 	if err != nil {
@@ -576,14 +574,14 @@ func (a *App) finishRegistration(r *http.Request, realm *store.Realm, user *stor
 
 // webauthnRefusal is a response the library refused, described by its
 // public details (never its debugging information).
-func webauthnRefusal(field string, err error) *apiError {
+func webauthnRefusal(field string, err error) *apperr.Error {
 	detail := "the authenticator's response could not be verified"
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.Details != "" {
 		detail = pe.Details
 	}
-	return &apiError{Status: http.StatusBadRequest, Code: "invalid_field", Field: field,
-		Description: field + ": " + detail, Cause: err}
+	return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeInvalidField, Field: field,
+		Message: field + ": " + detail, Cause: err}
 }
 
 // webauthnCredentialEvent records a credential's registration

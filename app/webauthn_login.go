@@ -12,6 +12,8 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -31,7 +33,7 @@ import (
 
 // errWebAuthnNoKey: a second step asked for an assertion of a user
 // without a WebAuthn credential.
-var errWebAuthnNoKey = errorf(http.StatusBadRequest, "invalid_request", "the user has no security key or passkey")
+var errWebAuthnNoKey = apperr.Invalid("the user has no security key or passkey")
 
 // webauthnFailure is a refused assertion; reason goes to the LOGIN_ERROR
 // event only.
@@ -49,7 +51,7 @@ func (e *webauthnFailure) Error() string {
 
 // errWebAuthnRefused answers every refused assertion alike, so that the
 // answer never tells an unknown key from a disabled or locked user.
-var errWebAuthnRefused = errorf(http.StatusUnauthorized, "invalid_credentials", "the security key or passkey was not accepted")
+var errWebAuthnRefused = apperr.New(http.StatusUnauthorized, apperr.CodeInvalidCredentials, "the security key or passkey was not accepted")
 
 // webauthnAssertion is an accepted assertion.
 type webauthnAssertion struct {
@@ -113,7 +115,7 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 			return err
 		}
 		if st.step.Pending != store.StepTOTP && st.step.Pending != store.StepWebAuthn {
-			return errorf(http.StatusBadRequest, "invalid_request", "this sign-in does not ask for a second factor now")
+			return apperr.Invalid("this sign-in does not ask for a second factor now")
 		}
 		if wu, err = a.webauthnLoginUser(ctx, realm, st.user); err != nil {
 			return err
@@ -139,7 +141,7 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, opts)
+	httpx.WriteJSON(w, http.StatusOK, opts)
 	return nil
 }
 
@@ -186,7 +188,7 @@ func (a *App) webauthnAuthenticateVerify(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return webauthnAPIError(w, err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"verified": true, "userId": as.user.ID, "credentialId": as.cred.ID,
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"verified": true, "userId": as.user.ID, "credentialId": as.cred.ID,
 		"userVerified": as.userVerified})
 	return nil
 }
@@ -197,11 +199,11 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 	var refused *webauthnFailure
 	switch {
 	case errors.As(err, &throttled):
-		retryAfter(w, throttled.wait)
-		return errorf(http.StatusTooManyRequests, "too_many_requests", "too many failed sign-ins; try again later")
+		httpx.RetryAfter(w, throttled.wait)
+		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed sign-ins; try again later")
 	case errors.As(err, &refused):
-		return &apiError{Status: errWebAuthnRefused.Status, Code: errWebAuthnRefused.Code,
-			Description: errWebAuthnRefused.Description, Cause: err}
+		return &apperr.Error{Status: errWebAuthnRefused.Status, Code: errWebAuthnRefused.Code,
+			Message: errWebAuthnRefused.Message, Cause: err}
 	}
 	return err
 }
@@ -225,7 +227,7 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 		return nil, err
 	}
 	if len(in.Credential) == 0 {
-		return nil, fieldError("credential", "is required: the PublicKeyCredential navigator.credentials.get() returned, as JSON")
+		return nil, apperr.Field("credential", "is required: the PublicKeyCredential navigator.credentials.get() returned, as JSON")
 	}
 	rp, err := a.relyingParty(realm)
 	if err != nil {
@@ -378,7 +380,7 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 		var throttled *throttledError
 		switch {
 		case errors.As(err, &throttled):
-			retryAfter(w, throttled.wait)
+			httpx.RetryAfter(w, throttled.wait)
 			form.Error, status = "login.error.throttled", http.StatusTooManyRequests
 		case errors.Is(err, errWebAuthnCeremony):
 			form.Error, status = "webauthn.error.expired", http.StatusBadRequest
@@ -406,7 +408,7 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 // (shown on the page) from a failure of the server.
 func isWebAuthnRefusal(err error) bool {
 	var refused *webauthnFailure
-	var ae *apiError
+	var ae *apperr.Error
 	return errors.As(err, &refused) || errors.As(err, &ae) && ae.Status < http.StatusInternalServerError
 }
 
@@ -426,7 +428,7 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 		var throttled *throttledError
 		switch {
 		case errors.As(err, &throttled):
-			retryAfter(w, throttled.wait)
+			httpx.RetryAfter(w, throttled.wait)
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusTooManyRequests, "totp.error.throttled")
 		case errors.Is(err, errWebAuthnCeremony):
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired")
@@ -451,7 +453,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 		if !form {
 			return err
 		}
-		var ae *apiError
+		var ae *apperr.Error
 		switch {
 		case errors.Is(err, errWebAuthnCeremony):
 			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired", "")
@@ -472,7 +474,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
+	httpx.WriteJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
 	return nil
 }
 

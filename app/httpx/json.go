@@ -1,4 +1,7 @@
-package app
+// Package httpx is the HTTP toolkit every handler package shares: handlers
+// that return errors, strict JSON bodies and updates, query parameters, and
+// the renderers that turn an error into the answer of a route group.
+package httpx
 
 import (
 	"bytes"
@@ -12,9 +15,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/idenplane/idenplane/app/apperr"
 )
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
@@ -22,12 +28,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// readBody reads a JSON request body: it must be declared as JSON (415
+// ReadBody reads a JSON request body: it must be declared as JSON (415
 // otherwise) and present (400). The size cap is set by middleware (413).
-func readBody(r *http.Request) ([]byte, error) {
+func ReadBody(r *http.Request) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return nil, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "request body must be application/json")
+		return nil, apperr.New(http.StatusUnsupportedMediaType, apperr.CodeUnsupportedMedia, "request body must be application/json")
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -35,26 +41,27 @@ func readBody(r *http.Request) ([]byte, error) {
 		if errors.As(err, &tooBig) {
 			return nil, err
 		}
-		return nil, errorf(http.StatusBadRequest, "invalid_json", "could not read request body")
+		return nil, apperr.InvalidJSON("could not read request body")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errorf(http.StatusBadRequest, "invalid_json", "request body is required")
+		return nil, apperr.InvalidJSON("request body is required")
 	}
 	return body, nil
 }
 
-// decodeJSON reads the body into v, refusing unknown fields and trailing data.
-func decodeJSON(r *http.Request, v any) error {
-	body, err := readBody(r)
+// DecodeJSON reads the body into v, refusing unknown fields and trailing data.
+func DecodeJSON(r *http.Request, v any) error {
+	body, err := ReadBody(r)
 	if err != nil {
 		return err
 	}
-	return strictUnmarshal(body, v)
+	return StrictUnmarshal(body, v)
 }
 
-func strictUnmarshal(body []byte, v any) error {
+// StrictUnmarshal decodes body into v as DecodeJSON does.
+func StrictUnmarshal(body []byte, v any) error {
 	if t := firstToken(body); t != '{' {
-		return errorf(http.StatusBadRequest, "invalid_json", "request body must be a JSON object")
+		return apperr.InvalidJSON("request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -75,7 +82,7 @@ func strictUnmarshal(body []byte, v any) error {
 // endOfBody refuses anything after the first JSON value, even a stray bracket.
 func endOfBody(dec *json.Decoder) error {
 	if _, err := dec.Token(); err != io.EOF {
-		return errorf(http.StatusBadRequest, "invalid_json", "unexpected data after the JSON object")
+		return apperr.InvalidJSON("unexpected data after the JSON object")
 	}
 	return nil
 }
@@ -95,7 +102,7 @@ func checkFieldNames(v any, t reflect.Type, path string) error {
 		for k, sub := range val {
 			ft, ok := fields[k]
 			if !ok {
-				return unknownField(path + k)
+				return apperr.UnknownField(path + k)
 			}
 			if err := checkFieldNames(sub, ft, path+k+"."); err != nil {
 				return err
@@ -135,6 +142,10 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
+// IsObject says whether b, a JSON text, is an object (its first
+// non-space byte is a brace); the decoders refuse anything else.
+func IsObject(b []byte) bool { return firstToken(b) == '{' }
+
 func firstToken(b []byte) byte {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -150,29 +161,24 @@ func jsonError(err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		return errorf(http.StatusBadRequest, "invalid_json", "malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
+		return apperr.InvalidJSON("malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: unexpected end of body")
+		return apperr.InvalidJSON("malformed JSON: unexpected end of body")
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
-			return errorf(http.StatusBadRequest, "invalid_json", "request body must be a JSON object")
+			return apperr.InvalidJSON("request body must be a JSON object")
 		}
-		return fieldError(field, "must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+		return apperr.Field(field, "must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return unknownField(field)
+		return apperr.UnknownField(field)
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return err
 	}
-	return errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: %v", err)
-}
-
-func unknownField(field string) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Code: "unknown_field", Field: field,
-		Description: fmt.Sprintf("%s: not accepted by this endpoint", field)}
+	return apperr.InvalidJSON("malformed JSON: %v", err)
 }
 
 func jsonKind(goKind string) string {
@@ -193,14 +199,14 @@ func jsonKind(goKind string) string {
 	return "a " + goKind
 }
 
-// update is the one way PUT and PATCH change a resource. current is the
+// Update is the one way PUT and PATCH change a resource. current is the
 // resource's updatable fields as JSON values; defaults are what a field
 // returns to when set to null. PUT replaces each field the body names; PATCH
 // applies the body as a JSON merge patch (RFC 7386), so nested objects merge.
 // The result is decoded strictly into dst, so type errors name their field.
-func update(body []byte, current, defaults map[string]any, merge bool, dst any) error {
+func Update(body []byte, current, defaults map[string]any, merge bool, dst any) error {
 	if firstToken(body) != '{' {
-		return errorf(http.StatusBadRequest, "invalid_json", "request body must be a JSON object")
+		return apperr.InvalidJSON("request body must be a JSON object")
 	}
 	var patch map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -218,7 +224,7 @@ func update(body []byte, current, defaults map[string]any, merge bool, dst any) 
 	slices.Sort(keys)
 	for _, k := range keys {
 		if _, ok := defaults[k]; !ok {
-			return unknownField(k)
+			return apperr.UnknownField(k)
 		}
 	}
 	for _, k := range keys {
@@ -240,7 +246,7 @@ func update(body []byte, current, defaults map[string]any, merge bool, dst any) 
 	if err != nil {
 		return fmt.Errorf("encode merged update: %w", err)
 	}
-	return strictUnmarshal(merged, dst)
+	return StrictUnmarshal(merged, dst)
 }
 
 // mergePatch applies an RFC 7386 merge patch to target.
@@ -263,9 +269,9 @@ func mergePatch(target, patch any) any {
 	return t
 }
 
-// asJSONMap turns a representation into its JSON object form, keeping only
+// AsJSONMap turns a representation into its JSON object form, keeping only
 // the given fields.
-func asJSONMap(v any, fields map[string]any) (map[string]any, error) {
+func AsJSONMap(v any, fields map[string]any) (map[string]any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

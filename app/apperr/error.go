@@ -1,0 +1,72 @@
+// Package apperr is the one error vocabulary of the server: every failure
+// a caller may see is an *Error with a status, a stable code, a message
+// safe to show, optionally the request field at fault and how long to
+// wait, and a private cause for the log. Handlers and the identity core
+// return these; each route group's renderer (JSON, OAuth, HTML page, and
+// later SCIM and SAML) decides the shape on the wire.
+//
+// The package imports nothing of HTTP: a status is a number here, so the
+// identity core can speak this vocabulary without depending on a server.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Error is an error with a public face. Message is shown to the caller;
+// Cause only ever reaches the log.
+type Error struct {
+	Status     int
+	Code       Code
+	Message    string
+	Field      string        // the request field at fault, if one is
+	RetryAfter time.Duration // when set, the caller may try again after it
+	Cause      error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// WithCause is a copy of e that carries cause for the log.
+func (e *Error) WithCause(cause error) *Error {
+	c := *e
+	c.Cause = cause
+	return &c
+}
+
+// From turns any error into its public form. Store sentinels that reach a
+// renderer unwrapped still get the right status; anything unknown is an
+// internal error whose message says nothing of its cause.
+func From(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, store.ErrNotFound):
+		return &Error{Status: 404, Code: CodeNotFound, Message: "resource not found", Cause: err}
+	case errors.Is(err, store.ErrConflict):
+		return &Error{Status: 409, Code: CodeConflict, Message: "resource already exists", Cause: err}
+	default:
+		return &Error{Status: 500, Code: CodeInternal, Message: "internal server error", Cause: err}
+	}
+}
+
+// Message is err as a command line shows it: a fault of the input in the
+// words the API answers with, without the cause behind it (driver text,
+// for one), and anything else whole, for the operator to act on.
+func Message(err error) string {
+	if e := From(err); e.Status < 500 {
+		return e.Message
+	}
+	return err.Error()
+}
