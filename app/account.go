@@ -206,18 +206,3 @@ func (a *App) account(h accountHandler) http.Handler {
 		}
 	})
 }
-
-// accountMount adds one account route; path is relative to /account.
-type accountMount func(method, path string, h accountHandler)
-
-// accountRoutes mounts the account API and pages; each area of the
-// account adds its routes through mount.
-func (a *App) accountRoutes(r *mux.Router) {
-	mount := func(method, path string, h accountHandler) {
-		r.Handle("/realms/{realm}/account"+path, a.account(h)).Methods(method)
-	}
-	for _, area := range []func(accountMount){a.accountHomeRoutes, a.accountPasswordRoutes, a.accountExportRoutes,
-		a.accountDeletionRoutes, a.accountTOTPRoutes, a.accountWebAuthnRoutes} {
-		area(mount)
-	}
-}

@@ -24,12 +24,6 @@ const (
 	accountDeletionBatch = 100
 )
 
-func (a *App) accountDeletionRoutes(mount accountMount) {
-	mount(http.MethodGet, "/delete-account", a.accountDeletionStatus)
-	mount(http.MethodPost, "/delete-account", a.accountDeleteRequest)
-	mount(http.MethodPost, "/cancel-delete-account", a.accountCancelDelete)
-}
-
 var errDeletionScheduled = apperr.New(http.StatusConflict, apperr.CodeConflict, "the account's deletion is already scheduled")
 
 // accountDeletionStatus is GET /account/delete-account: the deletion's

@@ -14,10 +14,6 @@ import (
 // out of it: no password hash, no token or its hash, no mail body (mail
 // carries single-use links).
 
-func (a *App) accountExportRoutes(mount accountMount) {
-	mount(http.MethodGet, "/data-export", a.accountExport)
-}
-
 // accountExportFormat versions the document's shape.
 const accountExportFormat = "idenplane-account-export/1"
 

@@ -14,12 +14,6 @@ import (
 // The account home: the user's profile as JSON for a Bearer caller, the
 // account page for a browser; and the profile form it posts.
 
-func (a *App) accountHomeRoutes(mount accountMount) {
-	mount(http.MethodGet, "", a.accountHome)
-	mount(http.MethodGet, "/", a.accountHome)
-	mount(http.MethodPost, "/profile", a.accountProfile)
-}
-
 // accountRep is the account as its owner reads it.
 type accountRep struct {
 	ID               string             `json:"id"`

@@ -12,10 +12,6 @@ import (
 // required, the new one follows the realm's rules, and every other
 // session of the user ends.
 
-func (a *App) accountPasswordRoutes(mount accountMount) {
-	mount(http.MethodPost, "/password", a.accountPassword)
-}
-
 // accountPasswordBody is what POST /account/password takes; the page's
 // form has the same field names.
 type accountPasswordBody struct {

@@ -24,12 +24,6 @@ const (
 	accountTOTPDisableForm = "account-totp-disable"
 )
 
-func (a *App) accountTOTPRoutes(mount accountMount) {
-	mount(http.MethodGet, "/totp-setup", a.accountTOTPSetup)
-	mount(http.MethodPost, "/totp-setup", a.accountTOTPConfirm)
-	mount(http.MethodPost, "/totp-disable", a.accountTOTPDisable)
-}
-
 // totpSetupRep is an enrolment in progress, for an application to show.
 type totpSetupRep struct {
 	Status     string `json:"status"` // pending: waiting for its first code

@@ -24,13 +24,6 @@ const accountWebAuthnDeleteForm = "account-webauthn-delete"
 // accountWebAuthnPath is the page's path under /account.
 const accountWebAuthnPath = "/webauthn/credentials"
 
-func (a *App) accountWebAuthnRoutes(mount accountMount) {
-	mount(http.MethodGet, accountWebAuthnPath, a.accountWebAuthnList)
-	mount(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
-	mount(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
-	mount(http.MethodGet, accountWebAuthnAddPath, a.accountWebAuthnAdd)
-}
-
 // accountWebAuthnAddPath is where the page links when the sign-in is too
 // old to register a key: it signs the browser in again and goes back.
 const accountWebAuthnAddPath = accountWebAuthnPath + "/add"

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -80,11 +81,12 @@ func (a *App) bootstrapAdmin(ctx context.Context) error {
 
 // adminPrincipal is who an admin request acts as.
 type adminPrincipal struct {
-	Kind     string // "api-key" or "user"
-	UserID   string
-	Username string
-	TokenID  string
-	Expiry   time.Time
+	Kind        string // "api-key" or "user"
+	UserID      string
+	Username    string
+	TokenID     string
+	Expiry      time.Time
+	Permissions authz.Set
 }
 
 type principalKey struct{}
@@ -95,12 +97,16 @@ func principalFrom(ctx context.Context) *adminPrincipal {
 }
 
 // requireAdmin lets a request through only with the admin API key or a live
-// admin token.
-func (a *App) requireAdmin(next httpx.HandlerFunc) httpx.HandlerFunc {
+// admin token that holds perm: 401 without, 403 with a credential that
+// lacks it.
+func (a *App) requireAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := a.authenticateAdmin(r)
 		if err != nil {
 			return err
+		}
+		if !p.Permissions.Has(perm) {
+			return apperr.Forbidden("this credential lacks the permission %s", perm)
 		}
 		return next(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	}
@@ -112,13 +118,13 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 		if subtle.ConstantTimeCompare(h[:], a.adminKeyHash) != 1 {
 			return nil, errUnauthorized
 		}
-		return &adminPrincipal{Kind: "api-key"}, nil
+		return &adminPrincipal{Kind: "api-key", Permissions: authz.Everything()}, nil
 	}
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return nil, errUnauthorized
 	}
-	claims, err := a.parseAdminToken(token)
+	claims, perms, err := a.parseAdminToken(token)
 	if err != nil {
 		return nil, &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized, Message: "invalid or expired admin token", Cause: err}
 	}
@@ -135,22 +141,29 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	return &adminPrincipal{Kind: "user", UserID: user.ID, Username: user.Username, TokenID: claims.ID, Expiry: claims.Expiry.Time()}, nil
+	return &adminPrincipal{Kind: "user", UserID: user.ID, Username: user.Username, TokenID: claims.ID,
+		Expiry: claims.Expiry.Time(), Permissions: perms}, nil
 }
 
 func (a *App) adminIssuer() string { return a.cfg.BaseURL + "/admin" }
 
-func (a *App) signAdminToken(user *store.AdminUser) (string, error) {
+// adminTokenClaims are an admin token's claims. Permissions lists what the
+// token may do when its user signed in for less than everything; a token
+// without it holds every permission.
+type adminTokenClaims struct {
+	jwt.Claims
+	Username    string   `json:"preferred_username"`
+	Permissions []string `json:"permissions,omitempty"`
+}
+
+func (a *App) signAdminToken(user *store.AdminUser, perms authz.Set) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: a.tokenKey},
 		(&jose.SignerOptions{}).WithType("JWT"))
 	if err != nil {
 		return "", err
 	}
 	now := a.now()
-	claims := struct {
-		jwt.Claims
-		Username string `json:"preferred_username"`
-	}{
+	claims := adminTokenClaims{
 		Claims: jwt.Claims{
 			Issuer: a.adminIssuer(), Subject: user.ID, Audience: jwt.Audience{adminTokenAudience},
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
@@ -158,28 +171,38 @@ func (a *App) signAdminToken(user *store.AdminUser) (string, error) {
 		},
 		Username: user.Username,
 	}
+	if !perms.All() {
+		claims.Permissions = authz.Names(perms)
+	}
 	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
-func (a *App) parseAdminToken(token string) (*jwt.Claims, error) {
+func (a *App) parseAdminToken(token string) (*jwt.Claims, authz.Set, error) {
 	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.HS256})
 	if err != nil {
-		return nil, err
+		return nil, authz.Set{}, err
 	}
-	var claims jwt.Claims
-	if err := tok.Claims(a.tokenKey, &claims); err != nil {
-		return nil, err
+	var all adminTokenClaims
+	if err := tok.Claims(a.tokenKey, &all); err != nil {
+		return nil, authz.Set{}, err
 	}
+	claims := all.Claims
 	err = claims.ValidateWithLeeway(jwt.Expected{
 		Issuer: a.adminIssuer(), AnyAudience: jwt.Audience{adminTokenAudience}, Time: a.now(),
 	}, 0)
 	if err != nil {
-		return nil, err
+		return nil, authz.Set{}, err
 	}
 	if claims.ID == "" || claims.Subject == "" || claims.Expiry == nil {
-		return nil, errors.New("admin token lacks jti, sub or exp")
+		return nil, authz.Set{}, errors.New("admin token lacks jti, sub or exp")
 	}
-	return &claims, nil
+	perms := authz.Everything()
+	if all.Permissions != nil {
+		if perms, err = authz.Parse(all.Permissions); err != nil {
+			return nil, authz.Set{}, err
+		}
+	}
+	return &claims, perms, nil
 }
 
 type adminUserRep struct {
@@ -192,9 +215,19 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
+		// Permissions, when given, narrow the token to them: a script
+		// that only reads signs in for the read permissions.
+		Permissions *[]string `json:"permissions"`
 	}
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
+	}
+	perms := authz.Everything()
+	if body.Permissions != nil {
+		var err error
+		if perms, err = authz.Parse(*body.Permissions); err != nil {
+			return apperr.Field("permissions", "%v", err)
+		}
 	}
 	if body.Username == nil || *body.Username == "" {
 		return apperr.Field("username", "is required")
@@ -221,7 +254,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	token, err := a.signAdminToken(user)
+	token, err := a.signAdminToken(user, perms)
 	if err != nil {
 		return err
 	}
@@ -230,6 +263,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 		"tokenType":   "Bearer",
 		"expiresIn":   int(adminTokenLifetime.Seconds()),
 		"user":        adminUserRep{ID: user.ID, Username: user.Username, CreatedTimestamp: user.CreatedAt},
+		"permissions": authz.Names(perms),
 	})
 	return nil
 }
@@ -270,7 +304,7 @@ const dummyArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2
 func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())
 	if p.Kind == "api-key" {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"type": "api-key"})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"type": "api-key", "permissions": authz.Names(p.Permissions)})
 		return nil
 	}
 	user, err := a.store.GetAdminUser(r.Context(), p.UserID)
@@ -279,7 +313,7 @@ func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{
 		"type": "user", "id": user.ID, "username": user.Username, "createdTimestamp": user.CreatedAt,
-		"tokenExpiresAt": p.Expiry.UTC().Format(time.RFC3339),
+		"tokenExpiresAt": p.Expiry.UTC().Format(time.RFC3339), "permissions": authz.Names(p.Permissions),
 	})
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gorilla/mux"
 	_ "modernc.org/sqlite"
 
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -289,8 +290,13 @@ func TestAdminAuthUserLogin(t *testing.T) {
 	t.Run("api key me", func(t *testing.T) {
 		r := s.admin(http.MethodGet, "/admin/auth/me", nil)
 		mustStatus(t, r, http.StatusOK)
-		if me := r.object(t); len(me) != 1 || me["type"] != "api-key" {
-			t.Fatalf("me with API key %v, want exactly {type: api-key}", me)
+		var me struct {
+			Type        string   `json:"type"`
+			Permissions []string `json:"permissions"`
+		}
+		r.decode(t, &me)
+		if me.Type != "api-key" || len(r.object(t)) != 2 || !slices.Equal(me.Permissions, authz.Names(authz.Everything())) {
+			t.Fatalf("me with API key %s, want exactly {type: api-key, permissions: every one}", r.Body)
 		}
 	})
 

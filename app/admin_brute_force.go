@@ -10,13 +10,6 @@ import (
 // The admin side of brute-force protection: who is locked out, and
 // unlocking them.
 
-func (a *App) bruteForceRoutes(admin routeAdder) {
-	admin(http.MethodGet, "/admin/realms/{realm}/brute-force/locked-users", a.listLockedUsers)
-	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}/unlock", a.unlockUser)
-	// Compatibility alias of unlock.
-	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}", a.unlockUser)
-}
-
 // lockedUserRep is a locked user's record. Times are Unix milliseconds;
 // lockedUntil is null for a permanent lockout, which lasts until an
 // unlock. numFailures counts failures since the last reset or the end of

@@ -59,27 +59,6 @@ var forbiddenURISchemes = []string{"javascript", "data", "vbscript", "file", "bl
 
 func defaultGrantTypes() []string { return []string{grantAuthorizationCode, grantRefreshToken} }
 
-func (a *App) clientRoutes(admin routeAdder) {
-	const clients = "/admin/realms/{realm}/clients"
-	const client = clients + "/{clientId}"
-	admin(http.MethodPost, clients, a.createClient)
-	admin(http.MethodGet, clients, a.listClients)
-	admin(http.MethodGet, client, a.getClient)
-	admin(http.MethodPut, client, a.putClient)
-	admin(http.MethodPatch, client, a.patchClient)
-	admin(http.MethodDelete, client, a.deleteClient)
-	admin(http.MethodPost, client+"/regenerate-secret", a.regenerateClientSecret)
-	admin(http.MethodGet, client+"/service-account-user", a.getServiceAccountUser)
-	for _, l := range []struct{ path, kind string }{
-		{"/default-client-scopes", store.ScopeDefault},
-		{"/optional-client-scopes", store.ScopeOptional},
-	} {
-		admin(http.MethodGet, client+l.path, a.listLinkedScopes(l.kind))
-		admin(http.MethodPost, client+l.path, a.addLinkedScope(l.kind))
-		admin(http.MethodDelete, client+l.path+"/{scopeId}", a.removeLinkedScope(l.kind))
-	}
-}
-
 // client loads the realm and the client named by {clientId} in the path.
 func (a *App) client(r *http.Request) (*store.Realm, *store.Client, error) {
 	realm, err := a.realm(r)

@@ -18,12 +18,6 @@ import (
 // verifyEmailTokenLifetime is how long a verification link works.
 const verifyEmailTokenLifetime = 12 * time.Hour
 
-func (a *App) emailRoutes(admin routeAdder) {
-	admin(http.MethodPost, "/admin/realms/{realm}/smtp/test", a.testSMTP)
-	admin(http.MethodPost, "/admin/realms/{realm}/email/test", a.testEmail)
-	admin(http.MethodPost, "/admin/realms/{realm}/users/{userId}/send-verification-email", a.sendVerificationEmail)
-}
-
 type testMailBody struct {
 	To string `json:"to"`
 }

@@ -17,18 +17,6 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-func (a *App) eventRoutes(admin routeAdder) {
-	admin(http.MethodGet, "/admin/realms/{realm}/admin-events", a.listAdminEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events", a.listLoginEvents)
-	admin(http.MethodDelete, "/admin/realms/{realm}/events", a.clearLoginEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events/login/export", a.exportLoginEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", a.exportAdminEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events/config", a.getEventsConfig)
-	admin(http.MethodPut, "/admin/realms/{realm}/events/config", a.putEventsConfig)
-	admin(http.MethodGet, "/admin/realms/{realm}/stats", a.realmStats)
-	admin(http.MethodGet, "/admin/realms/{realm}/stats/consents", a.consentStats)
-}
-
 // Admin event operation types.
 const (
 	opCreate = "CREATE"

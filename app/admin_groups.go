@@ -24,25 +24,6 @@ const (
 	allGroups = math.MaxInt
 )
 
-func (a *App) groupRoutes(admin routeAdder) {
-	const groups = "/admin/realms/{realm}/groups"
-	const group = groups + "/{groupId}"
-	const membership = "/admin/realms/{realm}/users/{userId}/groups/{groupId}"
-	admin(http.MethodPost, groups, a.createGroup)
-	admin(http.MethodGet, groups, a.listGroups)
-	admin(http.MethodGet, group, a.getGroup)
-	admin(http.MethodPut, group, a.putGroup)
-	admin(http.MethodPatch, group, a.patchGroup)
-	admin(http.MethodDelete, group, a.deleteGroup)
-	admin(http.MethodPost, group+"/children", a.createChildGroup)
-	admin(http.MethodGet, group+"/children", a.listChildGroups)
-	admin(http.MethodGet, group+"/members", a.listGroupMembers)
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/groups", a.listUserGroups)
-	admin(http.MethodPut, membership, a.joinGroup)
-	admin(http.MethodPost, membership, a.joinGroup) // the spec's compatibility alias
-	admin(http.MethodDelete, membership, a.leaveGroup)
-}
-
 // group loads the realm and the group named by {groupId} in the path.
 func (a *App) group(r *http.Request) (*store.Realm, *store.Group, error) {
 	realm, err := a.realm(r)

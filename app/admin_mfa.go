@@ -13,12 +13,6 @@ import (
 // TOTP credential went, as a REMOVE_TOTP event of the user; each WebAuthn
 // credential that went, as a REMOVE_CREDENTIAL event.
 
-func (a *App) mfaAdminRoutes(admin routeAdder) {
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/mfa/status", a.mfaStatus)
-	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/mfa", a.resetMFA)
-	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/mfa/totp", a.removeTOTP)
-}
-
 // mfaStatusRep is a user's second factors. Recovery codes belong to the
 // user, not to one factor: they go only with the last factor.
 type mfaStatusRep struct {

@@ -47,34 +47,6 @@ func (a *App) groupRoleHolder(r *http.Request) (*roleHolder, error) {
 	}}, nil
 }
 
-func (a *App) roleMappingRoutes(admin routeAdder) {
-	for _, h := range []struct {
-		base string
-		load roleHolderLoader
-	}{
-		{"/admin/realms/{realm}/users/{userId}/role-mappings", a.userRoleHolder},
-		{"/admin/realms/{realm}/groups/{groupId}/role-mappings", a.groupRoleHolder},
-	} {
-		admin(http.MethodGet, h.base, a.listRoleMappings(h.load, allScope))
-		for _, s := range []struct {
-			path  string
-			scope mappingScope
-		}{
-			{h.base + "/realm", realmScope},
-			{h.base + "/clients/{clientId}", clientScope},
-		} {
-			admin(http.MethodGet, s.path, a.listRoleMappings(h.load, s.scope))
-			admin(http.MethodPost, s.path, a.changeRoleMappings(h.load, s.scope, true))
-			admin(http.MethodDelete, s.path, a.changeRoleMappings(h.load, s.scope, false))
-			admin(http.MethodGet, s.path+"/composite", a.listEffectiveRoles(h.load, s.scope))
-		}
-	}
-	// The spec maps a group's realm roles on the bare path too.
-	groups := "/admin/realms/{realm}/groups/{groupId}/role-mappings"
-	admin(http.MethodPost, groups, a.changeRoleMappings(a.groupRoleHolder, allScope, true))
-	admin(http.MethodDelete, groups, a.changeRoleMappings(a.groupRoleHolder, allScope, false))
-}
-
 // mappingRequest is a role-mappings request with its holder and scope loaded.
 type mappingRequest struct {
 	holder *roleHolder

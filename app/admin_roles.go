@@ -22,24 +22,6 @@ const (
 	maxRoleDescriptionLength = 255
 )
 
-func (a *App) roleRoutes(admin routeAdder) {
-	// Realm roles and client roles share their handlers: the path says
-	// which container a role lives in.
-	for _, base := range []string{"/admin/realms/{realm}/roles", "/admin/realms/{realm}/clients/{clientId}/roles"} {
-		one := base + "/{roleName}"
-		admin(http.MethodPost, base, a.createRole)
-		admin(http.MethodGet, base, a.listRoles)
-		admin(http.MethodGet, one, a.getRole)
-		admin(http.MethodPut, one, a.putRole)
-		admin(http.MethodPatch, one, a.patchRole)
-		admin(http.MethodDelete, one, a.deleteRole)
-		admin(http.MethodGet, one+"/composites", a.listComposites)
-		admin(http.MethodPost, one+"/composites", a.addComposites)
-		admin(http.MethodDelete, one+"/composites", a.removeComposites)
-	}
-	a.roleMappingRoutes(admin)
-}
-
 // roleRep is a role as the API shows it. containerId is the realm's ID for
 // a realm role and the client's internal ID for a client role, as in
 // Keycloak; clientId is the owning client's public ID.

@@ -33,20 +33,6 @@ const (
 	maxMappersPerScope = 100
 )
 
-func (a *App) scopeRoutes(admin routeAdder) {
-	const scopes = "/admin/realms/{realm}/client-scopes"
-	admin(http.MethodGet, scopes, a.listClientScopes)
-	admin(http.MethodPost, scopes, a.createClientScope)
-	admin(http.MethodGet, scopes+"/{scopeId}", a.getClientScope)
-	admin(http.MethodPut, scopes+"/{scopeId}", a.putClientScope)
-	admin(http.MethodDelete, scopes+"/{scopeId}", a.deleteClientScope)
-	admin(http.MethodGet, scopes+"/{scopeId}/protocol-mappers", a.listMappers)
-	admin(http.MethodPost, scopes+"/{scopeId}/protocol-mappers", a.createMapper)
-	admin(http.MethodGet, scopes+"/{scopeId}/protocol-mappers/{mapperId}", a.getMapper)
-	admin(http.MethodPut, scopes+"/{scopeId}/protocol-mappers/{mapperId}", a.putMapper)
-	admin(http.MethodDelete, scopes+"/{scopeId}/protocol-mappers/{mapperId}", a.deleteMapper)
-}
-
 type mapperRep struct {
 	ID         string            `json:"id"`
 	Name       string            `json:"name"`

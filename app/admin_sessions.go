@@ -13,18 +13,6 @@ import (
 
 const defaultSessionPageSize = 100
 
-func (a *App) sessionRoutes(admin routeAdder) {
-	admin(http.MethodGet, "/admin/realms/{realm}/sessions", a.listRealmSessions)
-	admin(http.MethodDelete, "/admin/realms/{realm}/sessions/{sessionId}", a.deleteSession)
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/sessions", a.listUserSessions)
-	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/sessions", a.deleteUserSessions)
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/consents", a.listConsents)
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/consents/history", a.consentHistory)
-	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/consents/{clientId}", a.revokeConsent)
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}/offline-sessions", a.listOfflineSessions)
-	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}/offline-sessions/{tokenId}", a.revokeOfflineSession)
-}
-
 type sessionRep struct {
 	ID         string `json:"id"`
 	Type       string `json:"type"` // sso or oauth

@@ -66,6 +66,7 @@ type App struct {
 	assets            *assets.Assets
 	messages          *ui.Catalogues
 	router            *mux.Router
+	table             []route // every route with the access it asks (routes.go)
 }
 
 // New builds the server and makes sure the admin credentials exist.

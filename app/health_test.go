@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -141,7 +142,7 @@ func TestHealthMetrics(t *testing.T) {
 		if err := s.store.CreateAdminUser(context.Background(), admin); err != nil {
 			t.Fatal(err)
 		}
-		token, err := s.app.signAdminToken(admin)
+		token, err := s.app.signAdminToken(admin, authz.Everything())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,13 +96,6 @@ func (c *keyCache) retain(kids []string) {
 	}
 }
 
-func (a *App) keyRoutes(admin routeAdder) {
-	admin(http.MethodGet, "/admin/realms/{realm}/keys", a.listKeys)
-	admin(http.MethodPost, "/admin/realms/{realm}/keys/rotate", a.rotateKeys)
-	admin(http.MethodGet, "/admin/realms/{realm}/keys/config", a.getKeyConfig)
-	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", a.putKeyConfig)
-}
-
 // generateSigningKey makes a key pair for alg, not yet stored, with status
 // next. Its kid is the RFC 7638 thumbprint of the public key: unique without
 // coordination, and any verifier can recompute it.

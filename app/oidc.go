@@ -65,12 +65,16 @@ func realmFrom(ctx context.Context) *store.Realm {
 
 func (a *App) issuer(realm *store.Realm) string { return a.cfg.BaseURL + "/realms/" + realm.Name }
 
-// protocolRoutes mounts the provider under /realms/{realm}. An unknown or
-// disabled realm is a 404 on every protocol path.
-func (a *App) protocolRoutes(r *mux.Router) {
+// providerEndpoint is the OpenID Connect provider for every realm: it
+// loads the realm of the path (an unknown or disabled realm is a 404 on
+// every protocol path), strips the realm's prefix and hands the request to
+// the library, after what the library cannot do: refuse malformed client
+// forms, require client authentication at introspection, and the password
+// grant.
+func (a *App) providerEndpoint() http.Handler {
 	// CORS for web origins is answered by our own middleware, per client.
 	handler := a.logoutEndpoints(op.RegisterServer(&oidcServer{a: a}, oidcEndpoints, op.WithServerCORSOptions(nil)))
-	realmScoped := func(w http.ResponseWriter, req *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		name := mux.Vars(req)["realm"]
 		realm, err := a.protocolRealm(req.Context(), name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -105,28 +109,7 @@ func (a *App) protocolRoutes(r *mux.Router) {
 			return
 		}
 		handler.ServeHTTP(cw, req)
-	}
-	for _, route := range []struct{ method, path string }{
-		{http.MethodGet, pathDiscovery},
-		{http.MethodGet, "/" + pathCerts},
-		{http.MethodPost, "/" + pathToken},
-		{http.MethodPost, "/" + pathIntrospect},
-		{http.MethodPost, "/" + pathRevoke},
-		{http.MethodPost, "/" + pathDevice},
-		{http.MethodGet, "/" + pathLogout},
-		{http.MethodPost, "/" + pathLogout},
-		{http.MethodPost, "/" + pathBackchannelLogout},
-	} {
-		r.Handle("/realms/{realm}"+route.path, readProtocolForm(a.cors(http.HandlerFunc(realmScoped)))).Methods(route.method)
-	}
-	r.Handle("/realms/{realm}/"+pathUserinfo, readProtocolForm(a.cors(bearerChallenge(realmScoped)))).Methods(http.MethodGet, http.MethodPost)
-	metadata := metadataAlias(a.cors(http.HandlerFunc(realmScoped)))
-	r.Handle("/realms/{realm}"+pathOAuthMetadata, metadata).Methods(http.MethodGet, http.MethodOptions)
-	r.Handle(pathOAuthMetadata+"/realms/{realm}", metadata).Methods(http.MethodGet, http.MethodOptions)
-	r.HandleFunc("/realms/{realm}/device", a.devicePage).Methods(http.MethodGet, http.MethodPost)
-	a.codeFlowRoutes(r)
-	a.recoveryRoutes(r)
-	a.corsPreflightRoutes(r, realmScoped)
+	})
 }
 
 // protocolRealm loads the realm of a protocol path or page: a disabled

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -38,16 +37,6 @@ var corsEndpoints = map[string]corsPolicy{
 	"/" + pathIntrospect: corsCaller,
 	"/" + pathRevoke:     corsCaller,
 	"/" + pathUserinfo:   corsTokenClient,
-}
-
-// corsPreflightRoutes routes the preflights of the CORS endpoints to cors,
-// which answers them once realmScoped has nothing to say: an unknown or
-// disabled realm is still a 404.
-func (a *App) corsPreflightRoutes(r *mux.Router, realmScoped http.HandlerFunc) {
-	paths := slices.Sorted(maps.Keys(corsEndpoints))
-	for _, p := range paths {
-		r.Handle("/realms/{realm}"+p, a.cors(realmScoped)).Methods(http.MethodOptions)
-	}
 }
 
 // corsMaxAge is how long, in seconds, a browser may reuse a preflight.

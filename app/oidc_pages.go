@@ -29,25 +29,6 @@ const (
 // realmHandler serves one realm-scoped page.
 type realmHandler func(w http.ResponseWriter, r *http.Request, realm *store.Realm) error
 
-// codeFlowRoutes mounts the authorization endpoint and the login and
-// consent pages under /realms/{realm}, with the protocol paths' rule: an
-// unknown or disabled realm is a 404.
-func (a *App) codeFlowRoutes(r *mux.Router) {
-	for _, route := range []struct {
-		method, path string
-		h            realmHandler
-	}{
-		{http.MethodGet, "/" + pathAuth, a.authorize},
-		{http.MethodPost, "/" + pathAuth, a.authorize},
-		{http.MethodGet, pathLogin, a.loginPage},
-		{http.MethodPost, pathLogin, a.login},
-		{http.MethodGet, pathConsent, a.consentPage},
-		{http.MethodPost, pathConsent, a.consent},
-	} {
-		r.Handle("/realms/{realm}"+route.path, a.realmPage(route.h)).Methods(route.method)
-	}
-}
-
 // realmPage loads the realm of a page request and renders what goes wrong
 // as an error page.
 func (a *App) realmPage(h realmHandler) http.Handler {

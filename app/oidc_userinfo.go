@@ -81,8 +81,8 @@ func (a *App) tokenScopes(ctx context.Context, realm *store.Realm, c *store.Clie
 // bearerChallenge adds RFC 6750 §3's WWW-Authenticate challenge to the
 // 401 answers of a Bearer-protected endpoint: with error="invalid_token"
 // when a token came and was refused, bare when none came (§3.1).
-func bearerChallenge(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func bearerChallenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Parsed here, before the handler consumes the body, to see whether
 		// the token came in the form.
 		_ = r.ParseForm()
@@ -94,8 +94,8 @@ func bearerChallenge(next http.HandlerFunc) http.HandlerFunc {
 		if presented {
 			challenge += `, error="invalid_token"`
 		}
-		next(&bearerWriter{ResponseWriter: w, challenge: challenge}, r)
-	}
+		next.ServeHTTP(&bearerWriter{ResponseWriter: w, challenge: challenge}, r)
+	})
 }
 
 type bearerWriter struct {

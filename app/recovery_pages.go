@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -45,28 +43,6 @@ var errInvalidLink = badPage("error.invalidLink")
 
 // errMailUnavailable: the realm has no way to send mail.
 var errMailUnavailable = errors.New("the realm cannot send mail")
-
-// recoveryRoutes mounts the hosted pages beside login and consent: the
-// recovery ones here, and the change-password and register pages.
-func (a *App) recoveryRoutes(r *mux.Router) {
-	for _, route := range []struct {
-		method, path string
-		h            realmHandler
-	}{
-		{http.MethodGet, pathVerifyEmail, a.verifyEmailPage},
-		{http.MethodGet, pathForgotPassword, a.forgotPasswordPage},
-		{http.MethodPost, pathForgotPassword, a.forgotPassword},
-		{http.MethodGet, pathResetPassword, a.resetPasswordPage},
-		{http.MethodPost, pathResetPassword, a.resetPasswordForm},
-		{http.MethodPost, pathResendVerification, a.resendVerification},
-		{http.MethodGet, pathChangePassword, a.changePasswordPage},
-		{http.MethodPost, pathChangePassword, a.changePassword},
-		{http.MethodGet, pathRegister, a.registerPage},
-		{http.MethodPost, pathRegister, a.registerForm},
-	} {
-		r.Handle("/realms/{realm}"+route.path, a.realmPage(route.h)).Methods(route.method)
-	}
-}
 
 // liveAuthRequestID is id when it names a sign-in still waiting for its
 // user, else "": a recovery page carries it only to offer the way back.

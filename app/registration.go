@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
@@ -27,28 +25,6 @@ const (
 )
 
 var telPattern = regexp.MustCompile(`^\+?[0-9 ()./-]{3,30}$`)
-
-// registrationRoutes mounts the public registration endpoints on r and the
-// administration ones through admin, which requires admin credentials.
-func (a *App) registrationRoutes(r *mux.Router, admin routeAdder) {
-	public := func(method, path string, h httpx.HandlerFunc) {
-		r.Handle(path, a.handle(h)).Methods(method)
-	}
-	public(http.MethodGet, "/realms/{realm}/registration/fields", a.registrationFormFields)
-	public(http.MethodPost, "/realms/{realm}/registration/register", a.register)
-	public(http.MethodPost, "/realms/{realm}/registration/verify-email", a.registrationVerifyEmail)
-	public(http.MethodPost, "/realms/{realm}/registration/resend-verification", a.registrationResend)
-
-	admin(http.MethodGet, "/realms/{realm}/registration/admin/fields", a.listRegistrationFields)
-	admin(http.MethodPost, "/realms/{realm}/registration/admin/fields", a.createRegistrationField)
-	admin(http.MethodPut, "/realms/{realm}/registration/admin/fields/{fieldId}", a.putRegistrationField)
-	admin(http.MethodDelete, "/realms/{realm}/registration/admin/fields/{fieldId}", a.deleteRegistrationField)
-	admin(http.MethodGet, "/realms/{realm}/registration/admin/settings", a.getRegistrationSettings)
-	admin(http.MethodPut, "/realms/{realm}/registration/admin/settings", a.putRegistrationSettings)
-	admin(http.MethodGet, "/realms/{realm}/registration/pending", a.listPendingRegistrations)
-	admin(http.MethodPost, "/realms/{realm}/registration/approve/{userId}", a.approveRegistration)
-	admin(http.MethodPost, "/realms/{realm}/registration/reject/{userId}", a.rejectRegistration)
-}
 
 // registrationRealm is the enabled realm of a public registration request.
 func (a *App) registrationRealm(r *http.Request) (*store.Realm, error) {

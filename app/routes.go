@@ -8,12 +8,332 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/assets"
+	"github.com/idenplane/idenplane/store"
 )
 
-// routeAdder registers one admin route.
-type routeAdder func(method, path string, h httpx.HandlerFunc)
+// access is what a route asks of its caller: nothing (public: the
+// endpoint may still authenticate a client or check a form itself), an
+// admin credential holding a permission, or a signed-in person of the
+// realm (a Bearer token of theirs or the browser's SSO session).
+type access struct {
+	kind string // accessPublic, accessAdmin or accessUser
+	perm authz.Permission
+}
+
+const (
+	accessPublic = "public"
+	accessAdmin  = "admin"
+	accessUser   = "user"
+)
+
+// route is one entry of the table, for `idenplane routes` and the test
+// that every route declares its access.
+type route struct {
+	method, path string
+	access       access
+}
+
+// routes registers every route in one place, each in its group: the group
+// says who may call it and in which shape its errors are answered (the
+// JSON error of the APIs, an OAuth error, an HTML page).
+func (a *App) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return apperr.NotFound("route " + r.Method + " " + r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = a.handle(func(w http.ResponseWriter, req *http.Request) error {
+		w.Header().Set("Allow", strings.Join(allowedMethods(r, req), ", "))
+		return apperr.New(http.StatusMethodNotAllowed, apperr.CodeMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path)
+	})
+	r.Use(recordRoute)
+	add := func(method, path string, acc access, h http.Handler) {
+		r.Handle(path, h).Methods(method)
+		a.table = append(a.table, route{method: method, path: path, access: acc})
+	}
+	public := access{kind: accessPublic}
+	user := access{kind: accessUser}
+
+	// JSON endpoints anyone may call; they answer in the APIs' error shape.
+	api := func(method, path string, h httpx.HandlerFunc) { add(method, path, public, a.handle(h)) }
+	// The admin API: a credential holding perm, or 401/403.
+	admin := func(method, path string, perm authz.Permission, h httpx.HandlerFunc) {
+		add(method, path, access{kind: accessAdmin, perm: perm}, a.handle(a.requireAdmin(perm, a.recordAdminEvent(h))))
+	}
+	// Hosted pages of a realm: errors are error pages.
+	page := func(method, path string, h realmHandler) { add(method, "/realms/{realm}"+path, public, a.realmPage(h)) }
+	// The account: JSON to a Bearer caller, pages to a signed-in browser.
+	account := func(method, path string, h accountHandler) {
+		add(method, "/realms/{realm}/account"+path, user, a.account(h))
+	}
+	// The OpenID Connect provider: OAuth errors; CORS per client.
+	provider := a.providerEndpoint()
+	protocol := func(method, path string, h http.Handler) { add(method, "/realms/{realm}"+path, public, h) }
+	form := func(h http.Handler) http.Handler { return readProtocolForm(a.cors(h)) }
+
+	api(http.MethodGet, "/", a.welcome)
+	r.PathPrefix(assets.Prefix).Handler(a.assets).Methods(http.MethodGet, http.MethodHead)
+	a.table = append(a.table, route{http.MethodGet, assets.Prefix, public}, route{http.MethodHead, assets.Prefix, public})
+	api(http.MethodGet, "/health", a.health)
+	api(http.MethodGet, "/health/live", a.health)
+	api(http.MethodGet, "/health/ready", a.ready)
+	if a.cfg.MetricsPublic {
+		api(http.MethodGet, "/admin/metrics", a.serveMetrics)
+	} else {
+		admin(http.MethodGet, "/admin/metrics", authz.SystemRead, a.serveMetrics)
+	}
+
+	// OpenID Connect and OAuth 2.0.
+	protocol(http.MethodGet, pathDiscovery, form(provider))
+	protocol(http.MethodGet, "/"+pathCerts, form(provider))
+	protocol(http.MethodPost, "/"+pathToken, form(provider))
+	protocol(http.MethodPost, "/"+pathIntrospect, form(provider))
+	protocol(http.MethodPost, "/"+pathRevoke, form(provider))
+	protocol(http.MethodPost, "/"+pathDevice, form(provider))
+	protocol(http.MethodGet, "/"+pathLogout, form(provider))
+	protocol(http.MethodPost, "/"+pathLogout, form(provider))
+	protocol(http.MethodPost, "/"+pathBackchannelLogout, form(provider))
+	protocol(http.MethodGet, "/"+pathUserinfo, form(bearerChallenge(provider)))
+	protocol(http.MethodPost, "/"+pathUserinfo, form(bearerChallenge(provider)))
+	metadata := metadataAlias(a.cors(provider))
+	protocol(http.MethodGet, pathOAuthMetadata, metadata)
+	protocol(http.MethodOptions, pathOAuthMetadata, metadata)
+	add(http.MethodGet, pathOAuthMetadata+"/realms/{realm}", public, metadata)
+	add(http.MethodOptions, pathOAuthMetadata+"/realms/{realm}", public, metadata)
+	// Preflights of the endpoints browsers may call from another origin
+	// (corsEndpoints); an unknown realm is still a 404.
+	for _, p := range []string{pathDiscovery, "/" + pathCerts, "/" + pathToken, "/" + pathIntrospect, "/" + pathRevoke, "/" + pathUserinfo} {
+		protocol(http.MethodOptions, p, a.cors(provider))
+	}
+
+	// Sign-in, consent, second factors, device approval, recovery and
+	// registration pages.
+	page(http.MethodGet, "/"+pathAuth, a.authorize)
+	page(http.MethodPost, "/"+pathAuth, a.authorize)
+	page(http.MethodGet, pathLogin, a.loginPage)
+	page(http.MethodPost, pathLogin, a.login)
+	page(http.MethodGet, pathConsent, a.consentPage)
+	page(http.MethodPost, pathConsent, a.consent)
+	page(http.MethodGet, pathTOTP, a.totpPage)
+	page(http.MethodPost, pathTOTP, a.totpSubmit)
+	page(http.MethodGet, pathWebAuthn, a.webauthnStepPage)
+	// The device page answers its errors on a device page of its own.
+	add(http.MethodGet, "/realms/{realm}/device", public, http.HandlerFunc(a.devicePage))
+	add(http.MethodPost, "/realms/{realm}/device", public, http.HandlerFunc(a.devicePage))
+	page(http.MethodGet, pathVerifyEmail, a.verifyEmailPage)
+	page(http.MethodGet, pathForgotPassword, a.forgotPasswordPage)
+	page(http.MethodPost, pathForgotPassword, a.forgotPassword)
+	page(http.MethodGet, pathResetPassword, a.resetPasswordPage)
+	page(http.MethodPost, pathResetPassword, a.resetPasswordForm)
+	page(http.MethodPost, pathResendVerification, a.resendVerification)
+	page(http.MethodGet, pathChangePassword, a.changePasswordPage)
+	page(http.MethodPost, pathChangePassword, a.changePassword)
+	page(http.MethodGet, pathRegister, a.registerPage)
+	page(http.MethodPost, pathRegister, a.registerForm)
+
+	// WebAuthn ceremonies (JSON; the ceremony is the credential) and the
+	// step-up API (a Bearer token of the person).
+	for _, p := range []struct {
+		path string
+		h    realmHandler
+	}{
+		{"/register/options", a.webauthnRegisterOptions},
+		{"/register/verify", a.webauthnRegisterVerify},
+		{"/authenticate/options", a.webauthnAuthenticateOptions},
+		{"/authenticate/verify", a.webauthnAuthenticateVerify},
+	} {
+		add(http.MethodPost, "/realms/{realm}"+pathWebAuthn+p.path, public, a.webauthnEndpoint(p.h))
+	}
+	add(http.MethodGet, "/realms/{realm}"+pathStepUp+"/challenge", user, a.stepUpEndpoint(a.stepUpChallenge))
+	add(http.MethodPost, "/realms/{realm}"+pathStepUp+"/verify", user, a.stepUpEndpoint(a.stepUpVerify))
+
+	// Self-registration API.
+	api(http.MethodGet, "/realms/{realm}/registration/fields", a.registrationFormFields)
+	api(http.MethodPost, "/realms/{realm}/registration/register", a.register)
+	api(http.MethodPost, "/realms/{realm}/registration/verify-email", a.registrationVerifyEmail)
+	api(http.MethodPost, "/realms/{realm}/registration/resend-verification", a.registrationResend)
+
+	// The account, as API and pages.
+	account(http.MethodGet, "", a.accountHome)
+	account(http.MethodGet, "/", a.accountHome)
+	account(http.MethodPost, "/profile", a.accountProfile)
+	account(http.MethodPost, "/password", a.accountPassword)
+	account(http.MethodGet, "/data-export", a.accountExport)
+	account(http.MethodGet, "/delete-account", a.accountDeletionStatus)
+	account(http.MethodPost, "/delete-account", a.accountDeleteRequest)
+	account(http.MethodPost, "/cancel-delete-account", a.accountCancelDelete)
+	account(http.MethodGet, "/totp-setup", a.accountTOTPSetup)
+	account(http.MethodPost, "/totp-setup", a.accountTOTPConfirm)
+	account(http.MethodPost, "/totp-disable", a.accountTOTPDisable)
+	account(http.MethodGet, accountWebAuthnPath, a.accountWebAuthnList)
+	account(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
+	account(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
+	account(http.MethodGet, accountWebAuthnAddPath, a.accountWebAuthnAdd)
+
+	// Admin authentication.
+	api(http.MethodPost, "/admin/auth/login", a.adminLogin)
+	admin(http.MethodGet, "/admin/auth/me", authz.Authenticated, a.adminMe)
+	admin(http.MethodPost, "/admin/auth/logout", authz.Authenticated, a.adminLogout)
+
+	// Realms. Fixed paths come before {realm}, which would swallow them.
+	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, a.listThemes)
+	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)
+	admin(http.MethodPost, "/admin/realms", authz.SystemManage, a.createRealm)
+	admin(http.MethodGet, "/admin/realms", authz.SystemRead, a.listRealms)
+	admin(http.MethodGet, "/admin/realms/{realm}", authz.RealmRead, a.getRealm)
+	admin(http.MethodPut, "/admin/realms/{realm}", authz.RealmWrite, a.putRealm)
+	admin(http.MethodPatch, "/admin/realms/{realm}", authz.RealmWrite, a.patchRealm)
+	admin(http.MethodDelete, "/admin/realms/{realm}", authz.SystemManage, a.deleteRealm)
+	admin(http.MethodGet, "/admin/realms/{realm}/export", authz.RealmRead, a.exportRealm)
+	admin(http.MethodGet, "/admin/realms/{realm}/stats", authz.RealmRead, a.realmStats)
+	admin(http.MethodGet, "/admin/realms/{realm}/stats/consents", authz.RealmRead, a.consentStats)
+	admin(http.MethodGet, "/admin/realms/{realm}/keys", authz.RealmRead, a.listKeys)
+	admin(http.MethodPost, "/admin/realms/{realm}/keys/rotate", authz.RealmWrite, a.rotateKeys)
+	admin(http.MethodGet, "/admin/realms/{realm}/keys/config", authz.RealmRead, a.getKeyConfig)
+	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", authz.RealmWrite, a.putKeyConfig)
+	admin(http.MethodPost, "/admin/realms/{realm}/smtp/test", authz.RealmWrite, a.testSMTP)
+	admin(http.MethodPost, "/admin/realms/{realm}/email/test", authz.RealmWrite, a.testEmail)
+	admin(http.MethodGet, "/realms/{realm}/registration/admin/fields", authz.RealmRead, a.listRegistrationFields)
+	admin(http.MethodPost, "/realms/{realm}/registration/admin/fields", authz.RealmWrite, a.createRegistrationField)
+	admin(http.MethodPut, "/realms/{realm}/registration/admin/fields/{fieldId}", authz.RealmWrite, a.putRegistrationField)
+	admin(http.MethodDelete, "/realms/{realm}/registration/admin/fields/{fieldId}", authz.RealmWrite, a.deleteRegistrationField)
+	admin(http.MethodGet, "/realms/{realm}/registration/admin/settings", authz.RealmRead, a.getRegistrationSettings)
+	admin(http.MethodPut, "/realms/{realm}/registration/admin/settings", authz.RealmWrite, a.putRegistrationSettings)
+
+	// Users.
+	const users, user1 = "/admin/realms/{realm}/users", "/admin/realms/{realm}/users/{userId}"
+	admin(http.MethodPost, users, authz.UsersWrite, a.createUser)
+	admin(http.MethodGet, users, authz.UsersRead, a.listUsers)
+	admin(http.MethodGet, user1, authz.UsersRead, a.getUser)
+	admin(http.MethodPut, user1, authz.UsersWrite, a.putUser)
+	admin(http.MethodPatch, user1, authz.UsersWrite, a.patchUser)
+	admin(http.MethodDelete, user1, authz.UsersWrite, a.deleteUser)
+	admin(http.MethodPut, user1+"/reset-password", authz.UsersWrite, a.resetPassword)
+	admin(http.MethodPost, user1+"/send-verification-email", authz.UsersWrite, a.sendVerificationEmail)
+	admin(http.MethodGet, user1+"/mfa/status", authz.UsersRead, a.mfaStatus)
+	admin(http.MethodDelete, user1+"/mfa", authz.UsersWrite, a.resetMFA)
+	admin(http.MethodDelete, user1+"/mfa/totp", authz.UsersWrite, a.removeTOTP)
+	admin(http.MethodGet, user1+"/consents", authz.UsersRead, a.listConsents)
+	admin(http.MethodGet, user1+"/consents/history", authz.UsersRead, a.consentHistory)
+	admin(http.MethodDelete, user1+"/consents/{clientId}", authz.UsersWrite, a.revokeConsent)
+	admin(http.MethodGet, "/admin/realms/{realm}/brute-force/locked-users", authz.UsersRead, a.listLockedUsers)
+	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}/unlock", authz.UsersWrite, a.unlockUser)
+	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}", authz.UsersWrite, a.unlockUser) // alias of unlock
+	admin(http.MethodGet, "/realms/{realm}/registration/pending", authz.UsersRead, a.listPendingRegistrations)
+	admin(http.MethodPost, "/realms/{realm}/registration/approve/{userId}", authz.UsersWrite, a.approveRegistration)
+	admin(http.MethodPost, "/realms/{realm}/registration/reject/{userId}", authz.UsersWrite, a.rejectRegistration)
+
+	// Sessions.
+	admin(http.MethodGet, "/admin/realms/{realm}/sessions", authz.SessionsRead, a.listRealmSessions)
+	admin(http.MethodDelete, "/admin/realms/{realm}/sessions/{sessionId}", authz.SessionsEnd, a.deleteSession)
+	admin(http.MethodGet, user1+"/sessions", authz.SessionsRead, a.listUserSessions)
+	admin(http.MethodDelete, user1+"/sessions", authz.SessionsEnd, a.deleteUserSessions)
+	admin(http.MethodGet, user1+"/offline-sessions", authz.SessionsRead, a.listOfflineSessions)
+	admin(http.MethodDelete, user1+"/offline-sessions/{tokenId}", authz.SessionsEnd, a.revokeOfflineSession)
+
+	// Clients and the client scopes linked to them.
+	const clients, client1 = "/admin/realms/{realm}/clients", "/admin/realms/{realm}/clients/{clientId}"
+	admin(http.MethodPost, clients, authz.ClientsWrite, a.createClient)
+	admin(http.MethodGet, clients, authz.ClientsRead, a.listClients)
+	admin(http.MethodGet, client1, authz.ClientsRead, a.getClient)
+	admin(http.MethodPut, client1, authz.ClientsWrite, a.putClient)
+	admin(http.MethodPatch, client1, authz.ClientsWrite, a.patchClient)
+	admin(http.MethodDelete, client1, authz.ClientsWrite, a.deleteClient)
+	admin(http.MethodPost, client1+"/regenerate-secret", authz.ClientsWrite, a.regenerateClientSecret)
+	admin(http.MethodGet, client1+"/service-account-user", authz.ClientsRead, a.getServiceAccountUser)
+	for _, l := range []struct{ path, kind string }{
+		{"/default-client-scopes", store.ScopeDefault},
+		{"/optional-client-scopes", store.ScopeOptional},
+	} {
+		admin(http.MethodGet, client1+l.path, authz.ClientsRead, a.listLinkedScopes(l.kind))
+		admin(http.MethodPost, client1+l.path, authz.ClientsWrite, a.addLinkedScope(l.kind))
+		admin(http.MethodDelete, client1+l.path+"/{scopeId}", authz.ClientsWrite, a.removeLinkedScope(l.kind))
+	}
+
+	// Roles: realm roles and client roles share their handlers, the path
+	// says which container a role lives in.
+	for _, base := range []string{"/admin/realms/{realm}/roles", client1 + "/roles"} {
+		one := base + "/{roleName}"
+		admin(http.MethodPost, base, authz.RolesWrite, a.createRole)
+		admin(http.MethodGet, base, authz.RolesRead, a.listRoles)
+		admin(http.MethodGet, one, authz.RolesRead, a.getRole)
+		admin(http.MethodPut, one, authz.RolesWrite, a.putRole)
+		admin(http.MethodPatch, one, authz.RolesWrite, a.patchRole)
+		admin(http.MethodDelete, one, authz.RolesWrite, a.deleteRole)
+		admin(http.MethodGet, one+"/composites", authz.RolesRead, a.listComposites)
+		admin(http.MethodPost, one+"/composites", authz.RolesWrite, a.addComposites)
+		admin(http.MethodDelete, one+"/composites", authz.RolesWrite, a.removeComposites)
+	}
+
+	// Groups and memberships.
+	const groups, group1 = "/admin/realms/{realm}/groups", "/admin/realms/{realm}/groups/{groupId}"
+	admin(http.MethodPost, groups, authz.GroupsWrite, a.createGroup)
+	admin(http.MethodGet, groups, authz.GroupsRead, a.listGroups)
+	admin(http.MethodGet, group1, authz.GroupsRead, a.getGroup)
+	admin(http.MethodPut, group1, authz.GroupsWrite, a.putGroup)
+	admin(http.MethodPatch, group1, authz.GroupsWrite, a.patchGroup)
+	admin(http.MethodDelete, group1, authz.GroupsWrite, a.deleteGroup)
+	admin(http.MethodPost, group1+"/children", authz.GroupsWrite, a.createChildGroup)
+	admin(http.MethodGet, group1+"/children", authz.GroupsRead, a.listChildGroups)
+	admin(http.MethodGet, group1+"/members", authz.GroupsRead, a.listGroupMembers)
+	admin(http.MethodGet, user1+"/groups", authz.UsersRead, a.listUserGroups)
+	admin(http.MethodPut, user1+"/groups/{groupId}", authz.UsersWrite, a.joinGroup)
+	admin(http.MethodPost, user1+"/groups/{groupId}", authz.UsersWrite, a.joinGroup) // the spec's alias
+	admin(http.MethodDelete, user1+"/groups/{groupId}", authz.UsersWrite, a.leaveGroup)
+
+	// Role mappings of users and groups: all of them, the realm's roles,
+	// one client's roles, and each of those with composites expanded.
+	for _, h := range []struct {
+		base        string
+		load        roleHolderLoader
+		read, write authz.Permission
+	}{
+		{user1 + "/role-mappings", a.userRoleHolder, authz.UsersRead, authz.UsersWrite},
+		{group1 + "/role-mappings", a.groupRoleHolder, authz.GroupsRead, authz.GroupsWrite},
+	} {
+		admin(http.MethodGet, h.base, h.read, a.listRoleMappings(h.load, allScope))
+		for _, s := range []struct {
+			path  string
+			scope mappingScope
+		}{
+			{h.base + "/realm", realmScope},
+			{h.base + "/clients/{clientId}", clientScope},
+		} {
+			admin(http.MethodGet, s.path, h.read, a.listRoleMappings(h.load, s.scope))
+			admin(http.MethodPost, s.path, h.write, a.changeRoleMappings(h.load, s.scope, true))
+			admin(http.MethodDelete, s.path, h.write, a.changeRoleMappings(h.load, s.scope, false))
+			admin(http.MethodGet, s.path+"/composite", h.read, a.listEffectiveRoles(h.load, s.scope))
+		}
+	}
+	// The spec maps a group's realm roles on the bare path too.
+	admin(http.MethodPost, group1+"/role-mappings", authz.GroupsWrite, a.changeRoleMappings(a.groupRoleHolder, allScope, true))
+	admin(http.MethodDelete, group1+"/role-mappings", authz.GroupsWrite, a.changeRoleMappings(a.groupRoleHolder, allScope, false))
+
+	// Client scopes and their protocol mappers.
+	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
+	admin(http.MethodGet, scopes, authz.ScopesRead, a.listClientScopes)
+	admin(http.MethodPost, scopes, authz.ScopesWrite, a.createClientScope)
+	admin(http.MethodGet, scope1, authz.ScopesRead, a.getClientScope)
+	admin(http.MethodPut, scope1, authz.ScopesWrite, a.putClientScope)
+	admin(http.MethodDelete, scope1, authz.ScopesWrite, a.deleteClientScope)
+	admin(http.MethodGet, scope1+"/protocol-mappers", authz.ScopesRead, a.listMappers)
+	admin(http.MethodPost, scope1+"/protocol-mappers", authz.ScopesWrite, a.createMapper)
+	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, a.getMapper)
+	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.putMapper)
+	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.deleteMapper)
+
+	// Events.
+	admin(http.MethodGet, "/admin/realms/{realm}/admin-events", authz.EventsRead, a.listAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events", authz.EventsRead, a.listLoginEvents)
+	admin(http.MethodDelete, "/admin/realms/{realm}/events", authz.EventsWrite, a.clearLoginEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/login/export", authz.EventsRead, a.exportLoginEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, a.exportAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, a.getEventsConfig)
+	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, a.putEventsConfig)
+	return r
+}
 
 func (a *App) handle(h httpx.HandlerFunc) http.Handler { return httpx.Handle(h, a.writeError) }
 
@@ -37,77 +357,4 @@ func allowedMethods(router *mux.Router, req *http.Request) []string {
 	})
 	slices.Sort(allowed)
 	return allowed
-}
-
-// routes registers every route in one place; `idenplane routes` prints them.
-func (a *App) routes() *mux.Router {
-	r := mux.NewRouter()
-	r.NotFoundHandler = a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path)
-	})
-	r.MethodNotAllowedHandler = a.handle(func(w http.ResponseWriter, req *http.Request) error {
-		w.Header().Set("Allow", strings.Join(allowedMethods(r, req), ", "))
-		return apperr.New(http.StatusMethodNotAllowed, apperr.CodeMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path)
-	})
-	r.Use(recordRoute)
-
-	public := func(method, path string, h httpx.HandlerFunc) {
-		r.Handle(path, a.handle(h)).Methods(method)
-	}
-	admin := func(method, path string, h httpx.HandlerFunc) {
-		r.Handle(path, a.handle(a.requireAdmin(a.recordAdminEvent(h)))).Methods(method)
-	}
-
-	public(http.MethodGet, "/", a.welcome)
-	r.PathPrefix(assets.Prefix).Handler(a.assets).Methods(http.MethodGet, http.MethodHead)
-
-	public(http.MethodGet, "/health", a.health)
-	public(http.MethodGet, "/health/live", a.health)
-	public(http.MethodGet, "/health/ready", a.ready)
-	if a.cfg.MetricsPublic {
-		public(http.MethodGet, "/admin/metrics", a.serveMetrics)
-	} else {
-		admin(http.MethodGet, "/admin/metrics", a.serveMetrics)
-	}
-
-	a.protocolRoutes(r)
-
-	public(http.MethodPost, "/admin/auth/login", a.adminLogin)
-	admin(http.MethodGet, "/admin/auth/me", a.adminMe)
-	admin(http.MethodPost, "/admin/auth/logout", a.adminLogout)
-
-	// Fixed paths before {realm}, which would otherwise swallow them.
-	admin(http.MethodGet, "/admin/realms/themes", a.listThemes)
-	admin(http.MethodPost, "/admin/realms/import", a.importRealm)
-	admin(http.MethodPost, "/admin/realms", a.createRealm)
-	admin(http.MethodGet, "/admin/realms", a.listRealms)
-	admin(http.MethodGet, "/admin/realms/{realm}", a.getRealm)
-	admin(http.MethodPut, "/admin/realms/{realm}", a.putRealm)
-	admin(http.MethodPatch, "/admin/realms/{realm}", a.patchRealm)
-	admin(http.MethodDelete, "/admin/realms/{realm}", a.deleteRealm)
-	admin(http.MethodGet, "/admin/realms/{realm}/export", a.exportRealm)
-
-	admin(http.MethodPost, "/admin/realms/{realm}/users", a.createUser)
-	admin(http.MethodGet, "/admin/realms/{realm}/users", a.listUsers)
-	admin(http.MethodGet, "/admin/realms/{realm}/users/{userId}", a.getUser)
-	admin(http.MethodPut, "/admin/realms/{realm}/users/{userId}", a.putUser)
-	admin(http.MethodPatch, "/admin/realms/{realm}/users/{userId}", a.patchUser)
-	admin(http.MethodDelete, "/admin/realms/{realm}/users/{userId}", a.deleteUser)
-	admin(http.MethodPut, "/admin/realms/{realm}/users/{userId}/reset-password", a.resetPassword)
-	a.mfaRoutes(r, admin)
-
-	a.clientRoutes(admin)
-	a.roleRoutes(admin)
-	a.groupRoutes(admin)
-	a.scopeRoutes(admin)
-	a.eventRoutes(admin)
-	a.keyRoutes(admin)
-	a.sessionRoutes(admin)
-	a.bruteForceRoutes(admin)
-	a.emailRoutes(admin)
-	a.registrationRoutes(r, admin)
-	a.webauthnRoutes(r) // webauthn.go
-	a.stepUpRoutes(r)   // step_up.go
-	a.accountRoutes(r)
-	return r
 }

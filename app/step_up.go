@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-webauthn/webauthn/protocol"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -44,12 +43,6 @@ var (
 	errStepUpNoFactor = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no second factor to step up with: enrol TOTP or a security key first")
 	errStepUpNoTOTP   = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no TOTP authenticator: step up with a security key, or enrol TOTP first")
 )
-
-// stepUpRoutes mounts the two endpoints.
-func (a *App) stepUpRoutes(r *mux.Router) {
-	r.Handle("/realms/{realm}"+pathStepUp+"/challenge", a.stepUpEndpoint(a.stepUpChallenge)).Methods(http.MethodGet)
-	r.Handle("/realms/{realm}"+pathStepUp+"/verify", a.stepUpEndpoint(a.stepUpVerify)).Methods(http.MethodPost)
-}
 
 // stepUpEndpoint authenticates the caller of a step-up endpoint and
 // answers in JSON, never cached: a challenge holds a ceremony of its own.

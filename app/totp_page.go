@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/gorilla/mux"
-
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -26,13 +24,6 @@ const (
 	pathTOTP = "/totp"
 	totpForm = "totp" // names the form in its CSRF token
 )
-
-// mfaRoutes mounts the sign-in step and the admin API of second factors.
-func (a *App) mfaRoutes(r *mux.Router, admin routeAdder) {
-	r.Handle("/realms/{realm}"+pathTOTP, a.realmPage(a.totpPage)).Methods(http.MethodGet)
-	r.Handle("/realms/{realm}"+pathTOTP, a.realmPage(a.totpSubmit)).Methods(http.MethodPost)
-	a.mfaAdminRoutes(admin)
-}
 
 // startSecondFactor takes over a login whose password was right when the
 // user owes a second factor: it records the step and sends the browser

@@ -81,22 +81,6 @@ var (
 	errWebAuthnRegistered  = apperr.New(http.StatusConflict, apperr.CodeConflict, "this authenticator is registered already")
 )
 
-// webauthnRoutes mounts the ceremonies and the sign-in step's page.
-func (a *App) webauthnRoutes(r *mux.Router) {
-	for _, route := range []struct {
-		path string
-		h    realmHandler
-	}{
-		{"/register/options", a.webauthnRegisterOptions},
-		{"/register/verify", a.webauthnRegisterVerify},
-		{"/authenticate/options", a.webauthnAuthenticateOptions},
-		{"/authenticate/verify", a.webauthnAuthenticateVerify},
-	} {
-		r.Handle("/realms/{realm}"+pathWebAuthn+route.path, a.webauthnEndpoint(route.h)).Methods(http.MethodPost)
-	}
-	r.Handle("/realms/{realm}"+pathWebAuthn, a.realmPage(a.webauthnStepPage)).Methods(http.MethodGet)
-}
-
 // webauthnEndpoint wraps a ceremony endpoint. A browser's form post is
 // answered with pages, as the sign-in pages are; anything else in JSON.
 func (a *App) webauthnEndpoint(h realmHandler) http.Handler {

@@ -1,0 +1,103 @@
+// Package authz names what an admin credential may do. Every admin route
+// is registered with the one Permission it needs (app/routes.go); a
+// credential holds a Set. The admin API key and admin users hold every
+// permission; an admin user may sign in for fewer (a token for a script
+// that only reads), and organization admins, service accounts and API
+// keys will be granted subsets.
+package authz
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Permission is one thing an admin credential may do: "area:read" to
+// look, "area:write" to change. Names are stable: they are stored in
+// admin tokens and documented in docs/architecture.md.
+type Permission string
+
+const (
+	SystemRead   Permission = "system:read"   // list realms and themes, read metrics
+	SystemManage Permission = "system:manage" // create, import and delete realms
+	RealmRead    Permission = "realm:read"    // a realm's settings, keys, stats, registration setup, export
+	RealmWrite   Permission = "realm:write"   // change them, rotate keys, send test mail
+	UsersRead    Permission = "users:read"    // users and what hangs off them: memberships, role mappings, consents, second factors, lockouts, pending registrations
+	UsersWrite   Permission = "users:write"   // create, change and delete them, reset passwords, unlock, approve registrations
+	ClientsRead  Permission = "clients:read"  // clients, their scopes and service accounts
+	ClientsWrite Permission = "clients:write" // change them and their secrets
+	RolesRead    Permission = "roles:read"    // realm and client roles, composites
+	RolesWrite   Permission = "roles:write"
+	GroupsRead   Permission = "groups:read" // the group tree, members, group role mappings
+	GroupsWrite  Permission = "groups:write"
+	ScopesRead   Permission = "scopes:read" // client scopes and protocol mappers
+	ScopesWrite  Permission = "scopes:write"
+	SessionsRead Permission = "sessions:read" // SSO, client and offline sessions
+	SessionsEnd  Permission = "sessions:write"
+	EventsRead   Permission = "events:read" // login and admin events, exports, event settings
+	EventsWrite  Permission = "events:write"
+
+	// Authenticated is what a route asks that needs a valid admin
+	// credential and nothing more: who am I, sign out.
+	Authenticated Permission = "authenticated"
+)
+
+// All is every permission a credential can hold.
+var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
+	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite}
+
+// Set is the permissions a credential holds.
+type Set struct{ perms []Permission }
+
+// Everything is the set of every permission.
+func Everything() Set { return Set{perms: All} }
+
+// Parse makes a set of permission names, refusing unknown ones.
+func Parse(names []string) (Set, error) {
+	var s Set
+	for _, n := range names {
+		p := Permission(n)
+		if !slices.Contains(All, p) {
+			return Set{}, fmt.Errorf("unknown permission %q (known: %s)", n, strings.Join(Names(Everything()), ", "))
+		}
+		if !slices.Contains(s.perms, p) {
+			s.perms = append(s.perms, p)
+		}
+	}
+	return s, nil
+}
+
+// Has says whether the set allows p; every set allows Authenticated.
+func (s Set) Has(p Permission) bool { return p == Authenticated || slices.Contains(s.perms, p) }
+
+// All says whether the set holds every permission.
+func (s Set) All() bool {
+	for _, p := range All {
+		if !s.Has(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// Names lists the set's permissions in the order of All.
+func Names(s Set) []string {
+	var out []string
+	for _, p := range All {
+		if s.Has(p) {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}
+
+// Without is s less the given permissions.
+func (s Set) Without(drop ...Permission) Set {
+	var out Set
+	for _, p := range s.perms {
+		if !slices.Contains(drop, p) {
+			out.perms = append(out.perms, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/app/authz"
+)
+
+// Every route the router serves is in the table with the access it asks,
+// and the table holds nothing the router does not serve: a route
+// registered around the table fails here.
+func TestRouteTableDeclaresAccess(t *testing.T) {
+	s := newTestServer(t)
+	served := map[string]bool{}
+	err := s.app.router.Walk(func(r *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := r.GetPathTemplate()
+		if err != nil {
+			t.Errorf("a route without a path template: %v", err)
+			return nil
+		}
+		methods, err := r.GetMethods()
+		if err != nil {
+			t.Errorf("route %s accepts every method: name them", tpl)
+			return nil
+		}
+		for _, m := range methods {
+			served[m+" "+tpl] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]access{}
+	for _, rt := range s.app.table {
+		key := rt.method + " " + rt.path
+		if _, dup := declared[key]; dup {
+			t.Errorf("%s is in the table twice", key)
+		}
+		declared[key] = rt.access
+		if !served[key] {
+			t.Errorf("%s is in the table but not served", key)
+		}
+		switch rt.access.kind {
+		case accessPublic, accessUser:
+			if rt.access.perm != "" {
+				t.Errorf("%s is %s but names the permission %s", key, rt.access.kind, rt.access.perm)
+			}
+		case accessAdmin:
+			if rt.access.perm != authz.Authenticated && !slices.Contains(authz.All, rt.access.perm) {
+				t.Errorf("%s asks for the unknown permission %q", key, rt.access.perm)
+			}
+		default:
+			t.Errorf("%s has no access declared", key)
+		}
+	}
+	for key := range served {
+		if _, ok := declared[key]; !ok {
+			t.Errorf("%s is served but not in the table: register it in routes.go with its access", key)
+		}
+	}
+	// Everything under /admin but the login is an admin route.
+	for key, acc := range declared {
+		_, path, _ := strings.Cut(key, " ")
+		if strings.HasPrefix(path, "/admin/") && key != "POST /admin/auth/login" && acc.kind != accessAdmin {
+			t.Errorf("%s is %s, want an admin route", key, acc.kind)
+		}
+	}
+}
+
+// Every admin route answers 401 without credentials and 403 to a
+// credential holding every permission but the one it asks; every route of
+// a signed-in person answers an API caller without credentials 401.
+func TestRoutePermissionsEnforced(t *testing.T) {
+	s := newTestServer(t, authWithAdminUser(nil))
+	s.createRealm("acme")
+	userID := s.createUser("acme", map[string]any{"username": "alice"})["id"].(string)
+
+	// One token per permission left out, each signed in for all the others.
+	lacking := map[authz.Permission]string{}
+	tokenLacking := func(p authz.Permission) string {
+		if tok, ok := lacking[p]; ok {
+			return tok
+		}
+		r := s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": authTestAdminUser,
+			"password": authTestAdminPassword, "permissions": authz.Names(authz.Everything().Without(p))})
+		mustStatus(t, r, http.StatusOK)
+		var body struct {
+			AccessToken string   `json:"accessToken"`
+			Permissions []string `json:"permissions"`
+		}
+		r.decode(t, &body)
+		if slices.Contains(body.Permissions, string(p)) || len(body.Permissions) != len(authz.All)-1 {
+			t.Fatalf("signed in without %s, the token holds %v", p, body.Permissions)
+		}
+		lacking[p] = body.AccessToken
+		return body.AccessToken
+	}
+
+	var admin, user int
+	for _, rt := range s.app.table {
+		path := authFillPath(t, rt.path, "acme", userID)
+		var body any
+		if rt.method == http.MethodPost || rt.method == http.MethodPut || rt.method == http.MethodPatch {
+			body = map[string]any{}
+		}
+		switch rt.access.kind {
+		case accessAdmin:
+			admin++
+			mustError(t, s.request(rt.method, path, body), http.StatusUnauthorized, "unauthorized", "")
+			if rt.access.perm == authz.Authenticated {
+				continue
+			}
+			r := s.request(rt.method, path, body, authBearer(tokenLacking(rt.access.perm)))
+			mustError(t, r, http.StatusForbidden, "forbidden", "")
+			if !strings.Contains(string(r.Body), string(rt.access.perm)) {
+				t.Errorf("%s %s: the 403 does not name %s: %s", rt.method, rt.path, rt.access.perm, r.Body)
+			}
+		case accessUser:
+			user++
+			r := s.request(rt.method, path, body, "Accept: application/json")
+			if r.Status != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s %s without credentials: %d %q, want 401 with a Bearer challenge", rt.method, path,
+					r.Status, r.Header.Get("WWW-Authenticate"))
+			}
+		}
+	}
+	if admin < 100 || user < 10 {
+		t.Fatalf("checked %d admin and %d user routes: the table is not what this test thinks", admin, user)
+	}
+	// The control: a token holding the permission opens the route.
+	r := s.request(http.MethodGet, "/admin/realms/acme/users", nil, authBearer(tokenLacking(authz.UsersWrite)))
+	mustStatus(t, r, http.StatusOK)
+}
+
+// A token signed in for fewer permissions is refused the others, and an
+// unknown permission is refused at sign-in.
+func TestAdminTokenNarrowed(t *testing.T) {
+	s := newTestServer(t, authWithAdminUser(nil))
+	s.createRealm("acme")
+	r := s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": authTestAdminUser,
+		"password": authTestAdminPassword, "permissions": []string{"realm:read", "users:read"}})
+	mustStatus(t, r, http.StatusOK)
+	token := r.object(t)["accessToken"].(string)
+	mustStatus(t, s.request(http.MethodGet, "/admin/realms/acme/users", nil, authBearer(token)), http.StatusOK)
+	mustStatus(t, s.request(http.MethodGet, "/admin/realms/acme", nil, authBearer(token)), http.StatusOK)
+	mustError(t, s.request(http.MethodPost, "/admin/realms/acme/users", map[string]any{"username": "bob"}, authBearer(token)),
+		http.StatusForbidden, "forbidden", "")
+	mustError(t, s.request(http.MethodGet, "/admin/realms", nil, authBearer(token)), http.StatusForbidden, "forbidden", "")
+	me := s.request(http.MethodGet, "/admin/auth/me", nil, authBearer(token)).object(t)
+	if got, _ := me["permissions"].([]any); len(got) != 2 || got[0] != "realm:read" || got[1] != "users:read" {
+		t.Fatalf("me %v, want permissions [realm:read users:read]", me)
+	}
+
+	r = s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": authTestAdminUser,
+		"password": authTestAdminPassword, "permissions": []string{"users:read", "root"}})
+	mustError(t, r, http.StatusBadRequest, "invalid_field", "permissions")
+}
