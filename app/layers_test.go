@@ -1,0 +1,53 @@
+package app
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/idenplane/idenplane"
+
+// httpPackages are what the layers below the handlers must not depend on.
+// A name ending in "/..." stands for the packages under it too.
+var httpPackages = []string{"net/http", "github.com/gorilla/mux", "github.com/zitadel/oidc/...", "github.com/a-h/templ/...",
+	module + "/ui", module + "/app", module + "/app/httpx"}
+
+// The layers of docs/architecture.md: each package, and what it must not
+// depend on, directly or through anything it imports.
+func TestLayers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the packages' dependencies with the go command")
+	}
+	for _, c := range []struct {
+		pkg   string
+		never []string
+	}{
+		{"store", []string{module + "/app/...", module + "/ui"}},
+		{"app/apperr", httpPackages},
+		{"app/authz", []string{module + "/store", module + "/app/...", module + "/ui"}},
+		{"app/httpx", []string{module + "/app", module + "/ui"}},
+	} {
+		for _, d := range goDeps(t, module+"/"+c.pkg) {
+			if d == module+"/"+c.pkg {
+				continue
+			}
+			for _, never := range c.never {
+				prefix, tree := strings.CutSuffix(never, "/...")
+				if d == prefix || tree && strings.HasPrefix(d, prefix+"/") {
+					t.Errorf("%s depends on %s", c.pkg, d)
+				}
+			}
+		}
+	}
+}
+
+// goDeps lists the packages pkg depends on, itself included.
+func goDeps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
