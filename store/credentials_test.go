@@ -51,13 +51,19 @@ func credentialsTestEnrolled(t *testing.T, s *Store, id, user string) *Credentia
 	return c
 }
 
-func credentialsTestCount(t *testing.T, s *Store, query string, args ...any) int {
+// credentialsTestNone fails unless user has no second factor of any kind,
+// pending or confirmed, and no recovery code.
+func credentialsTestNone(t *testing.T, s *Store, realm, user string) {
 	t.Helper()
-	var n int
-	if err := s.r.QueryRowContext(suiteCtx, query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
+	if list, err := s.Credentials(suiteCtx, realm, user); err != nil || len(list) != 0 {
+		t.Fatalf("credentials of %s: %v, %v; want none", user, list, err)
 	}
-	return n
+	if c, err := s.PendingCredential(suiteCtx, realm, user, CredentialTOTP); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("pending credential of %s: %+v, %v; want ErrNotFound", user, c, err)
+	}
+	if n, err := s.RecoveryCodesLeft(suiteCtx, realm, user); err != nil || n != 0 {
+		t.Fatalf("recovery codes of %s: %d, %v; want none", user, n, err)
+	}
 }
 
 func suiteCredentialEnrol(t *testing.T, s *Store) {
@@ -271,16 +277,20 @@ func suiteCredentialCascade(t *testing.T, s *Store) {
 	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials WHERE user_id = 'alice'`) +
-		credentialsTestCount(t, s, `SELECT count(*) FROM recovery_codes WHERE user_id = 'alice'`); n != 0 {
-		t.Fatalf("%d rows of a deleted user left", n)
+	// A new user with the deleted one's ID inherits nothing of hers.
+	suiteMustCreateUser(t, s, suiteUser("alice", sessionsTestRealm, "alice", ""))
+	credentialsTestNone(t, s, sessionsTestRealm, "alice")
+	if list, err := s.Credentials(suiteCtx, sessionsTestRealm, "bob"); err != nil || len(list) != 1 {
+		t.Fatalf("bob's credentials after alice's deletion: %v, %v", list, err)
 	}
 	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials`) +
-		credentialsTestCount(t, s, `SELECT count(*) FROM recovery_codes`); n != 0 {
-		t.Fatalf("%d rows of a deleted realm left", n)
+	// Nor does a realm with the deleted one's ID, or its users.
+	suiteMustCreateRealm(t, s, suiteRealm(sessionsTestRealm, "acme", 3000))
+	for _, user := range []string{"alice", "bob"} {
+		suiteMustCreateUser(t, s, suiteUser(user, sessionsTestRealm, user, ""))
+		credentialsTestNone(t, s, sessionsTestRealm, user)
 	}
 }
 
@@ -347,8 +357,13 @@ func suiteAuthRequestStep(t *testing.T, s *Store) {
 	if err := s.DeleteAuthRequest(suiteCtx, sessionsTestRealm, "ar2"); err != nil {
 		t.Fatal(err)
 	}
-	if n := credentialsTestCount(t, s, `SELECT count(*) FROM auth_request_steps`); n != 0 {
-		t.Fatalf("%d steps left after their requests went", n)
+	// Neither the completed step nor that of the deleted request is left:
+	// a request made again with the same ID starts without one.
+	authRequestsTestMustCreate(t, s, authRequestsTestPending("ar2"))
+	for _, id := range []string{"ar1", "ar2"} {
+		if st, err := s.GetAuthRequestStep(suiteCtx, sessionsTestRealm, id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("step of %s left: %+v, %v", id, st, err)
+		}
 	}
 }
 
@@ -385,10 +400,10 @@ func suiteFactorsSurviveReplacement(t *testing.T, s *Store) {
 	if n, err := s.RecoveryCodesLeft(suiteCtx, newRealm, "alice"); err != nil || n != 1 {
 		t.Fatalf("alice's recovery codes left: %d, %v; want 1 (the used one stays used)", n, err)
 	}
-	if list, _ := s.Credentials(suiteCtx, newRealm, "bob-new"); len(list) != 0 {
-		t.Fatalf("a new user got an old user's factor: %v", list)
-	}
-	if n := credentialsTestCount(t, s, `SELECT count(*) FROM user_credentials`); n != 1 {
-		t.Fatalf("%d credentials after the replacement, want alice's only", n)
-	}
+	// No one else has a factor, in the new realm, the old or another.
+	credentialsTestNone(t, s, newRealm, "bob-new")
+	credentialsTestNone(t, s, newRealm, "bob")
+	credentialsTestNone(t, s, sessionsTestRealm, "alice")
+	credentialsTestNone(t, s, sessionsTestRealm, "bob")
+	credentialsTestNone(t, s, sessionsTestOther, "carol")
 }

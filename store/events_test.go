@@ -91,13 +91,18 @@ func eventsTestLoginIDs(t *testing.T, s *Store, realmID string, f LoginEventFilt
 	return ids
 }
 
-func eventsTestCount(t *testing.T, s *Store, table, realmID string) int {
+// eventsTestCount counts a realm's login and admin events.
+func eventsTestCount(t *testing.T, s *Store, realmID string) (login, admin int) {
 	t.Helper()
-	var n int
-	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM "+table+" WHERE realm_id = $1", realmID).Scan(&n); err != nil {
+	logins, err := s.ListLoginEvents(suiteCtx, realmID, LoginEventFilter{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	admins, err := s.ListAdminEvents(suiteCtx, realmID, AdminEventFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(logins), len(admins)
 }
 
 func eventsTestMs(v int64) *int64 { return &v }
@@ -348,24 +353,25 @@ func suiteEventRealmDeleteCascades(t *testing.T, s *Store) {
 	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"login_events", "admin_events"} {
-		if n := eventsTestCount(t, s, table, acme.ID); n != 0 {
-			t.Fatalf("%d %s left of the deleted realm", n, table)
-		}
-		if n := eventsTestCount(t, s, table, beta.ID); n != 1 {
-			t.Fatalf("%d %s of the other realm, want 1", n, table)
-		}
+	// A realm made again with the deleted one's ID starts without events.
+	suiteMustCreateRealm(t, s, suiteRealm(acme.ID, "acme", 3000))
+	if login, admin := eventsTestCount(t, s, acme.ID); login != 0 || admin != 0 {
+		t.Fatalf("%d login and %d admin events left of the deleted realm", login, admin)
+	}
+	if login, admin := eventsTestCount(t, s, beta.ID); login != 1 || admin != 1 {
+		t.Fatalf("%d login and %d admin events of the other realm, want 1 and 1", login, admin)
 	}
 }
 
-// eventsTestSession inserts a session row as the OpenID Connect provider will.
-func eventsTestSession(t *testing.T, s *Store, id, realmID, userID, kind, clientID string, expiresAt int64) {
+// eventsTestSession makes a session as the OpenID Connect provider does:
+// an online OAuth session has parent as its SSO session, an offline one
+// has none.
+func eventsTestSession(t *testing.T, s *Store, id, realmID, userID, kind, parent, clientID string, expiresAt int64) {
 	t.Helper()
-	_, err := s.w.ExecContext(suiteCtx, `INSERT INTO user_sessions (id, realm_id, user_id, kind, parent_id, client_id,
-		ip_address, started_at, last_access_at, expires_at) VALUES ($1, $2, $3, $4, NULL, $5, '192.0.2.1', 0, 0, $6)`,
-		id, realmID, userID, kind, nullString(clientID), expiresAt)
-	if err != nil {
-		t.Fatalf("insert session %s: %v", id, err)
+	sess := &Session{ID: id, RealmID: realmID, UserID: userID, Kind: kind, ParentID: parent, ClientID: clientID,
+		IPAddress: "192.0.2.1", ExpiresAt: expiresAt, Offline: kind == SessionOAuth && parent == ""}
+	if err := s.CreateSession(suiteCtx, sess); err != nil {
+		t.Fatalf("create session %s: %v", id, err)
 	}
 }
 
@@ -418,12 +424,12 @@ func suiteRealmStats(t *testing.T, s *Store) {
 			t.Fatal(err)
 		}
 	}
-	eventsTestSession(t, s, "s1", acme.ID, alice.ID, "sso", "", now+1)
-	eventsTestSession(t, s, "s2", acme.ID, alice.ID, "sso", "", now+60_000)
-	eventsTestSession(t, s, "s3", acme.ID, alice.ID, "sso", "", now) // expires now: no longer active
-	eventsTestSession(t, s, "s4", acme.ID, alice.ID, "oauth", web.ID, now+1)
-	eventsTestSession(t, s, "s5", acme.ID, alice.ID, "oauth", web.ID, now-1)
-	eventsTestSession(t, s, "s6", beta.ID, carol.ID, "sso", "", now+1)
+	eventsTestSession(t, s, "s1", acme.ID, alice.ID, "sso", "", "", now+1)
+	eventsTestSession(t, s, "s2", acme.ID, alice.ID, "sso", "", "", now+60_000)
+	eventsTestSession(t, s, "s3", acme.ID, alice.ID, "sso", "", "", now) // expires now: no longer active
+	eventsTestSession(t, s, "s4", acme.ID, alice.ID, "oauth", "s2", web.ID, now+1)
+	eventsTestSession(t, s, "s5", acme.ID, alice.ID, "oauth", "", web.ID, now-1) // offline, expired
+	eventsTestSession(t, s, "s6", beta.ID, carol.ID, "sso", "", "", now+1)
 
 	const day = 24 * 60 * 60 * 1000
 	eventsTestMustAddLogin(t, s,
@@ -503,10 +509,8 @@ func suiteConsentStats(t *testing.T, s *Store) {
 	if err := s.UpsertConsent(suiteCtx, "u2", web.ID, []string{"openid"}, 5000); err != nil {
 		t.Fatal(err)
 	}
-	var granted, updated int64
-	if err := s.r.QueryRowContext(suiteCtx, "SELECT granted_at, updated_at FROM user_consents WHERE user_id = 'u2' AND client_id = $1",
-		web.ID).Scan(&granted, &updated); err != nil || granted != 1000 || updated != 5000 {
-		t.Fatalf("granted_at %d updated_at %d (%v), want 1000 and 5000", granted, updated, err)
+	if c, err := s.GetConsent(suiteCtx, "u2", web.ID); err != nil || c.GrantedAt != 1000 || c.UpdatedAt != 5000 {
+		t.Fatalf("consent after the upsert: %+v (%v), want granted at 1000 and updated at 5000", c, err)
 	}
 
 	// Ties in users keep clientId order.

@@ -372,16 +372,24 @@ func suiteKeyRealmDeleteCascades(t *testing.T, s *Store) {
 	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if n := scopeTestCount(t, s, "signing_keys"); n != 1 {
-		t.Fatalf("%d signing keys left, want realm b's one", n)
+	if ids, err := s.ActiveSigningKeyIDs(suiteCtx); err != nil || !slices.Equal(ids, []string{"b-active"}) {
+		t.Fatalf("active keys left: %v, %v; want realm b's one", ids, err)
 	}
-	if n := scopeTestCount(t, s, "realm_key_settings"); n != 1 {
-		t.Fatalf("%d key settings left, want realm b's", n)
+	if left, err := s.ListSigningKeys(suiteCtx, keyTestRealmB); keyTestIDs(t, left, err) != "b-active " {
+		t.Fatalf("realm b's keys: %v", left)
 	}
 	if _, err := s.GetKeySettings(suiteCtx, keyTestRealmB); err != nil {
 		t.Fatalf("other realm's settings: %v", err)
 	}
-	// The deleted keys' ids are free again: they were really deleted.
-	suiteMustCreateRealm(t, s, suiteRealm("33333333-3333-4333-8333-333333333333", "acme", 3000))
-	keyTestCreate(t, s, keyTestKey(t, "a-active", "33333333-3333-4333-8333-333333333333", KeyActive, 1))
+	// A realm made again with the deleted one's ID has neither keys nor
+	// settings, and the deleted keys' ids are free again.
+	suiteMustCreateRealm(t, s, suiteRealm(keyTestRealmA, "acme", 3000))
+	if left, err := s.ListSigningKeys(suiteCtx, keyTestRealmA); err != nil || len(left) != 0 {
+		t.Fatalf("keys of the deleted realm: %v, %v", left, err)
+	}
+	if ks, err := s.GetKeySettings(suiteCtx, keyTestRealmA); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("settings of the deleted realm: %+v, %v; want ErrNotFound", ks, err)
+	}
+	keyTestCreate(t, s, keyTestKey(t, "a-active", keyTestRealmA, KeyActive, 1), keyTestKey(t, "a-next", keyTestRealmA, KeyNext, 2),
+		keyTestKey(t, "a-retired", keyTestRealmA, KeyRetired, 3))
 }

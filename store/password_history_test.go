@@ -76,15 +76,24 @@ func suitePasswordHistoryCascade(t *testing.T, s *Store) {
 	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM password_history WHERE user_id = 'alice'").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("alice's history after her deletion: %d rows, %v", n, err)
+	// A user made again with the deleted one's ID has no history.
+	suiteMustCreateUser(t, s, suiteUser("alice", sessionsTestRealm, "alice", ""))
+	if h := historyTestList(t, s, "alice", 10); len(h) != 0 {
+		t.Fatalf("alice's history after her deletion: %v", h)
+	}
+	if h := historyTestList(t, s, "bob", 10); len(h) != 1 {
+		t.Fatalf("bob's history after alice's deletion: %v, want his one old password", h)
 	}
 	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM password_history").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("history after the realm's deletion: %d rows, %v", n, err)
+	// Nor has a realm made again with the deleted one's ID, or its users.
+	suiteMustCreateRealm(t, s, suiteRealm(sessionsTestRealm, "acme", 3000))
+	for _, user := range []string{"alice", "bob"} {
+		suiteMustCreateUser(t, s, suiteUser(user, sessionsTestRealm, user, ""))
+		if h := historyTestList(t, s, user, 10); len(h) != 0 {
+			t.Fatalf("%s's history after the realm's deletion: %v", user, h)
+		}
 	}
 }
 

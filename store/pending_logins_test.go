@@ -90,13 +90,6 @@ func suitePendingLoginSave(t *testing.T, s *Store) {
 	}
 	suiteMustEqual(t, "replaced pending login", got, q)
 
-	// A row saved before the amr column reads without one.
-	if _, err := s.w.ExecContext(suiteCtx, "UPDATE pending_logins SET amr = '' WHERE auth_request_id = 'r1'"); err != nil {
-		t.Fatal(err)
-	}
-	if got, err = s.GetPendingLogin(suiteCtx, sessionsTestRealm, "r1"); err != nil || got.AMR != nil {
-		t.Fatalf("pending login saved before version 12: %+v, %v; want no amr", got, err)
-	}
 }
 
 func suitePendingLoginDelete(t *testing.T, s *Store) {

@@ -75,3 +75,30 @@ func TestEnabledEventTypesMigration(t *testing.T) {
 		t.Fatalf("migrated realm: enabled event types %v, events enabled %t; want the default set, on", r.EnabledEventTypes, r.EventsEnabled)
 	}
 }
+
+// Version 12 gives the pending logins saved before it an empty amr
+// column, which reads as none.
+func TestPendingLoginAMRMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 12)
+	createRealmAtOldSchema(t, before, &Realm{ID: "r1", Name: "acme", CreatedAt: 1000})
+	suiteMustCreateUser(t, before, suiteUser("alice", "r1", "alice", ""))
+	if err := before.CreateClient(suiteCtx, &Client{ID: "web", RealmID: "r1", ClientID: "web-app", ClientType: "PUBLIC"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.CreateAuthRequest(suiteCtx, &AuthRequest{ID: "ar1", RealmID: "r1", ClientID: "web",
+		RedirectURI: "https://app.test/cb", ResponseType: "code", CreatedAt: 1000, ExpiresAt: 1 << 62}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := before.w.ExecContext(suiteCtx, `INSERT INTO pending_logins (auth_request_id, realm_id, user_id, action,
+		browser_hash, remember_me, created_at) VALUES ('ar1', 'r1', 'alice', $1, $2, TRUE, 1000)`,
+		ActionUpdatePassword, HashToken("browser")); err != nil {
+		t.Fatal(err)
+	}
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	got, err := s.GetPendingLogin(suiteCtx, "r1", "ar1")
+	if err != nil || got.UserID != "alice" || got.AMR != nil {
+		t.Fatalf("pending login saved before version 12: %+v, %v; want alice's, with no amr", got, err)
+	}
+}

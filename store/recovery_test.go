@@ -29,7 +29,7 @@ func suiteRecoveryFindUser(t *testing.T, s *Store) {
 	if _, err := s.FindRecoveryUser(suiteCtx, sessionsTestOther, "alice@example.test"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("other realm: %v, want ErrNotFound", err)
 	}
-	if _, err := s.w.ExecContext(suiteCtx, `UPDATE users SET status = 'pending' WHERE id = 'alice'`); err != nil {
+	if err := s.ChangeUserStatus(suiteCtx, sessionsTestRealm, "alice", UserActive, UserPending); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.FindRecoveryUser(suiteCtx, sessionsTestRealm, "alice"); !errors.Is(err, ErrNotFound) {

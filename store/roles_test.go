@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -530,13 +531,30 @@ func suiteRoleDeleteCascades(t *testing.T, s *Store) {
 	// leaf was reachable only through mid.
 	got, err = s.EffectiveRoles(suiteCtx, f.alice.ID)
 	roleTestMustNames(t, "effective after delete", got, err, "keep")
-	// mid's own composite rows went too: the role is gone, not just unlinked.
-	var n int
-	if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM role_composites WHERE parent_id = $1 OR child_id = $1", mid.ID).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("%d composite rows of the deleted role remain (%v)", n, err)
+	roleTestMustPairs(t, "composites after delete", s.AllComposites, f.realm.ID, map[string][]string{top.ID: {keep.ID}})
+	// The name and ID are free again, and mid's own composite rows went
+	// too: the role is gone, not just unlinked, so a new mid with its ID
+	// is nobody's child and has no children.
+	again := f.role(t, s, nil, "mid")
+	got, err = s.ListComposites(suiteCtx, again.ID)
+	roleTestMustNames(t, "the new mid's composites", got, err)
+	got, err = s.ListComposites(suiteCtx, top.ID)
+	roleTestMustNames(t, "top's composites after a new mid", got, err, "keep")
+	roleTestMustPairs(t, "composites after a new mid", s.AllComposites, f.realm.ID, map[string][]string{top.ID: {keep.ID}})
+}
+
+// roleTestMustPairs checks one of the realm-wide maps of the export.
+func roleTestMustPairs(t *testing.T, what string, read func(context.Context, string) (map[string][]string, error),
+	realmID string, want map[string][]string) {
+	t.Helper()
+	got, err := read(suiteCtx, realmID)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	// The name is free again.
-	f.role(t, s, nil, "mid")
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	suiteMustEqual(t, what, got, want)
 }
 
 func suiteRoleClientDeleteCascades(t *testing.T, s *Store) {
@@ -568,24 +586,17 @@ func suiteRoleUserGroupDeleteCascades(t *testing.T, s *Store) {
 	for _, h := range []RoleHolder{UserRoles(f.alice.ID), UserRoles(bob.ID), GroupRoles(parent.ID), GroupRoles(child.ID)} {
 		roleTestMust(t, "map", s.AddRoleMappings(suiteCtx, h, roleTestIDs(admin)))
 	}
-	count := func(table string) int {
-		t.Helper()
-		var n int
-		if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 
 	roleTestMust(t, "delete alice", s.DeleteUser(suiteCtx, f.realm.ID, f.alice.ID))
-	if n := count("user_roles"); n != 1 {
-		t.Fatalf("user_roles rows after deleting alice: %d, want bob's 1", n)
-	}
+	// A new user with alice's ID holds none of her roles.
+	suiteMustCreateUser(t, s, suiteUser(f.alice.ID, f.realm.ID, "alice", ""))
+	roleTestMustPairs(t, "user mappings after deleting alice", s.AllUserRoleMappings, f.realm.ID,
+		map[string][]string{bob.ID: {admin.ID}})
 	// Deleting the parent takes the child group and both groups' mappings.
 	roleTestMust(t, "delete parent group", s.DeleteGroup(suiteCtx, f.realm.ID, parent.ID))
-	if n := count("group_roles"); n != 0 {
-		t.Fatalf("group_roles rows after deleting the groups: %d", n)
-	}
+	f.group(t, s, parent.ID, "", "parent")
+	f.group(t, s, child.ID, parent.ID, "child")
+	roleTestMustPairs(t, "group mappings after deleting the groups", s.AllGroupRoleMappings, f.realm.ID, nil)
 	got, err := s.ListRoleMappings(suiteCtx, UserRoles(bob.ID), "*")
 	roleTestMustNames(t, "bob's mappings", got, err, "admin")
 	if _, err := s.GetRoleByID(suiteCtx, f.realm.ID, admin.ID); err != nil {
@@ -606,14 +617,21 @@ func suiteRoleRealmDeleteCascades(t *testing.T, s *Store) {
 	roleTestMust(t, "other realm role", s.CreateRole(suiteCtx, &Role{ID: "other-admin", RealmID: other.ID, Name: "admin"}))
 
 	roleTestMust(t, "delete realm", s.DeleteRealm(suiteCtx, "acme"))
-	for _, table := range []string{"role_composites", "user_roles", "group_roles"} {
-		var n int
-		if err := s.r.QueryRowContext(suiteCtx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 0 {
-			t.Fatalf("%s has %d rows after the realm went (%v)", table, n, err)
-		}
-	}
 	all, err := s.ListAllRoles(suiteCtx, f.realm.ID)
 	roleTestMustNames(t, "roles of the deleted realm", all, err)
 	all, err = s.ListAllRoles(suiteCtx, other.ID)
 	roleTestMustNames(t, "the other realm's roles", all, err, "admin")
+
+	// The realm made again with the same IDs, its roles, user and group
+	// have no composites or mappings left of the deleted ones.
+	again := roleTestSetup(t, s)
+	again.role(t, s, nil, "admin")
+	again.role(t, s, again.web, "read")
+	again.group(t, s, g.ID, "", "staff")
+	for _, c := range []struct {
+		what string
+		read func(context.Context, string) (map[string][]string, error)
+	}{{"composites", s.AllComposites}, {"user mappings", s.AllUserRoleMappings}, {"group mappings", s.AllGroupRoleMappings}} {
+		roleTestMustPairs(t, c.what+" after the realm went", c.read, f.realm.ID, nil)
+	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -51,13 +52,32 @@ func scopeTestCreate(t *testing.T, s *Store, c *ClientScope) *ClientScope {
 	return c
 }
 
-func scopeTestCount(t *testing.T, s *Store, table string) int {
+// scopeTestStored describes a realm's scopes as "name:mappers", by name.
+func scopeTestStored(t *testing.T, s *Store, realmID string) []string {
 	t.Helper()
-	var n int
-	if err := s.readerDB.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+	scopes, err := s.ListClientScopes(suiteCtx, realmID)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	out := []string{}
+	for _, c := range scopes {
+		out = append(out, fmt.Sprintf("%s:%d", c.Name, len(c.Mappers)))
+	}
+	return out
+}
+
+// scopeTestLinks is a realm's links of clients to scopes, as the export
+// reads them.
+func scopeTestLinks(t *testing.T, s *Store, realmID string) map[string][]string {
+	t.Helper()
+	links, err := s.AllScopeLinks(suiteCtx, realmID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if links == nil {
+		links = map[string][]string{}
+	}
+	return links
 }
 
 func scopeTestConflict(t *testing.T, what string, err error, column string) {
@@ -132,9 +152,9 @@ func suiteScopeNameUniquePerRealm(t *testing.T, s *Store) {
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("scope of an unknown realm: %v, want ErrNotFound", err)
 	}
-	if n := scopeTestCount(t, s, "client_scopes"); n != 3 {
-		t.Fatalf("%d scopes stored, want 3", n)
-	}
+	suiteMustEqual(t, "scopes of a", scopeTestStored(t, s, a.ID), []string{"Profile:0", "profile:0"})
+	suiteMustEqual(t, "scopes of b", scopeTestStored(t, s, b.ID), []string{"profile:0"})
+	suiteMustEqual(t, "scopes of the unknown realm", scopeTestStored(t, s, "33333333-3333-4333-8333-333333333333"), []string{})
 }
 
 func suiteScopeMapperUniquePerScope(t *testing.T, s *Store) {
@@ -163,9 +183,10 @@ func suiteScopeMapperUniquePerScope(t *testing.T, s *Store) {
 	if _, err := s.GetClientScope(suiteCtx, a.ID, three); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the failed scope was stored: %v", err)
 	}
-	if n := scopeTestCount(t, s, "protocol_mappers"); n != 2 {
-		t.Fatalf("%d mappers stored, want 2", n)
-	}
+	suiteMustEqual(t, "scopes and their mappers", scopeTestStored(t, s, a.ID), []string{"one:1", "two:1"})
+	// Nor are its mappers: the same scope made again has none.
+	scopeTestCreate(t, s, scopeTestScope(three, a.ID, "three"))
+	suiteMustEqual(t, "scopes and their mappers after a new three", scopeTestStored(t, s, a.ID), []string{"one:1", "three:0", "two:1"})
 }
 
 func suiteScopeUpdate(t *testing.T, s *Store) {
@@ -297,14 +318,13 @@ func suiteScopeDeleteCascades(t *testing.T, s *Store) {
 	if _, err := s.GetMapper(suiteCtx, id, "b0000000-0000-4000-8000-000000000001"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("mapper of a deleted scope: %v, want ErrNotFound", err)
 	}
-	if n := scopeTestCount(t, s, "protocol_mappers"); n != 1 {
-		t.Fatalf("%d mappers left, want the kept scope's 1", n)
-	}
-	if n := scopeTestCount(t, s, "client_scope_links"); n != 1 {
-		t.Fatalf("%d links left, want 1", n)
-	}
 	suiteMustEqual(t, "default scopes", scopeTestLinked(t, s, a.ID, app.ID, ScopeDefault), []string{})
 	suiteMustEqual(t, "optional scopes", scopeTestLinked(t, s, a.ID, app.ID, ScopeOptional), []string{"kept"})
+	// Its mappers and links went with it: made again with the same ID, the
+	// scope has none.
+	scopeTestCreate(t, s, scopeTestScope(id, a.ID, "profile"))
+	suiteMustEqual(t, "scopes and their mappers", scopeTestStored(t, s, a.ID), []string{"kept:1", "profile:0"})
+	suiteMustEqual(t, "links", scopeTestLinks(t, s, a.ID), map[string][]string{app.ID + " " + ScopeOptional: {keep}})
 }
 
 func suiteScopeLinks(t *testing.T, s *Store) {
@@ -378,12 +398,13 @@ func suiteScopeLinks(t *testing.T, s *Store) {
 	if err := s.DeleteClient(suiteCtx, a.ID, app.ID); err != nil {
 		t.Fatal(err)
 	}
-	if n := scopeTestCount(t, s, "client_scope_links"); n != 1 {
-		t.Fatalf("%d links after deleting the client, want other's 1", n)
-	}
-	if n := scopeTestCount(t, s, "client_scopes"); n != 5 {
-		t.Fatalf("%d scopes after deleting a client, want 5", n)
-	}
+	// Made again with the same ID, the client has no links.
+	scopeTestClient(t, s, app.ID, a.ID, "app")
+	suiteMustEqual(t, "links after deleting the client", scopeTestLinks(t, s, a.ID),
+		map[string][]string{other.ID + " " + ScopeOptional: {ids["profile"]}})
+	suiteMustEqual(t, "scopes after deleting a client", scopeTestStored(t, s, a.ID),
+		[]string{"address:1", "email:1", "phone:1", "profile:1"})
+	suiteMustEqual(t, "the other realm's scopes", scopeTestStored(t, s, b.ID), []string{"profile:0"})
 }
 
 func suiteScopeRealmDeleteCascades(t *testing.T, s *Store) {
@@ -398,12 +419,16 @@ func suiteScopeRealmDeleteCascades(t *testing.T, s *Store) {
 	if err := s.DeleteRealm(suiteCtx, a.Name); err != nil {
 		t.Fatal(err)
 	}
-	for table, want := range map[string]int{"client_scopes": 1, "protocol_mappers": 1, "client_scope_links": 0} {
-		if n := scopeTestCount(t, s, table); n != want {
-			t.Errorf("%s has %d rows after the realm went, want %d", table, n, want)
-		}
-	}
 	if _, err := s.GetClientScope(suiteCtx, b.ID, keep); err != nil {
 		t.Fatalf("the other realm's scope: %v", err)
 	}
+	suiteMustEqual(t, "the other realm's scopes", scopeTestStored(t, s, b.ID), []string{"profile:1"})
+	// The realm, its client and its scope made again with the same IDs
+	// have nothing left of the deleted ones.
+	suiteMustCreateRealm(t, s, suiteRealm(a.ID, a.Name, 3000))
+	suiteMustEqual(t, "scopes of the deleted realm", scopeTestStored(t, s, a.ID), []string{})
+	scopeTestClient(t, s, app.ID, a.ID, "app")
+	scopeTestCreate(t, s, scopeTestScope(id, a.ID, "profile"))
+	suiteMustEqual(t, "scopes of the realm made again", scopeTestStored(t, s, a.ID), []string{"profile:0"})
+	suiteMustEqual(t, "links of the realm made again", scopeTestLinks(t, s, a.ID), map[string][]string{})
 }

@@ -755,7 +755,7 @@ func suiteAdminUsers(t *testing.T, s *Store) {
 }
 
 func suiteAdminTokenRevocation(t *testing.T, s *Store) {
-	future := s.now().Add(time.Hour).UnixMilli()
+	future := s.Now().Add(time.Hour).UnixMilli()
 	if revoked, err := s.AdminTokenRevoked(suiteCtx, "jti-1"); err != nil || revoked {
 		t.Fatalf("unrevoked token reported revoked=%v, %v", revoked, err)
 	}
@@ -774,7 +774,7 @@ func suiteAdminTokenRevocation(t *testing.T, s *Store) {
 	}
 	// Revocations of tokens that have expired anyway are forgotten at the
 	// next revocation; live ones are kept.
-	if err := s.RevokeAdminToken(suiteCtx, "jti-old", s.now().Add(-time.Minute).UnixMilli()); err != nil {
+	if err := s.RevokeAdminToken(suiteCtx, "jti-old", s.Now().Add(-time.Minute).UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RevokeAdminToken(suiteCtx, "jti-3", future); err != nil {
