@@ -30,7 +30,7 @@ func suiteAdminLoginFailures(t *testing.T, s *Store) {
 			t.Fatal(err)
 		}
 	}
-	suiteMustEqual(t, "failures after 100", list(100), []AdminLoginFailure{{"ip", 200}, {"v", 300}, {"ip", 300}})
+	suiteMustEqual(t, "failures after 100", list(100), []AdminLoginFailure{{"ip", 200}, {"ip", 300}, {"v", 300}})
 	if err := s.ClearAdminLoginFailures(suiteCtx, "ip"); err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ const backupTestSecrets = 6
 
 func backupTestTables(t *testing.T, path string) []string {
 	t.Helper()
-	db, err := sql.Open("sqlite", backupDSN(path)+"&mode=ro")
+	db, err := sql.Open("sqlite", sqliteFileDSN(path, false)+"&mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +197,14 @@ func TestBackupAndRestore(t *testing.T) {
 			}
 			if slices.Contains(backupTestTables(t, tc.cfg.Path), "backup_master_key") {
 				t.Error("the restored database still holds the sealed key")
+			}
+			// Nor do its free pages: the table's bytes were wiped, not only unlinked.
+			file, err := os.ReadFile(tc.cfg.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(file, sealed.Sealed) || bytes.Contains(file, sealed.Salt) {
+				t.Error("the restored database file still holds the sealed key's bytes")
 			}
 			got := storeTestOpen(t, tc.cfg.Path, storeTestKey)
 			realm, err := got.GetRealm(ctx, "acme")

@@ -44,7 +44,7 @@ func TestCheckpoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idenplane.db")
 	s := storeTestOpen(t, path, storeTestKey)
 	sessionsTestFixture(t, s)
-	bystander, err := sql.Open("sqlite", dsn(path, true))
+	bystander, err := sql.Open("sqlite", sqliteDSN(path, true))
 	if err != nil {
 		t.Fatal(err)
 	}

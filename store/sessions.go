@@ -147,8 +147,10 @@ func (s *Store) GetSession(ctx context.Context, realmID, id string) (*Session, e
 }
 
 // touchSessionSQL never shortens a session: a cache may hold the expiry
-// it read until then (see sessionKeepers).
-const touchSessionSQL = `UPDATE user_sessions SET last_access_at = $1, expires_at = max(expires_at, $2)
+// it read until then (see sessionKeepers). The later of the two is a CASE:
+// SQLite's max(a, b) is PostgreSQL's GREATEST(a, b).
+const touchSessionSQL = `UPDATE user_sessions SET last_access_at = $1,
+	expires_at = CASE WHEN $2 > expires_at THEN $2 ELSE expires_at END
 	WHERE realm_id = $3 AND id = $4 AND expires_at > $1`
 
 // TouchSession records an access at now and slides the expiry to
