@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ func keySuite() []suiteTest {
 		{"KeyActivate", suiteKeyActivate},
 		{"KeyDeleteNext", suiteKeyDeleteNext},
 		{"KeyDeleteExpired", suiteKeyDeleteExpired},
-		{"KeyPrivateSealed", suiteKeyPrivateSealed},
 		{"KeySettings", suiteKeySettings},
 		{"KeyRealmDeleteCascades", suiteKeyRealmDeleteCascades},
 	}
@@ -269,56 +267,6 @@ func suiteKeyDeleteExpired(t *testing.T, s *Store) {
 	if left, err := s.ListSigningKeys(suiteCtx, keyTestRealmB); err != nil || len(left) != 0 {
 		t.Fatalf("realm b keys left: %v, %v", left, err)
 	}
-}
-
-func suiteKeyPrivateSealed(t *testing.T, s *Store) {
-	keyTestRealms(t, s)
-	a, b := keyTestKey(t, "key-a", keyTestRealmA, KeyActive, 1000), keyTestKey(t, "key-b", keyTestRealmA, KeyNext, 2000)
-	keyTestCreate(t, s, a, b)
-
-	// Neither the database file nor its log holds a private key in the clear.
-	for _, suffix := range []string{"", "-wal"} {
-		data, err := os.ReadFile(keyTestDBPath(t, s) + suffix)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		if bytes.Contains(data, a.PrivateKey[:64]) || bytes.Contains(data, b.PrivateKey[:64]) {
-			t.Fatalf("a private key is stored in the clear in the database file%s", suffix)
-		}
-	}
-
-	// A sealed key copied onto another key's row does not open there.
-	if _, err := s.writerDB.Exec("UPDATE signing_keys SET private_key = (SELECT private_key FROM signing_keys WHERE id = 'key-a') WHERE id = 'key-b'"); err != nil {
-		t.Fatal(err)
-	}
-	if der, err := s.SigningKeyPrivate(suiteCtx, keyTestRealmA, "key-b"); err == nil {
-		t.Fatalf("key-a's ciphertext opened as key-b: %d bytes", len(der))
-	}
-
-	// Another master key cannot open it.
-	aead, err := newAEAD(bytes.Repeat([]byte{0x43}, MasterKeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrong := *s
-	wrong.aead = aead
-	if der, err := wrong.SigningKeyPrivate(suiteCtx, keyTestRealmA, "key-a"); err == nil {
-		t.Fatalf("a wrong master key opened key-a: %d bytes", len(der))
-	}
-	if der, err := s.SigningKeyPrivate(suiteCtx, keyTestRealmA, "key-a"); err != nil || !bytes.Equal(der, a.PrivateKey) {
-		t.Fatalf("key-a with the right master key: %v", err)
-	}
-}
-
-// keyTestDBPath is the file the store was opened on.
-func keyTestDBPath(t *testing.T, s *Store) string {
-	t.Helper()
-	var seq int
-	var name, file string
-	if err := s.readerDB.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
-		t.Fatal(err)
-	}
-	return file
 }
 
 func suiteKeySettings(t *testing.T, s *Store) {

@@ -96,26 +96,3 @@ func suitePasswordHistoryCascade(t *testing.T, s *Store) {
 		}
 	}
 }
-
-// Version 8 dates the passwords set before it from their users' creation,
-// so that a maximum password age applies to them too.
-func TestPasswordChangedAtMigration(t *testing.T) {
-	before, path := openBeforeVersion(t, 8)
-	createRealmAtOldSchema(t, before, suiteRealm(sessionsTestRealm, "acme", 1000))
-	withPassword := suiteUser("alice", sessionsTestRealm, "alice", "")
-	withPassword.PasswordHash = "$argon2id$old"
-	suiteMustCreateUser(t, before, withPassword) // PasswordChangedAt 0: stored as NULL
-	dated := suiteUser("bob", sessionsTestRealm, "bob", "")
-	dated.PasswordHash, dated.PasswordChangedAt = "$argon2id$old", 1_800_000_000_000
-	suiteMustCreateUser(t, before, dated)
-	suiteMustCreateUser(t, before, suiteUser("carol", sessionsTestRealm, "carol", ""))
-	before.Close()
-
-	s := storeTestOpen(t, path, storeTestKey)
-	for id, want := range map[string]int64{"alice": withPassword.CreatedAt, "bob": 1_800_000_000_000, "carol": 0} {
-		u, err := s.GetUser(suiteCtx, sessionsTestRealm, id)
-		if err != nil || u.PasswordChangedAt != want {
-			t.Errorf("%s: %+v %v, want password_changed_at %d", id, u, err, want)
-		}
-	}
-}
