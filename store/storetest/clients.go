@@ -1,25 +1,27 @@
-package store
+package storetest
 
 import (
 	"bytes"
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // clientSuite is the conformance tests of the client tables.
-func clientSuite() []suiteTest {
-	return []suiteTest{
-		{"ClientCreateGet", suiteClientCreateGet},
-		{"ClientUnknownRealm", suiteClientUnknownRealm},
-		{"ClientMissing", suiteClientMissing},
-		{"ClientDuplicate", suiteClientDuplicate},
-		{"ClientListOrder", suiteClientListOrder},
-		{"ClientUpdate", suiteClientUpdate},
-		{"ClientSecretHash", suiteClientSecretHash},
-		{"ClientDeleteCascades", suiteClientDeleteCascades},
-		{"ClientRealmDeleteCascades", suiteClientRealmDeleteCascades},
-		{"ClientServiceAccount", suiteClientServiceAccount},
+func clientSuite() []subTest {
+	return []subTest{
+		{"ClientCreateGet", testClientCreateGet},
+		{"ClientUnknownRealm", testClientUnknownRealm},
+		{"ClientMissing", testClientMissing},
+		{"ClientDuplicate", testClientDuplicate},
+		{"ClientListOrder", testClientListOrder},
+		{"ClientUpdate", testClientUpdate},
+		{"ClientSecretHash", testClientSecretHash},
+		{"ClientDeleteCascades", testClientDeleteCascades},
+		{"ClientRealmDeleteCascades", testClientRealmDeleteCascades},
+		{"ClientServiceAccount", testClientServiceAccount},
 	}
 }
 
@@ -30,8 +32,8 @@ const (
 
 // clientsTestClient is a confidential client with every field set away
 // from its zero value.
-func clientsTestClient(id, realmID, clientID string) *Client {
-	return &Client{
+func clientsTestClient(id, realmID, clientID string) *store.Client {
+	return &store.Client{
 		ID: id, RealmID: realmID, ClientID: clientID, Name: "Name " + clientID, Description: "About " + clientID,
 		ClientType: "CONFIDENTIAL", Enabled: true,
 		RedirectURIs:   []string{"https://" + clientID + ".test/cb", "com.example.app:/cb"},
@@ -42,22 +44,22 @@ func clientsTestClient(id, realmID, clientID string) *Client {
 	}
 }
 
-func clientsTestMustCreate(t *testing.T, s *Store, c *Client) *Client {
+func clientsTestMustCreate(t *testing.T, s *store.Store, c *store.Client) *store.Client {
 	t.Helper()
-	if err := s.CreateClient(suiteCtx, c); err != nil {
+	if err := s.CreateClient(testCtx, c); err != nil {
 		t.Fatalf("create client %s: %v", c.ClientID, err)
 	}
 	return c
 }
 
 // clientsTestRealms makes the realms acme and other.
-func clientsTestRealms(t *testing.T, s *Store) {
+func clientsTestRealms(t *testing.T, s *store.Store) {
 	t.Helper()
-	suiteMustCreateRealm(t, s, suiteRealm(clientsTestRealmID, "acme", 1000))
-	suiteMustCreateRealm(t, s, suiteRealm(clientsTestOtherID, "other", 2000))
+	mustCreateRealm(t, s, testRealm(clientsTestRealmID, "acme", 1000))
+	mustCreateRealm(t, s, testRealm(clientsTestOtherID, "other", 2000))
 }
 
-func clientsTestIDs(clients []*Client) []string {
+func clientsTestIDs(clients []*store.Client) []string {
 	ids := []string{}
 	for _, c := range clients {
 		ids = append(ids, c.ClientID)
@@ -65,57 +67,57 @@ func clientsTestIDs(clients []*Client) []string {
 	return ids
 }
 
-func suiteClientCreateGet(t *testing.T, s *Store) {
+func testClientCreateGet(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	want := clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "web-app"))
-	got, err := s.GetClient(suiteCtx, clientsTestRealmID, want.ID)
+	got, err := s.GetClient(testCtx, clientsTestRealmID, want.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "client by id", got, want)
-	got, err = s.GetClientByClientID(suiteCtx, clientsTestRealmID, "web-app")
+	mustEqual(t, "client by id", got, want)
+	got, err = s.GetClientByClientID(testCtx, clientsTestRealmID, "web-app")
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "client by clientId", got, want)
+	mustEqual(t, "client by clientId", got, want)
 
 	// A bare public client: no secret, and nil lists come back empty.
-	bare := &Client{ID: "c0000000-0000-4000-8000-000000000002", RealmID: clientsTestRealmID, ClientID: "spa",
+	bare := &store.Client{ID: "c0000000-0000-4000-8000-000000000002", RealmID: clientsTestRealmID, ClientID: "spa",
 		ClientType: "PUBLIC", CreatedAt: 5}
 	clientsTestMustCreate(t, s, bare)
-	got, err = s.GetClientByClientID(suiteCtx, clientsTestRealmID, "spa")
+	got, err = s.GetClientByClientID(testCtx, clientsTestRealmID, "spa")
 	if err != nil {
 		t.Fatal(err)
 	}
 	bare.RedirectURIs, bare.WebOrigins, bare.GrantTypes = []string{}, []string{}, []string{}
-	suiteMustEqual(t, "bare client", got, bare)
+	mustEqual(t, "bare client", got, bare)
 	if got.SecretHash != nil {
 		t.Fatalf("public client has secret hash %x", got.SecretHash)
 	}
 }
 
-func suiteClientUnknownRealm(t *testing.T, s *Store) {
-	err := s.CreateClient(suiteCtx, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "app"))
-	if !errors.Is(err, ErrNotFound) {
+func testClientUnknownRealm(t *testing.T, s *store.Store) {
+	err := s.CreateClient(testCtx, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "app"))
+	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("client of an unknown realm: %v, want ErrNotFound", err)
 	}
 }
 
-func suiteClientMissing(t *testing.T, s *Store) {
+func testClientMissing(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	c := clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "app"))
 	for _, tc := range []struct {
 		name string
 		err  error
 	}{
-		{"unknown id", clientsTestErr(s.GetClient(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-00000000ffff"))},
-		{"id in another realm", clientsTestErr(s.GetClient(suiteCtx, clientsTestOtherID, c.ID))},
-		{"unknown clientId", clientsTestErr(s.GetClientByClientID(suiteCtx, clientsTestRealmID, "nope"))},
-		{"clientId in another realm", clientsTestErr(s.GetClientByClientID(suiteCtx, clientsTestOtherID, "app"))},
-		{"clientId differs in case", clientsTestErr(s.GetClientByClientID(suiteCtx, clientsTestRealmID, "APP"))},
-		{"internal id as clientId", clientsTestErr(s.GetClientByClientID(suiteCtx, clientsTestRealmID, c.ID))},
+		{"unknown id", clientsTestErr(s.GetClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-00000000ffff"))},
+		{"id in another realm", clientsTestErr(s.GetClient(testCtx, clientsTestOtherID, c.ID))},
+		{"unknown clientId", clientsTestErr(s.GetClientByClientID(testCtx, clientsTestRealmID, "nope"))},
+		{"clientId in another realm", clientsTestErr(s.GetClientByClientID(testCtx, clientsTestOtherID, "app"))},
+		{"clientId differs in case", clientsTestErr(s.GetClientByClientID(testCtx, clientsTestRealmID, "APP"))},
+		{"internal id as clientId", clientsTestErr(s.GetClientByClientID(testCtx, clientsTestRealmID, c.ID))},
 	} {
-		if !errors.Is(tc.err, ErrNotFound) {
+		if !errors.Is(tc.err, store.ErrNotFound) {
 			t.Errorf("%s: %v, want ErrNotFound", tc.name, tc.err)
 		}
 	}
@@ -124,12 +126,12 @@ func suiteClientMissing(t *testing.T, s *Store) {
 // clientsTestErr keeps only the error of a lookup.
 func clientsTestErr[T any](_ T, err error) error { return err }
 
-func suiteClientDuplicate(t *testing.T, s *Store) {
+func testClientDuplicate(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "app"))
-	err := s.CreateClient(suiteCtx, clientsTestClient("c0000000-0000-4000-8000-000000000002", clientsTestRealmID, "app"))
-	var ce *ConflictError
-	if !errors.Is(err, ErrConflict) || !errors.As(err, &ce) || ce.Column != "client_id" {
+	err := s.CreateClient(testCtx, clientsTestClient("c0000000-0000-4000-8000-000000000002", clientsTestRealmID, "app"))
+	var ce *store.ConflictError
+	if !errors.Is(err, store.ErrConflict) || !errors.As(err, &ce) || ce.Column != "client_id" {
 		t.Fatalf("duplicate clientId: %v, want ErrConflict on client_id", err)
 	}
 	// The same clientId is free in another realm.
@@ -137,23 +139,23 @@ func suiteClientDuplicate(t *testing.T, s *Store) {
 	// clientIds are case-sensitive, as in Keycloak.
 	clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000004", clientsTestRealmID, "App"))
 	// A taken internal id is a conflict too.
-	err = s.CreateClient(suiteCtx, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "fresh"))
-	if !errors.Is(err, ErrConflict) {
+	err = s.CreateClient(testCtx, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "fresh"))
+	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("duplicate id: %v, want ErrConflict", err)
 	}
-	clients, err := s.ListClients(suiteCtx, clientsTestRealmID)
+	clients, err := s.ListClients(testCtx, clientsTestRealmID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Sorted here: backends order case differently.
 	ids := clientsTestIDs(clients)
 	slices.Sort(ids)
-	suiteMustEqual(t, "clients after conflicts", ids, []string{"App", "app"})
+	mustEqual(t, "clients after conflicts", ids, []string{"App", "app"})
 }
 
-func suiteClientListOrder(t *testing.T, s *Store) {
+func testClientListOrder(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
-	if clients, err := s.ListClients(suiteCtx, clientsTestRealmID); err != nil || len(clients) != 0 {
+	if clients, err := s.ListClients(testCtx, clientsTestRealmID); err != nil || len(clients) != 0 {
 		t.Fatalf("clients of an empty realm: %v, %v", clients, err)
 	}
 	// Internal ids and creation times sort the other way round from clientId.
@@ -163,76 +165,76 @@ func suiteClientListOrder(t *testing.T, s *Store) {
 		clientsTestMustCreate(t, s, c)
 	}
 	clientsTestMustCreate(t, s, clientsTestClient("d0000000-0000-4000-8000-000000000001", clientsTestOtherID, "beta"))
-	clients, err := s.ListClients(suiteCtx, clientsTestRealmID)
+	clients, err := s.ListClients(testCtx, clientsTestRealmID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "client order", clientsTestIDs(clients), []string{"alpha", "mid", "zeta"})
+	mustEqual(t, "client order", clientsTestIDs(clients), []string{"alpha", "mid", "zeta"})
 	// Listed clients are whole.
-	suiteMustEqual(t, "listed client", clients[1], func() *Client {
+	mustEqual(t, "listed client", clients[1], func() *store.Client {
 		c := clientsTestClient("c0000000-0000-4000-8000-000000000002", clientsTestRealmID, "mid")
 		c.CreatedAt = 1
 		return c
 	}())
 }
 
-func suiteClientUpdate(t *testing.T, s *Store) {
+func testClientUpdate(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	orig := clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "app"))
-	upd := &Client{
+	upd := &store.Client{
 		ID: orig.ID, RealmID: clientsTestRealmID, ClientID: "renamed", Name: "New", Description: "",
 		ClientType: "PUBLIC", Enabled: false, RedirectURIs: []string{"http://localhost:8080/cb"}, WebOrigins: []string{},
 		GrantTypes: []string{"refresh_token"}, RequireConsent: false, BackchannelLogoutURI: "",
 		BackchannelLogoutSessionRequired: false, SecretHash: []byte("ignored"), CreatedAt: 42,
 	}
-	if err := s.UpdateClient(suiteCtx, upd); err != nil {
+	if err := s.UpdateClient(testCtx, upd); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetClient(suiteCtx, clientsTestRealmID, orig.ID)
+	got, err := s.GetClient(testCtx, clientsTestRealmID, orig.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The secret and creation time are not written by an update.
 	want := *upd
 	want.SecretHash, want.CreatedAt = orig.SecretHash, orig.CreatedAt
-	suiteMustEqual(t, "updated client", got, &want)
+	mustEqual(t, "updated client", got, &want)
 
 	// A clientId taken in the realm is a conflict; a missing client is not found.
 	clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000002", clientsTestRealmID, "taken"))
 	upd.ClientID = "taken"
-	if err := s.UpdateClient(suiteCtx, upd); !errors.Is(err, ErrConflict) {
+	if err := s.UpdateClient(testCtx, upd); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("update to a taken clientId: %v, want ErrConflict", err)
 	}
 	missing := clientsTestClient("c0000000-0000-4000-8000-00000000ffff", clientsTestRealmID, "ghost")
-	if err := s.UpdateClient(suiteCtx, missing); !errors.Is(err, ErrNotFound) {
+	if err := s.UpdateClient(testCtx, missing); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("update of a missing client: %v, want ErrNotFound", err)
 	}
 	wrongRealm := clientsTestClient(orig.ID, clientsTestOtherID, "app")
-	if err := s.UpdateClient(suiteCtx, wrongRealm); !errors.Is(err, ErrNotFound) {
+	if err := s.UpdateClient(testCtx, wrongRealm); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("update through another realm: %v, want ErrNotFound", err)
 	}
 }
 
-func suiteClientSecretHash(t *testing.T, s *Store) {
+func testClientSecretHash(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	c := clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000001", clientsTestRealmID, "app"))
 	hash := bytes.Repeat([]byte{0x01}, 32)
-	if err := s.SetClientSecretHash(suiteCtx, clientsTestRealmID, c.ID, hash); err != nil {
+	if err := s.SetClientSecretHash(testCtx, clientsTestRealmID, c.ID, hash); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetClient(suiteCtx, clientsTestRealmID, c.ID)
+	got, err := s.GetClient(testCtx, clientsTestRealmID, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "new secret hash", got.SecretHash, hash)
+	mustEqual(t, "new secret hash", got.SecretHash, hash)
 	// Nothing else changed.
 	got.SecretHash = c.SecretHash
-	suiteMustEqual(t, "client after secret change", got, c)
+	mustEqual(t, "client after secret change", got, c)
 
-	if err := s.SetClientSecretHash(suiteCtx, clientsTestRealmID, c.ID, nil); err != nil {
+	if err := s.SetClientSecretHash(testCtx, clientsTestRealmID, c.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.GetClient(suiteCtx, clientsTestRealmID, c.ID); got.SecretHash != nil {
+	if got, _ := s.GetClient(testCtx, clientsTestRealmID, c.ID); got.SecretHash != nil {
 		t.Fatalf("removed secret hash: %x", got.SecretHash)
 	}
 	for _, realm := range []string{clientsTestRealmID, clientsTestOtherID} {
@@ -240,7 +242,7 @@ func suiteClientSecretHash(t *testing.T, s *Store) {
 		if realm == clientsTestOtherID {
 			id = c.ID
 		}
-		if err := s.SetClientSecretHash(suiteCtx, realm, id, hash); !errors.Is(err, ErrNotFound) {
+		if err := s.SetClientSecretHash(testCtx, realm, id, hash); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("secret of a missing client: %v, want ErrNotFound", err)
 		}
 	}
@@ -248,65 +250,65 @@ func suiteClientSecretHash(t *testing.T, s *Store) {
 
 // clientsTestWithDependents makes a client with a client role and a
 // service-account user.
-func clientsTestWithDependents(t *testing.T, s *Store, realmID, id, clientID string) (role *Role, sa *User) {
+func clientsTestWithDependents(t *testing.T, s *store.Store, realmID, id, clientID string) (role *store.Role, sa *store.User) {
 	t.Helper()
 	c := clientsTestMustCreate(t, s, clientsTestClient(id, realmID, clientID))
-	role = &Role{ID: "role-" + id, RealmID: realmID, ClientID: c.ID, Name: "viewer", CreatedAt: 1}
-	if err := s.CreateRole(suiteCtx, role); err != nil {
+	role = &store.Role{ID: "role-" + id, RealmID: realmID, ClientID: c.ID, Name: "viewer", CreatedAt: 1}
+	if err := s.CreateRole(testCtx, role); err != nil {
 		t.Fatal(err)
 	}
-	sa = suiteMustCreateUser(t, s, &User{ID: "sa-" + id, RealmID: realmID, Username: "service-account-" + clientID,
+	sa = mustCreateUser(t, s, &store.User{ID: "sa-" + id, RealmID: realmID, Username: "service-account-" + clientID,
 		Enabled: true, CreatedAt: 1, ServiceAccountClientID: c.ID})
 	return role, sa
 }
 
-func clientsTestScope(t *testing.T, s *Store, realmID, id, name string) *ClientScope {
+func clientsTestScope(t *testing.T, s *store.Store, realmID, id, name string) *store.ClientScope {
 	t.Helper()
-	sc := &ClientScope{ID: id, RealmID: realmID, Name: name, Protocol: "openid-connect", CreatedAt: 1}
-	if err := s.CreateClientScope(suiteCtx, sc); err != nil {
+	sc := &store.ClientScope{ID: id, RealmID: realmID, Name: name, Protocol: "openid-connect", CreatedAt: 1}
+	if err := s.CreateClientScope(testCtx, sc); err != nil {
 		t.Fatal(err)
 	}
 	return sc
 }
 
-func suiteClientDeleteCascades(t *testing.T, s *Store) {
+func testClientDeleteCascades(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	role, sa := clientsTestWithDependents(t, s, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001", "app")
 	keepRole, keepSA := clientsTestWithDependents(t, s, clientsTestRealmID, "c0000000-0000-4000-8000-000000000002", "keep")
 	def := clientsTestScope(t, s, clientsTestRealmID, "e0000000-0000-4000-8000-000000000001", "profile")
 	opt := clientsTestScope(t, s, clientsTestRealmID, "e0000000-0000-4000-8000-000000000002", "phone")
 	for _, id := range []string{"c0000000-0000-4000-8000-000000000001", "c0000000-0000-4000-8000-000000000002"} {
-		if err := s.LinkClientScope(suiteCtx, id, def.ID, ScopeDefault); err != nil {
+		if err := s.LinkClientScope(testCtx, id, def.ID, store.ScopeDefault); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.LinkClientScope(suiteCtx, id, opt.ID, ScopeOptional); err != nil {
+		if err := s.LinkClientScope(testCtx, id, opt.ID, store.ScopeOptional); err != nil {
 			t.Fatal(err)
 		}
 	}
-	realmRole := &Role{ID: "f0000000-0000-4000-8000-000000000001", RealmID: clientsTestRealmID, Name: "viewer", CreatedAt: 1}
-	if err := s.CreateRole(suiteCtx, realmRole); err != nil {
+	realmRole := &store.Role{ID: "f0000000-0000-4000-8000-000000000001", RealmID: clientsTestRealmID, Name: "viewer", CreatedAt: 1}
+	if err := s.CreateRole(testCtx, realmRole); err != nil {
 		t.Fatal(err)
 	}
-	alice := suiteMustCreateUser(t, s, suiteUser("a0000000-0000-4000-8000-000000000001", clientsTestRealmID, "alice", ""))
-	if err := s.AddRoleMappings(suiteCtx, UserRoles(alice.ID), []string{role.ID, keepRole.ID, realmRole.ID}); err != nil {
+	alice := mustCreateUser(t, s, testUser("a0000000-0000-4000-8000-000000000001", clientsTestRealmID, "alice", ""))
+	if err := s.AddRoleMappings(testCtx, store.UserRoles(alice.ID), []string{role.ID, keepRole.ID, realmRole.ID}); err != nil {
 		t.Fatal(err)
 	}
 
-	if err := s.DeleteClient(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); err != nil {
+	if err := s.DeleteClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetClientByClientID(suiteCtx, clientsTestRealmID, "app"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetClientByClientID(testCtx, clientsTestRealmID, "app"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted client: %v, want ErrNotFound", err)
 	}
-	if _, err := s.GetRoleByID(suiteCtx, clientsTestRealmID, role.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetRoleByID(testCtx, clientsTestRealmID, role.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("role of the deleted client: %v, want ErrNotFound", err)
 	}
-	if _, err := s.GetUser(suiteCtx, clientsTestRealmID, sa.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetUser(testCtx, clientsTestRealmID, sa.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("service account of the deleted client: %v, want ErrNotFound", err)
 	}
 	// A person who held the client's role keeps the others (in any order:
 	// backends sort the realm role's NULL client differently).
-	held, err := s.ListRoleMappings(suiteCtx, UserRoles(alice.ID), "*")
+	held, err := s.ListRoleMappings(testCtx, store.UserRoles(alice.ID), "*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,112 +319,112 @@ func suiteClientDeleteCascades(t *testing.T, s *Store) {
 	wantIDs := []string{keepRole.ID, realmRole.ID}
 	slices.Sort(heldIDs)
 	slices.Sort(wantIDs)
-	suiteMustEqual(t, "alice's roles after the delete", heldIDs, wantIDs)
-	for _, kind := range []string{ScopeDefault, ScopeOptional} {
-		if scopes, err := s.ListLinkedScopes(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001", kind); err != nil || len(scopes) != 0 {
+	mustEqual(t, "alice's roles after the delete", heldIDs, wantIDs)
+	for _, kind := range []string{store.ScopeDefault, store.ScopeOptional} {
+		if scopes, err := s.ListLinkedScopes(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001", kind); err != nil || len(scopes) != 0 {
 			t.Fatalf("%s scopes of the deleted client: %v, %v", kind, scopes, err)
 		}
 	}
-	if err := s.DeleteClient(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, ErrNotFound) {
+	if err := s.DeleteClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("second delete: %v, want ErrNotFound", err)
 	}
 
 	// The cascade stays with the client: the scopes themselves, the other
 	// client's role, links and service account, and the realm role remain.
 	for _, id := range []string{def.ID, opt.ID} {
-		if _, err := s.GetClientScope(suiteCtx, clientsTestRealmID, id); err != nil {
+		if _, err := s.GetClientScope(testCtx, clientsTestRealmID, id); err != nil {
 			t.Fatalf("scope %s: %v", id, err)
 		}
 	}
 	for _, id := range []string{keepRole.ID, realmRole.ID} {
-		if _, err := s.GetRoleByID(suiteCtx, clientsTestRealmID, id); err != nil {
+		if _, err := s.GetRoleByID(testCtx, clientsTestRealmID, id); err != nil {
 			t.Fatalf("role %s: %v", id, err)
 		}
 	}
-	if u, err := s.GetServiceAccountUser(suiteCtx, "c0000000-0000-4000-8000-000000000002"); err != nil || u.ID != keepSA.ID {
+	if u, err := s.GetServiceAccountUser(testCtx, "c0000000-0000-4000-8000-000000000002"); err != nil || u.ID != keepSA.ID {
 		t.Fatalf("other client's service account: %v, %v", u, err)
 	}
-	for kind, want := range map[string]string{ScopeDefault: "profile", ScopeOptional: "phone"} {
-		scopes, err := s.ListLinkedScopes(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000002", kind)
+	for kind, want := range map[string]string{store.ScopeDefault: "profile", store.ScopeOptional: "phone"} {
+		scopes, err := s.ListLinkedScopes(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000002", kind)
 		if err != nil || len(scopes) != 1 || scopes[0].Name != want {
 			t.Fatalf("%s scopes of the other client: %v, %v", kind, scopes, err)
 		}
 	}
 	// A client of another realm cannot be deleted through this one.
 	clientsTestMustCreate(t, s, clientsTestClient("d0000000-0000-4000-8000-000000000001", clientsTestOtherID, "app"))
-	if err := s.DeleteClient(suiteCtx, clientsTestRealmID, "d0000000-0000-4000-8000-000000000001"); !errors.Is(err, ErrNotFound) {
+	if err := s.DeleteClient(testCtx, clientsTestRealmID, "d0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete through another realm: %v, want ErrNotFound", err)
 	}
 	// The clientId and the service-account username are free again.
 	clientsTestWithDependents(t, s, clientsTestRealmID, "c0000000-0000-4000-8000-000000000003", "app")
 }
 
-func suiteClientRealmDeleteCascades(t *testing.T, s *Store) {
+func testClientRealmDeleteCascades(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	role, sa := clientsTestWithDependents(t, s, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001", "app")
 	_, otherSA := clientsTestWithDependents(t, s, clientsTestOtherID, "d0000000-0000-4000-8000-000000000001", "app")
-	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+	if err := s.DeleteRealm(testCtx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetClient(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("client of the deleted realm: %v, want ErrNotFound", err)
 	}
-	if clients, err := s.ListClients(suiteCtx, clientsTestRealmID); err != nil || len(clients) != 0 {
+	if clients, err := s.ListClients(testCtx, clientsTestRealmID); err != nil || len(clients) != 0 {
 		t.Fatalf("clients of the deleted realm: %v, %v", clients, err)
 	}
-	if _, err := s.GetRoleByID(suiteCtx, clientsTestRealmID, role.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetRoleByID(testCtx, clientsTestRealmID, role.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("client role of the deleted realm: %v", err)
 	}
-	if _, err := s.GetServiceAccountUser(suiteCtx, sa.ServiceAccountClientID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetServiceAccountUser(testCtx, sa.ServiceAccountClientID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("service account of the deleted realm: %v", err)
 	}
-	if u, err := s.GetServiceAccountUser(suiteCtx, "d0000000-0000-4000-8000-000000000001"); err != nil || u.ID != otherSA.ID {
+	if u, err := s.GetServiceAccountUser(testCtx, "d0000000-0000-4000-8000-000000000001"); err != nil || u.ID != otherSA.ID {
 		t.Fatalf("service account of the other realm: %v, %v", u, err)
 	}
-	if clients, err := s.ListClients(suiteCtx, clientsTestOtherID); err != nil || len(clients) != 1 {
+	if clients, err := s.ListClients(testCtx, clientsTestOtherID); err != nil || len(clients) != 1 {
 		t.Fatalf("clients of the other realm: %v, %v", clients, err)
 	}
 }
 
-func suiteClientServiceAccount(t *testing.T, s *Store) {
+func testClientServiceAccount(t *testing.T, s *store.Store) {
 	clientsTestRealms(t, s)
 	_, sa := clientsTestWithDependents(t, s, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001", "app")
 	plain := clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000002", clientsTestRealmID, "plain"))
-	human := suiteMustCreateUser(t, s, suiteUser("a0000000-0000-4000-8000-000000000001", clientsTestRealmID, "alice", ""))
+	human := mustCreateUser(t, s, testUser("a0000000-0000-4000-8000-000000000001", clientsTestRealmID, "alice", ""))
 
-	got, err := s.GetServiceAccountUser(suiteCtx, "c0000000-0000-4000-8000-000000000001")
+	got, err := s.GetServiceAccountUser(testCtx, "c0000000-0000-4000-8000-000000000001")
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "service account", got, sa)
-	if _, err := s.GetServiceAccountUser(suiteCtx, plain.ID); !errors.Is(err, ErrNotFound) {
+	mustEqual(t, "service account", got, sa)
+	if _, err := s.GetServiceAccountUser(testCtx, plain.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("service account of a client without one: %v, want ErrNotFound", err)
 	}
 	// A client has one service account at most.
-	another := &User{ID: "a0000000-0000-4000-8000-000000000002", RealmID: clientsTestRealmID, Username: "another",
+	another := &store.User{ID: "a0000000-0000-4000-8000-000000000002", RealmID: clientsTestRealmID, Username: "another",
 		CreatedAt: 1, ServiceAccountClientID: "c0000000-0000-4000-8000-000000000001"}
-	if err := s.CreateUser(suiteCtx, another); !errors.Is(err, ErrConflict) {
+	if err := s.CreateUser(testCtx, another); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second service account: %v, want ErrConflict", err)
 	}
 	// A service account must belong to an existing client.
-	orphan := &User{ID: "a0000000-0000-4000-8000-000000000003", RealmID: clientsTestRealmID, Username: "orphan",
+	orphan := &store.User{ID: "a0000000-0000-4000-8000-000000000003", RealmID: clientsTestRealmID, Username: "orphan",
 		CreatedAt: 1, ServiceAccountClientID: "c0000000-0000-4000-8000-00000000ffff"}
-	if err := s.CreateUser(suiteCtx, orphan); !errors.Is(err, ErrNotFound) {
+	if err := s.CreateUser(testCtx, orphan); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("service account of a missing client: %v, want ErrNotFound", err)
 	}
 	// Listings of people leave service accounts out.
-	users, total, err := s.ListUsers(suiteCtx, clientsTestRealmID, UserFilter{Limit: 10})
+	users, total, err := s.ListUsers(testCtx, clientsTestRealmID, store.UserFilter{Limit: 10})
 	if err != nil || total != 1 || len(users) != 1 || users[0].ID != human.ID {
 		t.Fatalf("users: %d %v %v, want only alice", total, users, err)
 	}
 	// Deleting the service-account user leaves its client.
-	if err := s.DeleteUser(suiteCtx, clientsTestRealmID, sa.ID); err != nil {
+	if err := s.DeleteUser(testCtx, clientsTestRealmID, sa.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetClient(suiteCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); err != nil {
+	if _, err := s.GetClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); err != nil {
 		t.Fatalf("client after its service account was deleted: %v", err)
 	}
-	if _, err := s.GetServiceAccountUser(suiteCtx, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetServiceAccountUser(testCtx, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted service account: %v, want ErrNotFound", err)
 	}
 }
