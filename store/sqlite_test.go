@@ -54,6 +54,15 @@ func TestSQLiteSecretsEncryptedAtRest(t *testing.T) {
 		if _, err := s.GetRealm(testCtx, "acme"); err != nil {
 			t.Fatalf("the source row is unharmed: %v", err)
 		}
+
+		// A cleared secret leaves no ciphertext behind.
+		a.SMTPPassword, a.EmailProviderConfig = "", nil
+		if err := s.UpdateRealm(testCtx, a); err != nil {
+			t.Fatal(err)
+		}
+		if pw, cfg := raw(a.ID); pw != nil || cfg != nil {
+			t.Fatalf("cleared secrets still hold %d and %d bytes", len(pw), len(cfg))
+		}
 	})
 
 	t.Run("TOTP secret", func(t *testing.T) {
