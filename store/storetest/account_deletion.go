@@ -40,9 +40,7 @@ func testAccountDeletionSchedule(t *testing.T, s *store.Store) {
 	}
 	mustEqual(t, "scheduled deletion", got, d)
 	// A second request does not move the date.
-	if err := s.ScheduleAccountDeletion(testCtx, accountTestDeletion("alice", sessionsTestRealm, now+hour, now+169*hour)); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("second schedule: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "second schedule", s.ScheduleAccountDeletion(testCtx, accountTestDeletion("alice", sessionsTestRealm, now+hour, now+169*hour)))
 	if got, _ := s.GetAccountDeletion(testCtx, sessionsTestRealm, "alice"); got.DeleteAt != d.DeleteAt {
 		t.Fatalf("delete at %d after a second request, want %d", got.DeleteAt, d.DeleteAt)
 	}
@@ -57,18 +55,14 @@ func testAccountDeletionSchedule(t *testing.T, s *store.Store) {
 	if _, err := s.GetAccountDeletion(testCtx, sessionsTestOther, "alice"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("read from another realm: %v, want ErrNotFound", err)
 	}
-	if err := s.CancelAccountDeletion(testCtx, sessionsTestOther, "alice"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("cancel from another realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "cancel from another realm", s.CancelAccountDeletion(testCtx, sessionsTestOther, "alice"))
 	if err := s.CancelAccountDeletion(testCtx, sessionsTestRealm, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetAccountDeletion(testCtx, sessionsTestRealm, "alice"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("after cancel: %v, want ErrNotFound", err)
 	}
-	if err := s.CancelAccountDeletion(testCtx, sessionsTestRealm, "alice"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second cancel: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second cancel", s.CancelAccountDeletion(testCtx, sessionsTestRealm, "alice"))
 	// Cancelled, it can be asked for again.
 	if err := s.ScheduleAccountDeletion(testCtx, d); err != nil {
 		t.Fatal(err)

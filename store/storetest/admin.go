@@ -62,9 +62,7 @@ func testAdminUsers(t *testing.T, s *store.Store) {
 	mustEqual(t, "admin user by username", got, root)
 
 	dup := &store.AdminUser{ID: "c0000000-0000-4000-8000-000000000002", Username: "root", PasswordHash: "h", CreatedAt: 2000}
-	if err := s.CreateAdminUser(testCtx, dup); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("duplicate admin username: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "duplicate admin username", s.CreateAdminUser(testCtx, dup))
 	if _, err := s.GetAdminUser(testCtx, "c0000000-0000-4000-8000-00000000dead"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("missing admin user: %v", err)
 	}

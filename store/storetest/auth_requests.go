@@ -135,9 +135,7 @@ func testAuthRequestCreateRules(t *testing.T, s *store.Store) {
 	}
 	mustBeErrNotFound(t, "a refused request was stored", sessionsTestErr(s.GetAuthRequest(testCtx, sessionsTestRealm, "new")))
 	authRequestsTestMustCreate(t, s, with(func(*store.AuthRequest) {}))
-	if err := s.CreateAuthRequest(testCtx, with(func(*store.AuthRequest) {})); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("taken ID: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "taken ID", s.CreateAuthRequest(testCtx, with(func(*store.AuthRequest) {})))
 }
 
 func testAuthRequestAuthenticate(t *testing.T, s *store.Store) {
@@ -203,9 +201,7 @@ func testAuthCodeIssue(t *testing.T, s *store.Store) {
 	if err := s.AuthenticateAuthRequest(testCtx, sessionsTestRealm, "r2", "alice", "sso", now, []string{"pwd"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.IssueAuthCode(testCtx, sessionsTestRealm, "r2", store.HashToken("code-r1"), now, now+60_000); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a taken code: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "a taken code", s.IssueAuthCode(testCtx, sessionsTestRealm, "r2", store.HashToken("code-r1"), now, now+60_000))
 	if err := s.IssueAuthCode(testCtx, sessionsTestRealm, "r2", []byte("code-r2"), now, now+60_000); err == nil {
 		t.Fatal("a code stored in clear was accepted")
 	}

@@ -49,9 +49,7 @@ func testBulkCreateUsers(t *testing.T, s *store.Store) {
 func testBulkCreateUsersAllOrNothing(t *testing.T, s *store.Store) {
 	mustCreateRealm(t, s, testRealm("r1", "acme", 1))
 	users := []*store.User{testUser("u1", "r1", "ann", "ann@example.com"), testUser("u2", "r1", "ann", "other@example.com")}
-	if err := s.CreateUsers(testCtx, users); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a duplicate username: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "a duplicate username", s.CreateUsers(testCtx, users))
 	if _, err := s.GetUser(testCtx, "r1", "u1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the batch's first user: %v, want it rolled back", err)
 	}

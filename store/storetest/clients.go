@@ -202,17 +202,11 @@ func testClientUpdate(t *testing.T, s *store.Store) {
 	// A clientId taken in the realm is a conflict; a missing client is not found.
 	clientsTestMustCreate(t, s, clientsTestClient("c0000000-0000-4000-8000-000000000002", clientsTestRealmID, "taken"))
 	upd.ClientID = "taken"
-	if err := s.UpdateClient(testCtx, upd); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("update to a taken clientId: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "update to a taken clientId", s.UpdateClient(testCtx, upd))
 	missing := clientsTestClient("c0000000-0000-4000-8000-00000000ffff", clientsTestRealmID, "ghost")
-	if err := s.UpdateClient(testCtx, missing); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("update of a missing client: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "update of a missing client", s.UpdateClient(testCtx, missing))
 	wrongRealm := clientsTestClient(orig.ID, clientsTestOtherID, "app")
-	if err := s.UpdateClient(testCtx, wrongRealm); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("update through another realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "update through another realm", s.UpdateClient(testCtx, wrongRealm))
 }
 
 func testClientSecretHash(t *testing.T, s *store.Store) {
@@ -242,9 +236,7 @@ func testClientSecretHash(t *testing.T, s *store.Store) {
 		if realm == clientsTestOtherID {
 			id = c.ID
 		}
-		if err := s.SetClientSecretHash(testCtx, realm, id, hash); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("secret of a missing client: %v, want ErrNotFound", err)
-		}
+		mustBeErrNotFound(t, "secret of a missing client", s.SetClientSecretHash(testCtx, realm, id, hash))
 	}
 }
 
@@ -325,9 +317,7 @@ func testClientDeleteCascades(t *testing.T, s *store.Store) {
 			t.Fatalf("%s scopes of the deleted client: %v, %v", kind, scopes, err)
 		}
 	}
-	if err := s.DeleteClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second delete: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second delete", s.DeleteClient(testCtx, clientsTestRealmID, "c0000000-0000-4000-8000-000000000001"))
 
 	// The cascade stays with the client: the scopes themselves, the other
 	// client's role, links and service account, and the realm role remain.
@@ -352,9 +342,7 @@ func testClientDeleteCascades(t *testing.T, s *store.Store) {
 	}
 	// A client of another realm cannot be deleted through this one.
 	clientsTestMustCreate(t, s, clientsTestClient("d0000000-0000-4000-8000-000000000001", clientsTestOtherID, "app"))
-	if err := s.DeleteClient(testCtx, clientsTestRealmID, "d0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("delete through another realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "delete through another realm", s.DeleteClient(testCtx, clientsTestRealmID, "d0000000-0000-4000-8000-000000000001"))
 	// The clientId and the service-account username are free again.
 	clientsTestWithDependents(t, s, clientsTestRealmID, "c0000000-0000-4000-8000-000000000003", "app")
 }
@@ -403,15 +391,11 @@ func testClientServiceAccount(t *testing.T, s *store.Store) {
 	// A client has one service account at most.
 	another := &store.User{ID: "a0000000-0000-4000-8000-000000000002", RealmID: clientsTestRealmID, Username: "another",
 		CreatedAt: 1, ServiceAccountClientID: "c0000000-0000-4000-8000-000000000001"}
-	if err := s.CreateUser(testCtx, another); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("second service account: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "second service account", s.CreateUser(testCtx, another))
 	// A service account must belong to an existing client.
 	orphan := &store.User{ID: "a0000000-0000-4000-8000-000000000003", RealmID: clientsTestRealmID, Username: "orphan",
 		CreatedAt: 1, ServiceAccountClientID: "c0000000-0000-4000-8000-00000000ffff"}
-	if err := s.CreateUser(testCtx, orphan); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("service account of a missing client: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "service account of a missing client", s.CreateUser(testCtx, orphan))
 	// Listings of people leave service accounts out.
 	users, total, err := s.ListUsers(testCtx, clientsTestRealmID, store.UserFilter{Limit: 10})
 	if err != nil || total != 1 || len(users) != 1 || users[0].ID != human.ID {

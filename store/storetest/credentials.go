@@ -85,12 +85,8 @@ func testCredentialEnrol(t *testing.T, s *store.Store) {
 	if got, err = s.PendingCredential(testCtx, sessionsTestRealm, "alice", store.CredentialTOTP); err != nil || got.ID != "c2" {
 		t.Fatalf("pending after a second begin: %+v, %v", got, err)
 	}
-	if err := s.ConfirmCredential(testCtx, sessionsTestRealm, "c1", 5, nil, sessionsTestNow); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("confirm the replaced enrolment: %v, want ErrNotFound", err)
-	}
-	if err := s.ConfirmCredential(testCtx, sessionsTestOther, "c2", 5, nil, sessionsTestNow); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("confirm in another realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "confirm the replaced enrolment", s.ConfirmCredential(testCtx, sessionsTestRealm, "c1", 5, nil, sessionsTestNow))
+	mustBeErrNotFound(t, "confirm in another realm", s.ConfirmCredential(testCtx, sessionsTestOther, "c2", 5, nil, sessionsTestNow))
 	if err := s.ConfirmCredential(testCtx, sessionsTestRealm, "c2", 5, [][]byte{[]byte("raw")}, sessionsTestNow); err == nil {
 		t.Fatal("an unhashed recovery code was accepted")
 	}
@@ -113,15 +109,11 @@ func testCredentialEnrol(t *testing.T, s *store.Store) {
 	if _, err := s.PendingCredential(testCtx, sessionsTestRealm, "alice", store.CredentialTOTP); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("pending after confirmation: %v, want ErrNotFound", err)
 	}
-	if err := s.ConfirmCredential(testCtx, sessionsTestRealm, "c2", 6, nil, sessionsTestNow); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("confirm twice: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "confirm twice", s.ConfirmCredential(testCtx, sessionsTestRealm, "c2", 6, nil, sessionsTestNow))
 	// One TOTP authenticator per user: a second enrolment can begin but
 	// not be confirmed while the first stands.
 	credentialsTestBegin(t, s, "c3", "alice", "third-secret")
-	if err := s.ConfirmCredential(testCtx, sessionsTestRealm, "c3", 9, nil, sessionsTestNow); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a second TOTP credential: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "a second TOTP credential", s.ConfirmCredential(testCtx, sessionsTestRealm, "c3", 9, nil, sessionsTestNow))
 	// Unknown users and users of another realm have no credentials.
 	if err := s.BeginCredential(testCtx, &store.Credential{ID: "c4", RealmID: sessionsTestRealm, UserID: "carol",
 		Type: store.CredentialTOTP, Secret: []byte("x")}); !errors.Is(err, store.ErrNotFound) {
@@ -191,9 +183,7 @@ func testRecoveryCodeOnce(t *testing.T, s *store.Store) {
 	if err := s.ConfirmCredential(testCtx, sessionsTestRealm, "c3", 1, credentialsTestHashes("n1", "n2", "n3"), sessionsTestNow); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UseRecoveryCode(testCtx, sessionsTestRealm, "alice", store.HashToken("alice-r2"), sessionsTestNow); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("a code of the old set: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "a code of the old set", s.UseRecoveryCode(testCtx, sessionsTestRealm, "alice", store.HashToken("alice-r2"), sessionsTestNow))
 	if n, err := s.RecoveryCodesLeft(testCtx, sessionsTestRealm, "alice"); err != nil || n != 3 {
 		t.Fatalf("recovery codes of the new set: %d, %v; want 3", n, err)
 	}
@@ -314,21 +304,15 @@ func testAuthRequestStep(t *testing.T, s *store.Store) {
 	if got, _ := s.GetAuthRequestStep(testCtx, sessionsTestRealm, "ar1"); got.UserID != "bob" {
 		t.Fatalf("step after a second password: %+v", got)
 	}
-	if err := s.AdvanceAuthRequestStep(testCtx, "ar1", store.StepTOTP, store.StepRecoveryCodes); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("advance from the wrong state: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "advance from the wrong state", s.AdvanceAuthRequestStep(testCtx, "ar1", store.StepTOTP, store.StepRecoveryCodes))
 	if err := s.AdvanceAuthRequestStep(testCtx, "ar1", store.StepTOTPSetup, store.StepRecoveryCodes); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CompleteAuthRequestStep(testCtx, "ar1", store.StepTOTPSetup); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("complete from the wrong state: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "complete from the wrong state", s.CompleteAuthRequestStep(testCtx, "ar1", store.StepTOTPSetup))
 	if err := s.CompleteAuthRequestStep(testCtx, "ar1", store.StepRecoveryCodes); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CompleteAuthRequestStep(testCtx, "ar1", store.StepRecoveryCodes); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("complete twice: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "complete twice", s.CompleteAuthRequestStep(testCtx, "ar1", store.StepRecoveryCodes))
 	// The step goes with its request.
 	step.AuthRequestID = "ar2"
 	if err := s.CreateAuthRequestStep(testCtx, sessionsTestRealm, step, sessionsTestNow); err != nil {

@@ -131,9 +131,7 @@ func testDeviceCreateRules(t *testing.T, s *store.Store) {
 	}
 	sameCode := deviceTestAuth("LMNPQRST")
 	sameCode.DeviceCodeHash = store.HashToken("dc-BCDFGHJK")
-	if err := s.CreateDeviceAuthorization(testCtx, sameCode); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("taken device code: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "taken device code", s.CreateDeviceAuthorization(testCtx, sameCode))
 	for name, change := range map[string]func(*store.DeviceAuthorization){
 		"client of another realm": func(d *store.DeviceAuthorization) { d.ClientID = "far" },
 		"unknown client":          func(d *store.DeviceAuthorization) { d.ClientID = "nope" },

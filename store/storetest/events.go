@@ -124,14 +124,10 @@ func testAdminEventRoundTrip(t *testing.T, s *store.Store) {
 	}
 	mustEqual(t, "admin events", got, []*store.AdminEvent{want})
 
-	if err := s.AddAdminEvent(testCtx, want); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("duplicate admin event id: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "duplicate admin event id", s.AddAdminEvent(testCtx, want))
 	orphan := *want
 	orphan.ID, orphan.RealmID = "e0000000-0000-4000-8000-000000000002", "99999999-9999-4999-8999-999999999999"
-	if err := s.AddAdminEvent(testCtx, &orphan); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("admin event of an unknown realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "admin event of an unknown realm", s.AddAdminEvent(testCtx, &orphan))
 	if ids := eventsTestAdminIDs(t, s, "99999999-9999-4999-8999-999999999999", store.AdminEventFilter{}); len(ids) != 0 {
 		t.Fatalf("events of an unknown realm: %v", ids)
 	}
@@ -205,13 +201,9 @@ func testLoginEventRoundTrip(t *testing.T, s *store.Store) {
 	bareWant.Details = map[string]string{}
 	mustEqual(t, "login events", got, []*store.LoginEvent{want, &bareWant})
 
-	if err := s.AddLoginEvent(testCtx, want); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("duplicate login event id: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "duplicate login event id", s.AddLoginEvent(testCtx, want))
 	orphan := &store.LoginEvent{ID: "l3", RealmID: "99999999-9999-4999-8999-999999999999", Time: 1, Type: "LOGIN"}
-	if err := s.AddLoginEvent(testCtx, orphan); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("login event of an unknown realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "login event of an unknown realm", s.AddLoginEvent(testCtx, orphan))
 }
 
 func testLoginEventFilters(t *testing.T, s *store.Store) {

@@ -106,14 +106,10 @@ func testGroupCreateGet(t *testing.T, s *store.Store) {
 
 	// An ID already taken is a conflict, whatever the name.
 	dup := &store.Group{ID: top.ID, RealmID: groupTestRealmID, Name: "fresh", CreatedAt: 1}
-	if err := s.CreateGroup(testCtx, dup); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("duplicate id: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "duplicate id", s.CreateGroup(testCtx, dup))
 	// An unknown realm is ErrNotFound.
 	stray := &store.Group{ID: groupTestID(5), RealmID: "33333333-3333-4333-8333-333333333333", Name: "stray", CreatedAt: 1}
-	if err := s.CreateGroup(testCtx, stray); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "unknown realm", s.CreateGroup(testCtx, stray))
 }
 
 func testGroupSiblingNames(t *testing.T, s *store.Store) {
@@ -400,9 +396,7 @@ func testGroupMembership(t *testing.T, s *store.Store) {
 	if err := s.RemoveGroupMember(testCtx, g.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveGroupMember(testCtx, g.ID, u.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("remove a non-member: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "remove a non-member", s.RemoveGroupMember(testCtx, g.ID, u.ID))
 	if members, err := s.ListGroupMembers(testCtx, g.ID, 0, 10); err != nil || len(members) != 0 {
 		t.Fatalf("members after removal: %v, %v", members, err)
 	}

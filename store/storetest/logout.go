@@ -24,9 +24,7 @@ func testLogoutTokenIDReplay(t *testing.T, s *store.Store) {
 	if err := s.RecordLogoutTokenID(testCtx, "j1", now+1000, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordLogoutTokenID(testCtx, "j1", now+1000, now+10); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("replayed jti: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "replayed jti", s.RecordLogoutTokenID(testCtx, "j1", now+1000, now+10))
 	if err := s.RecordLogoutTokenID(testCtx, "j2", now+2000, now+10); err != nil {
 		t.Fatal(err)
 	}

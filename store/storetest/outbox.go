@@ -83,9 +83,7 @@ func testOutboxRetryAndGiveUp(t *testing.T, s *store.Store) {
 	if e.Attempts != 2 || e.FailedAt != now+70_000 || e.LastError != "still down" {
 		t.Fatalf("after giving up: %+v", e)
 	}
-	if err := s.MarkEmailSent(testCtx, "m", 3, now); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("sending an abandoned mail: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "sending an abandoned mail", s.MarkEmailSent(testCtx, "m", 3, now))
 }
 
 func testOutboxSentIsFinal(t *testing.T, s *store.Store) {
@@ -98,15 +96,9 @@ func testOutboxSentIsFinal(t *testing.T, s *store.Store) {
 		t.Fatal(err)
 	}
 	mustEqual(t, "due after send", outboxTestDueIDs(t, s, now+1e9, 10), []string(nil))
-	if err := s.MarkEmailSent(testCtx, "m", 2, now+6); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second send: %v, want ErrNotFound", err)
-	}
-	if err := s.MarkEmailFailed(testCtx, "m", 2, "x", now+60_000, now+6); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("failing a sent mail: %v, want ErrNotFound", err)
-	}
-	if err := s.MarkEmailSent(testCtx, "nope", 1, now); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown mail: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second send", s.MarkEmailSent(testCtx, "m", 2, now+6))
+	mustBeErrNotFound(t, "failing a sent mail", s.MarkEmailFailed(testCtx, "m", 2, "x", now+60_000, now+6))
+	mustBeErrNotFound(t, "unknown mail", s.MarkEmailSent(testCtx, "nope", 1, now))
 	e, err := s.GetOutboxEmail(testCtx, "m")
 	if err != nil || e.SentAt != now+5 || e.Attempts != 1 {
 		t.Fatalf("sent mail %+v, %v", e, err)
@@ -131,7 +123,5 @@ func testOutboxEnqueueInTx(t *testing.T, s *store.Store) {
 	mustEqual(t, "due after rollback", outboxTestDueIDs(t, s, now, 10), []string(nil))
 	bad := outboxTestMail("x", now)
 	bad.RealmID = "no-such-realm"
-	if err := s.EnqueueEmail(testCtx, bad); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "unknown realm", s.EnqueueEmail(testCtx, bad))
 }

@@ -151,9 +151,7 @@ func testRealmUpdateMissing(t *testing.T, s *store.Store) {
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("UpdateRealm of a missing realm: %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteRealm(testCtx, "ghost"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("DeleteRealm of a missing realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "DeleteRealm of a missing realm", s.DeleteRealm(testCtx, "ghost"))
 	if _, err := s.GetRealm(testCtx, "ghost"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("UpdateRealm of a missing realm created it: %v", err)
 	}

@@ -329,9 +329,7 @@ func testRoleComposites(t *testing.T, s *store.Store) {
 
 	// An unknown child adds nothing, not even the children before it.
 	fresh := f.role(t, s, nil, "fresh")
-	if err := s.AddComposites(testCtx, fresh.ID, []string{viewer.ID, "role-nope"}); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown child: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "unknown child", s.AddComposites(testCtx, fresh.ID, []string{viewer.ID, "role-nope"}))
 	children, err = s.ListComposites(testCtx, fresh.ID)
 	roleTestMustNames(t, "after a failed add", children, err)
 
@@ -422,12 +420,8 @@ func testRoleMappings(t *testing.T, s *store.Store) {
 	roleTestMustNames(t, "user mappings untouched by the group's", got, err, "admin", "api/call", "web/read")
 
 	// Mapping to an unknown holder or role is refused and adds nothing.
-	if err := s.AddRoleMappings(testCtx, store.UserRoles("no-such-user"), roleTestIDs(admin)); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown user: %v, want ErrNotFound", err)
-	}
-	if err := s.AddRoleMappings(testCtx, gh, []string{admin.ID, "role-nope"}); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown role: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "unknown user", s.AddRoleMappings(testCtx, store.UserRoles("no-such-user"), roleTestIDs(admin)))
+	mustBeErrNotFound(t, "unknown role", s.AddRoleMappings(testCtx, gh, []string{admin.ID, "role-nope"}))
 	got, err = s.ListRoleMappings(testCtx, gh, "")
 	roleTestMustNames(t, "group after a refused batch", got, err, "viewer")
 }

@@ -212,14 +212,10 @@ func testScopeUpdate(t *testing.T, s *store.Store) {
 	scopeTestConflict(t, "rename onto another scope", s.UpdateClientScope(testCtx, &clash), "name")
 	foreign := *c
 	foreign.RealmID = b.ID
-	if err := s.UpdateClientScope(testCtx, &foreign); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("update through another realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "update through another realm", s.UpdateClientScope(testCtx, &foreign))
 	missing := *c
 	missing.ID = "a0000000-0000-4000-8000-00000000dead"
-	if err := s.UpdateClientScope(testCtx, &missing); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("update of a missing scope: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "update of a missing scope", s.UpdateClientScope(testCtx, &missing))
 	if got, _ := s.GetClientScope(testCtx, a.ID, id); got.Name != "profile2" {
 		t.Fatalf("scope after failed updates: %+v", got)
 	}
@@ -256,16 +252,12 @@ func testScopeMapperUpdateDelete(t *testing.T, s *store.Store) {
 	scopeTestConflict(t, "rename onto another mapper", s.UpdateMapper(testCtx, &clash), "name")
 	missing := *m1
 	missing.ID = "b0000000-0000-4000-8000-00000000dead"
-	if err := s.UpdateMapper(testCtx, &missing); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("update of a missing mapper: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "update of a missing mapper", s.UpdateMapper(testCtx, &missing))
 
 	if err := s.DeleteMapper(testCtx, id, m2.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteMapper(testCtx, id, m2.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second delete: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second delete", s.DeleteMapper(testCtx, id, m2.ID))
 	c, err := s.GetClientScope(testCtx, a.ID, id)
 	if err != nil || len(c.Mappers) != 1 || c.Mappers[0].ID != m1.ID {
 		t.Fatalf("scope after deleting a mapper: %+v, %v", c, err)
@@ -308,15 +300,11 @@ func testScopeDeleteCascades(t *testing.T, s *store.Store) {
 		}
 	}
 
-	if err := s.DeleteClientScope(testCtx, b.ID, id); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("delete through another realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "delete through another realm", s.DeleteClientScope(testCtx, b.ID, id))
 	if err := s.DeleteClientScope(testCtx, a.ID, id); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteClientScope(testCtx, a.ID, id); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second delete: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second delete", s.DeleteClientScope(testCtx, a.ID, id))
 	if _, err := s.GetMapper(testCtx, id, "b0000000-0000-4000-8000-000000000001"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("mapper of a deleted scope: %v, want ErrNotFound", err)
 	}
@@ -380,15 +368,11 @@ func testScopeLinks(t *testing.T, s *store.Store) {
 	// Another realm's view of the client shows nothing.
 	mustEqual(t, "defaults seen from another realm", scopeTestLinked(t, s, b.ID, app.ID, store.ScopeDefault), []string{})
 
-	if err := s.UnlinkClientScope(testCtx, app.ID, ids["profile"], store.ScopeOptional); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unlink with the wrong kind: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "unlink with the wrong kind", s.UnlinkClientScope(testCtx, app.ID, ids["profile"], store.ScopeOptional))
 	if err := s.UnlinkClientScope(testCtx, app.ID, ids["profile"], store.ScopeDefault); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UnlinkClientScope(testCtx, app.ID, ids["profile"], store.ScopeDefault); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second unlink: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second unlink", s.UnlinkClientScope(testCtx, app.ID, ids["profile"], store.ScopeDefault))
 	mustEqual(t, "app defaults after unlink", scopeTestLinked(t, s, a.ID, app.ID, store.ScopeDefault), []string{"email"})
 	// Now unlinked, it can be linked the other way.
 	if err := s.LinkClientScope(testCtx, app.ID, ids["profile"], store.ScopeOptional); err != nil {

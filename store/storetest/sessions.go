@@ -123,13 +123,6 @@ func sessionsTestTokenState(t *testing.T, s *store.Store, token string) *store.R
 	return got
 }
 
-func mustBeErrNotFound(t *testing.T, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("%s: %v, want ErrNotFound", what, err)
-	}
-}
-
 func testSessionCreateGet(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	sso := sessionsTestSSO("sso1", sessionsTestRealm, "alice", sessionsTestNow, sessionsTestNow+sessionsTestHour)
@@ -758,9 +751,7 @@ func testAccessTokenRevocation(t *testing.T, s *store.Store) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.RevokeAccessToken(testCtx, "nope", "j3", now); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("revocation in an unknown realm: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "revocation in an unknown realm", s.RevokeAccessToken(testCtx, "nope", "j3", now))
 	check := func(when string, want map[string]bool) {
 		t.Helper()
 		for jti, revoked := range want {

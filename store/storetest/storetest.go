@@ -106,3 +106,10 @@ func mustBeErrConflict(t *testing.T, what string, err error) {
 		t.Fatalf("%s: %v, want ErrConflict", what, err)
 	}
 }
+
+func mustBeErrNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("%s: %v, want ErrNotFound", what, err)
+	}
+}

@@ -136,13 +136,9 @@ func testUserUniqueness(t *testing.T, s *store.Store) {
 		t.Fatal(err)
 	}
 	bob.Username = "alice"
-	if err := s.UpdateUser(testCtx, bob); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("update to a taken username: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "update to a taken username", s.UpdateUser(testCtx, bob))
 	bob.Username, bob.Email = "bob", "alice@acme.test"
-	if err := s.UpdateUser(testCtx, bob); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("update to a taken email: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "update to a taken email", s.UpdateUser(testCtx, bob))
 	_, total, err := s.ListUsers(testCtx, acme.ID, store.UserFilter{Limit: 100})
 	if err != nil || total != 3 {
 		t.Fatalf("acme has %d users (%v), want 3", total, err)
@@ -308,9 +304,7 @@ func testUserDelete(t *testing.T, s *store.Store) {
 	if _, err := s.GetUser(testCtx, realm.ID, u.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted user: %v", err)
 	}
-	if err := s.DeleteUser(testCtx, realm.ID, u.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("second delete: %v, want ErrNotFound", err)
-	}
+	mustBeErrNotFound(t, "second delete", s.DeleteUser(testCtx, realm.ID, u.ID))
 	if _, err := s.GetUser(testCtx, realm.ID, keep.ID); err != nil {
 		t.Fatalf("the other user went too: %v", err)
 	}

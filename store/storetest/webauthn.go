@@ -61,9 +61,7 @@ func testWebAuthnCredentialAdd(t *testing.T, s *store.Store) {
 	// A credential ID is the realm's once; another realm may have it.
 	dup := &store.WebAuthnCredential{ID: "w3", RealmID: sessionsTestRealm, UserID: "bob", Name: "copy", CredentialID: []byte("cred-1"),
 		Data: []byte("{}"), CreatedAt: sessionsTestNow}
-	if err := s.AddWebAuthnCredential(testCtx, dup); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a credential ID registered twice: %v, want ErrConflict", err)
-	}
+	mustBeErrConflict(t, "a credential ID registered twice", s.AddWebAuthnCredential(testCtx, dup))
 	webauthnTestAdd(t, s, sessionsTestOther, "w4", "carol", "cred-1", 0)
 	if got, err := s.WebAuthnCredentialByCredentialID(testCtx, sessionsTestOther, []byte("cred-1")); err != nil || got.UserID != "carol" {
 		t.Fatalf("carol's credential in her realm: %+v, %v", got, err)
