@@ -58,9 +58,9 @@ type AccessTokenClaims struct {
 // the tokens of a client session that ended stay dead when the client
 // signs in again under the same SSO session. iat counts whole seconds,
 // hence the bound of $6, the end of the token's second. An SSO session
-// without its client's session stands for nothing (NULL): the CASE says
-// so where SQLite's min(a, NULL) would be NULL and PostgreSQL's LEAST(a,
-// NULL) would be a.
+// without its client's session gives NULL, spelled out in the CASE: of
+// the two-argument minimums, SQLite's min(a, NULL) is NULL but
+// PostgreSQL's LEAST(a, NULL) is a.
 const accessTokenStandingSQL = `SELECT c.enabled,
 	EXISTS (SELECT 1 FROM revoked_access_tokens WHERE token_id = $1),
 	EXISTS (SELECT 1 FROM users WHERE id = $2 AND realm_id = $3 AND enabled),
