@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -21,7 +20,6 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/gorilla/mux"
-	_ "modernc.org/sqlite"
 
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/store"
@@ -608,31 +606,15 @@ func authAPIKeyFromOutput(t *testing.T, out string) string {
 	return key
 }
 
-// authStoredKeyHashes reads every row of admin_api_key straight from the file.
-func authStoredKeyHashes(t *testing.T, dbPath string) [][]byte {
+// authStoredKeyHash is the admin API key's hash as the store keeps it
+// (one row at most: the schema allows no other).
+func authStoredKeyHash(t *testing.T, st *store.Store) []byte {
 	t.Helper()
-	db, err := sql.Open("sqlite", dbPath)
+	h, err := st.AdminAPIKeyHash(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rows, err := db.Query("SELECT key_hash FROM admin_api_key")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out [][]byte
-	for rows.Next() {
-		var h []byte
-		if err := rows.Scan(&h); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return h
 }
 
 func TestAdminAuthAPIKeyBootstrap(t *testing.T) {
@@ -650,8 +632,8 @@ func TestAdminAuthAPIKeyBootstrap(t *testing.T) {
 	mustError(t, withKey(s, testAPIKey), http.StatusUnauthorized, "unauthorized", "")
 
 	sum := sha256.Sum256([]byte(key))
-	if hashes := authStoredKeyHashes(t, s.dbPath); len(hashes) != 1 || !bytes.Equal(hashes[0], sum[:]) {
-		t.Fatalf("admin_api_key rows %x, want exactly the SHA-256 %x", hashes, sum)
+	if h := authStoredKeyHash(t, s.store); !bytes.Equal(h, sum[:]) {
+		t.Fatalf("stored key hash %x, want exactly the SHA-256 %x", h, sum)
 	}
 	for _, suffix := range []string{"", "-wal"} {
 		data, err := os.ReadFile(s.dbPath + suffix)
@@ -682,8 +664,8 @@ func TestAdminAuthAPIKeyBootstrap(t *testing.T) {
 		}
 		s2 := &testServer{t: t, app: a2, store: s.store, handler: a2.Handler(), dbPath: s.dbPath}
 		mustStatus(t, withKey(s2, key), http.StatusOK)
-		if hashes := authStoredKeyHashes(t, s.dbPath); len(hashes) != 1 || !bytes.Equal(hashes[0], sum[:]) {
-			t.Fatalf("second New changed the stored key hash: %x", hashes)
+		if h := authStoredKeyHash(t, s.store); !bytes.Equal(h, sum[:]) {
+			t.Fatalf("second New changed the stored key hash: %x", h)
 		}
 	})
 
@@ -704,8 +686,8 @@ func TestAdminAuthAPIKeyBootstrap(t *testing.T) {
 		mustError(t, withKey(s3, key), http.StatusUnauthorized, "unauthorized", "")
 		mustStatus(t, withKey(s3, rotated), http.StatusOK)
 		rsum := sha256.Sum256([]byte(rotated))
-		if hashes := authStoredKeyHashes(t, s.dbPath); len(hashes) != 1 || !bytes.Equal(hashes[0], rsum[:]) {
-			t.Fatalf("after rotation admin_api_key rows %x, want %x", hashes, rsum)
+		if h := authStoredKeyHash(t, s.store); !bytes.Equal(h, rsum[:]) {
+			t.Fatalf("stored key hash after rotation %x, want %x", h, rsum)
 		}
 
 		// A later start without a configured key keeps the rotated one and prints nothing.

@@ -503,6 +503,22 @@ func TestClientUpdateInvalid(t *testing.T) {
 	}
 }
 
+// clientsTestLinks names the scopes linked to a client, of either kind.
+func clientsTestLinks(t *testing.T, s *testServer, realmID, clientID string) []string {
+	t.Helper()
+	var names []string
+	for _, kind := range []string{store.ScopeDefault, store.ScopeOptional} {
+		scopes, err := s.store.ListLinkedScopes(t.Context(), realmID, clientID, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range scopes {
+			names = append(names, kind+" "+c.Name)
+		}
+	}
+	return names
+}
+
 func TestClientDelete(t *testing.T) {
 	s := newTestServer(t)
 	s.clientsTestBareRealm("acme")
@@ -521,6 +537,9 @@ func TestClientDelete(t *testing.T) {
 		}
 	}
 	appSA := s.admin(http.MethodGet, clientsTestClientPath("acme", "app")+"/service-account-user", nil).object(t)["id"].(string)
+	if links := clientsTestLinks(t, s, realmID, ids["app"]); len(links) == 0 {
+		t.Fatal("the client has no scope links to lose")
+	}
 
 	r := s.admin(http.MethodDelete, clientsTestClientPath("acme", "app"), nil)
 	mustStatus(t, r, http.StatusNoContent)
@@ -535,9 +554,16 @@ func TestClientDelete(t *testing.T) {
 	if _, err := s.store.GetUser(t.Context(), realmID, appSA); err == nil {
 		t.Fatal("the deleted client's service account remains")
 	}
-	var links int
-	if err := openTestDB(t, s.dbPath).QueryRow("SELECT count(*) FROM client_scope_links WHERE client_id = $1", ids["app"]).Scan(&links); err != nil || links != 0 {
-		t.Fatalf("scope links of the deleted client: %d %v", links, err)
+	// Its scope links went too: a client made again with its ID has none.
+	again := &store.Client{ID: ids["app"], RealmID: realmID, ClientID: "app-again", ClientType: "PUBLIC", CreatedAt: 1}
+	if err := s.store.CreateClient(t.Context(), again); err != nil {
+		t.Fatal(err)
+	}
+	if links := clientsTestLinks(t, s, realmID, ids["app"]); len(links) != 0 {
+		t.Fatalf("scope links of the deleted client: %v", links)
+	}
+	if err := s.store.DeleteClient(t.Context(), realmID, ids["app"]); err != nil {
+		t.Fatal(err)
 	}
 	// The other client keeps its role and service account; the clientId is free.
 	if _, err := s.store.GetRoleByID(t.Context(), realmID, "role-keep"); err != nil {

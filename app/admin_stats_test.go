@@ -10,19 +10,15 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// eventsTestSession inserts a session row as the OpenID Connect provider will.
-func eventsTestSession(t *testing.T, s *testServer, id, realmID, userID, kind, clientID string, expiresAt int64) {
+// eventsTestSession makes a session as the OpenID Connect provider does:
+// an online OAuth session has parent as its SSO session, an offline one
+// has none.
+func eventsTestSession(t *testing.T, s *testServer, id, realmID, userID, kind, parent, clientID string, expiresAt int64) {
 	t.Helper()
-	writer, _ := s.store.DBs()
-	var client any
-	if clientID != "" {
-		client = clientID
-	}
-	_, err := writer.Exec(`INSERT INTO user_sessions (id, realm_id, user_id, kind, parent_id, client_id, ip_address,
-		started_at, last_access_at, expires_at) VALUES ($1, $2, $3, $4, NULL, $5, '192.0.2.1', 0, 0, $6)`,
-		id, realmID, userID, kind, client, expiresAt)
-	if err != nil {
-		t.Fatalf("insert session %s: %v", id, err)
+	sess := &store.Session{ID: id, RealmID: realmID, UserID: userID, Kind: kind, ParentID: parent, ClientID: clientID,
+		IPAddress: "192.0.2.1", ExpiresAt: expiresAt, Offline: kind == store.SessionOAuth && parent == ""}
+	if err := s.store.CreateSession(context.Background(), sess); err != nil {
+		t.Fatalf("create session %s: %v", id, err)
 	}
 }
 
@@ -82,11 +78,11 @@ func TestRealmStats(t *testing.T) {
 		}
 	}
 	ms := now.UnixMilli()
-	eventsTestSession(t, s, "s1", realmID, alice, "sso", "", ms+1000)
-	eventsTestSession(t, s, "s2", realmID, alice, "sso", "", ms-1000)
-	eventsTestSession(t, s, "s3", realmID, alice, "oauth", "c1", ms+1000)
-	eventsTestSession(t, s, "s4", realmID, alice, "oauth", "c1", ms+2000)
-	eventsTestSession(t, s, "s5", otherID, carol, "sso", "", ms+1000)
+	eventsTestSession(t, s, "s1", realmID, alice, "sso", "", "", ms+1000)
+	eventsTestSession(t, s, "s2", realmID, alice, "sso", "", "", ms-1000)
+	eventsTestSession(t, s, "s3", realmID, alice, "oauth", "s1", "c1", ms+1000)
+	eventsTestSession(t, s, "s4", realmID, alice, "oauth", "", "c1", ms+2000) // offline
+	eventsTestSession(t, s, "s5", otherID, carol, "sso", "", "", ms+1000)
 	hour := time.Hour.Milliseconds()
 	eventsTestSeedLogin(t, s,
 		&store.LoginEvent{ID: "l1", RealmID: realmID, Time: ms - hour, Type: "LOGIN"},

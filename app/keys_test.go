@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -757,15 +758,11 @@ func TestKeysRealmDeleteCascades(t *testing.T) {
 	_, otherKey := keysTestSign(t, s, other, keysTestPayload)
 
 	mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme", nil), http.StatusOK)
-	_, reader := s.store.DBs()
-	for _, table := range []string{"signing_keys", "realm_key_settings"} {
-		var n int
-		if err := reader.QueryRow("SELECT count(*) FROM "+table+" WHERE realm_id = $1", realm.ID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Fatalf("%d rows of the deleted realm left in %s", n, table)
-		}
+	if keys, err := s.store.ListSigningKeys(context.Background(), realm.ID); err != nil || len(keys) != 0 {
+		t.Fatalf("%d signing keys of the deleted realm left (%v)", len(keys), err)
+	}
+	if ks, err := s.store.GetKeySettings(context.Background(), realm.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("key settings of the deleted realm left: %+v (%v)", ks, err)
 	}
 	mustError(t, s.admin(http.MethodGet, "/admin/realms/acme/keys", nil), http.StatusNotFound, "not_found", "")
 	// The job forgets the deleted realm's parsed key; the other realm keeps its own.
@@ -779,16 +776,20 @@ func TestKeysRealmDeleteCascades(t *testing.T) {
 	}
 }
 
-// keysTestDropKeys makes realm look like one created before signing keys
-// existed: no keys, no settings.
-func keysTestDropKeys(t *testing.T, s *testServer, realm *store.Realm) {
-	t.Helper()
-	writer, _ := s.store.DBs()
-	for _, table := range []string{"signing_keys", "realm_key_settings"} {
-		if _, err := writer.Exec("DELETE FROM "+table+" WHERE realm_id = $1", realm.ID); err != nil {
-			t.Fatal(err)
-		}
+// keysTestRealmWithoutKeys makes a realm as one created before signing
+// keys existed: the settings of a realm made through the API, written to
+// the store with no keys and no key settings.
+func keysTestRealmWithoutKeys(s *testServer, name string) *store.Realm {
+	s.t.Helper()
+	realm := *keysTestRealm(s, name+"-model")
+	realm.ID, realm.Name = uuid.NewString(), name
+	if err := s.store.CreateRealm(context.Background(), &realm); err != nil {
+		s.t.Fatal(err)
 	}
+	if keys, err := s.store.ListSigningKeys(context.Background(), realm.ID); err != nil || len(keys) != 0 {
+		s.t.Fatalf("keys of a realm written to the store: %d (%v)", len(keys), err)
+	}
+	return &realm
 }
 
 func TestKeysRealmWithoutKeys(t *testing.T) {
@@ -796,8 +797,7 @@ func TestKeysRealmWithoutKeys(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("key set", func(t *testing.T) {
-		realm := keysTestRealm(s, "certs")
-		keysTestDropKeys(t, s, realm)
+		realm := keysTestRealmWithoutKeys(s, "certs")
 		if keys := keysTestList(s, "certs"); len(keys) != 0 {
 			t.Fatalf("keys after dropping them: %s", keysTestStates(keys))
 		}
@@ -812,8 +812,7 @@ func TestKeysRealmWithoutKeys(t *testing.T) {
 	})
 
 	t.Run("concurrent signing", func(t *testing.T) {
-		realm := keysTestRealm(s, "sign")
-		keysTestDropKeys(t, s, realm)
+		realm := keysTestRealmWithoutKeys(s, "sign")
 		var wg sync.WaitGroup
 		kids := make([]string, 4)
 		errs := make([]error, 4)
@@ -839,8 +838,7 @@ func TestKeysRealmWithoutKeys(t *testing.T) {
 	})
 
 	t.Run("job", func(t *testing.T) {
-		realm := keysTestRealm(s, "job")
-		keysTestDropKeys(t, s, realm)
+		keysTestRealmWithoutKeys(s, "job")
 		s.app.rotateDueKeys(ctx)
 		if keys := keysTestList(s, "job"); len(keys) != 1 || keys[0].Status != store.KeyActive || keys[0].Algorithm != "RS256" {
 			t.Fatalf("keys the job made: %s", keysTestStates(keys))
@@ -848,8 +846,7 @@ func TestKeysRealmWithoutKeys(t *testing.T) {
 	})
 
 	t.Run("rotation", func(t *testing.T) {
-		realm := keysTestRealm(s, "rotate")
-		keysTestDropKeys(t, s, realm)
+		keysTestRealmWithoutKeys(s, "rotate")
 		keys := keysTestRotate(s, "rotate", map[string]any{"immediate": true, "algorithm": "ES256"})
 		if len(keys) != 1 || keys[0].Status != store.KeyActive || keys[0].Algorithm != "ES256" {
 			t.Fatalf("keys after rotating: %s", keysTestStates(keys))

@@ -57,11 +57,15 @@ type AccessTokenClaims struct {
 // client's own) that started no later than the token was issued, so that
 // the tokens of a client session that ended stay dead when the client
 // signs in again under the same SSO session. iat counts whole seconds,
-// hence the bound of $6, the end of the token's second.
+// hence the bound of $6, the end of the token's second. An SSO session
+// without its client's session gives NULL, spelled out in the CASE: of
+// the two-argument minimums, SQLite's min(a, NULL) is NULL but
+// PostgreSQL's LEAST(a, NULL) is a.
 const accessTokenStandingSQL = `SELECT c.enabled,
 	EXISTS (SELECT 1 FROM revoked_access_tokens WHERE token_id = $1),
 	EXISTS (SELECT 1 FROM users WHERE id = $2 AND realm_id = $3 AND enabled),
-	(SELECT max(CASE WHEN s.offline THEN s.expires_at ELSE min(s.expires_at, o.expires_at) END)
+	(SELECT max(CASE WHEN s.offline THEN s.expires_at WHEN o.id IS NULL THEN NULL
+			WHEN o.expires_at < s.expires_at THEN o.expires_at ELSE s.expires_at END)
 		FROM user_sessions s LEFT JOIN user_sessions o ON o.parent_id = s.id AND o.client_id = c.id AND o.started_at < $6
 		WHERE s.id = $5 AND s.realm_id = $3 AND s.user_id = $2
 			AND (s.kind = 'sso' OR s.offline AND s.client_id = c.id AND s.started_at < $6))

@@ -36,10 +36,11 @@ func (s *Store) ClearAdminLoginFailures(ctx context.Context, keyHash string) err
 	return nil
 }
 
-// AdminLoginFailures lists the failures after since, oldest first.
+// AdminLoginFailures lists the failures after since, oldest first, those
+// of one millisecond by key hash.
 func (s *Store) AdminLoginFailures(ctx context.Context, since int64) ([]AdminLoginFailure, error) {
 	rows, err := s.r.QueryContext(ctx,
-		"SELECT key_hash, failed_at FROM admin_login_failures WHERE failed_at > $1 ORDER BY failed_at, rowid", since)
+		"SELECT key_hash, failed_at FROM admin_login_failures WHERE failed_at > $1 ORDER BY failed_at, key_hash", since)
 	if err != nil {
 		return nil, fmt.Errorf("admin login failures: %w", mapErr(err))
 	}

@@ -139,7 +139,7 @@ func (s *Store) Backup(ctx context.Context, path string, key *SealedKey) error {
 		}
 	}()
 	// VACUUM INTO writes into an empty file it finds, keeping its mode.
-	if _, err := s.writerDB.ExecContext(ctx, "VACUUM INTO $1", temp); err != nil {
+	if _, err := s.writerDB.ExecContext(ctx, s.dialect.backupInto, temp); err != nil {
 		return fmt.Errorf("backup to %s: %w", path, err)
 	}
 	if key != nil {
@@ -157,14 +157,8 @@ func (s *Store) Backup(ctx context.Context, path string, key *SealedKey) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// backupDSN opens a backup file, or a copy of one, in rollback-journal mode,
-// as VACUUM INTO wrote it.
-func backupDSN(path string) string {
-	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
-}
-
 func writeBackupKey(ctx context.Context, path string, k *SealedKey) error {
-	db, err := sql.Open("sqlite", backupDSN(path))
+	db, err := sql.Open(sqliteDialect.driver, sqliteFileDSN(path, false))
 	if err != nil {
 		return err
 	}
@@ -185,8 +179,7 @@ func writeBackupKey(ctx context.Context, path string, k *SealedKey) error {
 // was made without one.
 func readBackupKey(ctx context.Context, db *sql.DB) (*SealedKey, error) {
 	var n int
-	if err := db.QueryRowContext(ctx,
-		"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'backup_master_key'").Scan(&n); err != nil {
+	if err := db.QueryRowContext(ctx, sqliteDialect.tableExists, "backup_master_key").Scan(&n); err != nil {
 		return nil, fmt.Errorf("read backup: %w", err)
 	}
 	if n == 0 {

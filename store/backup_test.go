@@ -63,9 +63,9 @@ func TestSealedKey(t *testing.T) {
 func backupTestSource(t *testing.T, path string) *Store {
 	t.Helper()
 	s := storeTestOpen(t, path, storeTestKey)
-	sessionsTestFixture(t, s)
-	keyTestCreate(t, s, keyTestKey(t, "kid-1", sessionsTestRealm, KeyActive, 1000))
-	credentialsTestBegin(t, s, "totp-1", "alice", "JBSWY3DPEHPK3PXP")
+	testFixture(t, s)
+	testSigningKey(t, s, "kid-1", testRealmID, KeyActive)
+	testBeginTOTP(t, s, "totp-1", "alice", "JBSWY3DPEHPK3PXP")
 	return s
 }
 
@@ -75,7 +75,7 @@ const backupTestSecrets = 6
 
 func backupTestTables(t *testing.T, path string) []string {
 	t.Helper()
-	db, err := sql.Open("sqlite", backupDSN(path)+"&mode=ro")
+	db, err := sql.Open("sqlite", sqliteFileDSN(path, false)+"&mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,12 +198,20 @@ func TestBackupAndRestore(t *testing.T) {
 			if slices.Contains(backupTestTables(t, tc.cfg.Path), "backup_master_key") {
 				t.Error("the restored database still holds the sealed key")
 			}
+			// Nor do its free pages: the table's bytes were wiped, not only unlinked.
+			file, err := os.ReadFile(tc.cfg.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(file, sealed.Sealed) || bytes.Contains(file, sealed.Salt) {
+				t.Error("the restored database file still holds the sealed key's bytes")
+			}
 			got := storeTestOpen(t, tc.cfg.Path, storeTestKey)
 			realm, err := got.GetRealm(ctx, "acme")
 			if err != nil || realm.SMTPPassword != "smtp-pw-acme" {
 				t.Fatalf("restored realm %+v, %v", realm, err)
 			}
-			if der, err := got.SigningKeyPrivate(ctx, sessionsTestRealm, "kid-1"); err != nil || len(der) != 1200 {
+			if der, err := got.SigningKeyPrivate(ctx, testRealmID, "kid-1"); err != nil || len(der) != 1200 {
 				t.Errorf("restored signing key: %d bytes, %v", len(der), err)
 			}
 		})
@@ -217,7 +225,7 @@ func TestRestoreOpensEverySecret(t *testing.T) {
 	ctx := context.Background()
 	src := backupTestSource(t, filepath.Join(t.TempDir(), "live.db"))
 	other := storeTestOpen(t, filepath.Join(t.TempDir(), "other.db"), bytes.Repeat([]byte{9}, MasterKeySize))
-	suiteMustCreateRealm(t, other, suiteRealm(sessionsTestRealm, "acme", 1000))
+	mustCreateRealm(t, other, testRealm(testRealmID, "acme", 1000))
 	var foreign []byte
 	if err := other.r.QueryRowContext(ctx, "SELECT smtp_password FROM realms").Scan(&foreign); err != nil {
 		t.Fatal(err)
@@ -251,7 +259,7 @@ func TestRestoreReplacesWAL(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "idenplane.db")
 	old := storeTestOpen(t, path, storeTestKey)
-	suiteMustCreateRealm(t, old, suiteRealm("33333333-3333-4333-8333-333333333333", "old", 1000))
+	mustCreateRealm(t, old, testRealm("33333333-3333-4333-8333-333333333333", "old", 1000))
 	// A crash leaves the WAL behind: copy the files while the store is open.
 	crashed := t.TempDir()
 	for _, suffix := range []string{"", "-wal", "-shm"} {

@@ -4,10 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 var (
@@ -29,21 +25,6 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
-// conflictColumn reads the clashing column from SQLite's message:
-// "UNIQUE constraint failed: users.realm_id, users.email".
-func conflictColumn(msg string) string {
-	const marker = "constraint failed: "
-	i := strings.LastIndex(msg, marker)
-	if i < 0 {
-		return ""
-	}
-	cols, _, _ := strings.Cut(msg[i+len(marker):], " (")
-	parts := strings.Split(cols, ",")
-	last := strings.TrimSpace(parts[len(parts)-1])
-	_, col, _ := strings.Cut(last, ".")
-	return col
-}
-
 // mapErr turns driver errors into the store's sentinels. Every query's error
 // passes through here, so callers only ever test for ErrNotFound and ErrConflict.
 func mapErr(err error) error {
@@ -53,14 +34,11 @@ func mapErr(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return &ConflictError{Column: conflictColumn(se.Error()), cause: err}
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("%w: referenced row: %v", ErrNotFound, err)
-		}
+	switch broken, column := sqliteDialect.constraint(err); broken {
+	case uniqueConstraint:
+		return &ConflictError{Column: column, cause: err}
+	case referenceMissing:
+		return fmt.Errorf("%w: referenced row: %v", ErrNotFound, err)
 	}
 	return err
 }

@@ -24,7 +24,7 @@ func fileTestMode(t *testing.T, path string) os.FileMode {
 func TestPrivateFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idenplane.db")
 	s := storeTestOpen(t, path, storeTestKey)
-	sessionsTestFixture(t, s)
+	testFixture(t, s)
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	if err := s.Backup(context.Background(), backup, nil); err != nil {
 		t.Fatal(err)
@@ -43,8 +43,8 @@ func TestCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "idenplane.db")
 	s := storeTestOpen(t, path, storeTestKey)
-	sessionsTestFixture(t, s)
-	bystander, err := sql.Open("sqlite", dsn(path, true))
+	testFixture(t, s)
+	bystander, err := sql.Open("sqlite", sqliteDSN(path, true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,8 +67,7 @@ func (s *Store) migrate(ctx context.Context, migrations []migration) error {
 
 func (s *Store) currentVersion(ctx context.Context) (int, error) {
 	var n int
-	err := s.w.QueryRowContext(ctx,
-		"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").Scan(&n)
+	err := s.w.QueryRowContext(ctx, s.dialect.tableExists, "schema_version").Scan(&n)
 	if err != nil || n == 0 {
 		return 0, err
 	}

@@ -63,7 +63,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 			for i := range args {
 				args[i] = "x"
 			}
-			rows, err := s.readerDB.QueryContext(suiteCtx, "EXPLAIN QUERY PLAN "+c.query, args...)
+			rows, err := s.readerDB.QueryContext(testCtx, "EXPLAIN QUERY PLAN "+c.query, args...)
 			if err != nil {
 				t.Fatal(err)
 			}

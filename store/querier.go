@@ -204,8 +204,9 @@ var revocationTables = []string{"user_sessions", "revoked_access_tokens"}
 
 // sessionKeepers are the statements that write user_sessions without
 // ending or shortening any session: they only slide its expiry forward
-// (expires_at = max(expires_at, …)) and record accesses. They run on every
-// refresh and sign-in, which must not empty the cache of token checks.
+// (to the later of the old and the new) and record accesses. They run on
+// every refresh and sign-in, which must not empty the cache of token
+// checks.
 var sessionKeepers = []string{touchSessionSQL, reauthenticateSessionSQL}
 
 var writeTarget = regexp.MustCompile(`(?is)^\s*(INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(\w+)`)

@@ -102,7 +102,7 @@ func (r *Restore) prepare(ctx context.Context, cfg RestoreConfig) error {
 // takeBackupKey reads the sealed master key out of a copy of a backup and
 // drops its table, wiping the freed pages.
 func takeBackupKey(ctx context.Context, path string) (*SealedKey, error) {
-	db, err := sql.Open("sqlite", backupDSN(path))
+	db, err := sql.Open(sqliteDialect.driver, sqliteFileDSN(path, true))
 	if err != nil {
 		return nil, err
 	}
@@ -111,9 +111,6 @@ func takeBackupKey(ctx context.Context, path string) (*SealedKey, error) {
 	k, err := readBackupKey(ctx, db)
 	if err != nil || k == nil {
 		return k, err
-	}
-	if _, err := db.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, "DROP TABLE backup_master_key"); err != nil {
 		return nil, fmt.Errorf("restore: remove the sealed master key from the copy: %w", err)

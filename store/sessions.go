@@ -40,7 +40,8 @@ type Session struct {
 // Active says whether the session is still live at now.
 func (s *Session) Active(now int64) bool { return s.ExpiresAt > now }
 
-var errSessionShape = errors.New("invalid session")
+// ErrInvalidSession: the session breaks the rules of its kind.
+var ErrInvalidSession = errors.New("invalid session")
 
 // checkShape enforces the rules of the kinds: SSO sessions have neither
 // client nor parent; OAuth sessions have a client, and a parent exactly
@@ -48,15 +49,15 @@ var errSessionShape = errors.New("invalid session")
 func (s *Session) checkShape() error {
 	switch {
 	case s.Kind == SessionSSO && (s.ClientID != "" || s.ParentID != "" || s.Offline):
-		return fmt.Errorf("%w: an SSO session has no client, parent or offline flag", errSessionShape)
+		return fmt.Errorf("%w: an SSO session has no client, parent or offline flag", ErrInvalidSession)
 	case s.Kind == SessionOAuth && s.ClientID == "":
-		return fmt.Errorf("%w: an OAuth session needs a client", errSessionShape)
+		return fmt.Errorf("%w: an OAuth session needs a client", ErrInvalidSession)
 	case s.Kind == SessionOAuth && s.Offline && s.ParentID != "":
-		return fmt.Errorf("%w: an offline session has no parent, so that it outlives SSO logout", errSessionShape)
+		return fmt.Errorf("%w: an offline session has no parent, so that it outlives SSO logout", ErrInvalidSession)
 	case s.Kind == SessionOAuth && !s.Offline && s.ParentID == "":
-		return fmt.Errorf("%w: an online OAuth session needs its SSO session as parent", errSessionShape)
+		return fmt.Errorf("%w: an online OAuth session needs its SSO session as parent", ErrInvalidSession)
 	case s.Kind != SessionSSO && s.Kind != SessionOAuth:
-		return fmt.Errorf("%w: kind %q", errSessionShape, s.Kind)
+		return fmt.Errorf("%w: kind %q", ErrInvalidSession, s.Kind)
 	}
 	return nil
 }
@@ -98,9 +99,10 @@ func (s *Store) querySessions(ctx context.Context, q querier, where string, args
 	return out, mapErr(rows.Err())
 }
 
-// CreateSession inserts sess. Its user, client and parent must be of its
-// realm, and the parent an online SSO session of the same user; otherwise
-// ErrNotFound.
+// CreateSession inserts sess. A session that breaks the rules of its kind
+// (see checkShape) is ErrInvalidSession. Its user, client and parent must
+// be of its realm, and the parent an online SSO session of the same user;
+// otherwise ErrNotFound.
 func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 	if err := sess.checkShape(); err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
@@ -147,8 +149,10 @@ func (s *Store) GetSession(ctx context.Context, realmID, id string) (*Session, e
 }
 
 // touchSessionSQL never shortens a session: a cache may hold the expiry
-// it read until then (see sessionKeepers).
-const touchSessionSQL = `UPDATE user_sessions SET last_access_at = $1, expires_at = max(expires_at, $2)
+// it read until then (see sessionKeepers). The later of the two is a CASE:
+// SQLite's max(a, b) is PostgreSQL's GREATEST(a, b).
+const touchSessionSQL = `UPDATE user_sessions SET last_access_at = $1,
+	expires_at = CASE WHEN $2 > expires_at THEN $2 ELSE expires_at END
 	WHERE realm_id = $3 AND id = $4 AND expires_at > $1`
 
 // TouchSession records an access at now and slides the expiry to

@@ -8,7 +8,8 @@ import (
 // reauthenticateSessionSQL never shortens a session: a cache may hold the
 // expiry it read until then (see sessionKeepers).
 const reauthenticateSessionSQL = `UPDATE user_sessions SET auth_time = $1, amr = $2, last_access_at = $3,
-	expires_at = max(expires_at, $4) WHERE realm_id = $5 AND id = $6 AND kind = 'sso' AND expires_at > $3`
+	expires_at = CASE WHEN $4 > expires_at THEN $4 ELSE expires_at END
+	WHERE realm_id = $5 AND id = $6 AND kind = 'sso' AND expires_at > $3`
 
 // ReauthenticateSession records a new authentication of the user of an
 // SSO session active at now (a login the client forced, or one past its

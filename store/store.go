@@ -1,6 +1,7 @@
 // Package store keeps every realm in one SQLite database: one writer
 // connection, so writes never contend for the lock, and a pool of read-only
-// connections that WAL mode lets run beside it.
+// connections that WAL mode lets run beside it. What is SQLite's own sits
+// in its dialect (dialect_sqlite.go); the rest is portable SQL.
 package store
 
 import (
@@ -9,11 +10,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"runtime"
 	"time"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // querier is what both a connection pool and a transaction offer, so every
@@ -26,6 +24,7 @@ type querier interface {
 
 // Store is the database. Its zero value is not usable; call Open.
 type Store struct {
+	dialect  *dialect
 	writerDB *sql.DB
 	readerDB *sql.DB
 	w        querier // writes, and reads that must see them (the tx inside Tx)
@@ -90,7 +89,8 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	if err := createPrivateFile(cfg.Path); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	writer, err := sql.Open("sqlite", dsn(cfg.Path, false))
+	d := &sqliteDialect
+	writer, err := sql.Open(d.driver, d.dsn(cfg.Path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -103,7 +103,7 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 		writer.Close()
 		return nil, fmt.Errorf("open database %s: %w", cfg.Path, err)
 	}
-	reader, err := sql.Open("sqlite", dsn(cfg.Path, true))
+	reader, err := sql.Open(d.driver, d.dsn(cfg.Path, true))
 	if err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open database: %w", err)
@@ -111,7 +111,7 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	readers := max(4, runtime.GOMAXPROCS(0)*2)
 	reader.SetMaxOpenConns(readers)
 	reader.SetMaxIdleConns(readers)
-	s := &Store{writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
+	s := &Store{dialect: d, writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
 		changes: &changes{}, aead: aead, now: cfg.Now}
 	s.w = &dbQuerier{stmts: s.writer, changes: s.changes}
 	s.r = &dbQuerier{stmts: s.reader}
@@ -129,22 +129,6 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	return s, nil
 }
 
-// dsn sets the per-connection pragmas. synchronous(FULL) makes every
-// committed write durable before the API answers 2xx, even on power loss.
-func dsn(path string, readOnly bool) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(ON)")
-	q.Add("_pragma", "synchronous(FULL)")
-	if readOnly {
-		q.Add("_pragma", "query_only(1)")
-	} else {
-		q.Set("_txlock", "immediate")
-	}
-	return "file:" + path + "?" + q.Encode()
-}
-
 // Close closes both pools, then releases the in-use lock.
 func (s *Store) Close() error {
 	s.writer.close()
@@ -156,21 +140,12 @@ func (s *Store) Close() error {
 	return err
 }
 
-// Checkpoint moves every committed write from the WAL into the database
-// file and empties the WAL, so that the file alone is the whole database.
-// SQLite does this itself when the last connection to the file closes,
-// but not while another process (a backup, a monitoring tool) still has
-// it open. It waits, up to the busy timeout, for other processes' readers.
+// Checkpoint makes the database file alone hold every committed write,
+// with nothing left in its -wal file: SQLite does so itself when the last
+// connection to the file closes, but not while another process (a backup,
+// a monitoring tool) still has it open.
 func (s *Store) Checkpoint(ctx context.Context) error {
-	var busy, logFrames, checkpointed int
-	err := s.writerDB.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if busy != 0 {
-		return errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
-	}
-	return nil
+	return s.dialect.checkpoint(ctx, s.writerDB)
 }
 
 // Tx runs fn with a Store whose every method uses one write transaction,

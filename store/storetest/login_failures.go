@@ -1,19 +1,21 @@
-package store
+package storetest
 
 import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/idenplane/idenplane/store"
 )
 
-func loginFailuresSuite() []suiteTest {
-	return []suiteTest{
-		{"LoginFailuresLockout", suiteLoginFailuresLockout},
-		{"LoginFailuresReset", suiteLoginFailuresReset},
-		{"LoginFailuresPermanent", suiteLoginFailuresPermanent},
-		{"LoginFailuresConcurrent", suiteLoginFailuresConcurrent},
-		{"LoginFailuresList", suiteLoginFailuresList},
-		{"LoginFailuresCascade", suiteLoginFailuresCascade},
+func loginFailuresSuite() []subTest {
+	return []subTest{
+		{"LoginFailuresLockout", testLoginFailuresLockout},
+		{"LoginFailuresReset", testLoginFailuresReset},
+		{"LoginFailuresPermanent", testLoginFailuresPermanent},
+		{"LoginFailuresConcurrent", testLoginFailuresConcurrent},
+		{"LoginFailuresList", testLoginFailuresList},
+		{"LoginFailuresCascade", testLoginFailuresCascade},
 	}
 }
 
@@ -21,30 +23,30 @@ const failTestMinute = int64(60_000)
 
 // failTestPolicy: three failures lock for 15 minutes; an hour of quiet
 // forgets them; no permanent lockout.
-var failTestPolicy = LoginFailurePolicy{MaxFailures: 3, LockoutMillis: 15 * failTestMinute, ResetMillis: 60 * failTestMinute}
+var failTestPolicy = store.LoginFailurePolicy{MaxFailures: 3, LockoutMillis: 15 * failTestMinute, ResetMillis: 60 * failTestMinute}
 
-func failTestRecord(t *testing.T, s *Store, user string, now int64, p LoginFailurePolicy) (*LoginFailure, bool) {
+func failTestRecord(t *testing.T, s *store.Store, user string, now int64, p store.LoginFailurePolicy) (*store.LoginFailure, bool) {
 	t.Helper()
-	f, locked, err := s.RecordLoginFailure(suiteCtx, sessionsTestRealm, user, "192.0.2.9", now, p)
+	f, locked, err := s.RecordLoginFailure(testCtx, sessionsTestRealm, user, "192.0.2.9", now, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f, locked
 }
 
-func failTestLocked(t *testing.T, s *Store, user string, now int64) bool {
+func failTestLocked(t *testing.T, s *store.Store, user string, now int64) bool {
 	t.Helper()
-	locked, err := s.LoginLock(suiteCtx, sessionsTestRealm, user, now)
+	locked, err := s.LoginLock(testCtx, sessionsTestRealm, user, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return locked
 }
 
-func suiteLoginFailuresLockout(t *testing.T, s *Store) {
+func testLoginFailuresLockout(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	now := sessionsTestNow
-	if _, err := s.GetLoginFailure(suiteCtx, sessionsTestRealm, "alice"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetLoginFailure(testCtx, sessionsTestRealm, "alice"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("record before any failure: %v, want ErrNotFound", err)
 	}
 	if failTestLocked(t, s, "alice", now) {
@@ -56,17 +58,17 @@ func suiteLoginFailuresLockout(t *testing.T, s *Store) {
 		}
 	}
 	f, locked := failTestRecord(t, s, "alice", now+3, failTestPolicy)
-	want := &LoginFailure{RealmID: sessionsTestRealm, UserID: "alice", Failures: 3, LastFailureAt: now + 3, LastIP: "192.0.2.9",
+	want := &store.LoginFailure{RealmID: sessionsTestRealm, UserID: "alice", Failures: 3, LastFailureAt: now + 3, LastIP: "192.0.2.9",
 		TemporaryLockouts: 1, LockedUntil: now + 3 + 15*failTestMinute}
 	if !locked {
 		t.Fatal("the third failure did not lock")
 	}
-	suiteMustEqual(t, "record after the third failure", f, want)
-	got, err := s.GetLoginFailure(suiteCtx, sessionsTestRealm, "alice")
+	mustEqual(t, "record after the third failure", f, want)
+	got, err := s.GetLoginFailure(testCtx, sessionsTestRealm, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "stored record", got, want)
+	mustEqual(t, "stored record", got, want)
 	if !failTestLocked(t, s, "alice", want.LockedUntil-1) || failTestLocked(t, s, "alice", want.LockedUntil) {
 		t.Fatal("the lockout does not end at LockedUntil")
 	}
@@ -85,16 +87,16 @@ func suiteLoginFailuresLockout(t *testing.T, s *Store) {
 	}
 	// A success (or an unlock) forgets everything; clearing twice is fine.
 	for range 2 {
-		if err := s.ClearLoginFailures(suiteCtx, sessionsTestRealm, "alice"); err != nil {
+		if err := s.ClearLoginFailures(testCtx, sessionsTestRealm, "alice"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.GetLoginFailure(suiteCtx, sessionsTestRealm, "alice"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetLoginFailure(testCtx, sessionsTestRealm, "alice"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("record after clearing: %v, want ErrNotFound", err)
 	}
 }
 
-func suiteLoginFailuresReset(t *testing.T, s *Store) {
+func testLoginFailuresReset(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	now := sessionsTestNow
 	failTestRecord(t, s, "alice", now, failTestPolicy)
@@ -119,14 +121,14 @@ func suiteLoginFailuresReset(t *testing.T, s *Store) {
 	}
 }
 
-func suiteLoginFailuresPermanent(t *testing.T, s *Store) {
+func testLoginFailuresPermanent(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	p := failTestPolicy
 	p.PermanentAfter = 2
 	now := sessionsTestNow
 	// Two temporary lockouts, each three failures after the last one ended.
 	for lockout := 1; lockout <= 2; lockout++ {
-		var f *LoginFailure
+		var f *store.LoginFailure
 		var locked bool
 		for range 3 {
 			now += failTestMinute
@@ -138,13 +140,13 @@ func suiteLoginFailuresPermanent(t *testing.T, s *Store) {
 		now = f.LockedUntil
 	}
 	// The third is permanent.
-	var f *LoginFailure
+	var f *store.LoginFailure
 	var locked bool
 	for range 3 {
 		now += failTestMinute
 		f, locked = failTestRecord(t, s, "alice", now, p)
 	}
-	if !locked || !f.Permanent() || f.TemporaryLockouts != 2 || f.LockedUntil != PermanentLockout {
+	if !locked || !f.Permanent() || f.TemporaryLockouts != 2 || f.LockedUntil != store.PermanentLockout {
 		t.Fatalf("third lockout: %+v locked %v", f, locked)
 	}
 	// Neither time nor the reset time ends it.
@@ -155,7 +157,7 @@ func suiteLoginFailuresPermanent(t *testing.T, s *Store) {
 		t.Fatalf("a failure long after the permanent lockout: %+v", f)
 	}
 	// An unlock does.
-	if err := s.ClearLoginFailures(suiteCtx, sessionsTestRealm, "alice"); err != nil {
+	if err := s.ClearLoginFailures(testCtx, sessionsTestRealm, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	if failTestLocked(t, s, "alice", now) {
@@ -165,15 +167,15 @@ func suiteLoginFailuresPermanent(t *testing.T, s *Store) {
 
 // Concurrent failures are each counted once: the read-modify-write is one
 // transaction on the one writer connection.
-func suiteLoginFailuresConcurrent(t *testing.T, s *Store) {
+func testLoginFailuresConcurrent(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	const n = 50
-	run := func(user string, p LoginFailurePolicy) (locks int) {
+	run := func(user string, p store.LoginFailurePolicy) (locks int) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for i := range n {
 			wg.Go(func() {
-				_, locked, err := s.RecordLoginFailure(suiteCtx, sessionsTestRealm, user, "192.0.2.9", sessionsTestNow+int64(i), p)
+				_, locked, err := s.RecordLoginFailure(testCtx, sessionsTestRealm, user, "192.0.2.9", sessionsTestNow+int64(i), p)
 				if err != nil {
 					t.Error(err)
 				}
@@ -188,45 +190,45 @@ func suiteLoginFailuresConcurrent(t *testing.T, s *Store) {
 		return locks
 	}
 	// Below the limit: every failure counted.
-	if locks := run("alice", LoginFailurePolicy{MaxFailures: 1000, LockoutMillis: failTestMinute}); locks != 0 {
+	if locks := run("alice", store.LoginFailurePolicy{MaxFailures: 1000, LockoutMillis: failTestMinute}); locks != 0 {
 		t.Fatalf("%d lockouts below the limit", locks)
 	}
-	f, err := s.GetLoginFailure(suiteCtx, sessionsTestRealm, "alice")
+	f, err := s.GetLoginFailure(testCtx, sessionsTestRealm, "alice")
 	if err != nil || f.Failures != n {
 		t.Fatalf("after %d concurrent failures: %+v %v", n, f, err)
 	}
 	// Over it: exactly one lockout, at exactly the limit.
-	if locks := run("bob", LoginFailurePolicy{MaxFailures: 5, LockoutMillis: 1000 * failTestMinute}); locks != 1 {
+	if locks := run("bob", store.LoginFailurePolicy{MaxFailures: 5, LockoutMillis: 1000 * failTestMinute}); locks != 1 {
 		t.Fatalf("%d lockouts, want 1", locks)
 	}
-	f, err = s.GetLoginFailure(suiteCtx, sessionsTestRealm, "bob")
+	f, err = s.GetLoginFailure(testCtx, sessionsTestRealm, "bob")
 	if err != nil || f.Failures != 5 || f.TemporaryLockouts != 1 {
 		t.Fatalf("after %d concurrent failures over the limit: %+v %v", n, f, err)
 	}
 }
 
-func suiteLoginFailuresList(t *testing.T, s *Store) {
+func testLoginFailuresList(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	for _, name := range []string{"dave", "erin", "fay"} {
-		suiteMustCreateUser(t, s, suiteUser(name, sessionsTestRealm, name, ""))
+		mustCreateUser(t, s, testUser(name, sessionsTestRealm, name, ""))
 	}
 	now := sessionsTestNow
-	one := LoginFailurePolicy{MaxFailures: 1, LockoutMillis: 10 * failTestMinute}
-	failTestRecord(t, s, "alice", now, one)                              // locked until now+10m
-	failTestRecord(t, s, "bob", now+failTestMinute, one)                 // until now+11m
-	failTestRecord(t, s, "erin", now-20*failTestMinute, one)             // ran out at now-10m
-	failTestRecord(t, s, "fay", now, LoginFailurePolicy{MaxFailures: 2}) // one failure, not locked
-	if _, _, err := s.RecordLoginFailure(suiteCtx, sessionsTestOther, "carol", "192.0.2.9", now, one); err != nil {
+	one := store.LoginFailurePolicy{MaxFailures: 1, LockoutMillis: 10 * failTestMinute}
+	failTestRecord(t, s, "alice", now, one)                                    // locked until now+10m
+	failTestRecord(t, s, "bob", now+failTestMinute, one)                       // until now+11m
+	failTestRecord(t, s, "erin", now-20*failTestMinute, one)                   // ran out at now-10m
+	failTestRecord(t, s, "fay", now, store.LoginFailurePolicy{MaxFailures: 2}) // one failure, not locked
+	if _, _, err := s.RecordLoginFailure(testCtx, sessionsTestOther, "carol", "192.0.2.9", now, one); err != nil {
 		t.Fatal(err)
 	}
 	// dave: locked for a while long ago, then for good.
-	perm := LoginFailurePolicy{MaxFailures: 1, LockoutMillis: failTestMinute, PermanentAfter: 1}
+	perm := store.LoginFailurePolicy{MaxFailures: 1, LockoutMillis: failTestMinute, PermanentAfter: 1}
 	failTestRecord(t, s, "dave", now-100*failTestMinute, perm)
 	failTestRecord(t, s, "dave", now-50*failTestMinute, perm)
 
 	names := func(first, max int) []string {
 		t.Helper()
-		locked, err := s.ListLockedUsers(suiteCtx, sessionsTestRealm, now+5*failTestMinute, first, max)
+		locked, err := s.ListLockedUsers(testCtx, sessionsTestRealm, now+5*failTestMinute, first, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,49 +241,47 @@ func suiteLoginFailuresList(t *testing.T, s *Store) {
 		}
 		return out
 	}
-	suiteMustEqual(t, "locked users", names(0, 10), []string{"dave", "bob", "alice"})
-	suiteMustEqual(t, "second page", names(1, 1), []string{"bob"})
-	suiteMustEqual(t, "past the end", names(3, 10), []string(nil))
-	locked, err := s.ListLockedUsers(suiteCtx, sessionsTestRealm, now+5*failTestMinute, 0, 1)
+	mustEqual(t, "locked users", names(0, 10), []string{"dave", "bob", "alice"})
+	mustEqual(t, "second page", names(1, 1), []string{"bob"})
+	mustEqual(t, "past the end", names(3, 10), []string(nil))
+	locked, err := s.ListLockedUsers(testCtx, sessionsTestRealm, now+5*failTestMinute, 0, 1)
 	if err != nil || len(locked) != 1 || !locked[0].Permanent() || locked[0].TemporaryLockouts != 1 {
 		t.Fatalf("permanent record %+v %v", locked, err)
 	}
 	// After the temporary lockouts end, only the permanent one is listed.
-	locked, err = s.ListLockedUsers(suiteCtx, sessionsTestRealm, now+11*failTestMinute, 0, 10)
+	locked, err = s.ListLockedUsers(testCtx, sessionsTestRealm, now+11*failTestMinute, 0, 10)
 	if err != nil || len(locked) != 1 || locked[0].Username != "dave" {
 		t.Fatalf("later %+v %v", locked, err)
 	}
 }
 
-func suiteLoginFailuresCascade(t *testing.T, s *Store) {
+func testLoginFailuresCascade(t *testing.T, s *store.Store) {
 	sessionsTestFixture(t, s)
 	failTestRecord(t, s, "alice", sessionsTestNow, failTestPolicy)
 	failTestRecord(t, s, "bob", sessionsTestNow, failTestPolicy)
-	if _, _, err := s.RecordLoginFailure(suiteCtx, sessionsTestOther, "carol", "192.0.2.9", sessionsTestNow, failTestPolicy); err != nil {
+	if _, _, err := s.RecordLoginFailure(testCtx, sessionsTestOther, "carol", "192.0.2.9", sessionsTestNow, failTestPolicy); err != nil {
 		t.Fatal(err)
 	}
 	// An unknown user has no record.
-	if _, _, err := s.RecordLoginFailure(suiteCtx, sessionsTestOther, "nobody", "192.0.2.9", sessionsTestNow, failTestPolicy); !errors.Is(err, ErrNotFound) {
+	if _, _, err := s.RecordLoginFailure(testCtx, sessionsTestOther, "nobody", "192.0.2.9", sessionsTestNow, failTestPolicy); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("failure of an unknown user: %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteUser(suiteCtx, sessionsTestRealm, "alice"); err != nil {
+	if err := s.DeleteUser(testCtx, sessionsTestRealm, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteRealm(suiteCtx, "other"); err != nil {
+	if err := s.DeleteRealm(testCtx, "other"); err != nil {
 		t.Fatal(err)
 	}
-	var users []string
-	rows, err := s.r.QueryContext(suiteCtx, "SELECT user_id FROM login_failures ORDER BY user_id")
-	if err != nil {
-		t.Fatal(err)
+	if _, err := s.GetLoginFailure(testCtx, sessionsTestRealm, "bob"); err != nil {
+		t.Fatalf("bob's record: %v", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var u string
-		if err := rows.Scan(&u); err != nil {
-			t.Fatal(err)
+	// Users and a realm made again with the deleted ones' IDs start clean.
+	mustCreateUser(t, s, testUser("alice", sessionsTestRealm, "alice", ""))
+	mustCreateRealm(t, s, testRealm(sessionsTestOther, "other", 3000))
+	mustCreateUser(t, s, testUser("carol", sessionsTestOther, "carol", ""))
+	for _, u := range []struct{ realm, id string }{{sessionsTestRealm, "alice"}, {sessionsTestOther, "carol"}, {sessionsTestOther, "nobody"}} {
+		if f, err := s.GetLoginFailure(testCtx, u.realm, u.id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("record of the deleted %s left: %+v, %v", u.id, f, err)
 		}
-		users = append(users, u)
 	}
-	suiteMustEqual(t, "records left", users, []string{"bob"})
 }

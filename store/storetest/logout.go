@@ -1,62 +1,52 @@
-package store
+package storetest
 
 import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // logoutSuite is the conformance tests of logout by refresh token and of
 // back-channel logout token replay protection.
-func logoutSuite() []suiteTest {
-	return []suiteTest{
-		{"LogoutTokenIDReplay", suiteLogoutTokenIDReplay},
-		{"LogoutRefreshTokenOnline", suiteLogoutRefreshTokenOnline},
-		{"LogoutRefreshTokenOffline", suiteLogoutRefreshTokenOffline},
-		{"LogoutRefreshTokenRefused", suiteLogoutRefreshTokenRefused},
+func logoutSuite() []subTest {
+	return []subTest{
+		{"LogoutTokenIDReplay", testLogoutTokenIDReplay},
+		{"LogoutRefreshTokenOnline", testLogoutRefreshTokenOnline},
+		{"LogoutRefreshTokenOffline", testLogoutRefreshTokenOffline},
+		{"LogoutRefreshTokenRefused", testLogoutRefreshTokenRefused},
 	}
 }
 
-func suiteLogoutTokenIDReplay(t *testing.T, s *Store) {
+func testLogoutTokenIDReplay(t *testing.T, s *store.Store) {
 	now := sessionsTestNow
-	if err := s.RecordLogoutTokenID(suiteCtx, "j1", now+1000, now); err != nil {
+	if err := s.RecordLogoutTokenID(testCtx, "j1", now+1000, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordLogoutTokenID(suiteCtx, "j1", now+1000, now+10); !errors.Is(err, ErrConflict) {
-		t.Fatalf("replayed jti: %v, want ErrConflict", err)
-	}
-	if err := s.RecordLogoutTokenID(suiteCtx, "j2", now+2000, now+10); err != nil {
+	mustBeErrConflict(t, "replayed jti", s.RecordLogoutTokenID(testCtx, "j1", now+1000, now+10))
+	if err := s.RecordLogoutTokenID(testCtx, "j2", now+2000, now+10); err != nil {
 		t.Fatal(err)
 	}
-	// Once expired, j1 is purged by the next write; j2 is still remembered.
-	if err := s.RecordLogoutTokenID(suiteCtx, "j3", now+5000, now+1000); err != nil {
+	if err := s.RecordLogoutTokenID(testCtx, "j3", now+5000, now+1000); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	rows, err := s.r.QueryContext(suiteCtx, "SELECT jti FROM logout_token_ids ORDER BY jti")
-	if err != nil {
-		t.Fatal(err)
+	// Once expired, j1 is forgotten and may be seen again; j2 and j3 are
+	// still remembered.
+	if err := s.RecordLogoutTokenID(testCtx, "j1", now+6000, now+1000); err != nil {
+		t.Fatalf("an expired jti seen again: %v", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
+	for _, jti := range []string{"j2", "j3"} {
+		if err := s.RecordLogoutTokenID(testCtx, jti, now+2000, now+1500); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("replayed unexpired %s: %v, want ErrConflict", jti, err)
 		}
-		ids = append(ids, id)
-	}
-	if !slices.Equal(ids, []string{"j2", "j3"}) {
-		t.Fatalf("remembered ids %v, want [j2 j3]", ids)
-	}
-	if err := s.RecordLogoutTokenID(suiteCtx, "j2", now+2000, now+1500); !errors.Is(err, ErrConflict) {
-		t.Fatalf("replayed unexpired jti: %v, want ErrConflict", err)
 	}
 }
 
 // logoutTestSessions makes alice's SSO session with web and cli sessions
 // under it, each with a token, plus an offline session of web with an
 // offline token and bob's SSO session with a web session and token.
-func logoutTestSessions(t *testing.T, s *Store) {
+func logoutTestSessions(t *testing.T, s *store.Store) {
 	t.Helper()
 	sessionsTestFixture(t, s)
 	now, hour := sessionsTestNow, sessionsTestHour
@@ -76,32 +66,26 @@ func logoutTestSessions(t *testing.T, s *Store) {
 	)
 }
 
-func logoutTestLive(t *testing.T, s *Store) []string {
+// logoutTestLive is the IDs of every session of the realm, expired or not.
+func logoutTestLive(t *testing.T, s *store.Store) []string {
 	t.Helper()
-	var live []string
-	rows, err := s.r.QueryContext(suiteCtx, `SELECT s.id FROM user_sessions s ORDER BY s.id`)
+	all, err := s.ListRealmSessions(testCtx, sessionsTestRealm, 0, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		live = append(live, id)
-	}
-	return live
+	ids := sessionsTestIDs(all)
+	slices.Sort(ids)
+	return ids
 }
 
-func suiteLogoutRefreshTokenOnline(t *testing.T, s *Store) {
+func testLogoutRefreshTokenOnline(t *testing.T, s *store.Store) {
 	logoutTestSessions(t, s)
 	now := sessionsTestNow
 	// A rotation first: logout by the successor revokes the whole family.
-	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w1"), sessionsTestNext("w2", now, now+sessionsTestHour), now); err != nil {
+	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-w1"), sessionsTestNext("w2", now, now+sessionsTestHour), now); err != nil {
 		t.Fatal(err)
 	}
-	rt, ended, err := s.LogoutRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w2"), "web", now+1)
+	rt, ended, err := s.LogoutRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-w2"), "web", now+1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +100,7 @@ func suiteLogoutRefreshTokenOnline(t *testing.T, s *Store) {
 		t.Fatalf("sessions left %v", got)
 	}
 	for _, tok := range []string{"tok-w1", "tok-w2", "tok-c1"} {
-		if _, err := s.RefreshTokenByHash(suiteCtx, sessionsTestRealm, HashToken(tok)); !errors.Is(err, ErrNotFound) {
+		if _, err := s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken(tok)); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("%s after logout: %v, want it gone", tok, err)
 		}
 	}
@@ -124,14 +108,14 @@ func suiteLogoutRefreshTokenOnline(t *testing.T, s *Store) {
 		t.Fatal("offline token died with the SSO session")
 	}
 	// The token is gone now: a second logout is refused.
-	_, _, err = s.LogoutRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-w2"), "web", now+2)
-	sessionsTestMustNotFind(t, "second logout", err)
+	_, _, err = s.LogoutRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-w2"), "web", now+2)
+	mustBeErrNotFound(t, "second logout", err)
 }
 
-func suiteLogoutRefreshTokenOffline(t *testing.T, s *Store) {
+func testLogoutRefreshTokenOffline(t *testing.T, s *store.Store) {
 	logoutTestSessions(t, s)
 	now := sessionsTestNow
-	_, ended, err := s.LogoutRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-o1"), "web", now)
+	_, ended, err := s.LogoutRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-o1"), "web", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +127,10 @@ func suiteLogoutRefreshTokenOffline(t *testing.T, s *Store) {
 	}
 }
 
-func suiteLogoutRefreshTokenRefused(t *testing.T, s *Store) {
+func testLogoutRefreshTokenRefused(t *testing.T, s *store.Store) {
 	logoutTestSessions(t, s)
 	now := sessionsTestNow
-	if _, err := s.RotateRefreshToken(suiteCtx, sessionsTestRealm, HashToken("tok-c1"), sessionsTestNext("c2", now, now+sessionsTestHour), now); err != nil {
+	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-c1"), sessionsTestNext("c2", now, now+sessionsTestHour), now); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -159,8 +143,8 @@ func suiteLogoutRefreshTokenRefused(t *testing.T, s *Store) {
 		{"rotated token", sessionsTestRealm, "tok-c1", "cli", now},
 		{"expired token", sessionsTestRealm, "tok-w1", "web", now + sessionsTestHour},
 	} {
-		_, _, err := s.LogoutRefreshToken(suiteCtx, tc.realm, HashToken(tc.token), tc.client, tc.now)
-		sessionsTestMustNotFind(t, tc.name, err)
+		_, _, err := s.LogoutRefreshToken(testCtx, tc.realm, store.HashToken(tc.token), tc.client, tc.now)
+		mustBeErrNotFound(t, tc.name, err)
 	}
 	// Nothing changed.
 	if got := logoutTestLive(t, s); len(got) != 6 {

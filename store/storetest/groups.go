@@ -1,28 +1,30 @@
-package store
+package storetest
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // groupSuite is the conformance tests of the group tables.
-func groupSuite() []suiteTest {
-	return []suiteTest{
-		{"GroupCreateGet", suiteGroupCreateGet},
-		{"GroupSiblingNames", suiteGroupSiblingNames},
-		{"GroupUnknownParent", suiteGroupUnknownParent},
-		{"GroupUpdate", suiteGroupUpdate},
-		{"GroupMove", suiteGroupMove},
-		{"GroupMoveCycles", suiteGroupMoveCycles},
-		{"GroupAncestryFamily", suiteGroupAncestryFamily},
-		{"GroupDeleteCascades", suiteGroupDeleteCascades},
-		{"GroupMembership", suiteGroupMembership},
-		{"GroupMembersPaging", suiteGroupMembersPaging},
-		{"GroupUserGroups", suiteGroupUserGroups},
-		{"GroupCounts", suiteGroupCounts},
-		{"GroupRealmDeleteCascades", suiteGroupRealmDeleteCascades},
+func groupSuite() []subTest {
+	return []subTest{
+		{"GroupCreateGet", testGroupCreateGet},
+		{"GroupSiblingNames", testGroupSiblingNames},
+		{"GroupUnknownParent", testGroupUnknownParent},
+		{"GroupUpdate", testGroupUpdate},
+		{"GroupMove", testGroupMove},
+		{"GroupMoveCycles", testGroupMoveCycles},
+		{"GroupAncestryFamily", testGroupAncestryFamily},
+		{"GroupDeleteCascades", testGroupDeleteCascades},
+		{"GroupMembership", testGroupMembership},
+		{"GroupMembersPaging", testGroupMembersPaging},
+		{"GroupUserGroups", testGroupUserGroups},
+		{"GroupCounts", testGroupCounts},
+		{"GroupRealmDeleteCascades", testGroupRealmDeleteCascades},
 	}
 }
 
@@ -34,23 +36,23 @@ const (
 // groupTestID makes a distinct UUID-shaped group ID from n.
 func groupTestID(n int) string { return fmt.Sprintf("99999999-0000-4000-8000-%012d", n) }
 
-func groupTestRealms(t *testing.T, s *Store) {
+func groupTestRealms(t *testing.T, s *store.Store) {
 	t.Helper()
-	suiteMustCreateRealm(t, s, suiteRealm(groupTestRealmID, "acme", 1000))
-	suiteMustCreateRealm(t, s, suiteRealm(groupTestRealm2ID, "other", 2000))
+	mustCreateRealm(t, s, testRealm(groupTestRealmID, "acme", 1000))
+	mustCreateRealm(t, s, testRealm(groupTestRealm2ID, "other", 2000))
 }
 
-func groupTestCreate(t *testing.T, s *Store, realmID string, n int, parentID, name string) *Group {
+func groupTestCreate(t *testing.T, s *store.Store, realmID string, n int, parentID, name string) *store.Group {
 	t.Helper()
-	g := &Group{ID: groupTestID(n), RealmID: realmID, ParentID: parentID, Name: name,
+	g := &store.Group{ID: groupTestID(n), RealmID: realmID, ParentID: parentID, Name: name,
 		Description: "about " + name, CreatedAt: int64(1000 + n)}
-	if err := s.CreateGroup(suiteCtx, g); err != nil {
+	if err := s.CreateGroup(testCtx, g); err != nil {
 		t.Fatalf("create group %s: %v", name, err)
 	}
 	return g
 }
 
-func groupTestNames(groups []*Group) []string {
+func groupTestNames(groups []*store.Group) []string {
 	names := make([]string, len(groups))
 	for i, g := range groups {
 		names[i] = g.Name
@@ -58,7 +60,7 @@ func groupTestNames(groups []*Group) []string {
 	return names
 }
 
-func groupTestUsernames(users []*User) []string {
+func groupTestUsernames(users []*store.User) []string {
 	names := make([]string, len(users))
 	for i, u := range users {
 		names[i] = u.Username
@@ -66,28 +68,28 @@ func groupTestUsernames(users []*User) []string {
 	return names
 }
 
-func groupTestMustGet(t *testing.T, s *Store, realmID, id string) *Group {
+func groupTestMustGet(t *testing.T, s *store.Store, realmID, id string) *store.Group {
 	t.Helper()
-	g, err := s.GetGroup(suiteCtx, realmID, id)
+	g, err := s.GetGroup(testCtx, realmID, id)
 	if err != nil {
 		t.Fatalf("get group %s: %v", id, err)
 	}
 	return g
 }
 
-func groupTestMustNotExist(t *testing.T, s *Store, realmID, id string) {
+func groupTestMustNotExist(t *testing.T, s *store.Store, realmID, id string) {
 	t.Helper()
-	if _, err := s.GetGroup(suiteCtx, realmID, id); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetGroup(testCtx, realmID, id); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("group %s: %v, want ErrNotFound", id, err)
 	}
 }
 
-func suiteGroupCreateGet(t *testing.T, s *Store) {
+func testGroupCreateGet(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	top := groupTestCreate(t, s, groupTestRealmID, 1, "", "staff")
 	sub := groupTestCreate(t, s, groupTestRealmID, 2, top.ID, "admins")
-	suiteMustEqual(t, "top group", groupTestMustGet(t, s, groupTestRealmID, top.ID), top)
-	suiteMustEqual(t, "subgroup", groupTestMustGet(t, s, groupTestRealmID, sub.ID), sub)
+	mustEqual(t, "top group", groupTestMustGet(t, s, groupTestRealmID, top.ID), top)
+	mustEqual(t, "subgroup", groupTestMustGet(t, s, groupTestRealmID, sub.ID), sub)
 	// A group is found only in its own realm.
 	groupTestMustNotExist(t, s, groupTestRealm2ID, top.ID)
 	groupTestMustNotExist(t, s, groupTestRealmID, groupTestID(404))
@@ -95,26 +97,22 @@ func suiteGroupCreateGet(t *testing.T, s *Store) {
 	// The list is flat and ordered by name, subgroups included.
 	groupTestCreate(t, s, groupTestRealmID, 3, "", "billing")
 	groupTestCreate(t, s, groupTestRealm2ID, 4, "", "elsewhere")
-	all, err := s.ListGroups(suiteCtx, groupTestRealmID)
+	all, err := s.ListGroups(testCtx, groupTestRealmID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "realm groups", groupTestNames(all), []string{"admins", "billing", "staff"})
-	suiteMustEqual(t, "listed subgroup", all[0], sub)
+	mustEqual(t, "realm groups", groupTestNames(all), []string{"admins", "billing", "staff"})
+	mustEqual(t, "listed subgroup", all[0], sub)
 
 	// An ID already taken is a conflict, whatever the name.
-	dup := &Group{ID: top.ID, RealmID: groupTestRealmID, Name: "fresh", CreatedAt: 1}
-	if err := s.CreateGroup(suiteCtx, dup); !errors.Is(err, ErrConflict) {
-		t.Fatalf("duplicate id: %v, want ErrConflict", err)
-	}
+	dup := &store.Group{ID: top.ID, RealmID: groupTestRealmID, Name: "fresh", CreatedAt: 1}
+	mustBeErrConflict(t, "duplicate id", s.CreateGroup(testCtx, dup))
 	// An unknown realm is ErrNotFound.
-	stray := &Group{ID: groupTestID(5), RealmID: "33333333-3333-4333-8333-333333333333", Name: "stray", CreatedAt: 1}
-	if err := s.CreateGroup(suiteCtx, stray); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown realm: %v, want ErrNotFound", err)
-	}
+	stray := &store.Group{ID: groupTestID(5), RealmID: "33333333-3333-4333-8333-333333333333", Name: "stray", CreatedAt: 1}
+	mustBeErrNotFound(t, "unknown realm", s.CreateGroup(testCtx, stray))
 }
 
-func suiteGroupSiblingNames(t *testing.T, s *Store) {
+func testGroupSiblingNames(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	a := groupTestCreate(t, s, groupTestRealmID, 1, "", "a")
 	b := groupTestCreate(t, s, groupTestRealmID, 2, "", "b")
@@ -135,9 +133,9 @@ func suiteGroupSiblingNames(t *testing.T, s *Store) {
 		{"names are case-sensitive", groupTestRealmID, "", "A", false},
 	}
 	for i, tc := range cases {
-		g := &Group{ID: groupTestID(100 + i), RealmID: tc.realmID, ParentID: tc.parentID, Name: tc.groupName, CreatedAt: 1}
-		err := s.CreateGroup(suiteCtx, g)
-		var ce *ConflictError
+		g := &store.Group{ID: groupTestID(100 + i), RealmID: tc.realmID, ParentID: tc.parentID, Name: tc.groupName, CreatedAt: 1}
+		err := s.CreateGroup(testCtx, g)
+		var ce *store.ConflictError
 		switch {
 		case tc.conflict && (!errors.As(err, &ce) || ce.Column != "name"):
 			t.Fatalf("%s: %v, want a conflict on name", tc.name, err)
@@ -145,54 +143,54 @@ func suiteGroupSiblingNames(t *testing.T, s *Store) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 	}
-	all, err := s.ListGroups(suiteCtx, groupTestRealmID)
+	all, err := s.ListGroups(testCtx, groupTestRealmID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "groups after clashes", groupTestNames(all), []string{"A", "a", "b", "b", "team", "team", "team"})
+	mustEqual(t, "groups after clashes", groupTestNames(all), []string{"A", "a", "b", "b", "team", "team", "team"})
 }
 
-func suiteGroupUnknownParent(t *testing.T, s *Store) {
+func testGroupUnknownParent(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	foreign := groupTestCreate(t, s, groupTestRealm2ID, 1, "", "foreign")
 	for _, parent := range []string{groupTestID(404), foreign.ID} {
-		g := &Group{ID: groupTestID(2), RealmID: groupTestRealmID, ParentID: parent, Name: "child", CreatedAt: 1}
-		if err := s.CreateGroup(suiteCtx, g); !errors.Is(err, ErrNotFound) {
+		g := &store.Group{ID: groupTestID(2), RealmID: groupTestRealmID, ParentID: parent, Name: "child", CreatedAt: 1}
+		if err := s.CreateGroup(testCtx, g); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("parent %s: %v, want ErrNotFound", parent, err)
 		}
 	}
 	groupTestMustNotExist(t, s, groupTestRealmID, groupTestID(2))
 }
 
-func suiteGroupUpdate(t *testing.T, s *Store) {
+func testGroupUpdate(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	a := groupTestCreate(t, s, groupTestRealmID, 1, "", "a")
 	groupTestCreate(t, s, groupTestRealmID, 2, "", "b")
 	a.Name, a.Description = "renamed", "new words"
-	if err := s.UpdateGroup(suiteCtx, a); err != nil {
+	if err := s.UpdateGroup(testCtx, a); err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "updated group", groupTestMustGet(t, s, groupTestRealmID, a.ID), a)
+	mustEqual(t, "updated group", groupTestMustGet(t, s, groupTestRealmID, a.ID), a)
 
 	clash := *a
 	clash.Name = "b"
-	var ce *ConflictError
-	if err := s.UpdateGroup(suiteCtx, &clash); !errors.As(err, &ce) || ce.Column != "name" {
+	var ce *store.ConflictError
+	if err := s.UpdateGroup(testCtx, &clash); !errors.As(err, &ce) || ce.Column != "name" {
 		t.Fatalf("rename to a sibling's name: %v, want a conflict on name", err)
 	}
-	suiteMustEqual(t, "group after a refused rename", groupTestMustGet(t, s, groupTestRealmID, a.ID), a)
+	mustEqual(t, "group after a refused rename", groupTestMustGet(t, s, groupTestRealmID, a.ID), a)
 
-	for _, g := range []*Group{
+	for _, g := range []*store.Group{
 		{ID: groupTestID(404), RealmID: groupTestRealmID, Name: "x"},
 		{ID: a.ID, RealmID: groupTestRealm2ID, Name: "x"}, // another realm's ID
 	} {
-		if err := s.UpdateGroup(suiteCtx, g); !errors.Is(err, ErrNotFound) {
+		if err := s.UpdateGroup(testCtx, g); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("update %s in realm %s: %v, want ErrNotFound", g.ID, g.RealmID, err)
 		}
 	}
 }
 
-func suiteGroupMove(t *testing.T, s *Store) {
+func testGroupMove(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	a := groupTestCreate(t, s, groupTestRealmID, 1, "", "a")
 	b := groupTestCreate(t, s, groupTestRealmID, 2, "", "b")
@@ -202,7 +200,7 @@ func suiteGroupMove(t *testing.T, s *Store) {
 
 	// Under a parent, back to the top level, and to where it already is.
 	for _, parent := range []string{a.ID, "", "", b.ID} {
-		if err := s.MoveGroup(suiteCtx, groupTestRealmID, c.ID, parent); err != nil {
+		if err := s.MoveGroup(testCtx, groupTestRealmID, c.ID, parent); err != nil {
 			t.Fatalf("move under %q: %v", parent, err)
 		}
 		if got := groupTestMustGet(t, s, groupTestRealmID, c.ID); got.ParentID != parent || got.Name != "c" {
@@ -211,8 +209,8 @@ func suiteGroupMove(t *testing.T, s *Store) {
 	}
 
 	// A name taken among the new siblings: a conflict, and nothing moves.
-	var ce *ConflictError
-	if err := s.MoveGroup(suiteCtx, groupTestRealmID, team.ID, b.ID); !errors.As(err, &ce) || ce.Column != "name" {
+	var ce *store.ConflictError
+	if err := s.MoveGroup(testCtx, groupTestRealmID, team.ID, b.ID); !errors.As(err, &ce) || ce.Column != "name" {
 		t.Fatalf("move into a name clash: %v, want a conflict on name", err)
 	}
 	if got := groupTestMustGet(t, s, groupTestRealmID, team.ID); got.ParentID != a.ID {
@@ -227,7 +225,7 @@ func suiteGroupMove(t *testing.T, s *Store) {
 		{groupTestRealmID, c.ID, foreign.ID},
 		{groupTestRealm2ID, c.ID, ""},
 	} {
-		if err := s.MoveGroup(suiteCtx, m.realm, m.id, m.parent); !errors.Is(err, ErrNotFound) {
+		if err := s.MoveGroup(testCtx, m.realm, m.id, m.parent); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("move %s under %q in realm %s: %v, want ErrNotFound", m.id, m.parent, m.realm, err)
 		}
 	}
@@ -236,7 +234,7 @@ func suiteGroupMove(t *testing.T, s *Store) {
 	}
 }
 
-func suiteGroupMoveCycles(t *testing.T, s *Store) {
+func testGroupMoveCycles(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	root := groupTestCreate(t, s, groupTestRealmID, 1, "", "root")
 	child := groupTestCreate(t, s, groupTestRealmID, 2, root.ID, "child")
@@ -254,28 +252,28 @@ func suiteGroupMoveCycles(t *testing.T, s *Store) {
 		{"leaf under itself", grandchild.ID, grandchild.ID},
 	}
 	for _, tc := range cases {
-		if err := s.MoveGroup(suiteCtx, groupTestRealmID, tc.id, tc.newParent); !errors.Is(err, ErrCycle) {
+		if err := s.MoveGroup(testCtx, groupTestRealmID, tc.id, tc.newParent); !errors.Is(err, store.ErrCycle) {
 			t.Fatalf("%s: %v, want ErrCycle", tc.name, err)
 		}
 	}
-	for _, g := range []*Group{root, child, grandchild} {
-		suiteMustEqual(t, "group after refused moves", groupTestMustGet(t, s, groupTestRealmID, g.ID), g)
+	for _, g := range []*store.Group{root, child, grandchild} {
+		mustEqual(t, "group after refused moves", groupTestMustGet(t, s, groupTestRealmID, g.ID), g)
 	}
 	// Moves that only look alike are fine: a grandchild up to its
 	// grandparent, and a subtree under an unrelated group.
-	if err := s.MoveGroup(suiteCtx, groupTestRealmID, grandchild.ID, root.ID); err != nil {
+	if err := s.MoveGroup(testCtx, groupTestRealmID, grandchild.ID, root.ID); err != nil {
 		t.Fatalf("grandchild under root: %v", err)
 	}
-	if err := s.MoveGroup(suiteCtx, groupTestRealmID, root.ID, other.ID); err != nil {
+	if err := s.MoveGroup(testCtx, groupTestRealmID, root.ID, other.ID); err != nil {
 		t.Fatalf("root under other: %v", err)
 	}
 	// Now other is root's ancestor: moving other under grandchild is a cycle.
-	if err := s.MoveGroup(suiteCtx, groupTestRealmID, other.ID, grandchild.ID); !errors.Is(err, ErrCycle) {
+	if err := s.MoveGroup(testCtx, groupTestRealmID, other.ID, grandchild.ID); !errors.Is(err, store.ErrCycle) {
 		t.Fatalf("other under its great-grandchild: %v, want ErrCycle", err)
 	}
 }
 
-func suiteGroupAncestryFamily(t *testing.T, s *Store) {
+func testGroupAncestryFamily(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	root := groupTestCreate(t, s, groupTestRealmID, 1, "", "root")
 	mid := groupTestCreate(t, s, groupTestRealmID, 2, root.ID, "mid")
@@ -287,148 +285,146 @@ func suiteGroupAncestryFamily(t *testing.T, s *Store) {
 
 	ancestry := func(ids ...string) []string {
 		t.Helper()
-		got, err := s.GroupAncestry(suiteCtx, groupTestRealmID, ids...)
+		got, err := s.GroupAncestry(testCtx, groupTestRealmID, ids...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return groupTestNames(got)
 	}
-	suiteMustEqual(t, "ancestry of leaf", ancestry(leaf.ID), []string{"leaf", "mid", "root"})
-	suiteMustEqual(t, "ancestry of two", ancestry(leaf.ID, other.ID), []string{"leaf", "mid", "other", "root"})
-	suiteMustEqual(t, "ancestry of a top-level group", ancestry(root.ID), []string{"root"})
-	suiteMustEqual(t, "ancestry of none", ancestry(), []string{})
-	suiteMustEqual(t, "ancestry of an unknown group", ancestry(groupTestID(404)), []string{})
-	got, err := s.GroupAncestry(suiteCtx, groupTestRealm2ID, leaf.ID)
+	mustEqual(t, "ancestry of leaf", ancestry(leaf.ID), []string{"leaf", "mid", "root"})
+	mustEqual(t, "ancestry of two", ancestry(leaf.ID, other.ID), []string{"leaf", "mid", "other", "root"})
+	mustEqual(t, "ancestry of a top-level group", ancestry(root.ID), []string{"root"})
+	mustEqual(t, "ancestry of none", ancestry(), []string{})
+	mustEqual(t, "ancestry of an unknown group", ancestry(groupTestID(404)), []string{})
+	got, err := s.GroupAncestry(testCtx, groupTestRealm2ID, leaf.ID)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("ancestry from another realm: %v, %v", got, err)
 	}
 
 	family := func(realmID, id string) []string {
 		t.Helper()
-		got, err := s.GroupFamily(suiteCtx, realmID, id)
+		got, err := s.GroupFamily(testCtx, realmID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return groupTestNames(got)
 	}
-	suiteMustEqual(t, "family of mid", family(groupTestRealmID, mid.ID), []string{"below", "leaf", "mid", "root"})
-	suiteMustEqual(t, "family of root", family(groupTestRealmID, root.ID), []string{"below", "leaf", "mid", "root", "sibling"})
-	suiteMustEqual(t, "family of an unknown group", family(groupTestRealmID, groupTestID(404)), []string{})
-	suiteMustEqual(t, "family from another realm", family(groupTestRealm2ID, mid.ID), []string{})
+	mustEqual(t, "family of mid", family(groupTestRealmID, mid.ID), []string{"below", "leaf", "mid", "root"})
+	mustEqual(t, "family of root", family(groupTestRealmID, root.ID), []string{"below", "leaf", "mid", "root", "sibling"})
+	mustEqual(t, "family of an unknown group", family(groupTestRealmID, groupTestID(404)), []string{})
+	mustEqual(t, "family from another realm", family(groupTestRealm2ID, mid.ID), []string{})
 }
 
-func suiteGroupDeleteCascades(t *testing.T, s *Store) {
+func testGroupDeleteCascades(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	root := groupTestCreate(t, s, groupTestRealmID, 1, "", "root")
 	child := groupTestCreate(t, s, groupTestRealmID, 2, root.ID, "child")
 	grandchild := groupTestCreate(t, s, groupTestRealmID, 3, child.ID, "grandchild")
 	kept := groupTestCreate(t, s, groupTestRealmID, 4, "", "kept")
-	u := suiteMustCreateUser(t, s, suiteUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
-	for _, g := range []*Group{root, child, grandchild, kept} {
-		if err := s.AddGroupMember(suiteCtx, g.ID, u.ID); err != nil {
+	u := mustCreateUser(t, s, testUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
+	for _, g := range []*store.Group{root, child, grandchild, kept} {
+		if err := s.AddGroupMember(testCtx, g.ID, u.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	role := &Role{ID: "bbbbbbbb-0000-4000-8000-000000000001", RealmID: groupTestRealmID, Name: "viewer", CreatedAt: 1}
-	if err := s.CreateRole(suiteCtx, role); err != nil {
+	role := &store.Role{ID: "bbbbbbbb-0000-4000-8000-000000000001", RealmID: groupTestRealmID, Name: "viewer", CreatedAt: 1}
+	if err := s.CreateRole(testCtx, role); err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []*Group{grandchild, kept} {
-		if err := s.AddRoleMappings(suiteCtx, GroupRoles(g.ID), []string{role.ID}); err != nil {
+	for _, g := range []*store.Group{grandchild, kept} {
+		if err := s.AddRoleMappings(testCtx, store.GroupRoles(g.ID), []string{role.ID}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	// Another realm's ID, or an unknown one, deletes nothing.
 	for _, m := range []struct{ realm, id string }{{groupTestRealm2ID, root.ID}, {groupTestRealmID, groupTestID(404)}} {
-		if err := s.DeleteGroup(suiteCtx, m.realm, m.id); !errors.Is(err, ErrNotFound) {
+		if err := s.DeleteGroup(testCtx, m.realm, m.id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("delete %s in realm %s: %v, want ErrNotFound", m.id, m.realm, err)
 		}
 	}
-	if err := s.DeleteGroup(suiteCtx, groupTestRealmID, root.ID); err != nil {
+	if err := s.DeleteGroup(testCtx, groupTestRealmID, root.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []*Group{root, child, grandchild} {
+	for _, g := range []*store.Group{root, child, grandchild} {
 		groupTestMustNotExist(t, s, groupTestRealmID, g.ID)
-		if members, err := s.ListGroupMembers(suiteCtx, g.ID, 0, 10); err != nil || len(members) != 0 {
+		if members, err := s.ListGroupMembers(testCtx, g.ID, 0, 10); err != nil || len(members) != 0 {
 			t.Fatalf("members of deleted group %s: %v, %v", g.Name, members, err)
 		}
-		if roles, err := s.ListRoleMappings(suiteCtx, GroupRoles(g.ID), "*"); err != nil || len(roles) != 0 {
+		if roles, err := s.ListRoleMappings(testCtx, store.GroupRoles(g.ID), "*"); err != nil || len(roles) != 0 {
 			t.Fatalf("roles of deleted group %s: %v, %v", g.Name, roles, err)
 		}
 	}
-	groups, err := s.ListUserGroups(suiteCtx, u.ID)
+	groups, err := s.ListUserGroups(testCtx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "user's groups after delete", groupTestNames(groups), []string{"kept"})
-	members, roles, err := s.GroupCounts(suiteCtx, kept.ID)
+	mustEqual(t, "user's groups after delete", groupTestNames(groups), []string{"kept"})
+	members, roles, err := s.GroupCounts(testCtx, kept.ID)
 	if err != nil || members != 1 || roles != 1 {
 		t.Fatalf("kept group counts %d members, %d roles, %v", members, roles, err)
 	}
-	if _, err := s.GetRoleByID(suiteCtx, groupTestRealmID, role.ID); err != nil {
+	if _, err := s.GetRoleByID(testCtx, groupTestRealmID, role.ID); err != nil {
 		t.Fatalf("role gone with the group: %v", err)
 	}
-	if _, err := s.GetUser(suiteCtx, groupTestRealmID, u.ID); err != nil {
+	if _, err := s.GetUser(testCtx, groupTestRealmID, u.ID); err != nil {
 		t.Fatalf("user gone with the group: %v", err)
 	}
 }
 
-func suiteGroupMembership(t *testing.T, s *Store) {
+func testGroupMembership(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	g := groupTestCreate(t, s, groupTestRealmID, 1, "", "staff")
-	u := suiteMustCreateUser(t, s, suiteUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
+	u := mustCreateUser(t, s, testUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
 	for range 2 { // the second add is a no-op
-		if err := s.AddGroupMember(suiteCtx, g.ID, u.ID); err != nil {
+		if err := s.AddGroupMember(testCtx, g.ID, u.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	members, err := s.ListGroupMembers(suiteCtx, g.ID, 0, 10)
+	members, err := s.ListGroupMembers(testCtx, g.ID, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	suiteMustEqual(t, "members", members, []*User{u})
+	mustEqual(t, "members", members, []*store.User{u})
 
 	for _, m := range []struct{ group, user string }{{groupTestID(404), u.ID}, {g.ID, "aaaaaaaa-0000-4000-8000-000000000404"}} {
-		if err := s.AddGroupMember(suiteCtx, m.group, m.user); !errors.Is(err, ErrNotFound) {
+		if err := s.AddGroupMember(testCtx, m.group, m.user); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("add user %s to group %s: %v, want ErrNotFound", m.user, m.group, err)
 		}
 	}
 
-	if err := s.RemoveGroupMember(suiteCtx, g.ID, u.ID); err != nil {
+	if err := s.RemoveGroupMember(testCtx, g.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveGroupMember(suiteCtx, g.ID, u.ID); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("remove a non-member: %v, want ErrNotFound", err)
-	}
-	if members, err := s.ListGroupMembers(suiteCtx, g.ID, 0, 10); err != nil || len(members) != 0 {
+	mustBeErrNotFound(t, "remove a non-member", s.RemoveGroupMember(testCtx, g.ID, u.ID))
+	if members, err := s.ListGroupMembers(testCtx, g.ID, 0, 10); err != nil || len(members) != 0 {
 		t.Fatalf("members after removal: %v, %v", members, err)
 	}
 	// Deleting the user ends its memberships.
-	if err := s.AddGroupMember(suiteCtx, g.ID, u.ID); err != nil {
+	if err := s.AddGroupMember(testCtx, g.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteUser(suiteCtx, groupTestRealmID, u.ID); err != nil {
+	if err := s.DeleteUser(testCtx, groupTestRealmID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if members, _, err := s.GroupCounts(suiteCtx, g.ID); err != nil || members != 0 {
+	if members, _, err := s.GroupCounts(testCtx, g.ID); err != nil || members != 0 {
 		t.Fatalf("members after user delete: %d, %v", members, err)
 	}
 }
 
-func suiteGroupMembersPaging(t *testing.T, s *Store) {
+func testGroupMembersPaging(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	g := groupTestCreate(t, s, groupTestRealmID, 1, "", "staff")
 	other := groupTestCreate(t, s, groupTestRealmID, 2, "", "other")
 	// Created out of username order, so an order by insertion or ID fails.
 	for i, name := range []string{"dave", "bob", "erin", "alice", "carol"} {
-		u := suiteMustCreateUser(t, s, suiteUser(fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012d", 9-i), groupTestRealmID, name, ""))
-		if err := s.AddGroupMember(suiteCtx, g.ID, u.ID); err != nil {
+		u := mustCreateUser(t, s, testUser(fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012d", 9-i), groupTestRealmID, name, ""))
+		if err := s.AddGroupMember(testCtx, g.ID, u.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	outsider := suiteMustCreateUser(t, s, suiteUser("aaaaaaaa-0000-4000-8000-000000000100", groupTestRealmID, "aaron", ""))
-	if err := s.AddGroupMember(suiteCtx, other.ID, outsider.ID); err != nil {
+	outsider := mustCreateUser(t, s, testUser("aaaaaaaa-0000-4000-8000-000000000100", groupTestRealmID, "aaron", ""))
+	if err := s.AddGroupMember(testCtx, other.ID, outsider.ID); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -442,42 +438,42 @@ func suiteGroupMembersPaging(t *testing.T, s *Store) {
 		{5, 2, []string{}},
 	}
 	for _, tc := range cases {
-		users, err := s.ListGroupMembers(suiteCtx, g.ID, tc.first, tc.max)
+		users, err := s.ListGroupMembers(testCtx, g.ID, tc.first, tc.max)
 		if err != nil {
 			t.Fatal(err)
 		}
-		suiteMustEqual(t, fmt.Sprintf("members first=%d max=%d", tc.first, tc.max), groupTestUsernames(users), tc.want)
+		mustEqual(t, fmt.Sprintf("members first=%d max=%d", tc.first, tc.max), groupTestUsernames(users), tc.want)
 	}
 }
 
-func suiteGroupUserGroups(t *testing.T, s *Store) {
+func testGroupUserGroups(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	root := groupTestCreate(t, s, groupTestRealmID, 1, "", "root")
 	sub := groupTestCreate(t, s, groupTestRealmID, 2, root.ID, "sub")
 	zeta := groupTestCreate(t, s, groupTestRealmID, 3, "", "zeta")
 	groupTestCreate(t, s, groupTestRealmID, 4, "", "unjoined")
-	alice := suiteMustCreateUser(t, s, suiteUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
-	bob := suiteMustCreateUser(t, s, suiteUser("aaaaaaaa-0000-4000-8000-000000000002", groupTestRealmID, "bob", ""))
-	for _, g := range []*Group{zeta, sub} {
-		if err := s.AddGroupMember(suiteCtx, g.ID, alice.ID); err != nil {
+	alice := mustCreateUser(t, s, testUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
+	bob := mustCreateUser(t, s, testUser("aaaaaaaa-0000-4000-8000-000000000002", groupTestRealmID, "bob", ""))
+	for _, g := range []*store.Group{zeta, sub} {
+		if err := s.AddGroupMember(testCtx, g.ID, alice.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.AddGroupMember(suiteCtx, root.ID, bob.ID); err != nil {
+	if err := s.AddGroupMember(testCtx, root.ID, bob.ID); err != nil {
 		t.Fatal(err)
 	}
-	groups, err := s.ListUserGroups(suiteCtx, alice.ID)
+	groups, err := s.ListUserGroups(testCtx, alice.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Direct memberships only, by name: root is sub's parent, not alice's group.
-	suiteMustEqual(t, "alice's groups", groups, []*Group{sub, zeta})
-	groups, err = s.ListUserGroups(suiteCtx, "aaaaaaaa-0000-4000-8000-000000000404")
+	mustEqual(t, "alice's groups", groups, []*store.Group{sub, zeta})
+	groups, err = s.ListUserGroups(testCtx, "aaaaaaaa-0000-4000-8000-000000000404")
 	if err != nil || len(groups) != 0 {
 		t.Fatalf("groups of an unknown user: %v, %v", groups, err)
 	}
 
-	all, err := s.GroupMemberships(suiteCtx, groupTestRealmID)
+	all, err := s.GroupMemberships(testCtx, groupTestRealmID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,68 +481,68 @@ func suiteGroupUserGroups(t *testing.T, s *Store) {
 	for _, ids := range want {
 		slices.Sort(ids)
 	}
-	suiteMustEqual(t, "realm memberships", all, want)
+	mustEqual(t, "realm memberships", all, want)
 }
 
-func suiteGroupCounts(t *testing.T, s *Store) {
+func testGroupCounts(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	g := groupTestCreate(t, s, groupTestRealmID, 1, "", "staff")
 	sub := groupTestCreate(t, s, groupTestRealmID, 2, g.ID, "sub")
-	members, roles, err := s.GroupCounts(suiteCtx, g.ID)
+	members, roles, err := s.GroupCounts(testCtx, g.ID)
 	if err != nil || members != 0 || roles != 0 {
 		t.Fatalf("empty group counts %d, %d, %v", members, roles, err)
 	}
 	for i, name := range []string{"alice", "bob"} {
-		u := suiteMustCreateUser(t, s, suiteUser(fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012d", i), groupTestRealmID, name, ""))
-		if err := s.AddGroupMember(suiteCtx, g.ID, u.ID); err != nil {
+		u := mustCreateUser(t, s, testUser(fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012d", i), groupTestRealmID, name, ""))
+		if err := s.AddGroupMember(testCtx, g.ID, u.ID); err != nil {
 			t.Fatal(err)
 		}
 		// Members of a subgroup are not direct members.
-		if err := s.AddGroupMember(suiteCtx, sub.ID, u.ID); err != nil {
+		if err := s.AddGroupMember(testCtx, sub.ID, u.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var roleIDs []string
 	for i, name := range []string{"viewer", "editor", "owner"} {
-		r := &Role{ID: fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012d", i), RealmID: groupTestRealmID, Name: name, CreatedAt: 1}
-		if err := s.CreateRole(suiteCtx, r); err != nil {
+		r := &store.Role{ID: fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012d", i), RealmID: groupTestRealmID, Name: name, CreatedAt: 1}
+		if err := s.CreateRole(testCtx, r); err != nil {
 			t.Fatal(err)
 		}
 		roleIDs = append(roleIDs, r.ID)
 	}
-	if err := s.AddRoleMappings(suiteCtx, GroupRoles(g.ID), roleIDs); err != nil {
+	if err := s.AddRoleMappings(testCtx, store.GroupRoles(g.ID), roleIDs); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddRoleMappings(suiteCtx, GroupRoles(sub.ID), roleIDs[:1]); err != nil {
+	if err := s.AddRoleMappings(testCtx, store.GroupRoles(sub.ID), roleIDs[:1]); err != nil {
 		t.Fatal(err)
 	}
-	members, roles, err = s.GroupCounts(suiteCtx, g.ID)
+	members, roles, err = s.GroupCounts(testCtx, g.ID)
 	if err != nil || members != 2 || roles != 3 {
 		t.Fatalf("group counts %d members, %d roles, %v; want 2, 3", members, roles, err)
 	}
-	members, roles, err = s.GroupCounts(suiteCtx, sub.ID)
+	members, roles, err = s.GroupCounts(testCtx, sub.ID)
 	if err != nil || members != 2 || roles != 1 {
 		t.Fatalf("subgroup counts %d members, %d roles, %v; want 2, 1", members, roles, err)
 	}
 }
 
-func suiteGroupRealmDeleteCascades(t *testing.T, s *Store) {
+func testGroupRealmDeleteCascades(t *testing.T, s *store.Store) {
 	groupTestRealms(t, s)
 	g := groupTestCreate(t, s, groupTestRealmID, 1, "", "staff")
 	sub := groupTestCreate(t, s, groupTestRealmID, 2, g.ID, "sub")
 	kept := groupTestCreate(t, s, groupTestRealm2ID, 3, "", "staff")
-	u := suiteMustCreateUser(t, s, suiteUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
-	if err := s.AddGroupMember(suiteCtx, sub.ID, u.ID); err != nil {
+	u := mustCreateUser(t, s, testUser("aaaaaaaa-0000-4000-8000-000000000001", groupTestRealmID, "alice", ""))
+	if err := s.AddGroupMember(testCtx, sub.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteRealm(suiteCtx, "acme"); err != nil {
+	if err := s.DeleteRealm(testCtx, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{g.ID, sub.ID} {
 		groupTestMustNotExist(t, s, groupTestRealmID, id)
 	}
-	if members, err := s.ListGroupMembers(suiteCtx, sub.ID, 0, 10); err != nil || len(members) != 0 {
+	if members, err := s.ListGroupMembers(testCtx, sub.ID, 0, 10); err != nil || len(members) != 0 {
 		t.Fatalf("memberships after realm delete: %v, %v", members, err)
 	}
-	suiteMustEqual(t, "other realm's group", groupTestMustGet(t, s, groupTestRealm2ID, kept.ID), kept)
+	mustEqual(t, "other realm's group", groupTestMustGet(t, s, groupTestRealm2ID, kept.ID), kept)
 }

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// A dialect is what the store needs of its database beyond the portable
+// SQL written everywhere else: how to reach it, how to read its errors,
+// and the few statements without a portable form. SQLite's is the only
+// one (dialect_sqlite.go); docs/storage.md says what another must provide.
+type dialect struct {
+	// driver is the database/sql driver's name.
+	driver string
+	// dsn is the data source of the writer pool, or of the read-only
+	// pool, with the settings each connection needs.
+	dsn func(path string, readOnly bool) string
+	// tableExists counts the tables named $1: 0 or 1.
+	tableExists string
+	// constraint says which rule, if any, a driver error broke, and for
+	// a uniqueness rule the column that clashed (its last, for a rule of
+	// several columns).
+	constraint func(err error) (broken constraint, column string)
+	// checkpoint makes the database's files hold every committed write on
+	// their own, as a copy or a restore needs them.
+	checkpoint func(ctx context.Context, writer *sql.DB) error
+	// backupInto writes a consistent copy of the whole database, beside a
+	// running writer, into the empty file named $1.
+	backupInto string
+}
+
+// constraint is a rule of the schema a write broke.
+type constraint int
+
+const (
+	noConstraint     constraint = iota
+	uniqueConstraint            // a UNIQUE or PRIMARY KEY: ErrConflict
+	referenceMissing            // a FOREIGN KEY to a row that does not exist: ErrNotFound
+)

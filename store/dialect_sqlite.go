@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteDialect is SQLite through modernc.org/sqlite, cgo-free: the
+// database is one file in WAL mode beside its -wal and -shm files.
+var sqliteDialect = dialect{
+	driver:      "sqlite",
+	dsn:         sqliteDSN,
+	tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1",
+	constraint:  sqliteConstraint,
+	checkpoint:  sqliteCheckpoint,
+	backupInto:  "VACUUM INTO $1",
+}
+
+// sqliteDSN sets the per-connection pragmas. synchronous(FULL) makes every
+// committed write durable before the API answers 2xx, even on power loss.
+// The writer's transactions take the write lock at BEGIN (immediate), so
+// that a transaction which reads and then writes never finds the lock
+// taken halfway; readers are read-only.
+func sqliteDSN(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "synchronous(FULL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// sqliteFileDSN opens a backup file, or a copy of one, in rollback-journal
+// mode, as VACUUM INTO wrote it. wipeDeleted overwrites what is deleted,
+// so that it cannot be read back from the file's free pages.
+func sqliteFileDSN(path string, wipeDeleted bool) string {
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
+	if wipeDeleted {
+		dsn += "&_pragma=secure_delete(ON)"
+	}
+	return dsn
+}
+
+func sqliteConstraint(err error) (constraint, string) {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return noConstraint, ""
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return uniqueConstraint, sqliteConflictColumn(se.Error())
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return referenceMissing, ""
+	}
+	return noConstraint, ""
+}
+
+// sqliteConflictColumn reads the clashing column from SQLite's message:
+// "UNIQUE constraint failed: users.realm_id, users.email".
+func sqliteConflictColumn(msg string) string {
+	const marker = "constraint failed: "
+	i := strings.LastIndex(msg, marker)
+	if i < 0 {
+		return ""
+	}
+	cols, _, _ := strings.Cut(msg[i+len(marker):], " (")
+	parts := strings.Split(cols, ",")
+	last := strings.TrimSpace(parts[len(parts)-1])
+	_, col, _ := strings.Cut(last, ".")
+	return col
+}
+
+// sqliteCheckpoint moves every committed write from the WAL into the
+// database file and empties the WAL, so that the file alone is the whole
+// database. SQLite does this itself when the last connection to the file
+// closes, but not while another process (a backup, a monitoring tool)
+// still has it open. It waits, up to the busy timeout, for other
+// processes' readers.
+func sqliteCheckpoint(ctx context.Context, writer *sql.DB) error {
+	var busy, logFrames, checkpointed int
+	err := writer.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// adminSuite is the conformance tests of the admin API key, admin users
+// and revoked admin tokens.
+func adminSuite() []subTest {
+	return []subTest{
+		{"AdminAPIKey", testAdminAPIKey},
+		{"AdminUsers", testAdminUsers},
+		{"AdminTokenRevocation", testAdminTokenRevocation},
+	}
+}
+
+func testAdminAPIKey(t *testing.T, s *store.Store) {
+	if h, err := s.AdminAPIKeyHash(testCtx); !errors.Is(err, store.ErrNotFound) || h != nil {
+		t.Fatalf("AdminAPIKeyHash before one is set: %x, %v; want ErrNotFound", h, err)
+	}
+	first := bytes.Repeat([]byte{1}, 32)
+	if err := s.SetAdminAPIKeyHash(testCtx, first); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := s.AdminAPIKeyHash(testCtx); err != nil || !bytes.Equal(h, first) {
+		t.Fatalf("AdminAPIKeyHash = %x, %v; want %x", h, err, first)
+	}
+	second := bytes.Repeat([]byte{2}, 32)
+	if err := s.SetAdminAPIKeyHash(testCtx, second); err != nil {
+		t.Fatalf("replacing the key hash: %v", err)
+	}
+	if h, err := s.AdminAPIKeyHash(testCtx); err != nil || !bytes.Equal(h, second) {
+		t.Fatalf("AdminAPIKeyHash after replace = %x, %v; want %x", h, err, second)
+	}
+}
+
+func testAdminUsers(t *testing.T, s *store.Store) {
+	if n, err := s.CountAdminUsers(testCtx); err != nil || n != 0 {
+		t.Fatalf("CountAdminUsers of an empty store = %d, %v", n, err)
+	}
+	root := &store.AdminUser{ID: "c0000000-0000-4000-8000-000000000001", Username: "root", PasswordHash: "hash-root", CreatedAt: 1000}
+	if err := s.CreateAdminUser(testCtx, root); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CountAdminUsers(testCtx); err != nil || n != 1 {
+		t.Fatalf("CountAdminUsers = %d, %v; want 1", n, err)
+	}
+	got, err := s.GetAdminUser(testCtx, root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "admin user by id", got, root)
+	got, err = s.GetAdminUserByUsername(testCtx, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "admin user by username", got, root)
+
+	dup := &store.AdminUser{ID: "c0000000-0000-4000-8000-000000000002", Username: "root", PasswordHash: "h", CreatedAt: 2000}
+	mustBeErrConflict(t, "duplicate admin username", s.CreateAdminUser(testCtx, dup))
+	if _, err := s.GetAdminUser(testCtx, "c0000000-0000-4000-8000-00000000dead"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing admin user: %v", err)
+	}
+	if _, err := s.GetAdminUserByUsername(testCtx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing admin username: %v", err)
+	}
+	second := &store.AdminUser{ID: "c0000000-0000-4000-8000-000000000003", Username: "ops", PasswordHash: "hash-ops", CreatedAt: 3000}
+	if err := s.CreateAdminUser(testCtx, second); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CountAdminUsers(testCtx); err != nil || n != 2 {
+		t.Fatalf("CountAdminUsers = %d, %v; want 2", n, err)
+	}
+}
+
+func testAdminTokenRevocation(t *testing.T, s *store.Store) {
+	future := s.Now().Add(time.Hour).UnixMilli()
+	if revoked, err := s.AdminTokenRevoked(testCtx, "jti-1"); err != nil || revoked {
+		t.Fatalf("unrevoked token reported revoked=%v, %v", revoked, err)
+	}
+	if err := s.RevokeAdminToken(testCtx, "jti-1", future); err != nil {
+		t.Fatal(err)
+	}
+	if revoked, err := s.AdminTokenRevoked(testCtx, "jti-1"); err != nil || !revoked {
+		t.Fatalf("revoked token reported revoked=%v, %v", revoked, err)
+	}
+	if revoked, err := s.AdminTokenRevoked(testCtx, "jti-2"); err != nil || revoked {
+		t.Fatalf("another token reported revoked=%v, %v", revoked, err)
+	}
+	// Revoking twice is fine.
+	if err := s.RevokeAdminToken(testCtx, "jti-1", future); err != nil {
+		t.Fatalf("second revocation: %v", err)
+	}
+	// Revocations of tokens that have expired anyway are forgotten at the
+	// next revocation; live ones are kept.
+	if err := s.RevokeAdminToken(testCtx, "jti-old", s.Now().Add(-time.Minute).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeAdminToken(testCtx, "jti-3", future); err != nil {
+		t.Fatal(err)
+	}
+	for jti, want := range map[string]bool{"jti-old": false, "jti-1": true, "jti-3": true} {
+		if revoked, err := s.AdminTokenRevoked(testCtx, jti); err != nil || revoked != want {
+			t.Fatalf("%s revoked=%v (%v), want %v", jti, revoked, err, want)
+		}
+	}
+}
