@@ -117,8 +117,14 @@ func (l *fuzzLog) String() string {
 }
 
 // send runs one request through the whole handler, as request does, with
-// the body and headers given raw.
+// the body and headers given raw; nil when target is no request line a
+// server would pass on.
 func (s *testServer) send(method, target string, body io.Reader, headers http.Header) *testResponse {
+	return s.sendFrom("192.0.2.1:1234", method, target, body, headers)
+}
+
+// sendFrom is send from the peer address remote.
+func (s *testServer) sendFrom(remote, method, target string, body io.Reader, headers http.Header) *testResponse {
 	req := httptest.NewRequest(method, "/", body)
 	// httptest.NewRequest panics on a target it cannot parse; a request
 	// line that bad never reaches a handler, so it is built by hand here.
@@ -127,7 +133,7 @@ func (s *testServer) send(method, target string, body io.Reader, headers http.He
 		return nil
 	}
 	req.URL, req.RequestURI = u, target
-	req.RemoteAddr = "192.0.2.1:1234"
+	req.RemoteAddr = remote
 	for k, v := range headers {
 		req.Header[k] = v
 	}
