@@ -265,6 +265,8 @@ func checkRedirectURI(field, s string) (string, error) {
 		return "", fieldError(field, "the %s scheme is not allowed", u.Scheme)
 	case u.User != nil:
 		return "", fieldError(field, "must not contain user information")
+	case u.Host != "" && !validURIHost(u):
+		return "", fieldError(field, "must have a valid host: a name, an IP address, and an optional port from 1 to 65535")
 	case u.Scheme == "http" || u.Scheme == "https":
 		if u.Hostname() == "" {
 			return "", fieldError(field, "must have a host")
