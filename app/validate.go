@@ -25,9 +25,12 @@ func checkText(field, s string, max int) error {
 }
 
 // normalizeEmail accepts a bare address (no display name) and lowercases it.
+// mail.ParseAddress takes Unicode spaces and controls such as U+0085 in an
+// address: refused, as the address goes into mail headers.
 func normalizeEmail(s string) (string, error) {
 	addr, err := mail.ParseAddress(s)
-	if err != nil || addr.Address != s || addr.Name != "" || len(s) > 254 {
+	if err != nil || addr.Address != s || addr.Name != "" || len(s) > 254 ||
+		strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return "", errInvalidEmail
 	}
 	return strings.ToLower(s), nil
