@@ -290,9 +290,11 @@ func normalizeWebOrigin(field, s string) (string, error) {
 		return "", err
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Hostname() == "" || u.User != nil || u.Opaque != "" || u.Path != "" ||
-		strings.ContainsAny(s, "?#") || strings.HasSuffix(u.Host, ":") || slices.Contains(forbiddenURISchemes, u.Scheme) {
-		return "", fieldError(field, `must be an origin such as https://app.example.com:8443 (no path), or "+"`)
+	// Only http and https: CORS matches those (normalizeOrigin), so an
+	// origin of another scheme would be stored and never match.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" ||
+		u.Path != "" || strings.ContainsAny(s, "?#") || strings.HasSuffix(u.Host, ":") {
+		return "", fieldError(field, `must be an http or https origin such as https://app.example.com:8443 (no path), or "+"`)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
