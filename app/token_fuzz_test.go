@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,7 +240,8 @@ func (e *tokenFuzzEnv) introspect(token string) map[string]any {
 	return r.object(e.t)
 }
 
-// FuzzUserinfo sends tokens to userinfo as Bearer tokens.
+// FuzzUserinfo sends tokens to userinfo as Bearer tokens, from a page of
+// another origin.
 func FuzzUserinfo(f *testing.F) {
 	e := newTokenFuzzEnv(f)
 	for _, tok := range tokenVariants(f, e, e.access) {
@@ -254,7 +256,9 @@ func FuzzUserinfo(f *testing.F) {
 			return // no server would pass such a header on
 		}
 		s := e.on(t)
-		r := s.send(http.MethodGet, "/realms/acme/protocol/openid-connect/userinfo", nil, http.Header{"Authorization": {header}})
+		// With an Origin, CORS reads the token's azp too, unverified.
+		r := s.send(http.MethodGet, "/realms/acme/protocol/openid-connect/userinfo", nil,
+			http.Header{"Authorization": {header}, "Origin": {"https://app.example.test"}})
 		e.fuzzNoServerError(t, "userinfo", r)
 		switch {
 		case r.Status == http.StatusOK:
@@ -420,4 +424,32 @@ func authSignF(f *testing.F, key []byte, claims map[string]any) string {
 		f.Fatal(err)
 	}
 	return tok
+}
+
+// FuzzLogoutCSRF fuzzes the CSRF token of the logout confirmation form,
+// "expiry.mac". Invariant: a token passes only with the expiry and MAC of
+// the one made for the realm and the session, and not once expired.
+func FuzzLogoutCSRF(f *testing.F) {
+	e := newFuzzEnv(f)
+	exp := time.Now().Add(24 * time.Hour)
+	valid := e.app.logoutCSRF(e.realm, "session-1", exp)
+	for _, s := range []string{valid, e.app.logoutCSRF(e.realm, "session-1", time.Now().Add(-time.Minute)),
+		e.app.logoutCSRF(e.realm, "session-2", exp), "+" + valid, valid + "=", strings.Replace(valid, ".", "..", 1),
+		"99999999999999999999." + strings.SplitN(valid, ".", 2)[1], ".", ""} {
+		f.Add(s)
+	}
+	if !e.app.checkLogoutCSRF(valid, e.realm, "session-1") {
+		f.Fatal("the token made is refused")
+	}
+	wantMAC := e.app.logoutCSRFMAC(e.realm, "session-1", exp.Unix())
+	f.Fuzz(func(t *testing.T, token string) {
+		if !e.app.checkLogoutCSRF(token, e.realm, "session-1") {
+			return
+		}
+		expText, macText, _ := strings.Cut(token, ".")
+		got, err := base64.RawURLEncoding.DecodeString(macText)
+		if n, _ := strconv.ParseInt(expText, 10, 64); n != exp.Unix() || err != nil || !bytes.Equal(got, wantMAC) {
+			t.Fatalf("logout CSRF token %q passes, but is not the one made (%q)", token, valid)
+		}
+	})
 }
