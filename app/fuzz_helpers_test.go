@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -82,12 +83,23 @@ func (e *fuzzEnv) dataVersion(t testing.TB) int64 {
 }
 
 // client makes a client of acme from fields and returns its secret ("" for
-// a public client).
+// a public client). The secret is fixed by the client ID rather than
+// random: a fuzzing worker runs the setup again, in its own process and
+// database, and the seeds it is given, made by the first process, must
+// still authenticate there.
 func (e *fuzzEnv) client(f *testing.F, fields map[string]any) string {
 	f.Helper()
 	r := e.admin(http.MethodPost, "/admin/realms/acme/clients", fields)
 	mustStatus(f, r, http.StatusCreated)
-	secret, _ := r.object(f)["secret"].(string)
+	c := r.object(f)
+	if s, _ := c["secret"].(string); s == "" {
+		return ""
+	}
+	secret := "fuzz-secret-of-" + c["clientId"].(string)
+	hash := sha256.Sum256([]byte(secret))
+	if err := e.store.SetClientSecretHash(f.Context(), e.realm.ID, c["id"].(string), hash[:]); err != nil {
+		f.Fatal(err)
+	}
 	return secret
 }
 
