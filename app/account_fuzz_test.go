@@ -16,7 +16,7 @@ var accountFuzzPaths = []string{"/profile", "/password", "/totp-setup", "/totp-d
 // change writes nothing.
 func FuzzAccountAPI(f *testing.F) {
 	e := newFuzzEnv(f)
-	e.createUser("acme", map[string]any{"username": "alice", "email": "alice@example.test", "password": codeflowPassword})
+	e.user(f, map[string]any{"username": "alice", "email": "alice@example.test"}, codeflowPassword)
 	secret := e.client(f, map[string]any{"clientId": "cli", "grantTypes": []string{"password"}})
 	r := e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
 		url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}, "scope": {"openid"}}.Encode(),

@@ -5,16 +5,25 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // FuzzAdminLogin fuzzes POST /admin/auth/login, the one admin endpoint
-// open to anyone. Invariants: never a 5xx; errors in the API's shape; a
+// open to anyone; admin root's password hash is a cheap one
+// (cheapArgon2Hash), unknown users still cost a real one. Invariants: never a 5xx; errors in the API's shape; a
 // token only for the admin's username and exact password. Each input
 // comes from its own address, so that the per-address limit does not end
 // the run early.
 func FuzzAdminLogin(f *testing.F) {
 	const password = "admin-password-0123"
-	e := newFuzzEnv(f, func(c *Config) { c.AdminUser, c.AdminPassword = "root", password })
+	e := newFuzzEnv(f)
+	err := e.store.CreateAdminUser(f.Context(), &store.AdminUser{ID: "11111111-2222-3333-4444-555555555555", Username: "root",
+		PasswordHash: cheapArgon2Hash(password), CreatedAt: time.Now().UnixMilli()})
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, s := range []string{
 		`{"username":"root","password":"` + password + `"}`, `{"username":"root","password":"wrong"}`,
 		`{"username":"nobody","password":"x"}`, `{"username":"","password":""}`, `{"username":"root"}`, `{"username":1,"password":2}`, `{"user":"root"}`, `[]`, ``,

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +17,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/argon2"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -101,6 +106,30 @@ func (e *fuzzEnv) client(f *testing.F, fields map[string]any) string {
 		f.Fatal(err)
 	}
 	return secret
+}
+
+// user makes a user of acme from fields, signing in with password, and
+// returns its ID. The password's hash is argon2id at the lowest cost the
+// server accepts (1 MiB, one pass; cheapArgon2Hash), set through the
+// store: a target's users sign in thousands of times, and the real hash's
+// cost is not what is fuzzed.
+func (e *fuzzEnv) user(f *testing.F, fields map[string]any, password string) string {
+	f.Helper()
+	id := e.createUser("acme", fields)["id"].(string)
+	err := e.store.SetUserPassword(f.Context(), e.realm.ID, id, cheapArgon2Hash(password), time.Now().UnixMilli(), false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return id
+}
+
+// cheapArgon2Hash hashes password with argon2id at the lowest cost
+// parseArgon2id accepts.
+func cheapArgon2Hash(password string) string {
+	salt := []byte("fuzz-target-salt")
+	key := argon2.IDKey([]byte(password), salt, 1, 1024, 1, 32)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=1024,t=1,p=1$%s$%s", argon2.Version, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
 // fuzzLog keeps what the server logged while one input ran, to show

@@ -45,7 +45,7 @@ func newTokenFuzzEnv(f *testing.F) *tokenFuzzEnv {
 	e.secret = e.client(f, map[string]any{"clientId": "app", "grantTypes": []string{"password", "client_credentials", "refresh_token",
 		"authorization_code", grantDeviceCode},
 		"redirectUris": []string{tokenFuzzLogoutRedirect}})
-	e.createUser("acme", map[string]any{"username": "alice", "email": "alice@example.test", "password": codeflowPassword})
+	e.user(f, map[string]any{"username": "alice", "email": "alice@example.test"}, codeflowPassword)
 	r := e.tokenRequest(f, url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}, "scope": {"openid"}})
 	e.access, e.id, e.fresh = r["access_token"].(string), r["id_token"].(string), r["refresh_token"].(string)
 	r = e.tokenRequest(f, url.Values{"grant_type": {"client_credentials"}})

@@ -19,7 +19,7 @@ import (
 // accepted credential would mean one answered a challenge it never saw.
 func FuzzWebAuthnVerify(f *testing.F) {
 	e := newFuzzEnv(f)
-	e.createUser("acme", map[string]any{"username": "alice", "email": "alice@example.test", "password": codeflowPassword})
+	e.user(f, map[string]any{"username": "alice", "email": "alice@example.test"}, codeflowPassword)
 	secret := e.client(f, map[string]any{"clientId": "cli", "grantTypes": []string{"password"}})
 	r := e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
 		url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}}.Encode(),
