@@ -41,13 +41,12 @@ type fuzzEnv struct {
 
 // newFuzzEnv starts the App with realm acme, whose tokens live a year so
 // that seeds minted now stay valid however long the fuzzing runs.
-func newFuzzEnv(f *testing.F, opts ...func(*Config)) *fuzzEnv {
+func newFuzzEnv(f *testing.F) *fuzzEnv {
 	f.Helper()
 	log := &fuzzLog{}
-	opts = append([]func(*Config){func(c *Config) {
+	s := newTestServer(f, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelError}))
-	}}, opts...)
-	s := newTestServer(f, opts...)
+	})
 	mustStatus(f, s.admin(http.MethodPost, "/admin/realms", map[string]any{"name": "acme",
 		"accessTokenLifespan": 365 * 24 * 3600, "refreshTokenLifespan": 365 * 24 * 3600}), http.StatusCreated)
 	realm, err := s.store.GetRealm(f.Context(), "acme")

@@ -22,12 +22,11 @@ import (
 
 // Tokens from outside: access tokens at introspection and userinfo, ID
 // tokens as logout hints, logout tokens received by back channel, admin
-// tokens. The invariant beyond "no 5xx": a token is accepted only if the
-// server issued it.
+// tokens, the logout form's CSRF token. The invariant beyond "no 5xx": a
+// token is accepted only if the server issued it.
 
 // tokenFuzzEnv is a fuzzEnv with a confidential client "app" (every
-// grant, one redirect URI), user alice,
-// and the tokens issued to them.
+// grant, one redirect URI), user alice, and the tokens issued to them.
 type tokenFuzzEnv struct {
 	*fuzzEnv
 	secret string
@@ -42,9 +41,8 @@ const tokenFuzzLogoutRedirect = "https://app.example.test/signed-out"
 func newTokenFuzzEnv(f *testing.F) *tokenFuzzEnv {
 	f.Helper()
 	e := &tokenFuzzEnv{fuzzEnv: newFuzzEnv(f)}
-	e.secret = e.client(f, map[string]any{"clientId": "app", "grantTypes": []string{"password", "client_credentials", "refresh_token",
-		"authorization_code", grantDeviceCode},
-		"redirectUris": []string{tokenFuzzLogoutRedirect}})
+	e.secret = e.client(f, map[string]any{"clientId": "app", "redirectUris": []string{tokenFuzzLogoutRedirect},
+		"grantTypes": []string{"password", "client_credentials", "refresh_token", "authorization_code", grantDeviceCode}})
 	e.user(f, map[string]any{"username": "alice", "email": "alice@example.test"}, codeflowPassword)
 	r := e.tokenRequest(f, url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}, "scope": {"openid"}})
 	e.access, e.id, e.fresh = r["access_token"].(string), r["id_token"].(string), r["refresh_token"].(string)
