@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: build run test bench generate lint check-generated screenshots
+.PHONY: build run test fuzz bench generate lint check-generated screenshots
 
 build: generate
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/idenplane .
@@ -14,6 +14,25 @@ run:
 
 test:
 	go test -count=1 -timeout 30m ./...
+
+# Every fuzz target of every package in turn, each for FUZZTIME (go test's
+# -fuzztime: 1m, 30s, 10000x). FUZZ narrows the targets by name (a regexp),
+# FUZZFLAGS adds flags such as -parallel 2. Minimizing an input is capped at
+# 10s: the default minute went on shrinking the large seeds (realm exports,
+# WebAuthn credentials) instead of fuzzing. An input that fails is saved in
+# the package's testdata/fuzz/FuzzX: commit it with the fix. Fails at the
+# end if any target failed. docs/fuzzing.md lists the targets.
+FUZZTIME ?= 1m
+FUZZ ?= ^Fuzz
+FUZZFLAGS ?=
+fuzz:
+	@failed=; for pkg in $$(go list ./...); do \
+		for target in $$(go test -list '$(FUZZ)' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
+			go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $(FUZZFLAGS) $$pkg || failed="$$failed $$target"; \
+		done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzzing failed:$$failed"; exit 1; fi
 
 # The browser tests' pages as PNGs in docs/screenshots. Needs chromium and
 # `npm ci --prefix testdata/browser` (axe-core), as the browser tests do.

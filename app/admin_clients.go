@@ -245,6 +245,8 @@ func checkRedirectURI(field, s string) (string, error) {
 		return "", apperr.Field(field, "the %s scheme is not allowed", u.Scheme)
 	case u.User != nil:
 		return "", apperr.Field(field, "must not contain user information")
+	case u.Host != "" && !validURIHost(u):
+		return "", apperr.Field(field, "must have a valid host: a name, an IP address, and an optional port from 1 to 65535")
 	case u.Scheme == "http" || u.Scheme == "https":
 		if u.Hostname() == "" {
 			return "", apperr.Field(field, "must have a host")
@@ -268,9 +270,11 @@ func normalizeWebOrigin(field, s string) (string, error) {
 		return "", err
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Hostname() == "" || u.User != nil || u.Opaque != "" || u.Path != "" ||
-		strings.ContainsAny(s, "?#") || strings.HasSuffix(u.Host, ":") || slices.Contains(forbiddenURISchemes, u.Scheme) {
-		return "", apperr.Field(field, `must be an origin such as https://app.example.com:8443 (no path), or "+"`)
+	// Only http and https: CORS matches those (normalizeOrigin), so an
+	// origin of another scheme would be stored and never match.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" ||
+		u.Path != "" || strings.ContainsAny(s, "?#") || strings.HasSuffix(u.Host, ":") {
+		return "", apperr.Field(field, `must be an http or https origin such as https://app.example.com:8443 (no path), or "+"`)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

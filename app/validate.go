@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"net"
 	"net/mail"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -168,8 +170,9 @@ func normalizeEmail(s string) (string, error) {
 	if err != nil || addr.Address != s || addr.Name != "" || len(s) > 254 {
 		return "", errInvalidEmail
 	}
-	// net/mail takes any non-ASCII rune in an address, invisible or not.
-	if i, _ := refusedChar(s, settingText); i >= 0 {
+	// net/mail takes any non-ASCII rune in an address, invisible or not,
+	// and Unicode spaces such as U+00A0: the address goes into mail headers.
+	if i, _ := refusedChar(s, settingText); i >= 0 || strings.ContainsFunc(s, unicode.IsSpace) {
 		return "", errInvalidEmail
 	}
 	return strings.ToLower(s), nil
@@ -235,4 +238,27 @@ func describeRune(r rune) string {
 		return fmt.Sprintf("%q", r)
 	}
 	return fmt.Sprintf("U+%04X", r)
+}
+
+// validURIHost accepts the authority of a URI if it is a host name
+// (letters, digits, '-', '_', '.'), an IP address or a bracketed IPv6 one,
+// with an optional port from 1 to 65535. url.Parse takes more, such as
+// "x.test;a" or "x.test,https:" with an empty port, which would reach the
+// form_post page's policy as written, where ';' and ',' end a directive.
+func validURIHost(u *url.URL) bool {
+	host, port := u.Hostname(), u.Port()
+	if host == "" || strings.HasSuffix(u.Host, ":") {
+		return false
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	if strings.HasPrefix(u.Host, "[") {
+		return net.ParseIP(host) != nil
+	}
+	return !strings.ContainsFunc(host, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' && r != '.'
+	})
 }

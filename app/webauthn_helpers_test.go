@@ -93,7 +93,7 @@ func (e *accountEnv) webauthnRP(origin string) virtualwebauthn.RelyingParty {
 func webauthnPath(rel string) string { return "/realms/acme/webauthn/" + rel }
 
 // ceremonyID reads an options answer's ceremony ID.
-func ceremonyID(t *testing.T, r *testResponse) string {
+func ceremonyID(t testing.TB, r *testResponse) string {
 	t.Helper()
 	mustStatus(t, r, http.StatusOK)
 	id, _ := r.object(t)["ceremonyId"].(string)
