@@ -31,6 +31,7 @@ import (
 
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/loadtest"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -817,7 +818,7 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", 10*time.Second, "how long each scenario is measured, after a warm-up")
 	concurrency := fs.Int("concurrency", 32, "connections per scenario")
-	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default all): "+strings.Join(app.LoadTestScenarios(), ","))
+	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default all): "+strings.Join(loadtest.Scenarios(), ","))
 	users := fs.Int("users", 100_000, "users seeded into the realm the page and lookup scenarios read (the targets name 1000000)")
 	sessions := fs.Int("sessions", 100_000, "active SSO sessions seeded")
 	storm := fs.Int("storm", 200, "connections of the password-grant storm")
@@ -829,9 +830,9 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	cfg := app.LoadTestConfig{Schema: schema, Version: version, Duration: *duration, Concurrency: *concurrency,
-		Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut, NoEvents: *noEvents, ProfileDir: *profile,
-		Dir: *dir, Progress: stderr}
+	cfg := loadtest.Config{Schema: schema, Version: version, HashPassword: app.HashPassword, Duration: *duration,
+		Concurrency: *concurrency, Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut,
+		NoEvents: *noEvents, ProfileDir: *profile, Dir: *dir, Progress: stderr}
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
 	}
@@ -844,5 +845,5 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return app.RunLoadTest(ctx, cfg, stdout)
+	return loadtest.Run(ctx, cfg, stdout)
 }

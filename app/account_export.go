@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -18,24 +19,24 @@ import (
 const accountExportFormat = "idenplane-account-export/1"
 
 type accountExportRep struct {
-	Format      string               `json:"format"`
-	ExportedAt  int64                `json:"exportedAt"` // Unix milliseconds, as are the other times
-	Realm       string               `json:"realm"`
-	Profile     accountRep           `json:"profile"`
-	Status      string               `json:"status"` // active, pending or rejected (registration moderation)
-	Enabled     bool                 `json:"enabled"`
-	Credentials []accountCredential  `json:"credentials"`
-	Groups      []accountExportGroup `json:"groups"`
-	RoleMapping accountExportRoles   `json:"roleMappings"`
-	Sessions    []sessionRep         `json:"sessions"`
-	Consents    []consentRep         `json:"consents"`
-	ConsentLog  []consentEventRep    `json:"consentHistory"`
-	Events      []loginEventRep      `json:"events"`
-	Links       []accountExportLink  `json:"emailLinks"`
-	Emails      []accountExportEmail `json:"emails"`
-	Deletion    accountDeletionRep   `json:"deletion"`
-	Actions     accountExportActions `json:"requiredActions"`
-	Omitted     []string             `json:"omitted"`
+	Format      string                 `json:"format"`
+	ExportedAt  int64                  `json:"exportedAt"` // Unix milliseconds, as are the other times
+	Realm       string                 `json:"realm"`
+	Profile     accountRep             `json:"profile"`
+	Status      string                 `json:"status"` // active, pending or rejected (registration moderation)
+	Enabled     bool                   `json:"enabled"`
+	Credentials []accountCredential    `json:"credentials"`
+	Groups      []accountExportGroup   `json:"groups"`
+	RoleMapping accountExportRoles     `json:"roleMappings"`
+	Sessions    []sessionRep           `json:"sessions"`
+	Consents    []consentRep           `json:"consents"`
+	ConsentLog  []consentEventRep      `json:"consentHistory"`
+	Events      []events.LoginEventRep `json:"events"`
+	Links       []accountExportLink    `json:"emailLinks"`
+	Emails      []accountExportEmail   `json:"emails"`
+	Deletion    accountDeletionRep     `json:"deletion"`
+	Actions     accountExportActions   `json:"requiredActions"`
+	Omitted     []string               `json:"omitted"`
 }
 
 type accountExportGroup struct {
@@ -143,9 +144,9 @@ func (a *App) accountExportDoc(ctx context.Context, c *accountCaller) (*accountE
 		for i, e := range history {
 			doc.ConsentLog[i] = consentEventRep{ClientID: e.PublicClientID, Action: e.Action, Scopes: e.Scopes, Time: e.Time}
 		}
-		doc.Events = []loginEventRep{}
+		doc.Events = []events.LoginEventRep{}
 		err = tx.EachLoginEvent(ctx, c.realm.ID, store.LoginEventFilter{UserID: u.ID}, func(e *store.LoginEvent) error {
-			doc.Events = append(doc.Events, toLoginEventRep(e))
+			doc.Events = append(doc.Events, events.ToLoginEventRep(e))
 			return nil
 		})
 		if err != nil {

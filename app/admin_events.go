@@ -6,26 +6,21 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
-// Admin event operation types.
-const (
-	opCreate = "CREATE"
-	opUpdate = "UPDATE"
-	opDelete = "DELETE"
-	opAction = "ACTION"
-)
-
-var operationTypes = []string{opCreate, opUpdate, opDelete, opAction}
+// Admin events are recorded here, by the middleware of the admin routes:
+// what a write did and to which resource follows from its route template,
+// and who did it from the admin credential. Package events lists and
+// exports them.
 
 // actionSegments end the paths of writes that do something rather than
 // create or change a resource: they are recorded as ACTION whatever their
@@ -41,13 +36,13 @@ func adminOperation(method, template string) string {
 	last := template[strings.LastIndex(template, "/")+1:]
 	switch {
 	case method == http.MethodDelete:
-		return opDelete
+		return events.OperationDelete
 	case slices.Contains(actionSegments, last):
-		return opAction
+		return events.OperationAction
 	case method == http.MethodPost:
-		return opCreate
+		return events.OperationCreate
 	}
-	return opUpdate
+	return events.OperationUpdate
 }
 
 // adminResourceRules map route templates, relative to /admin/realms/{realm}/,
@@ -187,7 +182,7 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		return
 	}
 	rep := res.body.Bytes()
-	if (op != opCreate && op != opUpdate) || len(bytes.TrimSpace(rep)) == 0 {
+	if (op != events.OperationCreate && op != events.OperationUpdate) || len(bytes.TrimSpace(rep)) == 0 {
 		rep = nil
 		if !reqBody.overflow {
 			rep = reqBody.Bytes()
@@ -310,84 +305,5 @@ func (b *bufferedResponse) send() error {
 	}
 	b.w.WriteHeader(b.status)
 	_, _ = b.w.Write(b.body.Bytes()) // a client that has gone cannot be answered anyway
-	return nil
-}
-
-// adminEventRep is an admin event as the API shows it.
-type adminEventRep struct {
-	ID             string          `json:"id"`
-	Time           int64           `json:"time"`
-	RealmID        string          `json:"realmId"`
-	OperationType  string          `json:"operationType"`
-	ResourceType   string          `json:"resourceType"`
-	ResourcePath   string          `json:"resourcePath"`
-	AuthDetails    authDetailsRep  `json:"authDetails"`
-	Representation json.RawMessage `json:"representation"`
-}
-
-type authDetailsRep struct {
-	Type      string `json:"type"`
-	UserID    string `json:"userId,omitempty"`
-	Username  string `json:"username,omitempty"`
-	IPAddress string `json:"ipAddress"`
-}
-
-func toAdminEventRep(e *store.AdminEvent) adminEventRep {
-	rep := json.RawMessage(e.Representation)
-	if len(rep) == 0 {
-		rep = json.RawMessage("null")
-	}
-	return adminEventRep{
-		ID: e.ID, Time: e.Time, RealmID: e.RealmID, OperationType: e.OperationType, ResourceType: e.ResourceType,
-		ResourcePath: e.ResourcePath, Representation: rep,
-		AuthDetails: authDetailsRep{Type: e.AuthType, UserID: e.AuthUserID, Username: e.AuthUsername, IPAddress: e.IPAddress},
-	}
-}
-
-var resourceTypePattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-
-// adminEventQuery reads the realm and the filters of an admin event query
-// or export.
-func (a *App) adminEventQuery(r *http.Request, export bool) (*store.Realm, store.AdminEventFilter, error) {
-	var f store.AdminEventFilter
-	realm, err := a.realm(r)
-	if err != nil {
-		return nil, f, err
-	}
-	q := r.URL.Query()
-	if f.OperationTypes, err = eventListParam(q, "operationType", func(v string) bool {
-		return slices.Contains(operationTypes, v)
-	}, "one of "+strings.Join(operationTypes, ", ")); err != nil {
-		return nil, f, err
-	}
-	if f.ResourceTypes, err = eventListParam(q, "resourceType", resourceTypePattern.MatchString,
-		"a resource type such as USER or CLIENT_ROLE"); err != nil {
-		return nil, f, err
-	}
-	// Keycloak writes a prefix with a trailing "*".
-	f.ResourcePathPrefix = strings.TrimSuffix(q.Get("resourcePath"), "*")
-	if f.AuthUserID, err = eventUUIDParam(q, "authUserId"); err != nil {
-		return nil, f, err
-	}
-	if err := eventWindow(q, export, &f.EventWindow); err != nil {
-		return nil, f, err
-	}
-	return realm, f, nil
-}
-
-func (a *App) listAdminEvents(w http.ResponseWriter, r *http.Request) error {
-	realm, f, err := a.adminEventQuery(r, false)
-	if err != nil {
-		return err
-	}
-	events, err := a.store.ListAdminEvents(r.Context(), realm.ID, f)
-	if err != nil {
-		return err
-	}
-	reps := make([]adminEventRep, len(events))
-	for i, e := range events {
-		reps[i] = toAdminEventRep(e)
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
 	return nil
 }

@@ -3,16 +3,12 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -379,148 +375,4 @@ func eventsTestSeedAdmin(t *testing.T, s *testServer, events ...*store.AdminEven
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// eventsTestMillis is the Unix milliseconds of an RFC 3339 time.
-func eventsTestMillis(t *testing.T, rfc3339 string) int64 {
-	t.Helper()
-	tm, err := time.Parse(time.RFC3339Nano, rfc3339)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tm.UnixMilli()
-}
-
-func TestAdminEventsQuery(t *testing.T) {
-	s := newTestServer(t)
-	realmID := mustRealmID(t, s, eventsTestRealm(s, "acme", false)["name"].(string))
-	otherID := mustRealmID(t, s, eventsTestRealm(s, "other", false)["name"].(string))
-	const root = "c0000000-0000-4000-8000-000000000001"
-	ev := func(id, at, op, res, path, user string) *store.AdminEvent {
-		e := &store.AdminEvent{ID: id, RealmID: realmID, Time: eventsTestMillis(t, at), OperationType: op,
-			ResourceType: res, ResourcePath: path, AuthType: "api-key", IPAddress: "192.0.2.7", Representation: `{"k":"v"}`}
-		if user != "" {
-			e.AuthType, e.AuthUserID, e.AuthUsername = "user", user, "root"
-		}
-		return e
-	}
-	eventsTestSeedAdmin(t, s,
-		ev("e1", "2026-11-20T23:59:59.999Z", "CREATE", "USER", "users/u1", ""),
-		ev("e2", "2026-11-21T00:00:00Z", "UPDATE", "USER", "users/u1", root),
-		ev("e3", "2026-11-21T12:00:00Z", "CREATE", "CLIENT", "clients/web", root),
-		ev("e4", "2026-11-21T23:59:59.999Z", "DELETE", "REALM_ROLE", "roles/admin", ""),
-		ev("e5", "2026-11-22T00:00:00Z", "ACTION", "USER", "users/u2/reset-password", ""),
-		&store.AdminEvent{ID: "x1", RealmID: otherID, Time: 1, OperationType: "CREATE", ResourceType: "USER",
-			ResourcePath: "users/u1", AuthType: "api-key"},
-	)
-	for _, c := range []struct{ query, want string }{
-		{"", "e5 e4 e3 e2 e1"},
-		{"?operationType=CREATE", "e3 e1"},
-		{"?operationType=CREATE,DELETE", "e4 e3 e1"},
-		{"?operationType=CREATE&operationType=ACTION", "e5 e3 e1"},
-		{"?operationType=CREATE,+DELETE,", "e4 e3 e1"},
-		{"?resourceType=USER", "e5 e2 e1"},
-		{"?resourceType=CLIENT,REALM_ROLE", "e4 e3"},
-		{"?resourceType=GROUP", ""},
-		{"?resourcePath=users/u1", "e2 e1"},
-		{"?resourcePath=users/*", "e5 e2 e1"},
-		{"?resourcePath=users", "e5 e2 e1"},
-		{"?resourcePath=" + url.QueryEscape("users/%"), ""},
-		{"?resourcePath=roles/admin", "e4"},
-		{"?authUserId=" + root, "e3 e2"},
-		{"?authUserId=" + strings.ToUpper(root), "e3 e2"},
-		{"?dateFrom=2026-11-21", "e5 e4 e3 e2"},
-		{"?dateTo=2026-11-21", "e4 e3 e2 e1"},
-		{"?dateFrom=2026-11-21&dateTo=2026-11-21", "e4 e3 e2"},
-		{"?dateFrom=2026-11-21T12:00:00Z&dateTo=2026-11-22T00:00:00Z", "e5 e4 e3"},
-		{"?dateFrom=2026-11-21T13:00:00%2B01:00", "e5 e4 e3"},
-		{"?dateTo=2026-11-21T11:59:59.999Z", "e2 e1"},
-		{"?dateFrom=2026-11-21&dateTo=2026-11-21&resourceType=USER&operationType=UPDATE", "e2"},
-		{"?max=2", "e5 e4"},
-		{"?first=2&max=2", "e3 e2"},
-		{"?first=4", "e1"},
-		{"?first=5", ""},
-		{"?resourceType=USER&first=1&max=1", "e2"},
-	} {
-		var ids []string
-		for _, e := range eventsTestAdminEvents(s, "acme", c.query) {
-			ids = append(ids, e.ID)
-		}
-		if got := strings.Join(ids, " "); got != c.want {
-			t.Errorf("admin-events%s: got [%s], want [%s]", c.query, got, c.want)
-		}
-	}
-
-	// The whole representation of one event.
-	r := s.admin(http.MethodGet, "/admin/realms/acme/admin-events?resourceType=CLIENT", nil)
-	mustStatus(t, r, http.StatusOK)
-	var raw []map[string]any
-	r.decode(t, &raw)
-	want := map[string]any{
-		"id": "e3", "time": float64(eventsTestMillis(t, "2026-11-21T12:00:00Z")), "realmId": realmID,
-		"operationType": "CREATE", "resourceType": "CLIENT", "resourcePath": "clients/web",
-		"authDetails":    map[string]any{"type": "user", "userId": root, "username": "root", "ipAddress": "192.0.2.7"},
-		"representation": map[string]any{"k": "v"},
-	}
-	if len(raw) != 1 || !reflect.DeepEqual(raw[0], want) {
-		t.Fatalf("admin event\n got %v\nwant %v", raw, want)
-	}
-}
-
-func TestAdminEventsQueryDefaultPage(t *testing.T) {
-	s := newTestServer(t)
-	realmID := mustRealmID(t, s, eventsTestRealm(s, "acme", false)["name"].(string))
-	var events []*store.AdminEvent
-	for i := range 105 {
-		events = append(events, &store.AdminEvent{ID: fmt.Sprintf("e%03d", i), RealmID: realmID, Time: int64(i),
-			OperationType: "CREATE", ResourceType: "USER", AuthType: "api-key"})
-	}
-	eventsTestSeedAdmin(t, s, events...)
-	got := eventsTestAdminEvents(s, "acme", "")
-	if len(got) != 100 || got[0].ID != "e104" || got[99].ID != "e005" {
-		t.Fatalf("default page: %d events from %s", len(got), got[0].ID)
-	}
-	if got := eventsTestAdminEvents(s, "acme", "?first=100"); len(got) != 5 || got[4].ID != "e000" {
-		t.Fatalf("second default page: %d events", len(got))
-	}
-}
-
-// eventsTestBadParams are the malformed filters both event queries and
-// both exports refuse, with the parameter at fault.
-var eventsTestBadParams = []struct{ query, field string }{
-	{"dateFrom=2026-13-01", "dateFrom"},
-	{"dateFrom=21/11/2026", "dateFrom"},
-	{"dateFrom=yesterday", "dateFrom"},
-	{"dateTo=2026-11-21T10:00:00", "dateTo"}, // no zone
-	{"dateTo=1732147200000", "dateTo"},
-	{"dateFrom=2026-11-22&dateTo=2026-11-21", "dateFrom"},
-	{"dateFrom=2026-11-21T12:00:00Z&dateTo=2026-11-21T11:59:59Z", "dateFrom"},
-	{"first=-1", "first"},
-	{"first=x", "first"},
-	{"max=x", "max"},
-	{"max=0", "max"},
-}
-
-func TestAdminEventsQueryBadInput(t *testing.T) {
-	s := newTestServer(t)
-	eventsTestRealm(s, "acme", true)
-	cases := append([]struct{ query, field string }{
-		{"operationType=create", "operationType"},
-		{"operationType=CREATE,REMOVE", "operationType"},
-		{"resourceType=user", "resourceType"},
-		{"resourceType=USER%3BDROP", "resourceType"},
-		{"authUserId=root", "authUserId"},
-		{"authUserId=c0000000000040008000000000000001", "authUserId"},
-		{"max=1001", "max"},
-	}, eventsTestBadParams...)
-	for _, c := range cases {
-		t.Run(c.query, func(t *testing.T) {
-			r := s.admin(http.MethodGet, "/admin/realms/acme/admin-events?"+c.query, nil)
-			mustError(t, r, http.StatusBadRequest, "invalid_parameter", c.field)
-		})
-	}
-	mustError(t, s.admin(http.MethodGet, "/admin/realms/nope/admin-events", nil), http.StatusNotFound, "not_found", "")
-	mustError(t, s.request(http.MethodGet, "/admin/realms/acme/admin-events", nil), http.StatusUnauthorized, "unauthorized", "")
-	mustError(t, s.admin(http.MethodPost, "/admin/realms/acme/admin-events", map[string]any{}),
-		http.StatusMethodNotAllowed, "method_not_allowed", "")
 }

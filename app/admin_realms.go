@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -83,7 +84,7 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 		FailureResetTime: r.FailureResetTime, PermanentLockoutAfter: r.PermanentLockoutAfter,
 		RegistrationAllowed: r.RegistrationAllowed, RequireEmailVerification: r.RequireEmailVerification,
 		MFARequired: r.MFARequired, EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
-		EnabledEventTypes: eventTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled,
+		EnabledEventTypes: events.EnabledTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled,
 		ThemeName: r.ThemeName, Theme: r.Theme,
 		LoginTheme: r.LoginTheme, AccountTheme: r.AccountTheme, EmailTheme: r.EmailTheme,
 		CreatedTimestamp: r.CreatedAt,
@@ -457,7 +458,7 @@ func validateRealm(r *store.Realm) error {
 			return apperr.Field(c.field, "must be between %d and %d", c.min, c.max)
 		}
 	}
-	if err := checkEventTypes(r.EnabledEventTypes); err != nil {
+	if err := events.CheckEnabledTypes(r.EnabledEventTypes); err != nil {
 		return err
 	}
 	if r.SMTPHost != "" {

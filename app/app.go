@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -60,7 +61,7 @@ type App struct {
 	metrics           *metrics
 	signingKeys       *keyCache // parsed private signing keys by kid
 	cache             *caches   // the token endpoints' lookups
-	events            eventBatch
+	events            *events.Service
 	backchannel       backchannelSender
 	mailWake          chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets            *assets.Assets
@@ -96,6 +97,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
+	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
+		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -31,11 +31,12 @@ import (
 // then deleted). keyPublishGrace and retiredKeyLifetime say for how long.
 
 const (
-	// rsaKeyBits is Keycloak's default. 2048-bit RSA (112-bit strength) is
+	// RSAKeyBits is the size of the RSA keys the server makes (and of the
+	// load test's RS256 floor): Keycloak's default. 2048-bit RSA (112-bit strength) is
 	// acceptable through 2030 per NIST SP 800-57 and signs about three
 	// times faster than 3072; keys rotate every 90 days by default, so a
 	// later move to 3072 takes effect within one rotation.
-	rsaKeyBits = 2048
+	RSAKeyBits = 2048
 	// keyPublishGrace is how long a scheduled next key is published before
 	// it signs, so verifiers that cache the key set on a timer have fetched
 	// it by then. A day covers the common caches (minutes for most
@@ -104,7 +105,7 @@ func generateSigningKey(realmID string, alg jose.SignatureAlgorithm, now time.Ti
 	var err error
 	switch alg {
 	case jose.RS256:
-		priv, err = rsa.GenerateKey(rand.Reader, rsaKeyBits)
+		priv, err = rsa.GenerateKey(rand.Reader, RSAKeyBits)
 	case jose.ES256:
 		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	case jose.EdDSA:

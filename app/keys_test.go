@@ -208,7 +208,7 @@ func TestKeysNewRealm(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub, ok := jwk.Key.(*rsa.PublicKey)
-	if !ok || pub.N.BitLen() != rsaKeyBits || jwk.KeyID != k.KID || jwk.Algorithm != "RS256" || jwk.Use != "sig" {
+	if !ok || pub.N.BitLen() != RSAKeyBits || jwk.KeyID != k.KID || jwk.Algorithm != "RS256" || jwk.Use != "sig" {
 		t.Fatalf("public key %s: %T", k.PublicKey, jwk.Key)
 	}
 	// The kid is the key's RFC 7638 thumbprint.

@@ -27,6 +27,14 @@ func TestLayers(t *testing.T) {
 		{"app/apperr", httpPackages},
 		{"app/authz", []string{module + "/store", module + "/app/...", module + "/ui"}},
 		{"app/httpx", []string{module + "/app", module + "/ui"}},
+		// The server never reaches the load tester or the test support.
+		{"app", []string{module + "/app/loadtest", testSupport}},
+		// A module: below app, beside the other modules.
+		{"app/events", []string{module + "/app", module + "/app/loadtest", module + "/ui", testSupport}},
+		// A tool beside the server: it starts the server through app.
+		{"app/loadtest", []string{testSupport}},
+		// Below app and the modules, whose own tests import it.
+		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui"}},
 	} {
 		for _, d := range goDeps(t, module+"/"+c.pkg) {
 			if d == module+"/"+c.pkg {
@@ -37,6 +45,40 @@ func TestLayers(t *testing.T) {
 				if d == prefix || tree && strings.HasPrefix(d, prefix+"/") {
 					t.Errorf("%s depends on %s", c.pkg, d)
 				}
+			}
+		}
+	}
+}
+
+// testSupport is the packages only tests may import.
+const testSupport = module + "/app/apptest/..."
+
+// No package but a test imports the test support: every other package's
+// dependencies, test files left out, stay clear of it.
+func TestTestSupportOnlyInTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the packages' dependencies with the go command")
+	}
+	prefix := strings.TrimSuffix(testSupport, "/...")
+	out, err := exec.Command("go", "list", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []string
+	for _, p := range strings.Fields(string(out)) {
+		if p != prefix && !strings.HasPrefix(p, prefix+"/") {
+			pkgs = append(pkgs, p)
+		}
+	}
+	out, err = exec.Command("go", append([]string{"list", "-f", `{{.ImportPath}}: {{join .Deps " "}}`}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		pkg, deps, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		for _, d := range strings.Fields(deps) {
+			if d == prefix || strings.HasPrefix(d, prefix+"/") {
+				t.Errorf("%s depends on %s, which only tests may import", pkg, d)
 			}
 		}
 	}

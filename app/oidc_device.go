@@ -113,7 +113,7 @@ func (s *oidcServer) DeviceToken(ctx context.Context, r *op.ClientRequest[oidc.D
 	// SSO session no cookie points to, which sessions list and logout ends
 	// like any other, and tokens as the other user grants do.
 	now := s.a.now().UnixMilli()
-	sso := newSSOSession(realm, user, uuid.NewString(), "", now)
+	sso := NewSSOSession(realm, user, uuid.NewString(), "", now)
 	sso.AuthTime = d.AuthTime
 	plan := planClientGrant(realm, oc.c, sso, nil, scopeNames(scopes), now)
 	err = s.a.store.Tx(ctx, func(tx *store.Store) error {

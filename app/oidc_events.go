@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/google/uuid"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/idenplane/idenplane/store"
@@ -14,25 +13,13 @@ import (
 // library hands the provider's methods a context but not the request.
 type clientIPCtxKey struct{}
 
-// loginEvent records e when the realm records login events of its type.
-// ID, realm, time and, when left empty, the caller's address are filled
-// in. A failure is logged and never fails the request it describes; the
-// write outlives a client that hangs up.
+// loginEvent records e when the realm records login events of its type
+// (events.Service.Record), with the caller's address when e has none.
 func (a *App) loginEvent(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
-	if realm == nil || !realm.EventsEnabled || !recordsEventType(realm, e.Type) {
-		return
-	}
-	// Version 7 IDs grow with time, so events of one millisecond still
-	// list in the order they happened.
-	e.ID = uuid.Must(uuid.NewV7()).String()
-	e.RealmID = realm.ID
-	e.Time = a.now().UnixMilli()
 	if e.IPAddress == "" {
 		e.IPAddress, _ = ctx.Value(clientIPCtxKey{}).(string)
 	}
-	if err := a.events.add(context.WithoutCancel(ctx), a.store, &e); err != nil {
-		a.log.ErrorContext(ctx, "login event not recorded", "realm", realm.Name, "type", e.Type, "err", err)
-	}
+	a.events.Record(ctx, realm, e)
 }
 
 // oauthErrorCode is the OAuth error code an error answers with, for the

@@ -112,7 +112,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	// The grant signs the user in without a browser: an SSO session no
 	// cookie points to, which sessions list and logout ends like any other.
 	now := a.now().UnixMilli()
-	sso := newSSOSession(realm, user, uuid.NewString(), a.clientIP(r), now)
+	sso := NewSSOSession(realm, user, uuid.NewString(), a.clientIP(r), now)
 	names := scopeNames(scopes)
 	plan := planClientGrant(realm, client, sso, nil, names, now)
 	err = a.store.Tx(ctx, func(tx *store.Store) error {

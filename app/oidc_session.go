@@ -81,9 +81,9 @@ func (a *App) ssoSession(r *http.Request, realm *store.Realm) (*store.Session, *
 	return sess, user, nil
 }
 
-// newSSOSession is a new SSO session of user, authenticated by password
+// NewSSOSession is a new SSO session of user, authenticated by password
 // at now (Unix milliseconds).
-func newSSOSession(realm *store.Realm, user *store.User, id, ip string, now int64) *store.Session {
+func NewSSOSession(realm *store.Realm, user *store.User, id, ip string, now int64) *store.Session {
 	return &store.Session{ID: id, RealmID: realm.ID, UserID: user.ID, Kind: store.SessionSSO,
 		IPAddress: ip, StartedAt: now, LastAccessAt: now, ExpiresAt: ssoExpiry(realm, now, now), AuthTime: now,
 		AMR: []string{amrPassword}}
@@ -119,7 +119,7 @@ func (a *App) planSSOLogin(r *http.Request, realm *store.Realm, user *store.User
 // newSSOLogin is a login into a new SSO session, whatever the browser has.
 func (a *App) newSSOLogin(r *http.Request, realm *store.Realm, user *store.User) *ssoLogin {
 	secret := randomToken()
-	return &ssoLogin{sess: newSSOSession(realm, user, ssoSessionID(secret), a.clientIP(r), a.now().UnixMilli()), secret: secret}
+	return &ssoLogin{sess: NewSSOSession(realm, user, ssoSessionID(secret), a.clientIP(r), a.now().UnixMilli()), secret: secret}
 }
 
 // write stores the login, inside the caller's transaction.

@@ -36,12 +36,13 @@ func (a *App) hashPassword(ctx context.Context, password string) (string, error)
 		return "", err
 	}
 	defer func() { <-a.hashSlots }()
-	return argon2idHash(password), nil
+	return HashPassword(password), nil
 }
 
-// argon2idHash hashes password with a fresh salt, unbounded: callers other
-// than hashPassword (seeding a load test) take no hash slot.
-func argon2idHash(password string) string {
+// HashPassword hashes password with argon2id and a fresh salt, unbounded:
+// callers other than hashPassword (the load test's seeding) take no hash
+// slot.
+func HashPassword(password string) string {
 	salt := make([]byte, argonSaltLen)
 	_, _ = rand.Read(salt)
 	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)

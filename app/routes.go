@@ -324,14 +324,15 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.putMapper)
 	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.deleteMapper)
 
-	// Events.
-	admin(http.MethodGet, "/admin/realms/{realm}/admin-events", authz.EventsRead, a.listAdminEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events", authz.EventsRead, a.listLoginEvents)
-	admin(http.MethodDelete, "/admin/realms/{realm}/events", authz.EventsWrite, a.clearLoginEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events/login/export", authz.EventsRead, a.exportLoginEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, a.exportAdminEvents)
-	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, a.getEventsConfig)
-	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, a.putEventsConfig)
+	// Events (the module app/events).
+	ev := a.events
+	admin(http.MethodGet, "/admin/realms/{realm}/admin-events", authz.EventsRead, ev.ListAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events", authz.EventsRead, ev.ListLoginEvents)
+	admin(http.MethodDelete, "/admin/realms/{realm}/events", authz.EventsWrite, ev.ClearLoginEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/login/export", authz.EventsRead, ev.ExportLoginEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
+	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
+	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
 	return r
 }
 

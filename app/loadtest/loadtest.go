@@ -1,4 +1,8 @@
-package app
+// Package loadtest is `idenplane loadtest`: it seeds a throw-away database,
+// starts the server and measures it over HTTP. It is a tool beside the
+// server, not a part of it: it imports app to start the server in its own
+// process, and nothing of the server imports it.
+package loadtest
 
 import (
 	"context"
@@ -26,14 +30,18 @@ import (
 // same run on the same cores, since that cost is the floor no server can
 // go below.
 
-// LoadTestConfig says what RunLoadTest runs.
-type LoadTestConfig struct {
+// Config says what Run runs.
+type Config struct {
 	// Executable, when set, is started as `Executable serve`, so that its
 	// RSS and CPU time are the server's alone. Empty runs the server in
 	// this process; RSS and CPU then include the load generator.
 	Executable string
 	Schema     string // schema.sql, to open the database for seeding
 	Version    string
+	// HashPassword is the server's password hash (app.HashPassword): it
+	// makes the one hash every seeded user shares, and is the argon2id
+	// floor the password grant is compared with.
+	HashPassword func(password string) string
 	// Duration is how long each scenario is measured, after a warm-up.
 	Duration    time.Duration
 	Concurrency int      // connections per scenario (the storm has its own)
@@ -53,8 +61,8 @@ type LoadTestConfig struct {
 	Progress   io.Writer
 }
 
-// LoadTestScenarios names every scenario, in the order they run.
-func LoadTestScenarios() []string {
+// Scenarios names every scenario, in the order they run.
+func Scenarios() []string {
 	names := make([]string, len(loadScenarios))
 	for i, s := range loadScenarios {
 		names[i] = s.name
@@ -65,7 +73,7 @@ func LoadTestScenarios() []string {
 // loadEnv is what the scenarios share: the running server and what was
 // seeded into it.
 type loadEnv struct {
-	cfg        LoadTestConfig
+	cfg        Config
 	srv        *loadServer
 	apiKey     string
 	password   string // every seeded user's
@@ -77,9 +85,12 @@ type loadEnv struct {
 	hashedPass string
 }
 
-// RunLoadTest seeds a throw-away database, starts the server, runs the
-// scenarios and writes the results to out. It fails if any request failed.
-func RunLoadTest(ctx context.Context, cfg LoadTestConfig, out io.Writer) error {
+// Run seeds a throw-away database, starts the server, runs the scenarios
+// and writes the results to out. It fails if any request failed.
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	if cfg.HashPassword == nil {
+		return errors.New("loadtest: Config.HashPassword is not set")
+	}
 	if cfg.Duration <= 0 {
 		cfg.Duration = 10 * time.Second
 	}
@@ -102,8 +113,8 @@ func RunLoadTest(ctx context.Context, cfg LoadTestConfig, out io.Writer) error {
 		}
 	}
 	for _, name := range cfg.Scenarios {
-		if !slices.Contains(LoadTestScenarios(), name) {
-			return fmt.Errorf("unknown scenario %q; scenarios: %s", name, strings.Join(LoadTestScenarios(), ", "))
+		if !slices.Contains(Scenarios(), name) {
+			return fmt.Errorf("unknown scenario %q; scenarios: %s", name, strings.Join(Scenarios(), ", "))
 		}
 	}
 	dir := cfg.Dir

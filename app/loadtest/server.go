@@ -1,4 +1,4 @@
-package app
+package loadtest
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -107,7 +108,7 @@ func startInProcessServer(ctx context.Context, spec loadServerSpec, ln net.Liste
 		ln.Close()
 		return nil, err
 	}
-	a, err := New(ctx, st, Config{BaseURL: base, Version: spec.version, MasterKey: spec.key, AdminAPIKey: spec.apiKey,
+	a, err := app.New(ctx, st, app.Config{BaseURL: base, Version: spec.version, MasterKey: spec.key, AdminAPIKey: spec.apiKey,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		ln.Close()

@@ -1,4 +1,4 @@
-package app
+package loadtest
 
 import (
 	"bytes"
@@ -11,6 +11,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+)
+
+// The OAuth 2.0 grant types the scenarios use (RFC 6749).
+const (
+	grantClientCredentials = "client_credentials"
+	grantPassword          = "password"
+	grantRefreshToken      = "refresh_token"
 )
 
 // loadScenarios are the scenarios in the order they run. The floor of a

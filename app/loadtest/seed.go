@@ -1,4 +1,4 @@
-package app
+package loadtest
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -108,7 +109,7 @@ func (e *loadEnv) seed(ctx context.Context, spec loadServerSpec) error {
 	if err != nil {
 		return err
 	}
-	e.hashedPass = argon2idHash(e.password)
+	e.hashedPass = e.cfg.HashPassword(e.password)
 	ids, err := seedUsers(ctx, st, realm.ID, e.cfg.Users, e.hashedPass, newProgress(e.cfg.Progress, "seeding users", e.cfg.Users))
 	if err != nil {
 		return err
@@ -147,9 +148,8 @@ func seedSessions(ctx context.Context, st *store.Store, realm *store.Realm, user
 	for i := 0; i < n; {
 		err := st.Tx(ctx, func(tx *store.Store) error {
 			for j := 0; i < n && j < seedBatch; i, j = i+1, j+1 {
-				s := &store.Session{ID: uuid.NewString(), RealmID: realm.ID, UserID: userIDs[rand.IntN(len(userIDs))],
-					Kind: store.SessionSSO, IPAddress: "127.0.0.1", StartedAt: now, LastAccessAt: now,
-					ExpiresAt: ssoExpiry(realm, now, now), AuthTime: now, AMR: []string{amrPassword}}
+				user := &store.User{ID: userIDs[rand.IntN(len(userIDs))]}
+				s := app.NewSSOSession(realm, user, uuid.NewString(), "127.0.0.1", now)
 				if err := tx.CreateSession(ctx, s); err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package app
+package events_test
 
 import (
 	"context"
@@ -10,8 +10,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/apptest/realapp"
 	"github.com/idenplane/idenplane/store"
 )
+
+// benchSeedCount is how many events the export benchmark writes.
+const benchSeedCount = 100_000
 
 // eventsBenchSink is a response writer that counts what it is sent and
 // keeps none of it, so the benchmark measures the export, not a buffer of
@@ -51,10 +56,11 @@ func (w *eventsBenchSink) Flush() {
 // user's representation, as CSV. Compare B/op and peak-heap-MB with
 // csv-MB: the export streams, so memory does not grow with the file.
 func BenchmarkAdminEventsExport(b *testing.B) {
-	s := newTestServer(b)
-	realm := s.benchCreateRealm(b, "r")
+	s := realapp.New(b)
+	s.CreateRealm("r")
+	realm := s.Realm("r")
 	ctx := context.Background()
-	err := s.store.Tx(ctx, func(tx *store.Store) error {
+	err := s.Store.Tx(ctx, func(tx *store.Store) error {
 		for i := range benchSeedCount {
 			id := uuid.NewString()
 			e := &store.AdminEvent{
@@ -76,10 +82,10 @@ func BenchmarkAdminEventsExport(b *testing.B) {
 	}
 	export := func() *eventsBenchSink {
 		req := httptest.NewRequest(http.MethodGet, "/admin/realms/r/events/admin/export", nil)
-		req.RemoteAddr = "192.0.2.1:1234"
-		req.Header.Set("X-Admin-API-Key", testAPIKey)
+		req.RemoteAddr = apptest.ClientAddr
+		req.Header.Set("X-Admin-API-Key", apptest.APIKey)
 		sink := newEventsBenchSink()
-		s.handler.ServeHTTP(sink, req)
+		s.Handler.ServeHTTP(sink, req)
 		if sink.status != http.StatusOK {
 			b.Fatalf("export answered %d", sink.status)
 		}

@@ -1,4 +1,4 @@
-package app
+package events
 
 import (
 	"context"
@@ -6,8 +6,32 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/idenplane/idenplane/store"
 )
+
+// Record writes a login event when the realm records login events of its
+// type; ID, realm and time are filled in. A failure is logged and never
+// fails the request the event describes, and the write outlives a client
+// that hangs up.
+//
+// Every area that signs people in records through it: package app wraps it
+// (filling in the caller's address), and a module takes it in its Deps as a
+// function, so that it need not import this package.
+func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
+	if realm == nil || !realm.EventsEnabled || !recordsEventType(realm, e.Type) {
+		return
+	}
+	// Version 7 IDs grow with time, so events of one millisecond still
+	// list in the order they happened.
+	e.ID = uuid.Must(uuid.NewV7()).String()
+	e.RealmID = realm.ID
+	e.Time = s.deps.Now().UnixMilli()
+	if err := s.batch.add(context.WithoutCancel(ctx), s.deps.Store, &e); err != nil {
+		s.deps.Log.ErrorContext(ctx, "login event not recorded", "realm", realm.Name, "type", e.Type, "err", err)
+	}
+}
 
 // eventBatch writes login events by group commit: a request's event is
 // written, and flushed to disk, before the request answers, as one write

@@ -1,4 +1,4 @@
-package app
+package loadtest
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/crypto/argon2"
+	"github.com/idenplane/idenplane/app"
 )
 
 // loadResult is one scenario's measurements.
@@ -92,7 +92,7 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 	// The floor is measured just before the scenario, on the same cores:
 	// a shared machine's speed drifts over a run.
 	var floor float64
-	if op, ok := floorOps()[sc.floor]; ok {
+	if op, ok := floorOps(e.cfg.HashPassword)[sc.floor]; ok {
 		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
 		e.floors[sc.floor] = floor
 	}
@@ -203,14 +203,13 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 // floorOps are the crypto alone: RS256, ES256 and EdDSA signatures over a
-// token-sized input, and argon2id hashes with the server's parameters.
-func floorOps() map[string]func() {
+// token-sized input, and the server's argon2id password hash.
+func floorOps(hashPassword func(string) string) map[string]func() {
 	input := make([]byte, 600) // about a signed access token's header and claims
 	_, _ = rand.Read(input)
-	rsaKey, _ := rsa.GenerateKey(rand.Reader, rsaKeyBits)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, app.RSAKeyBits)
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	salt := make([]byte, argonSaltLen)
 	return map[string]func(){
 		"RS256": func() {
 			h := sha256.Sum256(input)
@@ -220,10 +219,8 @@ func floorOps() map[string]func() {
 			h := sha256.Sum256(input)
 			_, _ = ecdsa.SignASN1(rand.Reader, ecKey, h[:])
 		},
-		"EdDSA": func() { _ = ed25519.Sign(edKey, input) },
-		"argon2id": func() {
-			_ = argon2.IDKey([]byte("load-test-password-1"), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
-		},
+		"EdDSA":    func() { _ = ed25519.Sign(edKey, input) },
+		"argon2id": func() { _ = hashPassword("load-test-password-1") },
 	}
 }
 

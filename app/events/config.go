@@ -1,4 +1,4 @@
-package app
+package events
 
 import (
 	"net/http"
@@ -20,11 +20,12 @@ type eventsConfigRep struct {
 
 func toEventsConfig(r *store.Realm) eventsConfigRep {
 	return eventsConfigRep{EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
-		EnabledEventTypes: eventTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled}
+		EnabledEventTypes: EnabledTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled}
 }
 
-func (a *App) getEventsConfig(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// GetConfig answers the realm's events configuration.
+func (s *Service) GetConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
@@ -32,9 +33,10 @@ func (a *App) getEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// putEventsConfig changes the fields the body names, as every PUT does.
-func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// PutConfig changes the fields of the events configuration the body
+// names, as every PUT does.
+func (s *Service) PutConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
@@ -42,7 +44,7 @@ func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := defaultRealm()
+	d := s.deps.DefaultRealm
 	defaults := map[string]any{"eventsEnabled": d.EventsEnabled, "eventsExpiration": d.EventsExpiration,
 		"enabledEventTypes": []string{}, "adminEventsEnabled": d.AdminEventsEnabled}
 	current, err := httpx.AsJSONMap(toEventsConfig(realm), defaults)
@@ -55,10 +57,10 @@ func (a *App) putEventsConfig(w http.ResponseWriter, r *http.Request) error {
 	}
 	realm.EventsEnabled, realm.EventsExpiration, realm.AdminEventsEnabled = cfg.EventsEnabled, cfg.EventsExpiration, cfg.AdminEventsEnabled
 	realm.EnabledEventTypes = cfg.EnabledEventTypes
-	if err := validateRealm(realm); err != nil {
+	if err := s.deps.ValidateRealm(realm); err != nil {
 		return err
 	}
-	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {
+	if err := s.deps.Store.UpdateRealm(r.Context(), realm); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, toEventsConfig(realm))

@@ -1,4 +1,4 @@
-package app
+package events
 
 import (
 	"encoding/csv"
@@ -29,8 +29,8 @@ type csvExport struct {
 	rows     int
 }
 
-func (a *App) newCSVExport(w http.ResponseWriter, r *http.Request, filename string, header []string) *csvExport {
-	return &csvExport{log: a.log, w: w, r: r, filename: filename, header: header}
+func (s *Service) newCSVExport(w http.ResponseWriter, r *http.Request, filename string, header []string) *csvExport {
+	return &csvExport{log: s.deps.Log, w: w, r: r, filename: filename, header: header}
 }
 
 func (x *csvExport) start() error {
@@ -112,14 +112,16 @@ func csvTime(ms int64) string {
 var adminEventCSVHeader = []string{"id", "time", "realmId", "operationType", "resourceType", "resourcePath",
 	"authType", "authUserId", "authUsername", "ipAddress", "representation"}
 
-func (a *App) exportAdminEvents(w http.ResponseWriter, r *http.Request) error {
-	realm, f, err := a.adminEventQuery(r, true)
+// ExportAdminEvents streams the realm's admin events that match the
+// query's filters as a CSV download, every one unless max is given.
+func (s *Service) ExportAdminEvents(w http.ResponseWriter, r *http.Request) error {
+	realm, f, err := s.adminEventQuery(r, true)
 	if err != nil {
 		return err
 	}
-	x := a.newCSVExport(w, r, realm.Name+"-admin-events.csv", adminEventCSVHeader)
+	x := s.newCSVExport(w, r, realm.Name+"-admin-events.csv", adminEventCSVHeader)
 	record := make([]string, len(adminEventCSVHeader))
-	err = a.store.EachAdminEvent(r.Context(), realm.ID, f, func(e *store.AdminEvent) error {
+	err = s.deps.Store.EachAdminEvent(r.Context(), realm.ID, f, func(e *store.AdminEvent) error {
 		record[0], record[1], record[2], record[3] = e.ID, csvTime(e.Time), e.RealmID, e.OperationType
 		record[4], record[5], record[6], record[7] = e.ResourceType, e.ResourcePath, e.AuthType, e.AuthUserID
 		record[8], record[9], record[10] = e.AuthUsername, e.IPAddress, e.Representation
@@ -131,14 +133,16 @@ func (a *App) exportAdminEvents(w http.ResponseWriter, r *http.Request) error {
 var loginEventCSVHeader = []string{"id", "time", "type", "realmId", "clientId", "userId", "sessionId",
 	"ipAddress", "error", "details"}
 
-func (a *App) exportLoginEvents(w http.ResponseWriter, r *http.Request) error {
-	realm, f, err := a.loginEventQuery(r, true)
+// ExportLoginEvents streams the realm's login events that match the
+// query's filters as a CSV download, every one unless max is given.
+func (s *Service) ExportLoginEvents(w http.ResponseWriter, r *http.Request) error {
+	realm, f, err := s.loginEventQuery(r, true)
 	if err != nil {
 		return err
 	}
-	x := a.newCSVExport(w, r, realm.Name+"-login-events.csv", loginEventCSVHeader)
+	x := s.newCSVExport(w, r, realm.Name+"-login-events.csv", loginEventCSVHeader)
 	record := make([]string, len(loginEventCSVHeader))
-	err = a.store.EachLoginEvent(r.Context(), realm.ID, f, func(e *store.LoginEvent) error {
+	err = s.deps.Store.EachLoginEvent(r.Context(), realm.ID, f, func(e *store.LoginEvent) error {
 		details, err := json.Marshal(e.Details)
 		if err != nil {
 			return err

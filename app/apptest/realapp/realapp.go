@@ -1,0 +1,35 @@
+// Package realapp starts the whole server for the tests of the packages
+// outside app: the real App, its router and middleware, over a real SQLite
+// file in t.TempDir(). A module's tests reach their handlers through it, as
+// a caller would, with the helpers of package apptest.
+//
+// Only tests import it (TestLayers checks that no other package depends on
+// it). Package app's own tests cannot (app is what it imports); they build
+// their server on apptest directly.
+package realapp
+
+import (
+	"context"
+	"testing"
+
+	"github.com/idenplane/idenplane/app"
+	"github.com/idenplane/idenplane/app/apptest"
+)
+
+// New starts the server with apptest's master key, admin API key and base
+// address, logging warnings to the test's output; opts adjust its Config
+// before app.New.
+func New(t testing.TB, opts ...func(*app.Config)) *apptest.Server {
+	t.Helper()
+	st, path := apptest.OpenStore(t)
+	cfg := app.Config{BaseURL: apptest.BaseURL, Version: "test", MasterKey: apptest.MasterKey(),
+		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a, err := app.New(context.Background(), st, cfg)
+	if err != nil {
+		t.Fatalf("new app: %v", err)
+	}
+	return &apptest.Server{T: t, Handler: a.Handler(), Store: st, DBPath: path}
+}
