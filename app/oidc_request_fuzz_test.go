@@ -92,7 +92,7 @@ func newAuthorizeFuzzEnv(f *testing.F) *authorizeFuzzEnv {
 	// Fixed, as client secrets are (fuzzEnv.client): the cookie in the
 	// seeds must open the session in every fuzzing process.
 	secret := "fuzz-sso-cookie-of-alice-0123456789abcdef"
-	sess := newSSOSession(e.realm, user, ssoSessionID(secret), "192.0.2.1", time.Now().UnixMilli())
+	sess := NewSSOSession(e.realm, user, ssoSessionID(secret), "192.0.2.1", time.Now().UnixMilli())
 	if err := e.store.CreateSession(f.Context(), sess); err != nil {
 		f.Fatal(err)
 	}
