@@ -61,16 +61,7 @@ func defaultGrantTypes() []string { return []string{grantAuthorizationCode, gran
 
 // client loads the realm and the client named by {clientId} in the path.
 func (a *App) client(r *http.Request) (*store.Realm, *store.Client, error) {
-	realm, err := a.realm(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := mux.Vars(r)["clientId"]
-	c, err := a.store.GetClientByClientID(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("client " + id)
-	}
-	return realm, c, err
+	return realmChild(a, r, "clientId", "client", a.store.GetClientByClientID)
 }
 
 type clientRep struct {
@@ -402,9 +393,7 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+c.ClientID)
-	httpx.WriteJSON(w, http.StatusCreated, clientWithSecret{toClientRep(&c), secret})
-	return nil
+	return httpx.Created(w, a.childURL(r, c.ClientID), clientWithSecret{toClientRep(&c), secret})
 }
 
 // listClients lists a realm's clients by clientId; ?clientId= keeps only
@@ -426,12 +415,7 @@ func (a *App) listClients(w http.ResponseWriter, r *http.Request) error {
 	} else if clients, err = a.store.ListClients(r.Context(), realm.ID); err != nil {
 		return err
 	}
-	reps := make([]clientRep, len(clients))
-	for i, c := range clients {
-		reps[i] = toClientRep(c)
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.List(w, clients, toClientRep)
 }
 
 func (a *App) getClient(w http.ResponseWriter, r *http.Request) error {
@@ -439,26 +423,12 @@ func (a *App) getClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toClientRep(c))
-	return nil
+	return httpx.OK(w, toClientRep(c))
 }
 
-// clientUpdate is the update body: the spec's update fields and
-// backchannelLogoutSessionRequired. clientId and clientType are fixed.
-type clientUpdate struct {
-	Name                             string   `json:"name"`
-	Description                      string   `json:"description"`
-	Enabled                          bool     `json:"enabled"`
-	RedirectURIs                     []string `json:"redirectUris"`
-	WebOrigins                       []string `json:"webOrigins"`
-	GrantTypes                       []string `json:"grantTypes"`
-	RequireConsent                   bool     `json:"requireConsent"`
-	BackchannelLogoutURI             string   `json:"backchannelLogoutUri"`
-	BackchannelLogoutSessionRequired bool     `json:"backchannelLogoutSessionRequired"`
-}
-
-// clientUpdateDefaults names the updatable fields and what null resets each
-// to: the create defaults.
+// clientUpdateDefaults names the fields an update may change, the spec's
+// and backchannelLogoutSessionRequired, and what null resets each to: the
+// create defaults. clientId and clientType are fixed.
 func clientUpdateDefaults() map[string]any {
 	return map[string]any{
 		"name": nil, "description": nil, "enabled": true, "redirectUris": nil, "webOrigins": nil,
@@ -467,31 +437,16 @@ func clientUpdateDefaults() map[string]any {
 	}
 }
 
-func (a *App) putClient(w http.ResponseWriter, r *http.Request) error {
-	return a.updateClient(w, r, false)
-}
-func (a *App) patchClient(w http.ResponseWriter, r *http.Request) error {
-	return a.updateClient(w, r, true)
-}
-
-// updateClient changes a client. Adding the client_credentials grant gives
-// it a service-account user; removing the grant deletes that user.
-func (a *App) updateClient(w http.ResponseWriter, r *http.Request, merge bool) error {
+// updateClient answers PUT and PATCH. Adding the client_credentials grant
+// gives the client a service-account user; removing the grant deletes that
+// user.
+func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	_, c, err := a.client(r)
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
+	u, err := httpx.ReadUpdate[clientRep](r, toClientRep(c), clientUpdateDefaults())
 	if err != nil {
-		return err
-	}
-	defaults := clientUpdateDefaults()
-	current, err := httpx.AsJSONMap(toClientRep(c), defaults)
-	if err != nil {
-		return err
-	}
-	var u clientUpdate
-	if err := httpx.Update(body, current, defaults, merge, &u); err != nil {
 		return err
 	}
 	c.Name, c.Description, c.Enabled, c.RequireConsent = u.Name, u.Description, u.Enabled, u.RequireConsent
@@ -509,8 +464,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request, merge bool) e
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toClientRep(c))
-	return nil
+	return httpx.OK(w, toClientRep(c))
 }
 
 // deleteClient removes a client; the database cascades to its roles, scope
@@ -523,8 +477,7 @@ func (a *App) deleteClient(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteClient(r.Context(), realm.ID, c.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) error {
@@ -540,8 +493,7 @@ func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	c.SecretHash = hash
-	httpx.WriteJSON(w, http.StatusOK, clientWithSecret{toClientRep(c), secret})
-	return nil
+	return httpx.OK(w, clientWithSecret{toClientRep(c), secret})
 }
 
 func (a *App) getServiceAccountUser(w http.ResponseWriter, r *http.Request) error {
@@ -582,12 +534,7 @@ func (a *App) listLinkedScopes(kind string) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		reps := make([]linkedScopeRep, len(scopes))
-		for i, s := range scopes {
-			reps[i] = toLinkedScopeRep(s)
-		}
-		httpx.WriteJSON(w, http.StatusOK, reps)
-		return nil
+		return httpx.List(w, scopes, toLinkedScopeRep)
 	}
 }
 
@@ -645,7 +592,6 @@ func (a *App) removeLinkedScope(kind string) httpx.HandlerFunc {
 		} else if err != nil {
 			return err
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return httpx.NoContent(w)
 	}
 }
