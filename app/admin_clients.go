@@ -64,6 +64,19 @@ func (a *App) client(r *http.Request) (*store.Realm, *store.Client, error) {
 	return realmChild(a, r, "clientId", "client", a.store.GetClientByClientID)
 }
 
+// clientRep is a client as the admin API shows it and as the realm export
+// writes it (docs/realm-format.md): the same fields in the same order. Each
+// view adds fields of its own, which the other leaves unset and so out:
+//   - the API (toClientRep) adds publicClient and serviceAccountsEnabled,
+//     which follow from clientType and grantTypes, and, in the answers to
+//     create and regenerate-secret only, the secret itself: only its hash is
+//     kept, so it is shown once;
+//   - the export (exportClient) adds, with includeSecrets, the secret's hash,
+//     and always the linked scopes by name and the service-account user.
+//
+// An update is read into this type too, the fields clientUpdateDefaults
+// names. The bodies that create or import a client have types of their own,
+// whose pointers tell a field left out from one set to its zero value.
 type clientRep struct {
 	ID                               string   `json:"id"`
 	ClientID                         string   `json:"clientId"`
@@ -77,19 +90,20 @@ type clientRep struct {
 	RequireConsent                   bool     `json:"requireConsent"`
 	BackchannelLogoutURI             string   `json:"backchannelLogoutUri"`
 	BackchannelLogoutSessionRequired bool     `json:"backchannelLogoutSessionRequired"`
-	PublicClient                     bool     `json:"publicClient"`
-	ServiceAccountsEnabled           bool     `json:"serviceAccountsEnabled"`
+	PublicClient                     *bool    `json:"publicClient,omitempty"`           // API
+	ServiceAccountsEnabled           *bool    `json:"serviceAccountsEnabled,omitempty"` // API
 	CreatedTimestamp                 int64    `json:"createdTimestamp"`
+	Secret                           string   `json:"secret,omitempty"`     // API: create and regenerate-secret
+	SecretHash                       string   `json:"secretHash,omitempty"` // export with includeSecrets: base64 SHA-256
+	// omitzero, not omitempty: the export always writes the lists, [] when
+	// empty; the API leaves them nil, and out.
+	DefaultClientScopes  []string              `json:"defaultClientScopes,omitzero"`  // export: scope names
+	OptionalClientScopes []string              `json:"optionalClientScopes,omitzero"` // export: scope names
+	ServiceAccount       *serviceAccountExport `json:"serviceAccount,omitempty"`      // export
 }
 
-// clientWithSecret is the one answer that shows a secret: the response to
-// create and regenerate-secret. Only its hash is kept, so it is shown once.
-type clientWithSecret struct {
-	clientRep
-	Secret string `json:"secret,omitempty"`
-}
-
-func toClientRep(c *store.Client) clientRep {
+// clientFields is what both views of a client show.
+func clientFields(c *store.Client) clientRep {
 	orEmpty := func(s []string) []string {
 		if s == nil {
 			return []string{}
@@ -100,9 +114,16 @@ func toClientRep(c *store.Client) clientRep {
 		ID: c.ID, ClientID: c.ClientID, Name: c.Name, Description: c.Description, ClientType: c.ClientType,
 		Enabled: c.Enabled, RedirectURIs: orEmpty(c.RedirectURIs), WebOrigins: orEmpty(c.WebOrigins),
 		GrantTypes: orEmpty(c.GrantTypes), RequireConsent: c.RequireConsent, BackchannelLogoutURI: c.BackchannelLogoutURI,
-		BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, PublicClient: c.ClientType == clientPublic,
-		ServiceAccountsEnabled: hasServiceAccount(c), CreatedTimestamp: c.CreatedAt,
+		BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, CreatedTimestamp: c.CreatedAt,
 	}
+}
+
+// toClientRep shows a client as the admin API does.
+func toClientRep(c *store.Client) clientRep {
+	rep := clientFields(c)
+	public, serviceAccount := c.ClientType == clientPublic, hasServiceAccount(c)
+	rep.PublicClient, rep.ServiceAccountsEnabled = &public, &serviceAccount
+	return rep
 }
 
 // hasServiceAccount says whether the client acts as its own user, which it
@@ -393,7 +414,9 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpx.Created(w, a.childURL(r, c.ClientID), clientWithSecret{toClientRep(&c), secret})
+	rep := toClientRep(&c)
+	rep.Secret = secret
+	return httpx.Created(w, a.childURL(r, c.ClientID), rep)
 }
 
 // listClients lists a realm's clients by clientId; ?clientId= keeps only
@@ -493,7 +516,9 @@ func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	c.SecretHash = hash
-	return httpx.OK(w, clientWithSecret{toClientRep(c), secret})
+	rep := toClientRep(c)
+	rep.Secret = secret
+	return httpx.OK(w, rep)
 }
 
 func (a *App) getServiceAccountUser(w http.ResponseWriter, r *http.Request) error {

@@ -32,20 +32,27 @@ const (
 	maxMappersPerScope = 100
 )
 
+// mapperRep is a protocol mapper as the admin API shows it and the realm
+// export writes it; only the export sets createdTimestamp.
 type mapperRep struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	MapperType string            `json:"mapperType"`
-	Protocol   string            `json:"protocol"`
-	Config     map[string]string `json:"config"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	MapperType       string            `json:"mapperType"`
+	Protocol         string            `json:"protocol"`
+	Config           map[string]string `json:"config"`
+	CreatedTimestamp *int64            `json:"createdTimestamp,omitempty"` // export only
 }
 
+// scopeRep is a client scope, with its mappers, as the admin API shows it
+// and the realm export writes it; only the export sets createdTimestamp
+// (see exportScope).
 type scopeRep struct {
-	ID              string      `json:"id"`
-	Name            string      `json:"name"`
-	Description     string      `json:"description"`
-	Protocol        string      `json:"protocol"`
-	ProtocolMappers []mapperRep `json:"protocolMappers"`
+	ID               string      `json:"id"`
+	Name             string      `json:"name"`
+	Description      string      `json:"description"`
+	Protocol         string      `json:"protocol"`
+	CreatedTimestamp *int64      `json:"createdTimestamp,omitempty"` // export only
+	ProtocolMappers  []mapperRep `json:"protocolMappers"`
 }
 
 func toMapperRep(m *store.ProtocolMapper) mapperRep {
