@@ -44,22 +44,12 @@ func (a *App) listLockedUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := httpx.FirstMax(r.URL.Query(), httpx.DefaultPageSize)
-	if err != nil {
-		return err
-	}
-	var locked []*store.LockedUser
-	if realm.BruteForceEnabled {
-		if locked, err = a.store.ListLockedUsers(r.Context(), realm.ID, a.now().UnixMilli(), first, max); err != nil {
-			return err
+	return httpx.ListPage(w, r, httpx.DefaultPageSize, func(first, max int) ([]*store.LockedUser, error) {
+		if !realm.BruteForceEnabled {
+			return nil, nil
 		}
-	}
-	reps := make([]lockedUserRep, len(locked))
-	for i, u := range locked {
-		reps[i] = toLockedUserRep(u)
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+		return a.store.ListLockedUsers(r.Context(), realm.ID, a.now().UnixMilli(), first, max)
+	}, toLockedUserRep)
 }
 
 // unlockUser lifts the user's lockout, temporary or permanent, and forgets
@@ -73,6 +63,5 @@ func (a *App) unlockUser(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.ClearLoginFailures(r.Context(), realm.ID, u.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }

@@ -61,18 +61,22 @@ func defaultGrantTypes() []string { return []string{grantAuthorizationCode, gran
 
 // client loads the realm and the client named by {clientId} in the path.
 func (a *App) client(r *http.Request) (*store.Realm, *store.Client, error) {
-	realm, err := a.realm(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := mux.Vars(r)["clientId"]
-	c, err := a.store.GetClientByClientID(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("client " + id)
-	}
-	return realm, c, err
+	return realmChild(a, r, "clientId", "client", a.store.GetClientByClientID)
 }
 
+// clientRep is a client as the admin API shows it and as the realm export
+// writes it (docs/realm-format.md): the same fields in the same order. Each
+// view adds fields of its own, which the other leaves unset and so out:
+//   - the API (toClientRep) adds publicClient and serviceAccountsEnabled,
+//     which follow from clientType and grantTypes, and, in the answers to
+//     create and regenerate-secret only, the secret itself: only its hash is
+//     kept, so it is shown once;
+//   - the export (exportClient) adds, with includeSecrets, the secret's hash,
+//     and always the linked scopes by name and the service-account user.
+//
+// An update is read into this type too, the fields clientUpdateDefaults
+// names. The bodies that create or import a client have types of their own,
+// whose pointers tell a field left out from one set to its zero value.
 type clientRep struct {
 	ID                               string   `json:"id"`
 	ClientID                         string   `json:"clientId"`
@@ -86,19 +90,20 @@ type clientRep struct {
 	RequireConsent                   bool     `json:"requireConsent"`
 	BackchannelLogoutURI             string   `json:"backchannelLogoutUri"`
 	BackchannelLogoutSessionRequired bool     `json:"backchannelLogoutSessionRequired"`
-	PublicClient                     bool     `json:"publicClient"`
-	ServiceAccountsEnabled           bool     `json:"serviceAccountsEnabled"`
+	PublicClient                     *bool    `json:"publicClient,omitempty"`           // API
+	ServiceAccountsEnabled           *bool    `json:"serviceAccountsEnabled,omitempty"` // API
 	CreatedTimestamp                 int64    `json:"createdTimestamp"`
+	Secret                           string   `json:"secret,omitempty"`     // API: create and regenerate-secret
+	SecretHash                       string   `json:"secretHash,omitempty"` // export with includeSecrets: base64 SHA-256
+	// omitzero, not omitempty: the export always writes the lists, [] when
+	// empty; the API leaves them nil, and out.
+	DefaultClientScopes  []string              `json:"defaultClientScopes,omitzero"`  // export: scope names
+	OptionalClientScopes []string              `json:"optionalClientScopes,omitzero"` // export: scope names
+	ServiceAccount       *serviceAccountExport `json:"serviceAccount,omitempty"`      // export
 }
 
-// clientWithSecret is the one answer that shows a secret: the response to
-// create and regenerate-secret. Only its hash is kept, so it is shown once.
-type clientWithSecret struct {
-	clientRep
-	Secret string `json:"secret,omitempty"`
-}
-
-func toClientRep(c *store.Client) clientRep {
+// clientFields is what both views of a client show.
+func clientFields(c *store.Client) clientRep {
 	orEmpty := func(s []string) []string {
 		if s == nil {
 			return []string{}
@@ -109,9 +114,16 @@ func toClientRep(c *store.Client) clientRep {
 		ID: c.ID, ClientID: c.ClientID, Name: c.Name, Description: c.Description, ClientType: c.ClientType,
 		Enabled: c.Enabled, RedirectURIs: orEmpty(c.RedirectURIs), WebOrigins: orEmpty(c.WebOrigins),
 		GrantTypes: orEmpty(c.GrantTypes), RequireConsent: c.RequireConsent, BackchannelLogoutURI: c.BackchannelLogoutURI,
-		BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, PublicClient: c.ClientType == clientPublic,
-		ServiceAccountsEnabled: hasServiceAccount(c), CreatedTimestamp: c.CreatedAt,
+		BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, CreatedTimestamp: c.CreatedAt,
 	}
+}
+
+// toClientRep shows a client as the admin API does.
+func toClientRep(c *store.Client) clientRep {
+	rep := clientFields(c)
+	public, serviceAccount := c.ClientType == clientPublic, hasServiceAccount(c)
+	rep.PublicClient, rep.ServiceAccountsEnabled = &public, &serviceAccount
+	return rep
 }
 
 // hasServiceAccount says whether the client acts as its own user, which it
@@ -406,9 +418,9 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+c.ClientID)
-	httpx.WriteJSON(w, http.StatusCreated, clientWithSecret{toClientRep(&c), secret})
-	return nil
+	rep := toClientRep(&c)
+	rep.Secret = secret
+	return httpx.Created(w, a.childURL(r, c.ClientID), rep)
 }
 
 // listClients lists a realm's clients by clientId; ?clientId= keeps only
@@ -430,12 +442,7 @@ func (a *App) listClients(w http.ResponseWriter, r *http.Request) error {
 	} else if clients, err = a.store.ListClients(r.Context(), realm.ID); err != nil {
 		return err
 	}
-	reps := make([]clientRep, len(clients))
-	for i, c := range clients {
-		reps[i] = toClientRep(c)
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.List(w, clients, toClientRep)
 }
 
 func (a *App) getClient(w http.ResponseWriter, r *http.Request) error {
@@ -443,26 +450,12 @@ func (a *App) getClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toClientRep(c))
-	return nil
+	return httpx.OK(w, toClientRep(c))
 }
 
-// clientUpdate is the update body: the spec's update fields and
-// backchannelLogoutSessionRequired. clientId and clientType are fixed.
-type clientUpdate struct {
-	Name                             string   `json:"name"`
-	Description                      string   `json:"description"`
-	Enabled                          bool     `json:"enabled"`
-	RedirectURIs                     []string `json:"redirectUris"`
-	WebOrigins                       []string `json:"webOrigins"`
-	GrantTypes                       []string `json:"grantTypes"`
-	RequireConsent                   bool     `json:"requireConsent"`
-	BackchannelLogoutURI             string   `json:"backchannelLogoutUri"`
-	BackchannelLogoutSessionRequired bool     `json:"backchannelLogoutSessionRequired"`
-}
-
-// clientUpdateDefaults names the updatable fields and what null resets each
-// to: the create defaults.
+// clientUpdateDefaults names the fields an update may change, the spec's
+// and backchannelLogoutSessionRequired, and what null resets each to: the
+// create defaults. clientId and clientType are fixed.
 func clientUpdateDefaults() map[string]any {
 	return map[string]any{
 		"name": nil, "description": nil, "enabled": true, "redirectUris": nil, "webOrigins": nil,
@@ -471,31 +464,16 @@ func clientUpdateDefaults() map[string]any {
 	}
 }
 
-func (a *App) putClient(w http.ResponseWriter, r *http.Request) error {
-	return a.updateClient(w, r, false)
-}
-func (a *App) patchClient(w http.ResponseWriter, r *http.Request) error {
-	return a.updateClient(w, r, true)
-}
-
-// updateClient changes a client. Adding the client_credentials grant gives
-// it a service-account user; removing the grant deletes that user.
-func (a *App) updateClient(w http.ResponseWriter, r *http.Request, merge bool) error {
+// updateClient answers PUT and PATCH. Adding the client_credentials grant
+// gives the client a service-account user; removing the grant deletes that
+// user.
+func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	_, c, err := a.client(r)
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
+	u, err := httpx.ReadUpdate[clientRep](r, toClientRep(c), clientUpdateDefaults())
 	if err != nil {
-		return err
-	}
-	defaults := clientUpdateDefaults()
-	current, err := httpx.AsJSONMap(toClientRep(c), defaults)
-	if err != nil {
-		return err
-	}
-	var u clientUpdate
-	if err := httpx.Update(body, current, defaults, merge, &u); err != nil {
 		return err
 	}
 	c.Name, c.Description, c.Enabled, c.RequireConsent = u.Name, u.Description, u.Enabled, u.RequireConsent
@@ -513,8 +491,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request, merge bool) e
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toClientRep(c))
-	return nil
+	return httpx.OK(w, toClientRep(c))
 }
 
 // deleteClient removes a client; the database cascades to its roles, scope
@@ -527,8 +504,7 @@ func (a *App) deleteClient(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteClient(r.Context(), realm.ID, c.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) error {
@@ -544,8 +520,9 @@ func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	c.SecretHash = hash
-	httpx.WriteJSON(w, http.StatusOK, clientWithSecret{toClientRep(c), secret})
-	return nil
+	rep := toClientRep(c)
+	rep.Secret = secret
+	return httpx.OK(w, rep)
 }
 
 func (a *App) getServiceAccountUser(w http.ResponseWriter, r *http.Request) error {
@@ -586,12 +563,7 @@ func (a *App) listLinkedScopes(kind string) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		reps := make([]linkedScopeRep, len(scopes))
-		for i, s := range scopes {
-			reps[i] = toLinkedScopeRep(s)
-		}
-		httpx.WriteJSON(w, http.StatusOK, reps)
-		return nil
+		return httpx.List(w, scopes, toLinkedScopeRep)
 	}
 }
 
@@ -649,7 +621,6 @@ func (a *App) removeLinkedScope(kind string) httpx.HandlerFunc {
 		} else if err != nil {
 			return err
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return httpx.NoContent(w)
 	}
 }

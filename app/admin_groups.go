@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -26,16 +25,7 @@ const (
 
 // group loads the realm and the group named by {groupId} in the path.
 func (a *App) group(r *http.Request) (*store.Realm, *store.Group, error) {
-	realm, err := a.realm(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := mux.Vars(r)["groupId"]
-	g, err := a.store.GetGroup(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("group " + id)
-	}
-	return realm, g, err
+	return realmChild(a, r, "groupId", "group", a.store.GetGroup)
 }
 
 // groupBody is what both ways of placing a group take: an existing group's
@@ -160,9 +150,8 @@ func (a *App) placeGroup(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", a.cfg.BaseURL+"/admin/realms/"+realm.Name+"/groups/"+g.ID)
-	httpx.WriteJSON(w, http.StatusCreated, rep)
-	return nil
+	// Subgroups too live at .../groups/{id}, not under their parent's path.
+	return httpx.Created(w, a.cfg.BaseURL+"/admin/realms/"+realm.Name+"/groups/"+g.ID, rep)
 }
 
 // moveGroup gives the group named by body.id the parent parentID (""
@@ -193,8 +182,7 @@ func (a *App) moveGroup(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
-	return nil
+	return httpx.OK(w, rep)
 }
 
 func (a *App) listGroups(w http.ResponseWriter, r *http.Request) error {
@@ -217,8 +205,7 @@ func (a *App) listGroups(w http.ResponseWriter, r *http.Request) error {
 		shown := t.matching(search)
 		keep = func(g *store.Group) bool { return shown[g.ID] }
 	}
-	httpx.WriteJSON(w, http.StatusOK, t.subtrees("", keep, first, max))
-	return nil
+	return httpx.OK(w, t.subtrees("", keep, first, max))
 }
 
 func (a *App) getGroup(w http.ResponseWriter, r *http.Request) error {
@@ -238,8 +225,7 @@ func (a *App) getGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
-	return nil
+	return httpx.OK(w, rep)
 }
 
 func (a *App) listChildGroups(w http.ResponseWriter, r *http.Request) error {
@@ -256,38 +242,20 @@ func (a *App) listChildGroups(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t := newGroupTree(family)
-	httpx.WriteJSON(w, http.StatusOK, t.subtrees(g.ID, func(*store.Group) bool { return true }, first, max))
-	return nil
+	return httpx.OK(w, t.subtrees(g.ID, func(*store.Group) bool { return true }, first, max))
 }
 
-type groupUpdate struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-func (a *App) putGroup(w http.ResponseWriter, r *http.Request) error {
-	return a.updateGroup(w, r, false)
-}
-func (a *App) patchGroup(w http.ResponseWriter, r *http.Request) error {
-	return a.updateGroup(w, r, true)
-}
-
-// updateGroup changes a group's name and description; its place in the
-// tree changes only by a move.
-func (a *App) updateGroup(w http.ResponseWriter, r *http.Request, merge bool) error {
+// updateGroup answers PUT and PATCH: it changes a group's name and
+// description; its place in the tree changes only by a move.
+func (a *App) updateGroup(w http.ResponseWriter, r *http.Request) error {
 	_, g, err := a.group(r)
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
-	}
 	// name has no default: null keeps the stored one.
-	defaults := map[string]any{"name": g.Name, "description": nil}
-	current := map[string]any{"name": g.Name, "description": g.Description}
-	var upd groupUpdate
-	if err := httpx.Update(body, current, defaults, merge, &upd); err != nil {
+	current := groupRep{Name: g.Name, Description: g.Description}
+	upd, err := httpx.ReadUpdate[groupRep](r, current, map[string]any{"name": g.Name, "description": nil})
+	if err != nil {
 		return err
 	}
 	g.Name, g.Description = upd.Name, upd.Description
@@ -306,8 +274,7 @@ func (a *App) updateGroup(w http.ResponseWriter, r *http.Request, merge bool) er
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
-	return nil
+	return httpx.OK(w, rep)
 }
 
 // deleteGroup answers with the group as it was, subgroups included: the
@@ -328,8 +295,7 @@ func (a *App) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
-	return nil
+	return httpx.OK(w, rep)
 }
 
 func (a *App) listGroupMembers(w http.ResponseWriter, r *http.Request) error {
@@ -337,20 +303,9 @@ func (a *App) listGroupMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := httpx.FirstMax(r.URL.Query(), defaultGroupPageSize)
-	if err != nil {
-		return err
-	}
-	users, err := a.store.ListGroupMembers(r.Context(), g.ID, first, max)
-	if err != nil {
-		return err
-	}
-	reps := make([]userRep, len(users))
-	for i, u := range users {
-		reps[i] = toUserRep(u)
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.ListPage(w, r, defaultGroupPageSize, func(first, max int) ([]*store.User, error) {
+		return a.store.ListGroupMembers(r.Context(), g.ID, first, max)
+	}, toUserRep)
 }
 
 func (a *App) listUserGroups(w http.ResponseWriter, r *http.Request) error {
@@ -382,8 +337,7 @@ func (a *App) listUserGroups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.OK(w, reps)
 }
 
 // membershipRep is the spec's "user-group association".
@@ -400,11 +354,7 @@ func (a *App) membership(r *http.Request) (*store.Realm, *store.User, *store.Gro
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	id := mux.Vars(r)["groupId"]
-	g, err := a.store.GetGroup(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, nil, apperr.NotFound("group " + id)
-	}
+	g, err := pathChild(r, "groupId", "group", realm.ID, a.store.GetGroup)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -443,8 +393,7 @@ func (a *App) changeMembership(w http.ResponseWriter, r *http.Request, join bool
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
-	return nil
+	return httpx.OK(w, rep)
 }
 
 func (a *App) joinGroup(w http.ResponseWriter, r *http.Request) error {

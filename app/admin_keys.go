@@ -38,12 +38,7 @@ func (a *App) writeKeys(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil {
 		return err
 	}
-	out := make([]keyRep, len(keys))
-	for i, k := range keys {
-		out[i] = toKeyRep(k)
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return httpx.List(w, keys, toKeyRep)
 }
 
 func (a *App) listKeys(w http.ResponseWriter, r *http.Request) error {
@@ -110,6 +105,10 @@ type keyConfigRep struct {
 	RotationDays int    `json:"rotationDays"`
 }
 
+func toKeyConfigRep(ks *store.KeySettings) keyConfigRep {
+	return keyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays}
+}
+
 func (a *App) getKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
@@ -119,8 +118,7 @@ func (a *App) getKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, keyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays})
-	return nil
+	return httpx.OK(w, toKeyConfigRep(ks))
 }
 
 // putKeyConfig changes the fields the body names, as every PUT does. A new
@@ -132,18 +130,13 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
-	}
 	ks, err := a.keySettings(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
-	current := map[string]any{"algorithm": ks.Algorithm, "rotationDays": ks.RotationDays}
 	defaults := map[string]any{"algorithm": string(defaultKeyAlgorithm), "rotationDays": defaultKeyRotationDays}
-	var cfg keyConfigRep
-	if err := httpx.Update(body, current, defaults, false, &cfg); err != nil {
+	cfg, err := httpx.ReadUpdate[keyConfigRep](r, toKeyConfigRep(ks), defaults)
+	if err != nil {
 		return err
 	}
 	alg, err := keyAlgorithm(cfg.Algorithm)
@@ -163,6 +156,5 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, cfg)
-	return nil
+	return httpx.OK(w, cfg)
 }

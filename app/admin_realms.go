@@ -68,6 +68,9 @@ type realmRep struct {
 	CreatedTimestamp            int64          `json:"createdTimestamp"`
 }
 
+// toRealmAPIRep shows a realm as the admin API does, secrets redacted.
+func toRealmAPIRep(r *store.Realm) realmRep { return toRealmRep(r, false) }
+
 // toRealmRep shows a realm; secrets are redacted unless withSecrets (export).
 func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 	rep := realmRep{
@@ -267,7 +270,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusCreated, toRealmRep(&realm, false))
+	httpx.WriteJSON(w, http.StatusCreated, toRealmAPIRep(&realm))
 	return nil
 }
 
@@ -276,12 +279,7 @@ func (a *App) listRealms(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]realmRep, len(realms))
-	for i, realm := range realms {
-		out[i] = toRealmRep(realm, false)
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return httpx.List(w, realms, toRealmAPIRep)
 }
 
 // realm loads the realm named in the path.
@@ -299,30 +297,11 @@ func (a *App) getRealm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRealmRep(realm, false))
-	return nil
+	return httpx.OK(w, toRealmAPIRep(realm))
 }
 
-// realmUpdate is the update body: exactly the spec's updatable fields.
-type realmUpdate struct {
-	DisplayName          string         `json:"displayName"`
-	Enabled              bool           `json:"enabled"`
-	AccessTokenLifespan  int            `json:"accessTokenLifespan"`
-	RefreshTokenLifespan int            `json:"refreshTokenLifespan"`
-	SMTPHost             string         `json:"smtpHost"`
-	SMTPPort             int            `json:"smtpPort"`
-	SMTPUser             string         `json:"smtpUser"`
-	SMTPPassword         string         `json:"smtpPassword"`
-	SMTPFrom             string         `json:"smtpFrom"`
-	EmailProvider        string         `json:"emailProvider"`
-	EmailProviderConfig  map[string]any `json:"emailProviderConfig"`
-	RegistrationAllowed  bool           `json:"registrationAllowed"`
-	MFARequired          bool           `json:"mfaRequired"`
-	ThemeName            string         `json:"themeName"`
-	Theme                map[string]any `json:"theme"`
-}
-
-// realmUpdateDefaults names the updatable fields and what null resets each to.
+// realmUpdateDefaults names the fields an update may change, exactly the
+// spec's updatable ones, and what null resets each to.
 func realmUpdateDefaults() map[string]any {
 	d := defaultRealm()
 	return map[string]any{
@@ -334,29 +313,14 @@ func realmUpdateDefaults() map[string]any {
 	}
 }
 
-func (a *App) putRealm(w http.ResponseWriter, r *http.Request) error {
-	return a.updateRealm(w, r, false)
-}
-func (a *App) patchRealm(w http.ResponseWriter, r *http.Request) error {
-	return a.updateRealm(w, r, true)
-}
-
-func (a *App) updateRealm(w http.ResponseWriter, r *http.Request, merge bool) error {
+// updateRealm answers PUT and PATCH.
+func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
+	u, err := httpx.ReadUpdate[realmRep](r, toRealmAPIRep(realm), realmUpdateDefaults())
 	if err != nil {
-		return err
-	}
-	defaults := realmUpdateDefaults()
-	current, err := httpx.AsJSONMap(toRealmRep(realm, false), defaults)
-	if err != nil {
-		return err
-	}
-	var u realmUpdate
-	if err := httpx.Update(body, current, defaults, merge, &u); err != nil {
 		return err
 	}
 	realm.DisplayName, realm.Enabled = u.DisplayName, u.Enabled
@@ -375,8 +339,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request, merge bool) er
 	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRealmRep(realm, false))
-	return nil
+	return httpx.OK(w, toRealmAPIRep(realm))
 }
 
 // keepRedacted puts stored secrets back where an update sent the redaction
@@ -401,11 +364,11 @@ func (a *App) deleteRealm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The spec answers a deletion with the realm as it was.
 	if err := a.store.DeleteRealm(r.Context(), realm.Name); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRealmRep(realm, false))
-	return nil
+	return httpx.OK(w, toRealmAPIRep(realm))
 }
 
 var (

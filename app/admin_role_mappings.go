@@ -97,8 +97,7 @@ func (a *App) listRoleMappings(load roleHolderLoader, scope mappingScope) httpx.
 		if err != nil {
 			return err
 		}
-		httpx.WriteJSON(w, http.StatusOK, toRoleReps(roles))
-		return nil
+		return httpx.List(w, roles, toRoleRep)
 	}
 }
 
@@ -158,8 +157,7 @@ func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add 
 		if err != nil {
 			return err
 		}
-		httpx.WriteJSON(w, http.StatusOK, toRoleReps(after))
-		return nil
+		return httpx.List(w, after, toRoleRep)
 	}
 }
 
@@ -182,7 +180,6 @@ func (a *App) listEffectiveRoles(load roleHolderLoader, scope mappingScope) http
 				roles = append(roles, role)
 			}
 		}
-		httpx.WriteJSON(w, http.StatusOK, toRoleReps(roles))
-		return nil
+		return httpx.List(w, roles, toRoleRep)
 	}
 }

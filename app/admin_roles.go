@@ -44,15 +44,6 @@ func toRoleRep(r *store.Role) roleRep {
 	return rep
 }
 
-// toRoleReps always returns an array, never null.
-func toRoleReps(roles []*store.Role) []roleRep {
-	out := make([]roleRep, len(roles))
-	for i, r := range roles {
-		out[i] = toRoleRep(r)
-	}
-	return out
-}
-
 // roleLabel names a role in error descriptions.
 func roleLabel(r *store.Role) string {
 	if r.ClientID != "" {
@@ -165,9 +156,8 @@ func (a *App) createRole(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.CreateRole(r.Context(), &role); err != nil {
 		return roleConflict(err, c, role.Name)
 	}
-	w.Header().Set("Location", a.cfg.BaseURL+r.URL.EscapedPath()+"/"+url.PathEscape(role.Name))
-	httpx.WriteJSON(w, http.StatusCreated, toRoleRep(&role))
-	return nil
+	// A role is addressed by its name, which may need escaping.
+	return httpx.Created(w, a.cfg.BaseURL+r.URL.EscapedPath()+"/"+url.PathEscape(role.Name), toRoleRep(&role))
 }
 
 func (a *App) listRoles(w http.ResponseWriter, r *http.Request) error {
@@ -179,8 +169,7 @@ func (a *App) listRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRoleReps(roles))
-	return nil
+	return httpx.List(w, roles, toRoleRep)
 }
 
 func (a *App) getRole(w http.ResponseWriter, r *http.Request) error {
@@ -188,37 +177,18 @@ func (a *App) getRole(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRoleRep(role))
-	return nil
+	return httpx.OK(w, toRoleRep(role))
 }
 
-type roleUpdate struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-func (a *App) putRole(w http.ResponseWriter, r *http.Request) error { return a.updateRole(w, r, false) }
-func (a *App) patchRole(w http.ResponseWriter, r *http.Request) error {
-	return a.updateRole(w, r, true)
-}
-
-func (a *App) updateRole(w http.ResponseWriter, r *http.Request, merge bool) error {
+// updateRole answers PUT and PATCH.
+func (a *App) updateRole(w http.ResponseWriter, r *http.Request) error {
 	c, role, err := a.role(r)
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
-	}
 	// name has no default: null keeps the stored one.
-	defaults := map[string]any{"name": role.Name, "description": nil}
-	current, err := httpx.AsJSONMap(toRoleRep(role), defaults)
+	upd, err := httpx.ReadUpdate[roleRep](r, toRoleRep(role), map[string]any{"name": role.Name, "description": nil})
 	if err != nil {
-		return err
-	}
-	var upd roleUpdate
-	if err := httpx.Update(body, current, defaults, merge, &upd); err != nil {
 		return err
 	}
 	role.Name, role.Description = upd.Name, upd.Description
@@ -228,8 +198,7 @@ func (a *App) updateRole(w http.ResponseWriter, r *http.Request, merge bool) err
 	if err := a.store.UpdateRole(r.Context(), role); err != nil {
 		return roleConflict(err, c, role.Name)
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRoleRep(role))
-	return nil
+	return httpx.OK(w, toRoleRep(role))
 }
 
 func (a *App) deleteRole(w http.ResponseWriter, r *http.Request) error {
@@ -241,8 +210,7 @@ func (a *App) deleteRole(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteRole(r.Context(), c.realm.ID, role.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 func (a *App) listComposites(w http.ResponseWriter, r *http.Request) error {
@@ -254,8 +222,7 @@ func (a *App) listComposites(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRoleReps(children))
-	return nil
+	return httpx.List(w, children, toRoleRep)
 }
 
 // compositesBody names roles by name, as Keycloak's admin console does:
@@ -379,8 +346,7 @@ func (a *App) changeComposites(w http.ResponseWriter, r *http.Request, add bool)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRoleReps(children))
-	return nil
+	return httpx.List(w, children, toRoleRep)
 }
 
 // addCompositesOneByOne adds children one at a time, so a cycle names the

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -33,20 +32,27 @@ const (
 	maxMappersPerScope = 100
 )
 
+// mapperRep is a protocol mapper as the admin API shows it and the realm
+// export writes it; only the export sets createdTimestamp.
 type mapperRep struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	MapperType string            `json:"mapperType"`
-	Protocol   string            `json:"protocol"`
-	Config     map[string]string `json:"config"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	MapperType       string            `json:"mapperType"`
+	Protocol         string            `json:"protocol"`
+	Config           map[string]string `json:"config"`
+	CreatedTimestamp *int64            `json:"createdTimestamp,omitempty"` // export only
 }
 
+// scopeRep is a client scope, with its mappers, as the admin API shows it
+// and the realm export writes it; only the export sets createdTimestamp
+// (see exportScope).
 type scopeRep struct {
-	ID              string      `json:"id"`
-	Name            string      `json:"name"`
-	Description     string      `json:"description"`
-	Protocol        string      `json:"protocol"`
-	ProtocolMappers []mapperRep `json:"protocolMappers"`
+	ID               string      `json:"id"`
+	Name             string      `json:"name"`
+	Description      string      `json:"description"`
+	Protocol         string      `json:"protocol"`
+	CreatedTimestamp *int64      `json:"createdTimestamp,omitempty"` // export only
+	ProtocolMappers  []mapperRep `json:"protocolMappers"`
 }
 
 func toMapperRep(m *store.ProtocolMapper) mapperRep {
@@ -54,11 +60,8 @@ func toMapperRep(m *store.ProtocolMapper) mapperRep {
 }
 
 func toScopeRep(c *store.ClientScope) scopeRep {
-	mappers := make([]mapperRep, len(c.Mappers))
-	for i, m := range c.Mappers {
-		mappers[i] = toMapperRep(m)
-	}
-	return scopeRep{ID: c.ID, Name: c.Name, Description: c.Description, Protocol: c.Protocol, ProtocolMappers: mappers}
+	return scopeRep{ID: c.ID, Name: c.Name, Description: c.Description, Protocol: c.Protocol,
+		ProtocolMappers: httpx.Reps(c.Mappers, toMapperRep)}
 }
 
 type mapperCreate struct {
@@ -243,9 +246,7 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 		return scopeConflict(err, "name", "a client scope")
 	}
 	slices.SortStableFunc(scope.Mappers, func(x, y *store.ProtocolMapper) int { return strings.Compare(x.Name, y.Name) })
-	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+scope.ID)
-	httpx.WriteJSON(w, http.StatusCreated, toScopeRep(scope))
-	return nil
+	return httpx.Created(w, a.childURL(r, scope.ID), toScopeRep(scope))
 }
 
 func (a *App) listClientScopes(w http.ResponseWriter, r *http.Request) error {
@@ -257,26 +258,12 @@ func (a *App) listClientScopes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	reps := make([]scopeRep, len(scopes))
-	for i, c := range scopes {
-		reps[i] = toScopeRep(c)
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.List(w, scopes, toScopeRep)
 }
 
 // clientScope loads the realm and the scope named by {scopeId}.
 func (a *App) clientScope(r *http.Request) (*store.Realm, *store.ClientScope, error) {
-	realm, err := a.realm(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := mux.Vars(r)["scopeId"]
-	c, err := a.store.GetClientScope(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("client scope " + id)
-	}
-	return realm, c, err
+	return realmChild(a, r, "scopeId", "client scope", a.store.GetClientScope)
 }
 
 func (a *App) getClientScope(w http.ResponseWriter, r *http.Request) error {
@@ -284,13 +271,7 @@ func (a *App) getClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toScopeRep(scope))
-	return nil
-}
-
-type scopeUpdate struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	return httpx.OK(w, toScopeRep(scope))
 }
 
 func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
@@ -298,15 +279,9 @@ func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
-	}
 	// name has no default: null keeps it, as for a username.
-	defaults := map[string]any{"name": scope.Name, "description": ""}
-	current := map[string]any{"name": scope.Name, "description": scope.Description}
-	var u scopeUpdate
-	if err := httpx.Update(body, current, defaults, false, &u); err != nil {
+	u, err := httpx.ReadUpdate[scopeRep](r, toScopeRep(scope), map[string]any{"name": scope.Name, "description": ""})
+	if err != nil {
 		return err
 	}
 	scope.Name, scope.Description = u.Name, u.Description
@@ -316,8 +291,7 @@ func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.UpdateClientScope(r.Context(), scope); err != nil {
 		return scopeConflict(err, "name", "a client scope")
 	}
-	httpx.WriteJSON(w, http.StatusOK, toScopeRep(scope))
-	return nil
+	return httpx.OK(w, toScopeRep(scope))
 }
 
 func (a *App) deleteClientScope(w http.ResponseWriter, r *http.Request) error {
@@ -329,8 +303,7 @@ func (a *App) deleteClientScope(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteClientScope(r.Context(), realm.ID, scope.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 func (a *App) listMappers(w http.ResponseWriter, r *http.Request) error {
@@ -338,8 +311,7 @@ func (a *App) listMappers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toScopeRep(scope).ProtocolMappers)
-	return nil
+	return httpx.OK(w, toScopeRep(scope).ProtocolMappers)
 }
 
 func (a *App) createMapper(w http.ResponseWriter, r *http.Request) error {
@@ -364,9 +336,7 @@ func (a *App) createMapper(w http.ResponseWriter, r *http.Request) error {
 		}
 		return scopeConflict(err, "name", "a mapper of this client scope")
 	}
-	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+m.ID)
-	httpx.WriteJSON(w, http.StatusCreated, toMapperRep(m))
-	return nil
+	return httpx.Created(w, a.childURL(r, m.ID), toMapperRep(m))
 }
 
 // mapper loads the scope and the mapper named in the path.
@@ -375,11 +345,7 @@ func (a *App) mapper(r *http.Request) (*store.ClientScope, *store.ProtocolMapper
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["mapperId"]
-	m, err := a.store.GetMapper(r.Context(), scope.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("protocol mapper " + id)
-	}
+	m, err := pathChild(r, "mapperId", "protocol mapper", scope.ID, a.store.GetMapper)
 	return scope, m, err
 }
 
@@ -388,8 +354,7 @@ func (a *App) getMapper(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toMapperRep(m))
-	return nil
+	return httpx.OK(w, toMapperRep(m))
 }
 
 type mapperUpdate struct {
@@ -402,14 +367,9 @@ func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
+	current := map[string]any{"name": m.Name, "config": m.Config}
+	u, err := httpx.ReadUpdate[mapperUpdate](r, current, map[string]any{"name": m.Name, "config": map[string]any{}})
 	if err != nil {
-		return err
-	}
-	current := map[string]any{"name": m.Name, "config": toMapperRep(m).Config}
-	defaults := map[string]any{"name": m.Name, "config": map[string]any{}}
-	var u mapperUpdate
-	if err := httpx.Update(body, current, defaults, false, &u); err != nil {
 		return err
 	}
 	cfg, err := mapperConfig("", u.Config)
@@ -423,8 +383,7 @@ func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.UpdateMapper(r.Context(), m); err != nil {
 		return scopeConflict(err, "name", "a mapper of this client scope")
 	}
-	httpx.WriteJSON(w, http.StatusOK, toMapperRep(m))
-	return nil
+	return httpx.OK(w, toMapperRep(m))
 }
 
 func (a *App) deleteMapper(w http.ResponseWriter, r *http.Request) error {
@@ -435,8 +394,7 @@ func (a *App) deleteMapper(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteMapper(r.Context(), scope.ID, m.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 // seedDefaultScopes gives a new realm Keycloak's default client scopes and

@@ -27,31 +27,22 @@ type sessionRep struct {
 	Offline    bool   `json:"offline"`
 }
 
-func toSessionReps(sessions []*store.Session) []sessionRep {
-	reps := make([]sessionRep, len(sessions))
-	for i, s := range sessions {
-		reps[i] = sessionRep{ID: s.ID, Type: s.Kind, UserID: s.UserID, Username: s.Username, IPAddress: s.IPAddress,
-			Start: s.StartedAt, LastAccess: s.LastAccessAt, Expires: s.ExpiresAt, ClientID: s.PublicClientID,
-			ParentID: s.ParentID, Offline: s.Offline}
-	}
-	return reps
+func toSessionRep(s *store.Session) sessionRep {
+	return sessionRep{ID: s.ID, Type: s.Kind, UserID: s.UserID, Username: s.Username, IPAddress: s.IPAddress,
+		Start: s.StartedAt, LastAccess: s.LastAccessAt, Expires: s.ExpiresAt, ClientID: s.PublicClientID,
+		ParentID: s.ParentID, Offline: s.Offline}
 }
+
+func toSessionReps(sessions []*store.Session) []sessionRep { return httpx.Reps(sessions, toSessionRep) }
 
 func (a *App) listRealmSessions(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
 		return err
 	}
-	first, max, err := httpx.FirstMax(r.URL.Query(), defaultSessionPageSize)
-	if err != nil {
-		return err
-	}
-	sessions, err := a.store.ListRealmSessions(r.Context(), realm.ID, a.now().UnixMilli(), first, max)
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, toSessionReps(sessions))
-	return nil
+	return httpx.ListPage(w, r, defaultSessionPageSize, func(first, max int) ([]*store.Session, error) {
+		return a.store.ListRealmSessions(r.Context(), realm.ID, a.now().UnixMilli(), first, max)
+	}, toSessionRep)
 }
 
 func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
@@ -63,8 +54,7 @@ func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toSessionReps(sessions))
-	return nil
+	return httpx.List(w, sessions, toSessionRep)
 }
 
 // deleteSession ends one session, by default an OAuth one as the spec
@@ -92,8 +82,7 @@ func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"deleted": len(ended), "type": kind})
-	return nil
+	return httpx.OK(w, map[string]any{"deleted": len(ended), "type": kind})
 }
 
 // deleteUserSessions logs the user out everywhere. Offline sessions stay,
@@ -108,8 +97,7 @@ func (a *App) deleteUserSessions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"count": len(ended)})
-	return nil
+	return httpx.OK(w, map[string]any{"count": len(ended)})
 }
 
 // consentRep is Keycloak's UserConsentRepresentation.
@@ -129,13 +117,10 @@ func (a *App) listConsents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	reps := make([]consentRep, len(consents))
-	for i, c := range consents {
-		reps[i] = consentRep{ClientID: c.PublicClientID, GrantedScopes: c.Scopes, CreatedDate: c.GrantedAt,
+	return httpx.List(w, consents, func(c *store.Consent) consentRep {
+		return consentRep{ClientID: c.PublicClientID, GrantedScopes: c.Scopes, CreatedDate: c.GrantedAt,
 			LastUpdatedDate: c.UpdatedAt}
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	})
 }
 
 type consentEventRep struct {
@@ -150,20 +135,11 @@ func (a *App) consentHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	first, max, err := httpx.FirstMax(r.URL.Query(), defaultSessionPageSize)
-	if err != nil {
-		return err
-	}
-	events, err := a.store.ConsentHistory(r.Context(), realm.ID, u.ID, first, max)
-	if err != nil {
-		return err
-	}
-	reps := make([]consentEventRep, len(events))
-	for i, e := range events {
-		reps[i] = consentEventRep{ClientID: e.PublicClientID, Action: e.Action, Scopes: e.Scopes, Time: e.Time}
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.ListPage(w, r, defaultSessionPageSize, func(first, max int) ([]*store.ConsentEvent, error) {
+		return a.store.ConsentHistory(r.Context(), realm.ID, u.ID, first, max)
+	}, func(e *store.ConsentEvent) consentEventRep {
+		return consentEventRep{ClientID: e.PublicClientID, Action: e.Action, Scopes: e.Scopes, Time: e.Time}
+	})
 }
 
 // revokeConsent withdraws a consent as Keycloak does: the client's offline
@@ -174,24 +150,19 @@ func (a *App) revokeConsent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	clientID := mux.Vars(r)["clientId"]
-	c, err := a.store.GetClientByClientID(r.Context(), realm.ID, clientID)
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.NotFound("client " + clientID)
-	}
+	c, err := pathChild(r, "clientId", "client", realm.ID, a.store.GetClientByClientID)
 	if err != nil {
 		return err
 	}
 	ended, err := a.store.RevokeConsent(r.Context(), realm.ID, u.ID, c.ID, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
-		return apperr.NotFound("consent of user " + u.ID + " to client " + clientID)
+		return apperr.NotFound("consent of user " + u.ID + " to client " + c.ClientID)
 	}
 	if err != nil {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 type offlineSessionRep struct {
@@ -212,13 +183,10 @@ func (a *App) listOfflineSessions(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	reps := make([]offlineSessionRep, len(tokens))
-	for i, t := range tokens {
-		reps[i] = offlineSessionRep{TokenID: t.ID, ClientID: t.PublicClientID, Scopes: t.Scopes, Created: t.CreatedAt,
+	return httpx.List(w, tokens, func(t *store.OfflineToken) offlineSessionRep {
+		return offlineSessionRep{TokenID: t.ID, ClientID: t.PublicClientID, Scopes: t.Scopes, Created: t.CreatedAt,
 			Expires: t.ExpiresAt, LastRefresh: t.LastRefreshAt}
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	})
 }
 
 func (a *App) revokeOfflineSession(w http.ResponseWriter, r *http.Request) error {
@@ -234,6 +202,5 @@ func (a *App) revokeOfflineSession(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }

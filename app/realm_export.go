@@ -40,50 +40,12 @@ type userExport struct {
 	Credentials []credentialRep `json:"credentials,omitempty"`
 }
 
-type mapperExport struct {
-	ID               string            `json:"id"`
-	Name             string            `json:"name"`
-	MapperType       string            `json:"mapperType"`
-	Protocol         string            `json:"protocol"`
-	Config           map[string]string `json:"config"`
-	CreatedTimestamp int64             `json:"createdTimestamp"`
-}
-
-type scopeExport struct {
-	ID               string         `json:"id"`
-	Name             string         `json:"name"`
-	Description      string         `json:"description"`
-	Protocol         string         `json:"protocol"`
-	CreatedTimestamp int64          `json:"createdTimestamp"`
-	ProtocolMappers  []mapperExport `json:"protocolMappers"`
-}
-
 type serviceAccountExport struct {
 	ID               string `json:"id"`
 	Username         string `json:"username"`
 	Enabled          bool   `json:"enabled"`
 	CreatedTimestamp int64  `json:"createdTimestamp"`
 	roleRefs
-}
-
-type clientExport struct {
-	ID                               string                `json:"id"`
-	ClientID                         string                `json:"clientId"`
-	Name                             string                `json:"name"`
-	Description                      string                `json:"description"`
-	ClientType                       string                `json:"clientType"`
-	Enabled                          bool                  `json:"enabled"`
-	RedirectURIs                     []string              `json:"redirectUris"`
-	WebOrigins                       []string              `json:"webOrigins"`
-	GrantTypes                       []string              `json:"grantTypes"`
-	RequireConsent                   bool                  `json:"requireConsent"`
-	BackchannelLogoutURI             string                `json:"backchannelLogoutUri"`
-	BackchannelLogoutSessionRequired bool                  `json:"backchannelLogoutSessionRequired"`
-	CreatedTimestamp                 int64                 `json:"createdTimestamp"`
-	SecretHash                       string                `json:"secretHash,omitempty"` // base64 SHA-256, with includeSecrets
-	DefaultClientScopes              []string              `json:"defaultClientScopes"`  // scope names
-	OptionalClientScopes             []string              `json:"optionalClientScopes"` // scope names
-	ServiceAccount                   *serviceAccountExport `json:"serviceAccount,omitempty"`
 }
 
 type roleExport struct {
@@ -110,14 +72,19 @@ type groupExport struct {
 
 // realmExport is the realm JSON format: the realm's fields at the top level,
 // as in the admin API, plus the format version and the realm's resources.
+// Realms, users, client scopes and clients are written in the admin API's
+// representations, with what only the export has (see scopeRep and
+// clientRep). Roles and groups have shapes of their own: the export names
+// a role's composites and a group's roles, where the API shows a role in
+// its container and a group in its tree.
 type realmExport struct {
 	FormatVersion int `json:"formatVersion"`
 	realmRep
-	ClientScopes []scopeExport  `json:"clientScopes"`
-	Clients      []clientExport `json:"clients"`
-	Roles        rolesExport    `json:"roles"`
-	Groups       []groupExport  `json:"groups"` // parents before their children
-	Users        []userExport   `json:"users,omitempty"`
+	ClientScopes []scopeRep    `json:"clientScopes"`
+	Clients      []clientRep   `json:"clients"`
+	Roles        rolesExport   `json:"roles"`
+	Groups       []groupExport `json:"groups"` // parents before their children
+	Users        []userExport  `json:"users,omitempty"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -185,6 +152,34 @@ func (snap *realmSnapshot) scopeList(ids []string) []string {
 	return names
 }
 
+// exportScope is a client scope as the export writes it: as the API shows
+// it, with the creation times of the scope and its mappers.
+func exportScope(sc *store.ClientScope) scopeRep {
+	rep := toScopeRep(sc)
+	rep.CreatedTimestamp = &sc.CreatedAt
+	for i, m := range sc.Mappers {
+		rep.ProtocolMappers[i].CreatedTimestamp = &m.CreatedAt
+	}
+	return rep
+}
+
+// exportClient is a client as the export writes it: the fields the API
+// shows but its derived ones, with the secret's hash (includeSecrets), the
+// linked scopes by name, and the service-account user sa (nil for none).
+func (snap *realmSnapshot) exportClient(c *store.Client, sa *store.User, includeSecrets bool) clientRep {
+	rep := clientFields(c)
+	if includeSecrets && c.SecretHash != nil {
+		rep.SecretHash = base64.StdEncoding.EncodeToString(c.SecretHash)
+	}
+	rep.DefaultClientScopes = snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeDefault])
+	rep.OptionalClientScopes = snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeOptional])
+	if sa != nil {
+		rep.ServiceAccount = &serviceAccountExport{ID: sa.ID, Username: sa.Username, Enabled: sa.Enabled,
+			CreatedTimestamp: sa.CreatedAt, roleRefs: snap.refs(snap.userRoles[sa.ID])}
+	}
+	return rep
+}
+
 func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, includeUsers, includeSecrets bool) (*realmExport, error) {
 	snap := realmSnapshot{roles: map[string]*store.Role{}, clientIDs: map[string]string{}, scopeNames: map[string]string{}}
 	scopes, err := tx.ListClientScopes(ctx, realm.ID)
@@ -226,18 +221,12 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		snap.roles[r.ID] = r
 	}
 	out := &realmExport{FormatVersion: realmFormatVersion, realmRep: toRealmRep(realm, includeSecrets),
-		ClientScopes: []scopeExport{}, Clients: []clientExport{}, Groups: []groupExport{},
+		ClientScopes: []scopeRep{}, Clients: []clientRep{}, Groups: []groupExport{},
 		Roles: rolesExport{Realm: []roleExport{}, Client: map[string][]roleExport{}}}
 
 	for _, sc := range scopes {
 		snap.scopeNames[sc.ID] = sc.Name
-		e := scopeExport{ID: sc.ID, Name: sc.Name, Description: sc.Description, Protocol: sc.Protocol,
-			CreatedTimestamp: sc.CreatedAt, ProtocolMappers: []mapperExport{}}
-		for _, m := range sc.Mappers {
-			e.ProtocolMappers = append(e.ProtocolMappers, mapperExport{ID: m.ID, Name: m.Name, MapperType: m.MapperType,
-				Protocol: m.Protocol, Config: m.Config, CreatedTimestamp: m.CreatedAt})
-		}
-		out.ClientScopes = append(out.ClientScopes, e)
+		out.ClientScopes = append(out.ClientScopes, exportScope(sc))
 	}
 	serviceAccounts := map[string]*store.User{}
 	for _, u := range users {
@@ -246,21 +235,7 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		}
 	}
 	for _, c := range clients {
-		e := clientExport{ID: c.ID, ClientID: c.ClientID, Name: c.Name, Description: c.Description,
-			ClientType: c.ClientType, Enabled: c.Enabled, RedirectURIs: c.RedirectURIs, WebOrigins: c.WebOrigins,
-			GrantTypes: c.GrantTypes, RequireConsent: c.RequireConsent, BackchannelLogoutURI: c.BackchannelLogoutURI,
-			BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, CreatedTimestamp: c.CreatedAt,
-			DefaultClientScopes:  snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeDefault]),
-			OptionalClientScopes: snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeOptional]),
-		}
-		if includeSecrets && c.SecretHash != nil {
-			e.SecretHash = base64.StdEncoding.EncodeToString(c.SecretHash)
-		}
-		if sa := serviceAccounts[c.ID]; sa != nil {
-			e.ServiceAccount = &serviceAccountExport{ID: sa.ID, Username: sa.Username, Enabled: sa.Enabled,
-				CreatedTimestamp: sa.CreatedAt, roleRefs: snap.refs(snap.userRoles[sa.ID])}
-		}
-		out.Clients = append(out.Clients, e)
+		out.Clients = append(out.Clients, snap.exportClient(c, serviceAccounts[c.ID], includeSecrets))
 	}
 	for _, r := range roles {
 		e := roleExport{ID: r.ID, Name: r.Name, Description: r.Description, CreatedTimestamp: r.CreatedAt}

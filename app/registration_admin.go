@@ -137,12 +137,7 @@ func (a *App) listRegistrationFields(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	reps := make([]registrationFieldRep, 0, len(fields))
-	for _, f := range fields {
-		reps = append(reps, toRegistrationFieldRep(f))
-	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.List(w, fields, toRegistrationFieldRep)
 }
 
 func (a *App) createRegistrationField(w http.ResponseWriter, r *http.Request) error {
@@ -161,22 +156,11 @@ func (a *App) createRegistrationField(w http.ResponseWriter, r *http.Request) er
 	if err := a.store.CreateRegistrationField(r.Context(), &f); err != nil {
 		return fieldConflict(err)
 	}
-	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+f.ID)
-	httpx.WriteJSON(w, http.StatusCreated, toRegistrationFieldRep(&f))
-	return nil
+	return httpx.Created(w, a.childURL(r, f.ID), toRegistrationFieldRep(&f))
 }
 
 func (a *App) registrationField(r *http.Request) (*store.Realm, *store.RegistrationField, error) {
-	realm, err := a.realm(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := mux.Vars(r)["fieldId"]
-	f, err := a.store.GetRegistrationField(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("registration field " + id)
-	}
-	return realm, f, err
+	return realmChild(a, r, "fieldId", "registration field", a.store.GetRegistrationField)
 }
 
 // putRegistrationField replaces a field: what the body leaves out takes
@@ -196,8 +180,7 @@ func (a *App) putRegistrationField(w http.ResponseWriter, r *http.Request) error
 	if err := a.store.UpdateRegistrationField(r.Context(), f); err != nil {
 		return fieldConflict(err)
 	}
-	httpx.WriteJSON(w, http.StatusOK, toRegistrationFieldRep(f))
-	return nil
+	return httpx.OK(w, toRegistrationFieldRep(f))
 }
 
 func (a *App) deleteRegistrationField(w http.ResponseWriter, r *http.Request) error {
@@ -208,8 +191,7 @@ func (a *App) deleteRegistrationField(w http.ResponseWriter, r *http.Request) er
 	if err := a.store.DeleteRegistrationField(r.Context(), realm.ID, f.ID); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return httpx.NoContent(w)
 }
 
 type registrationSettingsRep struct {
@@ -225,8 +207,7 @@ func (a *App) getRegistrationSettings(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, registrationSettingsRep{Moderation: on})
-	return nil
+	return httpx.OK(w, registrationSettingsRep{Moderation: on})
 }
 
 func (a *App) putRegistrationSettings(w http.ResponseWriter, r *http.Request) error {
@@ -246,8 +227,7 @@ func (a *App) putRegistrationSettings(w http.ResponseWriter, r *http.Request) er
 	if err := a.store.SetRegistrationModeration(r.Context(), realm.ID, *body.Moderation); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, registrationSettingsRep{Moderation: *body.Moderation})
-	return nil
+	return httpx.OK(w, registrationSettingsRep{Moderation: *body.Moderation})
 }
 
 type pendingUserRep struct {
@@ -279,8 +259,7 @@ func (a *App) listPendingRegistrations(w http.ResponseWriter, r *http.Request) e
 		}
 		reps = append(reps, rep)
 	}
-	httpx.WriteJSON(w, http.StatusOK, reps)
-	return nil
+	return httpx.OK(w, reps)
 }
 
 func (a *App) approveRegistration(w http.ResponseWriter, r *http.Request) error {
@@ -315,6 +294,5 @@ func (a *App) decideRegistration(w http.ResponseWriter, r *http.Request, status 
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
-	return nil
+	return httpx.OK(w, rep)
 }
