@@ -170,7 +170,7 @@ func (a *App) routes() *mux.Router {
 	account(http.MethodGet, accountWebAuthnPath, a.accountWebAuthnList)
 	account(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
 	account(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
-	account(http.MethodGet, accountWebAuthnAddPath, a.accountWebAuthnAdd)
+	account(http.MethodGet, accountWebAuthnAddPath, accountPagesOnly(a.accountWebAuthnAdd))
 
 	// Admin authentication.
 	api(http.MethodPost, "/admin/auth/login", a.adminLogin)
