@@ -151,7 +151,7 @@ func (a *App) accountBrowser(r *http.Request, realm *store.Realm) (*accountCalle
 func (a *App) accountRealm(r *http.Request) (*store.Realm, error) {
 	realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apperr.NotFound("realm")
+		return nil, errNoRealm
 	}
 	return realm, err
 }
@@ -162,47 +162,90 @@ func accountPath(realm *store.Realm) string { return "/realms/" + realm.Name + "
 // account wraps an account handler: a Bearer caller is authenticated by
 // its token and answered in JSON; a browser by its SSO session, and one
 // without is sent to sign in first when it navigates (browserNavigation);
-// any other caller without either gets a 401 Bearer challenge. Errors take the caller's form: JSON
-// for the API, the error page for a browser. No answer is kept by any
-// cache: every one is about a person, some hold secrets (a TOTP key,
-// recovery codes, the data export).
+// any other caller without either gets a 401 Bearer challenge. The
+// handler returns its errors and this answers them in the caller's form:
+// JSON for an API caller (writeAccountError), a page for a browser
+// (renderPageError: the form again, or the error page). No answer is kept
+// by any cache: every one is about a person, some hold secrets (a TOTP
+// key, recovery codes, the data export).
 func (a *App) account(h accountHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
+		// Until the caller is known: a token, or a request that is no
+		// browser's navigation, is an API caller's.
+		api := bearerToken(r) != "" || !browserNavigation(r)
 		realm, err := a.accountRealm(r)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		r = withRealm(r, realm)
-		if token := bearerToken(r); token != "" {
-			c, err := a.accountBearer(r, realm, token)
-			if err == nil {
+		if err == nil {
+			r = withRealm(r, realm)
+			var c *accountCaller
+			switch c, err = a.accountAuthenticate(r, realm); {
+			case c != nil:
+				api = c.api
 				err = h(w, r, c)
+			case err == nil:
+				err = a.accountSignIn(w, r, realm)
 			}
-			if err != nil {
-				if errors.Is(err, errAccountToken) {
-					w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.Name+`", error="invalid_token"`)
-				}
-				a.writeError(w, r, err)
-			}
-			return
 		}
-		c, err := a.accountBrowser(r, realm)
-		if err == nil && c == nil && !browserNavigation(r) {
-			// An API caller without a token is told so (RFC 6750 §3.1),
-			// never sent to a login page it cannot use.
-			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.Name+`"`)
-			a.writeError(w, r, errAccountNoToken)
-			return
-		}
-		if err == nil && c == nil {
-			err = a.accountSignIn(w, r, realm)
-		} else if err == nil {
-			err = h(w, r, c)
-		}
-		if err != nil {
+		switch {
+		case err == nil:
+		case api:
+			a.writeAccountError(w, r, err)
+		default:
 			a.renderPageError(w, r, err)
 		}
 	})
+}
+
+// accountAuthenticate is the caller of an account request: the user of
+// its Bearer token, else of the browser's SSO session; nil for a browser
+// that navigates without one, to be sent to sign in.
+func (a *App) accountAuthenticate(r *http.Request, realm *store.Realm) (*accountCaller, error) {
+	if token := bearerToken(r); token != "" {
+		return a.accountBearer(r, realm, token)
+	}
+	c, err := a.accountBrowser(r, realm)
+	if err == nil && c == nil && !browserNavigation(r) {
+		// An API caller without a token is told so (RFC 6750 §3.1),
+		// never sent to a login page it cannot use.
+		return nil, errAccountNoToken
+	}
+	return c, err
+}
+
+// writeAccountError answers an API caller of the account in JSON.
+func (a *App) writeAccountError(w http.ResponseWriter, r *http.Request, err error) {
+	setBearerChallenge(w, realmFrom(r.Context()), err)
+	a.writeError(w, r, err)
+}
+
+// setBearerChallenge sets the WWW-Authenticate challenge of a Bearer caller
+// refused for its credential: RFC 6750's for a missing or refused token,
+// RFC 9470's for an authentication too old (the client can tell what to
+// ask for). Other errors have none.
+func setBearerChallenge(w http.ResponseWriter, realm *store.Realm, err error) {
+	if realm == nil {
+		return
+	}
+	challenge := `Bearer realm="` + realm.Name + `"`
+	switch {
+	case errors.Is(err, errAccountToken), errors.Is(err, errStepUpEnded):
+		challenge += `, error="invalid_token"`
+	case errors.Is(err, errAccountNoToken), errors.Is(err, errStepUpNoToken):
+	case errors.Is(err, errReauthRequired):
+		challenge += `, error="insufficient_user_authentication", error_description="a recent authentication is required", max_age="0"`
+	default:
+		return
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+}
+
+// accountPagesOnly serves h to browsers alone: for an API caller, the
+// route is not there.
+func accountPagesOnly(h accountHandler) accountHandler {
+	return func(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+		if c.api {
+			return apperr.NotFound("page")
+		}
+		return h(w, r, c)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -75,8 +76,10 @@ func (a *App) accountConsole(ctx context.Context, realm *store.Realm) (*store.Cl
 // errAccountSignInFailed: the browser came back from the authorization
 // endpoint still without an SSO session. Sending it round again would
 // loop, so it is told instead.
-var errAccountSignInFailed = &pageError{status: http.StatusUnauthorized,
-	message: "account.error.noCookies"}
+var errAccountSignInFailed = pageErr(http.StatusUnauthorized, apperr.CodeUnauthorized, "account.error.noCookies")
+
+// errAccountConsoleDisabled: the realm turned its account pages off.
+var errAccountConsoleDisabled = pageErr(http.StatusForbidden, apperr.CodeForbidden, "account.error.disabled")
 
 // accountSignIn answers a browser that is not signed in to the realm: it
 // is sent to the authorization endpoint as account-console, with a fresh
@@ -103,7 +106,7 @@ func (a *App) startAccountSignIn(w http.ResponseWriter, r *http.Request, realm *
 		return err
 	}
 	if !client.Enabled {
-		return &pageError{status: http.StatusForbidden, message: "account.error.disabled"}
+		return errAccountConsoleDisabled
 	}
 	state, verifier := randomToken(), randomToken()
 	challenge := sha256.Sum256([]byte(verifier))

@@ -24,7 +24,10 @@ const (
 	accountDeletionBatch = 100
 )
 
-var errDeletionScheduled = apperr.New(http.StatusConflict, apperr.CodeConflict, "the account's deletion is already scheduled")
+var (
+	errDeletionScheduled = apperr.New(http.StatusConflict, apperr.CodeConflict, "the account's deletion is already scheduled")
+	errNoDeletion        = apperr.New(http.StatusNotFound, apperr.CodeNotFound, "no deletion of the account is scheduled")
+)
 
 // accountDeletionStatus is GET /account/delete-account: the deletion's
 // status in JSON, or the page that asks for it or cancels it.
@@ -81,33 +84,22 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 		body.CurrentPassword = formValue(r, "currentPassword")
 	}
 	d, err := a.accountDeletion(ctx, c)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case d != nil && c.api:
-		return errDeletionScheduled
-	case d != nil: // a second click: the page shows the one scheduled
-		return accountRedirect(w, r, c.realm, "/delete-account", "")
+	} else if d != nil { // a browser's second click: the page shows the one scheduled
+		return withPage(errDeletionScheduled, accountGoTo(c.realm, "/delete-account"))
 	}
 	password := ""
 	set(&password, body.CurrentPassword)
-	err = a.checkCurrentPassword(ctx, r, c, password)
-	var inv *accountInvalid
-	var throttled *throttledError
-	switch {
-	case err == nil:
-	case errors.As(err, &throttled) && c.api:
-		return a.accountThrottled(w, throttled.wait)
-	case errors.As(err, &inv) && c.api:
-		return a.accountAPIError(inv)
-	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
-		return a.renderAccountDelete(w, r, c, http.StatusTooManyRequests, nil, ui.AccountDeleteView{Error: "account.error.throttled"})
-	case errors.As(err, &inv):
-		return a.renderAccountDelete(w, r, c, http.StatusBadRequest, nil,
-			ui.AccountDeleteView{PasswordError: a.pageText(r, inv.key, inv.args...)})
-	default:
-		return err
+	if err := a.checkCurrentPassword(ctx, r, c, password); err != nil {
+		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+			text := a.fieldText(r, c.realm, e)
+			v := ui.AccountDeleteView{PasswordError: text}
+			if e.Field == "" {
+				v = ui.AccountDeleteView{Error: text}
+			}
+			return a.renderAccountDelete(w, r, c, e.Status, nil, v)
+		})
 	}
 	now := a.now()
 	d = &store.AccountDeletion{UserID: c.user.ID, RealmID: c.realm.ID, RequestedAt: now.UnixMilli(),
@@ -137,12 +129,9 @@ func (a *App) accountCancelDelete(w http.ResponseWriter, r *http.Request, c *acc
 		}
 	}
 	err := a.store.CancelAccountDeletion(ctx, c.realm.ID, c.user.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound) && c.api:
-		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "no deletion of the account is scheduled")
-	case errors.Is(err, store.ErrNotFound): // cancelled already, in another tab
-		return accountRedirect(w, r, c.realm, "/delete-account", "")
-	case err != nil:
+	if errors.Is(err, store.ErrNotFound) { // for a browser: cancelled already, in another tab
+		return withPage(errNoDeletion, accountGoTo(c.realm, "/delete-account"))
+	} else if err != nil {
 		return err
 	}
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_CANCELLED", UserID: c.user.ID, ClientID: c.clientID,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
-	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -25,47 +24,39 @@ const (
 	accountFormCancelDelete = "account-cancel-delete"
 )
 
-// accountInvalid is a refused field of an account request. An API caller
-// gets it as fieldError's JSON (409 conflict for a value another account
-// holds) described by the English text of its message; a page shows the
-// message, in the page's language, at the field.
-type accountInvalid struct {
-	field    string
-	key      string // message key
-	args     []any
-	conflict bool
-	// A new password the realm's policy refuses: the rules it fails
-	// are the message (passwordPolicyText), not key.
-	policy *store.Realm
-	unmet  []passwordRule
+// invalid is a refused field of an account request: an API caller gets
+// invalid_field described by the English text of key; a page shows key,
+// in the page's language, at the field (fieldText).
+func invalid(field, key string, args ...any) *apperr.Error {
+	e := apperr.New(http.StatusBadRequest, apperr.CodeInvalidField, "").WithKey(key, args...)
+	e.Field = field
+	return e
 }
 
-func (e *accountInvalid) Error() string { return e.field + ": " + e.key }
+// errEmailTaken is a new email address another account of the realm holds.
+var errEmailTaken = apperr.Conflict("email", "").WithKey("account.error.emailTaken")
 
-// text is the message in l's language.
-func (e *accountInvalid) text(l *ui.Localizer) string {
-	if len(e.unmet) > 0 {
-		return passwordPolicyText(l, e.policy, e.unmet)
+// passwordPolicyRefused is a new password the realm's policy refuses: an
+// API caller is told every unmet rule in English; a page names them in its
+// language (fieldText).
+func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []passwordRule) *apperr.Error {
+	e := apperr.New(http.StatusBadRequest, apperr.CodeInvalidField, "%s",
+		passwordPolicyText(a.messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(passwordPolicyError(realm, unmet))
+	e.Field = "newPassword"
+	return e
+}
+
+// fieldText is the message of a refused account field in the language of
+// the page r will get: the unmet rules of the password policy, the
+// error's message key, or its message.
+func (a *App) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error) string {
+	if text := a.pagePasswordError(r, realm, e); text != "" {
+		return text
 	}
-	return l.T(e.key, e.args...)
-}
-
-func invalid(field, key string, args ...any) *accountInvalid {
-	return &accountInvalid{field: field, key: key, args: args}
-}
-
-// apiError is the JSON answer to e.
-func (a *App) accountAPIError(e *accountInvalid) *apperr.Error {
-	text := e.text(a.messages.Localizer(ui.DefaultLocale))
-	if e.conflict {
-		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: e.field, Message: text}
+	if e.Key != "" {
+		return a.pageText(r, e.Key, e.Args...)
 	}
-	return &apperr.Error{Status: http.StatusBadRequest, Code: apperr.CodeInvalidField, Field: e.field, Message: text}
-}
-
-// invalidText is e's message in the language of the page r will get.
-func (a *App) invalidText(r *http.Request, e *accountInvalid) string {
-	return e.text(a.messages.Localizer(a.pageLocale(r)))
+	return e.Message
 }
 
 // pageText is a message in the language of the page r will get. Form
@@ -75,11 +66,15 @@ func (a *App) pageText(r *http.Request, key string, args ...any) string {
 	return a.messages.Localizer(a.pageLocale(r)).T(key, args...)
 }
 
-// accountThrottled: too many wrong current passwords for this user or
-// address.
-func (a *App) accountThrottled(w http.ResponseWriter, wait time.Duration) *apperr.Error {
-	httpx.RetryAfter(w, wait)
-	return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many wrong passwords; try again later")
+// throttleRefusal is err, when it is a throttled credential check, as a 429
+// saying message to an API caller and key on a page; any other err as it
+// is.
+func throttleRefusal(err error, message, key string) error {
+	var t *throttledError
+	if !errors.As(err, &t) {
+		return err
+	}
+	return apperr.TooMany(t.wait, "%s", message).WithKey(key)
 }
 
 // checkCurrentPassword checks the password the caller typed to confirm a
@@ -96,7 +91,7 @@ func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *acco
 		a.accountLockedEvent(ctx, r, c, err, nil)
 		return invalid("currentPassword", "account.error.currentWrong")
 	}
-	return err
+	return throttleRefusal(err, "too many wrong passwords; try again later", "account.error.throttled")
 }
 
 // accountLockedEvent records the refusal of a locked user's credential
@@ -118,12 +113,12 @@ func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accoun
 // password and its confirmation; changeAccountPassword checks the history
 // once the current password is proven, so that it tells nothing of old
 // passwords to whoever holds only a session.
-func checkNewPassword(realm *store.Realm, user *store.User, current, password, confirmation string) error {
+func (a *App) checkNewPassword(realm *store.Realm, user *store.User, current, password, confirmation string) error {
 	if password == "" {
 		return invalid("newPassword", "account.error.newRequired")
 	}
 	if unmet := unmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
-		return &accountInvalid{field: "newPassword", policy: realm, unmet: unmet}
+		return a.passwordPolicyRefused(realm, unmet)
 	}
 	if password == current {
 		return invalid("newPassword", "account.error.passwordUnchanged")
@@ -167,6 +162,15 @@ func accountRedirect(w http.ResponseWriter, r *http.Request, realm *store.Realm,
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 	return nil
+}
+
+// accountGoTo is the page of a refusal that a browser is not shown (it
+// asked for what is done already, in another tab, say): it goes on to an
+// account page.
+func accountGoTo(realm *store.Realm, path string) func(http.ResponseWriter, *http.Request, *apperr.Error) error {
+	return func(w http.ResponseWriter, r *http.Request, _ *apperr.Error) error {
+		return accountRedirect(w, r, realm, path, "")
+	}
 }
 
 // accountNotices are the notices a page shows after a redirect, by the

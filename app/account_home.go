@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -157,33 +158,25 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 			FirstName: formValue(r, "firstName"), LastName: formValue(r, "lastName")}
 	}
 	u, mailed, err := a.changeProfile(r, c, body)
-	var inv *accountInvalid
-	switch {
-	case errors.As(err, &inv) && c.api:
-		return a.accountAPIError(inv)
-	case errors.As(err, &inv):
-		v := accountView(c.user)
-		set(&v.Profile.Email, body.Email)
-		set(&v.Profile.FirstName, body.FirstName)
-		set(&v.Profile.LastName, body.LastName)
-		text := a.pageText(r, inv.key, inv.args...)
-		switch inv.field {
-		case "email":
-			v.Profile.EmailError = text
-		case "firstName":
-			v.Profile.FirstNameError = text
-		case "lastName":
-			v.Profile.LastNameError = text
-		default:
-			v.Profile.Error = text
-		}
-		status := http.StatusBadRequest
-		if inv.conflict {
-			status = http.StatusConflict
-		}
-		return a.renderAccount(w, r, c, status, v)
-	case err != nil:
-		return err
+	if err != nil {
+		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+			v := accountView(c.user)
+			set(&v.Profile.Email, body.Email)
+			set(&v.Profile.FirstName, body.FirstName)
+			set(&v.Profile.LastName, body.LastName)
+			text := a.fieldText(r, c.realm, e)
+			switch e.Field {
+			case "email":
+				v.Profile.EmailError = text
+			case "firstName":
+				v.Profile.FirstNameError = text
+			case "lastName":
+				v.Profile.LastNameError = text
+			default:
+				v.Profile.Error = text
+			}
+			return a.renderAccount(w, r, c, e.Status, v)
+		})
 	}
 	if c.api {
 		c.user = u
@@ -241,9 +234,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	if err := a.store.UpdateUser(ctx, &u); err != nil {
 		var ce *store.ConflictError
 		if errors.As(err, &ce) && ce.Column == "email" {
-			inv := invalid("email", "account.error.emailTaken")
-			inv.conflict = true
-			return nil, false, inv
+			return nil, false, errEmailTaken
 		}
 		return nil, false, err
 	}

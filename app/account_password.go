@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -35,34 +36,22 @@ func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *account
 		body = accountPasswordBody{CurrentPassword: formValue(r, "currentPassword"),
 			NewPassword: formValue(r, "newPassword"), Confirmation: formValue(r, "confirmation")}
 	}
-	err := a.changeAccountPassword(r, c, body)
-	var inv *accountInvalid
-	var throttled *throttledError
-	switch {
-	case err == nil:
-	case errors.As(err, &throttled) && c.api:
-		return a.accountThrottled(w, throttled.wait)
-	case errors.As(err, &inv) && c.api:
-		return a.accountAPIError(inv)
-	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
-		v := accountView(c.user)
-		v.Password.Error = "account.error.throttled"
-		return a.renderAccount(w, r, c, http.StatusTooManyRequests, v)
-	case errors.As(err, &inv):
-		v := accountView(c.user)
-		text := a.invalidText(r, inv)
-		switch inv.field {
-		case "currentPassword":
-			v.Password.CurrentError = text
-		case "newPassword":
-			v.Password.NewError = text
-		case "confirmation":
-			v.Password.ConfirmError = text
-		}
-		return a.renderAccount(w, r, c, http.StatusBadRequest, v)
-	default:
-		return err
+	if err := a.changeAccountPassword(r, c, body); err != nil {
+		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+			v := accountView(c.user)
+			text := a.fieldText(r, c.realm, e)
+			switch e.Field {
+			case "currentPassword":
+				v.Password.CurrentError = text
+			case "newPassword":
+				v.Password.NewError = text
+			case "confirmation":
+				v.Password.ConfirmError = text
+			default:
+				v.Password.Error = text
+			}
+			return a.renderAccount(w, r, c, e.Status, v)
+		})
 	}
 	if c.api {
 		w.WriteHeader(http.StatusNoContent)
@@ -86,7 +75,7 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 	if current == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	if err := checkNewPassword(c.realm, c.user, current, password, confirmation); err != nil {
+	if err := a.checkNewPassword(c.realm, c.user, current, password, confirmation); err != nil {
 		return err
 	}
 	if err := a.checkCurrentPassword(ctx, r, c, current); err != nil {
@@ -95,7 +84,7 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 	hash, err := a.newPasswordHash(ctx, c.realm, c.user, password)
 	var refused *passwordRefused
 	if errors.As(err, &refused) { // the history: the rest passed checkNewPassword
-		return &accountInvalid{field: "newPassword", policy: c.realm, unmet: refused.unmet}
+		return a.passwordPolicyRefused(c.realm, refused.unmet)
 	} else if err != nil {
 		return err
 	}

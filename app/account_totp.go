@@ -36,7 +36,8 @@ type totpSetupRep struct {
 	ExpiresAt  int64  `json:"expiresAt"` // Unix milliseconds: confirm before then
 }
 
-var errAPITOTPEnrolled = apperr.New(http.StatusConflict, apperr.CodeConflict, "TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
+// errAccountTOTPEnrolled: an enrolment for a user who has TOTP already.
+var errAccountTOTPEnrolled = apperr.New(http.StatusConflict, apperr.CodeConflict, "TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
 
 func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	// Enrolling asks for a recent sign-in (reauth.go); seeing that TOTP
@@ -44,17 +45,14 @@ func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accoun
 	if cred, err := a.userTOTP(r.Context(), c.realm, c.user.ID); err != nil {
 		return err
 	} else if cred == nil {
-		if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+"/totp-setup"); !fresh {
+		if err := a.recentAuth(c, accountPath(c.realm)+"/totp-setup"); err != nil {
 			return err
 		}
 	}
 	e, err := a.beginTOTP(r.Context(), c.realm, c.user)
-	switch {
-	case errors.Is(err, errTOTPEnrolled) && c.api:
-		return errAPITOTPEnrolled
-	case errors.Is(err, errTOTPEnrolled):
-		return a.renderAccountTOTPEnabled(w, r, c, http.StatusOK, ui.AccountTOTPForm{})
-	case err != nil:
+	if errors.Is(err, errTOTPEnrolled) {
+		return withPage(errAccountTOTPEnrolled, a.accountTOTPEnabledPage(c, http.StatusOK))
+	} else if err != nil {
 		return err
 	}
 	if c.api {
@@ -73,7 +71,8 @@ type accountTOTPInput struct {
 }
 
 // readAccountTOTPInput reads a JSON body from a Bearer caller, or a form
-// with its CSRF token from a browser.
+// with its CSRF token from a browser: the password only where the form has
+// one, the disable form.
 func (a *App) readAccountTOTPInput(r *http.Request, c *accountCaller, form string) (*accountTOTPInput, error) {
 	var in accountTOTPInput
 	if c.api {
@@ -85,7 +84,10 @@ func (a *App) readAccountTOTPInput(r *http.Request, c *accountCaller, form strin
 	if err := a.checkCSRF(r, form, c.session.ID); err != nil {
 		return nil, err
 	}
-	in.Code, in.Password = r.PostForm.Get("code"), r.PostForm.Get("password")
+	in.Code = r.PostForm.Get("code")
+	if form == accountTOTPDisableForm {
+		in.Password = r.PostForm.Get("password")
+	}
 	return &in, nil
 }
 
@@ -95,35 +97,30 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	if err != nil {
 		return err
 	}
-	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+"/totp-setup"); !fresh {
+	if err := a.recentAuth(c, accountPath(c.realm)+"/totp-setup"); err != nil {
 		return err
 	}
-	if c.api && in.Password != "" {
-		return apperr.Field("password", "is not part of an enrolment: send the code")
-	}
-	if c.api && strings.TrimSpace(in.Code) == "" {
-		return apperr.Field("code", "is required: the current code of the authenticator")
-	}
-	codes, err := a.confirmTOTP(ctx, c.realm, c.user, in.Code, nil)
-	switch {
-	case errors.Is(err, errTOTPEnrolled) && c.api:
-		return errAPITOTPEnrolled
-	case errors.Is(err, errTOTPEnrolled):
-		return a.renderAccountTOTPEnabled(w, r, c, http.StatusConflict, ui.AccountTOTPForm{})
-	case errors.Is(err, errNoEnrolment) && c.api:
-		return apperr.Invalid("no TOTP enrolment in progress, or it expired: GET totp-setup first")
-	case errors.Is(err, errInvalidTOTP) && c.api:
-		return apperr.Field("code", "is not a current code of the authenticator")
-	case errors.Is(err, errNoEnrolment), errors.Is(err, errInvalidTOTP):
-		msg := "totp.error.code"
-		if errors.Is(err, errNoEnrolment) {
-			msg = "totp.error.expired"
-		}
-		e, err := a.beginTOTP(ctx, c.realm, c.user)
+	setupAgain := func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+		enrolment, err := a.beginTOTP(ctx, c.realm, c.user)
 		if err != nil {
 			return err
 		}
-		return a.renderAccountTOTPSetup(w, r, c, e, http.StatusBadRequest, msg)
+		return a.renderAccountTOTPSetup(w, r, c, enrolment, http.StatusBadRequest, e.Key)
+	}
+	if in.Password != "" { // a JSON body's: the setup form has no password
+		return apperr.Field("password", "is not part of an enrolment: send the code")
+	}
+	if strings.TrimSpace(in.Code) == "" {
+		return withPage(apperr.Field("code", "is required: the current code of the authenticator").WithKey("totp.error.code"), setupAgain)
+	}
+	codes, err := a.confirmTOTP(ctx, c.realm, c.user, in.Code, nil)
+	switch {
+	case errors.Is(err, errTOTPEnrolled):
+		return withPage(errAccountTOTPEnrolled, a.accountTOTPEnabledPage(c, http.StatusConflict))
+	case errors.Is(err, errNoEnrolment):
+		return withPage(apperr.Invalid("no TOTP enrolment in progress, or it expired: GET totp-setup first").WithKey("totp.error.expired"), setupAgain)
+	case errors.Is(err, errInvalidTOTP):
+		return withPage(apperr.Field("code", "is not a current code of the authenticator").WithKey("totp.error.code"), setupAgain)
 	case err != nil:
 		return err
 	}
@@ -150,45 +147,40 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 		return err
 	}
 	if cred == nil {
-		if c.api {
-			return apperr.NotFound("TOTP credential")
-		}
-		return a.renderAccountTOTPRemoved(w, r, c)
+		return withPage(apperr.NotFound("TOTP credential"), func(w http.ResponseWriter, r *http.Request, _ *apperr.Error) error {
+			return a.renderAccountTOTPRemoved(w, r, c)
+		})
 	}
-	var f ui.AccountTOTPForm
+	var f ui.AccountTOTPForm // the form again, with the message at the proof
 	switch {
 	// Both proofs are checked as at sign-in, under the realm's brute-force
 	// policy too: a locked user's proof is refused as a wrong one.
 	case strings.TrimSpace(in.Code) != "":
 		err = a.checkOneTimeCode(ctx, c.realm, c.user, in.Code, false, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, map[string]string{"method": "totp"})
+		if errors.Is(err, errInvalidTOTP) {
+			err = apperr.Field("code", "is wrong or was already used")
+		}
 		f.CodeError = "totp.error.code"
 	case in.Password != "":
 		err = a.checkUserPassword(ctx, c.realm, c.user, in.Password, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, nil)
+		if errors.Is(err, errBadCredentials) {
+			err = apperr.Field("password", "is wrong")
+		}
 		f.PasswordError = "account.totp.error.password"
 	default:
-		if c.api {
-			return apperr.Field("code", "or password is required: a current code of the authenticator, or the password")
-		}
-		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, ui.AccountTOTPForm{Alert: "account.totp.error.proof"})
+		err = apperr.Field("code", "or password is required: a current code of the authenticator, or the password")
+		f.Alert = "account.totp.error.proof"
 	}
-	var throttled *throttledError
-	switch {
-	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
-		if c.api {
-			return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed attempts; try again later")
-		}
-		return a.renderAccountTOTPEnabled(w, r, c, http.StatusTooManyRequests, ui.AccountTOTPForm{Alert: "account.totp.error.throttled"})
-	case errors.Is(err, errInvalidTOTP) && c.api:
-		return apperr.Field("code", "is wrong or was already used")
-	case errors.Is(err, errBadCredentials) && c.api:
-		return apperr.Field("password", "is wrong")
-	case errors.Is(err, errInvalidTOTP), errors.Is(err, errBadCredentials):
-		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, f)
-	case err != nil:
-		return err
+	if err != nil {
+		err = throttleRefusal(err, "too many failed attempts; try again later", "account.totp.error.throttled")
+		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+			if e.Code == apperr.CodeTooManyRequests {
+				f = ui.AccountTOTPForm{Alert: e.Key}
+			}
+			return a.renderAccountTOTPEnabled(w, r, c, e.Status, f)
+		})
 	}
 	if _, err := a.store.DeleteCredentials(ctx, c.realm.ID, c.user.ID, store.CredentialTOTP); err != nil {
 		return err
@@ -221,6 +213,14 @@ func (a *App) renderAccountTOTPSetup(w http.ResponseWriter, r *http.Request, c *
 	return a.renderPage(w, r, status, ui.AccountTOTPSetup(a.page("account.totp.setup.title"), ui.AccountTOTPSetupForm{
 		Action: a.accountTOTPPath(c, "/totp-setup"), CSRFToken: token,
 		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey}))
+}
+
+// accountTOTPEnabledPage is the page that says TOTP is on, with the form
+// that removes it, for a browser whose request finds it on.
+func (a *App) accountTOTPEnabledPage(c *accountCaller, status int) func(http.ResponseWriter, *http.Request, *apperr.Error) error {
+	return func(w http.ResponseWriter, r *http.Request, _ *apperr.Error) error {
+		return a.renderAccountTOTPEnabled(w, r, c, status, ui.AccountTOTPForm{})
+	}
 }
 
 func (a *App) renderAccountTOTPEnabled(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, f ui.AccountTOTPForm) error {

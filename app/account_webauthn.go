@@ -30,11 +30,9 @@ const accountWebAuthnAddPath = accountWebAuthnPath + "/add"
 
 // accountWebAuthnAdd sends a browser whose sign-in is too old for adding
 // a key to sign in again, and then, or at once, to the keys' page.
+// It serves browsers alone (accountPagesOnly).
 func (a *App) accountWebAuthnAdd(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	if c.api {
-		return apperr.NotFound("page")
-	}
-	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+accountWebAuthnPath); !fresh {
+	if err := a.recentAuth(c, accountPath(c.realm)+accountWebAuthnPath); err != nil {
 		return err
 	}
 	return accountRedirect(w, r, c.realm, accountWebAuthnPath, "")
@@ -73,7 +71,7 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 			return err
 		}
 	}
-	if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+accountWebAuthnPath); !fresh {
+	if err := a.recentAuth(c, accountPath(c.realm)+accountWebAuthnPath); err != nil {
 		return err
 	}
 	id := mux.Vars(r)["credentialId"]
@@ -91,11 +89,8 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 		err = a.store.DeleteWebAuthnCredential(ctx, c.realm.ID, c.user.ID, id)
 	}
 	switch {
-	case gone == nil, errors.Is(err, store.ErrNotFound):
-		if c.api {
-			return apperr.NotFound("WebAuthn credential")
-		}
-		return accountRedirect(w, r, c.realm, accountWebAuthnPath, "")
+	case gone == nil, errors.Is(err, store.ErrNotFound): // for a browser: removed already, in another tab
+		return withPage(apperr.NotFound("WebAuthn credential"), accountGoTo(c.realm, accountWebAuthnPath))
 	case err != nil:
 		return err
 	}
@@ -133,7 +128,7 @@ func (a *App) accountWebAuthnRegistered(w http.ResponseWriter, r *http.Request, 
 
 func (a *App) renderAccountWebAuthn(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, v ui.AccountWebAuthnView) error {
 	if !a.webauthnAvailable() {
-		return errWebAuthnUnavailablePage
+		return errWebAuthnUnavailable
 	}
 	ctx := r.Context()
 	creds, err := a.store.WebAuthnCredentials(ctx, c.realm.ID, c.user.ID)

@@ -2,12 +2,21 @@ package app
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
 // errTestInternalBody is the one body every unexpected failure answers.
@@ -270,5 +279,52 @@ func TestErrorsPanicCountedInMetrics(t *testing.T) {
 	series := `idenplane_http_requests_total{method="GET",route="/admin/test-panic",status="500"}`
 	if v, ok := healthMetricValue(string(r.Body), series); !ok || v != "1" {
 		t.Fatalf("%s = %q (found %v), want 1", series, v, ok)
+	}
+}
+
+// The OpenID Connect endpoints answer any error in OAuth's format: an
+// error of the vocabulary by its status, with its wait as Retry-After, a
+// body over the limit as invalid_request 413, anything unknown as a bare
+// server_error; OAuth errors pass as they are. Both ways out agree: the
+// library's (protocolError, with challengeWriter adding the wait) and the
+// one written by hand (writeOAuthError).
+func TestProtocolErrorClassifies(t *testing.T) {
+	s := newTestServer(t)
+	for _, c := range []struct {
+		name              string
+		err               error
+		status            int
+		code, description string
+		retryAfter        string
+	}{
+		{"busy", errHashBusy, 503, "server_error", errHashBusy.Message, "2"},
+		{"throttled", apperr.TooMany(3*time.Second, "too many failed sign-ins; try again later"), 429, "invalid_grant",
+			"too many failed sign-ins; try again later", "3"},
+		{"too large", &http.MaxBytesError{Limit: maxBodyBytes}, 413, "invalid_request", "request body exceeds 1048576 bytes", ""},
+		{"refused", apperr.Invalid("parameter scope is repeated"), 400, "invalid_request", "parameter scope is repeated", ""},
+		{"unknown realm", apperr.NotFound("realm nope"), 404, "not_found", "realm nope not found", ""},
+		{"fault", fmt.Errorf("read keys: %w", io.ErrUnexpectedEOF), 500, "server_error", "internal server error", ""},
+		{"OAuth error", oidc.ErrInvalidScope().WithDescription("unknown scope x"), 400, "invalid_scope", "unknown scope x", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/realms/acme/protocol/openid-connect/token", nil)
+			library := httptest.NewRecorder()
+			failure := &protocolFailure{}
+			ctx := context.WithValue(r.Context(), protocolFailureKey{}, failure)
+			op.WriteError(&challengeWriter{ResponseWriter: library, realm: "acme", failure: failure}, r,
+				s.app.protocolError(ctx, c.err), nil)
+			byHand := httptest.NewRecorder()
+			s.app.writeOAuthError(byHand, r, c.err)
+			for way, rec := range map[string]*httptest.ResponseRecorder{"library": library, "by hand": byHand} {
+				var body oauthError
+				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != c.status ||
+					body.Error != c.code || body.Description != c.description {
+					t.Errorf("%s: %d %s, want %d %s %q", way, rec.Code, rec.Body, c.status, c.code, c.description)
+				}
+				if got := rec.Header().Get("Retry-After"); got != c.retryAfter {
+					t.Errorf("%s: Retry-After %q, want %q", way, got, c.retryAfter)
+				}
+			}
+		})
 	}
 }

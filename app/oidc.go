@@ -11,6 +11,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -78,29 +79,32 @@ func (a *App) providerEndpoint() http.Handler {
 		name := mux.Vars(req)["realm"]
 		realm, err := a.protocolRealm(req.Context(), name)
 		if errors.Is(err, store.ErrNotFound) {
-			httpx.WriteOAuthError(w, http.StatusNotFound, "not_found", "realm "+name+" not found")
-			return
-		} else if err != nil {
-			a.writeError(w, req, err)
+			err = apperr.NotFound("realm " + name)
+		}
+		if err != nil {
+			a.writeOAuthError(w, req, err)
 			return
 		}
+		failure := &protocolFailure{}
 		ctx := context.WithValue(req.Context(), realmCtxKey{}, realm)
 		ctx = context.WithValue(ctx, clientIPCtxKey{}, a.clientIP(req))
+		ctx = context.WithValue(ctx, protocolFailureKey{}, failure)
 		ctx = op.ContextWithIssuer(ctx, a.issuer(realm))
 		req = req.WithContext(ctx)
 		req.URL.Path = strings.TrimPrefix(req.URL.Path, "/realms/"+name)
 		req.URL.RawPath = ""
-		cw := &challengeWriter{ResponseWriter: w, realm: name}
+		cw := &challengeWriter{ResponseWriter: w, realm: name, failure: failure}
 		if clientEndpoints[req.URL.Path] {
 			setNoStore(cw)
-			if !checkClientForm(cw, req) {
+			if err := checkClientForm(req); err != nil {
+				a.writeOAuthError(cw, req, err)
 				return
 			}
 		}
 		// Introspection needs an authenticated client; the library refuses
 		// one without a secret with a 400 before we see it.
 		if req.URL.Path == "/"+pathIntrospect && !hasClientSecret(req) {
-			httpx.WriteOAuthError(cw, http.StatusUnauthorized, "invalid_client", "client authentication required")
+			a.writeOAuthError(cw, req, errClientAuthRequired)
 			return
 		}
 		// The library has no password grant.
@@ -130,22 +134,25 @@ func hasClientSecret(r *http.Request) bool {
 }
 
 // challengeWriter adds the WWW-Authenticate challenge RFC 6749 §5.2 asks
-// for on every 401 invalid_client; the library sends the status alone.
+// for on every 401 invalid_client; the library sends the status alone. It
+// adds the Retry-After of a failure protocolError classified, too.
 type challengeWriter struct {
 	http.ResponseWriter
-	realm string
+	realm   string
+	failure *protocolFailure
 }
 
 func (w *challengeWriter) WriteHeader(code int) {
 	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="`+w.realm+`"`)
 	}
+	if w.failure != nil && w.failure.err != nil && code == w.failure.err.Status {
+		httpx.SetRetryAfter(w.ResponseWriter, w.failure.err)
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// writeOAuthError answers in RFC 6749's error format.
 
 // grantsSupported are the grants this provider serves now, as discovery
 // advertises them.
@@ -251,17 +258,79 @@ func (a *App) oidcClient(realm *store.Realm, c *store.Client) *oidcClient {
 // (RFC 6749 §5.2), whatever was wrong.
 var errClientAuth = op.NewStatusError(oidc.ErrInvalidClient().WithDescription("client authentication failed"), http.StatusUnauthorized)
 
-// protocolError passes OAuth errors through and turns anything else into a
-// bare server_error, logging the cause: the library would otherwise show
-// the cause's text to the client.
+// errClientAuthRequired: introspection without a client's credentials.
+var errClientAuthRequired = op.NewStatusError(oidc.ErrInvalidClient().WithDescription("client authentication required"),
+	http.StatusUnauthorized)
+
+// protocolFailure is what protocolError learns of a failure that the
+// library's answer cannot carry, for challengeWriter: its Retry-After.
+type protocolFailure struct{ err *apperr.Error }
+
+type protocolFailureKey struct{}
+
+// protocolError is the renderer of the OpenID Connect endpoints, whose
+// answers the library writes: err as oauthFailure makes it, its
+// Retry-After kept for challengeWriter to add.
 func (a *App) protocolError(ctx context.Context, err error) error {
+	oauthErr, e := a.oauthFailure(ctx, err)
+	if f, ok := ctx.Value(protocolFailureKey{}).(*protocolFailure); ok && e != nil {
+		f.err = e
+	}
+	return oauthErr
+}
+
+// writeOAuthError answers err in RFC 6749's error format where the
+// library does not, as protocolError does.
+func (a *App) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
+	oauthErr, e := a.oauthFailure(r.Context(), err)
+	if e != nil {
+		httpx.SetRetryAfter(w, e)
+	}
+	op.WriteError(w, r, oauthErr, nil)
+}
+
+// oauthFailure is err as an OAuth error with its status: an OAuth error
+// as it is (e nil); any other error by its classification e (oauthErrorOf),
+// a fault of the server logged with its cause: the library would
+// otherwise show the cause's text to the client.
+func (a *App) oauthFailure(ctx context.Context, err error) (oauthErr error, e *apperr.Error) {
 	var oe *oidc.Error
 	var se op.StatusError
 	if err == nil || errors.As(err, &oe) || errors.As(err, &se) {
-		return err
+		return err, nil
 	}
-	a.log.ErrorContext(ctx, "protocol request failed", "err", err)
-	return op.NewStatusError(oidc.ErrServerError().WithDescription("internal server error"), http.StatusInternalServerError)
+	e = httpx.Classify(err)
+	if e.Status >= http.StatusInternalServerError {
+		a.log.ErrorContext(ctx, "protocol request failed", "status", e.Status, "err", err)
+	}
+	return op.NewStatusError(oauthErrorOf(e), e.Status), e
+}
+
+// oauthCodes are the OAuth errors of the codes of the vocabulary that
+// have one of their own.
+var oauthCodes = map[apperr.Code]func() *oidc.Error{
+	// A path of no realm has no authorization server to answer for.
+	apperr.CodeNotFound: func() *oidc.Error { return &oidc.Error{ErrorType: "not_found"} },
+	// Only the credential grants are throttled: RFC 6749 names no code for
+	// it, and the grant is what is refused.
+	apperr.CodeTooManyRequests: oidc.ErrInvalidGrant,
+}
+
+// oauthErrorOf is e in OAuth 2.0's error vocabulary (RFC 6749 §5.2): the
+// code of its own where it has one (oauthCodes), else invalid_request for
+// a fault of the caller (a body over the size limit too) and server_error
+// for one of the server (a busy server too), described by e's message,
+// which for a fault nobody described is "internal server error".
+func oauthErrorOf(e *apperr.Error) *oidc.Error {
+	newError, ok := oauthCodes[e.Code]
+	switch {
+	case ok:
+	case e.Status >= http.StatusInternalServerError:
+		newError = oidc.ErrServerError
+	default:
+		newError = oidc.ErrInvalidRequest
+	}
+	return newError().WithDescription("%s", e.Message)
 }
 
 func (a *App) authenticateClient(ctx context.Context, realm *store.Realm, clientID, secret string) (*store.Client, error) {

@@ -14,7 +14,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
-	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -253,14 +253,12 @@ func (a *App) backchannelLogoutIn(w http.ResponseWriter, r *http.Request) {
 		ended, err = a.endLogoutTokenSessions(ctx, realm, lt)
 	}
 	var bad logoutTokenError
-	switch {
-	case errors.As(err, &bad):
+	if errors.As(err, &bad) {
 		a.log.DebugContext(ctx, "logout token refused", "realm", realm.Name, "err", err)
-		httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", string(bad))
-		return
-	case err != nil:
-		a.log.ErrorContext(ctx, "back-channel logout failed", "realm", realm.Name, "err", err)
-		httpx.WriteOAuthError(w, http.StatusInternalServerError, "server_error", "internal server error")
+		err = apperr.Invalid("%s", string(bad))
+	}
+	if err != nil {
+		a.writeOAuthError(w, r, err)
 		return
 	}
 	a.loggedOut(ctx, realm, ended, lt.client.ClientID, map[string]string{"source": "backchannel"})

@@ -6,14 +6,14 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
 
 // errOtherBrowser: a consent form of a request that this browser's SSO
 // session did not authenticate.
-var errOtherBrowser = &pageError{status: http.StatusForbidden,
-	message: "error.otherBrowser"}
+var errOtherBrowser = pageErr(http.StatusForbidden, apperr.CodeForbidden, "error.otherBrowser")
 
 // consentRequest loads the request a consent form answers: authenticated,
 // and by the browser's own SSO session.

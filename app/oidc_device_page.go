@@ -56,18 +56,21 @@ func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
 			err = a.deviceShow(w, r, realm)
 		}
 	}
-	if err == nil {
-		return
+	if err != nil {
+		a.renderDeviceError(w, r, err)
 	}
-	ae := httpx.Classify(err)
-	if ae.Status >= http.StatusInternalServerError {
-		a.log.ErrorContext(r.Context(), "device page failed", "err", err)
-	}
+}
+
+// renderDeviceError is the error page of the device page, in its own look:
+// classified as every page's error (pageFailure), it says that there is
+// no such page or to try again later.
+func (a *App) renderDeviceError(w http.ResponseWriter, r *http.Request, err error) {
+	e, _ := a.pageFailure(w, r, err)
 	heading, message := "error.internal.heading", "error.tryLater"
-	if ae.Status == http.StatusNotFound {
+	if e.Status == http.StatusNotFound {
 		heading, message = "error.notFound.heading", "error.notFound"
 	}
-	if err := a.renderPage(w, r, ae.Status, ui.DeviceMessage(a.page(heading), heading, message)); err != nil {
+	if err := a.renderPage(w, r, e.Status, ui.DeviceMessage(a.page(heading), heading, message)); err != nil {
 		a.log.ErrorContext(r.Context(), "render device page", "err", err)
 	}
 }

@@ -3,9 +3,8 @@ package app
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
-	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/apperr"
 )
 
 // The client endpoints (token, introspection, revocation, device
@@ -33,16 +32,14 @@ var (
 // does. Whoever parses a body first gets its error, and the CORS check
 // reads client_id from it: a body over the size limit would otherwise
 // reach the library as an empty form ("grant_type missing").
-func readProtocolForm(next http.Handler) http.Handler {
+func (a *App) readProtocolForm(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			if err := r.ParseForm(); err != nil {
-				if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-					httpx.WriteOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request",
-						"request body exceeds "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-					return
+				if tooBig := (*http.MaxBytesError)(nil); !errors.As(err, &tooBig) {
+					err = apperr.Invalid("the request body is not a readable form")
 				}
-				httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a readable form")
+				a.writeOAuthError(w, r, err)
 				return
 			}
 		}
@@ -54,25 +51,21 @@ func readProtocolForm(next http.Handler) http.Handler {
 // a client endpoint, whose form readProtocolForm has read: no client
 // credentials in the URL (§2.3.1), no parameter twice (§3.1, §3.2). What
 // passes is read from the body only, as Keycloak reads it: the library
-// would otherwise mix the query in. It answers and returns false for a
-// request that breaks a rule.
-func checkClientForm(w http.ResponseWriter, r *http.Request) bool {
+// would otherwise mix the query in.
+func checkClientForm(r *http.Request) error {
 	if r.URL.RawQuery != "" {
 		query := r.URL.Query()
 		for _, name := range queryCredentials {
 			if query.Has(name) {
-				httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request",
-					name+" must be sent in the request body, never in the URL")
-				return false
+				return apperr.Invalid("%s must be sent in the request body, never in the URL", name)
 			}
 		}
 	}
 	if name := repeatedParam(r.PostForm); name != "" {
-		httpx.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", "parameter "+name+" is repeated")
-		return false
+		return apperr.Invalid("parameter %s is repeated", name)
 	}
 	r.Form = r.PostForm
-	return true
+	return nil
 }
 
 // repeatedParam names a parameter given more than once, the first in

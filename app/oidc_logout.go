@@ -126,9 +126,8 @@ func (a *App) rpLogout(w http.ResponseWriter, r *http.Request) {
 			Error: "invalid_request", Details: map[string]string{"reason": string(refusal)}})
 		err = a.renderPage(w, r, http.StatusBadRequest, ui.LogoutError(a.page("logout.title"), string(refusal)))
 	default:
-		a.log.ErrorContext(ctx, "logout failed", "realm", realm.Name, "err", err)
-		err = a.renderPage(w, r, http.StatusInternalServerError,
-			ui.LogoutError(a.page("logout.title"), "error.internal"))
+		e, key := a.pageFailure(w, r, err)
+		err = a.renderPage(w, r, e.Status, ui.LogoutError(a.page("logout.title"), key))
 	}
 	if err != nil {
 		a.log.ErrorContext(ctx, "render logout page", "err", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -35,7 +36,7 @@ func (a *App) realmPage(h realmHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 		if errors.Is(err, store.ErrNotFound) {
-			err = &pageError{status: http.StatusNotFound, message: "error.noRealm"}
+			err = errNoRealm
 		}
 		if err == nil {
 			r = withRealm(r, realm)
@@ -47,36 +48,89 @@ func (a *App) realmPage(h realmHandler) http.Handler {
 	})
 }
 
-// pageError is a failure a page shows as it is, without sending the
-// browser anywhere.
-type pageError struct {
-	status  int
-	message string
+// errNoRealm is an unknown or disabled realm, on the pages and the APIs
+// under /realms/{realm}.
+var errNoRealm = apperr.NotFound("realm").WithKey("error.noRealm")
+
+// pageErr is an error a page shows with its own message, key.
+func pageErr(status int, code apperr.Code, key string) *apperr.Error {
+	return apperr.New(status, code, "").WithKey(key)
 }
 
-func (e *pageError) Error() string { return e.message }
-
-func badPage(message string) *pageError {
-	return &pageError{status: http.StatusBadRequest, message: message}
+// badPage is a request a page cannot take, said by key.
+func badPage(key string) *apperr.Error {
+	return pageErr(http.StatusBadRequest, apperr.CodeInvalidRequest, key)
 }
 
 // errStaleAuthRequest is a login or consent form whose authorization
 // request is unknown, expired or already answered.
 var errStaleAuthRequest = badPage("error.staleAuthRequest")
 
+// formError is a refused request that a browser is answered with a page
+// of its own: the form again with the message at its field, or the page
+// the browser goes on to. Every other renderer sees err.
+type formError struct {
+	err  error
+	page func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error
+}
+
+func (e *formError) Error() string { return e.err.Error() }
+func (e *formError) Unwrap() error { return e.err }
+
+// withPage is err with the page a browser gets for it, when err refuses
+// the request (a status below 500); a fault of the server stays as it is,
+// for the error page.
+func withPage(err error, page func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error) error {
+	if e := httpx.Classify(err); e.Status < http.StatusInternalServerError {
+		return &formError{err: err, page: page}
+	}
+	return err
+}
+
+// pageMessages is the message a page shows for an error of a code, when
+// the error brings none of its own (Key).
+var pageMessages = map[apperr.Code]string{
+	apperr.CodeNotFound:            "error.notFound",
+	apperr.CodeTooManyRequests:     "error.tooManyRequests",
+	apperr.CodeWebAuthnUnavailable: "webauthn.error.unavailable",
+}
+
+// pageFailure classifies err for a page: it is logged as the APIs log
+// their failures (a fault of the server once, at error level, with its
+// cause), Retry-After is set when the caller may try again, and key is
+// the message to show: the error's own, else its code's, else its
+// message when the caller is at fault; a fault of the server shows
+// nothing of itself.
+func (a *App) pageFailure(w http.ResponseWriter, r *http.Request, err error) (e *apperr.Error, key string) {
+	e = httpx.Classify(err)
+	httpx.LogFailure(a.log, r, e.Status, err)
+	httpx.SetRetryAfter(w, e)
+	switch key = pageMessages[e.Code]; {
+	case e.Key != "":
+		key = e.Key
+	case key != "":
+	case e.Status < http.StatusInternalServerError:
+		key = e.Message
+	default:
+		key = "error.internal"
+	}
+	return e, key
+}
+
+// renderPageError is the renderer of the hosted pages: a refused form as
+// its page says (formError), anything else as the error page, with the
+// error's status.
 func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error) {
-	var pe *pageError
-	if !errors.As(err, &pe) {
-		ae := httpx.Classify(err) // a store or body-size failure still gets its status
-		pe = &pageError{status: ae.Status, message: "error.internal"}
-		if ae.Status < http.StatusInternalServerError {
-			pe.message = ae.Message
-		}
-		if ae.Status >= http.StatusInternalServerError {
-			a.log.ErrorContext(r.Context(), "page request failed", "path", r.URL.Path, "err", err)
+	var fe *formError
+	if errors.As(err, &fe) {
+		e := httpx.Classify(fe.err)
+		httpx.SetRetryAfter(w, e)
+		if err = fe.page(w, r, e); err == nil {
+			return
 		}
 	}
-	if err := a.renderPage(w, r, pe.status, ui.AuthError(a.page("error.title"), pe.message)); err != nil {
+	e, key := a.pageFailure(w, r, err)
+	if err := a.renderPage(w, r, e.Status, ui.AuthError(a.page("error.title"), key)); err != nil {
 		a.log.ErrorContext(r.Context(), "render error page", "err", err)
 	}
 }
@@ -131,8 +185,7 @@ func (a *App) checkCSRF(r *http.Request, form, authRequestID string) error {
 	return a.checkCSRFValue(r, form, authRequestID, r.PostForm.Get("csrf"))
 }
 
-var errCSRF = &pageError{status: http.StatusForbidden,
-	message: "error.csrf"}
+var errCSRF = pageErr(http.StatusForbidden, apperr.CodeForbidden, "error.csrf")
 
 // pageAuthRequest loads the authorization request a login or consent form
 // answers: of the realm, not answered yet, not expired, and authenticated

@@ -24,21 +24,10 @@ import (
 func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	resp, err := a.passwordTokens(ctx, r)
-	var throttled *throttledError
-	if errors.As(err, &throttled) {
-		// The flood guard holds: 429 with the wait, as on every credential
-		// endpoint, in OAuth's error shape (RFC 6749 names no code for it).
-		httpx.RetryAfter(w, throttled.wait)
-		err = op.NewStatusError(oidc.ErrInvalidGrant().WithDescription("too many failed sign-ins; try again later"),
-			http.StatusTooManyRequests)
-	}
-	if errors.Is(err, errHashBusy) {
-		// A login storm: the password could not be checked in time.
-		httpx.RetryAfter(w, hashRetryAfter)
-		err = op.NewStatusError(oidc.ErrServerError().WithDescription("%s", errHashBusy.Message), http.StatusServiceUnavailable)
-	}
 	if err != nil {
-		op.WriteError(w, r, a.protocolError(ctx, err), nil)
+		// The flood guard holds: 429 with the wait, as on every credential
+		// endpoint; a login storm (errHashBusy): 503 with the wait.
+		a.writeOAuthError(w, r, throttleRefusal(err, "too many failed sign-ins; try again later", ""))
 		return
 	}
 	for k, v := range resp.Header {

@@ -22,22 +22,21 @@ var errReauthRequired = &apperr.Error{Status: http.StatusUnauthorized, Code: app
 	Message: "registering or removing a second factor needs an authentication at most 5 minutes old: " +
 		"sign the user in again (max_age=0 or prompt=login) and use the new access token"}
 
-// recentAuth says whether c authenticated within reauthMaxAge. When not,
-// the caller is answered: a browser sent to sign in again (prompt=login)
-// and back to returnTo, a path of the account pages; a Bearer caller, or
-// a page's script (returnTo ""), with errReauthRequired, the error
-// returned.
-func (a *App) recentAuth(w http.ResponseWriter, r *http.Request, c *accountCaller, returnTo string) (bool, error) {
+// recentAuth is nil when c authenticated within reauthMaxAge, else
+// errReauthRequired: an API caller, or a page's script (returnTo ""), gets
+// it with RFC 9470's challenge (setBearerChallenge); a browser is sent to
+// sign in again (prompt=login) and back to returnTo, a path of the
+// account pages.
+func (a *App) recentAuth(c *accountCaller, returnTo string) error {
 	if a.authRecent(c) {
-		return true, nil
+		return nil
 	}
-	if c.api || returnTo == "" {
-		// RFC 9470's challenge: the client can tell what to ask for.
-		w.Header().Set("WWW-Authenticate", `Bearer realm="`+c.realm.Name+`", error="insufficient_user_authentication", `+
-			`error_description="a recent authentication is required", max_age="0"`)
-		return false, errReauthRequired
+	if returnTo == "" {
+		return errReauthRequired
 	}
-	return false, a.startAccountSignIn(w, r, c.realm, returnTo, "login")
+	return withPage(errReauthRequired, func(w http.ResponseWriter, r *http.Request, _ *apperr.Error) error {
+		return a.startAccountSignIn(w, r, c.realm, returnTo, "login")
+	})
 }
 
 // authRecent says whether c authenticated within reauthMaxAge.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -17,7 +18,7 @@ import (
 
 const pathRegister = "/register"
 
-var errRegistrationClosed = &pageError{status: http.StatusNotFound, message: "register.error.closed"}
+var errRegistrationClosed = pageErr(http.StatusNotFound, apperr.CodeNotFound, "register.error.closed")
 
 // registerFormFields is the page's view of the realm's enabled fields,
 // with the values and errors of a post.

@@ -71,7 +71,7 @@ func (a *App) routes() *mux.Router {
 	// The OpenID Connect provider: OAuth errors; CORS per client.
 	provider := a.providerEndpoint()
 	protocol := func(method, path string, h http.Handler) { add(method, "/realms/{realm}"+path, public, h) }
-	form := func(h http.Handler) http.Handler { return readProtocolForm(a.cors(h)) }
+	form := func(h http.Handler) http.Handler { return a.readProtocolForm(a.cors(h)) }
 
 	api(http.MethodGet, "/", a.welcome)
 	r.PathPrefix(assets.Prefix).Handler(a.assets).Methods(http.MethodGet, http.MethodHead)
@@ -170,7 +170,7 @@ func (a *App) routes() *mux.Router {
 	account(http.MethodGet, accountWebAuthnPath, a.accountWebAuthnList)
 	account(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
 	account(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
-	account(http.MethodGet, accountWebAuthnAddPath, a.accountWebAuthnAdd)
+	account(http.MethodGet, accountWebAuthnAddPath, accountPagesOnly(a.accountWebAuthnAdd))
 
 	// Admin authentication.
 	api(http.MethodPost, "/admin/auth/login", a.adminLogin)

@@ -49,11 +49,15 @@ var (
 func (a *App) stepUpEndpoint(h accountHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		c, err := a.stepUpCaller(w, r)
+		realm, err := a.accountRealm(r)
 		if err == nil {
-			err = h(w, r, c)
+			var c *accountCaller
+			if c, err = a.stepUpCaller(r, realm); err == nil {
+				err = h(w, r, c)
+			}
 		}
 		if err != nil {
+			setBearerChallenge(w, realm, err)
 			a.writeError(w, r, err)
 		}
 	})
@@ -61,29 +65,19 @@ func (a *App) stepUpEndpoint(h accountHandler) http.Handler {
 
 // stepUpCaller is the user of a Bearer token whose sid is a live SSO
 // session of that user: the session a step-up raises.
-func (a *App) stepUpCaller(w http.ResponseWriter, r *http.Request) (*accountCaller, error) {
-	realm, err := a.accountRealm(r)
-	if err != nil {
-		return nil, err
-	}
-	challenge := `Bearer realm="` + realm.Name + `"`
+func (a *App) stepUpCaller(r *http.Request, realm *store.Realm) (*accountCaller, error) {
 	token := bearerToken(r)
 	if token == "" {
-		w.Header().Set("WWW-Authenticate", challenge)
 		return nil, errStepUpNoToken
 	}
 	c, err := a.accountBearer(r, realm, token)
-	if errors.Is(err, errAccountToken) {
-		w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token"`)
-		return nil, err
-	} else if err != nil {
+	if err != nil {
 		return nil, err
 	}
 	switch {
 	case c.sid == "":
 		return nil, errStepUpNoSession
 	case c.session == nil:
-		w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token"`)
 		return nil, errStepUpEnded
 	case c.session.Kind != store.SessionSSO:
 		return nil, errStepUpOffline

@@ -24,7 +24,6 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
-	"github.com/idenplane/idenplane/ui"
 )
 
 // WebAuthn (go-webauthn): security keys and passkeys. A user registers one
@@ -85,13 +84,9 @@ var (
 // answered with pages, as the sign-in pages are; anything else in JSON.
 func (a *App) webauthnEndpoint(h realmHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		page := isFormPost(r)
 		realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 		if errors.Is(err, store.ErrNotFound) {
-			err = apperr.NotFound("realm")
-			if page {
-				err = &pageError{status: http.StatusNotFound, message: "error.noRealm"}
-			}
+			err = errNoRealm
 		}
 		if err == nil {
 			r = withRealm(r, realm)
@@ -99,16 +94,10 @@ func (a *App) webauthnEndpoint(h realmHandler) http.Handler {
 		}
 		switch {
 		case err == nil:
-		case page:
+		case isFormPost(r):
 			a.renderPageError(w, r, err)
 		default:
-			var pe *pageError
-			if errors.As(err, &pe) {
-				err = apperr.New(pe.status, apperr.CodeInvalidRequest, "%s", a.messages.Localizer(ui.DefaultLocale).T(pe.message))
-			}
-			if errors.Is(err, errAccountToken) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.Name+`", error="invalid_token"`)
-			}
+			setBearerChallenge(w, realm, err)
 			a.writeError(w, r, err)
 		}
 	})
@@ -410,7 +399,7 @@ func (a *App) webauthnRegisterOptions(w http.ResponseWriter, r *http.Request, re
 		return err
 	}
 	if reg.caller != nil { // the account's, not a sign-in's enrolment step
-		if fresh, err := a.recentAuth(w, r, reg.caller, ""); !fresh {
+		if err := a.recentAuth(reg.caller, ""); err != nil {
 			return err
 		}
 	}
@@ -481,12 +470,13 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 	if err != nil {
 		return err
 	}
+	accountForm := in.form && reg.caller != nil && !reg.caller.api // the account page's form
 	if reg.caller != nil {
 		returnTo := "" // a script's request: answered in JSON
-		if in.form {
+		if accountForm {
 			returnTo = accountPath(realm) + accountWebAuthnPath
 		}
-		if fresh, err := a.recentAuth(w, r, reg.caller, returnTo); !fresh {
+		if err := a.recentAuth(reg.caller, returnTo); err != nil {
 			return err
 		}
 	}
@@ -497,7 +487,7 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 	if err == nil {
 		a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", reg.user, accountSessionID(reg.caller), reg.caller.clientID, cred)
 	}
-	if in.form && !reg.caller.api {
+	if accountForm {
 		return a.accountWebAuthnRegistered(w, r, reg.caller, in, err)
 	}
 	if err != nil {

@@ -508,8 +508,6 @@ func (a *App) webauthnStepLink(ctx context.Context, realm *store.Realm, st *totp
 	return webauthnStepURL(a.issuer(realm), st.ar.ID)
 }
 
-var errWebAuthnUnavailablePage = &pageError{status: http.StatusServiceUnavailable, message: "webauthn.error.unavailable"}
-
 // webauthnStepPage is GET /realms/{realm}/webauthn: the second step of a
 // sign-in with a security key, or the registration of one at an
 // enrolment step.
@@ -519,7 +517,7 @@ func (a *App) webauthnStepPage(w http.ResponseWriter, r *http.Request, realm *st
 		return err
 	}
 	if !a.webauthnAvailable() {
-		return errWebAuthnUnavailablePage
+		return errWebAuthnUnavailable
 	}
 	switch st.step.Pending {
 	case store.StepTOTPSetup:

@@ -193,10 +193,12 @@ func TestWebAuthnEnrolmentStep(t *testing.T) {
 	f := webauthnForm(t, p, "register")
 	registerOptions := e.url + webauthnPath("register/options")
 	body := map[string]any{"authRequestID": f.fields.Get("authRequestID")}
-	if r := b.postJSON(registerOptions, body); r.status != http.StatusForbidden {
+	// Refused in the API's shape, with the code of its status.
+	if r := b.postJSON(registerOptions, body); r.status != http.StatusForbidden || !strings.HasPrefix(string(r.body), `{"error":"forbidden",`) {
 		t.Fatalf("options without the CSRF token: status %d body %s", r.status, r.body)
 	}
-	if r := e.browser().postJSON(registerOptions, body, "X-CSRF-Token: "+f.fields.Get("csrf")); r.status != http.StatusForbidden {
+	if r := e.browser().postJSON(registerOptions, body, "X-CSRF-Token: "+f.fields.Get("csrf")); r.status != http.StatusForbidden ||
+		!strings.HasPrefix(string(r.body), `{"error":"forbidden",`) {
 		t.Fatalf("options from another browser: status %d body %s", r.status, r.body)
 	}
 	id, opts := pageCeremony(t, b, registerOptions, body, "X-CSRF-Token: "+f.fields.Get("csrf"))

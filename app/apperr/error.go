@@ -25,17 +25,34 @@ type Error struct {
 	Message    string
 	Field      string        // the request field at fault, if one is
 	RetryAfter time.Duration // when set, the caller may try again after it
-	Cause      error
+	// Key, when set, names the message in the hosted pages' catalogues
+	// (ui/messages), with Args for its {0}, {1}…: a page shows that, in its
+	// reader's language; an API answers Message, or Key's English text
+	// when Message is empty.
+	Key   string
+	Args  []any
+	Cause error
 }
 
 func (e *Error) Error() string {
-	if e.Cause != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	msg := e.Message
+	if msg == "" {
+		msg = e.Key
 	}
-	return string(e.Code) + ": " + e.Message
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, msg, e.Cause)
+	}
+	return string(e.Code) + ": " + msg
 }
 
 func (e *Error) Unwrap() error { return e.Cause }
+
+// WithKey is a copy of e that pages show as key, with args (see Key).
+func (e *Error) WithKey(key string, args ...any) *Error {
+	c := *e
+	c.Key, c.Args = key, args
+	return &c
+}
 
 // WithCause is a copy of e that carries cause for the log.
 func (e *Error) WithCause(cause error) *Error {

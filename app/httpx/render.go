@@ -70,8 +70,3 @@ func SetRetryAfter(w http.ResponseWriter, e *apperr.Error) {
 func RetryAfter(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 }
-
-// WriteOAuthError answers an OAuth 2.0 error (RFC 6749 §5.2).
-func WriteOAuthError(w http.ResponseWriter, status int, code, description string) {
-	WriteJSON(w, status, map[string]string{"error": code, "error_description": description})
-}
