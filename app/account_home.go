@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -220,7 +221,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	set(&u.FirstName, body.FirstName)
 	set(&u.LastName, body.LastName)
 	if u.Email != "" {
-		email, err := normalizeEmail(u.Email)
+		email, err := validate.NormalizeEmail(u.Email)
 		if err != nil {
 			return nil, false, invalid("email", "account.error.emailInvalid")
 		}
@@ -230,7 +231,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		return nil, false, invalid("email", "account.error.emailRequired")
 	}
 	for _, f := range []struct{ field, value string }{{"firstName", u.FirstName}, {"lastName", u.LastName}} {
-		if checkPersonName(f.field, f.value, 255) != nil {
+		if validate.PersonName(f.field, f.value, 255) != nil {
 			return nil, false, invalid(f.field, "account.error.nameInvalid", 255)
 		}
 	}

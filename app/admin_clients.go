@@ -19,6 +19,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -155,10 +156,10 @@ func validateClient(c *store.Client) error {
 	if !clientIDPattern.MatchString(c.ClientID) {
 		return apperr.Field("clientId", "must be 2 to %d letters, digits, '-', '_' or '.'", maxClientIDLength)
 	}
-	if err := checkDisplayName("name", c.Name, 255); err != nil {
+	if err := validate.DisplayName("name", c.Name, 255); err != nil {
 		return err
 	}
-	if err := checkText("description", c.Description, 1024); err != nil {
+	if err := validate.Text("description", c.Description, 1024); err != nil {
 		return err
 	}
 	if c.ClientType != clientConfidential && c.ClientType != clientPublic {
@@ -178,10 +179,10 @@ func validateClient(c *store.Client) error {
 		return apperr.Field("grantTypes", "a PUBLIC client cannot use %s: it has no secret to authenticate with", grantClientCredentials)
 	}
 	if c.BackchannelLogoutURI != "" {
-		if err := checkURIChars("backchannelLogoutUri", c.BackchannelLogoutURI); err != nil {
+		if err := validate.URIChars("backchannelLogoutUri", c.BackchannelLogoutURI); err != nil {
 			return err
 		}
-		if !isHTTPURL(c.BackchannelLogoutURI) || strings.Contains(c.BackchannelLogoutURI, "#") {
+		if !validate.IsHTTPURL(c.BackchannelLogoutURI) || strings.Contains(c.BackchannelLogoutURI, "#") {
 			return apperr.Field("backchannelLogoutUri", "must be an absolute http or https URL without fragment, or empty")
 		}
 	}
@@ -223,7 +224,7 @@ func checkURIText(field, s string) error {
 	if len(s) > maxClientURILength {
 		return apperr.Field(field, "must be at most %d bytes", maxClientURILength)
 	}
-	return checkURIChars(field, s)
+	return validate.URIChars(field, s)
 }
 
 // checkRedirectURI accepts an absolute URI without fragment (RFC 6749

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -431,7 +432,7 @@ func validateRealm(r *store.Realm) error {
 	case slices.Contains(reservedRealmNames, r.Name):
 		return apperr.Field("name", "%q is reserved", r.Name)
 	}
-	if err := checkDisplayName("displayName", r.DisplayName, 255); err != nil {
+	if err := validate.DisplayName("displayName", r.DisplayName, 255); err != nil {
 		return err
 	}
 	ranges := []struct {
@@ -461,11 +462,11 @@ func validateRealm(r *store.Realm) error {
 		return err
 	}
 	if r.SMTPHost != "" {
-		if err := checkHost("smtpHost", r.SMTPHost); err != nil {
+		if err := validate.Host("smtpHost", r.SMTPHost); err != nil {
 			return err
 		}
 	}
-	if err := checkSetting("smtpUser", r.SMTPUser, 255); err != nil {
+	if err := validate.Setting("smtpUser", r.SMTPUser, 255); err != nil {
 		return err
 	}
 	if len(r.SMTPPassword) > 1024 {
@@ -477,7 +478,7 @@ func validateRealm(r *store.Realm) error {
 		return apperr.Field("smtpPassword", "must be valid UTF-8 without control characters")
 	}
 	if r.SMTPFrom != "" {
-		if _, err := normalizeEmail(r.SMTPFrom); err != nil {
+		if _, err := validate.NormalizeEmail(r.SMTPFrom); err != nil {
 			return apperr.Field("smtpFrom", "must be an email address")
 		}
 	}
@@ -521,7 +522,7 @@ func validateThemeOverrides(theme map[string]any) error {
 		}
 		switch {
 		case strings.HasSuffix(k, "Url"):
-			if err := checkHTTPURL(field, s); err != nil {
+			if err := validate.HTTPURL(field, s); err != nil {
 				return err
 			}
 		case strings.HasSuffix(k, "Color"):
@@ -547,7 +548,7 @@ const maxProviderConfigValue = 4096
 // reported against the object that holds it.
 func checkProviderConfig(field string, cfg map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if err := checkIdentifier(field, k, 255); err != nil {
+		if err := validate.Identifier(field, k, 255); err != nil {
 			return err
 		}
 		if err := checkProviderValue(field+"."+k, cfg[k]); err != nil {
@@ -561,9 +562,9 @@ func checkProviderValue(field string, v any) error {
 	switch v := v.(type) {
 	case string:
 		if strings.HasSuffix(field, "Url") && v != "" {
-			return checkHTTPURL(field, v)
+			return validate.HTTPURL(field, v)
 		}
-		return checkSetting(field, v, maxProviderConfigValue)
+		return validate.Setting(field, v, maxProviderConfigValue)
 	case map[string]any:
 		return checkProviderConfig(field, v)
 	case []any:

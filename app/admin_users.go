@@ -15,6 +15,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -56,7 +57,7 @@ type userCreate struct {
 
 // validateUser checks and normalizes the fields of a user about to be stored.
 func validateUser(u *store.User) error {
-	if err := checkIdentifier("username", u.Username, maxUsernameLength); err != nil {
+	if err := validate.Identifier("username", u.Username, maxUsernameLength); err != nil {
 		return err
 	}
 	u.Username = strings.ToLower(strings.TrimSpace(u.Username))
@@ -67,16 +68,16 @@ func validateUser(u *store.User) error {
 		return apperr.Field("username", "must not contain spaces")
 	}
 	if u.Email != "" {
-		email, err := normalizeEmail(u.Email)
+		email, err := validate.NormalizeEmail(u.Email)
 		if err != nil {
 			return err
 		}
 		u.Email = email
 	}
-	if err := checkPersonName("firstName", u.FirstName, 255); err != nil {
+	if err := validate.PersonName("firstName", u.FirstName, 255); err != nil {
 		return err
 	}
-	return checkPersonName("lastName", u.LastName, 255)
+	return validate.PersonName("lastName", u.LastName, 255)
 }
 
 func userConflict(err error) error {

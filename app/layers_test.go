@@ -2,6 +2,7 @@ package app
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,8 @@ func TestLayers(t *testing.T) {
 		{"app/apperr", httpPackages},
 		{"app/authz", []string{module + "/store", module + "/app/...", module + "/ui"}},
 		{"app/httpx", []string{module + "/app", module + "/ui"}},
+		// A leaf: the standard library and the error vocabulary only.
+		{"app/validate", slices.Concat(httpPackages, []string{module + "/app/authz", module + "/app/identity"})},
 	} {
 		for _, d := range goDeps(t, module+"/"+c.pkg) {
 			if d == module+"/"+c.pkg {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -207,7 +208,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 	if body.Email == nil || *body.Email == "" {
 		return apperr.Field("email", "is required")
 	}
-	email, err := normalizeEmail(*body.Email)
+	email, err := validate.NormalizeEmail(*body.Email)
 	if err != nil {
 		return apperr.Field("email", "must be an email address")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -173,12 +174,12 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 	case reg.Email == "" && realm.RequireEmailVerification:
 		problems = append(problems, problem("register.error.emailRequired", "email", "is required"))
 	case reg.Email != "":
-		if _, err := normalizeEmail(reg.Email); err != nil {
+		if _, err := validate.NormalizeEmail(reg.Email); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.email", err: asAPIError(err)})
 		}
 	}
 	for _, f := range []struct{ name, value string }{{"firstName", reg.FirstName}, {"lastName", reg.LastName}} {
-		if err := checkPersonName(f.name, f.value, 255); err != nil {
+		if err := validate.PersonName(f.name, f.value, 255); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.name", err: asAPIError(err)})
 		}
 	}
@@ -245,7 +246,7 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 			problems = append(problems, problem("register.error.tooLong", name, "must be at most %d characters", maxAttributeValueChars))
 			continue
 		}
-		if err := checkDisplayName(name, v, maxAttributeValueChars); err != nil {
+		if err := validate.DisplayName(name, v, maxAttributeValueChars); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.format", err: asAPIError(err)})
 			continue
 		}
@@ -268,7 +269,7 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 func checkFieldValue(f *store.RegistrationField, name, v string) (fieldProblem, bool) {
 	switch f.Type {
 	case "email":
-		if _, err := normalizeEmail(v); err != nil {
+		if _, err := validate.NormalizeEmail(v); err != nil {
 			return problem("register.error.email", name, "must be an email address"), false
 		}
 	case "tel":
