@@ -31,6 +31,7 @@ import (
 
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -47,7 +48,7 @@ var schema string
 // the collector and the page faults of memory handed back and taken again
 // cost password sign-ins an eighth of their rate (at 104 MiB on 2 cores).
 func defaultMemoryLimit() int64 {
-	return 80<<20 + int64(runtime.GOMAXPROCS(0))*app.HashMemory
+	return 80<<20 + int64(runtime.GOMAXPROCS(0))*identity.HashMemory
 }
 
 // version is set at build time with -ldflags "-X main.version=…".

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -93,15 +94,15 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 	set(&password, body.CurrentPassword)
 	err = a.checkCurrentPassword(ctx, r, c, password)
 	var inv *accountInvalid
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
 	case err == nil:
 	case errors.As(err, &throttled) && c.api:
-		return a.accountThrottled(w, throttled.wait)
+		return a.accountThrottled(w, throttled.Wait)
 	case errors.As(err, &inv) && c.api:
 		return a.accountAPIError(inv)
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		return a.renderAccountDelete(w, r, c, http.StatusTooManyRequests, nil, ui.AccountDeleteView{Error: "account.error.throttled"})
 	case errors.As(err, &inv):
 		return a.renderAccountDelete(w, r, c, http.StatusBadRequest, nil,
@@ -207,7 +208,7 @@ func (a *App) deleteDueAccount(ctx context.Context, d *store.AccountDeletion, no
 		if user, err = tx.GetUser(ctx, d.RealmID, d.UserID); err != nil {
 			return err
 		}
-		return removeUser(ctx, tx, realm, user)
+		return a.id.DeleteUser(ctx, tx, realm, user)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // cancelled, rescheduled or deleted meanwhile

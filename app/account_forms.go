@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -37,7 +38,7 @@ type accountInvalid struct {
 	// A new password the realm's policy refuses: the rules it fails
 	// are the message (passwordPolicyText), not key.
 	policy *store.Realm
-	unmet  []passwordRule
+	unmet  []identity.PasswordRule
 }
 
 func (e *accountInvalid) Error() string { return e.field + ": " + e.key }
@@ -91,8 +92,8 @@ func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *acco
 	if password == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	err := a.checkUserPassword(ctx, c.realm, c.user, password, a.clientIP(r))
-	if errors.Is(err, errBadCredentials) {
+	err := a.id.CheckUserPassword(ctx, c.realm, c.user, password, a.clientIP(r))
+	if errors.Is(err, identity.ErrBadCredentials) {
 		a.accountLockedEvent(ctx, r, c, err, nil)
 		return invalid("currentPassword", "account.error.currentWrong")
 	}
@@ -100,11 +101,11 @@ func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *acco
 }
 
 // accountLockedEvent records the refusal of a locked user's credential
-// (err from checkUserPassword or checkOneTimeCode) as the sign-in forms
-// do: LOGIN_ERROR user_temporarily_disabled. Other refusals record
-// nothing here.
+// (err from the core's CheckUserPassword or CheckOneTimeCode) as the
+// sign-in forms do: LOGIN_ERROR user_temporarily_disabled. Other
+// refusals record nothing here.
 func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accountCaller, err error, details map[string]string) {
-	if _, locked := lockedOut(err); !locked {
+	if _, locked := identity.LockedOut(err); !locked {
 		return
 	}
 	d := map[string]string{"username": c.user.Username}
@@ -122,7 +123,7 @@ func checkNewPassword(realm *store.Realm, user *store.User, current, password, c
 	if password == "" {
 		return invalid("newPassword", "account.error.newRequired")
 	}
-	if unmet := unmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
+	if unmet := identity.UnmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
 		return &accountInvalid{field: "newPassword", policy: realm, unmet: unmet}
 	}
 	if password == current {

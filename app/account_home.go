@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -239,9 +240,9 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	if emailChanged {
 		u.EmailVerified = false
 	}
-	if err := a.store.UpdateUser(ctx, &u); err != nil {
-		var ce *store.ConflictError
-		if errors.As(err, &ce) && ce.Column == "email" {
+	if err := a.id.UpdateUser(ctx, a.store, &u); err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) && ae.Status == http.StatusConflict && ae.Field == "email" {
 			inv := invalid("email", "account.error.emailTaken")
 			inv.conflict = true
 			return nil, false, inv

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -37,15 +38,15 @@ func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *account
 	}
 	err := a.changeAccountPassword(r, c, body)
 	var inv *accountInvalid
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
 	case err == nil:
 	case errors.As(err, &throttled) && c.api:
-		return a.accountThrottled(w, throttled.wait)
+		return a.accountThrottled(w, throttled.Wait)
 	case errors.As(err, &inv) && c.api:
 		return a.accountAPIError(inv)
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		v := accountView(c.user)
 		v.Password.Error = "account.error.throttled"
 		return a.renderAccount(w, r, c, http.StatusTooManyRequests, v)
@@ -92,17 +93,17 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 	if err := a.checkCurrentPassword(ctx, r, c, current); err != nil {
 		return err
 	}
-	hash, err := a.newPasswordHash(ctx, c.realm, c.user, password)
-	var refused *passwordRefused
+	hash, err := a.id.NewPasswordHash(ctx, c.realm, c.user, password)
+	var refused *identity.PasswordRefused
 	if errors.As(err, &refused) { // the history: the rest passed checkNewPassword
-		return &accountInvalid{field: "newPassword", policy: c.realm, unmet: refused.unmet}
+		return &accountInvalid{field: "newPassword", policy: c.realm, unmet: refused.Unmet()}
 	} else if err != nil {
 		return err
 	}
 	now := a.now().UnixMilli()
 	var ended []*store.Session
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := a.setPassword(ctx, tx, c.realm, c.user.ID, hash, false); err != nil {
+		if err := a.id.SetPassword(ctx, tx, c.realm, c.user.ID, hash, false); err != nil {
 			return err
 		}
 		ended, err = tx.DeleteOtherUserSessions(ctx, c.realm.ID, c.user.ID, c.sessionID(), now)

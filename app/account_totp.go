@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -41,7 +42,7 @@ var errAPITOTPEnrolled = apperr.New(http.StatusConflict, apperr.CodeConflict, "T
 func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	// Enrolling asks for a recent sign-in (reauth.go); seeing that TOTP
 	// is on, and the form that removes it, does not.
-	if cred, err := a.userTOTP(r.Context(), c.realm, c.user.ID); err != nil {
+	if cred, err := a.id.UserTOTP(r.Context(), c.realm, c.user.ID); err != nil {
 		return err
 	} else if cred == nil {
 		if fresh, err := a.recentAuth(w, r, c, accountPath(c.realm)+"/totp-setup"); !fresh {
@@ -59,8 +60,8 @@ func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accoun
 	}
 	if c.api {
 		httpx.WriteJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
-			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: totpDigits.Length(),
-			Period: totpPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
+			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: identity.TOTPDigits.Length(),
+			Period: identity.TOTPPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
 		return nil
 	}
 	return a.renderAccountTOTPSetup(w, r, c, e, http.StatusOK, "")
@@ -112,9 +113,9 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusConflict, ui.AccountTOTPForm{})
 	case errors.Is(err, errNoEnrolment) && c.api:
 		return apperr.Invalid("no TOTP enrolment in progress, or it expired: GET totp-setup first")
-	case errors.Is(err, errInvalidTOTP) && c.api:
+	case errors.Is(err, identity.ErrInvalidTOTP) && c.api:
 		return apperr.Field("code", "is not a current code of the authenticator")
-	case errors.Is(err, errNoEnrolment), errors.Is(err, errInvalidTOTP):
+	case errors.Is(err, errNoEnrolment), errors.Is(err, identity.ErrInvalidTOTP):
 		msg := "totp.error.code"
 		if errors.Is(err, errNoEnrolment) {
 			msg = "totp.error.expired"
@@ -145,7 +146,7 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	if err != nil {
 		return err
 	}
-	cred, err := a.userTOTP(ctx, c.realm, c.user.ID)
+	cred, err := a.id.UserTOTP(ctx, c.realm, c.user.ID)
 	if err != nil {
 		return err
 	}
@@ -160,11 +161,11 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	// Both proofs are checked as at sign-in, under the realm's brute-force
 	// policy too: a locked user's proof is refused as a wrong one.
 	case strings.TrimSpace(in.Code) != "":
-		err = a.checkOneTimeCode(ctx, c.realm, c.user, in.Code, false, a.clientIP(r))
+		err = a.id.CheckOneTimeCode(ctx, c.realm, c.user, in.Code, false, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, map[string]string{"method": "totp"})
 		f.CodeError = "totp.error.code"
 	case in.Password != "":
-		err = a.checkUserPassword(ctx, c.realm, c.user, in.Password, a.clientIP(r))
+		err = a.id.CheckUserPassword(ctx, c.realm, c.user, in.Password, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, nil)
 		f.PasswordError = "account.totp.error.password"
 	default:
@@ -173,19 +174,19 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 		}
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, ui.AccountTOTPForm{Alert: "account.totp.error.proof"})
 	}
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		if c.api {
 			return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed attempts; try again later")
 		}
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusTooManyRequests, ui.AccountTOTPForm{Alert: "account.totp.error.throttled"})
-	case errors.Is(err, errInvalidTOTP) && c.api:
+	case errors.Is(err, identity.ErrInvalidTOTP) && c.api:
 		return apperr.Field("code", "is wrong or was already used")
-	case errors.Is(err, errBadCredentials) && c.api:
+	case errors.Is(err, identity.ErrBadCredentials) && c.api:
 		return apperr.Field("password", "is wrong")
-	case errors.Is(err, errInvalidTOTP), errors.Is(err, errBadCredentials):
+	case errors.Is(err, identity.ErrInvalidTOTP), errors.Is(err, identity.ErrBadCredentials):
 		return a.renderAccountTOTPEnabled(w, r, c, http.StatusBadRequest, f)
 	case err != nil:
 		return err

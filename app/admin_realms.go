@@ -16,6 +16,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -444,7 +445,7 @@ func validateRealm(r *store.Realm) error {
 		{"refreshTokenLifespan", r.RefreshTokenLifespan, 1, year},
 		{"offlineTokenLifespan", r.OfflineTokenLifespan, 1, 10 * year},
 		{"smtpPort", r.SMTPPort, 1, 65535},
-		{"passwordMinLength", r.PasswordMinLength, minPasswordLength, maxPasswordLength},
+		{"passwordMinLength", r.PasswordMinLength, identity.MinPasswordLength, identity.MaxPasswordLength},
 		{"passwordHistoryCount", r.PasswordHistoryCount, 0, 100},
 		{"passwordMaxAgeDays", r.PasswordMaxAgeDays, 0, 10 * 365},
 		{"maxLoginFailures", r.MaxLoginFailures, 1, 1000},

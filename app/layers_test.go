@@ -28,6 +28,8 @@ func TestLayers(t *testing.T) {
 		{"app/apperr", httpPackages},
 		{"app/authz", []string{module + "/store", module + "/app/...", module + "/ui"}},
 		{"app/httpx", []string{module + "/app", module + "/ui"}},
+		// The identity core: rules, no HTTP.
+		{"app/identity", httpPackages},
 		// A leaf: the standard library and the error vocabulary only.
 		{"app/validate", slices.Concat(httpPackages, []string{module + "/app/authz", module + "/app/identity"})},
 	} {

@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/crypto/argon2"
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // loadResult is one scenario's measurements.
@@ -210,7 +210,6 @@ func floorOps() map[string]func() {
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, rsaKeyBits)
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	salt := make([]byte, argonSaltLen)
 	return map[string]func(){
 		"RS256": func() {
 			h := sha256.Sum256(input)
@@ -222,7 +221,7 @@ func floorOps() map[string]func() {
 		},
 		"EdDSA": func() { _ = ed25519.Sign(edKey, input) },
 		"argon2id": func() {
-			_ = argon2.IDKey([]byte("load-test-password-1"), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+			_ = identity.Argon2idHash("load-test-password-1")
 		},
 	}
 }

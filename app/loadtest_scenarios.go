@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // loadScenarios are the scenarios in the order they run. The floor of a
@@ -111,7 +113,7 @@ func (e *loadEnv) client(p *loadConns) *loadClient { return &loadClient{conns: p
 
 // passwordTokens signs user i in with the password grant.
 func (e *loadEnv) passwordTokens(ctx context.Context, c *loadClient, i int, scope string) (*loadTokens, error) {
-	form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(i)}, "password": {e.password}}
+	form := url.Values{"grant_type": {identity.GrantPassword}, "username": {loadUsername(i)}, "password": {e.password}}
 	if scope != "" {
 		form.Set("scope", scope)
 	}
@@ -134,7 +136,7 @@ func same(call loadCall, n int) []loadCall {
 func ccWorkers(realm string) func(context.Context, *loadEnv, *loadConns, int) ([]loadCall, error) {
 	return func(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 		c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[realm])
-		form := url.Values{"grant_type": {grantClientCredentials}}
+		form := url.Values{"grant_type": {identity.GrantClientCredentials}}
 		return same(func(ctx context.Context) (bool, error) {
 			_, shed, err := c.do(ctx, http.MethodPost, tokenPath(realm), form, auth, http.StatusOK)
 			return shed, err
@@ -145,7 +147,7 @@ func ccWorkers(realm string) func(context.Context, *loadEnv, *loadConns, int) ([
 // introspectWorkers introspect one client-credentials access token.
 func introspectWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[loadRealm])
-	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), url.Values{"grant_type": {grantClientCredentials}}, auth, http.StatusOK)
+	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), url.Values{"grant_type": {identity.GrantClientCredentials}}, auth, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +191,7 @@ func refreshWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]lo
 		token := t.RefreshToken
 		calls[w] = func(ctx context.Context) (bool, error) {
 			body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm),
-				url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {token}}, auth, http.StatusOK)
+				url.Values{"grant_type": {identity.GrantRefreshToken}, "refresh_token": {token}}, auth, http.StatusOK)
 			if err != nil || shed {
 				return shed, err
 			}
@@ -208,7 +210,7 @@ func refreshWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]lo
 func passwordWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
 	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
 	return same(func(ctx context.Context) (bool, error) {
-		form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(rand.IntN(e.users))}, "password": {e.password}}
+		form := url.Values{"grant_type": {identity.GrantPassword}, "username": {loadUsername(rand.IntN(e.users))}, "password": {e.password}}
 		_, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), form, auth, http.StatusOK)
 		return shed, err
 	}, n), nil

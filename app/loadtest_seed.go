@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -50,14 +51,14 @@ func (e *loadEnv) setUp(ctx context.Context, srv *loadServer) error {
 		}
 		var svc struct{ Secret string }
 		if err := e.admin(ctx, http.MethodPost, "/admin/realms/"+r.name+"/clients",
-			map[string]any{"clientId": loadSvcClient, "grantTypes": []string{grantClientCredentials}}, http.StatusCreated, &svc); err != nil {
+			map[string]any{"clientId": loadSvcClient, "grantTypes": []string{identity.GrantClientCredentials}}, http.StatusCreated, &svc); err != nil {
 			return err
 		}
 		e.svcSecret[r.name] = svc.Secret
 	}
 	var app struct{ Secret string }
 	if err := e.admin(ctx, http.MethodPost, "/admin/realms/"+loadRealm+"/clients",
-		map[string]any{"clientId": loadAppClient, "grantTypes": []string{grantPassword, grantRefreshToken}}, http.StatusCreated, &app); err != nil {
+		map[string]any{"clientId": loadAppClient, "grantTypes": []string{identity.GrantPassword, identity.GrantRefreshToken}}, http.StatusCreated, &app); err != nil {
 		return err
 	}
 	e.appSecret = app.Secret
@@ -108,7 +109,7 @@ func (e *loadEnv) seed(ctx context.Context, spec loadServerSpec) error {
 	if err != nil {
 		return err
 	}
-	e.hashedPass = argon2idHash(e.password)
+	e.hashedPass = identity.Argon2idHash(e.password)
 	ids, err := seedUsers(ctx, st, realm.ID, e.cfg.Users, e.hashedPass, newProgress(e.cfg.Progress, "seeding users", e.cfg.Users))
 	if err != nil {
 		return err

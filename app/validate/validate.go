@@ -205,7 +205,7 @@ func HTTPURL(field, s string) error {
 // '>' that RFC 3986 leaves out of URIs. Non-ASCII letters stay allowed
 // (IRIs); url.Parse percent-encodes them.
 func URIChars(field, s string) error {
-	if err := Chars(field, s, MaxURILength, SettingText); err != nil {
+	if err := Chars(field, s, maxURILength, SettingText); err != nil {
 		return err
 	}
 	if strings.ContainsAny(s, ` "<>`) {
@@ -214,7 +214,7 @@ func URIChars(field, s string) error {
 	return nil
 }
 
-const MaxURILength = 2048
+const maxURILength = 2048
 
 // Host accepts a host name or IPv4 address, as an SMTP server is
 // named: DNS labels of letters, digits, '-' and '_', at most 63 characters
