@@ -9,7 +9,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 )
 
-func TestCheckChars(t *testing.T) {
+func TestChars(t *testing.T) {
 	kinds := map[TextKind]string{IdentifierText: "identifier", PersonNameText: "person name", DisplayText: "display name",
 		SettingText: "setting", FreeText: "free text"}
 	all := []TextKind{IdentifierText, PersonNameText, DisplayText, SettingText, FreeText}
@@ -73,11 +73,11 @@ func TestCheckChars(t *testing.T) {
 	}
 }
 
-// FuzzCheckChars: whatever it is given, the check does not panic, and what
+// FuzzChars: whatever it is given, the check does not panic, and what
 // it accepts holds no control character (but the free-text line breaks),
 // no bidi override, embedding or isolate, and in an identifier nothing
 // invisible at all.
-func FuzzCheckChars(f *testing.F) {
+func FuzzChars(f *testing.F) {
 	for _, s := range []string{"alice", "👩\u200d💻", "a\u202eb", "\xff", "x\u200d", "line\n", "\u200f", "<b>"} {
 		f.Add(s)
 	}
