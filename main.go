@@ -31,6 +31,7 @@ import (
 
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
 	"github.com/idenplane/idenplane/store"
 )
@@ -48,7 +49,7 @@ var schema string
 // the collector and the page faults of memory handed back and taken again
 // cost password sign-ins an eighth of their rate (at 104 MiB on 2 cores).
 func defaultMemoryLimit() int64 {
-	return 80<<20 + int64(runtime.GOMAXPROCS(0))*app.HashMemory
+	return 80<<20 + int64(runtime.GOMAXPROCS(0))*identity.HashMemory
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -830,7 +831,7 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	cfg := loadtest.Config{Schema: schema, Version: version, HashPassword: app.HashPassword, Duration: *duration,
+	cfg := loadtest.Config{Schema: schema, Version: version, HashPassword: identity.Argon2idHash, Duration: *duration,
 		Concurrency: *concurrency, Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut,
 		NoEvents: *noEvents, ProfileDir: *profile, Dir: *dir, Progress: stderr}
 	if *scenarios != "" {

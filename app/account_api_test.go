@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -234,7 +235,7 @@ func TestAccountAPIPasswordThrottled(t *testing.T) {
 	e := newAccountEnv(t)
 	tok := e.token("alice", codeflowPassword).AccessToken
 	wrong := map[string]any{"currentPassword": "wrong password!", "newPassword": "another passphrase", "confirmation": "another passphrase"}
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		mustError(t, e.api(http.MethodPost, "/password", tok, wrong), 400, "invalid_field", "currentPassword")
 	}
 	right := map[string]any{"currentPassword": codeflowPassword, "newPassword": "another passphrase", "confirmation": "another passphrase"}

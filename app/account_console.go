@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -41,8 +42,8 @@ func (a *App) accountConsoleRedirect(realm *store.Realm) string {
 func (a *App) newAccountConsole(realm *store.Realm) *store.Client {
 	return &store.Client{ID: uuid.NewString(), RealmID: realm.ID, ClientID: accountConsoleClientID,
 		Name: "Account console", Description: "The realm's account pages, where users manage their own account.",
-		ClientType: clientPublic, Enabled: true, RedirectURIs: []string{a.accountConsoleRedirect(realm)},
-		GrantTypes: []string{grantAuthorizationCode}, BackchannelLogoutSessionRequired: true,
+		ClientType: identity.ClientPublic, Enabled: true, RedirectURIs: []string{a.accountConsoleRedirect(realm)},
+		GrantTypes: []string{identity.GrantAuthorizationCode}, BackchannelLogoutSessionRequired: true,
 		CreatedAt: a.now().UnixMilli()}
 }
 
@@ -50,7 +51,7 @@ func (a *App) newAccountConsole(realm *store.Realm) *store.Client {
 // standard scopes of a new client, inside the caller's transaction.
 func (a *App) seedAccountConsole(ctx context.Context, tx *store.Store, realm *store.Realm) error {
 	c := a.newAccountConsole(realm)
-	if err := validateClient(c); err != nil {
+	if err := identity.ValidateClient(c); err != nil {
 		return err
 	}
 	if err := tx.CreateClient(ctx, c); err != nil {

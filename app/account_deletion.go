@@ -196,7 +196,7 @@ func (a *App) deleteDueAccount(ctx context.Context, d *store.AccountDeletion, no
 		if user, err = tx.GetUser(ctx, d.RealmID, d.UserID); err != nil {
 			return err
 		}
-		return removeUser(ctx, tx, realm, user)
+		return a.id.DeleteUser(ctx, tx, realm, user)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // cancelled, rescheduled or deleted meanwhile

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -39,9 +40,9 @@ var errEmailTaken = apperr.Conflict("email", "").WithKey("account.error.emailTak
 // passwordPolicyRefused is a new password the realm's policy refuses: an
 // API caller is told every unmet rule in English; a page names them in its
 // language (fieldText).
-func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []passwordRule) *apperr.Error {
+func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []identity.PasswordRule) *apperr.Error {
 	e := apperr.New(http.StatusBadRequest, apperr.CodeInvalidField, "%s",
-		passwordPolicyText(a.messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(passwordPolicyError(realm, unmet))
+		passwordPolicyText(a.messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(identity.PasswordPolicyError(realm, unmet))
 	e.Field = "newPassword"
 	return e
 }
@@ -70,11 +71,11 @@ func (a *App) pageText(r *http.Request, key string, args ...any) string {
 // saying message to an API caller and key on a page; any other err as it
 // is.
 func throttleRefusal(err error, message, key string) error {
-	var t *throttledError
+	var t *identity.ThrottledError
 	if !errors.As(err, &t) {
 		return err
 	}
-	return apperr.TooMany(t.wait, "%s", message).WithKey(key)
+	return apperr.TooMany(t.Wait, "%s", message).WithKey(key)
 }
 
 // checkCurrentPassword checks the password the caller typed to confirm a
@@ -86,8 +87,8 @@ func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *acco
 	if password == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	err := a.checkUserPassword(ctx, c.realm, c.user, password, a.clientIP(r))
-	if errors.Is(err, errBadCredentials) {
+	err := a.id.CheckUserPassword(ctx, c.realm, c.user, password, a.clientIP(r))
+	if errors.Is(err, identity.ErrBadCredentials) {
 		a.accountLockedEvent(ctx, r, c, err, nil)
 		return invalid("currentPassword", "account.error.currentWrong")
 	}
@@ -95,11 +96,11 @@ func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *acco
 }
 
 // accountLockedEvent records the refusal of a locked user's credential
-// (err from checkUserPassword or checkOneTimeCode) as the sign-in forms
-// do: LOGIN_ERROR user_temporarily_disabled. Other refusals record
-// nothing here.
+// (err from the core's CheckUserPassword or CheckOneTimeCode) as the
+// sign-in forms do: LOGIN_ERROR user_temporarily_disabled. Other
+// refusals record nothing here.
 func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accountCaller, err error, details map[string]string) {
-	if _, locked := lockedOut(err); !locked {
+	if _, locked := identity.LockedOut(err); !locked {
 		return
 	}
 	d := map[string]string{"username": c.user.Username}
@@ -117,7 +118,7 @@ func (a *App) checkNewPassword(realm *store.Realm, user *store.User, current, pa
 	if password == "" {
 		return invalid("newPassword", "account.error.newRequired")
 	}
-	if unmet := unmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
+	if unmet := identity.UnmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
 		return a.passwordPolicyRefused(realm, unmet)
 	}
 	if password == current {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -213,7 +214,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	set(&u.FirstName, body.FirstName)
 	set(&u.LastName, body.LastName)
 	if u.Email != "" {
-		email, err := normalizeEmail(u.Email)
+		email, err := validate.NormalizeEmail(u.Email)
 		if err != nil {
 			return nil, false, invalid("email", "account.error.emailInvalid")
 		}
@@ -223,7 +224,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		return nil, false, invalid("email", "account.error.emailRequired")
 	}
 	for _, f := range []struct{ field, value string }{{"firstName", u.FirstName}, {"lastName", u.LastName}} {
-		if checkPersonName(f.field, f.value, 255) != nil {
+		if validate.PersonName(f.field, f.value, 255) != nil {
 			return nil, false, invalid(f.field, "account.error.nameInvalid", 255)
 		}
 	}
@@ -231,9 +232,9 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	if emailChanged {
 		u.EmailVerified = false
 	}
-	if err := a.store.UpdateUser(ctx, &u); err != nil {
-		var ce *store.ConflictError
-		if errors.As(err, &ce) && ce.Column == "email" {
+	if err := a.id.UpdateUser(ctx, a.store, &u); err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) && ae.Status == http.StatusConflict && ae.Field == "email" {
 			return nil, false, errEmailTaken
 		}
 		return nil, false, err

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 func TestAccountPagesSignIn(t *testing.T) {
@@ -70,8 +72,8 @@ func TestAccountPagesConsoleClient(t *testing.T) {
 	r := e.admin(http.MethodGet, "/admin/realms/acme/clients/"+accountConsoleClientID, nil)
 	mustStatus(t, r, http.StatusOK)
 	c := r.object(t)
-	if c["clientType"] != clientPublic || c["requireConsent"] != false || c["enabled"] != true ||
-		!jsonEqual(c["redirectUris"], []any{e.url + accountTestHome}) || !jsonEqual(c["grantTypes"], []any{grantAuthorizationCode}) {
+	if c["clientType"] != identity.ClientPublic || c["requireConsent"] != false || c["enabled"] != true ||
+		!jsonEqual(c["redirectUris"], []any{e.url + accountTestHome}) || !jsonEqual(c["grantTypes"], []any{identity.GrantAuthorizationCode}) {
 		t.Fatalf("account-console %v", c)
 	}
 	// A realm without one (imported, or its admin deleted it) gets it back
@@ -201,7 +203,7 @@ func TestAccountPagesPassword(t *testing.T) {
 
 	// Too many wrong current passwords: 429 with Retry-After, on the page.
 	p = b.get(e.url + accountTestHome)
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		p = accountSubmit(b, p, "/password", map[string]string{"currentPassword": "wrong password!", "newPassword": "x yz abc def",
 			"confirmation": "x yz abc def"})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -81,17 +82,17 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 	if err := a.checkCurrentPassword(ctx, r, c, current); err != nil {
 		return err
 	}
-	hash, err := a.newPasswordHash(ctx, c.realm, c.user, password)
-	var refused *passwordRefused
+	hash, err := a.id.NewPasswordHash(ctx, c.realm, c.user, password)
+	var refused *identity.PasswordRefused
 	if errors.As(err, &refused) { // the history: the rest passed checkNewPassword
-		return a.passwordPolicyRefused(c.realm, refused.unmet)
+		return a.passwordPolicyRefused(c.realm, refused.Unmet())
 	} else if err != nil {
 		return err
 	}
 	now := a.now().UnixMilli()
 	var ended []*store.Session
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := a.setPassword(ctx, tx, c.realm, c.user.ID, hash, false); err != nil {
+		if err := a.id.SetPassword(ctx, tx, c.realm, c.user.ID, hash, false); err != nil {
 			return err
 		}
 		ended, err = tx.DeleteOtherUserSessions(ctx, c.realm.ID, c.user.ID, c.sessionID(), now)

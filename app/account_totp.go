@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -42,7 +43,7 @@ var errAccountTOTPEnrolled = apperr.New(http.StatusConflict, apperr.CodeConflict
 func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	// Enrolling asks for a recent sign-in (reauth.go); seeing that TOTP
 	// is on, and the form that removes it, does not.
-	if cred, err := a.userTOTP(r.Context(), c.realm, c.user.ID); err != nil {
+	if cred, err := a.id.UserTOTP(r.Context(), c.realm, c.user.ID); err != nil {
 		return err
 	} else if cred == nil {
 		if err := a.recentAuth(c, accountPath(c.realm)+"/totp-setup"); err != nil {
@@ -57,8 +58,8 @@ func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accoun
 	}
 	if c.api {
 		httpx.WriteJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
-			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: totpDigits.Length(),
-			Period: totpPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
+			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: identity.TOTPDigits.Length(),
+			Period: identity.TOTPPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
 		return nil
 	}
 	return a.renderAccountTOTPSetup(w, r, c, e, http.StatusOK, "")
@@ -119,7 +120,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 		return withPage(errAccountTOTPEnrolled, a.accountTOTPEnabledPage(c, http.StatusConflict))
 	case errors.Is(err, errNoEnrolment):
 		return withPage(apperr.Invalid("no TOTP enrolment in progress, or it expired: GET totp-setup first").WithKey("totp.error.expired"), setupAgain)
-	case errors.Is(err, errInvalidTOTP):
+	case errors.Is(err, identity.ErrInvalidTOTP):
 		return withPage(apperr.Field("code", "is not a current code of the authenticator").WithKey("totp.error.code"), setupAgain)
 	case err != nil:
 		return err
@@ -142,7 +143,7 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	if err != nil {
 		return err
 	}
-	cred, err := a.userTOTP(ctx, c.realm, c.user.ID)
+	cred, err := a.id.UserTOTP(ctx, c.realm, c.user.ID)
 	if err != nil {
 		return err
 	}
@@ -156,16 +157,16 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	// Both proofs are checked as at sign-in, under the realm's brute-force
 	// policy too: a locked user's proof is refused as a wrong one.
 	case strings.TrimSpace(in.Code) != "":
-		err = a.checkOneTimeCode(ctx, c.realm, c.user, in.Code, false, a.clientIP(r))
+		err = a.id.CheckOneTimeCode(ctx, c.realm, c.user, in.Code, false, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, map[string]string{"method": "totp"})
-		if errors.Is(err, errInvalidTOTP) {
+		if errors.Is(err, identity.ErrInvalidTOTP) {
 			err = apperr.Field("code", "is wrong or was already used")
 		}
 		f.CodeError = "totp.error.code"
 	case in.Password != "":
-		err = a.checkUserPassword(ctx, c.realm, c.user, in.Password, a.clientIP(r))
+		err = a.id.CheckUserPassword(ctx, c.realm, c.user, in.Password, a.clientIP(r))
 		a.accountLockedEvent(ctx, r, c, err, nil)
-		if errors.Is(err, errBadCredentials) {
+		if errors.Is(err, identity.ErrBadCredentials) {
 			err = apperr.Field("password", "is wrong")
 		}
 		f.PasswordError = "account.totp.error.password"

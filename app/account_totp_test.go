@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // passwordGrantClient makes a client cli with the password grant and
@@ -78,7 +80,7 @@ func TestAccountTOTPBearer(t *testing.T) {
 		RecoveryCodes []string `json:"recoveryCodes"`
 	}
 	r.decode(t, &confirmed)
-	if !confirmed.Enabled || len(confirmed.RecoveryCodes) != recoveryCodeCount {
+	if !confirmed.Enabled || len(confirmed.RecoveryCodes) != identity.RecoveryCodeCount {
 		t.Fatalf("confirmation %s", r.Body)
 	}
 	if ev := e.loginEvents("UPDATE_TOTP"); len(ev) != 1 || ev[0].UserID != e.aliceID || ev[0].SessionID == "" {
@@ -126,7 +128,7 @@ func TestAccountTOTPDisableThrottled(t *testing.T) {
 	secret, _ := e.totpEnrol(e.aliceID)
 	e.clock.advance(totpTestStep)
 	code := totpTestCode(t, secret, e.clock.now())
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		mustError(t, e.request(http.MethodPost, "/realms/acme/account/totp-disable", map[string]any{"code": totpTestWrongCode(code)}, bearer),
 			http.StatusBadRequest, "invalid_field", "code")
 	}
@@ -167,7 +169,7 @@ func TestAccountTOTPBrowser(t *testing.T) {
 		t.Fatalf("forged post: status %d, want 403", p.status)
 	}
 	done := b.submit(page, map[string]string{"code": code})
-	if n := len(regexp.MustCompile(`<li><code>[a-z2-7-]{19}</code></li>`).FindAll(done.body, -1)); done.status != http.StatusOK || n != recoveryCodeCount {
+	if n := len(regexp.MustCompile(`<li><code>[a-z2-7-]{19}</code></li>`).FindAll(done.body, -1)); done.status != http.StatusOK || n != identity.RecoveryCodeCount {
 		t.Fatalf("confirmation page: status %d with %d codes; body %s", done.status, n, done.body)
 	}
 

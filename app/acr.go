@@ -65,7 +65,7 @@ func (a *App) ssoShortfall(ctx context.Context, realm *store.Realm, user *store.
 	if acrOf(sso.AMR) == acrTwoFactors {
 		return "", false, nil
 	}
-	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
+	pending, err := a.id.NeedsSecondFactor(ctx, realm, user.ID)
 	if err != nil {
 		return "", false, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -66,7 +67,7 @@ func (a *App) bootstrapAdmin(ctx context.Context) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	hash, err := a.hashPassword(ctx, a.cfg.AdminPassword)
+	hash, err := a.id.HashPassword(ctx, a.cfg.AdminPassword)
 	if err != nil {
 		return err
 	}
@@ -235,21 +236,10 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if body.Password == nil || *body.Password == "" {
 		return apperr.Field("password", "is required")
 	}
-	ctx := r.Context()
-	ip := a.clientIP(r)
-	g, err := a.guardSignIn(a.adminThrottle, "ip:"+ip, "ip-accounts:"+ip)
-	if err == nil {
-		// The username key is case-insensitive, so case games don't dodge it.
-		err = g.admit("user:"+strings.ToLower(*body.Username), loginLimitPerUser)
-	}
-	var user *store.AdminUser
-	if err == nil {
-		user, err = a.checkAdminPassword(ctx, g, *body.Username, *body.Password)
-	}
-	var throttled *throttledError
+	user, err := a.id.CheckAdminLogin(r.Context(), *body.Username, *body.Password, a.clientIP(r))
+	var throttled *identity.ThrottledError
 	if errors.As(err, &throttled) {
-		a.holdRefusal(ctx, g)
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed logins; try again later")
 	} else if err != nil {
 		return err
@@ -267,39 +257,6 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	})
 	return nil
 }
-
-// checkAdminPassword finds the admin user a login names and checks the
-// password, past the flood guard's first say: the user, or
-// errAdminCredentials, or from a guarded address a *throttledError.
-func (a *App) checkAdminPassword(ctx context.Context, g *signInGuard, username, password string) (*store.AdminUser, error) {
-	user, err := a.store.GetAdminUserByUsername(ctx, username)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	ok := false
-	// A guarded address's unknown names are not checked (signin_guard.go).
-	if user != nil || !g.guarded {
-		hash := dummyArgon2Hash // verify against something, so unknown users take as long
-		if user != nil {
-			hash = user.PasswordHash
-		}
-		ok, err = a.verifyPasswordWithin(ctx, hash, password, g.hashWait(a))
-		if errors.Is(err, errHashBusy) && g.guarded {
-			return nil, g.busy()
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	if user == nil || !ok {
-		return nil, g.failed(ctx, user != nil, errAdminCredentials)
-	}
-	return user, g.succeeded(ctx)
-}
-
-var errAdminCredentials = apperr.New(http.StatusUnauthorized, apperr.CodeInvalidCredentials, "invalid username or password")
-
-// dummyArgon2Hash is a valid hash of a random password, never matched.
-const dummyArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2wqRVv4D0CWE2dJ+y3i9r0Q6rYfXhmTb8CFL/1HJxyc"
 
 func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())

@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -489,11 +490,11 @@ func TestAdminAuthLoginThrottle(t *testing.T) {
 // as an invented name.
 func TestAdminAuthLoginGuardedAddress(t *testing.T) {
 	s := newTestServer(t, authWithAdminUser(newAuthTestClock()))
-	s.app.guardedAnswerTime = 10 * time.Millisecond
+	fastGuardedAnswers(t, s.app)
 	login := func(username, password string) *testResponse {
 		return s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": username, "password": password})
 	}
-	for i := range loginLimitPerIP {
+	for i := range identity.LoginLimitPerIP {
 		mustError(t, login(fmt.Sprintf("nobody%d", i), "a-guess-of-a-password"), http.StatusUnauthorized, "invalid_credentials", "")
 	}
 	for _, who := range []string{"nobody-else", "root"} {
@@ -512,14 +513,14 @@ func TestAdminAuthLoginGuardedAddress(t *testing.T) {
 func TestAdminAuthLoginThrottleSurvivesRestart(t *testing.T) {
 	clock := newAuthTestClock()
 	s := newTestServer(t, authWithAdminUser(clock))
-	s.app.guardedAnswerTime = 10 * time.Millisecond
+	fastGuardedAnswers(t, s.app)
 	login := func(s *testServer, username, password string) *testResponse {
 		return s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": username, "password": password})
 	}
-	for i := range loginLimitPerUser {
+	for i := range identity.LoginLimitPerUser {
 		mustError(t, login(s, "root", fmt.Sprintf("wrong-password-%d", i)), http.StatusUnauthorized, "invalid_credentials", "")
 	}
-	for i := range loginLimitPerIP - loginLimitPerUser {
+	for i := range identity.LoginLimitPerIP - identity.LoginLimitPerUser {
 		mustError(t, login(s, fmt.Sprintf("nobody%d", i), "a-guess-of-a-password"), http.StatusUnauthorized, "invalid_credentials", "")
 	}
 
@@ -536,7 +537,7 @@ func TestAdminAuthLoginThrottleSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.guardedAnswerTime = 10 * time.Millisecond
+	fastGuardedAnswers(t, a)
 	s2 := &testServer{t: t, app: a, store: st, handler: a.Handler(), dbPath: s.dbPath}
 
 	r := login(s2, "root", authTestAdminPassword)

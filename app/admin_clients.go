@@ -2,62 +2,18 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
-
-// Client types: a confidential client holds a secret, a public one (a
-// browser or native app) cannot keep one and must use PKCE.
-const (
-	clientConfidential = "CONFIDENTIAL"
-	clientPublic       = "PUBLIC"
-)
-
-// The grants a client may be allowed.
-const (
-	grantAuthorizationCode = "authorization_code"
-	grantClientCredentials = "client_credentials"
-	grantPassword          = "password"
-	grantRefreshToken      = "refresh_token"
-	grantDeviceCode        = "urn:ietf:params:oauth:grant-type:device_code"
-)
-
-var clientGrantTypes = []string{
-	grantAuthorizationCode, grantClientCredentials, grantPassword, grantRefreshToken, grantDeviceCode,
-}
-
-const (
-	maxClientIDLength    = 255
-	maxClientURIs        = 100
-	maxClientURILength   = 2048
-	clientSecretBytes    = 32
-	serviceAccountPrefix = "service-account-"
-	// webOriginsOfRedirects stands for the origins of every redirect URI, as in Keycloak.
-	webOriginsOfRedirects = "+"
-)
-
-var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{2,` + strconv.Itoa(maxClientIDLength) + `}$`)
-
-// forbiddenURISchemes run code or read files where a browser lands on them.
-var forbiddenURISchemes = []string{"javascript", "data", "vbscript", "file", "blob", "about"}
-
-func defaultGrantTypes() []string { return []string{grantAuthorizationCode, grantRefreshToken} }
 
 // client loads the realm and the client named by {clientId} in the path.
 func (a *App) client(r *http.Request) (*store.Realm, *store.Client, error) {
@@ -121,15 +77,9 @@ func clientFields(c *store.Client) clientRep {
 // toClientRep shows a client as the admin API does.
 func toClientRep(c *store.Client) clientRep {
 	rep := clientFields(c)
-	public, serviceAccount := c.ClientType == clientPublic, hasServiceAccount(c)
+	public, serviceAccount := c.ClientType == identity.ClientPublic, identity.HasServiceAccount(c)
 	rep.PublicClient, rep.ServiceAccountsEnabled = &public, &serviceAccount
 	return rep
-}
-
-// hasServiceAccount says whether the client acts as its own user, which it
-// does exactly when it may use the client_credentials grant.
-func hasServiceAccount(c *store.Client) bool {
-	return slices.Contains(c.GrantTypes, grantClientCredentials)
 }
 
 type clientCreate struct {
@@ -160,204 +110,16 @@ func (b *clientCreate) apply(c *store.Client) {
 	set(&c.BackchannelLogoutSessionRequired, b.BackchannelLogoutSessionRequired)
 }
 
-// validateClient checks and normalizes the fields of a client about to be
-// stored. URI lists are deduplicated, keeping their order, as Keycloak keeps
-// them as sets.
-func validateClient(c *store.Client) error {
-	if !clientIDPattern.MatchString(c.ClientID) {
-		return apperr.Field("clientId", "must be 2 to %d letters, digits, '-', '_' or '.'", maxClientIDLength)
-	}
-	if err := checkDisplayName("name", c.Name, 255); err != nil {
-		return err
-	}
-	if err := checkText("description", c.Description, 1024); err != nil {
-		return err
-	}
-	if c.ClientType != clientConfidential && c.ClientType != clientPublic {
-		return apperr.Field("clientType", "must be %s or %s", clientConfidential, clientPublic)
-	}
-	var err error
-	if c.RedirectURIs, err = checkClientList("redirectUris", c.RedirectURIs, checkRedirectURI); err != nil {
-		return err
-	}
-	if c.WebOrigins, err = checkClientList("webOrigins", c.WebOrigins, normalizeWebOrigin); err != nil {
-		return err
-	}
-	if c.GrantTypes, err = checkClientList("grantTypes", c.GrantTypes, checkGrantType); err != nil {
-		return err
-	}
-	if c.ClientType == clientPublic && hasServiceAccount(c) {
-		return apperr.Field("grantTypes", "a PUBLIC client cannot use %s: it has no secret to authenticate with", grantClientCredentials)
-	}
-	if c.BackchannelLogoutURI != "" {
-		if err := checkURIChars("backchannelLogoutUri", c.BackchannelLogoutURI); err != nil {
-			return err
-		}
-		if !isHTTPURL(c.BackchannelLogoutURI) || strings.Contains(c.BackchannelLogoutURI, "#") {
-			return apperr.Field("backchannelLogoutUri", "must be an absolute http or https URL without fragment, or empty")
-		}
-	}
-	return nil
-}
-
-// checkClientList checks each entry of a list field, names the entry at fault by
-// index, and drops repeats.
-func checkClientList(field string, list []string, check func(field, s string) (string, error)) ([]string, error) {
-	if len(list) > maxClientURIs {
-		return nil, apperr.Field(field, "must have at most %d entries", maxClientURIs)
-	}
-	out := make([]string, 0, len(list))
-	for i, s := range list {
-		v, err := check(field+"["+strconv.Itoa(i)+"]", s)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
-func checkGrantType(field, s string) (string, error) {
-	if !slices.Contains(clientGrantTypes, s) {
-		return "", apperr.Field(field, "must be one of %s", strings.Join(clientGrantTypes, ", "))
-	}
-	return s, nil
-}
-
-// checkURIText refuses what no URI of ours may hold: wildcards (redirects
-// and origins match exactly), spaces, control characters, excess length.
-func checkURIText(field, s string) error {
-	if strings.Contains(s, "*") {
-		return apperr.Field(field, "wildcards are not allowed: URIs are matched exactly, so list each one")
-	}
-	if len(s) > maxClientURILength {
-		return apperr.Field(field, "must be at most %d bytes", maxClientURILength)
-	}
-	return checkURIChars(field, s)
-}
-
-// checkRedirectURI accepts an absolute URI without fragment (RFC 6749
-// §3.1.2): http(s) with a host, or a native app's private-use scheme
-// (RFC 8252 §7.1) followed by a path or an authority, such as
-// com.example.app:/cb. Requiring the slash refuses mistakes like
-// "localhost:8080/cb", which would parse as the scheme "localhost".
-func checkRedirectURI(field, s string) (string, error) {
-	if err := checkURIText(field, s); err != nil {
-		return "", err
-	}
-	u, err := url.Parse(s)
-	switch {
-	case err != nil || u.Scheme == "":
-		return "", apperr.Field(field, "must be an absolute URI such as https://app.example.com/callback")
-	case strings.Contains(s, "#"):
-		return "", apperr.Field(field, "must not contain a fragment")
-	case slices.Contains(forbiddenURISchemes, u.Scheme):
-		return "", apperr.Field(field, "the %s scheme is not allowed", u.Scheme)
-	case u.User != nil:
-		return "", apperr.Field(field, "must not contain user information")
-	case u.Host != "" && !validURIHost(u):
-		return "", apperr.Field(field, "must have a valid host: a name, an IP address, and an optional port from 1 to 65535")
-	case u.Scheme == "http" || u.Scheme == "https":
-		if u.Hostname() == "" {
-			return "", apperr.Field(field, "must have a host")
-		}
-	case u.Opaque != "" || (u.Host == "" && !strings.HasPrefix(u.Path, "/")):
-		return "", apperr.Field(field, "a custom-scheme URI must continue with a path or authority, as in com.example.app:/callback")
-	}
-	return s, nil
-}
-
-// normalizeWebOrigin accepts "+" or an origin, scheme://host[:port], and
-// lowercases it, as browsers send it in the Origin header.
-func normalizeWebOrigin(field, s string) (string, error) {
-	if s == webOriginsOfRedirects {
-		return s, nil
-	}
-	if s == "*" {
-		return "", apperr.Field(field, `"*" is not allowed: list each origin, or "+" for the origins of the redirect URIs`)
-	}
-	if err := checkURIText(field, s); err != nil {
-		return "", err
-	}
-	u, err := url.Parse(s)
-	// Only http and https: CORS matches those (normalizeOrigin), so an
-	// origin of another scheme would be stored and never match.
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" ||
-		u.Path != "" || strings.ContainsAny(s, "?#") || strings.HasSuffix(u.Host, ":") {
-		return "", apperr.Field(field, `must be an http or https origin such as https://app.example.com:8443 (no path), or "+"`)
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", apperr.Field(field, "port must be between 1 and 65535")
-		}
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), nil
-}
-
-// newClientSecret makes a secret of 256 random bits and its SHA-256, the
-// only form stored. The secret is random, so a fast hash is enough.
-func newClientSecret() (secret string, hash []byte) {
-	raw := make([]byte, clientSecretBytes)
-	_, _ = rand.Read(raw) // never fails: crypto/rand aborts the program instead
-	secret = base64.RawURLEncoding.EncodeToString(raw)
-	h := sha256.Sum256([]byte(secret))
-	return secret, h[:]
-}
-
-// checkClientSecret says whether secret is the client's, in constant time.
-// A public client has no secret and never matches.
-func (a *App) checkClientSecret(c *store.Client, secret string) bool {
-	if len(c.SecretHash) == 0 {
-		return false
-	}
-	h := sha256.Sum256([]byte(secret))
-	return subtle.ConstantTimeCompare(h[:], c.SecretHash) == 1
-}
-
-// clientConflict names the field behind a uniqueness clash: the clientId,
-// or the service-account username it leads to.
+// clientConflict names the field behind a clash of clientIds. A clash of
+// the service-account username a clientId leads to is the identity
+// core's to name (SyncServiceAccount).
 func clientConflict(err error, c *store.Client) error {
 	var ce *store.ConflictError
-	if !errors.As(err, &ce) {
-		return err
-	}
-	switch ce.Column {
-	case "client_id":
+	if errors.As(err, &ce) && ce.Column == "client_id" {
 		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "clientId",
 			Message: "a client with clientId " + c.ClientID + " already exists in this realm", Cause: err}
-	case "username":
-		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "clientId",
-			Message: "the service-account username " + serviceAccountUsername(c) + " is taken by another user", Cause: err}
 	}
 	return err
-}
-
-func serviceAccountUsername(c *store.Client) string {
-	return serviceAccountPrefix + strings.ToLower(c.ClientID)
-}
-
-// syncServiceAccount gives the client its service-account user when it has
-// the client_credentials grant and deletes that user when it no longer has
-// it (with the user's role mappings), inside the caller's transaction.
-func (a *App) syncServiceAccount(ctx context.Context, tx *store.Store, c *store.Client) error {
-	u, err := tx.GetServiceAccountUser(ctx, c.ID)
-	exists := err == nil
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	switch want := hasServiceAccount(c); {
-	case want && !exists:
-		sa := store.User{ID: uuid.NewString(), RealmID: c.RealmID, Username: serviceAccountUsername(c), Enabled: true,
-			CreatedAt: a.now().UnixMilli(), ServiceAccountClientID: c.ID}
-		if err := tx.CreateUser(ctx, &sa); err != nil {
-			return clientConflict(err, c)
-		}
-	case !want && exists:
-		return tx.DeleteUser(ctx, c.RealmID, u.ID)
-	}
-	return nil
 }
 
 // linkNewClientScopes assigns a new client the realm's standard scopes,
@@ -396,15 +158,15 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if body.ClientID == nil {
 		return apperr.Field("clientId", "is required")
 	}
-	c := store.Client{ID: uuid.NewString(), RealmID: realm.ID, ClientType: clientConfidential, Enabled: true,
-		GrantTypes: defaultGrantTypes(), BackchannelLogoutSessionRequired: true, CreatedAt: a.now().UnixMilli()}
+	c := store.Client{ID: uuid.NewString(), RealmID: realm.ID, ClientType: identity.ClientConfidential, Enabled: true,
+		GrantTypes: identity.DefaultGrantTypes(), BackchannelLogoutSessionRequired: true, CreatedAt: a.now().UnixMilli()}
 	body.apply(&c)
-	if err := validateClient(&c); err != nil {
+	if err := identity.ValidateClient(&c); err != nil {
 		return err
 	}
 	var secret string
-	if c.ClientType == clientConfidential {
-		secret, c.SecretHash = newClientSecret()
+	if c.ClientType == identity.ClientConfidential {
+		secret, c.SecretHash = identity.NewClientSecret()
 	}
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
 		if err := tx.CreateClient(r.Context(), &c); err != nil {
@@ -413,7 +175,7 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 		if err := linkNewClientScopes(r.Context(), tx, &c); err != nil {
 			return err
 		}
-		return a.syncServiceAccount(r.Context(), tx, &c)
+		return a.id.SyncServiceAccount(r.Context(), tx, realm, &c)
 	})
 	if err != nil {
 		return err
@@ -459,7 +221,7 @@ func (a *App) getClient(w http.ResponseWriter, r *http.Request) error {
 func clientUpdateDefaults() map[string]any {
 	return map[string]any{
 		"name": nil, "description": nil, "enabled": true, "redirectUris": nil, "webOrigins": nil,
-		"grantTypes": defaultGrantTypes(), "requireConsent": false, "backchannelLogoutUri": nil,
+		"grantTypes": identity.DefaultGrantTypes(), "requireConsent": false, "backchannelLogoutUri": nil,
 		"backchannelLogoutSessionRequired": true,
 	}
 }
@@ -468,7 +230,7 @@ func clientUpdateDefaults() map[string]any {
 // gives the client a service-account user; removing the grant deletes that
 // user.
 func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
-	_, c, err := a.client(r)
+	realm, c, err := a.client(r)
 	if err != nil {
 		return err
 	}
@@ -479,14 +241,14 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	c.Name, c.Description, c.Enabled, c.RequireConsent = u.Name, u.Description, u.Enabled, u.RequireConsent
 	c.RedirectURIs, c.WebOrigins, c.GrantTypes = u.RedirectURIs, u.WebOrigins, u.GrantTypes
 	c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired = u.BackchannelLogoutURI, u.BackchannelLogoutSessionRequired
-	if err := validateClient(c); err != nil {
+	if err := identity.ValidateClient(c); err != nil {
 		return err
 	}
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
 		if err := tx.UpdateClient(r.Context(), c); err != nil {
 			return err
 		}
-		return a.syncServiceAccount(r.Context(), tx, c)
+		return a.id.SyncServiceAccount(r.Context(), tx, realm, c)
 	})
 	if err != nil {
 		return err
@@ -512,10 +274,10 @@ func (a *App) regenerateClientSecret(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	if c.ClientType == clientPublic {
+	if c.ClientType == identity.ClientPublic {
 		return apperr.Invalid("client %s is PUBLIC: public clients have no secret", c.ClientID)
 	}
-	secret, hash := newClientSecret()
+	secret, hash := identity.NewClientSecret()
 	if err := a.store.SetClientSecretHash(r.Context(), realm.ID, c.ID, hash); err != nil {
 		return err
 	}
@@ -532,7 +294,7 @@ func (a *App) getServiceAccountUser(w http.ResponseWriter, r *http.Request) erro
 	}
 	u, err := a.store.GetServiceAccountUser(r.Context(), c.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "client %s has no service-account user: its grantTypes do not include %s", c.ClientID, grantClientCredentials)
+		return apperr.New(http.StatusNotFound, apperr.CodeNotFound, "client %s has no service-account user: its grantTypes do not include %s", c.ClientID, identity.GrantClientCredentials)
 	} else if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -103,7 +104,7 @@ func (s *testServer) clientsTestMustSecret(realm string, body map[string]any) st
 	if !bytes.Equal(c.SecretHash, h[:]) {
 		s.t.Fatalf("stored hash %x, want SHA-256 of the secret %x", c.SecretHash, h)
 	}
-	if !s.app.checkClientSecret(c, secret) {
+	if !identity.CheckClientSecret(c, secret) {
 		s.t.Fatal("the returned secret does not check")
 	}
 	return secret
@@ -116,7 +117,7 @@ func clientsTestFull() map[string]any {
 		"redirectUris": []any{"https://app.example.com/cb", "http://localhost:8080/cb?x=1", "com.example.app:/oauth2redirect",
 			"myapp://callback"},
 		"webOrigins":     []any{"https://app.example.com", "http://localhost:8080", "+"},
-		"grantTypes":     []any{"authorization_code", "client_credentials", "password", "refresh_token", grantDeviceCode},
+		"grantTypes":     []any{"authorization_code", "client_credentials", "password", "refresh_token", identity.GrantDeviceCode},
 		"requireConsent": true, "backchannelLogoutUri": "https://app.example.com/logout",
 		"backchannelLogoutSessionRequired": false,
 	}
@@ -447,7 +448,7 @@ func TestClientUpdate(t *testing.T) {
 		mustEqualJSON(t, st.name+" (GET)", s.clientsTestGet("acme", "Web.App_1"), cur)
 	}
 	// Updates never touch the secret.
-	if c := s.clientsTestStored("acme", "Web.App_1"); !s.app.checkClientSecret(c, secret) {
+	if c := s.clientsTestStored("acme", "Web.App_1"); !identity.CheckClientSecret(c, secret) {
 		t.Fatal("the secret changed in an update")
 	}
 }
@@ -664,7 +665,7 @@ func TestClientRegenerateSecret(t *testing.T) {
 		t.Fatal("regenerate returned the old secret")
 	}
 	mustEqualJSON(t, "regenerate response", got, cloneMap(s.clientsTestGet("acme", "app"), map[string]any{"secret": fresh}))
-	if s.app.checkClientSecret(s.clientsTestStored("acme", "app"), old) {
+	if identity.CheckClientSecret(s.clientsTestStored("acme", "app"), old) {
 		t.Fatal("the old secret still checks")
 	}
 	// Again, with a body: each call makes a new one.
@@ -682,40 +683,6 @@ func TestClientRegenerateSecret(t *testing.T) {
 		t.Fatalf("public client got a secret hash %x", c.SecretHash)
 	}
 	mustError(t, s.admin(http.MethodGet, path, nil), http.StatusMethodNotAllowed, "method_not_allowed", "")
-}
-
-func TestClientCheckSecret(t *testing.T) {
-	s := newTestServer(t)
-	secret, hash := newClientSecret()
-	confidential := &store.Client{ClientType: clientConfidential, SecretHash: hash}
-	cases := []struct {
-		name   string
-		client *store.Client
-		secret string
-		want   bool
-	}{
-		{"right secret", confidential, secret, true},
-		{"wrong secret", confidential, secret[:len(secret)-1] + "A", false},
-		{"prefix", confidential, secret[:10], false},
-		{"with suffix", confidential, secret + "x", false},
-		{"empty", confidential, "", false},
-		{"the hash itself", confidential, base64.RawURLEncoding.EncodeToString(hash), false},
-		{"public client, empty secret", &store.Client{ClientType: clientPublic}, "", false},
-		{"public client, any secret", &store.Client{ClientType: clientPublic}, secret, false},
-		{"truncated hash", &store.Client{SecretHash: hash[:16]}, secret, false},
-	}
-	if secret[len(secret)-1] == 'A' {
-		cases[1].secret = secret[:len(secret)-1] + "B"
-	}
-	for _, c := range cases {
-		if got := s.app.checkClientSecret(c.client, c.secret); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-	}
-	other, _ := newClientSecret()
-	if other == secret || len(secret) != 43 {
-		t.Fatalf("secrets %q %q", secret, other)
-	}
 }
 
 // clientsTestScopes makes client scopes named names in a realm, returning

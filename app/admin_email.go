@@ -12,6 +12,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -52,7 +53,7 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 	if body.To == "" {
 		return apperr.Field("to", "is required")
 	}
-	to, err := normalizeEmail(body.To)
+	to, err := validate.NormalizeEmail(body.To)
 	if err != nil {
 		return apperr.Field("to", "must be an email address")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -49,7 +50,7 @@ type groupCreate struct {
 // validateGroup checks and normalizes the fields of a group about to be
 // stored. '/' is refused because it separates the names of a path.
 func validateGroup(g *store.Group) error {
-	if err := checkIdentifier("name", g.Name, maxGroupNameLength); err != nil {
+	if err := validate.Identifier("name", g.Name, maxGroupNameLength); err != nil {
 		return err
 	}
 	g.Name = strings.TrimSpace(g.Name)
@@ -59,7 +60,7 @@ func validateGroup(g *store.Group) error {
 	if strings.Contains(g.Name, "/") {
 		return apperr.Field("name", "must not contain '/'")
 	}
-	return checkText("description", g.Description, maxGroupDescriptionLength)
+	return validate.Text("description", g.Description, maxGroupDescriptionLength)
 }
 
 func groupConflict(err error, name string) error {

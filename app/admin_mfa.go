@@ -89,7 +89,7 @@ func (a *App) deleteFactors(w http.ResponseWriter, r *http.Request, types ...str
 	if err != nil {
 		return err
 	}
-	totpBefore, err := a.userTOTP(r.Context(), realm, u.ID)
+	totpBefore, err := a.id.UserTOTP(r.Context(), realm, u.ID)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 func TestAdminMFA(t *testing.T) {
@@ -107,7 +109,7 @@ func TestRealmImportKeepsTOTP(t *testing.T) {
 	}
 	var status mfaStatusRep
 	e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/mfa/status", nil).decode(t, &status)
-	if !status.Enabled || status.RecoveryCodesRemaining != recoveryCodeCount {
+	if !status.Enabled || status.RecoveryCodesRemaining != identity.RecoveryCodeCount {
 		t.Fatalf("status after import: %+v", status)
 	}
 	e.clock.advance(totpTestStep)

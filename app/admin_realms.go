@@ -17,6 +17,8 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -395,7 +397,7 @@ func validateRealm(r *store.Realm) error {
 	case slices.Contains(reservedRealmNames, r.Name):
 		return apperr.Field("name", "%q is reserved", r.Name)
 	}
-	if err := checkDisplayName("displayName", r.DisplayName, 255); err != nil {
+	if err := validate.DisplayName("displayName", r.DisplayName, 255); err != nil {
 		return err
 	}
 	ranges := []struct {
@@ -407,7 +409,7 @@ func validateRealm(r *store.Realm) error {
 		{"refreshTokenLifespan", r.RefreshTokenLifespan, 1, year},
 		{"offlineTokenLifespan", r.OfflineTokenLifespan, 1, 10 * year},
 		{"smtpPort", r.SMTPPort, 1, 65535},
-		{"passwordMinLength", r.PasswordMinLength, minPasswordLength, maxPasswordLength},
+		{"passwordMinLength", r.PasswordMinLength, identity.MinPasswordLength, identity.MaxPasswordLength},
 		{"passwordHistoryCount", r.PasswordHistoryCount, 0, 100},
 		{"passwordMaxAgeDays", r.PasswordMaxAgeDays, 0, 10 * 365},
 		{"maxLoginFailures", r.MaxLoginFailures, 1, 1000},
@@ -425,11 +427,11 @@ func validateRealm(r *store.Realm) error {
 		return err
 	}
 	if r.SMTPHost != "" {
-		if err := checkHost("smtpHost", r.SMTPHost); err != nil {
+		if err := validate.Host("smtpHost", r.SMTPHost); err != nil {
 			return err
 		}
 	}
-	if err := checkSetting("smtpUser", r.SMTPUser, 255); err != nil {
+	if err := validate.Setting("smtpUser", r.SMTPUser, 255); err != nil {
 		return err
 	}
 	if len(r.SMTPPassword) > 1024 {
@@ -441,7 +443,7 @@ func validateRealm(r *store.Realm) error {
 		return apperr.Field("smtpPassword", "must be valid UTF-8 without control characters")
 	}
 	if r.SMTPFrom != "" {
-		if _, err := normalizeEmail(r.SMTPFrom); err != nil {
+		if _, err := validate.NormalizeEmail(r.SMTPFrom); err != nil {
 			return apperr.Field("smtpFrom", "must be an email address")
 		}
 	}
@@ -485,7 +487,7 @@ func validateThemeOverrides(theme map[string]any) error {
 		}
 		switch {
 		case strings.HasSuffix(k, "Url"):
-			if err := checkHTTPURL(field, s); err != nil {
+			if err := validate.HTTPURL(field, s); err != nil {
 				return err
 			}
 		case strings.HasSuffix(k, "Color"):
@@ -511,7 +513,7 @@ const maxProviderConfigValue = 4096
 // reported against the object that holds it.
 func checkProviderConfig(field string, cfg map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if err := checkIdentifier(field, k, 255); err != nil {
+		if err := validate.Identifier(field, k, 255); err != nil {
 			return err
 		}
 		if err := checkProviderValue(field+"."+k, cfg[k]); err != nil {
@@ -525,9 +527,9 @@ func checkProviderValue(field string, v any) error {
 	switch v := v.(type) {
 	case string:
 		if strings.HasSuffix(field, "Url") && v != "" {
-			return checkHTTPURL(field, v)
+			return validate.HTTPURL(field, v)
 		}
-		return checkSetting(field, v, maxProviderConfigValue)
+		return validate.Setting(field, v, maxProviderConfigValue)
 	case map[string]any:
 		return checkProviderConfig(field, v)
 	case []any:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -112,10 +113,10 @@ func validateRole(r *store.Role) error {
 	case r.Name == "." || r.Name == "..":
 		return apperr.Field("name", "must not be %q", r.Name)
 	}
-	if err := checkIdentifier("name", r.Name, maxRoleNameLength); err != nil {
+	if err := validate.Identifier("name", r.Name, maxRoleNameLength); err != nil {
 		return err
 	}
-	return checkText("description", r.Description, maxRoleDescriptionLength)
+	return validate.Text("description", r.Description, maxRoleDescriptionLength)
 }
 
 func roleConflict(err error, c roleContainer, name string) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -127,7 +128,7 @@ func validateScope(c *store.ClientScope) error {
 	if c.Protocol != protocolOIDC && c.Protocol != protocolSAML {
 		return apperr.Field("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
 	}
-	return checkText("description", c.Description, maxScopeDesc)
+	return validate.Text("description", c.Description, maxScopeDesc)
 }
 
 // mapperConfig turns a decoded config object into strings, naming any
@@ -150,7 +151,7 @@ func mapperConfig(prefix string, raw map[string]any) (map[string]string, error) 
 // validateMapper checks a mapper about to be stored into a scope of
 // scopeProtocol; field names are given under prefix.
 func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error {
-	if err := checkIdentifier(prefix+"name", m.Name, maxMapperName); err != nil {
+	if err := validate.Identifier(prefix+"name", m.Name, maxMapperName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(m.Name) == "" {

@@ -1,28 +1,17 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
-)
-
-const (
-	minUsernameLength = 2
-	maxUsernameLength = 255
-	minPasswordLength = 8
-	maxPasswordLength = 256
 )
 
 type userRep struct {
@@ -54,40 +43,6 @@ type userCreate struct {
 	Password             *string `json:"password"`
 }
 
-// validateUser checks and normalizes the fields of a user about to be stored.
-func validateUser(u *store.User) error {
-	if err := checkIdentifier("username", u.Username, maxUsernameLength); err != nil {
-		return err
-	}
-	u.Username = strings.ToLower(strings.TrimSpace(u.Username))
-	if utf8.RuneCountInString(u.Username) < minUsernameLength {
-		return apperr.Field("username", "must be at least %d characters", minUsernameLength)
-	}
-	if strings.ContainsFunc(u.Username, unicode.IsSpace) {
-		return apperr.Field("username", "must not contain spaces")
-	}
-	if u.Email != "" {
-		email, err := normalizeEmail(u.Email)
-		if err != nil {
-			return err
-		}
-		u.Email = email
-	}
-	if err := checkPersonName("firstName", u.FirstName, 255); err != nil {
-		return err
-	}
-	return checkPersonName("lastName", u.LastName, 255)
-}
-
-func userConflict(err error) error {
-	var ce *store.ConflictError
-	if errors.As(err, &ce) && (ce.Column == "username" || ce.Column == "email") {
-		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: ce.Column,
-			Message: "a user with this " + ce.Column + " already exists", Cause: err}
-	}
-	return err
-}
-
 func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
@@ -100,31 +55,20 @@ func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 	if body.Username == nil {
 		return apperr.Field("username", "is required")
 	}
-	u := store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, CreatedAt: a.now().UnixMilli()}
-	set(&u.Username, body.Username)
-	set(&u.Email, body.Email)
-	set(&u.FirstName, body.FirstName)
-	set(&u.LastName, body.LastName)
-	set(&u.Enabled, body.Enabled)
-	set(&u.EmailVerified, body.EmailVerified)
-	set(&u.RequirePasswordReset, body.RequirePasswordReset)
-	if err := validateUser(&u); err != nil {
+	nu := identity.NewUser{Password: body.Password}
+	set(&nu.Username, body.Username)
+	set(&nu.Email, body.Email)
+	set(&nu.FirstName, body.FirstName)
+	set(&nu.LastName, body.LastName)
+	set(&nu.EmailVerified, body.EmailVerified)
+	set(&nu.RequirePasswordReset, body.RequirePasswordReset)
+	nu.Disabled = body.Enabled != nil && !*body.Enabled
+	u, err := a.id.CreateUser(r.Context(), a.store, realm, nu)
+	if err != nil {
 		return err
 	}
-	if body.Password != nil {
-		// u has no ID for the policy yet: a new user has no history.
-		policyUser := u
-		policyUser.ID = ""
-		if u.PasswordHash, err = a.newPasswordHash(r.Context(), realm, &policyUser, *body.Password); err != nil {
-			return err
-		}
-		u.PasswordChangedAt = u.CreatedAt
-	}
-	if err := a.store.CreateUser(r.Context(), &u); err != nil {
-		return userConflict(err)
-	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+u.ID)
-	httpx.WriteJSON(w, http.StatusCreated, toUserRep(&u))
+	httpx.WriteJSON(w, http.StatusCreated, toUserRep(u))
 	return nil
 }
 
@@ -240,11 +184,8 @@ func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) err
 	}
 	u.Username, u.Email, u.FirstName, u.LastName = upd.Username, upd.Email, upd.FirstName, upd.LastName
 	u.Enabled, u.EmailVerified, u.RequirePasswordReset = upd.Enabled, upd.EmailVerified, upd.RequirePasswordReset
-	if err := validateUser(u); err != nil {
+	if err := a.id.UpdateUser(r.Context(), a.store, u); err != nil {
 		return err
-	}
-	if err := a.store.UpdateUser(r.Context(), u); err != nil {
-		return userConflict(err)
 	}
 	httpx.WriteJSON(w, http.StatusOK, toUserRep(u))
 	return nil
@@ -255,21 +196,11 @@ func (a *App) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := removeUser(r.Context(), a.store, realm, u); err != nil {
+	if err := a.id.DeleteUser(r.Context(), a.store, realm, u); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// removeUser deletes a person; what hangs off them (sessions and tokens,
-// consents, memberships, attributes, a scheduled deletion) goes by
-// cascade. The admin API and the account deletion job both delete here.
-func removeUser(ctx context.Context, st *store.Store, realm *store.Realm, u *store.User) error {
-	if u.ServiceAccountClientID != "" {
-		return apperr.Invalid("user %s is a client's service account: remove client_credentials from the client instead", u.Username)
-	}
-	return st.DeleteUser(ctx, realm.ID, u.ID)
 }
 
 func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
@@ -287,12 +218,12 @@ func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
 	if body.Password == nil {
 		return apperr.Field("password", "is required")
 	}
-	hash, err := a.newPasswordHash(r.Context(), realm, u, *body.Password)
+	hash, err := a.id.NewPasswordHash(r.Context(), realm, u, *body.Password)
 	if err != nil {
 		return err
 	}
 	temporary := body.Temporary != nil && *body.Temporary
-	if err := a.setPassword(r.Context(), a.store, realm, u.ID, hash, temporary); err != nil {
+	if err := a.id.SetPassword(r.Context(), a.store, realm, u.ID, hash, temporary); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -583,7 +583,7 @@ func TestUserResetPassword(t *testing.T) {
 	if err != nil || stored.PasswordHash != first {
 		t.Fatalf("store user %v %v", stored, err)
 	}
-	if ok, err := s.app.verifyPassword(context.Background(), first, "first-password"); !ok || err != nil {
+	if ok, err := s.app.id.VerifyPassword(context.Background(), first, "first-password"); !ok || err != nil {
 		t.Fatalf("stored hash does not verify the new password: %v %v", ok, err)
 	}
 	// A plain reset clears the required change.

@@ -11,12 +11,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"runtime"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/events"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -45,29 +45,26 @@ type Config struct {
 
 // App serves every route.
 type App struct {
-	store         *store.Store
-	cfg           Config
-	log           *slog.Logger
-	now           func() time.Time
-	adminKeyHash  []byte
-	tokenKey      []byte
-	loginThrottle *throttle
-	adminThrottle failureCounter // the admin login's flood guard, kept in the store too
-	hashSlots     chan struct{}  // bounds concurrent password hashing: each takes ~19 MiB
-	hashWait      time.Duration  // how long a hash waits for a slot before a 503
-	// guardedAnswerTime is when a refused sign-in from a guarded address
-	// is answered (signin_guard.go).
-	guardedAnswerTime time.Duration
-	metrics           *metrics
-	signingKeys       *keyCache // parsed private signing keys by kid
-	cache             *caches   // the token endpoints' lookups
-	events            *events.Service
-	backchannel       backchannelSender
-	mailWake          chan struct{} // wakes the mail worker after an enqueue; buffered (1)
-	assets            *assets.Assets
-	messages          *ui.Catalogues
-	router            *mux.Router
-	table             []route // every route with the access it asks (routes.go)
+	store        *store.Store
+	cfg          Config
+	log          *slog.Logger
+	now          func() time.Time
+	adminKeyHash []byte
+	tokenKey     []byte
+	id           *identity.Core // the rules of users, credentials and clients
+	// loginThrottle is the realms' sign-in flood guard's count, which the
+	// other rate limits (registration, recovery, device codes) share.
+	loginThrottle *identity.Throttle
+	metrics       *metrics
+	signingKeys   *keyCache // parsed private signing keys by kid
+	cache         *caches   // the token endpoints' lookups
+	events        *events.Service
+	backchannel   backchannelSender
+	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
+	assets        *assets.Assets
+	messages      *ui.Catalogues
+	router        *mux.Router
+	table         []route // every route with the access it asks (routes.go)
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -87,13 +84,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("derive admin token key: %w", err)
 	}
 	a.tokenKey = key
-	a.loginThrottle = newThrottle(a.now)
-	if a.adminThrottle, err = newStoredThrottle(ctx, st, a.now); err != nil {
+	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
+	adminThrottle, err := identity.NewStoredThrottle(ctx, st, a.now)
+	if err != nil {
 		return nil, err
 	}
-	a.hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
-	a.hashWait = hashWait
-	a.guardedAnswerTime = guardedAnswerTime
+	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
@@ -111,6 +107,13 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.router = a.routes()
 	return a, nil
+}
+
+// identityDeps is what the identity core works with: the server's store,
+// clock, log, login events and sign-in throttle.
+func (a *App) identityDeps(adminThrottle identity.FailureCounter) identity.Deps {
+	return identity.Deps{Store: a.store, Now: a.now, Log: a.log, LoginEvent: a.loginEvent,
+		Throttle: a.loginThrottle, AdminThrottle: adminThrottle}
 }
 
 // Handler is the whole server, middleware included.

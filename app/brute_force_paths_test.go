@@ -159,7 +159,7 @@ func TestBruteForceAccountPassword(t *testing.T) {
 	e.lockAfterThree()
 	// The flood guard forgets at once (a zero window): what is seen is the
 	// realm's lockout.
-	e.app.loginThrottle.window = 0
+	noSignInThrottle(t, e.app)
 	const newPassword = "a brand new passphrase"
 	tok := e.token("alice", codeflowPassword).AccessToken
 	change := func(current, next string) *testResponse {
@@ -225,7 +225,7 @@ func TestBruteForceAccountTOTPDisable(t *testing.T) {
 	e := newCodeflowEnv(t)
 	e.eventsOn()
 	e.lockAfterThree()
-	e.app.loginThrottle.window = 0
+	noSignInThrottle(t, e.app)
 	token, err := e.passwordGrantToken(e.passwordGrantClient())
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestBruteForceAccountTOTPDisable(t *testing.T) {
 	}
 	mustError(t, disable(map[string]any{"code": code}), http.StatusBadRequest, "invalid_field", "code")
 	mustError(t, disable(map[string]any{"password": codeflowPassword}), http.StatusBadRequest, "invalid_field", "password")
-	if cred, err := e.app.userTOTP(t.Context(), &store.Realm{ID: e.realmID()}, e.aliceID); err != nil || cred == nil {
+	if cred, err := e.app.id.UserTOTP(t.Context(), &store.Realm{ID: e.realmID()}, e.aliceID); err != nil || cred == nil {
 		t.Fatalf("TOTP after a locked user's attempts: %v %v, want it kept", cred, err)
 	}
 	if n := e.lockedAttempts(); n != 2 {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -190,7 +192,8 @@ func TestBruteForceDisabled(t *testing.T) {
 	if _, err := e.store.GetLoginFailure(t.Context(), e.realmID, e.aliceID); err == nil {
 		t.Fatal("failures counted with brute-force protection off")
 	}
-	// Nor when the other flows call the functions directly.
+	// Nor a wrong one-time code (the identity core's own tests check the
+	// rest of its checks).
 	realm, err := e.store.GetRealm(t.Context(), "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -199,19 +202,16 @@ func TestBruteForceDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.app.bruteForceFailed(t.Context(), realm, alice, "192.0.2.1"); err != nil {
-		t.Fatal(err)
+	if err := e.app.id.CheckOneTimeCode(t.Context(), realm, alice, "000000", false, "192.0.2.1"); !errors.Is(err, identity.ErrInvalidTOTP) {
+		t.Fatalf("a wrong code: %v", err)
 	}
 	if _, err := e.store.GetLoginFailure(t.Context(), e.realmID, e.aliceID); err == nil {
-		t.Fatal("bruteForceFailed counted with brute-force protection off")
+		t.Fatal("a wrong code counted with brute-force protection off")
 	}
 	// A record from when it was on no longer locks, and is not listed.
 	if _, _, err := e.store.RecordLoginFailure(t.Context(), realm.ID, e.aliceID, "192.0.2.1", e.clock.now().UnixMilli(),
 		store.LoginFailurePolicy{MaxFailures: 1, LockoutMillis: 3600_000}); err != nil {
 		t.Fatal(err)
-	}
-	if locked, err := e.app.bruteForceLocked(t.Context(), realm, alice); err != nil || locked {
-		t.Fatalf("bruteForceLocked with protection off: %v %v", locked, err)
 	}
 	e.mustSignIn("with an old lockout on record", "alice")
 	if locked := bruteTestLockedUsers(t, e.testServer, ""); len(locked) != 0 {
@@ -235,11 +235,12 @@ func TestBruteForceConcurrentGrants(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newBruteEnv(t, map[string]any{"maxLoginFailures": c.maxFailures})
-			e.app.loginThrottle.window = 0
 			// Fifty hashes queue for the slots: on a loaded machine they may
 			// wait longer than the server's bound, and this test is about
 			// the failures counted, not the overload answer.
-			e.app.hashWait = time.Hour
+			retuneIdentity(t, e.app, func(d *identity.Deps) {
+				d.Throttle, d.HashWait = identity.NewThrottle(e.app.now, 0), time.Hour
+			})
 			form := url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {"wrong password"}}.Encode()
 			var wg sync.WaitGroup
 			answers := make([]string, 50)
@@ -322,7 +323,8 @@ func TestBruteForceDeviceApproval(t *testing.T) {
 	}
 	// Locked (the realm's five failures): the right password reads as a wrong one.
 	for range realm.MaxLoginFailures {
-		if err := s.app.bruteForceFailed(t.Context(), realm, alice, "192.0.2.9"); err != nil {
+		if _, _, err := s.store.RecordLoginFailure(t.Context(), realm.ID, alice.ID, "192.0.2.9", s.app.now().UnixMilli(),
+			identity.BruteForcePolicy(realm)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,13 +7,14 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
 
 // The change-password step of a sign-in. A user whose password must
-// change (passwordChangeRequired) and who typed it right does not get a
-// code yet: the request is held as a pending login, bound to the
+// change (identity.PasswordChangeRequired) and who typed it right does
+// not get a code yet: the request is held as a pending login, bound to the
 // browser, and the browser is sent here. Once the new password is set the
 // sign-in goes on exactly as a login does.
 
@@ -121,7 +122,7 @@ func (a *App) renderChangePassword(w http.ResponseWriter, r *http.Request, realm
 		return err
 	}
 	f.Action, f.AuthRequestID, f.CSRFToken = a.issuer(realm)+pathChangePassword, step.ar.ID, token
-	f.Username, f.MinLength = step.user.Username, max(minPasswordLength, realm.PasswordMinLength)
+	f.Username, f.MinLength = step.user.Username, max(identity.MinPasswordLength, realm.PasswordMinLength)
 	return a.renderPage(w, r, status, ui.ChangePassword(a.page("changePassword.title"), f))
 }
 
@@ -157,7 +158,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 		form.PasswordError = "password.error.required"
 	} else {
 		// What needs no stored password first; the history with the hash.
-		form.PasswordError = a.pagePasswordText(r, realm, unmetUserPasswordRules(realm, user, password))
+		form.PasswordError = a.pagePasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
 	}
 	if password != confirm {
 		form.ConfirmError = "password.error.mismatch"
@@ -165,8 +166,8 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	if form.PasswordError == "" && form.ConfirmError == "" && realm.PasswordHistoryCount == 0 && user.PasswordHash != "" {
 		// Without a history the policy allows the current password again;
 		// a change asked for must change it.
-		same, err := a.verifyPassword(ctx, user.PasswordHash, password)
-		if err != nil && !errors.Is(err, errBadHash) {
+		same, err := a.id.VerifyPassword(ctx, user.PasswordHash, password)
+		if err != nil && !errors.Is(err, identity.ErrBadHash) {
 			return err
 		}
 		if same {
@@ -176,7 +177,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	if form.PasswordError != "" || form.ConfirmError != "" {
 		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
 	}
-	hash, err := a.newPasswordHash(ctx, realm, user, password)
+	hash, err := a.id.NewPasswordHash(ctx, realm, user, password)
 	if msg := a.pagePasswordError(r, realm, err); msg != "" {
 		form.PasswordError = msg
 		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
@@ -194,7 +195,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 			if err := tx.DeletePendingLogin(ctx, realm.ID, step.ar.ID, user.ID); err != nil {
 				return err
 			}
-			if err := a.setPassword(ctx, tx, realm, user.ID, hash, false); err != nil {
+			if err := a.id.SetPassword(ctx, tx, realm, user.ID, hash, false); err != nil {
 				return err
 			}
 			var err error

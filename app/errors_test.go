@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
@@ -297,7 +298,7 @@ func TestProtocolErrorClassifies(t *testing.T) {
 		code, description string
 		retryAfter        string
 	}{
-		{"busy", errHashBusy, 503, "server_error", errHashBusy.Message, "2"},
+		{"busy", identity.ErrHashBusy, 503, "server_error", identity.ErrHashBusy.Message, "2"},
 		{"throttled", apperr.TooMany(3*time.Second, "too many failed sign-ins; try again later"), 429, "invalid_grant",
 			"too many failed sign-ins; try again later", "3"},
 		{"too large", &http.MaxBytesError{Limit: maxBodyBytes}, 413, "invalid_request", "request body exceeds 1048576 bytes", ""},

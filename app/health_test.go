@@ -138,7 +138,7 @@ func TestHealthMetrics(t *testing.T) {
 	}
 
 	t.Run("bearer token works", func(t *testing.T) {
-		admin := &store.AdminUser{ID: "5e7a1d2c-0000-4000-8000-000000000001", Username: "ops", PasswordHash: dummyArgon2Hash, CreatedAt: 1}
+		admin := &store.AdminUser{ID: "5e7a1d2c-0000-4000-8000-000000000001", Username: "ops", PasswordHash: testArgon2Hash, CreatedAt: 1}
 		if err := s.store.CreateAdminUser(context.Background(), admin); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,6 +36,10 @@ func TestLayers(t *testing.T) {
 		{"app/loadtest", []string{testSupport}},
 		// Below app and the modules, whose own tests import it.
 		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui"}},
+		// The identity core: rules, no HTTP.
+		{"app/identity", httpPackages},
+		// A leaf: the standard library and the error vocabulary only.
+		{"app/validate", slices.Concat(httpPackages, []string{module + "/app/authz", module + "/app/identity"})},
 	} {
 		for _, d := range goDeps(t, module+"/"+c.pkg) {
 			if d == module+"/"+c.pkg {

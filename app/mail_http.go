@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/idenplane/idenplane/app/validate"
 )
 
 // The HTTP email providers, each over its documented send API. The base
@@ -83,7 +85,7 @@ func httpMailerFor(provider string, cfg map[string]any) (*httpMailer, error) {
 		return nil, err
 	}
 	if base != "" {
-		if !isHTTPURL(base) {
+		if !validate.IsHTTPURL(base) {
 			return nil, configErrorf("emailProviderConfig.baseUrl must be an http or https URL")
 		}
 		m.baseURL = strings.TrimRight(base, "/")

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/validate"
 )
 
 // Protocol mapper types, by Keycloak's names, so mappers exported from
@@ -195,14 +196,14 @@ func validateMapperConfig(prefix, mapperType string, spec mapperSpec, cfg map[st
 		}
 		// A hardcoded claim's value is text of the admin's; the others
 		// name things (attributes, clients, prefixes) or are switches.
-		kind := settingText
+		kind := validate.SettingText
 		switch k {
 		case cfgClaimValue:
-			kind = freeText
+			kind = validate.FreeText
 		case cfgUserAttribute:
-			kind = identifierText
+			kind = validate.IdentifierText
 		}
-		if err := checkChars(field(k), cfg[k], maxConfigValue, kind); err != nil {
+		if err := validate.Chars(field(k), cfg[k], maxConfigValue, kind); err != nil {
 			return err
 		}
 	}
@@ -268,7 +269,7 @@ func checkClaimName(name string, clientIDPlaceholder bool) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("_-:/.", c):
 		case c == '\\' && strings.HasPrefix(bare[i+1:], "."):
 		default:
-			return fmt.Errorf("must be ASCII letters, digits and _ - : / with dots between nested names, not %s", describeRune(c))
+			return fmt.Errorf("must be ASCII letters, digits and _ - : / with dots between nested names, not %s", validate.DescribeRune(c))
 		}
 	}
 	path := splitClaimName(name)

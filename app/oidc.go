@@ -13,6 +13,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -108,7 +109,7 @@ func (a *App) providerEndpoint() http.Handler {
 			return
 		}
 		// The library has no password grant.
-		if req.URL.Path == "/"+pathToken && req.PostFormValue("grant_type") == grantPassword {
+		if req.URL.Path == "/"+pathToken && req.PostFormValue("grant_type") == identity.GrantPassword {
 			a.passwordGrant(cw, req)
 			return
 		}
@@ -157,7 +158,7 @@ func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 // grantsSupported are the grants this provider serves now, as discovery
 // advertises them.
 var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeCode, oidc.GrantTypeRefreshToken,
-	grantPassword, oidc.GrantTypeDeviceCode}
+	identity.GrantPassword, oidc.GrantTypeDeviceCode}
 
 func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
@@ -346,11 +347,11 @@ func (a *App) authenticateClient(ctx context.Context, realm *store.Realm, client
 	switch {
 	case !c.Enabled:
 		return nil, errClientAuth
-	case c.ClientType == clientPublic:
+	case c.ClientType == identity.ClientPublic:
 		if secret != "" {
 			return nil, errClientAuth
 		}
-	case !a.checkClientSecret(c, secret):
+	case !identity.CheckClientSecret(c, secret):
 		return nil, errClientAuth
 	}
 	return c, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -120,7 +121,7 @@ func (a *App) verifyAuthRequest(ctx context.Context, realm *store.Realm, client 
 		return ar, oidc.ErrInvalidRequest().WithDescription("response_type is required"), nil
 	case q.Get("response_type") != string(oidc.ResponseTypeCode):
 		return ar, (&oidc.Error{ErrorType: "unsupported_response_type"}).WithDescription("only response_type code is supported"), nil
-	case !slices.Contains(client.GrantTypes, grantAuthorizationCode):
+	case !slices.Contains(client.GrantTypes, identity.GrantAuthorizationCode):
 		return ar, oidc.ErrUnauthorizedClient().WithDescription("authorization_code is not among this client's grant types"), nil
 	}
 	ar.ResponseType = string(oidc.ResponseTypeCode)
@@ -150,7 +151,7 @@ func checkPKCEChallenge(client *store.Client, q url.Values, ar *store.AuthReques
 	switch {
 	case challenge == "" && method != "":
 		return oidc.ErrInvalidRequest().WithDescription("code_challenge_method without code_challenge")
-	case challenge == "" && client.ClientType == clientPublic:
+	case challenge == "" && client.ClientType == identity.ClientPublic:
 		return oidc.ErrInvalidRequest().WithDescription("public clients must use PKCE: code_challenge is required")
 	case challenge == "":
 		return nil
@@ -219,7 +220,7 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 	now := a.now()
 	// A password that must change (asked for, or expired) is changed at
 	// the next sign-in, even one the SSO session would have spared.
-	login := sso == nil || mustLogin(ar, sso, now.UnixMilli()) || passwordChangeRequired(realm, user, now)
+	login := sso == nil || mustLogin(ar, sso, now.UnixMilli()) || identity.PasswordChangeRequired(realm, user, now)
 	stepUp := "" // the second factor a session at acr 1 still owes: acr.go
 	if !login {
 		if stepUp, login, err = a.ssoShortfall(ctx, realm, user, sso); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -191,7 +192,7 @@ func (a *App) backchannelLogout(ctx context.Context, realm *store.Realm, ended [
 			}
 			clients[s.ClientID] = c
 		}
-		if c.BackchannelLogoutURI == "" || !isHTTPURL(c.BackchannelLogoutURI) {
+		if c.BackchannelLogoutURI == "" || !validate.IsHTTPURL(c.BackchannelLogoutURI) {
 			continue
 		}
 		// The sid clients know is the SSO session's, from their tokens; an

@@ -7,6 +7,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -28,7 +29,7 @@ func (o *oidcClient) PostLogoutRedirectURIs() []string {
 }
 
 func (o *oidcClient) ApplicationType() op.ApplicationType {
-	if o.c.ClientType == clientPublic {
+	if o.c.ClientType == identity.ClientPublic {
 		return op.ApplicationTypeUserAgent
 	}
 	return op.ApplicationTypeWeb
@@ -37,7 +38,7 @@ func (o *oidcClient) ApplicationType() op.ApplicationType {
 // AuthMethod: confidential clients authenticate with their secret, sent by
 // Basic or in the form (the library reads both); public clients send none.
 func (o *oidcClient) AuthMethod() oidc.AuthMethod {
-	if o.c.ClientType == clientPublic {
+	if o.c.ClientType == identity.ClientPublic {
 		return oidc.AuthMethodNone
 	}
 	return oidc.AuthMethodBasic

@@ -10,6 +10,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -154,7 +155,7 @@ func corsClientID(r *http.Request, policy corsPolicy) string {
 func clientWebOrigins(c *store.Client) []string {
 	var out []string
 	for _, o := range c.WebOrigins {
-		if o != webOriginsOfRedirects {
+		if o != identity.WebOriginsOfRedirects {
 			out = append(out, normalizeOrigin(o))
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -26,7 +27,7 @@ const (
 	// wrong credentials for it) and per client address (codes that name
 	// nothing live). A user code has 20^8 values; a few guesses per code
 	// and a bounded rate per address keep guessing hopeless. Credentials
-	// count as on the login page besides (signin_guard.go).
+	// count as on the login page besides (app/identity/signin_guard.go).
 	deviceLimitPerCode = 5
 	deviceLimitPerIP   = 20
 )
@@ -91,12 +92,12 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if f.UserCode != "" {
 		// A lookup is a guess too: throttled and counted like one.
 		ipKey := "device-ip:" + a.clientIP(r)
-		if a.loginThrottle.wait(ipKey, deviceLimitPerIP) > 0 {
+		if a.loginThrottle.Wait(ipKey, deviceLimitPerIP) > 0 {
 			f.Error = deviceMsgThrottled
 		} else if d, err := a.livePendingDevice(r, realm, f.UserCode); err != nil {
 			return err
 		} else if d == nil {
-			a.loginThrottle.fail(ipKey)
+			a.loginThrottle.Fail(ipKey)
 			f.Error = deviceMsgBadCode
 		} else {
 			f.Client, f.Scopes = deviceClientName(d), d.Scopes
@@ -140,7 +141,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	code, _ := normalizeUserCode(f.UserCode)
 	ipKey, codeKey := "device-ip:"+a.clientIP(r), deviceCodeKey(realm, code)
-	if wait := max(a.loginThrottle.wait(ipKey, deviceLimitPerIP), a.loginThrottle.wait(codeKey, deviceLimitPerCode)); wait > 0 {
+	if wait := max(a.loginThrottle.Wait(ipKey, deviceLimitPerIP), a.loginThrottle.Wait(codeKey, deviceLimitPerCode)); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
 	}
@@ -152,7 +153,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		return err
 	}
 	if d == nil {
-		a.loginThrottle.fail(ipKey)
+		a.loginThrottle.Fail(ipKey)
 		return again(http.StatusBadRequest, deviceMsgBadCode)
 	}
 	f.Client, f.Scopes = deviceClientName(d), d.Scopes
@@ -183,21 +184,21 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	// Checked and counted as on the login page: the realm's lockout and
 	// the sign-in flood guard, whose 429 a right password from a guarded
 	// address gets past.
-	user, err := a.checkCredentialsGuarded(ctx, realm, f.Username, password, a.clientIP(r))
-	var throttled *throttledError
+	user, err := a.id.CheckCredentials(ctx, realm, f.Username, password, a.clientIP(r))
+	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		return again(http.StatusTooManyRequests, deviceMsgThrottled)
-	case errors.Is(err, errBadCredentials): // a lockout too: it answers as a wrong password
-		a.loginThrottle.fail(codeKey)
-		if lockedID, locked := lockedOut(err); locked {
+	case errors.Is(err, identity.ErrBadCredentials): // a lockout too: it answers as a wrong password
+		a.loginThrottle.Fail(codeKey)
+		if lockedID, locked := identity.LockedOut(err); locked {
 			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: d.PublicClientID,
 				IPAddress: a.clientIP(r), Error: "user_temporarily_disabled",
-				Details: map[string]string{"username": f.Username, "grant_type": grantDeviceCode}})
+				Details: map[string]string{"username": f.Username, "grant_type": identity.GrantDeviceCode}})
 		}
 		return again(http.StatusBadRequest, deviceMsgBadLogin)
-	case errors.Is(err, errUserDisabled):
+	case errors.Is(err, identity.ErrUserDisabled):
 		// Said only to whoever knows the password.
 		return again(http.StatusForbidden, deviceMsgDisabled)
 	case err != nil:
@@ -207,7 +208,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	// device flow runs it: the one-time code of a user with TOTP; a user
 	// who owes a step a form here cannot take (a security key's, an
 	// enrolment) is sent to sign in first.
-	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
+	pending, err := a.id.NeedsSecondFactor(ctx, realm, user.ID)
 	if err != nil {
 		return err
 	}
@@ -222,21 +223,21 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		if recovery {
 			method = "recovery-code"
 		}
-		err := a.checkOneTimeCode(ctx, realm, user, otp, recovery, a.clientIP(r))
-		var throttled *throttledError
+		err := a.id.CheckOneTimeCode(ctx, realm, user, otp, recovery, a.clientIP(r))
+		var throttled *identity.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
-			httpx.RetryAfter(w, throttled.wait)
+			httpx.RetryAfter(w, throttled.Wait)
 			return again(http.StatusTooManyRequests, deviceMsgThrottled)
-		case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
-			a.loginThrottle.fail(codeKey)
+		case errors.Is(err, identity.ErrInvalidTOTP): // a lockout too: it answers as a wrong code
+			a.loginThrottle.Fail(codeKey)
 			reason := "invalid_totp"
-			if _, locked := lockedOut(err); locked {
+			if _, locked := identity.LockedOut(err); locked {
 				reason = "user_temporarily_disabled"
 			}
 			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
 				IPAddress: a.clientIP(r), Error: reason,
-				Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "method": method}})
+				Details: map[string]string{"username": user.Username, "grant_type": identity.GrantDeviceCode, "method": method}})
 			f.OTPError = "device.error.otpWrong"
 			return again(http.StatusUnauthorized, "")
 		case err != nil:
@@ -260,9 +261,9 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 // which the device page cannot take; "" for none.
 func deviceAccountOwes(realm *store.Realm, user *store.User, now time.Time) string {
 	switch {
-	case passwordChangeRequired(realm, user, now):
+	case identity.PasswordChangeRequired(realm, user, now):
 		return "password_change_required"
-	case realm.RequireEmailVerification && !user.EmailVerified:
+	case identity.EmailVerificationRequired(realm, user):
 		return "email_not_verified"
 	}
 	return ""
@@ -291,7 +292,7 @@ func (a *App) deviceApproveBySession(w http.ResponseWriter, r *http.Request, rea
 // holds, by user, authenticated at authTime (Unix milliseconds).
 func (a *App) deviceApprove(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, authTime int64) error {
 	code, _ := normalizeUserCode(f.UserCode)
-	a.loginThrottle.reset(deviceCodeKey(realm, code))
+	a.loginThrottle.Reset(deviceCodeKey(realm, code))
 	err := a.store.ApproveDeviceAuthorization(r.Context(), realm.ID, code, user.ID, authTime, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) { // decided or expired meanwhile
 		f.Error = deviceMsgBadCode
@@ -310,7 +311,7 @@ func (a *App) deviceApprove(w http.ResponseWriter, r *http.Request, realm *store
 func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, d *store.DeviceAuthorization, reason string) error {
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
 		IPAddress: a.clientIP(r), Error: "resolve_required_actions",
-		Details: map[string]string{"username": user.Username, "grant_type": grantDeviceCode, "reason": reason}})
+		Details: map[string]string{"username": user.Username, "grant_type": identity.GrantDeviceCode, "reason": reason}})
 	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
 	return a.renderPage(w, r, http.StatusForbidden, ui.DeviceVerify(a.page("device.title"), f))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -18,7 +19,7 @@ import (
 func deviceEnv(t *testing.T) *codeflowEnv {
 	t.Helper()
 	e := newCodeflowEnv(t)
-	e.client("tv", map[string]any{"name": "Living room TV", "clientType": "PUBLIC", "grantTypes": []string{grantDeviceCode}})
+	e.client("tv", map[string]any{"name": "Living room TV", "clientType": "PUBLIC", "grantTypes": []string{identity.GrantDeviceCode}})
 	e.eventsOn()
 	return e
 }
@@ -110,7 +111,7 @@ func TestDeviceApprovalTOTPThrottled(t *testing.T) {
 	secret, _ := e.totpEnrol(e.aliceID)
 	e.clock.advance(totpTestStep)
 	code := totpTestCode(t, secret, e.clock.now())
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		p, _ := e.deviceApprove(map[string]string{"otp": totpTestWrongCode(code)})
 		mustDeviceRefused(t, p, http.StatusUnauthorized, enMsg("device.error.otpWrong"))
 	}

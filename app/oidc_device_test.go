@@ -19,6 +19,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -56,7 +57,7 @@ func newDeviceTestServer(t *testing.T, clock *deviceTestClock) *oidcTestServer {
 	s := newOIDCTestServer(t, func(c *Config) { c.Now = clock.now })
 	s.createRealm("acme")
 	deviceTestClient(t, s, "acme", map[string]any{"clientId": "tv", "name": "Living room TV", "clientType": "PUBLIC",
-		"grantTypes": []string{grantDeviceCode, "refresh_token"}})
+		"grantTypes": []string{identity.GrantDeviceCode, "refresh_token"}})
 	s.createUser("acme", map[string]any{"username": "alice", "email": "alice@acme.test", "emailVerified": true,
 		"firstName": "Alice", "lastName": "Liddell", "password": deviceTestPassword})
 	return s
@@ -377,7 +378,7 @@ func TestOIDCDeviceExpired(t *testing.T) {
 // deviceTestPoll posts a device_code grant to acme's token endpoint.
 func deviceTestPoll(s *oidcTestServer, form string) *testResponse {
 	return s.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
-		"grant_type="+url.QueryEscape(grantDeviceCode)+"&"+form, "Content-Type: application/x-www-form-urlencoded")
+		"grant_type="+url.QueryEscape(identity.GrantDeviceCode)+"&"+form, "Content-Type: application/x-www-form-urlencoded")
 }
 
 func deviceTestMustError(t *testing.T, r *testResponse, status int, code string) {
@@ -415,10 +416,10 @@ func TestOIDCDeviceSlowDown(t *testing.T) {
 func TestOIDCDeviceRefused(t *testing.T) {
 	s := newDeviceTestServer(t, newDeviceTestClock(0))
 	s.createRealm("other")
-	deviceTestClient(t, s, "other", map[string]any{"clientId": "tv", "clientType": "PUBLIC", "grantTypes": []string{grantDeviceCode}})
+	deviceTestClient(t, s, "other", map[string]any{"clientId": "tv", "clientType": "PUBLIC", "grantTypes": []string{identity.GrantDeviceCode}})
 	deviceTestClient(t, s, "acme", map[string]any{"clientId": "web", "clientType": "PUBLIC"})
-	deviceTestClient(t, s, "acme", map[string]any{"clientId": "radio", "clientType": "PUBLIC", "grantTypes": []string{grantDeviceCode}})
-	secret := deviceTestClient(t, s, "acme", map[string]any{"clientId": "box", "grantTypes": []string{grantDeviceCode}})
+	deviceTestClient(t, s, "acme", map[string]any{"clientId": "radio", "clientType": "PUBLIC", "grantTypes": []string{identity.GrantDeviceCode}})
+	secret := deviceTestClient(t, s, "acme", map[string]any{"clientId": "box", "grantTypes": []string{identity.GrantDeviceCode}})
 	form := "Content-Type: application/x-www-form-urlencoded"
 	authorize := func(realm, body string) *testResponse {
 		return s.request(http.MethodPost, "/realms/"+realm+"/protocol/openid-connect/auth/device", body, form)
@@ -491,7 +492,7 @@ func TestOIDCDiscoveryAdvertisesDeviceAndUserinfo(t *testing.T) {
 		doc["userinfo_endpoint"] != iss+"/protocol/openid-connect/userinfo" {
 		t.Fatalf("discovery %v", doc)
 	}
-	if grants := doc["grant_types_supported"].([]any); !slices.Contains(grants, any(grantDeviceCode)) {
+	if grants := doc["grant_types_supported"].([]any); !slices.Contains(grants, any(identity.GrantDeviceCode)) {
 		t.Fatalf("grant_types_supported %v", grants)
 	}
 }

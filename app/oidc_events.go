@@ -6,6 +6,7 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -37,14 +38,14 @@ func oauthErrorCode(err error) string {
 // user's. A brute-force lockout, answered as a wrong password, is told
 // apart here only.
 func loginErrorReason(err error) string {
-	var throttled *throttledError
-	if _, locked := lockedOut(err); locked {
+	var throttled *identity.ThrottledError
+	if _, locked := identity.LockedOut(err); locked {
 		return "user_temporarily_disabled"
 	}
 	switch {
-	case errors.Is(err, errBadCredentials):
+	case errors.Is(err, identity.ErrBadCredentials):
 		return "invalid_user_credentials"
-	case errors.Is(err, errUserDisabled):
+	case errors.Is(err, identity.ErrUserDisabled):
 		return "user_disabled"
 	case errors.As(err, &throttled):
 		return "user_temporarily_disabled"

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // RFC 6749's rules for the client endpoints (token, introspection,
@@ -25,7 +27,7 @@ func newRFCEnv(t *testing.T) *rfcEnv {
 	e := newCodeflowEnv(t)
 	secret := e.client("web", map[string]any{"grantTypes": []string{"authorization_code", "refresh_token", "password",
 		"client_credentials"}})
-	e.client("tv", map[string]any{"clientType": "PUBLIC", "grantTypes": []string{grantDeviceCode}})
+	e.client("tv", map[string]any{"clientType": "PUBLIC", "grantTypes": []string{identity.GrantDeviceCode}})
 	return &rfcEnv{codeflowEnv: e, secret: secret}
 }
 
@@ -64,7 +66,7 @@ func TestClientEndpointsNotCached(t *testing.T) {
 	device := e.post("auth/device", "client_id=tv")
 	mustStatus(t, device, http.StatusOK)
 	deviceCode := device.object(t)["device_code"].(string)
-	pending := e.post("token", "client_id=tv&grant_type="+url.QueryEscape(grantDeviceCode)+"&device_code="+url.QueryEscape(deviceCode))
+	pending := e.post("token", "client_id=tv&grant_type="+url.QueryEscape(identity.GrantDeviceCode)+"&device_code="+url.QueryEscape(deviceCode))
 	userCode, _ := normalizeUserCode(device.object(t)["user_code"].(string))
 	now := e.clock.now().UnixMilli()
 	if err := e.store.ApproveDeviceAuthorization(t.Context(), e.realmID(), userCode, e.aliceID, now, now); err != nil {
@@ -84,7 +86,7 @@ func TestClientEndpointsNotCached(t *testing.T) {
 		{"refresh_token", e.post("token", "grant_type=refresh_token&refresh_token="+url.QueryEscape(refresh), e.basic()), http.StatusOK},
 		{"device authorization", device, http.StatusOK},
 		{"device_code, pending", pending, http.StatusBadRequest},
-		{"device_code", e.post("token", "client_id=tv&grant_type="+url.QueryEscape(grantDeviceCode)+
+		{"device_code", e.post("token", "client_id=tv&grant_type="+url.QueryEscape(identity.GrantDeviceCode)+
 			"&device_code="+url.QueryEscape(deviceCode)), http.StatusOK},
 		{"token error", e.post("token", "grant_type=refresh_token&refresh_token=nope", e.basic()), http.StatusBadRequest},
 		{"client authentication error", e.post("token", "grant_type=client_credentials", codeflowBasic("web", "wrong")), http.StatusUnauthorized},

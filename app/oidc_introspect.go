@@ -12,6 +12,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -74,7 +75,7 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	if err != nil {
 		return nil, err
 	}
-	if c.ClientType == clientPublic {
+	if c.ClientType == identity.ClientPublic {
 		return nil, oidc.ErrInvalidClient().WithDescription("public clients may not introspect tokens")
 	}
 	inactive := op.NewResponse(map[string]any{"active": false})

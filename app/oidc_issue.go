@@ -10,6 +10,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -66,7 +67,7 @@ func planClientGrant(realm *store.Realm, client *store.Client, sso, oauth *store
 			ExpiresAt: sso.StartedAt + ssoMaxLifespan.Milliseconds(), AuthTime: sso.AuthTime, AMR: sso.AMR}
 		oauth = p.oauth
 	}
-	if !slices.Contains(client.GrantTypes, grantRefreshToken) {
+	if !slices.Contains(client.GrantTypes, identity.GrantRefreshToken) {
 		return p
 	}
 	p.token = randomToken()

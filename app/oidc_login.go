@@ -6,103 +6,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
-
-// Why a user's credentials were refused. The first covers an unknown
-// user, a wrong password and an account that cannot sign in by password,
-// so that the answer never tells whether a user exists. The login page
-// answers a disabled account as it does the first: only the LOGIN_ERROR
-// event tells them apart.
-var (
-	errBadCredentials = errors.New("invalid username or password")
-	errUserDisabled   = errors.New("account disabled")
-)
-
-// throttledError: too many failed sign-ins for this user or address.
-type throttledError struct{ wait time.Duration }
-
-func (e *throttledError) Error() string { return "too many failed sign-ins" }
-
-// loginAccountKey is the throttle key of the failed sign-ins of one
-// account: a known user by ID, so that its username and its email count
-// together, and anything else by what was typed.
-func loginAccountKey(realm *store.Realm, user *store.User, login string) string {
-	if user != nil {
-		return "realm:" + realm.ID + ":user-id:" + user.ID
-	}
-	return "realm:" + realm.ID + ":user:" + strings.ToLower(login)
-}
-
-// findLoginUser is the user a login names, or nil: by email when it holds
-// an @, as Keycloak does, so a username that is someone's address cannot
-// capture that person's sign-in; by username otherwise or failing that.
-func (a *App) findLoginUser(ctx context.Context, realm *store.Realm, login string) (*store.User, error) {
-	if strings.Contains(login, "@") {
-		u, err := a.store.GetUserByEmail(ctx, realm.ID, login)
-		if err == nil || !errors.Is(err, store.ErrNotFound) {
-			return u, err
-		}
-	}
-	u, err := a.store.GetUserByUsername(ctx, realm.ID, login)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	return u, err
-}
-
-// checkPassword checks password against user's, the one a login names
-// (nil for nobody: against a dummy hash, so that it takes as long), and
-// says why it is refused: errBadCredentials (an unknown user, a wrong
-// password, an account that cannot sign in by password, a registration
-// awaiting approval or rejected), errUserDisabled (the right password of
-// a disabled account), or nil. From a guarded address an unknown name is
-// not checked: each would cost a password hash, and holdRefusal evens
-// out the time; a check that finds no hash slot there in time is
-// refused as the flood guard's (g.busy).
-func (a *App) checkPassword(ctx context.Context, g *signInGuard, realm *store.Realm, user *store.User, password string) (refusal, err error) {
-	hash := dummyArgon2Hash
-	if user != nil && user.PasswordHash != "" && user.ServiceAccountClientID == "" {
-		hash = user.PasswordHash
-	}
-	ok := false
-	if user != nil || !g.guarded {
-		ok, err = a.verifyPasswordWithin(ctx, hash, password, g.hashWait(a))
-		if errors.Is(err, errHashBusy) && g.guarded {
-			return nil, g.busy()
-		} else if err != nil && !errors.Is(err, errBadHash) {
-			return nil, err
-		}
-	}
-	if user == nil || hash == dummyArgon2Hash || !ok {
-		return errBadCredentials, nil
-	}
-	status, err := a.store.UserStatus(ctx, realm.ID, user.ID)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case status != store.UserActive:
-		// Said as a wrong password is: the answer says nothing about the
-		// account.
-		return errBadCredentials, nil
-	case !user.Enabled:
-		return errUserDisabled, nil
-	}
-	return nil, nil
-}
-
-// passwordChangeRequired says whether user must choose a new password
-// before a sign-in at now completes: an administrator asked for it, or
-// the password is older than the realm's passwordMaxAgeDays. It is the one
-// place that decides.
-func passwordChangeRequired(realm *store.Realm, user *store.User, now time.Time) bool {
-	return user.RequirePasswordReset || passwordExpired(realm, user, now)
-}
 
 // loginPage shows the sign-in form of a pending authorization request.
 // Opened without one, as a bookmark would, it starts a sign-in to the
@@ -158,32 +67,32 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		form.Error = "login.error.missing"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)
 	}
-	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, a.clientIP(r))
+	user, err := a.id.CheckCredentials(ctx, realm, username, password, a.clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
 		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: a.clientIP(r),
 			Error: reason, Details: map[string]string{"username": username}}
-		if errors.Is(err, errUserDisabled) {
+		if errors.Is(err, identity.ErrUserDisabled) {
 			e.UserID = user.ID
 		}
-		if lockedID, locked := lockedOut(err); locked {
+		if lockedID, locked := identity.LockedOut(err); locked {
 			e.UserID = lockedID
 		}
 		a.loginEvent(ctx, realm, e)
 	}
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
-	// A lockout is an errBadCredentials: it answers as a wrong password.
-	case errors.Is(err, errBadCredentials), errors.Is(err, errUserDisabled):
+	// A lockout is an identity.ErrBadCredentials: it answers as a wrong password.
+	case errors.Is(err, identity.ErrBadCredentials), errors.Is(err, identity.ErrUserDisabled):
 		form.Error = "login.error.invalid"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusUnauthorized, form)
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		form.Error = "login.error.throttled"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, form)
 	case err != nil:
 		return err
 	}
-	if realm.RequireEmailVerification && !user.EmailVerified {
+	if identity.EmailVerificationRequired(realm, user) {
 		return a.refuseUnverified(w, r, realm, client, ar, user, username)
 	}
 	// The second factor comes before any step the account owes, as in
@@ -191,7 +100,7 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 	if pending, err := a.startSecondFactor(w, r, realm, ar, user, form.RememberMe); pending || err != nil {
 		return err
 	}
-	if passwordChangeRequired(realm, user, a.now()) {
+	if identity.PasswordChangeRequired(realm, user, a.now()) {
 		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
 			pendingSignIn{remember: form.RememberMe, amr: loginAMR(false)})
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -92,7 +93,7 @@ func TestLoginPageThrottle(t *testing.T) {
 	cfg := e.oauth2Config("web", secret, "openid")
 	b := e.browser()
 	page := b.follow(e.url, cfg.AuthCodeURL("s"))
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		if p := b.submit(page, map[string]string{"username": "alice", "password": "wrong password!"}); p.status != http.StatusUnauthorized {
 			t.Fatalf("failed login: %d", p.status)
 		}
@@ -220,7 +221,7 @@ func TestLoginByEmail(t *testing.T) {
 
 	b = e.browser()
 	page = b.follow(e.url, cfg.AuthCodeURL("s"))
-	for i := range loginLimitPerUser {
+	for i := range identity.LoginLimitPerUser {
 		login := "alice"
 		if i%2 == 1 {
 			login = "Alice@example.test"
@@ -230,7 +231,7 @@ func TestLoginByEmail(t *testing.T) {
 		}
 	}
 	if p := b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword}); p.status != http.StatusTooManyRequests {
-		t.Fatalf("after %d failures by username and email: status %d, want 429", loginLimitPerUser, p.status)
+		t.Fatalf("after %d failures by username and email: status %d, want 429", identity.LoginLimitPerUser, p.status)
 	}
 }
 
@@ -325,12 +326,12 @@ func TestLoginPageLinks(t *testing.T) {
 // (signin_guard_test.go has the rest).
 func TestLoginPageThrottlePerAddress(t *testing.T) {
 	e := newCodeflowEnv(t)
-	e.app.guardedAnswerTime = 10 * time.Millisecond
+	fastGuardedAnswers(t, e.app)
 	secret := e.client("web", nil)
 	cfg := e.oauth2Config("web", secret, "openid")
 	b := e.browser()
 	page := b.follow(e.url, cfg.AuthCodeURL("s"))
-	for i := range loginLimitPerIP {
+	for i := range identity.LoginLimitPerIP {
 		p := b.submit(page, map[string]string{"username": fmt.Sprintf("nobody%d", i), "password": "wrong password!"})
 		if p.status != http.StatusUnauthorized {
 			t.Fatalf("failure %d: status %d", i, p.status)

@@ -14,6 +14,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -26,7 +27,7 @@ func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 	resp, err := a.passwordTokens(ctx, r)
 	if err != nil {
 		// The flood guard holds: 429 with the wait, as on every credential
-		// endpoint; a login storm (errHashBusy): 503 with the wait.
+		// endpoint; a login storm (identity.ErrHashBusy): 503 with the wait.
 		a.writeOAuthError(w, r, throttleRefusal(err, "too many failed sign-ins; try again later", ""))
 		return
 	}
@@ -49,7 +50,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(client.GrantTypes, grantPassword) {
+	if !slices.Contains(client.GrantTypes, identity.GrantPassword) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("password is not among this client's grant types")
 	}
 	if client.RequireConsent {
@@ -65,37 +66,37 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if err != nil {
 		return nil, err
 	}
-	user, err := a.checkCredentialsGuarded(ctx, realm, username, password, a.clientIP(r))
+	user, err := a.id.CheckCredentials(ctx, realm, username, password, a.clientIP(r))
 	if reason := loginErrorReason(err); reason != "" {
-		lockedID, _ := lockedOut(err)
+		lockedID, _ := identity.LockedOut(err)
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: client.ClientID,
-			IPAddress: a.clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": grantPassword}})
+			IPAddress: a.clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})
 	}
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
-	case errors.Is(err, errBadCredentials): // a lockout too: it answers as a wrong password
+	case errors.Is(err, identity.ErrBadCredentials): // a lockout too: it answers as a wrong password
 		return nil, oidc.ErrInvalidGrant().WithDescription("invalid user credentials")
-	case errors.Is(err, errUserDisabled):
+	case errors.Is(err, identity.ErrUserDisabled):
 		return nil, oidc.ErrInvalidGrant().WithDescription("account disabled")
 	case errors.As(err, &throttled):
 		return nil, err // passwordGrant answers 429
 	case err != nil:
 		return nil, err
 	}
-	if realm.RequireEmailVerification && !user.EmailVerified {
+	if identity.EmailVerificationRequired(realm, user) {
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
-			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": grantPassword}})
+			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
 	}
 	if err := a.passwordGrantSecondFactor(ctx, realm, client, user, a.clientIP(r)); err != nil {
 		return nil, err
 	}
-	if passwordChangeRequired(realm, user, a.now()) {
+	if identity.PasswordChangeRequired(realm, user, a.now()) {
 		// The change needs a page: the user signs in through the browser
 		// first. Keycloak's answer and event error, for its required actions.
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
 			IPAddress: a.clientIP(r), Error: "resolve_required_actions",
-			Details: map[string]string{"username": username, "grant_type": grantPassword, "required_action": store.ActionUpdatePassword}})
+			Details: map[string]string{"username": username, "grant_type": identity.GrantPassword, "required_action": store.ActionUpdatePassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("Account is not fully set up")
 	}
 	// The grant signs the user in without a browser: an SSO session no
@@ -114,7 +115,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return nil, err
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID,
-		IPAddress: a.clientIP(r), Details: map[string]string{"grant_type": grantPassword}})
+		IPAddress: a.clientIP(r), Details: map[string]string{"grant_type": identity.GrantPassword}})
 	return a.tokenResponse(ctx, &userTokens{
 		g:   &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID, authTime: time.UnixMilli(now)},
 		amr: sso.AMR, refresh: plan.token,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -148,7 +149,7 @@ func TestPasswordGrantThrottled(t *testing.T) {
 			url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {password}}.Encode(),
 			"Content-Type: application/x-www-form-urlencoded", codeflowBasic("cli", secret))
 	}
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		mustStatus(t, grant("wrong password"), http.StatusBadRequest)
 	}
 	r := grant(codeflowPassword)
@@ -167,9 +168,9 @@ func TestPasswordGrantThrottled(t *testing.T) {
 func TestPasswordGrantHashSlotsBusy(t *testing.T) {
 	e := newCodeflowEnv(t)
 	secret := e.client("cli", map[string]any{"grantTypes": []string{"password"}})
-	e.app.hashWait = time.Millisecond
-	for range cap(e.app.hashSlots) {
-		e.app.hashSlots <- struct{}{}
+	slots := busyHashSlots(t, e.app, 2)
+	for range cap(slots) {
+		slots <- struct{}{}
 	}
 	form := url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}}
 	r := e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token", form.Encode(),
@@ -177,8 +178,8 @@ func TestPasswordGrantHashSlotsBusy(t *testing.T) {
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || r.object(t)["error"] != "server_error" {
 		t.Fatalf("every slot taken: %d %s (Retry-After %q), want 503 with Retry-After", r.Status, r.Body, r.Header.Get("Retry-After"))
 	}
-	for range cap(e.app.hashSlots) {
-		<-e.app.hashSlots
+	for range cap(slots) {
+		<-slots
 	}
 	if status, body := e.tokenRequest(form, codeflowBasic("cli", secret)); status != http.StatusOK {
 		t.Fatalf("slots free again: %d %v", status, body)

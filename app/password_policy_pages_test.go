@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -161,8 +162,8 @@ func TestPasswordPolicyText(t *testing.T) {
 		t.Fatal(err)
 	}
 	realm := &store.Realm{PasswordMinLength: 12, PasswordHistoryCount: 1}
-	all := []passwordRule{ruleMinLength, ruleMaxLength, ruleUppercase, ruleLowercase, ruleDigit, ruleSpecial,
-		ruleNotUsername, ruleNotEmail, ruleHistory}
+	all := []identity.PasswordRule{identity.RuleMinLength, identity.RuleMaxLength, identity.RuleUppercase, identity.RuleLowercase, identity.RuleDigit, identity.RuleSpecial,
+		identity.RuleNotUsername, identity.RuleNotEmail, identity.RuleHistory}
 	if len(all) != len(passwordNeedKeys)+len(passwordBreakKeys) {
 		t.Fatalf("%d rules tested, %d have keys", len(all), len(passwordNeedKeys)+len(passwordBreakKeys))
 	}
@@ -183,11 +184,11 @@ func TestPasswordPolicyText(t *testing.T) {
 		}
 	}
 	realm.PasswordHistoryCount = 5
-	if got := passwordPolicyText(c.Localizer("en"), realm, []passwordRule{ruleHistory}); got !=
+	if got := passwordPolicyText(c.Localizer("en"), realm, []identity.PasswordRule{identity.RuleHistory}); got !=
 		"The password must not be one of your last 5 passwords." {
 		t.Errorf("history of 5: %q", got)
 	}
-	if strings.Contains(passwordPolicyText(c.Localizer("de"), realm, []passwordRule{ruleHistory}), "password.") {
+	if strings.Contains(passwordPolicyText(c.Localizer("de"), realm, []identity.PasswordRule{identity.RuleHistory}), "password.") {
 		t.Error("German history message missing")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // resourcesTestRealm builds, through the admin API, a realm with one of
@@ -115,7 +116,7 @@ func TestRealmExportImportEveryResource(t *testing.T) {
 			t.Fatalf("bob's effective roles %v, want %v", got, wantBob)
 		}
 		c, err := s.store.GetClientByClientID(t.Context(), mustRealmID(t, s, "acme"), "app")
-		if err != nil || !s.app.checkClientSecret(c, secret) {
+		if err != nil || !identity.CheckClientSecret(c, secret) {
 			t.Fatalf("the app's secret no longer authenticates after import: %v", err)
 		}
 	}

@@ -10,6 +10,9 @@ import (
 	"testing"
 )
 
+// testArgon2Hash is a valid argon2id hash of a password no test types.
+const testArgon2Hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2wqRVv4D0CWE2dJ+y3i9r0Q6rYfXhmTb8CFL/1HJxyc"
+
 const (
 	exportTestSMTPPassword = "smtp-s3cret-pw"
 	exportTestProviderKey  = "SG.provider-secret-key"
@@ -215,10 +218,10 @@ func TestRealmExportImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.app.verifyPassword(ctx, alice.PasswordHash, exportTestUserPassword); err != nil || !ok {
+	if ok, err := s.app.id.VerifyPassword(ctx, alice.PasswordHash, exportTestUserPassword); err != nil || !ok {
 		t.Fatalf("imported password does not verify: %v, %v", ok, err)
 	}
-	if ok, err := s.app.verifyPassword(ctx, alice.PasswordHash, exportTestUserPassword+"x"); err != nil || ok {
+	if ok, err := s.app.id.VerifyPassword(ctx, alice.PasswordHash, exportTestUserPassword+"x"); err != nil || ok {
 		t.Fatalf("imported hash accepts a wrong password: %v, %v", ok, err)
 	}
 	bob, err := s.store.GetUserByUsername(ctx, realm.ID, "bob")
@@ -335,7 +338,7 @@ func TestRealmImportRejectsInvalid(t *testing.T) {
 			400, "unknown_field", "users[0].password"},
 		{"bad credential hash", exportTestImportBody("atomic", with(u("ann", ""), "credentials", []any{map[string]any{"type": "password", "hash": "plain"}})),
 			400, "invalid_field", "users[0].credentials"},
-		{"bad credential type", exportTestImportBody("atomic", with(u("ann", ""), "credentials", []any{map[string]any{"type": "otp", "hash": dummyArgon2Hash}})),
+		{"bad credential type", exportTestImportBody("atomic", with(u("ann", ""), "credentials", []any{map[string]any{"type": "otp", "hash": testArgon2Hash}})),
 			400, "invalid_field", "users[0].credentials"},
 		// With a realm id, the file's IDs are kept, so they can clash.
 		{"user id taken in another realm", with(exportTestImportBody("atomic", u("ann", ""), with(u("ben", ""), "id", otherUser)),
@@ -380,7 +383,7 @@ func TestRealmImportRejectsInvalid(t *testing.T) {
 
 	// Control: the same shape, valid, imports.
 	r = s.admin(http.MethodPost, "/admin/realms/import", exportTestImportBody("atomic", u("ann", "ann@x.test"),
-		with(u("ben", ""), "credentials", []any{map[string]any{"type": "password", "hash": dummyArgon2Hash}})))
+		with(u("ben", ""), "credentials", []any{map[string]any{"type": "password", "hash": testArgon2Hash}})))
 	mustStatus(t, r, http.StatusCreated)
 	r = s.admin(http.MethodGet, "/admin/realms/atomic", nil)
 	mustStatus(t, r, http.StatusOK)
@@ -454,7 +457,7 @@ func TestRealmImportOverwriteKeepsUserPasswords(t *testing.T) {
 	if after.PasswordHash == "" || after.PasswordHash != before.PasswordHash {
 		t.Fatalf("alice's password hash after overwrite %q, want %q", after.PasswordHash, before.PasswordHash)
 	}
-	ok, err := s.app.verifyPassword(t.Context(), after.PasswordHash, "alice-password-1")
+	ok, err := s.app.id.VerifyPassword(t.Context(), after.PasswordHash, "alice-password-1")
 	if err != nil || !ok {
 		t.Fatalf("alice's password no longer verifies: %v %v", ok, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -140,7 +141,10 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 	case in.Name == nil:
 		return nil, apperr.Field("name", "is required")
 	}
-	p := &importPlan{now: now.UnixMilli(), realmRoles: map[string]string{}, clientRoles: map[string]map[string]string{},
+	// An import hashes no password: a core of its own, over st and now, has
+	// all it needs.
+	core := identity.New(identity.Deps{Store: st, Now: func() time.Time { return now }})
+	p := &importPlan{core: core, now: now.UnixMilli(), realmRoles: map[string]string{}, clientRoles: map[string]map[string]string{},
 		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil}
 	if err := p.build(&in); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -19,6 +20,7 @@ import (
 // of it is written: every ID assigned, every reference by name turned into
 // an ID, every field validated as the admin API would.
 type importPlan struct {
+	core        *identity.Core // creates the users
 	now         int64
 	realm       *store.Realm
 	seedScopes  bool
@@ -163,7 +165,7 @@ func (p *importPlan) buildClients(in *realmImport) error {
 		}
 		if ci.SecretHash != "" {
 			h, err := base64.StdEncoding.DecodeString(ci.SecretHash)
-			if err != nil || len(h) != 32 || c.ClientType == clientPublic {
+			if err != nil || len(h) != 32 || c.ClientType == identity.ClientPublic {
 				return apperr.Field(prefix+".secretHash", "must be the base64 SHA-256 of a confidential client's secret")
 			}
 			c.SecretHash = h
@@ -187,7 +189,7 @@ func (p *importPlan) buildServiceAccounts(in *realmImport) error {
 	for i, ci := range in.Clients {
 		prefix := fmt.Sprintf("clients[%d].serviceAccount", i)
 		c := p.clients[ci.ClientID]
-		hasGrant := slices.Contains(c.GrantTypes, grantClientCredentials)
+		hasGrant := slices.Contains(c.GrantTypes, identity.GrantClientCredentials)
 		switch {
 		case ci.ServiceAccount == nil && !hasGrant:
 			continue
@@ -205,9 +207,9 @@ func (p *importPlan) buildServiceAccounts(in *realmImport) error {
 		u := &store.User{ID: id, RealmID: p.realm.ID, Username: sa.Username, Enabled: sa.Enabled == nil || *sa.Enabled,
 			CreatedAt: p.timestamp(sa.CreatedTimestamp), ServiceAccountClientID: c.ID}
 		if u.Username == "" {
-			u.Username = serviceAccountUsername(c)
+			u.Username = identity.ServiceAccountUsername(c)
 		}
-		if err := validateUser(u); err != nil {
+		if err := identity.ValidateUser(u); err != nil {
 			return withPrefix(err, prefix)
 		}
 		roleIDs, err := p.resolve(sa.roleRefs, prefix)
@@ -374,14 +376,14 @@ func (p *importPlan) buildUsers(in *realmImport) error {
 		set(&u.Enabled, ui.Enabled)
 		set(&u.EmailVerified, ui.EmailVerified)
 		set(&u.RequirePasswordReset, ui.RequirePasswordReset)
-		if err := validateUser(u); err != nil {
+		if err := identity.ValidateUser(u); err != nil {
 			return withPrefix(err, prefix)
 		}
 		for _, c := range ui.Credentials {
 			if c.Type != "password" {
 				return apperr.Field(prefix+".credentials", "type %q is not supported", c.Type)
 			}
-			if _, err := parseArgon2id(c.Hash); err != nil {
+			if err := identity.ValidatePasswordHash(c.Hash); err != nil {
 				return apperr.Field(prefix+".credentials", "hash must be an argon2id PHC string")
 			}
 			u.PasswordHash, u.PasswordChangedAt = c.Hash, c.CreatedTimestamp
@@ -432,7 +434,7 @@ func (p *importPlan) keepSecrets(ctx context.Context, tx *store.Store, existing 
 		u.PasswordHash, u.PasswordChangedAt = old.PasswordHash, old.PasswordChangedAt
 	}
 	for _, c := range p.clientList {
-		if c.SecretHash != nil || c.ClientType == clientPublic {
+		if c.SecretHash != nil || c.ClientType == identity.ClientPublic {
 			continue
 		}
 		old, err := tx.GetClient(ctx, existing.ID, c.ID)
@@ -522,7 +524,13 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 		}
 	}
 	for i, u := range p.users {
-		if err := tx.CreateUser(ctx, u); err != nil {
+		// As every user is created: the rules, checked already, and the
+		// conflicts. The hash an import carries is taken as it is.
+		if _, err := p.core.CreateUser(ctx, tx, p.realm, identity.NewUserFrom(u)); err != nil {
+			var ae *apperr.Error
+			if errors.As(err, &ae) {
+				return withPrefix(ae, p.userFields[i])
+			}
 			return idConflict(err, p.userFields[i]+".id", "a user with id "+u.ID+" exists in another realm")
 		}
 	}
@@ -573,10 +581,10 @@ func validateImportedScope(sc *store.ClientScope) error {
 // leave out, then checks the client as the API does.
 func validateImportedClient(c *store.Client) error {
 	if c.ClientType == "" {
-		c.ClientType = clientConfidential
+		c.ClientType = identity.ClientConfidential
 	}
 	if c.GrantTypes == nil {
-		c.GrantTypes = defaultGrantTypes()
+		c.GrantTypes = identity.DefaultGrantTypes()
 	}
-	return validateClient(c)
+	return identity.ValidateClient(c)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -171,13 +172,13 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 	}
 	accountKey := "realm:" + realm.ID + ":forgot-account:" + strings.ToLower(login)
 	ipKey := "realm:" + realm.ID + ":forgot-ip:" + a.clientIP(r)
-	if wait := max(a.loginThrottle.wait(accountKey, recoveryLimitPerAccount), a.loginThrottle.wait(ipKey, recoveryLimitPerIP)); wait > 0 {
+	if wait := max(a.loginThrottle.Wait(accountKey, recoveryLimitPerAccount), a.loginThrottle.Wait(ipKey, recoveryLimitPerIP)); wait > 0 {
 		httpx.RetryAfter(w, wait)
 		form.Banner = "error.tooManyRequests"
 		return a.renderForgot(w, r, realm, http.StatusTooManyRequests, form)
 	}
-	a.loginThrottle.fail(accountKey)
-	a.loginThrottle.fail(ipKey)
+	a.loginThrottle.Fail(accountKey)
+	a.loginThrottle.Fail(ipKey)
 
 	user, err := a.store.FindRecoveryUser(ctx, realm.ID, login)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -186,8 +187,8 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 	if user != nil && user.Enabled && user.Email != "" && user.ServiceAccountClientID == "" {
 		// Per user too, silently: whatever was typed, one inbox gets few mails.
 		userKey := "realm:" + realm.ID + ":forgot-user:" + user.ID
-		if a.loginThrottle.wait(userKey, recoveryLimitPerUser) == 0 {
-			a.loginThrottle.fail(userKey)
+		if a.loginThrottle.Wait(userKey, recoveryLimitPerUser) == 0 {
+			a.loginThrottle.Fail(userKey)
 			var query url.Values
 			if arID != "" {
 				query = url.Values{"authRequestID": {arID}}
@@ -288,7 +289,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 		form.PasswordError = "password.error.required"
 	} else {
 		// What needs no stored password first; the history with the hash.
-		form.PasswordError = a.pagePasswordText(r, realm, unmetUserPasswordRules(realm, user, password))
+		form.PasswordError = a.pagePasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
 	}
 	if password != confirm {
 		form.ConfirmError = "password.error.mismatch"
@@ -296,7 +297,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	if form.PasswordError != "" || form.ConfirmError != "" {
 		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
 	}
-	hash, err := a.newPasswordHash(ctx, realm, user, password)
+	hash, err := a.id.NewPasswordHash(ctx, realm, user, password)
 	if msg := a.pagePasswordError(r, realm, err); msg != "" {
 		form.PasswordError = msg
 		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
@@ -310,7 +311,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 		if err != nil {
 			return err
 		}
-		if err := a.setPassword(ctx, tx, realm, tok.UserID, hash, false); err != nil {
+		if err := a.id.SetPassword(ctx, tx, realm, tok.UserID, hash, false); err != nil {
 			return err
 		}
 		ended, err = tx.DeleteUserSessions(ctx, realm.ID, tok.UserID, now)
@@ -323,7 +324,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	}
 	a.backchannelLogout(ctx, realm, ended)
 	// The failures before the reset no longer count against the account.
-	a.loginThrottle.reset(loginAccountKey(realm, user, ""))
+	a.id.ForgetFailedSignIns(realm, user)
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"reason": "reset-password"}})
 	info := ui.InfoPage{Heading: "reset.done.title", Message: "reset.done.message"}
@@ -387,13 +388,13 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 	}
 	key := "realm:" + realm.ID + ":verify-resend:" + user.ID
 	ipKey := "realm:" + realm.ID + ":verify-resend-ip:" + a.clientIP(r)
-	if wait := max(a.loginThrottle.wait(key, recoveryLimitPerUser), a.loginThrottle.wait(ipKey, resendLimitPerIP)); wait > 0 {
+	if wait := max(a.loginThrottle.Wait(key, recoveryLimitPerUser), a.loginThrottle.Wait(ipKey, resendLimitPerIP)); wait > 0 {
 		httpx.RetryAfter(w, wait)
 		f.Error = "login.error.resendThrottled"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, f)
 	}
-	a.loginThrottle.fail(key)
-	a.loginThrottle.fail(ipKey)
+	a.loginThrottle.Fail(key)
+	a.loginThrottle.Fail(ipKey)
 	err = a.queueActionMail(ctx, realm, user, store.ActionVerifyEmail, verifyEmailTokenLifetime, pathVerifyEmail, nil, verifyEmailMail)
 	if errors.Is(err, errMailUnavailable) {
 		f.Error = "login.error.mailUnavailable"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -38,7 +39,7 @@ func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *stor
 		return err
 	}
 	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathRegister, token, a.loginURL(realm, f.AuthRequestID)
-	f.EmailRequired, f.MinLength = realm.RequireEmailVerification, max(minPasswordLength, realm.PasswordMinLength)
+	f.EmailRequired, f.MinLength = realm.RequireEmailVerification, max(identity.MinPasswordLength, realm.PasswordMinLength)
 	f.Fields = registerFormFields(fields, values, f.Errors)
 	return a.renderPage(w, r, status, ui.Register(a.page("register.title"), f))
 }
@@ -95,7 +96,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 
 	done, err := a.registerUser(ctx, realm, fields, reg, a.clientIP(r))
 	var invalid invalidRegistration
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &invalid):
 		for _, p := range invalid {
@@ -109,7 +110,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		form.Error = "register.error.form"
 		return a.renderRegister(w, r, realm, http.StatusBadRequest, fields, form, values)
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		form.Error = "register.error.throttled"
 		return a.renderRegister(w, r, realm, http.StatusTooManyRequests, fields, form, values)
 	case err != nil:

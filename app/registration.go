@@ -10,6 +10,8 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -43,7 +45,7 @@ func (a *App) registrationRealm(r *http.Request) (*store.Realm, error) {
 func (a *App) registrationThrottled(w http.ResponseWriter, limit int, count bool, keys ...string) error {
 	var wait time.Duration
 	for _, k := range keys {
-		wait = max(wait, a.loginThrottle.wait(k, limit))
+		wait = max(wait, a.loginThrottle.Wait(k, limit))
 	}
 	if wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
@@ -51,7 +53,7 @@ func (a *App) registrationThrottled(w http.ResponseWriter, limit int, count bool
 	}
 	if count {
 		for _, k := range keys {
-			a.loginThrottle.fail(k)
+			a.loginThrottle.Fail(k)
 		}
 	}
 	return nil
@@ -136,9 +138,9 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	done, err := a.registerUser(r.Context(), realm, fields, reg, a.clientIP(r))
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	if errors.As(err, &throttled) {
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many attempts; try again later")
 	} else if err != nil {
 		return err
@@ -178,7 +180,7 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 		return tx.MarkEmailVerified(r.Context(), realm.ID, tok.UserID, tok.Email)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		a.loginThrottle.fail(ipKey)
+		a.loginThrottle.Fail(ipKey)
 		return apperr.New(http.StatusBadRequest, apperr.CodeInvalidToken, "the link is invalid, used or expired")
 	} else if err != nil {
 		return err
@@ -207,7 +209,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 	if body.Email == nil || *body.Email == "" {
 		return apperr.Field("email", "is required")
 	}
-	email, err := normalizeEmail(*body.Email)
+	email, err := validate.NormalizeEmail(*body.Email)
 	if err != nil {
 		return apperr.Field("email", "must be an email address")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -78,7 +79,7 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 	case !slices.Contains(registrationTypes, *body.Type):
 		return apperr.Field("type", "must be one of text, email, tel, number, date, checkbox, select")
 	}
-	if err := checkDisplayName("label", *body.Label, 255); err != nil {
+	if err := validate.DisplayName("label", *body.Label, 255); err != nil {
 		return err
 	}
 	f.Key, f.Label, f.Type = *body.Key, *body.Label, *body.Type
@@ -87,7 +88,7 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 	set(&f.Pattern, body.Pattern)
 	set(&f.Enabled, body.Enabled)
 	set(&f.Position, body.Order)
-	if err := checkSetting("pattern", f.Pattern, maxFieldPatternChars); err != nil {
+	if err := validate.Setting("pattern", f.Pattern, maxFieldPatternChars); err != nil {
 		return err
 	}
 	if f.Pattern != "" {
@@ -108,7 +109,7 @@ func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) erro
 		if o == "" || len([]rune(o)) > 255 {
 			return apperr.Field("options", "must be 1 to 255 characters each")
 		}
-		if err := checkDisplayName("options", o, 255); err != nil {
+		if err := validate.DisplayName("options", o, 255); err != nil {
 			return err
 		}
 		if slices.Contains(body.Options[:i], o) {

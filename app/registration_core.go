@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -42,7 +44,7 @@ type registration struct {
 type fieldProblem struct {
 	key   string
 	err   *apperr.Error
-	unmet []passwordRule
+	unmet []identity.PasswordRule
 }
 
 func problem(key, field, format string, args ...any) fieldProblem {
@@ -69,14 +71,14 @@ type registered struct {
 // address's limit, then checked, then counted against its username's and
 // email's, then created with its attributes, pending when the realm
 // moderates, with a verification mail queued when the realm can send it.
-// A limit reached is a *throttledError; invalid fields, taken ones
+// A limit reached is a *identity.ThrottledError; invalid fields, taken ones
 // included, an invalidRegistration.
 func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*store.RegistrationField, reg registration, ip string) (*registered, error) {
 	ipKey := "register:" + realm.ID + ":ip:" + ip
-	if wait := a.loginThrottle.wait(ipKey, registerLimitPerIP); wait > 0 {
-		return nil, &throttledError{wait: wait}
+	if wait := a.loginThrottle.Wait(ipKey, registerLimitPerIP); wait > 0 {
+		return nil, &identity.ThrottledError{Wait: wait}
 	}
-	a.loginThrottle.fail(ipKey)
+	a.loginThrottle.Fail(ipKey)
 	u, attrs, problems := checkRegistration(realm, fields, reg)
 	if len(problems) > 0 {
 		return nil, problems
@@ -87,13 +89,13 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	}
 	var wait time.Duration
 	for _, k := range accountKeys {
-		wait = max(wait, a.loginThrottle.wait(k, registerLimitPerAccount))
+		wait = max(wait, a.loginThrottle.Wait(k, registerLimitPerAccount))
 	}
 	if wait > 0 {
-		return nil, &throttledError{wait: wait}
+		return nil, &identity.ThrottledError{Wait: wait}
 	}
 	for _, k := range accountKeys {
-		a.loginThrottle.fail(k)
+		a.loginThrottle.Fail(k)
 	}
 
 	moderation, err := a.store.RegistrationModeration(ctx, realm.ID)
@@ -101,7 +103,7 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		return nil, err
 	}
 	// The policy passed in checkRegistration; a new user has no history.
-	if u.PasswordHash, err = a.newPasswordHash(ctx, realm, &store.User{Username: u.Username, Email: u.Email}, reg.Password); err != nil {
+	if u.PasswordHash, err = a.id.NewPasswordHash(ctx, realm, &store.User{Username: u.Username, Email: u.Email}, reg.Password); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = a.now().UnixMilli()
@@ -117,8 +119,8 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		status = store.UserPending
 	}
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := tx.CreateUser(ctx, u); err != nil {
-			return userConflict(err)
+		if _, err := a.id.CreateUser(ctx, tx, realm, identity.NewUserFrom(u)); err != nil {
+			return err
 		}
 		if moderation {
 			if err := tx.ChangeUserStatus(ctx, realm.ID, u.ID, store.UserActive, store.UserPending); err != nil {
@@ -165,7 +167,7 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 		problems = append(problems, problem("register.error.usernameRequired", "username", "is required"))
 	default:
 		// The user rules of the admin API, one field at a time.
-		if err := validateUser(&store.User{Username: reg.Username}); err != nil {
+		if err := identity.ValidateUser(&store.User{Username: reg.Username}); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.username", err: asAPIError(err)})
 		}
 	}
@@ -173,12 +175,12 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 	case reg.Email == "" && realm.RequireEmailVerification:
 		problems = append(problems, problem("register.error.emailRequired", "email", "is required"))
 	case reg.Email != "":
-		if _, err := normalizeEmail(reg.Email); err != nil {
+		if _, err := validate.NormalizeEmail(reg.Email); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.email", err: asAPIError(err)})
 		}
 	}
 	for _, f := range []struct{ name, value string }{{"firstName", reg.FirstName}, {"lastName", reg.LastName}} {
-		if err := checkPersonName(f.name, f.value, 255); err != nil {
+		if err := validate.PersonName(f.name, f.value, 255); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.name", err: asAPIError(err)})
 		}
 	}
@@ -187,8 +189,8 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 		problems = append(problems, problem("password.error.required", "password", "is required"))
 	default:
 		// A new user has no history: the rest of the policy is all there is.
-		unmet := unmetUserPasswordRules(realm, &store.User{Username: reg.Username, Email: reg.Email}, reg.Password)
-		if err := passwordPolicyError(realm, unmet); err != nil {
+		unmet := identity.UnmetUserPasswordRules(realm, &store.User{Username: reg.Username, Email: reg.Email}, reg.Password)
+		if err := identity.PasswordPolicyError(realm, unmet); err != nil {
 			problems = append(problems, fieldProblem{err: asAPIError(err), unmet: unmet})
 		}
 	}
@@ -200,7 +202,7 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
-	if err := validateUser(u); err != nil { // normalises; the checks above passed
+	if err := identity.ValidateUser(u); err != nil { // normalises; the checks above passed
 		return nil, nil, invalidRegistration{{key: "register.error.username", err: asAPIError(err)}}
 	}
 	return u, attrs, nil
@@ -245,7 +247,7 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 			problems = append(problems, problem("register.error.tooLong", name, "must be at most %d characters", maxAttributeValueChars))
 			continue
 		}
-		if err := checkDisplayName(name, v, maxAttributeValueChars); err != nil {
+		if err := validate.DisplayName(name, v, maxAttributeValueChars); err != nil {
 			problems = append(problems, fieldProblem{key: "register.error.format", err: asAPIError(err)})
 			continue
 		}
@@ -268,7 +270,7 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 func checkFieldValue(f *store.RegistrationField, name, v string) (fieldProblem, bool) {
 	switch f.Type {
 	case "email":
-		if _, err := normalizeEmail(v); err != nil {
+		if _, err := validate.NormalizeEmail(v); err != nil {
 			return problem("register.error.email", name, "must be an email address"), false
 		}
 	case "tel":

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -17,7 +18,7 @@ import (
 func newGuardEnv(t *testing.T) *bruteEnv {
 	t.Helper()
 	e := newBruteEnv(t, nil)
-	e.app.guardedAnswerTime = 10 * time.Millisecond
+	fastGuardedAnswers(t, e.app)
 	return e
 }
 
@@ -58,7 +59,7 @@ func (e *bruteEnv) mustHoldOff(what, username, password string, headers ...strin
 // reads as an unknown name; the per-account protections hold.
 func TestPasswordGrantGuardedAddress(t *testing.T) {
 	e := newGuardEnv(t)
-	e.guessNames(loginLimitPerIP)
+	e.guessNames(identity.LoginLimitPerIP)
 
 	e.mustHoldOff("another invented name", "nobody-else", "a guess")
 	e.mustHoldOff("a real user's wrong password", "bob", "wrong password")
@@ -99,12 +100,12 @@ func mustUserID(t *testing.T, e *bruteEnv, username string) string {
 // address is the sprayer's alone, however it writes X-Forwarded-For.
 func TestPasswordGrantSprayingHeldOff(t *testing.T) {
 	e := newGuardEnv(t)
-	for i := range loginLimitPerIP {
+	for i := range identity.LoginLimitPerIP {
 		e.createUser("acme", map[string]any{"username": fmt.Sprintf("user%02d", i), "password": codeflowPassword})
 	}
 	spray := func(password string, headers ...string) {
 		t.Helper()
-		for i := range loginLimitPerIP {
+		for i := range identity.LoginLimitPerIP {
 			if status, body := e.grantFrom(fmt.Sprintf("user%02d", i), password, headers...); status != http.StatusBadRequest {
 				t.Fatalf("spraying user%02d: %d %v, want 400", i, status, body)
 			}
@@ -144,8 +145,8 @@ func TestPasswordGrantSprayingHeldOff(t *testing.T) {
 // On the device page, the same.
 func TestDevicePageGuardedAddress(t *testing.T) {
 	e := deviceEnv(t)
-	e.app.guardedAnswerTime = 10 * time.Millisecond
-	for i := range loginLimitPerIP {
+	fastGuardedAnswers(t, e.app)
+	for i := range identity.LoginLimitPerIP {
 		p, _ := e.deviceApprove(map[string]string{"username": fmt.Sprintf("nobody%d", i)})
 		mustDeviceRefused(t, p, http.StatusBadRequest, enMsg(deviceMsgBadLogin))
 	}
@@ -166,41 +167,15 @@ func TestDevicePageGuardedAddress(t *testing.T) {
 // would tell the two apart.
 func TestGuardedAddressHashesNoInventedName(t *testing.T) {
 	e := newGuardEnv(t)
-	e.guessNames(loginLimitPerIP)
-	e.app.hashWait = time.Millisecond
-	for range cap(e.app.hashSlots) {
-		e.app.hashSlots <- struct{}{}
+	e.guessNames(identity.LoginLimitPerIP)
+	slots := busyHashSlots(t, e.app, 2)
+	for range cap(slots) {
+		slots <- struct{}{}
 	}
 	e.mustHoldOff("an invented name, every slot taken", "nobody-else", "a guess")
 	e.mustHoldOff("a real user, every slot taken", "alice", codeflowPassword)
-	for range cap(e.app.hashSlots) {
-		<-e.app.hashSlots
+	for range cap(slots) {
+		<-slots
 	}
 	e.mustSignIn("a real user, slots free", "alice")
-}
-
-// The flood guard's memory stays bounded: a key keeps only its latest
-// failures, and a guarded address's invented names are not kept by name.
-func TestThrottleMemoryBounded(t *testing.T) {
-	e := newGuardEnv(t)
-	e.guessNames(loginLimitPerIP)
-	keys := len(e.app.loginThrottle.failures)
-	for i := range 50 {
-		e.mustHoldOff("guess", fmt.Sprintf("someone%d", i), "a guess")
-	}
-	if n := len(e.app.loginThrottle.failures); n != keys {
-		t.Fatalf("%d throttle keys after 50 guarded guesses, %d before", n, keys)
-	}
-	address, _ := signInAddressKeys(e.realmID, "192.0.2.1")
-	if n := len(e.app.loginThrottle.failures[address]); n != throttleKeep {
-		t.Fatalf("the address keeps %d failures, want %d", n, throttleKeep)
-	}
-
-	th := newThrottle(time.Now)
-	for range 1000 {
-		th.fail("k")
-	}
-	if n := len(th.failures["k"]); n != throttleKeep || th.wait("k", loginLimitPerIP) <= 0 {
-		t.Fatalf("%d failures kept, wait %v", n, th.wait("k", loginLimitPerIP))
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -104,7 +105,7 @@ type stepUpChallengeRep struct {
 func (a *App) stepUpChallenge(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	ctx := r.Context()
 	rep := stepUpChallengeRep{stepUpRep: stepUpRepOf(c.session), Methods: []string{}}
-	if cred, err := a.userTOTP(ctx, c.realm, c.user.ID); err != nil {
+	if cred, err := a.id.UserTOTP(ctx, c.realm, c.user.ID); err != nil {
 		return err
 	} else if cred != nil {
 		rep.Methods = append(rep.Methods, stepUpTOTP)
@@ -196,7 +197,7 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 // event.
 func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCaller, code string) (string, error) {
 	ctx := r.Context()
-	if cred, err := a.userTOTP(ctx, c.realm, c.user.ID); err != nil {
+	if cred, err := a.id.UserTOTP(ctx, c.realm, c.user.ID); err != nil {
 		return "", err
 	} else if cred == nil {
 		return "", errStepUpNoTOTP
@@ -206,19 +207,19 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 	if recovery {
 		method = "recovery-code"
 	}
-	err := a.checkOneTimeCode(ctx, c.realm, c.user, code, recovery, a.clientIP(r))
+	err := a.id.CheckOneTimeCode(ctx, c.realm, c.user, code, recovery, a.clientIP(r))
 	failure := store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID, SessionID: c.session.ID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username, "method": method, "step_up": "true"}}
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &throttled):
 		failure.Error = "user_temporarily_disabled"
 		a.loginEvent(ctx, c.realm, failure)
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		return "", apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed attempts; try again later")
-	case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
+	case errors.Is(err, identity.ErrInvalidTOTP): // a lockout too: it answers as a wrong code
 		failure.Error = "invalid_totp"
-		if _, locked := lockedOut(err); locked {
+		if _, locked := identity.LockedOut(err); locked {
 			failure.Error = "user_temporarily_disabled"
 		}
 		a.loginEvent(ctx, c.realm, failure)

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -43,7 +44,7 @@ func newTokenFuzzEnv(f *testing.F) *tokenFuzzEnv {
 	f.Helper()
 	e := &tokenFuzzEnv{fuzzEnv: newFuzzEnv(f)}
 	e.secret = e.client(f, map[string]any{"clientId": "app", "redirectUris": []string{tokenFuzzLogoutRedirect},
-		"grantTypes": []string{"password", "client_credentials", "refresh_token", "authorization_code", grantDeviceCode}})
+		"grantTypes": []string{"password", "client_credentials", "refresh_token", "authorization_code", identity.GrantDeviceCode}})
 	e.user(f, map[string]any{"username": "alice", "email": "alice@example.test"}, codeflowPassword)
 	r := e.tokenRequest(f, url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}, "scope": {"openid"}})
 	e.access, e.id, e.fresh = r["access_token"].(string), r["id_token"].(string), r["refresh_token"].(string)
@@ -374,7 +375,7 @@ func FuzzBackchannelLogoutToken(f *testing.F) {
 // header and payload, verified here without go-jose.
 func FuzzAdminToken(f *testing.F) {
 	e := &tokenFuzzEnv{fuzzEnv: newFuzzEnv(f)}
-	root := &store.AdminUser{ID: "11111111-2222-3333-4444-555555555555", Username: "root", PasswordHash: dummyArgon2Hash,
+	root := &store.AdminUser{ID: "11111111-2222-3333-4444-555555555555", Username: "root", PasswordHash: identity.Argon2idHash("unused"),
 		CreatedAt: time.Now().UnixMilli()}
 	if err := e.store.CreateAdminUser(f.Context(), root); err != nil {
 		f.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -30,7 +31,7 @@ const (
 // to this page. It says whether it did.
 func (a *App) startSecondFactor(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, remember bool) (bool, error) {
 	ctx := r.Context()
-	pending, err := a.needsSecondFactor(ctx, realm, user.ID)
+	pending, err := a.id.NeedsSecondFactor(ctx, realm, user.ID)
 	if err != nil || pending == "" {
 		return false, err
 	}
@@ -146,18 +147,18 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if recovery {
 		method, code = "recovery-code", r.PostForm.Get("recoveryCode")
 	}
-	err := a.checkOneTimeCode(ctx, realm, st.user, code, recovery, a.clientIP(r))
-	var throttled *throttledError
+	err := a.id.CheckOneTimeCode(ctx, realm, st.user, code, recovery, a.clientIP(r))
+	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &throttled):
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
 			IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		f.Alert = "totp.error.throttled"
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
-	case errors.Is(err, errInvalidTOTP): // a lockout too: it answers as a wrong code
+	case errors.Is(err, identity.ErrInvalidTOTP): // a lockout too: it answers as a wrong code
 		reason := "invalid_totp"
-		if _, locked := lockedOut(err); locked {
+		if _, locked := identity.LockedOut(err); locked {
 			reason = "user_temporarily_disabled"
 		}
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
@@ -186,7 +187,7 @@ func (a *App) totpEnrol(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return tx.AdvanceAuthRequestStep(ctx, st.ar.ID, store.StepTOTPSetup, store.StepRecoveryCodes)
 	})
 	switch {
-	case errors.Is(err, errInvalidTOTP):
+	case errors.Is(err, identity.ErrInvalidTOTP):
 		return a.renderTOTPSetup(w, r, realm, st, http.StatusBadRequest, "totp.error.code")
 	case errors.Is(err, errNoEnrolment):
 		return a.renderTOTPSetup(w, r, realm, st, http.StatusBadRequest, "totp.error.expired")
@@ -221,7 +222,7 @@ func (a *App) finishSecondStep(w http.ResponseWriter, r *http.Request, realm *st
 	complete := func(ctx context.Context, tx *store.Store) error {
 		return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)
 	}
-	if passwordChangeRequired(realm, st.user, a.now()) {
+	if identity.PasswordChangeRequired(realm, st.user, a.now()) {
 		return a.startPendingLogin(w, r, realm, st.ar, st.user, store.ActionUpdatePassword,
 			pendingSignIn{remember: st.step.RememberMe, amr: amr, also: complete})
 	}

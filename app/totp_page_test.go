@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -201,8 +202,8 @@ func TestTOTPRecoveryCode(t *testing.T) {
 	totpMustRefuse(t, b2.submit(page, map[string]string{"recoveryCode": recovery[3]}), http.StatusUnauthorized, "recoveryCode")
 	var status mfaStatusRep
 	e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/mfa/status", nil).decode(t, &status)
-	if status.RecoveryCodesRemaining != recoveryCodeCount-1 {
-		t.Fatalf("recovery codes left %d, want %d", status.RecoveryCodesRemaining, recoveryCodeCount-1)
+	if status.RecoveryCodesRemaining != identity.RecoveryCodeCount-1 {
+		t.Fatalf("recovery codes left %d, want %d", status.RecoveryCodesRemaining, identity.RecoveryCodeCount-1)
 	}
 }
 
@@ -221,13 +222,13 @@ func TestTOTPLoginThrottled(t *testing.T) {
 
 	b := e.browser()
 	page := e.totpPasswordStep(b, cfg.AuthCodeURL("s"), "alice")
-	for range loginLimitPerUser {
+	for range identity.LoginLimitPerUser {
 		totpMustRefuse(t, b.submit(page, map[string]string{"code": totpTestWrongCode(code)}), http.StatusUnauthorized, "code")
 	}
 	// Now even the right code waits; a new password does not reset it.
 	p := b.submit(page, map[string]string{"code": code})
 	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
-		t.Fatalf("after %d failures: status %d Retry-After %q", loginLimitPerUser, p.status, p.header.Get("Retry-After"))
+		t.Fatalf("after %d failures: status %d Retry-After %q", identity.LoginLimitPerUser, p.status, p.header.Get("Retry-After"))
 	}
 	b2 := e.browser()
 	page = e.totpPasswordStep(b2, cfg.AuthCodeURL("s"), "alice")
@@ -235,7 +236,7 @@ func TestTOTPLoginThrottled(t *testing.T) {
 		t.Fatalf("after a new password: status %d, want 429", p.status)
 	}
 	errs := e.loginEvents("LOGIN_ERROR")
-	if len(errs) != loginLimitPerUser+2 || errs[0].Error != "user_temporarily_disabled" {
+	if len(errs) != identity.LoginLimitPerUser+2 || errs[0].Error != "user_temporarily_disabled" {
 		t.Fatalf("LOGIN_ERROR events %+v", errs)
 	}
 	// The window passes; the code of the moment works.
@@ -326,8 +327,8 @@ func TestTOTPRequiredEnrolment(t *testing.T) {
 		t.Fatalf("confirmation: status %d; body %s", codes.status, codes.body)
 	}
 	shown := regexp.MustCompile(`<li><code>([a-z2-7-]{19})</code></li>`).FindAllStringSubmatch(string(codes.body), -1)
-	if len(shown) != recoveryCodeCount {
-		t.Fatalf("%d recovery codes shown, want %d: %s", len(shown), recoveryCodeCount, codes.body)
+	if len(shown) != identity.RecoveryCodeCount {
+		t.Fatalf("%d recovery codes shown, want %d: %s", len(shown), identity.RecoveryCodeCount, codes.body)
 	}
 	// Shown once: a reload says they were shown, without them.
 	if reload := b.get(page.url.String()); strings.Contains(string(reload.body), shown[0][1]) || reload.status != http.StatusOK {

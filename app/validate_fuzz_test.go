@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -28,7 +30,7 @@ func FuzzNormalizeEmail(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := normalizeEmail(s)
+		got, err := validate.NormalizeEmail(s)
 		if err != nil {
 			return
 		}
@@ -38,7 +40,7 @@ func FuzzNormalizeEmail(f *testing.F) {
 		case strings.ContainsFunc(got, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }):
 			t.Fatalf("%q normalised to %q, which has spaces or control characters", s, got)
 		}
-		if again, err := normalizeEmail(got); err != nil || again != got {
+		if again, err := validate.NormalizeEmail(got); err != nil || again != got {
 			t.Fatalf("%q normalised to %q, which normalises to %q, %v", s, got, again, err)
 		}
 	})
@@ -58,7 +60,7 @@ func FuzzRedirectURI(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := checkRedirectURI("redirectUris[0]", s)
+		got, err := identity.CheckRedirectURI("redirectUris[0]", s)
 		if err != nil {
 			return
 		}
@@ -143,7 +145,7 @@ func FuzzWebOrigin(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if o, err := normalizeWebOrigin("webOrigins[0]", s); err == nil && o != webOriginsOfRedirects && normalizeOrigin(o) == "" {
+		if o, err := identity.NormalizeWebOrigin("webOrigins[0]", s); err == nil && o != identity.WebOriginsOfRedirects && normalizeOrigin(o) == "" {
 			t.Fatalf("web origin %q accepted as %q, which no browser's Origin can match", s, o)
 		}
 		if !httpguts.ValidHeaderFieldValue(s) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -383,7 +384,7 @@ func webauthnCredentialName(name string) (string, error) {
 	if name == "" {
 		return webauthnDefaultName, nil
 	}
-	return name, checkDisplayName("name", name, webauthnNameMax)
+	return name, validate.DisplayName("name", name, webauthnNameMax)
 }
 
 // webauthnRegisterOptions begins a registration for the authenticated

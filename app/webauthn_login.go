@@ -14,6 +14,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -126,7 +127,7 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 		// is enough, and a PIN prompt would only be in the way.
 		uv = protocol.VerificationDiscouraged
 	case strings.TrimSpace(in.Username) != "":
-		user, err := a.findLoginUser(ctx, realm, strings.TrimSpace(in.Username))
+		user, err := a.id.FindLoginUser(ctx, realm, strings.TrimSpace(in.Username))
 		if err != nil {
 			return err
 		}
@@ -195,11 +196,11 @@ func (a *App) webauthnAuthenticateVerify(w http.ResponseWriter, r *http.Request,
 
 // webauthnAPIError is the JSON answer of a failed verification.
 func webauthnAPIError(w http.ResponseWriter, err error) error {
-	var throttled *throttledError
+	var throttled *identity.ThrottledError
 	var refused *webauthnFailure
 	switch {
 	case errors.As(err, &throttled):
-		httpx.RetryAfter(w, throttled.wait)
+		httpx.RetryAfter(w, throttled.Wait)
 		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed sign-ins; try again later")
 	case errors.As(err, &refused):
 		return &apperr.Error{Status: errWebAuthnRefused.Status, Code: errWebAuthnRefused.Code,
@@ -209,20 +210,20 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 }
 
 // verifyAssertion checks an assertion against its ceremony, under the
-// flood guard and the realm's brute-force policy, and records the use:
-// the new signature counter, checked against cloning. wantUserID, when
-// set, is the only user whose key is accepted (a second step's or a
-// step-up's): it takes a second factor's ceremony, whose key need not
-// verify the user. Without it the key alone authenticates: it takes a
-// login ceremony only, and the key must have verified the user. Every
-// refusal is a *webauthnFailure (from a guarded address, a
-// *throttledError), recorded as a LOGIN_ERROR event and counted against
-// the user once known.
+// flood guard and the realm's brute-force policy (the identity core's
+// AssertionCheck keeps their books), and records the use: the new
+// signature counter, checked against cloning. wantUserID, when set, is
+// the only user whose key is accepted (a second step's or a step-up's):
+// it takes a second factor's ceremony, whose key need not verify the
+// user. Without it the key alone authenticates: it takes a login
+// ceremony only, and the key must have verified the user. Every refusal
+// is a *webauthnFailure (from a guarded address, an
+// *identity.ThrottledError), recorded as a LOGIN_ERROR event and counted
+// against the user once known.
 func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
 	ctx := r.Context()
 	ip := a.clientIP(r)
-	address, accounts := signInAddressKeys(realm.ID, ip)
-	g, err := a.guardSignIn(a.loginThrottle, address, accounts)
+	check, err := a.id.StartAssertion(realm, ip)
 	if err != nil {
 		return nil, err
 	}
@@ -255,15 +256,7 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 		if in.stepUp {
 			e.Details["step_up"] = "true"
 		}
-		if user != nil && counted {
-			if err := a.bruteForceFailed(ctx, realm, user, ip); err != nil {
-				return err
-			}
-		}
-		a.loginEvent(ctx, realm, e)
-		// The user's own count runs once admitted: the uncounted
-		// refusals come before.
-		return g.failed(ctx, user != nil, &webauthnFailure{reason: reason, cause: cause})
+		return check.Refused(ctx, user, counted, e, &webauthnFailure{reason: reason, cause: cause})
 	}
 	if wantUserID != "" && ceremony.UserID != wantUserID {
 		return nil, errWebAuthnCeremony
@@ -295,12 +288,12 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 	} else if status != store.UserActive {
 		return nil, fail("user_not_active", nil, false)
 	}
-	if locked, err := a.bruteForceLocked(ctx, realm, user); err != nil {
+	if locked, err := check.Locked(ctx, user); err != nil {
 		return nil, err
 	} else if locked {
 		return nil, fail("user_temporarily_disabled", nil, false)
 	}
-	if err := g.admit(totpThrottleKey(realm, user.ID), loginLimitPerUser); err != nil {
+	if err := check.Admit(user); err != nil {
 		return nil, err
 	}
 	wu, err := a.loadWebAuthnUser(ctx, realm, user)
@@ -347,10 +340,7 @@ func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnR
 		return nil, err
 	}
 	stored.SignCount, stored.LastUsedAt, stored.Data = int64(rec.Authenticator.SignCount), now, data
-	if err := g.succeeded(ctx); err != nil {
-		return nil, err
-	}
-	if err := a.bruteForceSucceeded(ctx, realm, user); err != nil {
+	if err := check.Succeeded(ctx, user); err != nil {
 		return nil, err
 	}
 	return &webauthnAssertion{user: user, cred: stored, record: rec, userVerified: userVerified}, nil
@@ -377,10 +367,10 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 	if err != nil {
 		form := ui.LoginForm{Error: "webauthn.error.failed"}
 		status := http.StatusUnauthorized
-		var throttled *throttledError
+		var throttled *identity.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
-			httpx.RetryAfter(w, throttled.wait)
+			httpx.RetryAfter(w, throttled.Wait)
 			form.Error, status = "login.error.throttled", http.StatusTooManyRequests
 		case errors.Is(err, errWebAuthnCeremony):
 			form.Error, status = "webauthn.error.expired", http.StatusBadRequest
@@ -390,10 +380,10 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 		return a.renderLoginWith(w, r, realm, client, ar, status, form)
 	}
 	user := as.user
-	if realm.RequireEmailVerification && !user.EmailVerified {
+	if identity.EmailVerificationRequired(realm, user) {
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
-	if passwordChangeRequired(realm, user, a.now()) {
+	if identity.PasswordChangeRequired(realm, user, a.now()) {
 		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
 			pendingSignIn{remember: in.rememberMe, amr: as.amr(false)})
 	}
@@ -425,10 +415,10 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 	in.stepUp = st.isStepUp()
 	as, err := a.verifyAssertion(r, realm, in, st.client.ClientID, st.user.ID)
 	if err != nil {
-		var throttled *throttledError
+		var throttled *identity.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
-			httpx.RetryAfter(w, throttled.wait)
+			httpx.RetryAfter(w, throttled.Wait)
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusTooManyRequests, "totp.error.throttled")
 		case errors.Is(err, errWebAuthnCeremony):
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired")
@@ -542,7 +532,7 @@ func (a *App) renderWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *
 	f := ui.WebAuthnStepForm{Script: a.assets.URL("webauthn.js"), OptionsURL: issuer + pathWebAuthn + "/authenticate/options",
 		Action: issuer + pathWebAuthn + "/authenticate/verify", AuthRequestID: st.ar.ID, CSRFToken: token,
 		ClientName: clientName(st.client), Error: errKey}
-	if c, err := a.userTOTP(r.Context(), realm, st.user.ID); err != nil {
+	if c, err := a.id.UserTOTP(r.Context(), realm, st.user.ID); err != nil {
 		return err
 	} else if c != nil && st.step.Pending == store.StepTOTP {
 		f.TOTPURL = totpURL(issuer, st.ar.ID, false)

@@ -38,7 +38,7 @@ type Config struct {
 	Executable string
 	Schema     string // schema.sql, to open the database for seeding
 	Version    string
-	// HashPassword is the server's password hash (app.HashPassword): it
+	// HashPassword is the server's password hash (identity.Argon2idHash): it
 	// makes the one hash every seeded user shares, and is the argon2id
 	// floor the password grant is compared with.
 	HashPassword func(password string) string

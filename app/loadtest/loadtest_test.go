@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // A short run with the server in this process: the realms are set up over
@@ -18,7 +18,7 @@ import (
 // scenario's requests succeed; the password grant's do only if the seeded
 // users' shared hash is the server's own.
 func TestRunInProcess(t *testing.T) {
-	cfg := Config{Schema: apptest.Schema(t), Version: "test", HashPassword: app.HashPassword,
+	cfg := Config{Schema: apptest.Schema(t), Version: "test", HashPassword: identity.Argon2idHash,
 		Duration: 200 * time.Millisecond, Concurrency: 2, Users: 5, Sessions: 5,
 		Scenarios: []string{"userinfo", "password", "user-lookup"}, JSON: true, Dir: t.TempDir(), Progress: io.Discard}
 	var out bytes.Buffer
@@ -51,7 +51,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		want string
 	}{
 		{"no password hash", Config{}, "HashPassword"},
-		{"unknown scenario", Config{HashPassword: app.HashPassword, Scenarios: []string{"cc-rs256", "nope"}}, `unknown scenario "nope"`},
+		{"unknown scenario", Config{HashPassword: identity.Argon2idHash, Scenarios: []string{"cc-rs256", "nope"}}, `unknown scenario "nope"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Run(t.Context(), c.cfg, io.Discard)

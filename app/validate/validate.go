@@ -1,4 +1,9 @@
-package app
+// Package validate holds the checks of what a stored string may be: the
+// characters of names, settings and free text, email addresses, URLs and
+// host names. It is a leaf: every layer may use it, and it knows nothing
+// of what it checks the strings for. Failures are *apperr.Error field
+// errors naming the field they are given.
+package validate
 
 import (
 	"fmt"
@@ -13,62 +18,62 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 )
 
-// textKind says which characters a stored string may hold. Every name and
-// every setting the API stores goes through checkChars with one of them;
+// TextKind says which characters a stored string may hold. Every name and
+// every setting the API stores goes through Chars with one of them;
 // docs/decisions.md ("Characters in names") gives the reasons.
-type textKind int
+type TextKind int
 
 const (
-	// identifierText names something that is looked up, compared or put
+	// IdentifierText names something that is looked up, compared or put
 	// in tokens and URLs: usernames, roles, groups, mapper names, attribute
 	// keys. Only visible characters and the plain space (U+0020), and no
 	// markup ('<', '>').
-	identifierText textKind = iota
-	// displayText is a name people read: a client's or a realm's display
-	// name, a label. As identifierText, plus markup (it is escaped where it
+	IdentifierText TextKind = iota
+	// DisplayText is a name people read: a client's or a realm's display
+	// name, a label. As IdentifierText, plus markup (it is escaped where it
 	// is shown), other spaces, and the zero-width joiners (U+200C, U+200D)
 	// and variation selectors that emoji and some scripts need, when they
 	// sit between visible characters.
-	displayText
-	// personNameText is a person's first or last name: displayText without
+	DisplayText
+	// PersonNameText is a person's first or last name: DisplayText without
 	// markup, as Keycloak's person-name rule has it. These names go into ID
 	// tokens, and from there into pages of applications that may not
 	// escape them.
-	personNameText
-	// settingText is a value the server uses rather than shows: a URL, a
-	// host, an API key, a pattern. As identifierText, but '<' and '>' are
+	PersonNameText
+	// SettingText is a value the server uses rather than shows: a URL, a
+	// host, an API key, a pattern. As IdentifierText, but '<' and '>' are
 	// allowed: a regular expression's named group needs them.
-	settingText
-	// freeText is a description: displayText plus tab, line feed, carriage
+	SettingText
+	// FreeText is a description: DisplayText plus tab, line feed, carriage
 	// return, and the bidi marks (U+200E, U+200F, U+061C) that
 	// mixed-direction prose needs. Bidi overrides, embeddings and isolates
 	// are refused here too: they reorder what a reader sees.
-	freeText
+	FreeText
 )
 
-// checkIdentifier accepts an identifier of at most max characters.
-func checkIdentifier(field, s string, max int) error {
-	return checkChars(field, s, max, identifierText)
+// Identifier accepts an identifier of at most max characters.
+func Identifier(field, s string, max int) error {
+	return Chars(field, s, max, IdentifierText)
 }
 
-// checkDisplayName accepts a display name of at most max characters.
-func checkDisplayName(field, s string, max int) error { return checkChars(field, s, max, displayText) }
+// DisplayName accepts a display name of at most max characters.
+func DisplayName(field, s string, max int) error { return Chars(field, s, max, DisplayText) }
 
-// checkPersonName accepts a first or last name of at most max characters.
-func checkPersonName(field, s string, max int) error {
-	return checkChars(field, s, max, personNameText)
+// PersonName accepts a first or last name of at most max characters.
+func PersonName(field, s string, max int) error {
+	return Chars(field, s, max, PersonNameText)
 }
 
-// checkSetting accepts a setting's value of at most max characters.
-func checkSetting(field, s string, max int) error { return checkChars(field, s, max, settingText) }
+// Setting accepts a setting's value of at most max characters.
+func Setting(field, s string, max int) error { return Chars(field, s, max, SettingText) }
 
-// checkText accepts free text (a description) of at most max characters.
-func checkText(field, s string, max int) error { return checkChars(field, s, max, freeText) }
+// Text accepts free text (a description) of at most max characters.
+func Text(field, s string, max int) error { return Chars(field, s, max, FreeText) }
 
-// checkChars is the one check of the characters of a stored string: valid
+// Chars is the one check of the characters of a stored string: valid
 // UTF-8, at most max characters, none that kind refuses. The error names
 // the field and the first character refused, by code point.
-func checkChars(field, s string, max int, kind textKind) error {
+func Chars(field, s string, max int, kind TextKind) error {
 	if !utf8.ValidString(s) {
 		return apperr.Field(field, "must be valid UTF-8")
 	}
@@ -77,14 +82,14 @@ func checkChars(field, s string, max int, kind textKind) error {
 	}
 	if i, why := refusedChar(s, kind); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
-		return apperr.Field(field, "must not contain %s (%s)", why, describeRune(r))
+		return apperr.Field(field, "must not contain %s (%s)", why, DescribeRune(r))
 	}
 	return nil
 }
 
 // refusedChar finds the first character of s that kind refuses: its byte
 // offset and what kind of character it is, or -1.
-func refusedChar(s string, kind textKind) (int, string) {
+func refusedChar(s string, kind TextKind) (int, string) {
 	prev := rune(-1)
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -99,33 +104,33 @@ func refusedChar(s string, kind textKind) (int, string) {
 
 // refusedRune says why r, after prev (-1 at the start) and before rest,
 // may not appear in text of kind, or "" when it may.
-func refusedRune(r, prev rune, rest string, kind textKind) string {
+func refusedRune(r, prev rune, rest string, kind TextKind) string {
 	if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f { // printable ASCII, the common case
-		if (r == '<' || r == '>') && (kind == identifierText || kind == personNameText) {
+		if (r == '<' || r == '>') && (kind == IdentifierText || kind == PersonNameText) {
 			return "markup characters"
 		}
 		return ""
 	}
 	switch {
-	case kind == freeText && (r == '\t' || r == '\n' || r == '\r'):
+	case kind == FreeText && (r == '\t' || r == '\n' || r == '\r'):
 		return ""
 	case unicode.IsControl(r):
 		return "control characters"
 	case isBidiControl(r):
 		return "bidirectional override, embedding or isolate characters"
 	case isBidiMark(r):
-		if kind == freeText {
+		if kind == FreeText {
 			return ""
 		}
 		return "bidirectional marks"
 	case r == '\u200c' || r == '\u200d': // zero-width non-joiner and joiner
 		next, _ := utf8.DecodeRuneInString(rest)
-		if kind != identifierText && kind != settingText && isVisible(prev) && isVisible(next) {
+		if kind != IdentifierText && kind != SettingText && isVisible(prev) && isVisible(next) {
 			return ""
 		}
 		return "invisible characters"
 	case unicode.Is(unicode.Variation_Selector, r):
-		if kind != identifierText && kind != settingText && isVisible(prev) {
+		if kind != IdentifierText && kind != SettingText && isVisible(prev) {
 			return ""
 		}
 		return "invisible characters"
@@ -137,7 +142,7 @@ func refusedRune(r, prev rune, rest string, kind textKind) string {
 		return "private-use characters"
 	case isNoncharacter(r):
 		return "noncharacters"
-	case (kind == identifierText || kind == settingText) && unicode.IsSpace(r):
+	case (kind == IdentifierText || kind == SettingText) && unicode.IsSpace(r):
 		return "spaces other than U+0020"
 	}
 	return ""
@@ -164,15 +169,15 @@ func isVisible(r rune) bool {
 		(unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsNumber(r) || unicode.IsSymbol(r) || unicode.IsPunct(r))
 }
 
-// normalizeEmail accepts a bare address (no display name) and lowercases it.
-func normalizeEmail(s string) (string, error) {
+// NormalizeEmail accepts a bare address (no display name) and lowercases it.
+func NormalizeEmail(s string) (string, error) {
 	addr, err := mail.ParseAddress(s)
 	if err != nil || addr.Address != s || addr.Name != "" || len(s) > 254 {
 		return "", errInvalidEmail
 	}
 	// net/mail takes any non-ASCII rune in an address, invisible or not,
 	// and Unicode spaces such as U+00A0: the address goes into mail headers.
-	if i, _ := refusedChar(s, settingText); i >= 0 || strings.ContainsFunc(s, unicode.IsSpace) {
+	if i, _ := refusedChar(s, SettingText); i >= 0 || strings.ContainsFunc(s, unicode.IsSpace) {
 		return "", errInvalidEmail
 	}
 	return strings.ToLower(s), nil
@@ -180,28 +185,30 @@ func normalizeEmail(s string) (string, error) {
 
 var errInvalidEmail = apperr.Field("email", "must be an email address")
 
-func isHTTPURL(s string) bool {
+// IsHTTPURL says whether s is an absolute http or https URL of at most
+// 2048 bytes.
+func IsHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && len(s) <= 2048
 }
 
-// checkHTTPURL accepts an absolute http or https URL of visible characters.
-func checkHTTPURL(field, s string) error {
-	if err := checkURIChars(field, s); err != nil {
+// HTTPURL accepts an absolute http or https URL of visible characters.
+func HTTPURL(field, s string) error {
+	if err := URIChars(field, s); err != nil {
 		return err
 	}
-	if !isHTTPURL(s) {
+	if !IsHTTPURL(s) {
 		return apperr.Field(field, "must be an absolute http or https URL")
 	}
 	return nil
 }
 
-// checkURIChars refuses what no URI we store may hold: the control and
+// URIChars refuses what no URI we store may hold: the control and
 // invisible characters refused in settings, and the space, '"', '<' and
 // '>' that RFC 3986 leaves out of URIs. Non-ASCII letters stay allowed
 // (IRIs); url.Parse percent-encodes them.
-func checkURIChars(field, s string) error {
-	if err := checkChars(field, s, maxURILength, settingText); err != nil {
+func URIChars(field, s string) error {
+	if err := Chars(field, s, maxURILength, SettingText); err != nil {
 		return err
 	}
 	if strings.ContainsAny(s, ` "<>`) {
@@ -212,11 +219,11 @@ func checkURIChars(field, s string) error {
 
 const maxURILength = 2048
 
-// checkHost accepts a host name or IPv4 address, as an SMTP server is
+// Host accepts a host name or IPv4 address, as an SMTP server is
 // named: DNS labels of letters, digits, '-' and '_', at most 63 characters
 // each and 253 in all. A name in another script is given in its xn-- form.
-func checkHost(field, s string) error {
-	if err := checkChars(field, s, 253, settingText); err != nil {
+func Host(field, s string) error {
+	if err := Chars(field, s, 253, SettingText); err != nil {
 		return err
 	}
 	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
@@ -231,21 +238,21 @@ func checkHost(field, s string) error {
 	return nil
 }
 
-// describeRune names a character for a message: '<', or U+202E for one
+// DescribeRune names a character for a message: '<', or U+202E for one
 // that shows as nothing.
-func describeRune(r rune) string {
+func DescribeRune(r rune) string {
 	if r > ' ' && r < utf8.RuneSelf && r != 0x7f {
 		return fmt.Sprintf("%q", r)
 	}
 	return fmt.Sprintf("U+%04X", r)
 }
 
-// validURIHost accepts the authority of a URI if it is a host name
+// URIHost accepts the authority of a URI if it is a host name
 // (letters, digits, '-', '_', '.'), an IP address or a bracketed IPv6 one,
 // with an optional port from 1 to 65535. url.Parse takes more, such as
 // "x.test;a" or "x.test,https:" with an empty port, which would reach the
 // form_post page's policy as written, where ';' and ',' end a directive.
-func validURIHost(u *url.URL) bool {
+func URIHost(u *url.URL) bool {
 	host, port := u.Hostname(), u.Port()
 	if host == "" || strings.HasSuffix(u.Host, ":") {
 		return false

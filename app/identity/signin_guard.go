@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 // the database.
 //
 // Three counts, each failures in a sliding 15 minutes:
-//   - the account's (loginLimitPerUser): past it, that account's
+//   - the account's (LoginLimitPerUser): past it, that account's
 //     attempts are refused with 429 before any check;
 //   - the address's failures against existing accounts
-//     (loginLimitPerIP): past it, every attempt from the address is
+//     (LoginLimitPerIP): past it, every attempt from the address is
 //     refused before any check. This is the bound on guessing real
 //     accounts from one address, spraying one password across many of
 //     them included: at most that many such checks fail per window;
 //   - all the address's failures, unknown names included
-//     (loginLimitPerIP): past it the address is guarded. Its attempts are
+//     (LoginLimitPerIP): past it the address is guarded. Its attempts are
 //     still checked, but only the right credential of an existing,
 //     enabled, unlocked account passes; every other outcome is a 429 and
 //     keeps counting. So a client that guesses invented names holds up
@@ -31,7 +31,7 @@ import (
 //     from the answers: a wrong password and an unknown name get the same
 //     429. Where a login names the account (passwords), an unknown name
 //     is not checked there, so that guessing names costs no password
-//     hash, and every refusal is answered guardedAnswerTime after the
+//     hash, and every refusal is answered GuardedAnswerTime after the
 //     attempt began, which hides that it was not (holdRefusal).
 //
 // docs/decisions.md has the attacker's view of it.
@@ -39,14 +39,14 @@ import (
 // Failed sign-ins allowed per throttle window per account and per
 // address (for each of the address's two counts).
 const (
-	loginLimitPerUser = 5
-	loginLimitPerIP   = 20
+	LoginLimitPerUser = 5
+	LoginLimitPerIP   = 20
 )
 
-// guardedAnswerTime is when, after it began, an attempt from a guarded
-// address that does not pass is answered: well past a password check, so
-// that one checked and one not take the same time.
-const guardedAnswerTime = time.Second
+// DefaultGuardedAnswerTime is when, after it began, an attempt from a
+// guarded address that does not pass is answered: well past a password
+// check, so that one checked and one not take the same time.
+const DefaultGuardedAnswerTime = time.Second
 
 // signInAddressKeys are the throttle keys of the sign-in failures from one
 // address in a realm: all of them, and those against existing accounts.
@@ -56,7 +56,7 @@ func signInAddressKeys(realmID, ip string) (address, accounts string) {
 
 // signInGuard is the flood guard's say on one credential check.
 type signInGuard struct {
-	counter  failureCounter
+	counter  FailureCounter
 	address  string // every failure from the address
 	accounts string // the address's failures against existing accounts
 	account  string // the account's failures; "" until admitted
@@ -65,14 +65,14 @@ type signInGuard struct {
 }
 
 // guardSignIn is the flood guard before a credential check from the
-// address whose keys are given: a *throttledError while the address's
+// address whose keys are given: a *ThrottledError while the address's
 // failures against existing accounts are past their limit; a guarded
 // check while all its failures are. The guard is returned either way.
-func (a *App) guardSignIn(c failureCounter, address, accounts string) (*signInGuard, error) {
-	g := &signInGuard{counter: c, address: address, accounts: accounts, began: time.Now()}
-	g.guarded = c.wait(address, loginLimitPerIP) > 0
-	if wait := c.wait(accounts, loginLimitPerIP); wait > 0 {
-		return g, &throttledError{wait: wait}
+func guardSignIn(fc FailureCounter, address, accounts string) (*signInGuard, error) {
+	g := &signInGuard{counter: fc, address: address, accounts: accounts, began: time.Now()}
+	g.guarded = fc.Wait(address, LoginLimitPerIP) > 0
+	if wait := fc.Wait(accounts, LoginLimitPerIP); wait > 0 {
+		return g, &ThrottledError{Wait: wait}
 	}
 	return g, nil
 }
@@ -81,15 +81,15 @@ func (a *App) guardSignIn(c failureCounter, address, accounts string) (*signInGu
 // failures count from then on.
 func (g *signInGuard) admit(account string, limit int) error {
 	g.account = account
-	if wait := g.counter.wait(account, limit); wait > 0 {
-		return &throttledError{wait: wait}
+	if wait := g.counter.Wait(account, limit); wait > 0 {
+		return &ThrottledError{Wait: wait}
 	}
 	return nil
 }
 
 // failed counts a failed check, against an existing account when known,
 // and says what to answer: err, or from a guarded address a
-// *throttledError.
+// *ThrottledError.
 func (g *signInGuard) failed(ctx context.Context, known bool, err error) error {
 	keys := []string{g.address}
 	if known {
@@ -101,11 +101,11 @@ func (g *signInGuard) failed(ctx context.Context, known bool, err error) error {
 	if g.account != "" && (known || !g.guarded) {
 		keys = append(keys, g.account)
 	}
-	if rerr := g.counter.record(ctx, keys...); rerr != nil {
+	if rerr := g.counter.Record(ctx, keys...); rerr != nil {
 		return rerr
 	}
 	if g.guarded {
-		return &throttledError{wait: g.counter.wait(g.address, loginLimitPerIP)}
+		return &ThrottledError{Wait: g.counter.Wait(g.address, LoginLimitPerIP)}
 	}
 	return err
 }
@@ -113,31 +113,31 @@ func (g *signInGuard) failed(ctx context.Context, known bool, err error) error {
 // busy answers a guarded check that found no hash slot in time: as a
 // refusal, uncounted (the server was busy, nobody failed).
 func (g *signInGuard) busy() error {
-	return &throttledError{wait: hashRetryAfter}
+	return &ThrottledError{Wait: HashRetryAfter}
 }
 
 // succeeded forgets the account's failures after a right credential.
 func (g *signInGuard) succeeded(ctx context.Context) error {
-	return g.counter.forget(ctx, g.account)
+	return g.counter.Forget(ctx, g.account)
 }
 
 // hashWait is how long the check's password hash may wait for a slot:
 // from a guarded address, short enough that the check ends well within
-// guardedAnswerTime.
-func (g *signInGuard) hashWait(a *App) time.Duration {
+// the guarded answer time.
+func (g *signInGuard) hashWait(c *Core) time.Duration {
 	if g.guarded {
-		return min(a.hashWait, a.guardedAnswerTime/2)
+		return min(c.hashWait, c.guardedAnswerTime/2)
 	}
-	return a.hashWait
+	return c.hashWait
 }
 
 // holdRefusal delays a refusal from a guarded address until
-// guardedAnswerTime after the attempt began (or the client leaves).
-func (a *App) holdRefusal(ctx context.Context, g *signInGuard) {
+// the guarded answer time after the attempt began (or the client leaves).
+func (c *Core) holdRefusal(ctx context.Context, g *signInGuard) {
 	if g == nil || !g.guarded {
 		return
 	}
-	t := time.NewTimer(time.Until(g.began.Add(a.guardedAnswerTime)))
+	t := time.NewTimer(time.Until(g.began.Add(c.guardedAnswerTime)))
 	defer t.Stop()
 	select {
 	case <-t.C:
