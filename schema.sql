@@ -682,3 +682,93 @@ CREATE TABLE admin_login_failures (
 );
 CREATE INDEX admin_login_failures_key ON admin_login_failures (key_hash, failed_at);
 CREATE INDEX admin_login_failures_time ON admin_login_failures (failed_at);
+
+-- version 16
+-- The SAML identity provider. Each realm signs with an RSA key of its own
+-- for SAML (whatever its OIDC keys are), published as a self-signed X.509
+-- certificate in the realm's metadata. The keys move through the states of
+-- the OIDC signing keys: next (in the metadata, not signing), active,
+-- retired (in the metadata until publish_until).
+CREATE TABLE saml_keys (
+    id             TEXT PRIMARY KEY,  -- hex SHA-256 of the certificate's DER
+    realm_id       TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    private_key    BLOB NOT NULL,     -- AES-GCM ciphertext of the PKCS #8 DER key
+    certificate    BLOB NOT NULL,     -- DER
+    status         TEXT NOT NULL,
+    created_at     BIGINT NOT NULL,
+    activated_at   BIGINT,
+    retired_at     BIGINT,
+    publish_until  BIGINT
+);
+CREATE INDEX saml_keys_realm ON saml_keys (realm_id, status);
+CREATE UNIQUE INDEX saml_keys_one_active ON saml_keys (realm_id) WHERE status = 'active';
+
+-- The service providers a realm signs people in to.
+CREATE TABLE saml_service_providers (
+    id                      TEXT PRIMARY KEY,
+    realm_id                TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    entity_id               TEXT NOT NULL,
+    name                    TEXT NOT NULL,
+    enabled                 BOOLEAN NOT NULL,
+    acs_url                 TEXT NOT NULL,
+    slo_url                 TEXT NOT NULL,
+    certificate             TEXT NOT NULL,  -- PEM: checks the SP's signatures; '' for none
+    encryption_certificate  TEXT NOT NULL,  -- PEM: encrypts assertions to the SP; '' for none
+    encrypt_assertions      BOOLEAN NOT NULL,
+    name_id_format          TEXT NOT NULL,
+    sign_assertions         BOOLEAN NOT NULL,
+    sign_responses          BOOLEAN NOT NULL,
+    attribute_statements    TEXT NOT NULL,  -- JSON object: attribute name to source
+    idp_initiated           BOOLEAN NOT NULL,
+    created_at              BIGINT NOT NULL,
+    UNIQUE (realm_id, entity_id)
+);
+
+-- AuthnRequest and LogoutRequest IDs seen, by issuer, until the request
+-- could no longer be accepted anyway (its IssueInstant is too old): a
+-- request sent twice is refused.
+CREATE TABLE saml_request_ids (
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    issuer      TEXT NOT NULL,
+    request_id  TEXT NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    PRIMARY KEY (realm_id, issuer, request_id)
+);
+CREATE INDEX saml_request_ids_expiry ON saml_request_ids (expires_at);
+
+-- An AuthnRequest waiting for its browser to sign in; the browser holds
+-- the ID's secret half in a cookie. Only the SHA-256 of the ID is kept.
+CREATE TABLE saml_auth_requests (
+    id_hash         BLOB PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    sp_id           TEXT NOT NULL REFERENCES saml_service_providers (id) ON DELETE CASCADE,
+    request_id      TEXT NOT NULL,   -- the AuthnRequest's ID; '' for an unsolicited response
+    acs_url         TEXT NOT NULL,
+    relay_state     TEXT NOT NULL,
+    name_id_format  TEXT NOT NULL,
+    force_authn     BOOLEAN NOT NULL,
+    created_at      BIGINT NOT NULL,
+    expires_at      BIGINT NOT NULL
+);
+CREATE INDEX saml_auth_requests_expiry ON saml_auth_requests (expires_at);
+
+-- The service providers an SSO session signed in to, with the NameID and
+-- SessionIndex each was given: single logout sends each its LogoutRequest.
+CREATE TABLE saml_sessions (
+    session_index   TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    sso_session_id  TEXT NOT NULL REFERENCES user_sessions (id) ON DELETE CASCADE,
+    sp_id           TEXT NOT NULL REFERENCES saml_service_providers (id) ON DELETE CASCADE,
+    name_id         TEXT NOT NULL,
+    name_id_format  TEXT NOT NULL,
+    created_at      BIGINT NOT NULL
+);
+CREATE INDEX saml_sessions_sso ON saml_sessions (sso_session_id);
+
+-- A realm's SAML identity provider settings; a realm without a row has
+-- the defaults (unsigned AuthnRequests accepted from an SP without a
+-- certificate).
+CREATE TABLE saml_settings (
+    realm_id                    TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    want_authn_requests_signed  BOOLEAN NOT NULL
+);

@@ -172,6 +172,9 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 			"grant_type=password&client_id=x&username=a&password=b", []string{form}, true, oauth},
 		{"introspection without client credentials", http.MethodPost, "/realms/acme/protocol/openid-connect/token/introspect",
 			"token=x", []string{form}, true, oauth},
+
+		// The SAML identity provider: pages where no service provider can be answered.
+		{"SAML descriptor of an unknown realm", http.MethodGet, "/realms/nope/protocol/saml/descriptor", nil, nil, true, page},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *testResponse
@@ -208,6 +211,7 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"login page", http.MethodGet, "/realms/acme/login?authRequestID=x", nil, []string{html}, page},
 		{"device page", http.MethodGet, "/realms/acme/device?user_code=BCDF-GHJK", nil, []string{html}, page},
 		{"WebAuthn API", http.MethodPost, "/realms/acme/webauthn/authenticate/options", map[string]any{}, nil, api},
+		{"SAML descriptor", http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil, nil, page},
 	} {
 		t.Run("fault: "+tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.headers...)

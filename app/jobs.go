@@ -20,6 +20,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	for {
 		a.expireEvents(ctx)
 		a.rotateDueKeys(ctx)
+		a.saml.RotateDueKeys(ctx)
 		a.expireSessions(ctx)
 		a.deleteDueAccounts(ctx)
 		// Hand back at once what start-up and the sweeps left over: the

@@ -333,6 +333,10 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
+
+	// The SAML identity provider (the module app/saml).
+	sp := a.saml
+	protocol(http.MethodGet, "/protocol/saml/descriptor", http.HandlerFunc(sp.Descriptor))
 	return r
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -154,6 +155,47 @@ func TestSQLiteSecretsEncryptedAtRest(t *testing.T) {
 		}
 		if der, err := s.SigningKeyPrivate(testCtx, testRealmID, "key-a"); err != nil || !bytes.Equal(der, a.PrivateKey) {
 			t.Fatalf("key-a with the right master key: %v", err)
+		}
+	})
+
+	t.Run("SAML keys", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "idenplane.db")
+		s := storeTestOpen(t, path, storeTestKey)
+		mustCreateRealm(t, s, testRealm(testRealmID, "acme", 1000))
+		keys := map[string]*SAMLKey{}
+		for _, id := range []string{"saml-a", "saml-b"} {
+			priv, cert := make([]byte, 1200), make([]byte, 800)
+			if _, err := rand.Read(priv); err != nil {
+				t.Fatal(err)
+			}
+			status := KeyActive
+			if id == "saml-b" {
+				status = KeyNext
+			}
+			keys[id] = &SAMLKey{ID: id, RealmID: testRealmID, PrivateKey: priv, Certificate: cert, Status: status, CreatedAt: 1000}
+			if err := s.CreateSAMLKey(testCtx, keys[id]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, suffix := range []string{"", "-wal"} {
+			data, err := os.ReadFile(path + suffix)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			for id, k := range keys {
+				if bytes.Contains(data, k.PrivateKey[:64]) {
+					t.Fatalf("SAML key %s is stored in the clear in the database file%s", id, suffix)
+				}
+			}
+		}
+		if _, err := s.writerDB.Exec("UPDATE saml_keys SET private_key = (SELECT private_key FROM saml_keys WHERE id = 'saml-a') WHERE id = 'saml-b'"); err != nil {
+			t.Fatal(err)
+		}
+		if der, err := s.SAMLKeyPrivate(testCtx, testRealmID, "saml-b"); err == nil {
+			t.Fatalf("saml-a's ciphertext opened as saml-b: %d bytes", len(der))
+		}
+		if der, err := s.SAMLKeyPrivate(testCtx, testRealmID, "saml-a"); err != nil || !bytes.Equal(der, keys["saml-a"].PrivateKey) {
+			t.Fatalf("saml-a with the right master key: %v", err)
 		}
 	})
 }

@@ -1,0 +1,99 @@
+package saml
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/store"
+)
+
+func TestKeyRotation(t *testing.T) {
+	ctx := context.Background()
+	st, _ := apptest.OpenStore(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rotation := 30
+	s := New(Deps{Store: st, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
+		BaseURL: apptest.BaseURL, RotationDays: func(context.Context, string) (int, error) { return rotation, nil }})
+	realm := &store.Realm{ID: uuid.NewString(), Name: "acme", Enabled: true, CreatedAt: now.UnixMilli()}
+	if err := st.CreateRealm(ctx, realm); err != nil {
+		t.Fatal(err)
+	}
+	published := func() (ids []string) {
+		t.Helper()
+		keys, err := s.publishedKeys(ctx, realm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			ids = append(ids, k.ID[:8]+"="+k.Status)
+		}
+		return ids
+	}
+	signer := func() string {
+		t.Helper()
+		k, err := s.signingKey(ctx, realm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.id[:8]
+	}
+	first := signer()
+	if got := published(); len(got) != 1 || got[0] != first+"=active" {
+		t.Fatalf("first use: %v", got)
+	}
+	steps := []struct {
+		after  time.Duration
+		want   []string // statuses of the published keys, next first
+		signer string   // "first", "second"
+	}{
+		{28 * 24 * time.Hour, []string{"active"}, "first"},          // not due yet
+		{24 * time.Hour, []string{"next", "active"}, "first"},       // published a day ahead
+		{23 * time.Hour, []string{"next", "active"}, "first"},       // still in its grace
+		{time.Hour, []string{"active", "retired"}, "second"},        // signs; the first still published
+		{retiredKeyLifetime, []string{"active"}, "second"},          // the first gone
+		{29 * 24 * time.Hour, []string{"next", "active"}, "second"}, // and again
+	}
+	var second string
+	for i, step := range steps {
+		now = now.Add(step.after)
+		s.RotateDueKeys(ctx)
+		got := published()
+		if len(got) != len(step.want) {
+			t.Fatalf("step %d: published %v, want %v", i, got, step.want)
+		}
+		for j, w := range step.want {
+			if got[j][9:] != w {
+				t.Fatalf("step %d: published %v, want %v", i, got, step.want)
+			}
+		}
+		sig := signer()
+		switch step.signer {
+		case "first":
+			if sig != first {
+				t.Fatalf("step %d: signs with %s, want the first key %s", i, sig, first)
+			}
+		case "second":
+			if second == "" {
+				second = sig
+			}
+			if sig == first || sig != second {
+				t.Fatalf("step %d: signs with %s (first %s, second %s)", i, sig, first, second)
+			}
+		}
+	}
+
+	// A realm that rotates on request only keeps its key.
+	rotation = 0
+	now = now.Add(400 * 24 * time.Hour)
+	s.RotateDueKeys(ctx) // activates the pending next key, makes no new one
+	now = now.Add(retiredKeyLifetime)
+	s.RotateDueKeys(ctx)
+	if got := published(); len(got) != 1 {
+		t.Fatalf("without scheduled rotation: %v", got)
+	}
+}

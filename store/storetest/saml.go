@@ -1,0 +1,116 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// samlSuite is the conformance tests of the SAML identity provider's tables.
+func samlSuite() []subTest {
+	return []subTest{
+		{"SAMLKeyLifecycle", testSAMLKeyLifecycle},
+		{"SAMLSettings", testSAMLSettings},
+	}
+}
+
+func samlTestKey(id, realmID, status string, createdAt int64) *store.SAMLKey {
+	k := &store.SAMLKey{ID: id, RealmID: realmID, PrivateKey: []byte("private " + id), Certificate: []byte("cert " + id),
+		Status: status, CreatedAt: createdAt}
+	if status == store.KeyActive {
+		k.ActivatedAt = createdAt
+	}
+	return k
+}
+
+func testSAMLKeyLifecycle(t *testing.T, s *store.Store) {
+	keyTestRealms(t, s)
+	for _, k := range []*store.SAMLKey{samlTestKey("a1", keyTestRealmA, store.KeyActive, 1000),
+		samlTestKey("a2", keyTestRealmA, store.KeyNext, 2000), samlTestKey("b1", keyTestRealmB, store.KeyActive, 1500)} {
+		if err := s.CreateSAMLKey(testCtx, k); err != nil {
+			t.Fatalf("create %s: %v", k.ID, err)
+		}
+	}
+	if err := s.CreateSAMLKey(testCtx, samlTestKey("a3", keyTestRealmA, store.KeyActive, 3000)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second active key: %v, want ErrConflict", err)
+	}
+	if err := s.CreateSAMLKey(testCtx, samlTestKey("x", "33333333-3333-4333-8333-333333333333", store.KeyNext, 1)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("key of an unknown realm: %v, want ErrNotFound", err)
+	}
+	ids := func(keys []*store.SAMLKey, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := ""
+		for _, k := range keys {
+			out += k.ID + "=" + k.Status + " "
+			if k.PrivateKey != nil {
+				t.Fatalf("key %s read with its private half", k.ID)
+			}
+			if string(k.Certificate) != "cert "+k.ID {
+				t.Fatalf("key %s certificate %q", k.ID, k.Certificate)
+			}
+		}
+		return out
+	}
+	if got := ids(s.ListSAMLKeys(testCtx, keyTestRealmA)); got != "a2=next a1=active " {
+		t.Fatalf("keys of A: %s", got)
+	}
+	priv, err := s.SAMLKeyPrivate(testCtx, keyTestRealmA, "a1")
+	if err != nil || string(priv) != "private a1" {
+		t.Fatalf("private a1: %q %v", priv, err)
+	}
+	if _, err := s.SAMLKeyPrivate(testCtx, keyTestRealmB, "a1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("private key through another realm: %v", err)
+	}
+
+	now := time.UnixMilli(5000)
+	if err := s.ActivateSAMLKey(testCtx, keyTestRealmA, "a2", now, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ActivateSAMLKey(testCtx, keyTestRealmA, "a2", now, now.Add(time.Second)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("activating a key that is not next: %v", err)
+	}
+	if got := ids(s.PublishedSAMLKeys(testCtx, keyTestRealmA, now)); got != "a2=active a1=retired " {
+		t.Fatalf("published while a1 is retired: %s", got)
+	}
+	later := now.Add(time.Second)
+	if got := ids(s.PublishedSAMLKeys(testCtx, keyTestRealmA, later)); got != "a2=active " {
+		t.Fatalf("published after a1's publication: %s", got)
+	}
+	if n, err := s.DeleteExpiredSAMLKeys(testCtx, later); err != nil || n != 1 {
+		t.Fatalf("delete expired: %d %v", n, err)
+	}
+	if got := ids(s.ListSAMLKeys(testCtx, keyTestRealmB)); got != "b1=active " {
+		t.Fatalf("keys of B: %s", got)
+	}
+	if err := s.DeleteRealm(testCtx, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(s.ListSAMLKeys(testCtx, keyTestRealmB)); got != "" {
+		t.Fatalf("keys of a deleted realm: %s", got)
+	}
+}
+
+func testSAMLSettings(t *testing.T, s *store.Store) {
+	keyTestRealms(t, s)
+	got, err := s.GetSAMLSettings(testCtx, keyTestRealmA)
+	if err != nil || got.WantAuthnRequestsSigned {
+		t.Fatalf("default settings: %+v %v", got, err)
+	}
+	if err := s.PutSAMLSettings(testCtx, &store.SAMLSettings{RealmID: keyTestRealmA, WantAuthnRequestsSigned: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.GetSAMLSettings(testCtx, keyTestRealmA); err != nil || !got.WantAuthnRequestsSigned {
+		t.Fatalf("settings after put: %+v %v", got, err)
+	}
+	if got, err = s.GetSAMLSettings(testCtx, keyTestRealmB); err != nil || got.WantAuthnRequestsSigned {
+		t.Fatalf("settings of another realm: %+v %v", got, err)
+	}
+	if err := s.PutSAMLSettings(testCtx, &store.SAMLSettings{RealmID: "33333333-3333-4333-8333-333333333333"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("settings of an unknown realm: %v", err)
+	}
+}
