@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -85,6 +86,8 @@ type realmExport struct {
 	Roles        rolesExport   `json:"roles"`
 	Groups       []groupExport `json:"groups"` // parents before their children
 	Users        []userExport  `json:"users,omitempty"`
+	// The SAML service providers, as the admin API shows them.
+	SAMLServiceProviders []saml.SP `json:"samlServiceProviders"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -249,6 +252,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 			c := snap.clientIDs[r.ClientID]
 			out.Roles.Client[c] = append(out.Roles.Client[c], e)
 		}
+	}
+	if out.SAMLServiceProviders, err = exportSAMLServiceProviders(ctx, tx, realm); err != nil {
+		return nil, err
 	}
 	for _, g := range parentsFirst(groups) {
 		out.Groups = append(out.Groups, groupExport{ID: g.ID, Name: g.Name, Description: g.Description,

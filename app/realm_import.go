@@ -10,6 +10,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -102,6 +103,8 @@ type realmImport struct {
 	Roles        rolesImport    `json:"roles"`
 	Groups       []groupImport  `json:"groups"`
 	Users        []userImport   `json:"users"`
+	// SAMLServiceProviders are checked as the admin API checks them.
+	SAMLServiceProviders []saml.ImportSP `json:"samlServiceProviders"`
 }
 
 // ImportOptions say how an import treats what is already there.

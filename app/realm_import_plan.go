@@ -42,6 +42,7 @@ type importPlan struct {
 	userFields  []string      // each user's place in the file, for errors
 	grants      []grant
 	memberships [][2]string // group ID, user ID
+	samlSPs     []*store.SAMLServiceProvider
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -100,7 +101,8 @@ func (p *importPlan) build(in *realmImport) error {
 	}
 	realm.CreatedAt = p.timestamp(in.CreatedTimestamp)
 	p.realm = &realm
-	for _, step := range []func(*realmImport) error{p.buildScopes, p.buildClients, p.buildRoles, p.buildGroups, p.buildUsers} {
+	for _, step := range []func(*realmImport) error{p.buildScopes, p.buildClients, p.buildRoles, p.buildGroups, p.buildUsers,
+		p.buildSAMLServiceProviders} {
 		if err := step(in); err != nil {
 			return err
 		}
@@ -546,7 +548,7 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 			return err
 		}
 	}
-	return nil
+	return p.writeSAMLServiceProviders(ctx, tx)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

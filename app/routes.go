@@ -337,6 +337,13 @@ func (a *App) routes() *mux.Router {
 	// The SAML identity provider (the module app/saml).
 	sp := a.saml
 	protocol(http.MethodGet, "/protocol/saml/descriptor", http.HandlerFunc(sp.Descriptor))
+	// Service providers are the clients of SAML: the clients' permissions.
+	const sps, sp1 = "/admin/realms/{realm}/saml-service-providers", "/admin/realms/{realm}/saml-service-providers/{id}"
+	admin(http.MethodPost, sps, authz.ClientsWrite, sp.CreateServiceProvider)
+	admin(http.MethodGet, sps, authz.ClientsRead, sp.ListServiceProviders)
+	admin(http.MethodGet, sp1, authz.ClientsRead, sp.GetServiceProvider)
+	admin(http.MethodPut, sp1, authz.ClientsWrite, sp.UpdateServiceProvider)
+	admin(http.MethodDelete, sp1, authz.ClientsWrite, sp.DeleteServiceProvider)
 	return r
 }
 

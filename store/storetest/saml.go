@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ func samlSuite() []subTest {
 	return []subTest{
 		{"SAMLKeyLifecycle", testSAMLKeyLifecycle},
 		{"SAMLSettings", testSAMLSettings},
+		{"SAMLServiceProviders", testSAMLServiceProviders},
 	}
 }
 
@@ -112,5 +114,70 @@ func testSAMLSettings(t *testing.T, s *store.Store) {
 	}
 	if err := s.PutSAMLSettings(testCtx, &store.SAMLSettings{RealmID: "33333333-3333-4333-8333-333333333333"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("settings of an unknown realm: %v", err)
+	}
+}
+
+func samlTestSP(id, realmID, entityID string) *store.SAMLServiceProvider {
+	return &store.SAMLServiceProvider{ID: id, RealmID: realmID, EntityID: entityID, Name: "SP " + entityID, Enabled: true,
+		ACSURL: entityID + "/acs", SLOURL: entityID + "/slo", Certificate: "PEM sign", EncryptionCertificate: "PEM enc",
+		EncryptAssertions: true, NameIDFormat: "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent",
+		SignAssertions: true, SignResponses: true, AttributeStatements: map[string]string{"mail": "email"},
+		IDPInitiated: true, CreatedAt: 1234}
+}
+
+func testSAMLServiceProviders(t *testing.T, s *store.Store) {
+	keyTestRealms(t, s)
+	a := samlTestSP("44444444-4444-4444-8444-444444444444", keyTestRealmA, "https://sp.test")
+	if err := s.CreateSAMLServiceProvider(testCtx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSAMLServiceProvider(testCtx, keyTestRealmA, a.ID)
+	if err != nil || !reflect.DeepEqual(got, a) {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, a)
+	}
+	if got, err := s.GetSAMLServiceProviderByEntityID(testCtx, keyTestRealmA, a.EntityID); err != nil || got.ID != a.ID {
+		t.Fatalf("by entity ID: %+v %v", got, err)
+	}
+	if _, err := s.GetSAMLServiceProvider(testCtx, keyTestRealmB, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("through another realm: %v", err)
+	}
+	dup := samlTestSP("55555555-5555-4555-8555-555555555555", keyTestRealmA, a.EntityID)
+	var ce *store.ConflictError
+	if err := s.CreateSAMLServiceProvider(testCtx, dup); !errors.As(err, &ce) || ce.Column != "entity_id" {
+		t.Fatalf("an entity ID twice in a realm: %v", err)
+	}
+	dup.RealmID = keyTestRealmB // another realm may have the same entity ID
+	if err := s.CreateSAMLServiceProvider(testCtx, dup); err != nil {
+		t.Fatal(err)
+	}
+	b := samlTestSP("66666666-6666-4666-8666-666666666666", keyTestRealmA, "https://another.test")
+	b.AttributeStatements = nil
+	if err := s.CreateSAMLServiceProvider(testCtx, b); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListSAMLServiceProviders(testCtx, keyTestRealmA)
+	if err != nil || len(list) != 2 || list[0].ID != b.ID || list[1].ID != a.ID || list[0].AttributeStatements == nil {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+
+	a.Name, a.Enabled, a.AttributeStatements = "renamed", false, map[string]string{"uid": "username"}
+	if err := s.UpdateSAMLServiceProvider(testCtx, a); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetSAMLServiceProvider(testCtx, keyTestRealmA, a.ID); !reflect.DeepEqual(got, a) {
+		t.Fatalf("after update %+v", got)
+	}
+	b.EntityID = a.EntityID
+	if err := s.UpdateSAMLServiceProvider(testCtx, b); !errors.As(err, &ce) || ce.Column != "entity_id" {
+		t.Fatalf("update to a taken entity ID: %v", err)
+	}
+	if err := s.DeleteSAMLServiceProvider(testCtx, keyTestRealmB, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("delete through another realm: %v", err)
+	}
+	if err := s.DeleteSAMLServiceProvider(testCtx, keyTestRealmA, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSAMLServiceProvider(testCtx, keyTestRealmA, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
 	}
 }
