@@ -44,8 +44,7 @@ func TestServiceProviderCRUD(t *testing.T) {
 	}
 
 	enc := newTestKeyPair(t, "sp enc")
-	upd := s.Admin(http.MethodPut, spsPath+"/"+id, map[string]any{"name": "Team wiki", "nameIdFormat":
-		"urn:oasis:names:tc:SAML:2.0:nameid-format:persistent", "encryptionCertificate": enc.pem, "encryptAssertions": true,
+	upd := s.Admin(http.MethodPut, spsPath+"/"+id, map[string]any{"name": "Team wiki", "nameIdFormat": "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent", "encryptionCertificate": enc.pem, "encryptAssertions": true,
 		"attributeStatements": map[string]any{"mail": "email", "memberOf": "groups", "team": "attribute:team",
 			"appRoles": "clientRoles:web"}, "sloUrl": "http://localhost:8080/slo"})
 	apptest.MustStatus(t, upd, http.StatusOK)

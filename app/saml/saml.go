@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/idenplane/idenplane/store"
@@ -35,6 +36,18 @@ type Deps struct {
 	// ErrorPage answers a browser with the realm's error page (realm may be
 	// nil when the path named none that exists).
 	ErrorPage func(w http.ResponseWriter, r *http.Request, realm *store.Realm, err error)
+	// Session is the browser's live SSO session in the realm and its user,
+	// or nil for both.
+	Session func(r *http.Request, realm *store.Realm) (*store.Session, *store.User, error)
+	// SignIn sends the browser through the realm's hosted sign-in (again,
+	// when force), back to the SSO endpoint with state.
+	SignIn func(w http.ResponseWriter, r *http.Request, realm *store.Realm, state string, force bool) error
+	// PostForm answers with the page that POSTs params to target.
+	PostForm func(w http.ResponseWriter, r *http.Request, realm *store.Realm, target string, params url.Values) error
+	// NameIDKey keys the persistent NameIDs (an HMAC of realm, SP and user).
+	NameIDKey []byte
+	// LoginEvent records a login event (the events module's writer).
+	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
 }
 
 // Service is the SAML identity provider of every realm.

@@ -1,0 +1,313 @@
+package saml
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/beevik/etree"
+	crewsaml "github.com/crewjam/saml"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/store"
+)
+
+const (
+	// maxIssueAge is how old an AuthnRequest or LogoutRequest may be, and
+	// clockSkew how far ahead of this server's clock.
+	maxIssueAge = 5 * time.Minute
+	clockSkew   = time.Minute
+	// waitLifetime is how long a request waits for its browser to sign in.
+	waitLifetime = 30 * time.Minute
+	// waitCookiePrefix names the cookie that binds a waiting request to its
+	// browser.
+	waitCookiePrefix = "idenplane_saml_"
+	nsProtocol       = "urn:oasis:names:tc:SAML:2.0:protocol"
+)
+
+// SSO serves GET and POST /realms/{realm}/protocol/saml: an AuthnRequest
+// or a LogoutRequest (SAMLRequest), a LogoutResponse (SAMLResponse), or
+// the browser's return from signing in (state).
+func (s *Service) SSO(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		s.pageError(w, r, nil, err)
+		return
+	}
+	if err := s.sso(w, r, realm); err != nil {
+		s.fail(w, r, realm, err)
+	}
+}
+
+func (s *Service) sso(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	has := func(k string) bool {
+		if r.Method == http.MethodPost {
+			return r.PostFormValue(k) != "" || r.PostForm.Has(k)
+		}
+		return r.URL.Query().Has(k)
+	}
+	switch {
+	case has("SAMLRequest"):
+		m, err := readMessage(r, "SAMLRequest")
+		if err != nil {
+			return err
+		}
+		if m.root.Tag == "AuthnRequest" && m.root.NamespaceURI() == nsProtocol {
+			return s.authnRequest(w, r, realm, m)
+		}
+		return errBadMessage("a SAMLRequest must be an AuthnRequest")
+	case r.Method == http.MethodGet && r.URL.Query().Has("state"):
+		return s.resume(w, r, realm)
+	}
+	return errBadMessage("no SAMLRequest")
+}
+
+// request is a checked AuthnRequest, or an unsolicited response's stand-in
+// (RequestID ""), and where and how it is answered.
+type request struct {
+	sp           *store.SAMLServiceProvider
+	requestID    string
+	acsURL       string
+	relayState   string
+	nameIDFormat string // asked for; '' for the SP's own
+	forceAuthn   bool
+	isPassive    bool
+}
+
+// authnRequest checks an AuthnRequest and answers it: at once for a
+// browser signed in, else after the hosted sign-in.
+func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, m *message) error {
+	req, err := s.checkAuthnRequest(r, realm, m)
+	if err != nil {
+		return err
+	}
+	sess, user, err := s.deps.Session(r, realm)
+	if err != nil {
+		return err
+	}
+	switch {
+	case req.isPassive && (sess == nil || req.forceAuthn):
+		return &statusError{req: req, second: crewsaml.StatusNoPassive,
+			message: "the user is not signed in and the request does not let the identity provider ask"}
+	case sess != nil && !req.forceAuthn:
+		return s.respond(w, r, realm, req, sess, user)
+	}
+	return s.waitForSignIn(w, r, realm, req)
+}
+
+// checkAuthnRequest applies every check of an AuthnRequest that decides
+// whether the service provider may be answered at all; what fails here is
+// shown on an error page, never sent to an address the request named.
+func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *message) (*request, error) {
+	issuer := issuerOf(m.root)
+	if issuer == "" {
+		return nil, errBadMessage("the AuthnRequest has no Issuer")
+	}
+	sp, err := s.deps.Store.GetSAMLServiceProviderByEntityID(r.Context(), realm.ID, issuer)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errUnknownSP
+	} else if err != nil {
+		return nil, err
+	}
+	if !sp.Enabled {
+		return nil, errSPDisabled
+	}
+	signed, err := s.checkSignature(r, realm, sp, m)
+	if err != nil {
+		return nil, err
+	}
+	var ar crewsaml.AuthnRequest
+	if err := unmarshalElement(signed, &ar); err != nil {
+		return nil, errBadMessage("the AuthnRequest cannot be read")
+	}
+	if err := s.checkCommon(ar.ID, ar.Version, ar.IssueInstant, ar.Destination, m, realm, sp); err != nil {
+		return nil, err
+	}
+	if ar.AssertionConsumerServiceURL != "" && ar.AssertionConsumerServiceURL != sp.ACSURL {
+		return nil, errBadMessage("AssertionConsumerServiceURL is not the service provider's registered ACS URL")
+	}
+	if ar.ProtocolBinding != "" && ar.ProtocolBinding != bindingPOST {
+		return nil, errBadMessage("ProtocolBinding must be HTTP-POST, the binding responses are sent with")
+	}
+	req := &request{sp: sp, requestID: ar.ID, acsURL: sp.ACSURL, relayState: m.relayState,
+		forceAuthn: ar.ForceAuthn != nil && *ar.ForceAuthn, isPassive: ar.IsPassive != nil && *ar.IsPassive}
+	if err := s.deps.Store.RecordSAMLRequestID(r.Context(), realm.ID, sp.EntityID, ar.ID,
+		ar.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
+		return nil, errBadMessage("request %s was received before", ar.ID)
+	} else if err != nil {
+		return nil, err
+	}
+	if p := ar.NameIDPolicy; p != nil && p.Format != nil && *p.Format != NameIDUnspecified && *p.Format != "" {
+		req.nameIDFormat = *p.Format
+		if !supportedFormat(*p.Format) {
+			return nil, &statusError{req: req, top: crewsaml.StatusRequester, second: crewsaml.StatusInvalidNameIDPolicy,
+				message: "NameID format " + *p.Format + " is not issued"}
+		}
+	}
+	return req, nil
+}
+
+// checkSignature verifies a message of sp when sp has a certificate (or
+// the realm wants every request signed), and returns the element to read:
+// the one the signature covers.
+func (s *Service) checkSignature(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, m *message) (*etree.Element, error) {
+	settings, err := s.settings(r.Context(), realm)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Certificate == "" {
+		if settings.WantAuthnRequestsSigned && m.root.Tag == "AuthnRequest" {
+			return nil, errBadMessage("the realm wants signed requests and the service provider has no certificate")
+		}
+		return m.root, nil
+	}
+	cert, err := parseCertificate(sp.Certificate)
+	if err != nil {
+		return nil, err // validated when stored
+	}
+	if m.binding == bindingRedirect {
+		if m.signature == nil {
+			return nil, errNoSignature
+		}
+		if err := verifyRedirect(m, cert); err != nil {
+			return nil, err
+		}
+		return m.root, nil
+	}
+	return verifyEnveloped(m.root, cert, s.deps.Now())
+}
+
+// checkCommon checks what AuthnRequests and LogoutRequests share: an ID,
+// version 2.0, an IssueInstant neither stale nor ahead, and a Destination
+// that is this endpoint (required on a signed message, saml-bindings
+// §3.4.5.2 and §3.5.5.2).
+func (s *Service) checkCommon(id, version string, issued time.Time, dest string, m *message, realm *store.Realm,
+	sp *store.SAMLServiceProvider) error {
+	if id == "" || len(id) > 256 {
+		return errBadMessage("the request's ID is missing or longer than 256 characters")
+	}
+	if version != "2.0" {
+		return errBadMessage("Version must be 2.0")
+	}
+	now := s.deps.Now()
+	if issued.IsZero() || now.Sub(issued) > maxIssueAge || issued.Sub(now) > clockSkew {
+		return errBadMessage("IssueInstant %s is not within %s of now", issued.UTC().Format(time.RFC3339), maxIssueAge)
+	}
+	if dest == "" && sp.Certificate != "" {
+		return errBadMessage("a signed request must name its Destination")
+	}
+	if dest != "" && dest != s.ssoURL(realm) {
+		return errBadMessage("Destination %q is not this endpoint", dest)
+	}
+	return nil
+}
+
+func supportedFormat(f string) bool {
+	for _, g := range nameIDFormats {
+		if f == g {
+			return true
+		}
+	}
+	return false
+}
+
+// issuerOf is the text of the root's saml:Issuer child.
+func issuerOf(root *etree.Element) string {
+	for _, c := range root.ChildElements() {
+		if c.Tag == "Issuer" && c.NamespaceURI() == "urn:oasis:names:tc:SAML:2.0:assertion" {
+			return strings.TrimSpace(c.Text())
+		}
+	}
+	return ""
+}
+
+// unmarshalElement decodes el (and only el) into v.
+func unmarshalElement(el *etree.Element, v any) error {
+	doc := etree.NewDocument()
+	doc.SetRoot(el.Copy())
+	b, err := doc.WriteToBytes()
+	if err != nil {
+		return err
+	}
+	return xml.Unmarshal(b, v)
+}
+
+var (
+	errUnknownSP  = errBadMessage("the request's Issuer is not a service provider of this realm")
+	errSPDisabled = errBadMessage("the service provider is disabled")
+	errStaleWait  = apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest,
+		"this sign-in is unknown, expired or already answered: go back to the application and start again")
+)
+
+// waitForSignIn keeps the request, binds it to the browser with a cookie,
+// and sends the browser to the hosted sign-in, which returns it to resume.
+func (s *Service) waitForSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, req *request) error {
+	handle := randomID()
+	now := s.deps.Now()
+	sum := sha256.Sum256([]byte(handle))
+	err := s.deps.Store.CreateSAMLAuthRequest(r.Context(), &store.SAMLAuthRequest{IDHash: sum[:], RealmID: realm.ID,
+		SPID: req.sp.ID, RequestID: req.requestID, ACSURL: req.acsURL, RelayState: req.relayState,
+		NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, CreatedAt: now.UnixMilli(),
+		ExpiresAt: now.Add(waitLifetime).UnixMilli()})
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, s.waitCookie(realm, handle, int(waitLifetime.Seconds())))
+	return s.deps.SignIn(w, r, realm, handle, req.forceAuthn)
+}
+
+// waitCookie binds a waiting request to the browser that sent it; its
+// name is the handle's hash, so sign-ins of several tabs do not clash.
+func (s *Service) waitCookie(realm *store.Realm, handle string, maxAge int) *http.Cookie {
+	sum := sha256.Sum256([]byte(handle))
+	return &http.Cookie{Name: waitCookiePrefix + hex.EncodeToString(sum[:8]), Value: handle,
+		Path: "/realms/" + realm.Name + "/protocol/saml", MaxAge: maxAge, HttpOnly: true,
+		Secure: strings.HasPrefix(s.deps.BaseURL, "https://"), SameSite: http.SameSiteLaxMode}
+}
+
+// resume answers a request once its browser is back from signing in.
+func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	handle := r.URL.Query().Get("state")
+	c, err := r.Cookie(s.waitCookie(realm, handle, 0).Name)
+	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(handle)) != 1 {
+		return errStaleWait
+	}
+	http.SetCookie(w, s.waitCookie(realm, handle, -1))
+	sum := sha256.Sum256([]byte(handle))
+	ar, err := s.deps.Store.TakeSAMLAuthRequest(r.Context(), realm.ID, sum[:], s.deps.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleWait
+	} else if err != nil {
+		return err
+	}
+	sp, err := s.deps.Store.GetSAMLServiceProvider(r.Context(), realm.ID, ar.SPID)
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleWait
+	} else if err != nil {
+		return err
+	}
+	if !sp.Enabled || sp.ACSURL != ar.ACSURL {
+		return errStaleWait // changed while the user signed in
+	}
+	req := &request{sp: sp, requestID: ar.RequestID, acsURL: ar.ACSURL, relayState: ar.RelayState,
+		nameIDFormat: ar.NameIDFormat, forceAuthn: ar.ForceAuthn}
+	if r.URL.Query().Has("error") {
+		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusAuthnFailed,
+			message: "the user did not sign in"}
+	}
+	sess, user, err := s.deps.Session(r, realm)
+	if err != nil {
+		return err
+	}
+	if sess == nil || (ar.ForceAuthn && sess.AuthTime < ar.CreatedAt) {
+		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusAuthnFailed,
+			message: "the user did not sign in"}
+	}
+	return s.respond(w, r, realm, req, sess, user)
+}

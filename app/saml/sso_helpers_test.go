@@ -1,0 +1,272 @@
+package saml_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	crewsaml "github.com/crewjam/saml"
+	"github.com/crewjam/saml/samlsp"
+	dsig "github.com/russellhaering/goxmldsig"
+	"golang.org/x/net/html"
+
+	"github.com/idenplane/idenplane/app"
+	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/apptest/realapp"
+)
+
+// idp is the server under test, listening on a loopback port so that a
+// real service provider and a browser can reach it.
+type idp struct {
+	*apptest.Server
+	base string
+}
+
+const (
+	testUser     = "alice"
+	testPassword = "correct horse battery"
+)
+
+func newIdP(t *testing.T, opts ...func(*app.Config)) *idp {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	s := realapp.New(t, append([]func(*app.Config){func(c *app.Config) { c.BaseURL = base }}, opts...)...)
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.Handler}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s.CreateRealm("acme")
+	s.CreateUser("acme", map[string]any{"username": testUser, "email": "alice@example.test", "firstName": "Alice",
+		"lastName": "Liddell", "password": testPassword, "emailVerified": true})
+	return &idp{Server: s, base: base}
+}
+
+func (e *idp) metadata(t *testing.T) *crewsaml.EntityDescriptor {
+	t.Helper()
+	r := e.Request(http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil)
+	apptest.MustStatus(t, r, http.StatusOK)
+	var ed crewsaml.EntityDescriptor
+	if err := xml.Unmarshal(r.Body, &ed); err != nil {
+		t.Fatal(err)
+	}
+	return &ed
+}
+
+// sp is crewjam/saml's samlsp as a real service provider, with an
+// application at /app that shows who signed in.
+type sp struct {
+	mw   *samlsp.Middleware
+	url  string
+	id   string // its ID at the identity provider
+	keys *testKeyPair
+}
+
+type spOptions struct {
+	binding      string // of the AuthnRequest; "" for HTTP-Redirect
+	sign         bool   // sign AuthnRequests (and register the certificate)
+	nameIDFormat crewsaml.NameIDFormat
+	forceAuthn   bool
+	register     map[string]any // fields of the registration beyond the metadata
+}
+
+func newSP(t *testing.T, e *idp, o spOptions) *sp {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := url.Parse("http://" + ln.Addr().String())
+	keys := newTestKeyPair(t, "sp")
+	mw, err := samlsp.New(samlsp.Options{URL: *root, Key: keys.key, Certificate: keys.cert, IDPMetadata: e.metadata(t),
+		SignRequest: o.sign, ForceAuthn: o.forceAuthn, LogoutBindings: []string{crewsaml.HTTPRedirectBinding}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw.Binding = o.binding
+	if o.sign {
+		mw.ServiceProvider.SignatureMethod = dsig.RSASHA256SignatureMethod // its default is SHA-1, which is refused
+	}
+	if o.nameIDFormat != "" {
+		mw.ServiceProvider.AuthnNameIDFormat = o.nameIDFormat
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/saml/", mw)
+	mux.Handle("/app", mw.RequireAccount(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := samlsp.SessionFromContext(r.Context())
+		claims, _ := s.(samlsp.JWTSessionClaims)
+		_ = json.NewEncoder(w).Encode(map[string]any{"nameID": claims.Subject, "attributes": claims.Attributes})
+	})))
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	md, err := xml.Marshal(mw.ServiceProvider.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"metadata": string(md), "name": "samlsp"}
+	for k, v := range o.register {
+		body[k] = v
+	}
+	r := e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", body)
+	apptest.MustStatus(t, r, http.StatusCreated)
+	return &sp{mw: mw, url: root.String(), id: r.Object(t)["id"].(string), keys: keys}
+}
+
+// browser is an HTTP client with a cookie jar that does what a person's
+// browser does on the pages it meets: it submits the SAML POST forms (as
+// their script would), and signs in on the login page.
+type browser struct {
+	t      *testing.T
+	client *http.Client
+}
+
+func newBrowser(t *testing.T) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, client: &http.Client{Jar: jar}}
+}
+
+// page is an answer as the browser saw it.
+type page struct {
+	status int
+	url    *url.URL
+	body   string
+}
+
+func (b *browser) get(u string) *page {
+	b.t.Helper()
+	resp, err := b.client.Get(u)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return b.read(resp)
+}
+
+func (b *browser) read(resp *http.Response) *page {
+	b.t.Helper()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return &page{status: resp.StatusCode, url: resp.Request.URL, body: string(body)}
+}
+
+func (b *browser) submit(p *page, f *form) *page {
+	b.t.Helper()
+	action, err := p.url.Parse(f.action)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, action.String(), strings.NewReader(f.values.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return b.read(resp)
+}
+
+// visit opens u and goes on through the pages: SAML POST forms are
+// submitted, the login page is filled with password (and the TOTP page
+// with a code from totp, when given).
+func (b *browser) visit(u, password string) *page {
+	b.t.Helper()
+	p := b.get(u)
+	for range 10 {
+		f := p.postForm()
+		switch {
+		case f == nil:
+			return p
+		case f.values.Has("SAMLResponse") || f.values.Has("SAMLRequest"):
+		case f.values.Has("authRequestID") && strings.Contains(p.body, `name="password"`):
+			if password == "" {
+				return p
+			}
+			f.values.Set("username", testUser)
+			f.values.Set("password", password)
+		default:
+			return p
+		}
+		p = b.submit(p, f)
+	}
+	b.t.Fatalf("the browser went round: %s %.300s", p.url, p.body)
+	return nil
+}
+
+// form is a page's first POST form and the values it would send.
+type form struct {
+	action string
+	values url.Values
+}
+
+func (p *page) postForm() *form {
+	doc, err := html.Parse(strings.NewReader(p.body))
+	if err != nil {
+		return nil
+	}
+	var found *form
+	var walk func(n *html.Node, in *form)
+	walk = func(n *html.Node, in *form) {
+		if n.Type == html.ElementNode && n.Data == "form" && found == nil && strings.EqualFold(attr(n, "method"), "post") {
+			found = &form{action: attr(n, "action"), values: url.Values{}}
+			in = found
+		}
+		if in != nil && n.Type == html.ElementNode && n.Data == "input" && attr(n, "name") != "" {
+			typ := attr(n, "type")
+			if typ != "checkbox" || hasAttr(n, "checked") {
+				in.values.Set(attr(n, "name"), attr(n, "value"))
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, in)
+		}
+	}
+	walk(doc, nil)
+	return found
+}
+
+func attr(n *html.Node, name string) string {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasAttr(n *html.Node, name string) bool {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return true
+		}
+	}
+	return false
+}
+
+// signedIn is what the SP's application shows: who signed in, with which
+// attributes.
+type signedIn struct {
+	NameID     string              `json:"nameID"`
+	Attributes map[string][]string `json:"attributes"`
+}
+
+func mustSignedIn(t *testing.T, p *page) signedIn {
+	t.Helper()
+	var out signedIn
+	if p.status != http.StatusOK || json.Unmarshal([]byte(p.body), &out) != nil || out.NameID == "" {
+		t.Fatalf("not signed in at the SP: %d %s %.500s", p.status, p.url, p.body)
+	}
+	return out
+}
