@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -175,6 +176,12 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 
 		// The SAML identity provider: pages where no service provider can be answered.
 		{"SAML descriptor of an unknown realm", http.MethodGet, "/realms/nope/protocol/saml/descriptor", nil, nil, true, page},
+		{"SAML endpoint without a request", http.MethodGet, "/realms/acme/protocol/saml", nil, nil, true, page},
+		{"SAML request that is not base64", http.MethodPost, "/realms/acme/protocol/saml", "SAMLRequest=%25%25", []string{form}, true, page},
+		{"SAML request of an unknown SP", http.MethodPost, "/realms/acme/protocol/saml", "SAMLRequest=" + url.QueryEscape(base64.StdEncoding.EncodeToString(
+			[]byte(`<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="x" Version="2.0"><saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">nope</saml:Issuer></samlp:AuthnRequest>`))),
+			[]string{form}, true, page},
+		{"SAML sign-in return of a stale request", http.MethodGet, "/realms/acme/protocol/saml?state=x&code=y", nil, nil, true, page},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *testResponse
@@ -212,6 +219,9 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"device page", http.MethodGet, "/realms/acme/device?user_code=BCDF-GHJK", nil, []string{html}, page},
 		{"WebAuthn API", http.MethodPost, "/realms/acme/webauthn/authenticate/options", map[string]any{}, nil, api},
 		{"SAML descriptor", http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil, nil, page},
+		{"SAML request", http.MethodPost, "/realms/acme/protocol/saml", "SAMLRequest=" + url.QueryEscape(base64.StdEncoding.EncodeToString(
+			[]byte(`<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="x" Version="2.0"><saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">sp</saml:Issuer></samlp:AuthnRequest>`))),
+			[]string{form}, page},
 	} {
 		t.Run("fault: "+tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.headers...)

@@ -93,7 +93,7 @@ func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *st
 	}
 	switch {
 	case req.isPassive && (sess == nil || req.forceAuthn):
-		return &statusError{req: req, second: crewsaml.StatusNoPassive,
+		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusNoPassive,
 			message: "the user is not signed in and the request does not let the identity provider ask"}
 	case sess != nil && !req.forceAuthn:
 		return s.respond(w, r, realm, req, sess, user)

@@ -27,7 +27,8 @@ import (
 // real service provider and a browser can reach it.
 type idp struct {
 	*apptest.Server
-	base string
+	base  string
+	alice string // the user's ID
 }
 
 const (
@@ -47,9 +48,9 @@ func newIdP(t *testing.T, opts ...func(*app.Config)) *idp {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	s.CreateRealm("acme")
-	s.CreateUser("acme", map[string]any{"username": testUser, "email": "alice@example.test", "firstName": "Alice",
+	alice := s.CreateUser("acme", map[string]any{"username": testUser, "email": "alice@example.test", "firstName": "Alice",
 		"lastName": "Liddell", "password": testPassword, "emailVerified": true})
-	return &idp{Server: s, base: base}
+	return &idp{Server: s, base: base, alice: alice["id"].(string)}
 }
 
 func (e *idp) metadata(t *testing.T) *crewsaml.EntityDescriptor {

@@ -1,9 +1,14 @@
 package saml_test
 
 import (
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	crewsaml "github.com/crewjam/saml"
+
+	"github.com/idenplane/idenplane/app/apptest"
 )
 
 func TestSSO(t *testing.T) {
@@ -32,4 +37,83 @@ func TestSSO(t *testing.T) {
 			mustSignedIn(t, b.visit(other.url+"/app", ""))
 		})
 	}
+}
+
+func TestSSONameIDFormats(t *testing.T) {
+	e := newIdP(t)
+	nameIDs := func(format crewsaml.NameIDFormat) (first, again, other string) {
+		t.Helper()
+		s := newSP(t, e, spOptions{nameIDFormat: format})
+		b := newBrowser(t)
+		first = mustSignedIn(t, b.visit(s.url+"/app", testPassword)).NameID
+		again = mustSignedIn(t, newBrowser(t).visit(s.url+"/app", testPassword)).NameID // another SSO session
+		otherSP := newSP(t, e, spOptions{nameIDFormat: format})
+		other = mustSignedIn(t, b.visit(otherSP.url+"/app", "")).NameID
+		return first, again, other
+	}
+	if a, b, c := nameIDs(crewsaml.EmailAddressNameIDFormat); a != "alice@example.test" || b != a || c != a {
+		t.Fatalf("email NameIDs %q %q %q", a, b, c)
+	}
+	if a, b, c := nameIDs(crewsaml.UnspecifiedNameIDFormat); a != "alice" || b != a || c != a {
+		t.Fatalf("unspecified NameIDs %q %q %q", a, b, c)
+	}
+	a, b, c := nameIDs(crewsaml.PersistentNameIDFormat)
+	if a != b || a == c || strings.Contains(a, "alice") || len(a) < 32 {
+		t.Fatalf("persistent NameIDs %q (again %q, at another SP %q): want stable per SP, opaque", a, b, c)
+	}
+	a, b, _ = nameIDs(crewsaml.TransientNameIDFormat)
+	if a == b || strings.Contains(a, "alice") {
+		t.Fatalf("transient NameIDs %q and %q: want new per session, opaque", a, b)
+	}
+
+	// The SP's own format when the request leaves it to the identity
+	// provider (unspecified).
+	s := newSP(t, e, spOptions{nameIDFormat: crewsaml.UnspecifiedNameIDFormat,
+		register: map[string]any{"nameIdFormat": string(crewsaml.EmailAddressNameIDFormat)}})
+	if got := mustSignedIn(t, newBrowser(t).visit(s.url+"/app", testPassword)).NameID; got != "alice@example.test" {
+		t.Fatalf("NameID %q, want the SP's configured email format", got)
+	}
+}
+
+func TestSSOAttributes(t *testing.T) {
+	e := newIdP(t)
+	apptest.MustStatus(t, e.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": "editor"}), http.StatusCreated)
+	apptest.MustStatus(t, e.Admin(http.MethodPost, "/admin/realms/acme/users/"+e.alice+"/role-mappings/realm",
+		map[string]any{"roleNames": []string{"editor"}}), http.StatusOK)
+	g := e.Admin(http.MethodPost, "/admin/realms/acme/groups", map[string]any{"name": "staff"})
+	apptest.MustStatus(t, g, http.StatusCreated)
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/users/"+e.alice+"/groups/"+g.Object(t)["id"].(string), nil),
+		http.StatusOK)
+	s := newSP(t, e, spOptions{register: map[string]any{"attributeStatements": map[string]any{
+		"mail": "email", "uid": "username", "cn": "fullName", "givenName": "firstName", "memberOf": "groups",
+		"role": "realmRoles", "nick": "attribute:nick", "webRoles": "clientRoles:web"}}})
+	got := mustSignedIn(t, newBrowser(t).visit(s.url+"/app", testPassword))
+	want := map[string][]string{"mail": {"alice@example.test"}, "uid": {"alice"}, "cn": {"Alice Liddell"},
+		"givenName": {"Alice"}, "memberOf": {"staff"}}
+	for k, v := range want {
+		if !slices.Equal(got.Attributes[k], v) {
+			t.Fatalf("attribute %s = %v, want %v (all: %v)", k, got.Attributes[k], v, got.Attributes)
+		}
+	}
+	if !slices.Contains(got.Attributes["role"], "editor") {
+		t.Fatalf("role attribute %v lacks editor", got.Attributes["role"])
+	}
+	for _, absent := range []string{"nick", "webRoles"} { // no such attribute, no such client
+		if _, ok := got.Attributes[absent]; ok {
+			t.Fatalf("attribute %s sent without a value: %v", absent, got.Attributes[absent])
+		}
+	}
+}
+
+func TestSSOForceAuthn(t *testing.T) {
+	e := newIdP(t)
+	first := newSP(t, e, spOptions{})
+	b := newBrowser(t)
+	mustSignedIn(t, b.visit(first.url+"/app", testPassword))
+	forced := newSP(t, e, spOptions{forceAuthn: true})
+	p := b.visit(forced.url+"/app", "")
+	if !strings.Contains(p.body, `name="password"`) {
+		t.Fatalf("ForceAuthn with a session did not ask for the password again: %d %s", p.status, p.url)
+	}
+	mustSignedIn(t, b.visit(forced.url+"/app", testPassword))
 }
