@@ -765,6 +765,18 @@ CREATE TABLE saml_sessions (
 );
 CREATE INDEX saml_sessions_sso ON saml_sessions (sso_session_id);
 
+-- A single logout under way: the browser goes to each other service
+-- provider of the ended SSO session in turn, then back to the one that
+-- asked, with its LogoutResponse. The browser holds the handle; only its
+-- SHA-256 is kept.
+CREATE TABLE saml_logouts (
+    id_hash     BLOB PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    state       TEXT NOT NULL,   -- JSON: the request answered last, the service providers still to visit
+    expires_at  BIGINT NOT NULL
+);
+CREATE INDEX saml_logouts_expiry ON saml_logouts (expires_at);
+
 -- A realm's SAML identity provider settings; a realm without a row has
 -- the defaults (unsigned AuthnRequests accepted from an SP without a
 -- certificate).

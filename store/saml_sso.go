@@ -110,12 +110,12 @@ func (s *Store) ListSAMLSessions(ctx context.Context, realmID, ssoSessionID stri
 	return out, mapErr(rows.Err())
 }
 
-// DeleteExpiredSAMLRows deletes the request IDs and waiting AuthnRequests
-// expired at now, and says how many.
+// DeleteExpiredSAMLRows deletes the request IDs, waiting AuthnRequests and
+// logouts under way expired at now, and says how many.
 func (s *Store) DeleteExpiredSAMLRows(ctx context.Context, now time.Time) (int64, error) {
 	var total int64
 	for _, q := range []string{"DELETE FROM saml_request_ids WHERE expires_at <= $1",
-		"DELETE FROM saml_auth_requests WHERE expires_at <= $1"} {
+		"DELETE FROM saml_auth_requests WHERE expires_at <= $1", "DELETE FROM saml_logouts WHERE expires_at <= $1"} {
 		res, err := s.w.ExecContext(ctx, q, now.UnixMilli())
 		if err != nil {
 			return total, fmt.Errorf("delete expired SAML rows: %w", mapErr(err))
@@ -127,4 +127,36 @@ func (s *Store) DeleteExpiredSAMLRows(ctx context.Context, now time.Time) (int64
 		total += n
 	}
 	return total, nil
+}
+
+// PutSAMLLogout creates or replaces the state of a logout under way.
+func (s *Store) PutSAMLLogout(ctx context.Context, realmID string, idHash []byte, state string, expiresAt time.Time) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO saml_logouts (id_hash, realm_id, state, expires_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id_hash) DO UPDATE SET state = excluded.state, expires_at = excluded.expires_at`,
+		idHash, realmID, state, expiresAt.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("put SAML logout: %w", mapErr(err))
+	}
+	return nil
+}
+
+// GetSAMLLogout returns the state of the realm's logout under way of that
+// handle hash; unknown or expired at now is ErrNotFound.
+func (s *Store) GetSAMLLogout(ctx context.Context, realmID string, idHash []byte, now time.Time) (string, error) {
+	var state string
+	err := s.r.QueryRowContext(ctx, "SELECT state FROM saml_logouts WHERE realm_id = $1 AND id_hash = $2 AND expires_at > $3",
+		realmID, idHash, now.UnixMilli()).Scan(&state)
+	if err != nil {
+		return "", fmt.Errorf("SAML logout: %w", mapErr(err))
+	}
+	return state, nil
+}
+
+// DeleteSAMLLogout ends the record of a logout.
+func (s *Store) DeleteSAMLLogout(ctx context.Context, idHash []byte) error {
+	_, err := s.w.ExecContext(ctx, "DELETE FROM saml_logouts WHERE id_hash = $1", idHash)
+	if err != nil {
+		return fmt.Errorf("delete SAML logout: %w", mapErr(err))
+	}
+	return nil
 }

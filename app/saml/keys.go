@@ -186,10 +186,11 @@ func (s *Service) parseKey(ctx context.Context, realm *store.Realm, k *store.SAM
 	return &signingKey{id: k.ID, key: priv, cert: cert}, nil
 }
 
-// RotateDueKeys is the periodic upkeep of every realm's SAML key: a next
-// key is published keyPublishGrace before the active one is as old as the
-// realm's rotation period, activated once it has been published that
-// long, and retired keys are deleted once out of their publication.
+// RotateDueKeys is the periodic upkeep of the SAML identity provider: a
+// next key is published keyPublishGrace before the active one is as old
+// as the realm's rotation period, activated once it has been published
+// that long, and retired keys are deleted once out of their publication;
+// expired request IDs, waiting sign-ins and logouts are deleted.
 func (s *Service) RotateDueKeys(ctx context.Context) {
 	realms, err := s.deps.Store.ListRealms(ctx)
 	if err != nil {
@@ -208,6 +209,9 @@ func (s *Service) RotateDueKeys(ctx context.Context) {
 	clear(s.keys.keys) // parsed again on use: retired and deleted keys go
 	clear(s.keys.active)
 	s.keys.mu.Unlock()
+	if _, err := s.deps.Store.DeleteExpiredSAMLRows(ctx, s.deps.Now()); err != nil {
+		s.logJobError(ctx, "deleting expired SAML request IDs, sign-ins and logouts failed", err)
+	}
 }
 
 func (s *Service) rotateIfDue(ctx context.Context, realm *store.Realm) error {

@@ -15,6 +15,7 @@ func samlSuite() []subTest {
 		{"SAMLKeyLifecycle", testSAMLKeyLifecycle},
 		{"SAMLSettings", testSAMLSettings},
 		{"SAMLServiceProviders", testSAMLServiceProviders},
+		{"SAMLSignInRows", testSAMLSignInRows},
 	}
 }
 
@@ -179,5 +180,76 @@ func testSAMLServiceProviders(t *testing.T, s *store.Store) {
 	}
 	if _, err := s.GetSAMLServiceProvider(testCtx, keyTestRealmA, a.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
+	}
+}
+
+func testSAMLSignInRows(t *testing.T, s *store.Store) {
+	keyTestRealms(t, s)
+	sp := samlTestSP("44444444-4444-4444-8444-444444444444", keyTestRealmA, "https://sp.test")
+	if err := s.CreateSAMLServiceProvider(testCtx, sp); err != nil {
+		t.Fatal(err)
+	}
+	now := time.UnixMilli(1_700_000_000_000)
+
+	// Request IDs: each once per issuer and realm, until it expires.
+	if err := s.RecordSAMLRequestID(testCtx, keyTestRealmA, sp.EntityID, "id-1", now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordSAMLRequestID(testCtx, keyTestRealmA, sp.EntityID, "id-1", now.Add(time.Minute)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a request ID twice: %v", err)
+	}
+	for _, other := range [][2]string{{keyTestRealmA, "https://other.test"}, {keyTestRealmB, sp.EntityID}} {
+		if err := s.RecordSAMLRequestID(testCtx, other[0], other[1], "id-1", now.Add(time.Minute)); err != nil {
+			t.Fatalf("the same ID of another issuer or realm: %v", err)
+		}
+	}
+
+	// A waiting AuthnRequest is taken once, and not after it expires.
+	ar := &store.SAMLAuthRequest{IDHash: []byte("hash-1"), RealmID: keyTestRealmA, SPID: sp.ID, RequestID: "id-1",
+		ACSURL: sp.ACSURL, RelayState: "rs", NameIDFormat: "f", ForceAuthn: true, CreatedAt: now.UnixMilli(),
+		ExpiresAt: now.Add(time.Minute).UnixMilli()}
+	if err := s.CreateSAMLAuthRequest(testCtx, ar); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TakeSAMLAuthRequest(testCtx, keyTestRealmB, ar.IDHash, now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("taken through another realm: %v", err)
+	}
+	got, err := s.TakeSAMLAuthRequest(testCtx, keyTestRealmA, ar.IDHash, now)
+	if err != nil || !reflect.DeepEqual(got, ar) {
+		t.Fatalf("taken %+v %v, want %+v", got, err, ar)
+	}
+	if _, err := s.TakeSAMLAuthRequest(testCtx, keyTestRealmA, ar.IDHash, now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("taken twice: %v", err)
+	}
+	ar.IDHash = []byte("hash-2")
+	if err := s.CreateSAMLAuthRequest(testCtx, ar); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TakeSAMLAuthRequest(testCtx, keyTestRealmA, ar.IDHash, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("taken expired: %v", err)
+	}
+
+	// Logouts under way.
+	if err := s.PutSAMLLogout(testCtx, keyTestRealmA, []byte("lo"), `{"a":1}`, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSAMLLogout(testCtx, keyTestRealmA, []byte("lo"), `{"a":2}`, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.GetSAMLLogout(testCtx, keyTestRealmA, []byte("lo"), now); err != nil || st != `{"a":2}` {
+		t.Fatalf("logout state %q %v", st, err)
+	}
+	if _, err := s.GetSAMLLogout(testCtx, keyTestRealmA, []byte("lo"), now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("expired logout: %v", err)
+	}
+
+	// The sweep deletes what expired: the two request IDs, the expired
+	// AuthnRequest, the logout.
+	n, err := s.DeleteExpiredSAMLRows(testCtx, now.Add(2*time.Minute))
+	if err != nil || n != 5 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if err := s.RecordSAMLRequestID(testCtx, keyTestRealmA, sp.EntityID, "id-1", now.Add(time.Hour)); err != nil {
+		t.Fatalf("an ID again after it expired: %v", err)
 	}
 }
