@@ -15,7 +15,9 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -41,7 +43,16 @@ type Config struct {
 	Stdout        io.Writer
 	Logger        *slog.Logger
 	Now           func() time.Time // nil means time.Now
+	// OutboundAllowed are the non-public addresses (loopback, private,
+	// link-local) that calls to addresses an administrator configured may
+	// still reach, such as an identity provider inside the network; none,
+	// and they never are.
+	OutboundAllowed []netip.Prefix
 }
+
+// outboundTimeout bounds each call to an address an administrator
+// configured (an identity provider's endpoints).
+const outboundTimeout = 10 * time.Second
 
 // App serves every route.
 type App struct {
@@ -59,6 +70,7 @@ type App struct {
 	signingKeys   *keyCache // parsed private signing keys by kid
 	cache         *caches   // the token endpoints' lookups
 	events        *events.Service
+	broker        *broker.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -95,6 +107,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
+	a.broker = broker.New(broker.Deps{BaseURL: cfg.BaseURL, Store: st, Log: a.log, Now: a.now, Realm: a.realm,
+		Client: httpx.OutboundClient(outboundTimeout, cfg.OutboundAllowed)})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -42,6 +43,7 @@ type importPlan struct {
 	userFields  []string      // each user's place in the file, for errors
 	grants      []grant
 	memberships [][2]string // group ID, user ID
+	providers   []*store.IdentityProvider
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -105,7 +107,8 @@ func (p *importPlan) build(in *realmImport) error {
 			return err
 		}
 	}
-	return nil
+	p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	return err
 }
 
 func (p *importPlan) buildScopes(in *realmImport) error {
@@ -546,7 +549,7 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 			return err
 		}
 	}
-	return nil
+	return broker.WriteImport(ctx, tx, p.providers)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

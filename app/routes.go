@@ -333,6 +333,15 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
+
+	// Identity brokering (the module app/broker).
+	const idps, idp1 = "/admin/realms/{realm}/identity-providers", "/admin/realms/{realm}/identity-providers/{alias}"
+	br := a.broker
+	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
+	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
+	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)
+	admin(http.MethodPut, idp1, authz.IdentityProvidersWrite, br.UpdateProvider)
+	admin(http.MethodDelete, idp1, authz.IdentityProvidersWrite, br.DeleteProvider)
 	return r
 }
 

@@ -171,6 +171,8 @@ func (s *Store) openEverySecret(ctx context.Context) (int, error) {
 		{"SELECT id, '', email_provider_config FROM realms WHERE email_provider_config IS NOT NULL",
 			func(id, _ string) string { return "realm.email_provider_config:" + id }},
 		{"SELECT id, user_id, secret FROM user_credentials", credentialAAD},
+		{"SELECT id, '', client_secret FROM identity_providers WHERE client_secret IS NOT NULL",
+			func(id, _ string) string { return identityProviderAAD(id) }},
 	}
 	n := 0
 	for _, c := range sealedColumns {
