@@ -730,6 +730,7 @@ CREATE TABLE federated_identities (
 );
 CREATE UNIQUE INDEX federated_identities_subject ON federated_identities (provider_id, subject);
 CREATE INDEX federated_identities_user ON federated_identities (user_id);
+CREATE INDEX federated_identities_realm ON federated_identities (realm_id);
 
 -- A sign-in on its way through an upstream provider, from the redirect to
 -- its callback: found by the SHA-256 of the state sent upstream, and good
@@ -749,6 +750,11 @@ CREATE TABLE broker_logins (
     expires_at       BIGINT NOT NULL
 );
 CREATE INDEX broker_logins_expiry ON broker_logins (expires_at);
+-- Deleting a realm, a provider, a request or a user finds its rows here.
+CREATE INDEX broker_logins_realm ON broker_logins (realm_id);
+CREATE INDEX broker_logins_provider ON broker_logins (provider_id);
+CREATE INDEX broker_logins_auth_request ON broker_logins (auth_request_id);
+CREATE INDEX broker_logins_user ON broker_logins (link_user_id);
 
 -- An upstream account that matched a local account by email, held while
 -- the person signs in to the local account once to confirm the link: the
@@ -766,3 +772,6 @@ CREATE TABLE broker_pending_links (
 );
 CREATE INDEX broker_pending_links_expiry ON broker_pending_links (expires_at);
 CREATE INDEX broker_pending_links_user ON broker_pending_links (user_id);
+CREATE INDEX broker_pending_links_realm ON broker_pending_links (realm_id);
+CREATE INDEX broker_pending_links_provider ON broker_pending_links (provider_id);
+CREATE INDEX broker_pending_links_auth_request ON broker_pending_links (auth_request_id);

@@ -17,7 +17,6 @@ import (
 
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
-	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -48,11 +47,13 @@ type Config struct {
 	// still reach, such as an identity provider inside the network; none,
 	// and they never are.
 	OutboundAllowed []netip.Prefix
+	// OutboundTimeout bounds each of those calls; 0 means 10 seconds.
+	OutboundTimeout time.Duration
 }
 
-// outboundTimeout bounds each call to an address an administrator
+// defaultOutboundTimeout bounds each call to an address an administrator
 // configured (an identity provider's endpoints).
-const outboundTimeout = 10 * time.Second
+const defaultOutboundTimeout = 10 * time.Second
 
 // App serves every route.
 type App struct {
@@ -107,8 +108,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
-	a.broker = broker.New(broker.Deps{BaseURL: cfg.BaseURL, Store: st, Log: a.log, Now: a.now, Realm: a.realm,
-		Client: httpx.OutboundClient(outboundTimeout, cfg.OutboundAllowed)})
+	a.broker = broker.New(a.brokerDeps())
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -173,6 +173,9 @@ func (s *Store) openEverySecret(ctx context.Context) (int, error) {
 		{"SELECT id, user_id, secret FROM user_credentials", credentialAAD},
 		{"SELECT id, '', client_secret FROM identity_providers WHERE client_secret IS NOT NULL",
 			func(id, _ string) string { return identityProviderAAD(id) }},
+		{"SELECT provider_id, user_id, token FROM federated_identities WHERE token IS NOT NULL", federatedAAD},
+		{"SELECT id, '', identity FROM broker_pending_links", func(id, _ string) string { return pendingLinkAAD(id) }},
+		{"SELECT state_hash, '', code_verifier FROM broker_logins", func(id, _ string) string { return brokerLoginAAD([]byte(id)) }},
 	}
 	n := 0
 	for _, c := range sealedColumns {

@@ -210,15 +210,20 @@ func (s *Service) UpdateProvider(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, out)
 }
 
-// DeleteProvider removes a provider; its users lose their links to it
-// (their accounts stay).
+// DeleteProvider removes a provider and answers it, as the spec's table
+// says ("deleted provider"); its users lose their links to it (their
+// accounts stay).
 func (s *Service) DeleteProvider(w http.ResponseWriter, r *http.Request) error {
 	realm, p, err := s.provider(r)
+	if err != nil {
+		return err
+	}
+	rep, err := toRep(p, secretRedacted)
 	if err != nil {
 		return err
 	}
 	if err := s.deps.Store.DeleteIdentityProvider(r.Context(), realm.ID, p.ID); err != nil {
 		return err
 	}
-	return httpx.NoContent(w)
+	return httpx.OK(w, rep)
 }

@@ -35,10 +35,10 @@ func liveServer(t *testing.T, allowLoopback bool) (*apptest.Server, string) {
 	return s, base
 }
 
-// createRealm makes a realm, with admin events on.
+// createRealm makes a realm, with login and admin events on.
 func createRealm(s *apptest.Server, name string) {
 	s.T.Helper()
-	r := s.Admin(http.MethodPost, "/admin/realms", map[string]any{"name": name, "adminEventsEnabled": true})
+	r := s.Admin(http.MethodPost, "/admin/realms", map[string]any{"name": name, "adminEventsEnabled": true, "eventsEnabled": true})
 	apptest.MustStatus(s.T, r, http.StatusCreated)
 }
 
