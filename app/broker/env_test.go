@@ -29,6 +29,7 @@ type env struct {
 	s         *apptest.Server
 	base      string
 	appSecret string
+	fake      *fakeUpstream // the upstream when it is the test's own
 }
 
 func newEnv(t *testing.T, provider map[string]any) *env {

@@ -19,16 +19,16 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustPa
 // base URL that address, so that its realms are real OpenID Connect
 // providers another realm (or another server) can broker to. With
 // allowLoopback, its outbound calls may reach loopback addresses.
-func liveServer(t *testing.T, allowLoopback bool) (*apptest.Server, string) {
+func liveServer(t *testing.T, allowLoopback bool, opts ...func(*app.Config)) (*apptest.Server, string) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	s := realapp.New(t, func(c *app.Config) {
+	s := realapp.New(t, append([]func(*app.Config){func(c *app.Config) {
 		c.BaseURL = base
 		if allowLoopback {
 			c.OutboundAllowed = loopback
 		}
-	})
+	}}, opts...)...)
 	srv.Config.Handler = s.Handler
 	srv.Start()
 	t.Cleanup(srv.Close)

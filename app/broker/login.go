@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,11 +66,16 @@ func (s *Service) enabledProvider(ctx context.Context, realm *store.Realm, alias
 	return p, err
 }
 
-// oauth2Config is the provider as x/oauth2 speaks to it.
+// oauth2Config is the provider as x/oauth2 speaks to it. A provider with ID
+// tokens is always asked for scope openid, whatever its defaultScopes.
 func (s *Service) oauth2Config(realm *store.Realm, p *store.IdentityProvider) *oauth2.Config {
+	scopes := strings.Fields(p.DefaultScopes)
+	if usesIDToken(p.ProviderType) && !slices.Contains(scopes, "openid") {
+		scopes = append([]string{"openid"}, scopes...)
+	}
 	return &oauth2.Config{ClientID: p.ClientID, ClientSecret: p.ClientSecret,
 		Endpoint:    oauth2.Endpoint{AuthURL: p.AuthorizationURL, TokenURL: p.TokenURL},
-		RedirectURL: s.CallbackURL(realm, p.Alias), Scopes: strings.Fields(p.DefaultScopes)}
+		RedirectURL: s.CallbackURL(realm, p.Alias), Scopes: scopes}
 }
 
 // Login sends the browser to the provider to sign in, for the pending
