@@ -58,7 +58,7 @@ var presets = map[string]preset{
 	TypeGitHub: {name: "GitHub", authorizationURL: "https://github.com/login/oauth/authorize",
 		tokenURL: "https://github.com/login/oauth/access_token", userinfoURL: "https://api.github.com/user",
 		emailsURL: "https://api.github.com/user/emails", scopes: "read:user user:email",
-		mapping: ClaimMapping{Subject: "id", Username: "login", Email: "email", FirstName: "name"}},
+		mapping: ClaimMapping{Subject: "id", Username: "login", Email: "email", EmailVerified: "email_verified", FirstName: "name"}},
 	TypeGitLab: {name: "GitLab", oidc: true, issuer: "https://gitlab.com", authorizationURL: "https://gitlab.com/oauth/authorize",
 		tokenURL: "https://gitlab.com/oauth/token", userinfoURL: "https://gitlab.com/oauth/userinfo",
 		jwksURL: "https://gitlab.com/oauth/discovery/keys", scopes: "openid email profile",
