@@ -145,7 +145,9 @@ func TestBrokerClaimMappingAndSync(t *testing.T) {
 	}
 
 	f.set(func(f *fakeUpstream) {
-		f.claims = func(c map[string]any) { c["given_name"], c["family_name"], c["email"] = "Robert", "Builder-Smith", "rob@example.test" }
+		f.claims = func(c map[string]any) {
+			c["given_name"], c["family_name"], c["email"] = "Robert", "Builder-Smith", "rob@example.test"
+		}
 	})
 	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
 	got := e.s.Admin(http.MethodGet, "/admin/realms/acme/users/"+id, nil).Object(t)
