@@ -218,6 +218,9 @@ func decodeProfile(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decode the upstream's answer: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("the upstream's answer has more after its JSON value")
+	}
 	if m, ok := v.(*map[string]any); ok && *m == nil {
 		return errors.New("the upstream's answer is not a JSON object")
 	}
