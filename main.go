@@ -231,6 +231,8 @@ type config struct {
 	metricsPublic                string
 	trustedProxies               string
 	trustedPrefixes              []netip.Prefix // trustedProxies, read by validate
+	outboundAllow                string
+	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -290,6 +292,11 @@ func (c *config) validate(serving bool) error {
 		bad("--trusted-proxies (IDENPLANE_TRUSTED_PROXIES): %v", err)
 	} else {
 		c.trustedPrefixes = prefixes
+	}
+	if prefixes, err := app.ParseTrustedProxies(c.outboundAllow); err != nil {
+		bad("--outbound-allow (IDENPLANE_OUTBOUND_ALLOW): %v", err)
+	} else {
+		c.outboundPrefixes = prefixes
 	}
 	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
 		bad("IDENPLANE_ADMIN_API_KEY must be at least 32 characters")
@@ -408,8 +415,8 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, MasterKey: key,
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
-		TrustedProxies: c.trustedPrefixes,
-		Stdout:         stdout, Logger: log,
+		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes,
+		Stdout: stdout, Logger: log,
 	})
 }
 
@@ -419,6 +426,8 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.baseURL, "base-url", envOr("IDENPLANE_BASE_URL", "http://localhost:3000"), "external base URL (IDENPLANE_BASE_URL)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", os.Getenv("IDENPLANE_TRUSTED_PROXIES"),
 		"comma-separated addresses and CIDR ranges of reverse proxies whose X-Forwarded-For and Forwarded headers are believed (IDENPLANE_TRUSTED_PROXIES)")
+	fs.StringVar(&c.outboundAllow, "outbound-allow", os.Getenv("IDENPLANE_OUTBOUND_ALLOW"),
+		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that calls to identity providers may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
 	return fs, c
 }
 

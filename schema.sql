@@ -784,3 +784,93 @@ CREATE TABLE saml_settings (
     realm_id                    TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
     want_authn_requests_signed  BOOLEAN NOT NULL
 );
+
+-- version 17
+-- Identity brokering. The upstream identity providers a realm's people
+-- may sign in with: the spec's fields as columns, the rest of a
+-- provider's settings (a preset's tenant, the claim mapping, whether to
+-- keep upstream tokens) as a JSON object. The client secret is sealed
+-- with the master key.
+CREATE TABLE identity_providers (
+    id                 TEXT PRIMARY KEY,
+    realm_id           TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    alias              TEXT NOT NULL,
+    display_name       TEXT NOT NULL,
+    provider_type      TEXT NOT NULL,   -- oidc, oauth2, or a preset: google, github, ...
+    enabled            BOOLEAN NOT NULL,
+    client_id          TEXT NOT NULL,
+    client_secret      BLOB,            -- sealed
+    authorization_url  TEXT NOT NULL,
+    token_url          TEXT NOT NULL,
+    userinfo_url       TEXT NOT NULL,
+    jwks_url           TEXT NOT NULL,
+    issuer             TEXT NOT NULL,
+    default_scopes     TEXT NOT NULL,   -- space-separated
+    trust_email        BOOLEAN NOT NULL,
+    sync_user_profile  BOOLEAN NOT NULL,
+    config             TEXT NOT NULL,   -- JSON object
+    created_at         BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX identity_providers_alias ON identity_providers (realm_id, alias);
+
+-- A person's link to an account at an upstream provider: one per user and
+-- provider, and one user per upstream subject. The upstream tokens are
+-- kept (sealed) only when the provider says so.
+CREATE TABLE federated_identities (
+    provider_id  TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    subject      TEXT NOT NULL,    -- the upstream's user ID (sub)
+    username     TEXT NOT NULL,    -- the upstream's username, as mapped
+    email        TEXT NOT NULL,
+    token        BLOB,             -- sealed upstream token response, JSON
+    created_at   BIGINT NOT NULL,
+    PRIMARY KEY (provider_id, user_id)
+);
+CREATE UNIQUE INDEX federated_identities_subject ON federated_identities (provider_id, subject);
+CREATE INDEX federated_identities_user ON federated_identities (user_id);
+CREATE INDEX federated_identities_realm ON federated_identities (realm_id);
+
+-- A sign-in on its way through an upstream provider, from the redirect to
+-- its callback: found by the SHA-256 of the state sent upstream, and good
+-- only in the browser whose cookie hashes to browser_hash. The PKCE
+-- verifier is sealed. It continues an authorization request, or links the
+-- provider to a signed-in user's account (link_user_id).
+CREATE TABLE broker_logins (
+    state_hash       BLOB PRIMARY KEY,
+    realm_id         TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    provider_id      TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    browser_hash     BLOB NOT NULL,
+    nonce            TEXT NOT NULL,
+    code_verifier    BLOB NOT NULL,   -- sealed
+    auth_request_id  TEXT REFERENCES auth_requests (id) ON DELETE CASCADE,
+    link_user_id     TEXT REFERENCES users (id) ON DELETE CASCADE,
+    created_at       BIGINT NOT NULL,
+    expires_at       BIGINT NOT NULL
+);
+CREATE INDEX broker_logins_expiry ON broker_logins (expires_at);
+-- Deleting a realm, a provider, a request or a user finds its rows here.
+CREATE INDEX broker_logins_realm ON broker_logins (realm_id);
+CREATE INDEX broker_logins_provider ON broker_logins (provider_id);
+CREATE INDEX broker_logins_auth_request ON broker_logins (auth_request_id);
+CREATE INDEX broker_logins_user ON broker_logins (link_user_id);
+
+-- An upstream account that matched a local account by email, held while
+-- the person signs in to the local account once to confirm the link: the
+-- upstream identity as mapped, for the browser it came back to.
+CREATE TABLE broker_pending_links (
+    id               TEXT PRIMARY KEY,
+    realm_id         TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    provider_id      TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    user_id          TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    auth_request_id  TEXT NOT NULL REFERENCES auth_requests (id) ON DELETE CASCADE,
+    browser_hash     BLOB NOT NULL,
+    identity         BLOB NOT NULL,   -- sealed: the mapped upstream identity and tokens, JSON
+    created_at       BIGINT NOT NULL,
+    expires_at       BIGINT NOT NULL
+);
+CREATE INDEX broker_pending_links_expiry ON broker_pending_links (expires_at);
+CREATE INDEX broker_pending_links_user ON broker_pending_links (user_id);
+CREATE INDEX broker_pending_links_realm ON broker_pending_links (realm_id);
+CREATE INDEX broker_pending_links_provider ON broker_pending_links (provider_id);
+CREATE INDEX broker_pending_links_auth_request ON broker_pending_links (auth_request_id);

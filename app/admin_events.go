@@ -105,7 +105,7 @@ func matchSegments(pattern, segs []string) bool {
 
 // createdKeys names the response field that addresses a created resource in
 // paths, where it is not "id": clients go by clientId and roles by name.
-var createdKeys = map[string]string{"clients": "clientId", "roles": "name"}
+var createdKeys = map[string]string{"clients": "clientId", "roles": "name", "identity-providers": "alias"}
 
 // recordAdminEvent records a successful admin write when the realm has
 // admin events on. The response is held back until the event is written,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
@@ -42,7 +43,18 @@ type Config struct {
 	Stdout        io.Writer
 	Logger        *slog.Logger
 	Now           func() time.Time // nil means time.Now
+	// OutboundAllowed are the non-public addresses (loopback, private,
+	// link-local) that calls to addresses an administrator configured may
+	// still reach, such as an identity provider inside the network; none,
+	// and they never are.
+	OutboundAllowed []netip.Prefix
+	// OutboundTimeout bounds each of those calls; 0 means 10 seconds.
+	OutboundTimeout time.Duration
 }
+
+// defaultOutboundTimeout bounds each call to an address an administrator
+// configured (an identity provider's endpoints).
+const defaultOutboundTimeout = 10 * time.Second
 
 // App serves every route.
 type App struct {
@@ -61,6 +73,7 @@ type App struct {
 	cache         *caches   // the token endpoints' lookups
 	events        *events.Service
 	saml          *saml.Service
+	broker        *broker.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -98,6 +111,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.saml = a.newSAML()
+	a.broker = broker.New(a.brokerDeps())
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -65,6 +65,7 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"auth requests", a.store.DeleteExpiredAuthRequests},
 		{"action tokens", a.store.DeleteExpiredActionTokens},
 		{"WebAuthn ceremonies", a.store.DeleteExpiredWebAuthnCeremonies},
+		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},
 	} {
 		n, err := purge.run(ctx, now)
 		if err != nil {

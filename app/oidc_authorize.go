@@ -237,7 +237,11 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 		if stepUp != "" {
 			return a.startStepUp(w, r, realm, ar, user, sso, stepUp) // step_up_browser.go
 		}
-		http.Redirect(w, r, a.oidcClient(realm, client).LoginURL(ar.ID), redirectStatus(r))
+		to, err := a.signInURL(r, realm, client, ar)
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, to, redirectStatus(r))
 		return nil
 	}
 	ar.UserID, ar.SessionID, ar.AuthTime, ar.AMR = user.ID, sso.ID, sso.AuthTime, sso.AMR

@@ -39,6 +39,9 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
 	f.ForgotURL = a.issuer(realm) + pathForgotPassword + back
 	f.Passkey = a.passkeyLogin(realm) // webauthn_login.go
+	if f.Providers, err = a.broker.Buttons(r.Context(), realm, ar.ID); err != nil {
+		return err
+	}
 	if realm.RegistrationAllowed {
 		f.RegisterURL = a.issuer(realm) + pathRegister + back
 	}

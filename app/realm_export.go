@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
@@ -85,7 +86,9 @@ type realmExport struct {
 	Clients      []clientRep   `json:"clients"`
 	Roles        rolesExport   `json:"roles"`
 	Groups       []groupExport `json:"groups"` // parents before their children
-	Users        []userExport  `json:"users,omitempty"`
+	// IdentityProviders are in the admin API's representation, by alias.
+	IdentityProviders []broker.ProviderRep `json:"identityProviders"`
+	Users             []userExport         `json:"users,omitempty"`
 	// The SAML service providers, as the admin API shows them.
 	SAMLServiceProviders []saml.SP `json:"samlServiceProviders"`
 }
@@ -259,6 +262,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	for _, g := range parentsFirst(groups) {
 		out.Groups = append(out.Groups, groupExport{ID: g.ID, Name: g.Name, Description: g.Description,
 			ParentID: g.ParentID, CreatedTimestamp: g.CreatedAt, roleRefs: snap.refs(snap.groupRoles[g.ID])})
+	}
+	if out.IdentityProviders, err = broker.ExportProviders(ctx, tx, realm.ID, includeSecrets); err != nil {
+		return nil, err
 	}
 	if !includeUsers {
 		return out, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
@@ -105,6 +106,9 @@ type realmImport struct {
 	Users        []userImport   `json:"users"`
 	// SAMLServiceProviders are checked as the admin API checks them.
 	SAMLServiceProviders []saml.ImportSP `json:"samlServiceProviders"`
+	// IdentityProviders: an export without secrets has them without their
+	// client secrets; overwriting a realm keeps those of the same alias.
+	IdentityProviders []broker.ProviderImport `json:"identityProviders"`
 }
 
 // ImportOptions say how an import treats what is already there.
@@ -171,6 +175,9 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		}
 		if existing != nil {
 			if err := p.keepSecrets(ctx, tx, existing); err != nil {
+				return err
+			}
+			if err := broker.KeepSecrets(ctx, tx, existing.ID, p.providers); err != nil {
 				return err
 			}
 		}

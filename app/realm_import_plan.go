@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -43,6 +44,7 @@ type importPlan struct {
 	grants      []grant
 	memberships [][2]string // group ID, user ID
 	samlSPs     []*store.SAMLServiceProvider
+	providers   []*store.IdentityProvider
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -107,7 +109,8 @@ func (p *importPlan) build(in *realmImport) error {
 			return err
 		}
 	}
-	return nil
+	p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	return err
 }
 
 func (p *importPlan) buildScopes(in *realmImport) error {
@@ -548,7 +551,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 			return err
 		}
 	}
-	return p.writeSAMLServiceProviders(ctx, tx)
+	if err := p.writeSAMLServiceProviders(ctx, tx); err != nil {
+		return err
+	}
+	return broker.WriteImport(ctx, tx, p.providers)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

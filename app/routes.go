@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -346,6 +347,19 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, sp1, authz.ClientsRead, sp.GetServiceProvider)
 	admin(http.MethodPut, sp1, authz.ClientsWrite, sp.UpdateServiceProvider)
 	admin(http.MethodDelete, sp1, authz.ClientsWrite, sp.DeleteServiceProvider)
+
+	// Identity brokering (the module app/broker).
+	const idps, idp1 = "/admin/realms/{realm}/identity-providers", "/admin/realms/{realm}/identity-providers/{alias}"
+	br := a.broker
+	page(http.MethodGet, broker.Paths.Login, br.Login)
+	page(http.MethodGet, broker.Paths.Callback, br.Callback)
+	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
+	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
+	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
+	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
+	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)
+	admin(http.MethodPut, idp1, authz.IdentityProvidersWrite, br.UpdateProvider)
+	admin(http.MethodDelete, idp1, authz.IdentityProvidersWrite, br.DeleteProvider)
 	return r
 }
 

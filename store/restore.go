@@ -171,6 +171,11 @@ func (s *Store) openEverySecret(ctx context.Context) (int, error) {
 		{"SELECT id, '', email_provider_config FROM realms WHERE email_provider_config IS NOT NULL",
 			func(id, _ string) string { return "realm.email_provider_config:" + id }},
 		{"SELECT id, user_id, secret FROM user_credentials", credentialAAD},
+		{"SELECT id, '', client_secret FROM identity_providers WHERE client_secret IS NOT NULL",
+			func(id, _ string) string { return identityProviderAAD(id) }},
+		{"SELECT provider_id, user_id, token FROM federated_identities WHERE token IS NOT NULL", federatedAAD},
+		{"SELECT id, '', identity FROM broker_pending_links", func(id, _ string) string { return pendingLinkAAD(id) }},
+		{"SELECT state_hash, '', code_verifier FROM broker_logins", func(id, _ string) string { return brokerLoginAAD([]byte(id)) }},
 	}
 	n := 0
 	for _, c := range sealedColumns {

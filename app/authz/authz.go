@@ -37,6 +37,9 @@ const (
 	EventsRead   Permission = "events:read" // login and admin events, exports, event settings
 	EventsWrite  Permission = "events:write"
 
+	IdentityProvidersRead  Permission = "identity-providers:read" // identity providers, users' federated identities
+	IdentityProvidersWrite Permission = "identity-providers:write"
+
 	// Authenticated is what a route asks that needs a valid admin
 	// credential and nothing more: who am I, sign out.
 	Authenticated Permission = "authenticated"
@@ -44,7 +47,9 @@ const (
 
 // All is every permission a credential can hold.
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
-	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite}
+	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
+	IdentityProvidersRead, IdentityProvidersWrite,
+}
 
 // Set is the permissions a credential holds.
 type Set struct{ perms []Permission }

@@ -1,0 +1,81 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/a-h/templ"
+
+	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// What brokering (app/broker) needs of the hosted sign-in: the browser's
+// cookie its sign-ins are bound to, the pages, and the end of a sign-in,
+// which is the same as a password sign-in's.
+
+func (a *App) brokerDeps() broker.Deps {
+	timeout := a.cfg.OutboundTimeout
+	if timeout <= 0 {
+		timeout = defaultOutboundTimeout
+	}
+	return broker.Deps{BaseURL: a.cfg.BaseURL, Store: a.store, Log: a.log, Now: a.now, Realm: a.realm,
+		Client: httpx.OutboundClient(timeout, a.cfg.OutboundAllowed), Core: a.id, ClientIP: a.clientIP,
+		LoginEvent: a.loginEvent, BrowserSecret: a.browserSecret, SignIn: a.brokerSignIn,
+		CSRFToken: a.csrfToken, CheckCSRF: a.checkCSRF,
+		RenderPage: func(w http.ResponseWriter, r *http.Request, status int, title string, body func(ui.Page) templ.Component) error {
+			return a.renderPage(w, r, status, body(a.page(title)))
+		}}
+}
+
+// signInURL is where a request that needs a sign-in goes: the identity
+// provider its idp hint (kc_idp_hint, or idp_hint) names, when the realm
+// has it enabled, else the sign-in page.
+func (a *App) signInURL(r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
+	hint := r.Form.Get("kc_idp_hint")
+	if hint == "" {
+		hint = r.Form.Get("idp_hint")
+	}
+	to, err := a.broker.HintedLoginURL(r.Context(), realm, hint, ar.ID)
+	if to == "" && err == nil {
+		to = a.oidcClient(realm, client).LoginURL(ar.ID)
+	}
+	return to, err
+}
+
+// brokerSignIn signs in a user an upstream provider vouched for, for the
+// authorization request f names, as a password sign-in does after the
+// password: a refused unverified email, the second factor the user or
+// realm requires, a password change owed; then the SSO session (amr fed)
+// and on to the application.
+func (a *App) brokerSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, f broker.Finish) error {
+	ar, client, err := a.pageAuthRequest(r.Context(), realm, f.AuthRequestID, false)
+	if err != nil {
+		return err
+	}
+	user := f.User
+	for i := range f.Events {
+		f.Events[i].ClientID = client.ClientID
+	}
+	for _, e := range f.Events {
+		a.loginEvent(r.Context(), realm, e)
+	}
+	if identity.EmailVerificationRequired(realm, user) {
+		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
+	}
+	if !f.SecondFactorDone {
+		if pending, err := a.startSecondFactor(w, r, realm, ar, user, false); pending || err != nil {
+			return err
+		}
+	}
+	if identity.PasswordChangeRequired(realm, user, a.now()) {
+		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword, pendingSignIn{amr: f.AMR})
+	}
+	sso, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{amr: f.AMR})
+	if err != nil {
+		return err
+	}
+	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
+}

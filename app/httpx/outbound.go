@@ -1,0 +1,83 @@
+package httpx
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// ErrForbiddenAddress is an outbound call refused because the address it
+// would connect to is not public.
+var ErrForbiddenAddress = errors.New("outbound connection to a non-public address refused")
+
+// nonPublic are the ranges an outbound call may not reach unless allowed:
+// besides what netip classifies (loopback, private, link-local, which holds
+// the cloud metadata address 169.254.169.254, multicast, unspecified),
+// the shared address space of carrier-grade NAT, "this network", the IETF
+// protocol assignments, benchmarking and reserved ranges, and the IPv6
+// translation and documentation prefixes that can route to them.
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2001:db8::/32"),
+}
+
+// PublicAddress says whether addr is one an outbound call may reach by
+// default.
+func PublicAddress(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if !addr.IsGlobalUnicast() || addr.IsPrivate() || addr.IsLoopback() || addr.IsLinkLocalUnicast() {
+		return false
+	}
+	return !slices.ContainsFunc(nonPublic, func(p netip.Prefix) bool { return p.Contains(addr) })
+}
+
+// OutboundClient is the HTTP client of calls the server makes to addresses
+// an administrator configured or a document named (an upstream identity
+// provider's endpoints and keys): each call ends after timeout, and a
+// connection to a non-public address (PublicAddress) is refused unless one
+// of allowed holds it. The address is checked as it is dialled, after name
+// resolution, so a name that resolves to an internal address, or a
+// redirect to one, is refused too. No proxy is used: it would dial for us.
+func OutboundClient(timeout time.Duration, allowed []netip.Prefix) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: func(_, address string, _ syscall.RawConn) error {
+		return checkDialAddress(address, allowed)
+	}}
+	transport := &http.Transport{
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          32,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+	}
+	return &http.Client{Timeout: timeout, Transport: transport,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			return nil
+		}}
+}
+
+func checkDialAddress(address string, allowed []netip.Prefix) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
+	}
+	addr := ap.Addr().Unmap()
+	if PublicAddress(addr) || slices.ContainsFunc(allowed, func(p netip.Prefix) bool { return p.Contains(addr) }) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrForbiddenAddress, addr)
+}
