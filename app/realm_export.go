@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -85,6 +86,8 @@ type realmExport struct {
 	Roles        rolesExport   `json:"roles"`
 	Groups       []groupExport `json:"groups"` // parents before their children
 	Users        []userExport  `json:"users,omitempty"`
+	// UserFederationProviders are the realm's directories (app/ldapfed).
+	UserFederationProviders []ldapfed.Provider `json:"userFederationProviders,omitempty"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -253,6 +256,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	for _, g := range parentsFirst(groups) {
 		out.Groups = append(out.Groups, groupExport{ID: g.ID, Name: g.Name, Description: g.Description,
 			ParentID: g.ParentID, CreatedTimestamp: g.CreatedAt, roleRefs: snap.refs(snap.groupRoles[g.ID])})
+	}
+	if out.UserFederationProviders, err = ldapfed.Export(ctx, tx, realm.ID, includeSecrets); err != nil {
+		return nil, err
 	}
 	if !includeUsers {
 		return out, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -102,6 +103,8 @@ type realmImport struct {
 	Roles        rolesImport    `json:"roles"`
 	Groups       []groupImport  `json:"groups"`
 	Users        []userImport   `json:"users"`
+	// UserFederationProviders are the realm's directories (app/ldapfed).
+	UserFederationProviders []ldapfed.ImportedProvider `json:"userFederationProviders"`
 }
 
 // ImportOptions say how an import treats what is already there.
@@ -166,12 +169,20 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		if err := validateRealm(p.realm); err != nil {
 			return err
 		}
+		existingID := ""
 		if existing != nil {
 			if err := p.keepSecrets(ctx, tx, existing); err != nil {
 				return err
 			}
+			existingID = existing.ID
 		}
-		return p.replace(ctx, tx, existing)
+		if err := ldapfed.KeepCredentials(ctx, tx, p.federation, existingID); err != nil {
+			return err
+		}
+		if err := p.replace(ctx, tx, existing); err != nil {
+			return err
+		}
+		return ldapfed.Write(ctx, tx, p.federation)
 	})
 	if err != nil {
 		return nil, err

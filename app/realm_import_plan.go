@@ -13,6 +13,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -42,6 +43,7 @@ type importPlan struct {
 	userFields  []string      // each user's place in the file, for errors
 	grants      []grant
 	memberships [][2]string // group ID, user ID
+	federation  []*store.FederationProvider
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -105,7 +107,8 @@ func (p *importPlan) build(in *realmImport) error {
 			return err
 		}
 	}
-	return nil
+	p.federation, err = ldapfed.PlanImport(in.UserFederationProviders, p.realm.ID, p.copy, p.now)
+	return err
 }
 
 func (p *importPlan) buildScopes(in *realmImport) error {

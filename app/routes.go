@@ -333,6 +333,15 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
+
+	// User federation (the module app/ldapfed): realm settings.
+	const feds, fed1 = "/admin/realms/{realm}/user-federation", "/admin/realms/{realm}/user-federation/{id}"
+	admin(http.MethodGet, feds, authz.RealmRead, a.ldap.List)
+	admin(http.MethodPost, feds, authz.RealmWrite, a.ldap.Create)
+	admin(http.MethodGet, fed1, authz.RealmRead, a.ldap.Get)
+	admin(http.MethodPut, fed1, authz.RealmWrite, a.ldap.Update)
+	admin(http.MethodPatch, fed1, authz.RealmWrite, a.ldap.Update)
+	admin(http.MethodDelete, fed1, authz.RealmWrite, a.ldap.Delete)
 	return r
 }
 
