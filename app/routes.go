@@ -342,6 +342,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, fed1, authz.RealmWrite, a.ldap.Update)
 	admin(http.MethodPatch, fed1, authz.RealmWrite, a.ldap.Update)
 	admin(http.MethodDelete, fed1, authz.RealmWrite, a.ldap.Delete)
+	admin(http.MethodPost, fed1+"/test-connection", authz.RealmWrite, a.ldap.TestConnection)
 	return r
 }
 
