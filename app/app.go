@@ -91,14 +91,14 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
+		Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
-	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
-		Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)
@@ -114,10 +114,11 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 }
 
 // identityDeps is what the identity core works with: the server's store,
-// clock, log, login events and sign-in throttle.
+// clock, log, login events and sign-in throttle, and the LDAP federation's
+// credential source.
 func (a *App) identityDeps(adminThrottle identity.FailureCounter) identity.Deps {
 	return identity.Deps{Store: a.store, Now: a.now, Log: a.log, LoginEvent: a.loginEvent,
-		Throttle: a.loginThrottle, AdminThrottle: adminThrottle}
+		Throttle: a.loginThrottle, AdminThrottle: adminThrottle, Sources: []identity.PasswordSource{a.ldap}}
 }
 
 // Handler is the whole server, middleware included.

@@ -205,3 +205,14 @@ func (s *Store) FederationLinks(ctx context.Context, realmID, providerID string)
 	}
 	return out, mapErr(rows.Err())
 }
+
+// FederationLinkByExternalID is the link of a provider's entry; ErrNotFound
+// when no user is linked to it.
+func (s *Store) FederationLinkByExternalID(ctx context.Context, realmID, providerID, externalID string) (*FederationLink, error) {
+	l, err := scanFederationLink(s.r.QueryRowContext(ctx, "SELECT "+federationLinkColumns+
+		" FROM federation_links WHERE realm_id = $1 AND provider_id = $2 AND external_id = $3", realmID, providerID, externalID))
+	if err != nil {
+		return nil, fmt.Errorf("federation link of entry %s: %w", externalID, err)
+	}
+	return l, nil
+}

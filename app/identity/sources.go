@@ -76,6 +76,7 @@ type localSource struct{ c *Core }
 
 // CheckPassword checks password against the hash of the user the login
 // names (nil for nobody: against a dummy hash, so that it takes as long).
+// A user linked to a directory entry is not the store's to check.
 // A user without a password (an account that cannot sign in by password,
 // a service account) is the store's, and the password wrong. From a
 // guarded address an unknown name is not checked: each would cost a
@@ -83,6 +84,16 @@ type localSource struct{ c *Core }
 // no hash slot there in time is refused as the flood guard's (busy).
 func (s localSource) CheckPassword(ctx context.Context, at PasswordAttempt) (Answer, error) {
 	user, g := at.User, at.guard
+	// A user linked to a directory entry has no password here: the
+	// directory's source checks it, always.
+	if user != nil && user.PasswordHash == "" && user.ServiceAccountClientID == "" {
+		_, err := s.c.store.GetFederationLink(ctx, at.Realm.ID, user.ID)
+		if err == nil {
+			return Answer{Verdict: NotMine}, nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return Answer{}, err
+		}
+	}
 	hash := dummyArgon2Hash
 	if user != nil && user.PasswordHash != "" && user.ServiceAccountClientID == "" {
 		hash = user.PasswordHash

@@ -156,6 +156,12 @@ func testFederationLinks(t *testing.T, s *store.Store) {
 	mustEqual(t, "link", *got, *l1)
 	_, err = s.GetFederationLink(testCtx, fedTestRealmID, u2.ID)
 	mustBeErrNotFound(t, "unlinked user", err)
+	byID, err := s.FederationLinkByExternalID(testCtx, fedTestRealmID, p.ID, "e1")
+	if err != nil || byID.UserID != u1.ID {
+		t.Fatalf("link by external ID: %v, %v", byID, err)
+	}
+	_, err = s.FederationLinkByExternalID(testCtx, fedTestRealm2ID, p.ID, "e1")
+	mustBeErrNotFound(t, "link by external ID in another realm", err)
 	links, err := s.FederationLinks(testCtx, fedTestRealmID, p.ID)
 	if err != nil || len(links) != 1 {
 		t.Fatalf("links: %v, %v", links, err)
