@@ -343,6 +343,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPatch, fed1, authz.RealmWrite, a.ldap.Update)
 	admin(http.MethodDelete, fed1, authz.RealmWrite, a.ldap.Delete)
 	admin(http.MethodPost, fed1+"/test-connection", authz.RealmWrite, a.ldap.TestConnection)
+	admin(http.MethodPost, fed1+"/sync", authz.RealmWrite, a.ldap.Sync)
 	return r
 }
 

@@ -186,8 +186,17 @@ func (d *Directory) Modify(ldif string) {
 }
 
 // Person is the LDIF of an inetOrgPerson under ou=people with the given
-// uid, names, mail and password.
+// uid, names, mail and password, last modified in 2020 (so that a
+// change made by the test is the only recent one).
 func Person(uid, givenName, sn, mail, password string) string {
-	return fmt.Sprintf("dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s %s\ngivenName: %s\nsn: %s\nmail: %s\nuserPassword: %s\n\n",
-		uid, DirectorySuffix, uid, givenName, sn, givenName, sn, mail, password)
+	var b strings.Builder
+	fmt.Fprintf(&b, "dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s %s\nsn: %s\n",
+		uid, DirectorySuffix, uid, givenName, sn, sn)
+	for _, kv := range [][2]string{{"givenName", givenName}, {"mail", mail}, {"userPassword", password}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
+		}
+	}
+	b.WriteString("modifyTimestamp: 20200101000000Z\n\n")
+	return b.String()
 }

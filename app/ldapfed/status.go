@@ -7,6 +7,7 @@ import "sync/atomic"
 type SyncResult struct {
 	Action     string    `json:"action"`    // full or changed
 	StartedAt  int64     `json:"startedAt"` // Unix milliseconds
+	Read       int       `json:"read"`      // entries the directory sent
 	Created    int       `json:"created"`
 	Updated    int       `json:"updated"`
 	Disabled   int       `json:"disabled"`
