@@ -118,7 +118,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 // credential source.
 func (a *App) identityDeps(adminThrottle identity.FailureCounter) identity.Deps {
 	return identity.Deps{Store: a.store, Now: a.now, Log: a.log, LoginEvent: a.loginEvent,
-		Throttle: a.loginThrottle, AdminThrottle: adminThrottle, Sources: []identity.PasswordSource{a.ldap}}
+		Throttle: a.loginThrottle, AdminThrottle: adminThrottle, Sources: []identity.PasswordSource{a.ldap}, Federation: a.ldap}
 }
 
 // Handler is the whole server, middleware included.

@@ -90,6 +90,9 @@ type Deps struct {
 	// Sources are the credential sources asked after the local store, in
 	// order: the LDAP federation's.
 	Sources []PasswordSource
+	// Federation says which users a directory owns (their password, and
+	// in READ_ONLY mode their profile). nil: no user is linked.
+	Federation Federation
 }
 
 // Core holds the identity rules with what they need. Its methods are
@@ -105,6 +108,7 @@ type Core struct {
 	hashWait          time.Duration
 	guardedAnswerTime time.Duration
 	sources           []PasswordSource // the local store first
+	federation        Federation
 }
 
 // New builds the core from d, filling in what d leaves out.
@@ -136,5 +140,6 @@ func New(d Deps) *Core {
 		c.guardedAnswerTime = DefaultGuardedAnswerTime
 	}
 	c.sources = append([]PasswordSource{localSource{c}}, d.Sources...)
+	c.federation = d.Federation
 	return c
 }

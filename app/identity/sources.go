@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -32,6 +33,17 @@ type PasswordAttempt struct {
 	Guarded bool
 	guard   *signInGuard // the local source's bounds on its hash
 }
+
+// Federation knows the users linked to a directory entry: their password
+// is always the directory's, and in a READ_ONLY directory their profile
+// too. The LDAP federation implements it.
+type Federation interface {
+	UserFederation(ctx context.Context, st *store.Store, realmID, userID string) (linked, readOnly bool, err error)
+}
+
+// ErrDirectoryPassword refuses a password set for a user whose password is
+// its directory's.
+var ErrDirectoryPassword = apperr.Field("password", "is the user directory's: this user's password is changed in the directory")
 
 // Verdict is a source's answer about a login and its password.
 type Verdict int

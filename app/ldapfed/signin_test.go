@@ -39,16 +39,30 @@ func newSignInEnv(t *testing.T, realm map[string]any) *signInEnv {
 // error description, if any.
 func (e *signInEnv) signIn(username, password string) (int, string) {
 	e.t.Helper()
-	form := url.Values{"grant_type": {"password"}, "username": {username}, "password": {password}}
-	r := e.s.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token", form.Encode(),
-		"Content-Type: application/x-www-form-urlencoded",
-		"Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte("cli:"+e.secret)))
+	r := e.tokens(username, password)
 	if r.Status == http.StatusOK {
 		return r.Status, ""
 	}
 	body := r.Object(e.t)
 	desc, _ := body["error_description"].(string)
 	return r.Status, desc
+}
+
+func (e *signInEnv) tokens(username, password string) *apptest.Response {
+	e.t.Helper()
+	form := url.Values{"grant_type": {"password"}, "username": {username}, "password": {password}}
+	return e.s.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token", form.Encode(),
+		"Content-Type: application/x-www-form-urlencoded",
+		"Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte("cli:"+e.secret)))
+}
+
+// accessToken signs in and answers the Authorization header of the
+// user's access token.
+func (e *signInEnv) accessToken(username, password string) string {
+	e.t.Helper()
+	r := e.tokens(username, password)
+	apptest.MustStatus(e.t, r, http.StatusOK)
+	return "Authorization: Bearer " + r.Object(e.t)["access_token"].(string)
 }
 
 func (e *signInEnv) mustSignIn(username, password string) {

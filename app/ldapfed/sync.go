@@ -294,7 +294,7 @@ func (run *syncRun) removeMissing(ctx context.Context) error {
 					continue
 				}
 				u.Enabled = false
-				if err := run.s.deps.Identity().UpdateUser(ctx, tx, u); err != nil {
+				if err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u); err != nil {
 					return err
 				}
 				disabled++

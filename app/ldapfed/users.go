@@ -61,7 +61,7 @@ func (s *Service) refreshUser(ctx context.Context, st *store.Store, realm *store
 	}
 	changed := next != *u
 	if changed {
-		if err := s.deps.Identity().UpdateUser(ctx, st, &next); err != nil {
+		if err := s.deps.Identity().UpdateLinkedUser(ctx, st, &next); err != nil {
 			return false, err
 		}
 		*u = next
@@ -74,4 +74,26 @@ func (s *Service) refreshUser(ctx context.Context, st *store.Store, realm *store
 		changed = true
 	}
 	return changed, nil
+}
+
+// UserFederation says whether a user is linked to an entry of one of the
+// realm's providers (its password is the directory's), and whether that
+// provider is READ_ONLY (its profile is the directory's too): the identity
+// core's question before it writes a user.
+func (s *Service) UserFederation(ctx context.Context, st *store.Store, realmID, userID string) (linked, readOnly bool, err error) {
+	link, err := st.GetFederationLink(ctx, realmID, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, false, nil
+	} else if err != nil {
+		return false, false, err
+	}
+	p, err := st.GetFederationProvider(ctx, realmID, link.ProviderID)
+	if err != nil {
+		return true, false, err
+	}
+	set, err := settingsOf(p)
+	if err != nil {
+		return true, false, err
+	}
+	return true, set.SyncMode == ModeReadOnly, nil
 }
