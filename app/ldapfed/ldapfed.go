@@ -36,6 +36,9 @@ type Deps struct {
 	Realm func(r *http.Request) (*store.Realm, error)
 	// BaseURL is the server's external address, for Location headers.
 	BaseURL string
+	// SyncTick is how often the periodic sync looks for due providers;
+	// zero means DefaultSyncTick.
+	SyncTick time.Duration
 }
 
 // Service is the federation: the admin API's handlers, the credential
