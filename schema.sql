@@ -874,3 +874,38 @@ CREATE INDEX broker_pending_links_user ON broker_pending_links (user_id);
 CREATE INDEX broker_pending_links_realm ON broker_pending_links (realm_id);
 CREATE INDEX broker_pending_links_provider ON broker_pending_links (provider_id);
 CREATE INDEX broker_pending_links_auth_request ON broker_pending_links (auth_request_id);
+
+-- version 18
+-- User federation providers (LDAP directories): a realm's several, asked
+-- in the order of their priority. The settings of the provider type are
+-- one JSON object (config), as Keycloak keeps a component's; the bind
+-- password is apart from them, sealed with the master key. The last
+-- sync's outcome (a JSON object) and the time its changed-user query
+-- started from are kept with the provider.
+CREATE TABLE federation_providers (
+    id               TEXT PRIMARY KEY,
+    realm_id         TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name             TEXT NOT NULL,
+    provider_type    TEXT NOT NULL,
+    enabled          BOOLEAN NOT NULL,
+    priority         INTEGER NOT NULL,
+    config           TEXT NOT NULL,
+    bind_credential  BLOB,
+    created_at       BIGINT NOT NULL,
+    last_sync        TEXT NOT NULL DEFAULT '',
+    changed_since    BIGINT NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX federation_providers_realm_name ON federation_providers (realm_id, name);
+
+-- A local user linked to a directory entry: the provider, the entry's
+-- stable ID (its uuidLdapAttr value) and its DN when last seen. Deleting
+-- the provider deletes its users (the provider's code does, through the
+-- identity core); the cascade is the backstop.
+CREATE TABLE federation_links (
+    user_id      TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    provider_id  TEXT NOT NULL REFERENCES federation_providers (id) ON DELETE CASCADE,
+    external_id  TEXT NOT NULL,
+    dn           TEXT NOT NULL
+);
+CREATE UNIQUE INDEX federation_links_external ON federation_links (provider_id, external_id);

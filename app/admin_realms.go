@@ -106,7 +106,7 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 // isSecretKey says whether a provider config entry holds a credential.
 func isSecretKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"key", "secret", "token", "password"} {
+	for _, s := range []string{"key", "secret", "token", "password", "bindcredential"} {
 		if strings.Contains(k, s) {
 			return true
 		}

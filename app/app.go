@@ -18,6 +18,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -74,6 +75,7 @@ type App struct {
 	events        *events.Service
 	saml          *saml.Service
 	broker        *broker.Service
+	ldap          *ldapfed.Service // LDAP user federation
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -104,6 +106,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
+		Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()
@@ -127,10 +131,11 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 }
 
 // identityDeps is what the identity core works with: the server's store,
-// clock, log, login events and sign-in throttle.
+// clock, log, login events and sign-in throttle, and the LDAP federation's
+// credential source.
 func (a *App) identityDeps(adminThrottle identity.FailureCounter) identity.Deps {
 	return identity.Deps{Store: a.store, Now: a.now, Log: a.log, LoginEvent: a.loginEvent,
-		Throttle: a.loginThrottle, AdminThrottle: adminThrottle}
+		Throttle: a.loginThrottle, AdminThrottle: adminThrottle, Sources: []identity.PasswordSource{a.ldap}, Federation: a.ldap}
 }
 
 // Handler is the whole server, middleware included.

@@ -124,6 +124,9 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"verify-email with a forged token", http.MethodPost, "/realms/acme/registration/verify-email",
 			map[string]any{"token": "x' OR 1=1"}, nil, true, api},
 		{"events with a malformed date", http.MethodGet, "/admin/realms/acme/events?dateFrom=yesterday", nil, nil, false, api},
+		{"user federation: a bad provider", http.MethodPost, "/admin/realms/acme/user-federation",
+			map[string]any{"name": "x", "providerType": "ldap", "connectionUrl": "ldap://'%00"}, nil, false, api},
+		{"user federation: unknown provider", http.MethodPost, "/admin/realms/acme/user-federation/" + uuid.NewString() + "/sync", nil, nil, false, api},
 
 		// The account: JSON to an API caller, pages to a browser.
 		{"account API: an email another account holds", http.MethodPost, "/realms/acme/account/profile",

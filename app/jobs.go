@@ -11,12 +11,15 @@ const jobInterval = time.Hour
 
 // RunJobs does the server's periodic upkeep until ctx is done, at once and
 // then every hour: events past their retention, key rotation, expired
-// sessions and token records, and accounts whose deletion is due.
+// sessions and token records, and accounts whose deletion is due; and,
+// beside them, mail delivery, back-channel logouts and the periodic syncs
+// of the user directories.
 func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
 	defer a.startLogoutDelivery(ctx)()
 	defer a.startMailDelivery(ctx)()
+	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
 		a.expireEvents(ctx)
 		a.rotateDueKeys(ctx)

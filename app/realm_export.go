@@ -12,6 +12,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
@@ -91,6 +92,8 @@ type realmExport struct {
 	Users             []userExport         `json:"users,omitempty"`
 	// The SAML service providers, as the admin API shows them.
 	SAMLServiceProviders []saml.SP `json:"samlServiceProviders"`
+	// UserFederationProviders are the realm's directories (app/ldapfed).
+	UserFederationProviders []ldapfed.Provider `json:"userFederationProviders,omitempty"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -264,6 +267,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 			ParentID: g.ParentID, CreatedTimestamp: g.CreatedAt, roleRefs: snap.refs(snap.groupRoles[g.ID])})
 	}
 	if out.IdentityProviders, err = broker.ExportProviders(ctx, tx, realm.ID, includeSecrets); err != nil {
+		return nil, err
+	}
+	if out.UserFederationProviders, err = ldapfed.Export(ctx, tx, realm.ID, includeSecrets); err != nil {
 		return nil, err
 	}
 	if !includeUsers {

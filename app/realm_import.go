@@ -11,6 +11,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
@@ -109,6 +110,8 @@ type realmImport struct {
 	// IdentityProviders: an export without secrets has them without their
 	// client secrets; overwriting a realm keeps those of the same alias.
 	IdentityProviders []broker.ProviderImport `json:"identityProviders"`
+	// UserFederationProviders are the realm's directories (app/ldapfed).
+	UserFederationProviders []ldapfed.ImportedProvider `json:"userFederationProviders"`
 }
 
 // ImportOptions say how an import treats what is already there.
@@ -173,6 +176,7 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		if err := validateRealm(p.realm); err != nil {
 			return err
 		}
+		existingID := ""
 		if existing != nil {
 			if err := p.keepSecrets(ctx, tx, existing); err != nil {
 				return err
@@ -180,8 +184,15 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 			if err := broker.KeepSecrets(ctx, tx, existing.ID, p.providers); err != nil {
 				return err
 			}
+			existingID = existing.ID
 		}
-		return p.replace(ctx, tx, existing)
+		if err := ldapfed.KeepCredentials(ctx, tx, p.federation, existingID); err != nil {
+			return err
+		}
+		if err := p.replace(ctx, tx, existing); err != nil {
+			return err
+		}
+		return ldapfed.Write(ctx, tx, p.federation)
 	})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -45,6 +46,7 @@ type importPlan struct {
 	memberships [][2]string // group ID, user ID
 	samlSPs     []*store.SAMLServiceProvider
 	providers   []*store.IdentityProvider
+	federation  []*store.FederationProvider
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -110,6 +112,10 @@ func (p *importPlan) build(in *realmImport) error {
 		}
 	}
 	p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	if err != nil {
+		return err
+	}
+	p.federation, err = ldapfed.PlanImport(in.UserFederationProviders, p.realm.ID, p.copy, p.now)
 	return err
 }
 

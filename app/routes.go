@@ -360,6 +360,17 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)
 	admin(http.MethodPut, idp1, authz.IdentityProvidersWrite, br.UpdateProvider)
 	admin(http.MethodDelete, idp1, authz.IdentityProvidersWrite, br.DeleteProvider)
+
+	// User federation (the module app/ldapfed): realm settings.
+	const feds, fed1 = "/admin/realms/{realm}/user-federation", "/admin/realms/{realm}/user-federation/{id}"
+	admin(http.MethodGet, feds, authz.RealmRead, a.ldap.List)
+	admin(http.MethodPost, feds, authz.RealmWrite, a.ldap.Create)
+	admin(http.MethodGet, fed1, authz.RealmRead, a.ldap.Get)
+	admin(http.MethodPut, fed1, authz.RealmWrite, a.ldap.Update)
+	admin(http.MethodPatch, fed1, authz.RealmWrite, a.ldap.Update)
+	admin(http.MethodDelete, fed1, authz.RealmWrite, a.ldap.Delete)
+	admin(http.MethodPost, fed1+"/test-connection", authz.RealmWrite, a.ldap.TestConnection)
+	admin(http.MethodPost, fed1+"/sync", authz.RealmWrite, a.ldap.Sync)
 	return r
 }
 

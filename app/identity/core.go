@@ -40,8 +40,8 @@
 //
 // Where a sign-in checks a password, the core asks its PasswordSource
 // values in order, as dex's handlers ask a PasswordConnector. The local
-// store is the first, and today the only one; the LDAP federation will
-// add another, and nothing else changes. A source answers Right ("this
+// store is the first; the LDAP federation (app/ldapfed) adds another,
+// which alone checks the users linked to a directory entry. A source answers Right ("this
 // login is mine and the password is right", with the user), Wrong ("mine
 // and wrong", with the user when it has one) or NotMine; the first answer
 // other than NotMine decides. The core keeps the bookkeeping around every
@@ -88,8 +88,11 @@ type Deps struct {
 	// a guarded address is answered; zero means DefaultGuardedAnswerTime.
 	GuardedAnswerTime time.Duration
 	// Sources are the credential sources asked after the local store, in
-	// order. None today.
+	// order: the LDAP federation's.
 	Sources []PasswordSource
+	// Federation says which users a directory owns (their password, and
+	// in READ_ONLY mode their profile). nil: no user is linked.
+	Federation Federation
 }
 
 // Core holds the identity rules with what they need. Its methods are
@@ -105,6 +108,7 @@ type Core struct {
 	hashWait          time.Duration
 	guardedAnswerTime time.Duration
 	sources           []PasswordSource // the local store first
+	federation        Federation
 }
 
 // New builds the core from d, filling in what d leaves out.
@@ -136,5 +140,6 @@ func New(d Deps) *Core {
 		c.guardedAnswerTime = DefaultGuardedAnswerTime
 	}
 	c.sources = append([]PasswordSource{localSource{c}}, d.Sources...)
+	c.federation = d.Federation
 	return c
 }

@@ -222,7 +222,18 @@ func (c *Core) NewPasswordHash(ctx context.Context, realm *store.Realm, user *st
 // history as far as the realm remembers passwords. temporary asks for a
 // change at the next sign-in. Every flow that sets a password of an
 // existing user goes through here, so the history sees every change.
+// The password of a user linked to a directory entry is the
+// directory's: setting one here is refused (a 400 naming the password).
 func (c *Core) SetPassword(ctx context.Context, tx *store.Store, realm *store.Realm, userID, hash string, temporary bool) error {
+	if c.federation != nil {
+		linked, _, err := c.federation.UserFederation(ctx, tx, realm.ID, userID)
+		if err != nil {
+			return err
+		}
+		if linked {
+			return ErrDirectoryPassword
+		}
+	}
 	// The current password is one of the passwordHistoryCount remembered.
 	keep := max(realm.PasswordHistoryCount-1, 0)
 	return tx.ChangeUserPassword(ctx, realm.ID, userID, hash, c.now().UnixMilli(), temporary, keep)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -32,6 +33,17 @@ type PasswordAttempt struct {
 	Guarded bool
 	guard   *signInGuard // the local source's bounds on its hash
 }
+
+// Federation knows the users linked to a directory entry: their password
+// is always the directory's, and in a READ_ONLY directory their profile
+// too. The LDAP federation implements it.
+type Federation interface {
+	UserFederation(ctx context.Context, st *store.Store, realmID, userID string) (linked, readOnly bool, err error)
+}
+
+// ErrDirectoryPassword refuses a password set for a user whose password is
+// its directory's.
+var ErrDirectoryPassword = apperr.Field("password", "is the user directory's: this user's password is changed in the directory")
 
 // Verdict is a source's answer about a login and its password.
 type Verdict int
@@ -76,6 +88,7 @@ type localSource struct{ c *Core }
 
 // CheckPassword checks password against the hash of the user the login
 // names (nil for nobody: against a dummy hash, so that it takes as long).
+// A user linked to a directory entry is not the store's to check.
 // A user without a password (an account that cannot sign in by password,
 // a service account) is the store's, and the password wrong. From a
 // guarded address an unknown name is not checked: each would cost a
@@ -83,6 +96,16 @@ type localSource struct{ c *Core }
 // no hash slot there in time is refused as the flood guard's (busy).
 func (s localSource) CheckPassword(ctx context.Context, at PasswordAttempt) (Answer, error) {
 	user, g := at.User, at.guard
+	// A user linked to a directory entry has no password here: the
+	// directory's source checks it, always.
+	if user != nil && user.PasswordHash == "" && user.ServiceAccountClientID == "" {
+		_, err := s.c.store.GetFederationLink(ctx, at.Realm.ID, user.ID)
+		if err == nil {
+			return Answer{Verdict: NotMine}, nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return Answer{}, err
+		}
+	}
 	hash := dummyArgon2Hash
 	if user != nil && user.PasswordHash != "" && user.ServiceAccountClientID == "" {
 		hash = user.PasswordHash

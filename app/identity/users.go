@@ -137,12 +137,52 @@ func (c *Core) CreateUser(ctx context.Context, st *store.Store, realm *store.Rea
 // UpdateUser writes u's profile (names, email, flags: a disable or an
 // enable too) on st, after the user rules (ValidateUser, which normalizes
 // u). A username or email another user holds is a 409 naming the field.
-// The password has its own way: SetPassword.
+// The profile of a user of a READ_ONLY directory is its directory's: a
+// change of its username, email or names is refused (a 400 naming the
+// field); its flags stay the realm's. The password has its own way:
+// SetPassword.
 func (c *Core) UpdateUser(ctx context.Context, st *store.Store, u *store.User) error {
 	if err := ValidateUser(u); err != nil {
 		return err
 	}
+	if err := c.checkProfileWritable(ctx, st, u); err != nil {
+		return err
+	}
 	return userConflict(st.UpdateUser(ctx, u))
+}
+
+// UpdateLinkedUser writes the profile of a user linked to a directory
+// entry as the directory has it: UpdateUser's rules, but the directory's
+// own write, so a READ_ONLY profile changes too. Only the federation
+// calls it.
+func (c *Core) UpdateLinkedUser(ctx context.Context, st *store.Store, u *store.User) error {
+	if err := ValidateUser(u); err != nil {
+		return err
+	}
+	return userConflict(st.UpdateUser(ctx, u))
+}
+
+// checkProfileWritable refuses a change of the profile of a user whose
+// directory owns it.
+func (c *Core) checkProfileWritable(ctx context.Context, st *store.Store, u *store.User) error {
+	if c.federation == nil {
+		return nil
+	}
+	_, readOnly, err := c.federation.UserFederation(ctx, st, u.RealmID, u.ID)
+	if err != nil || !readOnly {
+		return err
+	}
+	old, err := st.GetUser(ctx, u.RealmID, u.ID)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct{ field, now, was string }{{"username", u.Username, old.Username}, {"email", u.Email, old.Email},
+		{"firstName", u.FirstName, old.FirstName}, {"lastName", u.LastName, old.LastName}} {
+		if f.now != f.was {
+			return apperr.Field(f.field, "is read-only: user %s comes from a read-only user directory, where it is changed", old.Username)
+		}
+	}
+	return nil
 }
 
 // DeleteUser deletes a person on st; what hangs off them (sessions and

@@ -1,0 +1,202 @@
+package apptest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+)
+
+// Directory is an OpenLDAP slapd started for one test, on a free loopback
+// port, over a database in t.TempDir(); it stops at the end of the test.
+type Directory struct {
+	URL           string // ldap://127.0.0.1:PORT
+	Suffix        string // dc=example,dc=org
+	AdminDN       string // the rootdn: binds without limits
+	AdminPassword string
+	PeopleDN      string // ou=people under Suffix
+	GroupsDN      string // ou=groups under Suffix
+	t             testing.TB
+	dir, conf     string
+	cmd           *exec.Cmd
+	done          chan struct{}
+	stderr        bytes.Buffer
+}
+
+// DirectorySuffix is the suffix of every test directory.
+const DirectorySuffix = "dc=example,dc=org"
+
+// StartDirectory starts slapd with the suffix, ou=people and ou=groups,
+// and the entries of ldif (loaded with slapadd before it starts). A
+// missing slapd skips the test, or fails it under CI=true.
+func StartDirectory(t testing.TB, ldif string) *Directory {
+	t.Helper()
+	slapd, err := exec.LookPath("slapd")
+	if err != nil {
+		slapd = "/usr/sbin/slapd"
+		if _, statErr := os.Stat(slapd); statErr != nil {
+			missingTool(t, "slapd (Debian packages slapd and ldap-utils)")
+		}
+	}
+	if _, err := exec.LookPath("slapadd"); err != nil {
+		if _, statErr := os.Stat("/usr/sbin/slapadd"); statErr != nil {
+			missingTool(t, "slapadd (Debian package slapd)")
+		}
+	}
+	dir := t.TempDir()
+	d := &Directory{Suffix: DirectorySuffix, AdminDN: "cn=admin," + DirectorySuffix, AdminPassword: "admin-secret",
+		PeopleDN: "ou=people," + DirectorySuffix, GroupsDN: "ou=groups," + DirectorySuffix, t: t, dir: dir,
+		conf: filepath.Join(dir, "slapd.conf"), done: make(chan struct{})}
+	if err := os.Mkdir(filepath.Join(dir, "db"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+include /etc/ldap/schema/nis.schema
+modulepath /usr/lib/ldap
+moduleload back_mdb
+pidfile %[1]s/slapd.pid
+database mdb
+maxsize 1073741824
+suffix "%[2]s"
+rootdn "%[3]s"
+rootpw %[4]s
+directory %[1]s/db
+index objectClass eq
+index uid,mail eq
+index entryUUID eq
+index modifyTimestamp eq
+access to attrs=userPassword by self write by anonymous auth by * none
+access to * by * read
+`, dir, d.Suffix, d.AdminDN, d.AdminPassword)
+	if err := os.WriteFile(d.conf, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("dn: %s\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n\n"+
+		"dn: %s\nobjectClass: organizationalUnit\nou: people\n\ndn: %s\nobjectClass: organizationalUnit\nou: groups\n\n",
+		d.Suffix, d.PeopleDN, d.GroupsDN)
+	data := filepath.Join(dir, "data.ldif")
+	if err := os.WriteFile(data, []byte(base+ldif), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(sbin("slapadd"), "-q", "-f", d.conf, "-l", data).CombinedOutput(); err != nil {
+		t.Fatalf("slapadd: %v\n%s", err, out)
+	}
+	d.start(slapd)
+	t.Cleanup(d.Stop)
+	return d
+}
+
+func sbin(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return "/usr/sbin/" + name
+}
+
+func missingTool(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed, and CI=true needs it", what)
+	}
+	t.Skipf("%s is not installed: skipping the tests against a real directory", what)
+}
+
+// start runs slapd, on a free port the first time and on the same one
+// after, and waits until the admin can bind.
+func (d *Directory) start(slapd string) {
+	d.t.Helper()
+	if d.URL == "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		d.URL = "ldap://" + l.Addr().String()
+		l.Close()
+	}
+	d.done = make(chan struct{})
+	d.stderr.Reset()
+	d.cmd = exec.Command(slapd, "-f", d.conf, "-h", d.URL, "-d", "0")
+	d.cmd.Stderr = &d.stderr
+	if err := d.cmd.Start(); err != nil {
+		d.t.Fatalf("start slapd: %v", err)
+	}
+	go func() { _ = d.cmd.Wait(); close(d.done) }()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := ldap.DialURL(d.URL, ldap.DialWithDialer(&net.Dialer{Timeout: time.Second}))
+		if err == nil {
+			err = c.Bind(d.AdminDN, d.AdminPassword)
+			c.Close()
+			if err == nil {
+				return
+			}
+		}
+		select {
+		case <-d.done:
+			d.t.Fatalf("slapd exited: %s", d.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			d.Stop()
+			d.t.Fatalf("slapd did not answer within 15s: %v; %s", err, d.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop stops slapd and waits for it; the directory stays on disk.
+func (d *Directory) Stop() {
+	if d.cmd == nil || d.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-d.done:
+		return
+	default:
+	}
+	_ = d.cmd.Process.Kill()
+	<-d.done
+}
+
+// Restart starts a stopped slapd again over the same database and port.
+func (d *Directory) Restart() {
+	d.t.Helper()
+	d.Stop()
+	d.start(sbin("slapd"))
+}
+
+// Modify applies an LDIF of changes (changetype records) with ldapmodify,
+// as the admin.
+func (d *Directory) Modify(ldif string) {
+	d.t.Helper()
+	cmd := exec.Command("ldapmodify", "-x", "-H", d.URL, "-D", d.AdminDN, "-w", d.AdminPassword)
+	cmd.Stdin = strings.NewReader(ldif)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		d.t.Fatalf("ldapmodify: %v\n%s", err, out)
+	}
+}
+
+// Person is the LDIF of an inetOrgPerson under ou=people with the given
+// uid, names, mail and password, last modified in 2020 (so that a
+// change made by the test is the only recent one).
+func Person(uid, givenName, sn, mail, password string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s %s\nsn: %s\n",
+		uid, DirectorySuffix, uid, givenName, sn, sn)
+	for _, kv := range [][2]string{{"givenName", givenName}, {"mail", mail}, {"userPassword", password}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
+		}
+	}
+	b.WriteString("modifyTimestamp: 20200101000000Z\n\n")
+	return b.String()
+}

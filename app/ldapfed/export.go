@@ -1,0 +1,128 @@
+package ldapfed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/store"
+)
+
+// The realm export and import of providers: the admin API's
+// representation, without the sync's state, the bind credential included
+// only in an export with secrets.
+
+// Export lists a realm's providers as the realm export writes them.
+func Export(ctx context.Context, tx *store.Store, realmID string, includeSecrets bool) ([]Provider, error) {
+	ps, err := tx.ListFederationProviders(ctx, realmID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Provider, 0, len(ps))
+	for _, p := range ps {
+		r, err := rep(p, includeSecrets)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ImportedProvider is a provider in a realm file: the fields of a create,
+// with the ones the export adds.
+type ImportedProvider struct {
+	ID               *string `json:"id"`
+	CreatedTimestamp *int64  `json:"createdTimestamp"`
+	Input
+}
+
+// PlanImport checks the providers of a realm file and turns them into the
+// rows to write into realm realmID: each given ID kept unless asCopy, every
+// setting checked as a create checks it, an error's field under
+// "userFederationProviders[i]". A redacted bind credential stays empty, for
+// KeepCredentials to fill from the realm being overwritten.
+func PlanImport(in []ImportedProvider, realmID string, asCopy bool, now int64) ([]*store.FederationProvider, error) {
+	out := make([]*store.FederationProvider, 0, len(in))
+	for i, ip := range in {
+		prefix := fmt.Sprintf("userFederationProviders[%d]", i)
+		p := &store.FederationProvider{ID: uuid.NewString(), RealmID: realmID, CreatedAt: now}
+		if ip.ID != nil && !asCopy {
+			if err := uuid.Validate(*ip.ID); err != nil {
+				return nil, apperr.Field(prefix+".id", "must be a UUID")
+			}
+			p.ID = *ip.ID
+		}
+		if ip.CreatedTimestamp != nil {
+			p.CreatedAt = *ip.CreatedTimestamp
+		}
+		in := ip.Input
+		redactedCredential := in.BindCredential == redacted
+		if redactedCredential {
+			// Checked with a stand-in; KeepCredentials puts back the real one.
+			in.BindCredential = "redacted"
+		}
+		if _, err := in.apply(p); err != nil {
+			return nil, prefixed(err, prefix)
+		}
+		if redactedCredential {
+			p.BindCredential = ""
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// KeepCredentials gives the providers of an import whose bind credential
+// the file redacted the one the same provider has in the realm being
+// overwritten (existingRealmID, empty for none). One that has none there
+// is imported disabled, without a credential: it cannot bind until an
+// admin sets one, and enabling it asks for one.
+func KeepCredentials(ctx context.Context, tx *store.Store, ps []*store.FederationProvider, existingRealmID string) error {
+	for _, p := range ps {
+		if p.BindCredential != "" {
+			continue
+		}
+		if existingRealmID != "" {
+			old, err := tx.GetFederationProvider(ctx, existingRealmID, p.ID)
+			if err == nil {
+				p.BindCredential = old.BindCredential
+				continue
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		p.Enabled = false
+	}
+	return nil
+}
+
+// Write inserts the providers of an import.
+func Write(ctx context.Context, tx *store.Store, ps []*store.FederationProvider) error {
+	for i, p := range ps {
+		err := tx.CreateFederationProvider(ctx, p)
+		var ce *store.ConflictError
+		if errors.As(err, &ce) && ce.Column != "name" {
+			return apperr.Conflict(fmt.Sprintf("userFederationProviders[%d].id", i),
+				"userFederationProviders[%d].id: another realm has a provider with id %s; import the realm as a copy", i, p.ID)
+		} else if err != nil {
+			return nameConflict(err)
+		}
+	}
+	return nil
+}
+
+// prefixed moves a validation error's field under prefix.
+func prefixed(err error, prefix string) error {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Field == "" {
+		return err
+	}
+	out := *ae
+	out.Field = prefix + "." + ae.Field
+	out.Message = prefix + "." + ae.Message
+	return &out
+}

@@ -1,0 +1,311 @@
+package ldapfed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/store"
+)
+
+// Sync actions.
+const (
+	ActionFull    = "full"    // every entry; linked users whose entry is gone are disabled or deleted
+	ActionChanged = "changed" // the entries changed since the last sync
+)
+
+// progressEvery is how many entries a sync reads between two progress
+// lines in the log.
+const progressEvery = 10000
+
+// ErrSyncRunning: the provider's sync is running already.
+var ErrSyncRunning = errors.New("a sync of this provider is running")
+
+// Sync runs a sync of the provider now (query action=full|changed,
+// default full) and answers its result. A directory that fails stops the
+// sync: a 503 saying why, and the result recorded with the error.
+func (s *Service) Sync(w http.ResponseWriter, r *http.Request) error {
+	action := r.URL.Query().Get("action")
+	if action == "" {
+		action = ActionFull
+	}
+	if action != ActionFull && action != ActionChanged {
+		return apperr.Parameter("action", "must be full or changed")
+	}
+	realm, p, err := s.provider(r)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !p.Enabled:
+		return apperr.Invalid("user federation provider %s is disabled", p.Name)
+	case p.BindCredential == "":
+		return apperr.Field("bindCredential", "is not set: the provider cannot bind")
+	}
+	res, err := s.RunSync(r.Context(), realm, p, action)
+	var de *DirectoryError
+	switch {
+	case errors.Is(err, ErrSyncRunning):
+		return apperr.Conflict("", "a sync of user federation provider %s is running; try again when it ends", p.Name)
+	case errors.As(err, &de):
+		return &apperr.Error{Status: http.StatusServiceUnavailable, Code: apperr.CodeUnavailable,
+			Message: fmt.Sprintf("the sync stopped: the directory failed (%s): %s", de.Kind, de.Detail), Cause: err}
+	case err != nil:
+		return err
+	}
+	return httpx.OK(w, res)
+}
+
+// RunSync syncs one provider of realm: one sync at a time per provider,
+// whoever asks (ErrSyncRunning otherwise). Its result is recorded with
+// the provider, an error included; a sync that ran through moves the
+// start of the next changed-user sync to its own start.
+func (s *Service) RunSync(ctx context.Context, realm *store.Realm, p *store.FederationProvider, action string) (*SyncResult, error) {
+	set, err := settingsOf(p)
+	if err != nil {
+		return nil, err
+	}
+	start := s.deps.Now()
+	prog := &progress{action: action, startedAt: start.UnixMilli()}
+	s.mu.Lock()
+	if s.running[p.ID] != nil {
+		s.mu.Unlock()
+		return nil, ErrSyncRunning
+	}
+	s.running[p.ID] = prog
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, p.ID)
+		s.mu.Unlock()
+	}()
+
+	res := &SyncResult{Action: action, StartedAt: start.UnixMilli(), Failures: []Failure{}}
+	run := syncRun{s: s, realm: realm, p: p, set: set, res: res, prog: prog}
+	err = run.sync(ctx, action)
+	res.DurationMs = time.Since(start).Milliseconds()
+	var next int64
+	if err == nil {
+		next = start.UnixMilli()
+	} else {
+		res.Error = err.Error()
+		var de *DirectoryError
+		if errors.As(err, &de) {
+			res.Error = de.Kind + ": " + de.Detail
+		}
+	}
+	s.deps.Log.Info("user federation sync", "realm", realm.Name, "provider", p.Name, "action", action, "created", res.Created,
+		"updated", res.Updated, "disabled", res.Disabled, "deleted", res.Deleted, "failed", res.Failed,
+		"duration_ms", res.DurationMs, "error", res.Error)
+	if recordErr := s.record(context.WithoutCancel(ctx), p, res, next); recordErr != nil && err == nil {
+		err = recordErr
+	}
+	return res, err
+}
+
+func (s *Service) record(ctx context.Context, p *store.FederationProvider, res *SyncResult, next int64) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return s.deps.Store.SetFederationSync(ctx, p.RealmID, p.ID, string(b), next)
+}
+
+// syncRun is one sync's state.
+type syncRun struct {
+	s     *Service
+	realm *store.Realm
+	p     *store.FederationProvider
+	set   *Settings
+	res   *SyncResult
+	prog  *progress
+	links map[string]*store.FederationLink // by external ID
+	seen  map[string]bool                  // external IDs met in the directory
+}
+
+func (run *syncRun) sync(ctx context.Context, action string) error {
+	links, err := run.s.deps.Store.FederationLinks(ctx, run.realm.ID, run.p.ID)
+	if err != nil {
+		return err
+	}
+	run.links = make(map[string]*store.FederationLink, len(links))
+	for _, l := range links {
+		run.links[l.ExternalID] = l
+	}
+	run.seen = make(map[string]bool, len(links))
+	c, err := dial(ctx, run.set)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := bindAs(c, run.set.BindDN, run.p.BindCredential); err != nil {
+		return classify(err, run.set, "bind as "+run.set.BindDN)
+	}
+	more := ""
+	if action == ActionChanged && run.p.ChangedSince > 0 {
+		since := time.UnixMilli(run.p.ChangedSince).UTC().Format("20060102150405Z")
+		more = "(" + run.set.changedAttr() + ">=" + since + ")"
+	}
+	req := ldap.NewSearchRequest(run.set.UsersDN, run.set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
+		run.set.userFilter(more), run.set.attributes(), nil)
+	page := make([]*ldap.Entry, 0, run.set.Pagination)
+	err = eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
+		page = append(page, e)
+		if len(page) < run.set.Pagination {
+			return nil
+		}
+		err := run.writePage(ctx, page)
+		page = page[:0]
+		return err
+	})
+	if err == nil {
+		err = run.writePage(ctx, page)
+	}
+	if err != nil {
+		return classify(err, run.set, "search the users")
+	}
+	if action == ActionFull {
+		return run.removeMissing(ctx)
+	}
+	return nil
+}
+
+// writePage writes the users of a page of entries in one transaction:
+// the page was read before it began, so no directory round trip happens
+// inside it.
+func (run *syncRun) writePage(ctx context.Context, page []*ldap.Entry) error {
+	if len(page) == 0 {
+		return nil
+	}
+	var created, updated int
+	var failures []Failure
+	err := run.s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		created, updated, failures = 0, 0, nil
+		for _, e := range page {
+			ok, err := run.writeEntry(ctx, tx, e)
+			var ae *apperr.Error
+			switch {
+			case errors.As(err, &ae) && ae.Status < 500:
+				failures = append(failures, Failure{DN: e.DN, Reason: ae.Message})
+			case err != nil:
+				return err
+			case ok == entryCreated:
+				created++
+			case ok == entryUpdated:
+				updated++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	run.res.Read += len(page)
+	run.res.Created += created
+	run.res.Updated += updated
+	for _, f := range failures {
+		run.res.fail(f.DN, f.Reason)
+	}
+	before := run.prog.processed.Load()
+	after := run.prog.processed.Add(int64(len(page)))
+	if before/progressEvery != after/progressEvery {
+		run.s.deps.Log.Info("user federation sync progress", "realm", run.realm.Name, "provider", run.p.Name,
+			"processed", after, "created", run.res.Created, "updated", run.res.Updated, "failed", run.res.Failed)
+	}
+	return nil
+}
+
+type entryOutcome int
+
+const (
+	entryUnchanged entryOutcome = iota
+	entryCreated
+	entryUpdated
+)
+
+// writeEntry creates or refreshes the user of one entry on tx. A refusal
+// (an entry that cannot be a user, a name a local user holds) is an
+// *apperr.Error under 500, a failure of the entry alone.
+func (run *syncRun) writeEntry(ctx context.Context, tx *store.Store, e *ldap.Entry) (entryOutcome, error) {
+	eu, err := run.set.readEntry(e)
+	if err != nil {
+		return entryUnchanged, apperr.Invalid("%v", err)
+	}
+	if run.seen[eu.ExternalID] {
+		return entryUnchanged, apperr.Invalid("another entry has the same %s", run.set.UUIDLDAPAttr)
+	}
+	run.seen[eu.ExternalID] = true
+	link := run.links[eu.ExternalID]
+	if link == nil {
+		_, err := run.s.createLinked(ctx, tx, run.realm, run.p, eu)
+		if err != nil {
+			delete(run.seen, eu.ExternalID)
+			return entryUnchanged, err
+		}
+		return entryCreated, nil
+	}
+	u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
+	if err != nil {
+		return entryUnchanged, err
+	}
+	changed, err := run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set)
+	if err != nil || !changed {
+		return entryUnchanged, err
+	}
+	return entryUpdated, nil
+}
+
+// removeMissing disables, or deletes, the linked users whose entry the
+// full sync did not meet, through the identity core.
+func (run *syncRun) removeMissing(ctx context.Context) error {
+	var missing []*store.FederationLink
+	for id, l := range run.links {
+		if !run.seen[id] {
+			missing = append(missing, l)
+		}
+	}
+	for start := 0; start < len(missing); start += run.set.Pagination {
+		batch := missing[start:min(start+run.set.Pagination, len(missing))]
+		var disabled, deleted int
+		err := run.s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+			disabled, deleted = 0, 0
+			for _, l := range batch {
+				u, err := tx.GetUser(ctx, run.realm.ID, l.UserID)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				} else if err != nil {
+					return err
+				}
+				if run.set.MissingUsers == MissingDelete {
+					if err := run.s.deps.Identity().DeleteUser(ctx, tx, run.realm, u); err != nil {
+						return err
+					}
+					deleted++
+					continue
+				}
+				if !u.Enabled {
+					continue
+				}
+				u.Enabled = false
+				if err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u); err != nil {
+					return err
+				}
+				disabled++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		run.res.Disabled += disabled
+		run.res.Deleted += deleted
+	}
+	return nil
+}
