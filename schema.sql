@@ -682,3 +682,23 @@ CREATE TABLE admin_login_failures (
 );
 CREATE INDEX admin_login_failures_key ON admin_login_failures (key_hash, failed_at);
 CREATE INDEX admin_login_failures_time ON admin_login_failures (failed_at);
+
+-- version 16
+-- SCIM provisioning tokens of a realm. The token is shown once, at its
+-- creation: "<id>.<secret>"; only the SHA-256 of the secret is kept (the
+-- secret is 256 random bits, so a fast hash suffices, as for the admin API
+-- key). A revoked token never works again; a disabled one works once it is
+-- enabled. last_used_at and use_count follow every accepted request.
+CREATE TABLE scim_tokens (
+    id            TEXT PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name          TEXT NOT NULL,
+    secret_hash   BLOB NOT NULL,
+    enabled       BOOLEAN NOT NULL,
+    revoked_at    BIGINT,            -- Unix milliseconds; NULL while not revoked
+    expires_at    BIGINT,            -- Unix milliseconds; NULL for no expiry
+    created_at    BIGINT NOT NULL,
+    last_used_at  BIGINT,
+    use_count     BIGINT NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX scim_tokens_realm_name ON scim_tokens (realm_id, name);

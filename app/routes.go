@@ -19,7 +19,7 @@ import (
 // admin credential holding a permission, or a signed-in person of the
 // realm (a Bearer token of theirs or the browser's SSO session).
 type access struct {
-	kind string // accessPublic, accessAdmin or accessUser
+	kind string // accessPublic, accessAdmin, accessUser or accessSCIM
 	perm authz.Permission
 }
 
@@ -27,6 +27,8 @@ const (
 	accessPublic = "public"
 	accessAdmin  = "admin"
 	accessUser   = "user"
+	// accessSCIM is a SCIM token of the path's realm (app/scim checks it).
+	accessSCIM = "scim"
 )
 
 // route is one entry of the table, for `idenplane routes` and the test
@@ -333,6 +335,25 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
+
+	// SCIM 2.0 (the module app/scim): its tokens' admin API, and the
+	// protocol, whose endpoints authenticate a SCIM token of the realm and
+	// answer SCIM errors.
+	sc := a.scim
+	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"
+	admin(http.MethodPost, scimTokens, authz.SCIMWrite, sc.CreateToken)
+	admin(http.MethodGet, scimTokens, authz.SCIMRead, sc.ListTokens)
+	admin(http.MethodGet, scimToken1, authz.SCIMRead, sc.GetToken)
+	admin(http.MethodDelete, scimToken1, authz.SCIMWrite, sc.DeleteToken)
+	admin(http.MethodPut, scimToken1+"/revoke", authz.SCIMWrite, sc.RevokeToken)
+	admin(http.MethodPut, scimToken1+"/enable", authz.SCIMWrite, sc.EnableToken)
+	admin(http.MethodPut, scimToken1+"/disable", authz.SCIMWrite, sc.DisableToken)
+	scimEndpoint := func(method, path string, h httpx.HandlerFunc) {
+		add(method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
+	}
+	for _, base := range []string{"", "/{realm}"} {
+		scimEndpoint(http.MethodGet, base+"/ServiceProviderConfig", sc.ServiceProviderConfig)
+	}
 	return r
 }
 
