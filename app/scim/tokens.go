@@ -171,10 +171,14 @@ func (s *Service) RevokeToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 // EnableToken enables a disabled token; a revoked one cannot be.
-func (s *Service) EnableToken(w http.ResponseWriter, r *http.Request) error { return s.setEnabled(w, r, true) }
+func (s *Service) EnableToken(w http.ResponseWriter, r *http.Request) error {
+	return s.setEnabled(w, r, true)
+}
 
 // DisableToken disables a token until it is enabled again.
-func (s *Service) DisableToken(w http.ResponseWriter, r *http.Request) error { return s.setEnabled(w, r, false) }
+func (s *Service) DisableToken(w http.ResponseWriter, r *http.Request) error {
+	return s.setEnabled(w, r, false)
+}
 
 func (s *Service) setEnabled(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	realm, t, err := s.token(r)
