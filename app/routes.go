@@ -353,6 +353,10 @@ func (a *App) routes() *mux.Router {
 	}
 	for _, base := range []string{"", "/{realm}"} {
 		scimEndpoint(http.MethodGet, base+"/ServiceProviderConfig", sc.ServiceProviderConfig)
+		scimEndpoint(http.MethodGet, base+"/Schemas", sc.Schemas)
+		scimEndpoint(http.MethodGet, base+"/Schemas/{schemaId}", sc.Schema)
+		scimEndpoint(http.MethodGet, base+"/ResourceTypes", sc.ResourceTypes)
+		scimEndpoint(http.MethodGet, base+"/ResourceTypes/{resourceTypeId}", sc.ResourceType)
 	}
 	return r
 }

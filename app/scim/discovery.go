@@ -2,6 +2,8 @@ package scim
 
 import (
 	"net/http"
+
+	"github.com/gorilla/mux"
 )
 
 // The service provider's limits, advertised in ServiceProviderConfig and
@@ -72,4 +74,118 @@ func (s *Service) location(r *http.Request, path string) string {
 		base += c.realm.Name + "/"
 	}
 	return base + path
+}
+
+// listResponse is RFC 7644 §3.4.2's answer to a query.
+type listResponse struct {
+	Schemas      []string `json:"schemas"`
+	TotalResults int      `json:"totalResults"`
+	StartIndex   int      `json:"startIndex"`
+	ItemsPerPage int      `json:"itemsPerPage"`
+	Resources    []any    `json:"Resources"`
+}
+
+func newList(resources []any, total, startIndex int) listResponse {
+	if resources == nil {
+		resources = []any{}
+	}
+	return listResponse{Schemas: []string{schemaListResponse}, TotalResults: total, StartIndex: startIndex,
+		ItemsPerPage: len(resources), Resources: resources}
+}
+
+type schemaResource struct {
+	*schemaDef
+	Schemas []string       `json:"schemas"`
+	Meta    map[string]any `json:"meta"`
+}
+
+type resourceType struct {
+	Schemas          []string          `json:"schemas"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	Endpoint         string            `json:"endpoint"`
+	Description      string            `json:"description"`
+	Schema           string            `json:"schema"`
+	SchemaExtensions []schemaExtension `json:"schemaExtensions"`
+	Meta             map[string]any    `json:"meta"`
+}
+
+type schemaExtension struct {
+	Schema   string `json:"schema"`
+	Required bool   `json:"required"`
+}
+
+// noDiscoveryFilter refuses a filter on a discovery endpoint with 403, as
+// RFC 7644 §4 asks, so that a client never takes an ignored filter for
+// one that matched.
+func noDiscoveryFilter(r *http.Request) error {
+	if r.URL.Query().Has("filter") {
+		return fail(http.StatusForbidden, "", "filters are not supported on %s", r.URL.Path)
+	}
+	return nil
+}
+
+func (s *Service) schemaResources(r *http.Request) []any {
+	out := make([]any, len(schemas))
+	for i, d := range schemas {
+		out[i] = schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
+			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}}
+	}
+	return out
+}
+
+func (s *Service) resourceTypes(r *http.Request) []any {
+	return []any{
+		resourceType{Schemas: []string{schemaResType}, ID: "User", Name: "User", Endpoint: "/Users",
+			Description: "User Account", Schema: schemaUser,
+			SchemaExtensions: []schemaExtension{{Schema: schemaEnterprise, Required: false}},
+			Meta:             map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/User")}},
+		resourceType{Schemas: []string{schemaResType}, ID: "Group", Name: "Group", Endpoint: "/Groups",
+			Description: "Group", Schema: schemaGroup, SchemaExtensions: []schemaExtension{},
+			Meta: map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/Group")}},
+	}
+}
+
+// Schemas lists the schemas the server implements (RFC 7644 §4).
+func (s *Service) Schemas(w http.ResponseWriter, r *http.Request) error {
+	if err := noDiscoveryFilter(r); err != nil {
+		return err
+	}
+	list := s.schemaResources(r)
+	writeSCIM(w, http.StatusOK, newList(list, len(list), 1))
+	return nil
+}
+
+// Schema answers one schema by its URN.
+func (s *Service) Schema(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["schemaId"]
+	for _, res := range s.schemaResources(r) {
+		if res.(schemaResource).ID == id {
+			writeSCIM(w, http.StatusOK, res)
+			return nil
+		}
+	}
+	return fail(http.StatusNotFound, "", "schema %q not found", id)
+}
+
+// ResourceTypes lists the resource types (RFC 7644 §4).
+func (s *Service) ResourceTypes(w http.ResponseWriter, r *http.Request) error {
+	if err := noDiscoveryFilter(r); err != nil {
+		return err
+	}
+	list := s.resourceTypes(r)
+	writeSCIM(w, http.StatusOK, newList(list, len(list), 1))
+	return nil
+}
+
+// ResourceType answers one resource type by its ID, User or Group.
+func (s *Service) ResourceType(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["resourceTypeId"]
+	for _, res := range s.resourceTypes(r) {
+		if res.(resourceType).ID == id {
+			writeSCIM(w, http.StatusOK, res)
+			return nil
+		}
+	}
+	return fail(http.StatusNotFound, "", "resource type %q not found", id)
 }
