@@ -358,6 +358,14 @@ func (a *App) routes() *mux.Router {
 		scimEndpoint(http.MethodGet, base+"/ResourceTypes", sc.ResourceTypes)
 		scimEndpoint(http.MethodGet, base+"/ResourceTypes/{resourceTypeId}", sc.ResourceType)
 	}
+	const scimUsers, scimUser1 = "/{realm}/Users", "/{realm}/Users/{id}"
+	scimEndpoint(http.MethodPost, scimUsers, sc.CreateUser)
+	scimEndpoint(http.MethodGet, scimUsers, sc.ListUsers)
+	scimEndpoint(http.MethodPost, scimUsers+"/.search", sc.SearchUsers)
+	scimEndpoint(http.MethodGet, scimUser1, sc.GetUser)
+	scimEndpoint(http.MethodPut, scimUser1, sc.ReplaceUser)
+	scimEndpoint(http.MethodPatch, scimUser1, sc.PatchUser)
+	scimEndpoint(http.MethodDelete, scimUser1, sc.DeleteUser)
 	return r
 }
 

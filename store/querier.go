@@ -193,7 +193,7 @@ var uncachedTables = []string{
 	"auth_request_steps", "refresh_tokens", "revoked_access_tokens", "device_authorizations", "logout_token_ids",
 	"email_outbox", "action_tokens", "pending_logins", "account_deletions", "password_history", "login_failures",
 	"user_credentials", "recovery_codes", "webauthn_user_handles", "webauthn_ceremonies", "admin_token_revocations",
-	"admin_login_failures", "scim_tokens",
+	"admin_login_failures", "scim_tokens", "scim_users", "scim_user_values", "scim_groups",
 }
 
 // revocationTables are the uncached tables an access token's standing is

@@ -125,6 +125,16 @@ var userSchema = schemaDef{ID: schemaUser, Name: "User", Description: "User Acco
 	}(),
 	multi("emails", "Email addresses for the user. The primary one is the user's email in the realm.", "work", "home", "other"),
 	multi("phoneNumbers", "Phone numbers for the user.", "work", "home", "mobile", "fax", "pager", "other"),
+	complexOf("addresses", "Physical mailing addresses for the user (kept and returned, not filterable).", true,
+		str("formatted", "The full mailing address, formatted for display."), str("streetAddress", "The street address."),
+		str("locality", "The city or locality."), str("region", "The state or region."),
+		str("postalCode", "The zip code or postal code."), str("country", "The country name (ISO 3166-1 alpha-2)."),
+		canonical(str("type", "A label indicating the attribute's function."), "work", "home", "other"),
+		func() attribute {
+			a := str("primary", "Indicates the primary address; at most one may be true.")
+			a.Type = typeBoolean
+			return a
+		}()),
 	mutability(complexOf("groups", "The groups the user belongs to, directly.", true,
 		mutability(exact(str("value", "The identifier of the group.")), readOnly),
 		mutability(ref("$ref", "The URI of the group.", "Group"), readOnly),
