@@ -37,9 +37,10 @@ func normalize(defs []attribute, in map[string]any, path string) (map[string]any
 		if err != nil {
 			return nil, err
 		}
-		if nv != nil {
-			out[def.Name] = nv
+		if m, ok := nv.(map[string]any); nv == nil || ok && len(m) == 0 {
+			continue
 		}
+		out[def.Name] = nv
 	}
 	return out, nil
 }

@@ -53,12 +53,12 @@ type authScheme struct {
 func (s *Service) ServiceProviderConfig(w http.ResponseWriter, r *http.Request) error {
 	writeSCIM(w, http.StatusOK, serviceProviderConfig{
 		Schemas:        []string{schemaServiceProviderConfig},
-		Patch:          supported{false},
+		Patch:          supported{true},
 		Bulk:           bulkConfig{},
-		Filter:         filterConfig{},
-		ChangePassword: supported{false},
-		Sort:           supported{false},
-		ETag:           supported{false},
+		Filter:         filterConfig{Supported: true, MaxResults: maxResults},
+		ChangePassword: supported{true},
+		Sort:           supported{true},
+		ETag:           supported{true},
 		AuthenticationSchemes: []authScheme{{Type: "oauthbearertoken", Name: "SCIM token",
 			Description: "A SCIM token of the realm, created by its administrator: Authorization: Bearer <token>", Primary: true}},
 		Meta: map[string]any{"resourceType": "ServiceProviderConfig", "location": s.location(r, "ServiceProviderConfig")},

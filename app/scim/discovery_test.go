@@ -28,10 +28,14 @@ func TestServiceProviderConfig(t *testing.T) {
 		if loc := spc["meta"].(map[string]any)["location"]; loc != apptest.BaseURL+base+"/ServiceProviderConfig" {
 			t.Fatalf("location %v", loc)
 		}
-		for _, feature := range []string{"patch", "bulk", "filter", "changePassword", "sort", "etag"} {
-			if _, ok := spc[feature].(map[string]any)["supported"].(bool); !ok {
-				t.Fatalf("%s: %v", feature, spc[feature])
+		for feature, want := range map[string]bool{"patch": true, "bulk": false, "filter": true, "changePassword": true,
+			"sort": true, "etag": true} {
+			if got := spc[feature].(map[string]any)["supported"]; got != want {
+				t.Fatalf("%s: %v, want supported %v", feature, spc[feature], want)
 			}
+		}
+		if max := spc["filter"].(map[string]any)["maxResults"]; max != 1000.0 {
+			t.Fatalf("filter.maxResults %v", max)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package scim_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -88,4 +89,11 @@ func mustSCIMError(t testing.TB, r *apptest.Response, status int, scimType strin
 	if ct := r.Header.Get("Content-Type"); ct != "application/scim+json" {
 		t.Fatalf("Content-Type %q", ct)
 	}
+}
+
+// equalJSON compares two values as JSON documents.
+func equalJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }
