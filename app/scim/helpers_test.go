@@ -37,7 +37,7 @@ type server struct {
 	clock *clock
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t testing.TB) *server {
 	t.Helper()
 	c := &clock{now: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
 	s := &server{Server: realapp.New(t, func(cfg *app.Config) { cfg.Now = c.Now }), clock: c}

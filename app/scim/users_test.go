@@ -14,7 +14,7 @@ type provisioner struct {
 	cred string
 }
 
-func newProvisioner(t *testing.T) *provisioner {
+func newProvisioner(t testing.TB) *provisioner {
 	t.Helper()
 	s := newServer(t)
 	return &provisioner{server: s, cred: s.createToken("acme", "idp")["token"].(string)}
