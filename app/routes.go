@@ -366,6 +366,14 @@ func (a *App) routes() *mux.Router {
 	scimEndpoint(http.MethodPut, scimUser1, sc.ReplaceUser)
 	scimEndpoint(http.MethodPatch, scimUser1, sc.PatchUser)
 	scimEndpoint(http.MethodDelete, scimUser1, sc.DeleteUser)
+	const scimGroups, scimGroup1 = "/{realm}/Groups", "/{realm}/Groups/{id}"
+	scimEndpoint(http.MethodPost, scimGroups, sc.CreateGroup)
+	scimEndpoint(http.MethodGet, scimGroups, sc.ListGroups)
+	scimEndpoint(http.MethodPost, scimGroups+"/.search", sc.SearchGroups)
+	scimEndpoint(http.MethodGet, scimGroup1, sc.GetGroup)
+	scimEndpoint(http.MethodPut, scimGroup1, sc.ReplaceGroup)
+	scimEndpoint(http.MethodPatch, scimGroup1, sc.PatchGroup)
+	scimEndpoint(http.MethodDelete, scimGroup1, sc.DeleteGroup)
 	return r
 }
 

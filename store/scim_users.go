@@ -179,62 +179,96 @@ type SCIMQuery struct {
 // SearchSCIMUsers answers one page of q and how many users meet q.Where
 // in all. Service accounts are not listed.
 func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery) ([]*User, int, error) {
-	b := &matchSQL{args: []any{realmID}}
-	where := "u.realm_id = $1 AND u.service_account_client_id IS NULL"
+	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL) string {
+		if attr == "groups" {
+			return "SELECT v.user_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
+		}
+		return "SELECT v.user_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
+	}}
+	order := func(b *matchSQL, dir string) (string, error) {
+		if q.SortAttr != "" {
+			return fmt.Sprintf("coalesce((SELECT min(o.fold) FROM scim_user_values o WHERE o.user_id = u.id AND o.attr = %s), '')%s, u.username",
+				b.arg(q.SortAttr), dir), nil
+		}
+		return "", nil
+	}
+	var users []*User
+	total, err := s.searchSCIM(ctx, b, q, "users u LEFT JOIN scim_users su ON su.user_id = u.id",
+		"u.realm_id = $1 AND u.service_account_client_id IS NULL", prefixColumns("u", userColumns), "u.username", order,
+		func(rows *sql.Rows) error {
+			u, err := scanUser(rows)
+			if err == nil {
+				users = append(users, u)
+			}
+			return err
+		})
+	if users == nil {
+		users = []*User{}
+	}
+	return users, total, err
+}
+
+// searchSCIM runs a SCIM query: the count of what meets q.Where, then the
+// page, each row read by scan.
+func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, scope, columns, byName string,
+	order func(b *matchSQL, dir string) (string, error), scan func(*sql.Rows) error) (int, error) {
+	where := scope
 	if q.Where != nil {
 		cond, err := b.match(q.Where, false)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		where += " AND " + cond
 	}
-	from := " FROM users u LEFT JOIN scim_users su ON su.user_id = u.id WHERE "
 	var total int
-	if err := s.r.QueryRowContext(ctx, "SELECT count(*)"+from+where, b.args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count SCIM users: %w", mapErr(err))
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+from+" WHERE "+where, b.args...).Scan(&total); err != nil {
+		return 0, fmt.Errorf("count SCIM resources: %w", mapErr(err))
 	}
 	if q.Limit <= 0 || q.Offset >= total {
-		return []*User{}, total, nil
+		return total, nil
 	}
-	order := "u.username"
 	dir := " ASC"
 	if q.Desc {
 		dir = " DESC"
 	}
+	by, err := order(b, dir)
+	if err != nil {
+		return 0, err
+	}
 	switch {
-	case q.SortAttr != "":
-		order = fmt.Sprintf("coalesce((SELECT min(o.fold) FROM scim_user_values o WHERE o.user_id = u.id AND o.attr = %s), '')%s, u.username",
-			b.arg(q.SortAttr), dir)
+	case by != "":
 	case q.SortField != "":
-		col, ok := UserFields[q.SortField]
+		col, ok := b.fields[q.SortField]
 		if !ok {
-			return nil, 0, fmt.Errorf("sort by %q: no such field", q.SortField)
+			return 0, fmt.Errorf("sort by %q: no such field", q.SortField)
 		}
-		order = col + dir + ", u.username"
+		by = col + dir + ", " + byName
 	default:
-		order += dir
+		by = byName + dir
 	}
 	limit, offset := b.arg(q.Limit), b.arg(q.Offset)
-	rows, err := s.r.QueryContext(ctx, "SELECT "+prefixColumns("u", userColumns)+from+where+" ORDER BY "+order+
-		", u.id LIMIT "+limit+" OFFSET "+offset, b.args...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+columns+" FROM "+from+" WHERE "+where+" ORDER BY "+by+", "+
+		strings.Split(b.owner, ".")[0]+".id LIMIT "+limit+" OFFSET "+offset, b.args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("search SCIM users: %w", mapErr(err))
+		return 0, fmt.Errorf("search SCIM resources: %w", mapErr(err))
 	}
 	defer rows.Close()
-	users := make([]*User, 0, min(q.Limit, total))
 	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, 0, err
+		if err := scan(rows); err != nil {
+			return 0, err
 		}
-		users = append(users, u)
 	}
-	return users, total, mapErr(rows.Err())
+	return total, mapErr(rows.Err())
 }
 
-// matchSQL builds the SQL of a Match, collecting its arguments.
+// matchSQL builds the SQL of a Match, collecting its arguments: fields
+// are the columns a comparison outside MatchHas may name, has the query
+// of the owners (owner) of an attribute's values, aliased v.
 type matchSQL struct {
-	args []any
+	args   []any
+	fields map[string]string
+	owner  string
+	has    func(attr string, b *matchSQL) string
 }
 
 func (b *matchSQL) arg(v any) string {
@@ -272,9 +306,9 @@ func (b *matchSQL) match(m *Match, inValue bool) (string, error) {
 		if inValue {
 			return "", fmt.Errorf("match: a value condition inside another")
 		}
-		return b.has(m)
+		return b.hasSQL(m)
 	}
-	fields := UserFields
+	fields := b.fields
 	if inValue {
 		fields = ValueFields
 	}
@@ -285,29 +319,24 @@ func (b *matchSQL) match(m *Match, inValue bool) (string, error) {
 	return b.compare(col, m.Op, m.Value)
 }
 
-// has is the SQL of a MatchHas: the user holds a value of the attribute
-// (meeting the condition, if one is given).
-func (b *matchSQL) has(m *Match) (string, error) {
-	var sub string
-	if m.Attr == "groups" {
-		sub = "SELECT v.user_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
-	} else {
-		sub = "SELECT v.user_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(m.Attr)
-	}
+// hasSQL is the SQL of a MatchHas: the owner holds a value of the
+// attribute (meeting the condition, if one is given).
+func (b *matchSQL) hasSQL(m *Match) (string, error) {
 	if len(m.Subs) > 1 {
 		return "", fmt.Errorf("match: has with %d conditions", len(m.Subs))
 	}
+	sub := b.has(m.Attr, b)
 	if len(m.Subs) == 1 {
+		if (m.Attr == "groups" || m.Attr == "members") && !onlyValue(m.Subs[0]) {
+			return "", fmt.Errorf("match: memberships have only a value")
+		}
 		cond, err := b.match(m.Subs[0], true)
 		if err != nil {
 			return "", err
 		}
-		if m.Attr == "groups" && !onlyValue(m.Subs[0]) {
-			return "", fmt.Errorf("match: memberships have only a value")
-		}
 		sub += " AND " + cond
 	}
-	return "u.id IN (" + sub + ")", nil
+	return b.owner + " IN (" + sub + ")", nil
 }
 
 // onlyValue says whether m names no field of a value but value itself.

@@ -59,10 +59,10 @@ func checkBounds(raw string) error {
 	return nil
 }
 
-// userTarget is where a filter's attribute path leads on a user: a field
+// filterTarget is where a filter's attribute path leads on a user: a field
 // of the users row, or the values of an attribute SCIM keeps (attr), or
 // an element of a multi-valued one (with its sub-attributes).
-type userTarget struct {
+type filterTarget struct {
 	def   *attribute
 	field string // a store.UserFields key, for the attributes the users row holds
 	attr  string // a store.SCIMValue Attr
@@ -76,7 +76,7 @@ type userTarget struct {
 }
 
 // resolveUserPath finds what a filter's attribute path names on a user.
-func resolveUserPath(p filter.AttributePath) (*userTarget, error) {
+func resolveUserPath(p filter.AttributePath) (*filterTarget, error) {
 	name, sub := p.AttributeName, p.SubAttributeName()
 	defs, prefix := userDefs, ""
 	switch uri := p.URI(); {
@@ -109,36 +109,36 @@ func resolveUserPath(p filter.AttributePath) (*userTarget, error) {
 		key := prefix + strings.ToLower(def.Name) + "." + strings.ToLower(subDef.Name)
 		switch key {
 		case "name.givenname":
-			return &userTarget{def: subDef, field: "first_name"}, nil
+			return &filterTarget{def: subDef, field: "first_name"}, nil
 		case "name.familyname":
-			return &userTarget{def: subDef, field: "last_name"}, nil
+			return &filterTarget{def: subDef, field: "last_name"}, nil
 		case "meta.created":
-			return &userTarget{def: subDef, field: "created"}, nil
+			return &filterTarget{def: subDef, field: "created"}, nil
 		case "meta.lastmodified":
-			return &userTarget{def: subDef, field: "modified"}, nil
+			return &filterTarget{def: subDef, field: "modified"}, nil
 		case "meta.resourcetype", "meta.location", "meta.version":
 			return nil, badRequest(typeInvalidFilter, "%s cannot be filtered on", p.String())
 		}
-		return &userTarget{def: subDef, attr: key}, nil
+		return &filterTarget{def: subDef, attr: key}, nil
 	}
 	if sub != "" {
 		return nil, badRequest(typeInvalidFilter, "%s has no sub-attributes", def.Name)
 	}
 	switch prefix + strings.ToLower(def.Name) {
 	case "id":
-		return &userTarget{def: def, field: "id"}, nil
+		return &filterTarget{def: def, field: "id"}, nil
 	case "username":
-		return &userTarget{def: def, field: "username"}, nil
+		return &filterTarget{def: def, field: "username"}, nil
 	case "active":
-		return &userTarget{def: def, field: "enabled"}, nil
+		return &filterTarget{def: def, field: "enabled"}, nil
 	}
-	return &userTarget{def: def, attr: prefix + strings.ToLower(def.Name)}, nil
+	return &filterTarget{def: def, attr: prefix + strings.ToLower(def.Name)}, nil
 }
 
 // multiTarget is a multi-valued attribute's target: filters read emails,
 // phone numbers and groups; addresses are kept but not filtered on.
-func multiTarget(def, sub *attribute) (*userTarget, error) {
-	t := &userTarget{def: sub, attr: strings.ToLower(def.Name), multi: true}
+func multiTarget(def, sub *attribute) (*filterTarget, error) {
+	t := &filterTarget{def: sub, attr: strings.ToLower(def.Name), multi: true}
 	if sub != def {
 		t.sub = sub.Name
 	}
@@ -163,32 +163,39 @@ func multiTarget(def, sub *attribute) (*userTarget, error) {
 	return t, nil
 }
 
+// resolver finds what a filter's attribute path names on a resource.
+type resolver func(filter.AttributePath) (*filterTarget, error)
+
 // userMatch translates a filter on users to a store.Match.
-func userMatch(e filter.Expression) (*store.Match, error) {
+func userMatch(e filter.Expression) (*store.Match, error) { return translate(e, resolveUserPath) }
+
+// translate translates a filter to a store.Match, its attribute paths
+// resolved by resolve.
+func translate(e filter.Expression, resolve resolver) (*store.Match, error) {
 	switch e := e.(type) {
 	case *filter.LogicalExpression:
-		return logical(e, userMatch)
+		return logical(e, func(x filter.Expression) (*store.Match, error) { return translate(x, resolve) })
 	case *filter.NotExpression:
-		sub, err := userMatch(e.Expression)
+		sub, err := translate(e.Expression, resolve)
 		if err != nil {
 			return nil, err
 		}
 		return &store.Match{Op: store.MatchNot, Subs: []*store.Match{sub}}, nil
 	case *filter.ValuePath:
-		t, err := resolveUserPath(e.AttributePath)
+		t, err := resolve(e.AttributePath)
 		if err != nil {
 			return nil, err
 		}
 		if !t.multi || t.sub != "" {
 			return nil, badRequest(typeInvalidFilter, "%s is not a multi-valued attribute", e.AttributePath.String())
 		}
-		within, err := valueMatch(e.ValueFilter, t)
+		within, err := valueMatch(e.ValueFilter, t, resolve)
 		if err != nil {
 			return nil, err
 		}
 		return &store.Match{Op: store.MatchHas, Attr: t.attr, Subs: []*store.Match{within}}, nil
 	case *filter.AttributeExpression:
-		t, err := resolveUserPath(e.AttributePath)
+		t, err := resolve(e.AttributePath)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +221,7 @@ func logical(e *filter.LogicalExpression, sub func(filter.Expression) (*store.Ma
 }
 
 // attrMatch is one comparison on a user.
-func attrMatch(t *userTarget, e *filter.AttributeExpression) (*store.Match, error) {
+func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, error) {
 	if t.multi {
 		within, err := comparison(t.def, valueField(t), e)
 		if err != nil {
@@ -253,14 +260,14 @@ func attrMatch(t *userTarget, e *filter.AttributeExpression) (*store.Match, erro
 
 // valueField is the store.ValueFields key of a multi-valued target's
 // sub-attribute.
-func valueField(t *userTarget) string {
+func valueField(t *filterTarget) string {
 	switch t.sub {
 	case "type":
 		return "type" // lowercased when written
 	case "primary":
 		return "primary"
 	}
-	if t.attr == "groups" {
+	if t.attr == "groups" || t.attr == "members" {
 		return "value"
 	}
 	return valueColumn(t.def)
@@ -277,12 +284,12 @@ func valueColumn(def *attribute) string {
 
 // valueMatch translates the filter inside a value path, on the
 // sub-attributes of one value of t's attribute.
-func valueMatch(e filter.Expression, t *userTarget) (*store.Match, error) {
+func valueMatch(e filter.Expression, t *filterTarget, resolve resolver) (*store.Match, error) {
 	switch e := e.(type) {
 	case *filter.LogicalExpression:
-		return logical(e, func(x filter.Expression) (*store.Match, error) { return valueMatch(x, t) })
+		return logical(e, func(x filter.Expression) (*store.Match, error) { return valueMatch(x, t, resolve) })
 	case *filter.NotExpression:
-		sub, err := valueMatch(e.Expression, t)
+		sub, err := valueMatch(e.Expression, t, resolve)
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +299,7 @@ func valueMatch(e filter.Expression, t *userTarget) (*store.Match, error) {
 			return nil, badRequest(typeInvalidFilter, "inside [ ] name a sub-attribute of %s", t.attr)
 		}
 		p := filter.AttributePath{AttributeName: parentName(t.attr), SubAttribute: &e.AttributePath.AttributeName}
-		sub, err := resolveUserPath(p)
+		sub, err := resolve(p)
 		if err != nil {
 			return nil, err
 		}

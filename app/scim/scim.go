@@ -31,6 +31,9 @@ type Deps struct {
 	// Realm is the realm the admin path names ({realm}), or the not-found
 	// error: the app's lookup, so every area answers an unknown realm alike.
 	Realm func(r *http.Request) (*store.Realm, error)
+	// ValidateGroup checks and normalizes a group about to be stored, by
+	// the rules every group of the realm obeys.
+	ValidateGroup func(*store.Group) error
 	// SessionsEnded tells the rest of the server which sessions a
 	// deactivation ended (the back-channel logout of their clients).
 	SessionsEnded func(ctx context.Context, realm *store.Realm, ended []*store.Session)
