@@ -909,3 +909,61 @@ CREATE TABLE federation_links (
     dn           TEXT NOT NULL
 );
 CREATE UNIQUE INDEX federation_links_external ON federation_links (provider_id, external_id);
+
+-- version 19
+-- SCIM provisioning tokens of a realm. The token is shown once, at its
+-- creation: "<id>.<secret>"; only the SHA-256 of the secret is kept (the
+-- secret is 256 random bits, so a fast hash suffices, as for the admin API
+-- key). A revoked token never works again; a disabled one works once it is
+-- enabled. last_used_at and use_count follow every accepted request.
+CREATE TABLE scim_tokens (
+    id            TEXT PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name          TEXT NOT NULL,
+    secret_hash   BLOB NOT NULL,
+    enabled       BOOLEAN NOT NULL,
+    revoked_at    BIGINT,            -- Unix milliseconds; NULL while not revoked
+    expires_at    BIGINT,            -- Unix milliseconds; NULL for no expiry
+    created_at    BIGINT NOT NULL,
+    last_used_at  BIGINT,
+    use_count     BIGINT NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX scim_tokens_realm_name ON scim_tokens (realm_id, name);
+-- What SCIM holds of a user beyond the users row (its externalId, display
+-- and nick names, titles, every email and phone number, the enterprise
+-- extension, ...), as the JSON of those attributes, and when SCIM last
+-- changed the user. The users row stays the truth for the username, the
+-- given and family names, the primary email and whether the user is
+-- enabled.
+CREATE TABLE scim_users (
+    user_id      TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    modified_at  BIGINT NOT NULL,    -- Unix milliseconds
+    data         TEXT NOT NULL       -- JSON object
+);
+-- The values of those attributes that filters and sorting read, one row
+-- per value (an email, a title, the enterprise department), so that a
+-- SCIM filter runs as SQL: attr is the attribute's lowercased path
+-- ("title", "name.middlename", "emails", "urn:...:enterprise:2.0:user:department"),
+-- fold the value lowercased in Go (for attributes that ignore case), type
+-- a multi-valued attribute's type, lowercased.
+CREATE TABLE scim_user_values (
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    realm_id    TEXT NOT NULL,
+    attr        TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    fold        TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    is_primary  BOOLEAN NOT NULL
+);
+CREATE INDEX scim_user_values_fold ON scim_user_values (realm_id, attr, fold);
+CREATE INDEX scim_user_values_exact ON scim_user_values (realm_id, attr, value);
+CREATE INDEX scim_user_values_user ON scim_user_values (user_id, attr);
+-- What SCIM holds of a group beyond the realm_groups row.
+CREATE TABLE scim_groups (
+    group_id     TEXT PRIMARY KEY REFERENCES realm_groups (id) ON DELETE CASCADE,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    external_id  TEXT NOT NULL,
+    modified_at  BIGINT NOT NULL
+);
+CREATE INDEX scim_groups_external ON scim_groups (realm_id, external_id);

@@ -65,6 +65,7 @@ var adminResourceRules = []struct{ pattern, resourceType string }{
 	{"client-scopes/*/protocol-mappers/**", "PROTOCOL_MAPPER"},
 	{"client-scopes/**", "CLIENT_SCOPE"},
 	{"events/**", "REALM"},
+	{"scim/tokens/**", "SCIM_TOKEN"},
 }
 
 // adminResourceType names the resource a write on the route template acts on.

@@ -20,6 +20,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
+	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -76,6 +77,7 @@ type App struct {
 	saml          *saml.Service
 	broker        *broker.Service
 	ldap          *ldapfed.Service // LDAP user federation
+	scim          *scim.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -116,6 +118,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
+	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
+		ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,7 +54,10 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 	mustStatus(t, grant, http.StatusOK)
 	alicesToken := "Authorization: Bearer " + grant.object(t)["access_token"].(string)
 	html := "Accept: text/html"
-	const api, oauth, page = apiShape, oauthShape, pageShape
+	r := s.admin(http.MethodPost, "/admin/realms/acme/scim/tokens", map[string]any{"name": "provisioning"})
+	mustStatus(t, r, http.StatusCreated)
+	scimToken := "Authorization: Bearer " + r.object(t)["token"].(string)
+	const api, oauth, page, scim = apiShape, oauthShape, pageShape, scimShape
 	for _, tc := range []struct {
 		name         string
 		method, path string
@@ -185,6 +189,13 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 			[]byte(`<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="x" Version="2.0"><saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">nope</saml:Issuer></samlp:AuthnRequest>`))),
 			[]string{form}, true, page},
 		{"SAML sign-in return of a stale request", http.MethodGet, "/realms/acme/protocol/saml?state=x&code=y", nil, nil, true, page},
+
+		// SCIM: SCIM errors (RFC 7644 §3.12).
+		{"SCIM without a token", http.MethodGet, "/scim/v2/acme/ServiceProviderConfig", nil, nil, true, scim},
+		{"SCIM with a forged token", http.MethodGet, "/scim/v2/acme/ServiceProviderConfig", nil, []string{bearer}, true, scim},
+		{"SCIM token of another realm", http.MethodGet, "/scim/v2/beta/ServiceProviderConfig", nil, []string{scimToken}, true, scim},
+		{"SCIM token admin: duplicate name", http.MethodPost, "/admin/realms/acme/scim/tokens", map[string]any{"name": "provisioning"},
+			nil, false, api},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *testResponse
@@ -225,6 +236,7 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"SAML request", http.MethodPost, "/realms/acme/protocol/saml", "SAMLRequest=" + url.QueryEscape(base64.StdEncoding.EncodeToString(
 			[]byte(`<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="x" Version="2.0"><saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">sp</saml:Issuer></samlp:AuthnRequest>`))),
 			[]string{form}, page},
+		{"SCIM", http.MethodGet, "/scim/v2/acme/ServiceProviderConfig", nil, []string{scimToken}, scim},
 	} {
 		t.Run("fault: "+tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.headers...)
@@ -241,6 +253,10 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 				if e := r.object(t); e["error"] != "server_error" || e["error_description"] != "internal server error" {
 					t.Fatalf("body %s, want a bare server_error", r.Body)
 				}
+			case scimShape:
+				if e := r.object(t); e["status"] != "500" || e["detail"] != "internal server error" {
+					t.Fatalf("body %s, want a bare SCIM error", r.Body)
+				}
 			}
 		})
 	}
@@ -253,6 +269,7 @@ const (
 	apiShape   errorShape = iota // docs/api-errors.md: a code of package apperr, with a status it is documented with
 	oauthShape                   // RFC 6749 §5.2 and RFC 6750 §3.1
 	pageShape                    // an HTML page
+	scimShape                    // RFC 7644 §3.12, application/scim+json
 )
 
 // oauthErrorCodes are the error codes of OAuth 2.0 and its extensions the
@@ -272,6 +289,10 @@ func mustErrorShape(t *testing.T, r *testResponse, shape errorShape) {
 		}
 	}
 	ct := r.Header.Get("Content-Type")
+	if shape == scimShape {
+		mustSCIMErrorShape(t, r)
+		return
+	}
 	if shape == pageShape {
 		if !strings.HasPrefix(ct, "text/html") || !strings.HasPrefix(strings.TrimSpace(body), "<!doctype html") {
 			t.Fatalf("%d %s, want an HTML page: %.300s", r.Status, ct, r.Body)
@@ -306,4 +327,39 @@ func mustErrorShape(t *testing.T, r *testResponse, shape errorShape) {
 		}
 	}
 	t.Fatalf("%d: %q is no code of the API answered with this status: %s", r.Status, code, r.Body)
+}
+
+// scimTypes are RFC 7644 §3.12's scimType values.
+var scimTypes = []string{"invalidFilter", "tooMany", "uniqueness", "mutability", "invalidSyntax", "invalidPath", "noTarget",
+	"invalidValue", "invalidVers", "sensitive"}
+
+// mustSCIMErrorShape checks a SCIM error: its media type, its schema, its
+// status as a string equal to the answer's, a scimType of the RFC's if
+// any, a detail, and nothing else.
+func mustSCIMErrorShape(t *testing.T, r *testResponse) {
+	t.Helper()
+	if ct := r.Header.Get("Content-Type"); ct != "application/scim+json" {
+		t.Fatalf("%d %s, want a SCIM error: %.300s", r.Status, ct, r.Body)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(r.Body, &e); err != nil {
+		t.Fatalf("%d: body is no JSON object: %.300s", r.Status, r.Body)
+	}
+	if s, _ := e["schemas"].([]any); len(s) != 1 || s[0] != "urn:ietf:params:scim:api:messages:2.0:Error" {
+		t.Fatalf("%d: schemas %v", r.Status, e["schemas"])
+	}
+	if e["status"] != strconv.Itoa(r.Status) {
+		t.Fatalf("%d: status %v", r.Status, e["status"])
+	}
+	if d, _ := e["detail"].(string); d == "" {
+		t.Fatalf("%d: no detail: %s", r.Status, r.Body)
+	}
+	if typ, ok := e["scimType"]; ok && !slices.Contains(scimTypes, typ.(string)) {
+		t.Fatalf("%d: scimType %v", r.Status, typ)
+	}
+	for k := range e {
+		if !slices.Contains([]string{"schemas", "status", "scimType", "detail"}, k) {
+			t.Fatalf("%d: error body has %q: %s", r.Status, k, r.Body)
+		}
+	}
 }

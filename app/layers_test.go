@@ -34,10 +34,12 @@ func TestLayers(t *testing.T) {
 		{"app/events", []string{module + "/app", module + "/app/loadtest", module + "/ui", testSupport}},
 		{"app/saml", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui", testSupport}},
 		{"app/broker", []string{module + "/app", module + "/app/events", module + "/app/loadtest", testSupport}},
+		{"app/scim", []string{module + "/app", module + "/app/loadtest", module + "/app/events", module + "/ui", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},
 		// Below app and the modules, whose own tests import it.
-		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/saml", module + "/app/loadtest", module + "/ui"}},
+		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui",
+			module + "/app/scim", module + "/app/saml"}},
 		// The identity core: rules, no HTTP.
 		{"app/identity", httpPackages},
 		// A leaf: the standard library and the error vocabulary only.

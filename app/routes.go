@@ -20,7 +20,7 @@ import (
 // admin credential holding a permission, or a signed-in person of the
 // realm (a Bearer token of theirs or the browser's SSO session).
 type access struct {
-	kind string // accessPublic, accessAdmin or accessUser
+	kind string // accessPublic, accessAdmin, accessUser or accessSCIM
 	perm authz.Permission
 }
 
@@ -28,6 +28,8 @@ const (
 	accessPublic = "public"
 	accessAdmin  = "admin"
 	accessUser   = "user"
+	// accessSCIM is a SCIM token of the path's realm (app/scim checks it).
+	accessSCIM = "scim"
 )
 
 // route is one entry of the table, for `idenplane routes` and the test
@@ -371,6 +373,45 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, fed1, authz.RealmWrite, a.ldap.Delete)
 	admin(http.MethodPost, fed1+"/test-connection", authz.RealmWrite, a.ldap.TestConnection)
 	admin(http.MethodPost, fed1+"/sync", authz.RealmWrite, a.ldap.Sync)
+
+	// SCIM 2.0 (the module app/scim): its tokens' admin API, and the
+	// protocol, whose endpoints authenticate a SCIM token of the realm and
+	// answer SCIM errors.
+	sc := a.scim
+	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"
+	admin(http.MethodPost, scimTokens, authz.SCIMWrite, sc.CreateToken)
+	admin(http.MethodGet, scimTokens, authz.SCIMRead, sc.ListTokens)
+	admin(http.MethodGet, scimToken1, authz.SCIMRead, sc.GetToken)
+	admin(http.MethodDelete, scimToken1, authz.SCIMWrite, sc.DeleteToken)
+	admin(http.MethodPut, scimToken1+"/revoke", authz.SCIMWrite, sc.RevokeToken)
+	admin(http.MethodPut, scimToken1+"/enable", authz.SCIMWrite, sc.EnableToken)
+	admin(http.MethodPut, scimToken1+"/disable", authz.SCIMWrite, sc.DisableToken)
+	scimEndpoint := func(method, path string, h httpx.HandlerFunc) {
+		add(method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
+	}
+	for _, base := range []string{"", "/{realm}"} {
+		scimEndpoint(http.MethodGet, base+"/ServiceProviderConfig", sc.ServiceProviderConfig)
+		scimEndpoint(http.MethodGet, base+"/Schemas", sc.Schemas)
+		scimEndpoint(http.MethodGet, base+"/Schemas/{schemaId}", sc.Schema)
+		scimEndpoint(http.MethodGet, base+"/ResourceTypes", sc.ResourceTypes)
+		scimEndpoint(http.MethodGet, base+"/ResourceTypes/{resourceTypeId}", sc.ResourceType)
+	}
+	const scimUsers, scimUser1 = "/{realm}/Users", "/{realm}/Users/{id}"
+	scimEndpoint(http.MethodPost, scimUsers, sc.CreateUser)
+	scimEndpoint(http.MethodGet, scimUsers, sc.ListUsers)
+	scimEndpoint(http.MethodPost, scimUsers+"/.search", sc.SearchUsers)
+	scimEndpoint(http.MethodGet, scimUser1, sc.GetUser)
+	scimEndpoint(http.MethodPut, scimUser1, sc.ReplaceUser)
+	scimEndpoint(http.MethodPatch, scimUser1, sc.PatchUser)
+	scimEndpoint(http.MethodDelete, scimUser1, sc.DeleteUser)
+	const scimGroups, scimGroup1 = "/{realm}/Groups", "/{realm}/Groups/{id}"
+	scimEndpoint(http.MethodPost, scimGroups, sc.CreateGroup)
+	scimEndpoint(http.MethodGet, scimGroups, sc.ListGroups)
+	scimEndpoint(http.MethodPost, scimGroups+"/.search", sc.SearchGroups)
+	scimEndpoint(http.MethodGet, scimGroup1, sc.GetGroup)
+	scimEndpoint(http.MethodPut, scimGroup1, sc.ReplaceGroup)
+	scimEndpoint(http.MethodPatch, scimGroup1, sc.PatchGroup)
+	scimEndpoint(http.MethodDelete, scimGroup1, sc.DeleteGroup)
 	return r
 }
 

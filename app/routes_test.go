@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/authz"
@@ -47,7 +48,7 @@ func TestRouteTableDeclaresAccess(t *testing.T) {
 			t.Errorf("%s is in the table but not served", key)
 		}
 		switch rt.access.kind {
-		case accessPublic, accessUser:
+		case accessPublic, accessUser, accessSCIM:
 			if rt.access.perm != "" {
 				t.Errorf("%s is %s but names the permission %s", key, rt.access.kind, rt.access.perm)
 			}
@@ -102,7 +103,7 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		return body.AccessToken
 	}
 
-	var admin, user int
+	var admin, user, scim int
 	for _, rt := range s.app.table {
 		path := authFillPath(t, rt.path, "acme", userID)
 		var body any
@@ -128,7 +129,18 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 				t.Errorf("%s %s without credentials: %d %q, want 401 with a Bearer challenge", rt.method, path,
 					r.Status, r.Header.Get("WWW-Authenticate"))
 			}
+		case accessSCIM:
+			scim++
+			for _, cred := range [][]string{nil, {"Authorization: Bearer " + uuid.NewString() + ".forged"}} {
+				r := s.request(rt.method, path, body, cred...)
+				if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), `"status":"401"`) {
+					t.Errorf("%s %s with %q: %d %s, want a 401 SCIM error", rt.method, path, cred, r.Status, r.Body)
+				}
+			}
 		}
+	}
+	if scim == 0 {
+		t.Fatal("checked no SCIM route")
 	}
 	if admin < 100 || user < 10 {
 		t.Fatalf("checked %d admin and %d user routes: the table is not what this test thinks", admin, user)

@@ -36,6 +36,8 @@ const (
 	SessionsEnd  Permission = "sessions:write"
 	EventsRead   Permission = "events:read" // login and admin events, exports, event settings
 	EventsWrite  Permission = "events:write"
+	SCIMRead     Permission = "scim:read" // SCIM tokens, attribute mappings and provisioning status
+	SCIMWrite    Permission = "scim:write"
 
 	IdentityProvidersRead  Permission = "identity-providers:read" // identity providers, users' federated identities
 	IdentityProvidersWrite Permission = "identity-providers:write"
@@ -48,7 +50,7 @@ const (
 // All is every permission a credential can hold.
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
 	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
-	IdentityProvidersRead, IdentityProvidersWrite,
+	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite,
 }
 
 // Set is the permissions a credential holds.

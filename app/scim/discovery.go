@@ -1,0 +1,191 @@
+package scim
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+)
+
+// The service provider's limits, advertised in ServiceProviderConfig and
+// enforced where they apply.
+const (
+	maxResults = 1000 // a list's page at most, and what a filter may match without paging
+)
+
+const schemaServiceProviderConfig = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+
+type supported struct {
+	Supported bool `json:"supported"`
+}
+
+type serviceProviderConfig struct {
+	Schemas               []string       `json:"schemas"`
+	DocumentationURI      string         `json:"documentationUri,omitempty"`
+	Patch                 supported      `json:"patch"`
+	Bulk                  bulkConfig     `json:"bulk"`
+	Filter                filterConfig   `json:"filter"`
+	ChangePassword        supported      `json:"changePassword"`
+	Sort                  supported      `json:"sort"`
+	ETag                  supported      `json:"etag"`
+	AuthenticationSchemes []authScheme   `json:"authenticationSchemes"`
+	Meta                  map[string]any `json:"meta"`
+}
+
+type bulkConfig struct {
+	Supported      bool `json:"supported"`
+	MaxOperations  int  `json:"maxOperations"`
+	MaxPayloadSize int  `json:"maxPayloadSize"`
+}
+
+type filterConfig struct {
+	Supported  bool `json:"supported"`
+	MaxResults int  `json:"maxResults"`
+}
+
+type authScheme struct {
+	Type        string `json:"type"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Primary     bool   `json:"primary"`
+}
+
+// ServiceProviderConfig answers what the server supports (RFC 7643 §5).
+func (s *Service) ServiceProviderConfig(w http.ResponseWriter, r *http.Request) error {
+	writeSCIM(w, http.StatusOK, serviceProviderConfig{
+		Schemas:        []string{schemaServiceProviderConfig},
+		Patch:          supported{true},
+		Bulk:           bulkConfig{},
+		Filter:         filterConfig{Supported: true, MaxResults: maxResults},
+		ChangePassword: supported{true},
+		Sort:           supported{true},
+		ETag:           supported{true},
+		AuthenticationSchemes: []authScheme{{Type: "oauthbearertoken", Name: "SCIM token",
+			Description: "A SCIM token of the realm, created by its administrator: Authorization: Bearer <token>", Primary: true}},
+		Meta: map[string]any{"resourceType": "ServiceProviderConfig", "location": s.location(r, "ServiceProviderConfig")},
+	})
+	return nil
+}
+
+// location is the URL of a resource path under the request's SCIM base:
+// the realm's, or the server's for the discovery endpoints outside one.
+func (s *Service) location(r *http.Request, path string) string {
+	base := s.deps.BaseURL + "/scim/v2/"
+	if c := callerOf(r); c != nil && hasRealm(r) {
+		base += c.realm.Name + "/"
+	}
+	return base + path
+}
+
+// listResponse is RFC 7644 §3.4.2's answer to a query.
+type listResponse struct {
+	Schemas      []string `json:"schemas"`
+	TotalResults int      `json:"totalResults"`
+	StartIndex   int      `json:"startIndex"`
+	ItemsPerPage int      `json:"itemsPerPage"`
+	Resources    []any    `json:"Resources"`
+}
+
+func newList(resources []any, total, startIndex int) listResponse {
+	if resources == nil {
+		resources = []any{}
+	}
+	return listResponse{Schemas: []string{schemaListResponse}, TotalResults: total, StartIndex: startIndex,
+		ItemsPerPage: len(resources), Resources: resources}
+}
+
+type schemaResource struct {
+	*schemaDef
+	Schemas []string       `json:"schemas"`
+	Meta    map[string]any `json:"meta"`
+}
+
+type resourceType struct {
+	Schemas          []string          `json:"schemas"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	Endpoint         string            `json:"endpoint"`
+	Description      string            `json:"description"`
+	Schema           string            `json:"schema"`
+	SchemaExtensions []schemaExtension `json:"schemaExtensions"`
+	Meta             map[string]any    `json:"meta"`
+}
+
+type schemaExtension struct {
+	Schema   string `json:"schema"`
+	Required bool   `json:"required"`
+}
+
+// noDiscoveryFilter refuses a filter on a discovery endpoint with 403, as
+// RFC 7644 §4 asks, so that a client never takes an ignored filter for
+// one that matched.
+func noDiscoveryFilter(r *http.Request) error {
+	if r.URL.Query().Has("filter") {
+		return fail(http.StatusForbidden, "", "filters are not supported on %s", r.URL.Path)
+	}
+	return nil
+}
+
+func (s *Service) schemaResources(r *http.Request) []any {
+	out := make([]any, len(schemas))
+	for i, d := range schemas {
+		out[i] = schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
+			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}}
+	}
+	return out
+}
+
+func (s *Service) resourceTypes(r *http.Request) []any {
+	return []any{
+		resourceType{Schemas: []string{schemaResType}, ID: "User", Name: "User", Endpoint: "/Users",
+			Description: "User Account", Schema: schemaUser,
+			SchemaExtensions: []schemaExtension{{Schema: schemaEnterprise, Required: false}},
+			Meta:             map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/User")}},
+		resourceType{Schemas: []string{schemaResType}, ID: "Group", Name: "Group", Endpoint: "/Groups",
+			Description: "Group", Schema: schemaGroup, SchemaExtensions: []schemaExtension{},
+			Meta: map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/Group")}},
+	}
+}
+
+// Schemas lists the schemas the server implements (RFC 7644 §4).
+func (s *Service) Schemas(w http.ResponseWriter, r *http.Request) error {
+	if err := noDiscoveryFilter(r); err != nil {
+		return err
+	}
+	list := s.schemaResources(r)
+	writeSCIM(w, http.StatusOK, newList(list, len(list), 1))
+	return nil
+}
+
+// Schema answers one schema by its URN.
+func (s *Service) Schema(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["schemaId"]
+	for _, res := range s.schemaResources(r) {
+		if res.(schemaResource).ID == id {
+			writeSCIM(w, http.StatusOK, res)
+			return nil
+		}
+	}
+	return fail(http.StatusNotFound, "", "schema %q not found", id)
+}
+
+// ResourceTypes lists the resource types (RFC 7644 §4).
+func (s *Service) ResourceTypes(w http.ResponseWriter, r *http.Request) error {
+	if err := noDiscoveryFilter(r); err != nil {
+		return err
+	}
+	list := s.resourceTypes(r)
+	writeSCIM(w, http.StatusOK, newList(list, len(list), 1))
+	return nil
+}
+
+// ResourceType answers one resource type by its ID, User or Group.
+func (s *Service) ResourceType(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["resourceTypeId"]
+	for _, res := range s.resourceTypes(r) {
+		if res.(resourceType).ID == id {
+			writeSCIM(w, http.StatusOK, res)
+			return nil
+		}
+	}
+	return fail(http.StatusNotFound, "", "resource type %q not found", id)
+}

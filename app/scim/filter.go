@@ -1,0 +1,361 @@
+package scim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	filter "github.com/scim2/filter-parser/v2"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Bounds of a filter: its length, and how deeply its parentheses,
+// brackets and not() nest. The parser recurses, so depth is refused
+// before it is asked.
+const (
+	maxFilterLength = 4096
+	maxFilterDepth  = 16
+)
+
+// parseFilter parses a SCIM filter (RFC 7644 §3.4.2.2), refusing one too
+// long or too deep before the parser sees it.
+func parseFilter(raw string) (filter.Expression, error) {
+	if err := checkBounds(raw); err != nil {
+		return nil, badRequest(typeInvalidFilter, "the filter %s", err)
+	}
+	expr, err := filter.ParseFilter([]byte(raw))
+	if err != nil {
+		return nil, badRequest(typeInvalidFilter, "malformed filter: %v", err)
+	}
+	return expr, nil
+}
+
+// checkBounds refuses a filter or path over maxFilterLength or nesting
+// deeper than maxFilterDepth.
+func checkBounds(raw string) error {
+	if len(raw) > maxFilterLength {
+		return fmt.Errorf("is longer than %d bytes", maxFilterLength)
+	}
+	depth, deepest := 0, 0
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '(' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ')' || c == ']':
+			depth--
+		}
+	}
+	if deepest > maxFilterDepth {
+		return fmt.Errorf("nests deeper than %d levels", maxFilterDepth)
+	}
+	return nil
+}
+
+// filterTarget is where a filter's attribute path leads on a user: a field
+// of the users row, or the values of an attribute SCIM keeps (attr), or
+// an element of a multi-valued one (with its sub-attributes).
+type filterTarget struct {
+	def   *attribute
+	field string // a store.UserFields key, for the attributes the users row holds
+	attr  string // a store.SCIMValue Attr
+	// multi is a multi-valued attribute whose values filters read (emails,
+	// phoneNumbers, groups); sub the sub-attribute named, "" for the value.
+	multi bool
+	sub   string
+	// alsoField is a users row field that holds one more value of a
+	// multi-valued attribute: the user's email, for the users SCIM never wrote.
+	alsoField string
+}
+
+// resolveUserPath finds what a filter's attribute path names on a user.
+func resolveUserPath(p filter.AttributePath) (*filterTarget, error) {
+	name, sub := p.AttributeName, p.SubAttributeName()
+	defs, prefix := userDefs, ""
+	switch uri := p.URI(); {
+	case uri == "", strings.EqualFold(uri, schemaUser):
+	case strings.EqualFold(uri, schemaEnterprise):
+		defs, prefix = enterpriseSchema.Attributes, strings.ToLower(schemaEnterprise)+"."
+	default:
+		return nil, badRequest(typeInvalidFilter, "unknown schema %q in the filter", uri)
+	}
+	def := find(defs, name)
+	if def == nil || def.Name == schemaEnterprise {
+		return nil, badRequest(typeInvalidFilter, "unknown attribute %q in the filter", p.String())
+	}
+	if def.Returned == returnedNever {
+		return nil, badRequest(typeInvalidFilter, "%s cannot be filtered on", def.Name)
+	}
+	if def.Type == typeComplex {
+		if sub == "" && !def.MultiValued {
+			return nil, badRequest(typeInvalidFilter, "%s is complex: name one of its sub-attributes", def.Name)
+		}
+		subDef := def
+		if sub != "" {
+			if subDef = find(def.SubAttributes, sub); subDef == nil {
+				return nil, badRequest(typeInvalidFilter, "unknown attribute %q in the filter", p.String())
+			}
+		}
+		if def.MultiValued {
+			return multiTarget(def, subDef)
+		}
+		key := prefix + strings.ToLower(def.Name) + "." + strings.ToLower(subDef.Name)
+		switch key {
+		case "name.givenname":
+			return &filterTarget{def: subDef, field: "first_name"}, nil
+		case "name.familyname":
+			return &filterTarget{def: subDef, field: "last_name"}, nil
+		case "meta.created":
+			return &filterTarget{def: subDef, field: "created"}, nil
+		case "meta.lastmodified":
+			return &filterTarget{def: subDef, field: "modified"}, nil
+		case "meta.resourcetype", "meta.location", "meta.version":
+			return nil, badRequest(typeInvalidFilter, "%s cannot be filtered on", p.String())
+		}
+		return &filterTarget{def: subDef, attr: key}, nil
+	}
+	if sub != "" {
+		return nil, badRequest(typeInvalidFilter, "%s has no sub-attributes", def.Name)
+	}
+	switch prefix + strings.ToLower(def.Name) {
+	case "id":
+		return &filterTarget{def: def, field: "id"}, nil
+	case "username":
+		return &filterTarget{def: def, field: "username"}, nil
+	case "active":
+		return &filterTarget{def: def, field: "enabled"}, nil
+	}
+	return &filterTarget{def: def, attr: prefix + strings.ToLower(def.Name)}, nil
+}
+
+// multiTarget is a multi-valued attribute's target: filters read emails,
+// phone numbers and groups; addresses are kept but not filtered on.
+func multiTarget(def, sub *attribute) (*filterTarget, error) {
+	t := &filterTarget{def: sub, attr: strings.ToLower(def.Name), multi: true}
+	if sub != def {
+		t.sub = sub.Name
+	}
+	switch def.Name {
+	case "emails":
+		t.alsoField = "email"
+	case "phoneNumbers":
+	case "groups":
+		if t.sub != "" && t.sub != "value" {
+			return nil, badRequest(typeInvalidFilter, "groups can be filtered on by value only")
+		}
+		t.attr = "groups"
+	default:
+		return nil, badRequest(typeInvalidFilter, "%s cannot be filtered on", def.Name)
+	}
+	if t.sub == "display" {
+		return nil, badRequest(typeInvalidFilter, "%s.display cannot be filtered on", def.Name)
+	}
+	if t.sub == "" {
+		t.def = find(def.SubAttributes, "value")
+	}
+	return t, nil
+}
+
+// resolver finds what a filter's attribute path names on a resource.
+type resolver func(filter.AttributePath) (*filterTarget, error)
+
+// userMatch translates a filter on users to a store.Match.
+func userMatch(e filter.Expression) (*store.Match, error) { return translate(e, resolveUserPath) }
+
+// translate translates a filter to a store.Match, its attribute paths
+// resolved by resolve.
+func translate(e filter.Expression, resolve resolver) (*store.Match, error) {
+	switch e := e.(type) {
+	case *filter.LogicalExpression:
+		return logical(e, func(x filter.Expression) (*store.Match, error) { return translate(x, resolve) })
+	case *filter.NotExpression:
+		sub, err := translate(e.Expression, resolve)
+		if err != nil {
+			return nil, err
+		}
+		return &store.Match{Op: store.MatchNot, Subs: []*store.Match{sub}}, nil
+	case *filter.ValuePath:
+		t, err := resolve(e.AttributePath)
+		if err != nil {
+			return nil, err
+		}
+		if !t.multi || t.sub != "" {
+			return nil, badRequest(typeInvalidFilter, "%s is not a multi-valued attribute", e.AttributePath.String())
+		}
+		within, err := valueMatch(e.ValueFilter, t, resolve)
+		if err != nil {
+			return nil, err
+		}
+		return &store.Match{Op: store.MatchHas, Attr: t.attr, Subs: []*store.Match{within}}, nil
+	case *filter.AttributeExpression:
+		t, err := resolve(e.AttributePath)
+		if err != nil {
+			return nil, err
+		}
+		return attrMatch(t, e)
+	}
+	return nil, badRequest(typeInvalidFilter, "unsupported filter expression")
+}
+
+func logical(e *filter.LogicalExpression, sub func(filter.Expression) (*store.Match, error)) (*store.Match, error) {
+	left, err := sub(e.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := sub(e.Right)
+	if err != nil {
+		return nil, err
+	}
+	op := store.MatchAnd
+	if e.Operator == filter.OR {
+		op = store.MatchOr
+	}
+	return &store.Match{Op: op, Subs: []*store.Match{left, right}}, nil
+}
+
+// attrMatch is one comparison on a user.
+func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, error) {
+	if t.multi {
+		within, err := comparison(t.def, valueField(t), e)
+		if err != nil {
+			return nil, err
+		}
+		m := &store.Match{Op: store.MatchHas, Attr: t.attr, Subs: []*store.Match{within}}
+		if t.alsoField != "" && t.sub == "" {
+			row, err := comparison(t.def, t.alsoField, e)
+			if err != nil {
+				return nil, err
+			}
+			m = &store.Match{Op: store.MatchOr, Subs: []*store.Match{row, m}}
+		}
+		return m, nil
+	}
+	if t.field != "" {
+		if e.Operator == filter.PR && t.def.Type != typeString && t.def.Type != typeReference {
+			return &store.Match{Op: store.MatchPr, Field: "id"}, nil // always there
+		}
+		return comparison(t.def, t.field, e)
+	}
+	if e.Operator == filter.PR {
+		return &store.Match{Op: store.MatchHas, Attr: t.attr}, nil
+	}
+	within, err := comparison(t.def, valueColumn(t.def), e)
+	if err != nil {
+		return nil, err
+	}
+	if e.Operator == filter.NE {
+		// ne holds for a user without the attribute too.
+		within.Op = store.MatchEq
+		return &store.Match{Op: store.MatchNot, Subs: []*store.Match{{Op: store.MatchHas, Attr: t.attr, Subs: []*store.Match{within}}}}, nil
+	}
+	return &store.Match{Op: store.MatchHas, Attr: t.attr, Subs: []*store.Match{within}}, nil
+}
+
+// valueField is the store.ValueFields key of a multi-valued target's
+// sub-attribute.
+func valueField(t *filterTarget) string {
+	switch t.sub {
+	case "type":
+		return "type" // lowercased when written
+	case "primary":
+		return "primary"
+	}
+	if t.attr == "groups" || t.attr == "members" {
+		return "value"
+	}
+	return valueColumn(t.def)
+}
+
+// valueColumn is where a value of def is compared: as written when its
+// case counts, else lowercased.
+func valueColumn(def *attribute) string {
+	if def.CaseExact {
+		return "value"
+	}
+	return "fold"
+}
+
+// valueMatch translates the filter inside a value path, on the
+// sub-attributes of one value of t's attribute.
+func valueMatch(e filter.Expression, t *filterTarget, resolve resolver) (*store.Match, error) {
+	switch e := e.(type) {
+	case *filter.LogicalExpression:
+		return logical(e, func(x filter.Expression) (*store.Match, error) { return valueMatch(x, t, resolve) })
+	case *filter.NotExpression:
+		sub, err := valueMatch(e.Expression, t, resolve)
+		if err != nil {
+			return nil, err
+		}
+		return &store.Match{Op: store.MatchNot, Subs: []*store.Match{sub}}, nil
+	case *filter.AttributeExpression:
+		if e.AttributePath.URIPrefix != nil || e.AttributePath.SubAttribute != nil {
+			return nil, badRequest(typeInvalidFilter, "inside [ ] name a sub-attribute of %s", t.attr)
+		}
+		p := filter.AttributePath{AttributeName: parentName(t.attr), SubAttribute: &e.AttributePath.AttributeName}
+		sub, err := resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		return comparison(sub.def, valueField(sub), e)
+	}
+	return nil, badRequest(typeInvalidFilter, "unsupported filter inside [ ]")
+}
+
+// parentName is the defined name of a multi-valued attribute from its
+// lowercased key.
+func parentName(key string) string {
+	if def := find(userDefs, key); def != nil {
+		return def.Name
+	}
+	return key
+}
+
+// comparison is field op value, the value checked against def's type and
+// folded where def's case does not count.
+func comparison(def *attribute, field string, e *filter.AttributeExpression) (*store.Match, error) {
+	op := string(e.Operator)
+	m := &store.Match{Op: op, Field: field}
+	if e.Operator == filter.PR {
+		if def.Type == typeBoolean {
+			return &store.Match{Op: store.MatchOr, Subs: []*store.Match{{Op: store.MatchEq, Field: field, Value: true},
+				{Op: store.MatchEq, Field: field, Value: false}}}, nil
+		}
+		return m, nil
+	}
+	switch def.Type {
+	case typeBoolean:
+		b, ok := e.CompareValue.(bool)
+		if !ok || (e.Operator != filter.EQ && e.Operator != filter.NE) {
+			return nil, badRequest(typeInvalidFilter, "%s is a boolean: compare it with eq or ne and true or false", def.Name)
+		}
+		m.Value = b
+	case typeDateTime:
+		s, ok := e.CompareValue.(string)
+		t, err := time.Parse(time.RFC3339, s)
+		if !ok || err != nil {
+			return nil, badRequest(typeInvalidFilter, "%s is a dateTime: compare it with an RFC 3339 time", def.Name)
+		}
+		switch e.Operator {
+		case filter.CO, filter.SW, filter.EW:
+			return nil, badRequest(typeInvalidFilter, "%s is a dateTime: %s does not apply", def.Name, op)
+		}
+		m.Value = t.UnixMilli()
+	default:
+		s, ok := e.CompareValue.(string)
+		if !ok {
+			return nil, badRequest(typeInvalidFilter, "%s is a string: compare it with a quoted string", def.Name)
+		}
+		if !def.CaseExact {
+			s = strings.ToLower(s)
+		}
+		m.Value = s
+	}
+	return m, nil
+}

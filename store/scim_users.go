@@ -1,0 +1,426 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// SCIMUser is what SCIM holds of a user beyond the users row.
+type SCIMUser struct {
+	ModifiedAt int64  // Unix milliseconds
+	Data       string // a JSON object of SCIM attributes
+}
+
+// SCIMValue is one value of a SCIM attribute, as filters and sorting
+// read it: Attr is the attribute's lowercased path, Fold the value
+// lowercased (by the caller, with Unicode's rules), Type a multi-valued
+// attribute's type, lowercased.
+type SCIMValue struct {
+	Attr, Value, Fold, Type string
+	Primary                 bool
+}
+
+// PutSCIMUser stores what SCIM holds of user userID of realmID,
+// replacing what it held: its attributes and the values filters read.
+func (s *Store) PutSCIMUser(ctx context.Context, realmID, userID string, u SCIMUser, values []SCIMValue) error {
+	return s.Tx(ctx, func(tx *Store) error {
+		_, err := tx.w.ExecContext(ctx, `INSERT INTO scim_users (user_id, realm_id, modified_at, data) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (user_id) DO UPDATE SET modified_at = excluded.modified_at, data = excluded.data`,
+			userID, realmID, u.ModifiedAt, u.Data)
+		if err != nil {
+			return fmt.Errorf("store SCIM attributes of user %s: %w", userID, mapErr(err))
+		}
+		if _, err := tx.w.ExecContext(ctx, "DELETE FROM scim_user_values WHERE user_id = $1", userID); err != nil {
+			return fmt.Errorf("replace SCIM values of user %s: %w", userID, mapErr(err))
+		}
+		for _, v := range values {
+			_, err := tx.w.ExecContext(ctx, `INSERT INTO scim_user_values (user_id, realm_id, attr, value, fold, type, is_primary)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, userID, realmID, v.Attr, v.Value, v.Fold, v.Type, v.Primary)
+			if err != nil {
+				return fmt.Errorf("store SCIM value of user %s: %w", userID, mapErr(err))
+			}
+		}
+		return nil
+	})
+}
+
+// SCIMUsers reads what SCIM holds of the given users of a realm, by user
+// ID; a user SCIM never wrote is not in the map.
+func (s *Store) SCIMUsers(ctx context.Context, realmID string, userIDs []string) (map[string]SCIMUser, error) {
+	out := make(map[string]SCIMUser, len(userIDs))
+	for chunk := range chunks(userIDs, 500) {
+		args := append([]any{realmID}, anys(chunk)...)
+		rows, err := s.r.QueryContext(ctx, "SELECT user_id, modified_at, data FROM scim_users WHERE realm_id = $1 AND user_id IN ("+
+			placeholdersFrom(2, len(chunk))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("read SCIM users: %w", mapErr(err))
+		}
+		for rows.Next() {
+			var id string
+			var u SCIMUser
+			if err := rows.Scan(&id, &u.ModifiedAt, &u.Data); err != nil {
+				rows.Close()
+				return nil, mapErr(err)
+			}
+			out[id] = u
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+	}
+	return out, nil
+}
+
+// UsersGroups lists the groups of each of the given users, by user ID,
+// each user's ordered by name.
+func (s *Store) UsersGroups(ctx context.Context, userIDs []string) (map[string][]*Group, error) {
+	out := make(map[string][]*Group, len(userIDs))
+	for chunk := range chunks(userIDs, 500) {
+		rows, err := s.r.QueryContext(ctx, "SELECT m.user_id, "+prefixColumns("g", groupColumns)+
+			" FROM group_members m JOIN realm_groups g ON g.id = m.group_id WHERE m.user_id IN ("+placeholders(len(chunk))+
+			") ORDER BY g.name, g.id", anys(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("groups of users: %w", mapErr(err))
+		}
+		for rows.Next() {
+			var g Group
+			var userID string
+			var parent sql.NullString
+			if err := rows.Scan(&userID, &g.ID, &g.RealmID, &parent, &g.Name, &g.Description, &g.CreatedAt); err != nil {
+				rows.Close()
+				return nil, mapErr(err)
+			}
+			g.ParentID = parent.String
+			out[userID] = append(out[userID], &g)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+	}
+	return out, nil
+}
+
+// A Match is a condition on a realm's users, the SQL form of a SCIM
+// filter. Op is MatchAnd or MatchOr (of Subs), MatchNot (of Subs[0]),
+// MatchHas (some value of Attr, or with Subs[0] some value meeting it),
+// or a comparison (MatchEq …) of Field with Value. Outside a MatchHas,
+// Field is a column of the user (UserFields); inside, a column of the
+// value (ValueFields).
+type Match struct {
+	Op    string
+	Subs  []*Match
+	Attr  string // MatchHas: a SCIMValue's Attr, or "groups" for memberships
+	Field string
+	Value any // string, bool or int64 (Unix milliseconds)
+}
+
+// The operators of a Match: the logical ones, MatchHas, and SCIM's
+// comparisons (RFC 7644 §3.4.2.2).
+const (
+	MatchAnd = "and"
+	MatchOr  = "or"
+	MatchNot = "not"
+	MatchHas = "has"
+	MatchEq  = "eq"
+	MatchNe  = "ne"
+	MatchCo  = "co"
+	MatchSw  = "sw"
+	MatchEw  = "ew"
+	MatchPr  = "pr"
+	MatchGt  = "gt"
+	MatchGe  = "ge"
+	MatchLt  = "lt"
+	MatchLe  = "le"
+)
+
+// UserFields are the fields of a user a Match or a sort may name. Text
+// fields hold what the caller compares with: username and email are
+// stored lowercase; first and last names as given (SQL's lower() folds
+// them, in SQLite only ASCII letters).
+var UserFields = map[string]string{
+	"id":         "u.id",
+	"username":   "u.username",
+	"email":      "u.email",
+	"first_name": "lower(u.first_name)",
+	"last_name":  "lower(u.last_name)",
+	"enabled":    "u.enabled",
+	"created":    "u.created_at",
+	"modified":   "coalesce(su.modified_at, u.created_at)",
+}
+
+// ValueFields are the fields of a SCIMValue a Match inside MatchHas may
+// name; of a membership ("groups"), only value, the group's ID.
+var ValueFields = map[string]string{
+	"value":   "v.value",
+	"fold":    "v.fold",
+	"type":    "v.type",
+	"primary": "v.is_primary",
+}
+
+// SCIMQuery is a page of a realm's users: those meeting Where (all when
+// nil), ordered by SortField (a UserFields key) or SortAttr (a SCIMValue
+// Attr, by its least folded value), then by username.
+type SCIMQuery struct {
+	Where     *Match
+	SortField string
+	SortAttr  string
+	Desc      bool
+	Offset    int
+	Limit     int
+}
+
+// SearchSCIMUsers answers one page of q and how many users meet q.Where
+// in all. Service accounts are not listed.
+func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery) ([]*User, int, error) {
+	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL) string {
+		if attr == "groups" {
+			return "SELECT v.user_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
+		}
+		return "SELECT v.user_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
+	}}
+	order := func(b *matchSQL, dir string) (string, error) {
+		if q.SortAttr != "" {
+			return fmt.Sprintf("coalesce((SELECT min(o.fold) FROM scim_user_values o WHERE o.user_id = u.id AND o.attr = %s), '')%s, u.username",
+				b.arg(q.SortAttr), dir), nil
+		}
+		return "", nil
+	}
+	var users []*User
+	total, err := s.searchSCIM(ctx, b, q, "users u LEFT JOIN scim_users su ON su.user_id = u.id",
+		"u.realm_id = $1 AND u.service_account_client_id IS NULL", prefixColumns("u", userColumns), "u.username", order,
+		func(rows *sql.Rows) error {
+			u, err := scanUser(rows)
+			if err == nil {
+				users = append(users, u)
+			}
+			return err
+		})
+	if users == nil {
+		users = []*User{}
+	}
+	return users, total, err
+}
+
+// searchSCIM runs a SCIM query: the count of what meets q.Where, then the
+// page, each row read by scan.
+func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, scope, columns, byName string,
+	order func(b *matchSQL, dir string) (string, error), scan func(*sql.Rows) error) (int, error) {
+	where := scope
+	if q.Where != nil {
+		cond, err := b.match(q.Where, false)
+		if err != nil {
+			return 0, err
+		}
+		where += " AND " + cond
+	}
+	var total int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+from+" WHERE "+where, b.args...).Scan(&total); err != nil {
+		return 0, fmt.Errorf("count SCIM resources: %w", mapErr(err))
+	}
+	if q.Limit <= 0 || q.Offset >= total {
+		return total, nil
+	}
+	dir := " ASC"
+	if q.Desc {
+		dir = " DESC"
+	}
+	by, err := order(b, dir)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case by != "":
+	case q.SortField != "":
+		col, ok := b.fields[q.SortField]
+		if !ok {
+			return 0, fmt.Errorf("sort by %q: no such field", q.SortField)
+		}
+		by = col + dir + ", " + byName
+	default:
+		by = byName + dir
+	}
+	limit, offset := b.arg(q.Limit), b.arg(q.Offset)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+columns+" FROM "+from+" WHERE "+where+" ORDER BY "+by+", "+
+		strings.Split(b.owner, ".")[0]+".id LIMIT "+limit+" OFFSET "+offset, b.args...)
+	if err != nil {
+		return 0, fmt.Errorf("search SCIM resources: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return 0, err
+		}
+	}
+	return total, mapErr(rows.Err())
+}
+
+// matchSQL builds the SQL of a Match, collecting its arguments: fields
+// are the columns a comparison outside MatchHas may name, has the query
+// of the owners (owner) of an attribute's values, aliased v.
+type matchSQL struct {
+	args   []any
+	fields map[string]string
+	owner  string
+	has    func(attr string, b *matchSQL) string
+}
+
+func (b *matchSQL) arg(v any) string {
+	b.args = append(b.args, v)
+	return fmt.Sprintf("$%d", len(b.args))
+}
+
+// match is the SQL of m; inValue says m is inside a MatchHas, where
+// fields are a value's.
+func (b *matchSQL) match(m *Match, inValue bool) (string, error) {
+	switch m.Op {
+	case MatchAnd, MatchOr:
+		if len(m.Subs) == 0 {
+			return "", fmt.Errorf("match: %s of nothing", m.Op)
+		}
+		parts := make([]string, len(m.Subs))
+		for i, sub := range m.Subs {
+			p, err := b.match(sub, inValue)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = p
+		}
+		return "(" + strings.Join(parts, " "+strings.ToUpper(m.Op)+" ") + ")", nil
+	case MatchNot:
+		if len(m.Subs) != 1 {
+			return "", fmt.Errorf("match: not of %d conditions", len(m.Subs))
+		}
+		p, err := b.match(m.Subs[0], inValue)
+		if err != nil {
+			return "", err
+		}
+		return "NOT " + p, nil
+	case MatchHas:
+		if inValue {
+			return "", fmt.Errorf("match: a value condition inside another")
+		}
+		return b.hasSQL(m)
+	}
+	fields := b.fields
+	if inValue {
+		fields = ValueFields
+	}
+	col, ok := fields[m.Field]
+	if !ok {
+		return "", fmt.Errorf("match: no field %q", m.Field)
+	}
+	return b.compare(col, m.Op, m.Value)
+}
+
+// hasSQL is the SQL of a MatchHas: the owner holds a value of the
+// attribute (meeting the condition, if one is given).
+func (b *matchSQL) hasSQL(m *Match) (string, error) {
+	if len(m.Subs) > 1 {
+		return "", fmt.Errorf("match: has with %d conditions", len(m.Subs))
+	}
+	sub := b.has(m.Attr, b)
+	if len(m.Subs) == 1 {
+		if (m.Attr == "groups" || m.Attr == "members") && !onlyValue(m.Subs[0]) {
+			return "", fmt.Errorf("match: memberships have only a value")
+		}
+		cond, err := b.match(m.Subs[0], true)
+		if err != nil {
+			return "", err
+		}
+		sub += " AND " + cond
+	}
+	return b.owner + " IN (" + sub + ")", nil
+}
+
+// onlyValue says whether m names no field of a value but value itself.
+func onlyValue(m *Match) bool {
+	if m.Field != "" && m.Field != "value" {
+		return false
+	}
+	for _, s := range m.Subs {
+		if !onlyValue(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// compare is the SQL of col op value; pr is for texts, which are never
+// NULL here. Texts compare bytewise (the caller
+// folds both sides where case does not count); co, sw and ew use replace
+// and substr, which ignore no case on any backend, unlike LIKE.
+func (b *matchSQL) compare(col, op string, value any) (string, error) {
+	switch op {
+	case MatchPr:
+		return "(" + col + " <> '')", nil
+	case MatchEq:
+		return col + " = " + b.arg(value), nil
+	case MatchNe:
+		return col + " <> " + b.arg(value), nil
+	case MatchGt:
+		return col + " > " + b.arg(value), nil
+	case MatchGe:
+		return col + " >= " + b.arg(value), nil
+	case MatchLt:
+		return col + " < " + b.arg(value), nil
+	case MatchLe:
+		return col + " <= " + b.arg(value), nil
+	}
+	text, ok := value.(string)
+	if !ok {
+		return "", fmt.Errorf("match: %s needs a text, not %T", op, value)
+	}
+	n := utf8.RuneCountInString(text)
+	switch op {
+	case MatchCo:
+		if text == "" {
+			return "TRUE", nil
+		}
+		return fmt.Sprintf("(replace(%s, %s, '') <> %s)", col, b.arg(text), col), nil
+	case MatchSw:
+		return fmt.Sprintf("(substr(%s, 1, %d) = %s)", col, n, b.arg(text)), nil
+	case MatchEw:
+		return fmt.Sprintf("(length(%s) >= %d AND substr(%s, length(%s) - %d) = %s)", col, n, col, col, n-1, b.arg(text)), nil
+	}
+	return "", fmt.Errorf("match: unknown operator %q", op)
+}
+
+// chunks splits ids into slices of at most n.
+func chunks(ids []string, n int) func(yield func([]string) bool) {
+	return func(yield func([]string) bool) {
+		for len(ids) > 0 {
+			k := min(n, len(ids))
+			if !yield(ids[:k]) {
+				return
+			}
+			ids = ids[k:]
+		}
+	}
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// placeholdersFrom returns "$from, …, $(from+n-1)".
+func placeholdersFrom(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", from+i)
+	}
+	return b.String()
+}
