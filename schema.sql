@@ -682,3 +682,66 @@ CREATE TABLE admin_login_failures (
 );
 CREATE INDEX admin_login_failures_key ON admin_login_failures (key_hash, failed_at);
 CREATE INDEX admin_login_failures_time ON admin_login_failures (failed_at);
+
+-- version 16
+-- (kept for a section merged from a parallel branch)
+
+-- version 17
+-- (kept for a section merged from a parallel branch)
+
+-- version 18
+-- (kept for a section merged from a parallel branch)
+
+-- version 19
+-- (kept for a section merged from a parallel branch)
+
+-- version 20
+-- Non-human identities (docs/nhi.md): services, workloads, devices, bots
+-- and AI agents. Each is backed by a confidential client with the
+-- client_credentials grant, whose clientId is the identity's name, and so
+-- by that client's service-account user, which holds its roles. The
+-- client itself has no secret: the identity's credentials authenticate it.
+-- Deleting the client deletes the identity and its credentials.
+CREATE TABLE nhi_identities (
+    id            TEXT PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_id     TEXT NOT NULL UNIQUE REFERENCES clients (id) ON DELETE CASCADE,
+    kind          TEXT NOT NULL,   -- service, workload, device, bot, ai_agent
+    name          TEXT NOT NULL,
+    description   TEXT NOT NULL DEFAULT '',
+    owner_type    TEXT NOT NULL DEFAULT '',   -- user or group; '' for none
+    owner_id      TEXT NOT NULL DEFAULT '',
+    metadata      TEXT NOT NULL DEFAULT '{}', -- a JSON object of strings
+    state         TEXT NOT NULL,   -- active, suspended, decommissioned
+    created_at    BIGINT NOT NULL, -- Unix milliseconds, as every time below
+    updated_at    BIGINT NOT NULL,
+    last_used_at  BIGINT,          -- the last token obtained; NULL: never
+    UNIQUE (realm_id, name)
+);
+CREATE INDEX nhi_identities_realm ON nhi_identities (realm_id, kind, name);
+
+-- An identity's credentials, several at once. A secret or an API key is
+-- kept only as its SHA-256 (it is 256 random bits); an API key's prefix is
+-- kept in clear to find it and to show it. A credential works from its
+-- creation until expires_at and until revoked_at, whichever comes first;
+-- a rotation with a grace period sets revoked_at in the future.
+CREATE TABLE nhi_credentials (
+    id            TEXT PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    nhi_id        TEXT NOT NULL REFERENCES nhi_identities (id) ON DELETE CASCADE,
+    type          TEXT NOT NULL,   -- client_secret, api_key, public_key, certificate
+    name          TEXT NOT NULL DEFAULT '',
+    prefix        TEXT NOT NULL DEFAULT '',
+    secret_hash   BLOB,
+    public_key    TEXT NOT NULL DEFAULT '',   -- a public JWK (public_key, certificate)
+    key_id        TEXT NOT NULL DEFAULT '',   -- the JWK's kid
+    certificate   TEXT NOT NULL DEFAULT '',   -- PEM
+    scopes        TEXT NOT NULL DEFAULT '[]',
+    created_at    BIGINT NOT NULL,
+    expires_at    BIGINT,          -- NULL: never
+    revoked_at    BIGINT,          -- NULL: not revoked
+    last_used_at  BIGINT,
+    replaced_by   TEXT NOT NULL DEFAULT ''    -- the credential a rotation issued in its place
+);
+CREATE INDEX nhi_credentials_identity ON nhi_credentials (nhi_id, created_at);
+CREATE UNIQUE INDEX nhi_credentials_prefix ON nhi_credentials (realm_id, prefix) WHERE prefix != '';

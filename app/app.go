@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/events"
+	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -59,6 +60,7 @@ type App struct {
 	signingKeys   *keyCache // parsed private signing keys by kid
 	cache         *caches   // the token endpoints' lookups
 	events        *events.Service
+	nhi           *nhi.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -95,6 +97,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
+	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
+		NewClient: a.storeNewClient})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -123,6 +123,9 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"verify-email with a forged token", http.MethodPost, "/realms/acme/registration/verify-email",
 			map[string]any{"token": "x' OR 1=1"}, nil, true, api},
 		{"events with a malformed date", http.MethodGet, "/admin/realms/acme/events?dateFrom=yesterday", nil, nil, false, api},
+		{"identity named as a taken clientId", http.MethodPost, "/admin/realms/acme/nhi", map[string]any{"kind": "service", "name": "web"}, nil, false, api},
+		{"identity of an unknown kind", http.MethodPost, "/admin/realms/acme/nhi", map[string]any{"kind": "robot", "name": "r2"}, nil, false, api},
+		{"unknown identity", http.MethodGet, "/admin/realms/acme/nhi/" + uuid.NewString(), nil, nil, false, api},
 
 		// The account: JSON to an API caller, pages to a browser.
 		{"account API: an email another account holds", http.MethodPost, "/realms/acme/account/profile",

@@ -32,10 +32,11 @@ func TestLayers(t *testing.T) {
 		{"app", []string{module + "/app/loadtest", testSupport}},
 		// A module: below app, beside the other modules.
 		{"app/events", []string{module + "/app", module + "/app/loadtest", module + "/ui", testSupport}},
+		{"app/nhi", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},
 		// Below app and the modules, whose own tests import it.
-		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui"}},
+		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/nhi", module + "/app/loadtest", module + "/ui"}},
 		// The identity core: rules, no HTTP.
 		{"app/identity", httpPackages},
 		// A leaf: the standard library and the error vocabulary only.

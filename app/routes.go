@@ -333,6 +333,17 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
+
+	// Non-human identities (the module app/nhi).
+	ni := a.nhi
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi", authz.NHIWrite, ni.CreateIdentity)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi", authz.NHIRead, ni.ListIdentities)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}", authz.NHIRead, ni.GetIdentity)
+	admin(http.MethodPut, "/admin/realms/{realm}/nhi/{id}", authz.NHIWrite, ni.UpdateIdentity)
+	admin(http.MethodDelete, "/admin/realms/{realm}/nhi/{id}", authz.NHIWrite, ni.DeleteIdentity)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/suspend", authz.NHIWrite, ni.Suspend)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/reactivate", authz.NHIWrite, ni.Reactivate)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/decommission", authz.NHIWrite, ni.Decommission)
 	return r
 }
 

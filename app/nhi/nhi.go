@@ -1,0 +1,76 @@
+// Package nhi is the admin API of non-human identities (docs/nhi.md):
+// services, workloads, devices, bots and AI agents, their lifecycle
+// (suspend, reactivate, decommission) and their credentials, and the
+// service accounts, which are identities of kind service seen through
+// their API keys.
+//
+// An identity is backed by a client with the client_credentials grant
+// and that client's service-account user: the token endpoint serves it as
+// it serves any client, and the identity core's client rules
+// (identity.CheckNHISecret) decide which of its credentials authenticate
+// it and whether its state lets it have tokens. Its roles are the
+// service-account user's role mappings.
+package nhi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/store"
+)
+
+// Deps is what the area uses.
+type Deps struct {
+	Store *store.Store
+	Core  *identity.Core
+	Log   *slog.Logger
+	Now   func() time.Time
+	// BaseURL is the server's public address, for the Location of what is
+	// created.
+	BaseURL string
+	// Realm is the realm the request's path names ({realm}), or the
+	// not-found error: the app's lookup, so that every area answers an
+	// unknown realm alike.
+	Realm func(r *http.Request) (*store.Realm, error)
+	// NewClient stores a new client on tx as the admin API creates one:
+	// with the realm's standard scopes, so that its tokens carry roles, and
+	// its service-account user. A clientId taken is a 409 on "clientId".
+	NewClient func(ctx context.Context, tx *store.Store, realm *store.Realm, c *store.Client) error
+}
+
+// Service is the area's handlers.
+type Service struct {
+	deps Deps
+}
+
+// New builds the area.
+func New(d Deps) *Service { return &Service{deps: d} }
+
+func (s *Service) now() time.Time { return s.deps.Now() }
+
+// identity loads the realm and the identity the path's {id} names.
+func (s *Service) identity(r *http.Request) (*store.Realm, *store.NHI, error) {
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := mux.Vars(r)["id"]
+	n, err := s.deps.Store.GetNHI(r.Context(), realm.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, apperr.NotFound("identity " + id)
+	}
+	return realm, n, err
+}
+
+// location is the URL of a resource just created under the request's
+// collection path.
+func (s *Service) location(r *http.Request, id string) string {
+	return s.deps.BaseURL + r.URL.Path + "/" + id
+}
