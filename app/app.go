@@ -16,8 +16,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/events"
-	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
