@@ -344,6 +344,10 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/suspend", authz.NHIWrite, ni.Suspend)
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/reactivate", authz.NHIWrite, ni.Reactivate)
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/decommission", authz.NHIWrite, ni.Decommission)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials", authz.NHIWrite, ni.CreateCredential)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}/credentials", authz.NHIRead, ni.ListCredentials)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/revoke", authz.NHIWrite, ni.RevokeCredential)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/rotate", authz.NHIWrite, ni.RotateCredential)
 	return r
 }
 

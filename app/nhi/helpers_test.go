@@ -1,18 +1,36 @@
 package nhi_test
 
 import (
+	"encoding/base64"
 	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/realapp"
 )
 
 const nhiPath = "/admin/realms/acme/nhi"
 
+// clock is the server's clock in a test: it moves when the test says.
+type clock struct{ ns atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ns.Store(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *clock) Now() time.Time            { return time.Unix(0, c.ns.Load()) }
+func (c *clock) Advance(d time.Duration)   { c.ns.Add(int64(d)) }
+func (c *clock) Millis() int64             { return c.Now().UnixMilli() }
+func withClock(c *clock) func(*app.Config) { return func(cfg *app.Config) { cfg.Now = c.Now } }
+
 // newServer starts the server with the realm acme, admin events on.
-func newServer(t *testing.T) *apptest.Server {
-	s := realapp.New(t)
+func newServer(t *testing.T, opts ...func(*app.Config)) *apptest.Server {
+	s := realapp.New(t, opts...)
 	r := s.Admin(http.MethodPost, "/admin/realms", map[string]any{"name": "acme", "adminEventsEnabled": true})
 	apptest.MustStatus(t, r, http.StatusCreated)
 	return s
@@ -66,3 +84,5 @@ func clientEnabled(t *testing.T, s *apptest.Server, clientID string) bool {
 	apptest.MustStatus(t, r, http.StatusOK)
 	return r.Object(t)["enabled"].(bool)
 }
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
