@@ -745,3 +745,14 @@ CREATE TABLE nhi_credentials (
 );
 CREATE INDEX nhi_credentials_identity ON nhi_credentials (nhi_id, created_at);
 CREATE UNIQUE INDEX nhi_credentials_prefix ON nhi_credentials (realm_id, prefix) WHERE prefix != '';
+
+-- The jti of every client assertion (RFC 7523) accepted, until the
+-- assertion expires, so that none is accepted twice (§3 item 7). Only the
+-- SHA-256 of the jti is kept: a fixed length, whatever was sent.
+CREATE TABLE nhi_assertion_ids (
+    client_id   TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    jti_hash    BLOB NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    PRIMARY KEY (client_id, jti_hash)
+);
+CREATE INDEX nhi_assertion_ids_expiry ON nhi_assertion_ids (expires_at);

@@ -16,6 +16,10 @@ type oidcClient struct {
 	c       *store.Client
 	realm   *store.Realm
 	baseURL string
+	// nhiCredential is the credential of a non-human identity that
+	// authenticated the client, if one did: an API key's scopes bound
+	// what it may ask for.
+	nhiCredential *store.NHICredential
 }
 
 var _ op.Client = (*oidcClient)(nil)

@@ -46,6 +46,9 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	if !user.Enabled {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the client's service account is disabled")
 	}
+	if err := checkCredentialScopes(r.Client.(*oidcClient).nhiCredential, r.Data.Scope); err != nil {
+		return nil, err
+	}
 	scopes, err := s.a.grantScopes(ctx, realm, client, r.Data.Scope)
 	if err != nil {
 		return nil, err

@@ -277,3 +277,21 @@ func (s *Store) TouchNHICredential(ctx context.Context, id string, at int64) err
 	}
 	return nil
 }
+
+// UseAssertionID records the jti (its hash) of a client assertion of the
+// client, kept until expiresAt: a jti the client already used, and whose
+// assertion has not expired, is a *ConflictError. Expired ones are deleted
+// first, so the table holds only assertions that could still be replayed.
+func (s *Store) UseAssertionID(ctx context.Context, clientID string, jtiHash []byte, expiresAt, now int64) error {
+	return s.Tx(ctx, func(tx *Store) error {
+		if _, err := tx.w.ExecContext(ctx, `DELETE FROM nhi_assertion_ids WHERE expires_at <= $1`, now); err != nil {
+			return fmt.Errorf("forget expired assertion ids: %w", mapErr(err))
+		}
+		_, err := tx.w.ExecContext(ctx, `INSERT INTO nhi_assertion_ids (client_id, jti_hash, expires_at) VALUES ($1, $2, $3)`,
+			clientID, jtiHash, expiresAt)
+		if err != nil {
+			return fmt.Errorf("record assertion id of client %s: %w", clientID, mapErr(err))
+		}
+		return nil
+	})
+}
