@@ -756,3 +756,15 @@ CREATE TABLE nhi_assertion_ids (
     PRIMARY KEY (client_id, jti_hash)
 );
 CREATE INDEX nhi_assertion_ids_expiry ON nhi_assertion_ids (expires_at);
+
+-- How much each identity was used, per UTC day (days since 1970-01-01):
+-- tokens obtained, authentications refused, and introspections of its API
+-- keys. Read by the stats and the service accounts' metrics.
+CREATE TABLE nhi_usage (
+    nhi_id          TEXT NOT NULL REFERENCES nhi_identities (id) ON DELETE CASCADE,
+    day             BIGINT NOT NULL,
+    tokens          BIGINT NOT NULL DEFAULT 0,
+    failures        BIGINT NOT NULL DEFAULT 0,
+    introspections  BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (nhi_id, day)
+);

@@ -58,6 +58,9 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	if err != nil {
 		return nil, err
 	}
+	if cred := r.Client.(*oidcClient).nhiCredential; cred != nil {
+		s.a.countNHIUse(ctx, cred.NHIID, store.NHIUsage{Tokens: 1})
+	}
 	return op.NewResponse(&oidc.AccessTokenResponse{
 		AccessToken: token, TokenType: oidc.BearerToken,
 		ExpiresIn: uint64(exp.Sub(s.a.now()) / time.Second), Scope: strings.Fields(g.scopeParam()),

@@ -72,6 +72,7 @@ func (a *App) nhiRefusal(ctx context.Context, n *store.NHI, err error) error {
 		return nil
 	case errors.Is(err, identity.ErrNHIInactive), errors.Is(err, identity.ErrBadCredentials), errors.As(err, &bad):
 		a.log.InfoContext(ctx, "identity authentication refused", "identity", n.Name, "state", n.State, "err", err)
+		a.countNHIUse(ctx, n.ID, store.NHIUsage{Failures: 1})
 		return errClientAuth
 	}
 	return err
@@ -100,4 +101,12 @@ func checkCredentialScopes(cred *store.NHICredential, requested []string) error 
 		}
 	}
 	return nil
+}
+
+// countNHIUse counts a use of an identity. The count is not what the
+// request is for: a failure to write it is logged, and the request goes on.
+func (a *App) countNHIUse(ctx context.Context, nhiID string, u store.NHIUsage) {
+	if err := a.id.CountNHIUse(ctx, nhiID, u); err != nil {
+		a.log.ErrorContext(ctx, "count use of an identity", "identity", nhiID, "err", err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 )
@@ -348,6 +349,19 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}/credentials", authz.NHIRead, ni.ListCredentials)
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/revoke", authz.NHIWrite, ni.RevokeCredential)
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/rotate", authz.NHIWrite, ni.RotateCredential)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}/stats", authz.NHIRead, ni.Stats)
+	// Service accounts: the identities of kind service, through their API keys.
+	sa := nhi.ServiceAccount
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts", authz.NHIWrite, sa(ni.CreateIdentity))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts", authz.NHIRead, sa(ni.ListIdentities))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}", authz.NHIRead, sa(ni.GetIdentity))
+	admin(http.MethodPut, "/admin/realms/{realm}/service-accounts/{id}", authz.NHIWrite, sa(ni.UpdateIdentity))
+	admin(http.MethodDelete, "/admin/realms/{realm}/service-accounts/{id}", authz.NHIWrite, sa(ni.DeleteIdentity))
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys", authz.NHIWrite, sa(ni.CreateCredential))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}/api-keys", authz.NHIRead, sa(ni.ListCredentials))
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys/{keyId}/revoke", authz.NHIWrite, sa(ni.RevokeCredential))
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys/{keyId}/rotate", authz.NHIWrite, sa(ni.RotateCredential))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}/metrics", authz.NHIRead, sa(ni.Metrics))
 	return r
 }
 

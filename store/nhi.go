@@ -295,3 +295,44 @@ func (s *Store) UseAssertionID(ctx context.Context, clientID string, jtiHash []b
 		return nil
 	})
 }
+
+// NHIUsage is an identity's use on one UTC day.
+type NHIUsage struct {
+	Day            int64 // days since 1970-01-01
+	Tokens         int64
+	Failures       int64
+	Introspections int64
+}
+
+// AddNHIUsage adds u to the identity's counts of u.Day.
+func (s *Store) AddNHIUsage(ctx context.Context, nhiID string, u NHIUsage) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO nhi_usage (nhi_id, day, tokens, failures, introspections)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (nhi_id, day) DO UPDATE SET tokens = nhi_usage.tokens + excluded.tokens,
+			failures = nhi_usage.failures + excluded.failures, introspections = nhi_usage.introspections + excluded.introspections`,
+		nhiID, u.Day, u.Tokens, u.Failures, u.Introspections)
+	if err != nil {
+		return fmt.Errorf("count use of identity %s: %w", nhiID, mapErr(err))
+	}
+	return nil
+}
+
+// ListNHIUsage lists the identity's days of use from day from on, oldest
+// first; days without use are not listed.
+func (s *Store) ListNHIUsage(ctx context.Context, nhiID string, from int64) ([]NHIUsage, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT day, tokens, failures, introspections FROM nhi_usage
+		WHERE nhi_id = $1 AND day >= $2 ORDER BY day`, nhiID, from)
+	if err != nil {
+		return nil, fmt.Errorf("use of identity %s: %w", nhiID, mapErr(err))
+	}
+	defer rows.Close()
+	var out []NHIUsage
+	for rows.Next() {
+		var u NHIUsage
+		if err := rows.Scan(&u.Day, &u.Tokens, &u.Failures, &u.Introspections); err != nil {
+			return nil, mapErr(err)
+		}
+		out = append(out, u)
+	}
+	return out, mapErr(rows.Err())
+}

@@ -184,3 +184,13 @@ func (c *Core) CheckClientAssertion(ctx context.Context, n *store.NHI, tok *jwt.
 	}
 	return cred, c.recordNHIUse(ctx, n, cred, now.UnixMilli())
 }
+
+// CountNHIUse adds u to the identity's use of today (UTC).
+func (c *Core) CountNHIUse(ctx context.Context, nhiID string, u store.NHIUsage) error {
+	u.Day = NHIDay(c.now())
+	return c.store.AddNHIUsage(ctx, nhiID, u)
+}
+
+// NHIDay is the day of t as the usage counts keep it: days since
+// 1970-01-01, UTC.
+func NHIDay(t time.Time) int64 { return t.Unix() / 86400 }

@@ -84,10 +84,11 @@ func (s *Service) credential(r *http.Request) (*store.Realm, *store.NHI, *store.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	id := mux.Vars(r)["credentialId"]
+	v := viewOf(r)
+	id := mux.Vars(r)[v.credParam]
 	c, err := s.deps.Store.GetNHICredential(r.Context(), n.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, nil, apperr.NotFound("credential " + id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && v.credType != "" && c.Type != v.credType) {
+		return nil, nil, nil, apperr.NotFound(v.credWhat + " " + id)
 	}
 	return realm, n, c, err
 }
@@ -105,6 +106,12 @@ func (s *Service) CreateCredential(w http.ResponseWriter, r *http.Request) error
 	var body credentialCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
+	}
+	if v := viewOf(r); v.credType != "" {
+		if body.Type != nil && *body.Type != v.credType {
+			return apperr.Field("type", "must be %s here", v.credType)
+		}
+		body.Type = &v.credType
 	}
 	if body.Type == nil {
 		return apperr.Field("type", "is required: one of %s", strings.Join(identity.CredentialTypes, ", "))
@@ -265,7 +272,11 @@ func (s *Service) ListCredentials(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	list, err := s.deps.Store.ListNHICredentials(r.Context(), n.ID)
+	var types []string
+	if v := viewOf(r); v.credType != "" {
+		types = []string{v.credType}
+	}
+	list, err := s.deps.Store.ListNHICredentials(r.Context(), n.ID, types...)
 	if err != nil {
 		return err
 	}

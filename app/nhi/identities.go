@@ -68,7 +68,7 @@ type identityCreate struct {
 // CreateIdentity makes an identity with its backing client and
 // service-account user, in one transaction.
 func (s *Service) CreateIdentity(w http.ResponseWriter, r *http.Request) error {
-	return s.create(w, r, "")
+	return s.create(w, r, viewOf(r).kind)
 }
 
 // create makes an identity of the body's kind, or of kind when it is
@@ -183,7 +183,7 @@ func identityFilter(r *http.Request) (store.NHIFilter, error) {
 // ListIdentities lists the realm's identities by name, a page at a time,
 // filtered by kind, state, owner and a part of the name.
 func (s *Service) ListIdentities(w http.ResponseWriter, r *http.Request) error {
-	return s.list(w, r, "")
+	return s.list(w, r, viewOf(r).kind)
 }
 
 func (s *Service) list(w http.ResponseWriter, r *http.Request, kind string) error {

@@ -55,16 +55,53 @@ func New(d Deps) *Service { return &Service{deps: d} }
 
 func (s *Service) now() time.Time { return s.deps.Now() }
 
-// identity loads the realm and the identity the path's {id} names.
+// view is what a route shows of the identities: all of them, or (the
+// service accounts) those of one kind and their credentials of one type.
+type view struct {
+	kind      string // "" for every kind
+	credType  string // "" for every type
+	what      string // the resource's name in a 404
+	credWhat  string
+	credParam string // the path variable of a credential
+}
+
+var (
+	identitiesView      = view{what: "identity", credWhat: "credential", credParam: "credentialId"}
+	serviceAccountsView = view{kind: identity.NHIService, credType: identity.CredAPIKey, what: "service account",
+		credWhat: "API key", credParam: "keyId"}
+)
+
+type viewKey struct{}
+
+// viewOf is the view of the request's route: the identities' unless
+// ServiceAccount set the service accounts'.
+func viewOf(r *http.Request) view {
+	if v, ok := r.Context().Value(viewKey{}).(view); ok {
+		return v
+	}
+	return identitiesView
+}
+
+// ServiceAccount serves h as a route of the service accounts: the
+// identities of kind service, seen through their API keys.
+func ServiceAccount(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return h(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, serviceAccountsView)))
+	}
+}
+
+// identity loads the realm and the identity the path's {id} names, of
+// the view's kind.
 func (s *Service) identity(r *http.Request) (*store.Realm, *store.NHI, error) {
 	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return nil, nil, err
 	}
+	v := viewOf(r)
 	id := mux.Vars(r)["id"]
 	n, err := s.deps.Store.GetNHI(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("identity " + id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && v.kind != "" && n.Kind != v.kind) {
+		return nil, nil, apperr.NotFound(v.what + " " + id)
 	}
 	return realm, n, err
 }
