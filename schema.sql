@@ -768,3 +768,13 @@ CREATE TABLE nhi_usage (
     introspections  BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (nhi_id, day)
 );
+
+-- Each realm's internal certificate authority, made when it first signs
+-- an identity's certificate: its certificate (PEM) and its private key
+-- (PKCS #8 DER), sealed with the master key as the signing keys are.
+CREATE TABLE nhi_realm_cas (
+    realm_id     TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    certificate  TEXT NOT NULL,
+    private_key  BLOB NOT NULL,
+    created_at   BIGINT NOT NULL
+);

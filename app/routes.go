@@ -339,6 +339,7 @@ func (a *App) routes() *mux.Router {
 	ni := a.nhi
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi", authz.NHIWrite, ni.CreateIdentity)
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi", authz.NHIRead, ni.ListIdentities)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/device-certificates", authz.NHIWrite, ni.DeviceCertificate)
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}", authz.NHIRead, ni.GetIdentity)
 	admin(http.MethodPut, "/admin/realms/{realm}/nhi/{id}", authz.NHIWrite, ni.UpdateIdentity)
 	admin(http.MethodDelete, "/admin/realms/{realm}/nhi/{id}", authz.NHIWrite, ni.DeleteIdentity)
@@ -350,6 +351,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/revoke", authz.NHIWrite, ni.RevokeCredential)
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/rotate", authz.NHIWrite, ni.RotateCredential)
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}/stats", authz.NHIRead, ni.Stats)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/certificate", authz.NHIWrite, ni.IssueCertificate)
 	// Service accounts: the identities of kind service, through their API keys.
 	sa := nhi.ServiceAccount
 	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts", authz.NHIWrite, sa(ni.CreateIdentity))

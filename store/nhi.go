@@ -336,3 +336,40 @@ func (s *Store) ListNHIUsage(ctx context.Context, nhiID string, from int64) ([]N
 	}
 	return out, mapErr(rows.Err())
 }
+
+// RealmCA is a realm's internal certificate authority for its
+// identities' certificates.
+type RealmCA struct {
+	RealmID     string
+	Certificate string // PEM
+	PrivateKey  []byte // PKCS #8 DER; sealed in the database
+	CreatedAt   int64
+}
+
+func realmCAAAD(realmID string) string { return "nhi_realm_ca:" + realmID }
+
+// CreateRealmCA stores the realm's CA, sealing its private key; a realm
+// that has one already is a *ConflictError.
+func (s *Store) CreateRealmCA(ctx context.Context, ca *RealmCA) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO nhi_realm_cas (realm_id, certificate, private_key, created_at)
+		VALUES ($1, $2, $3, $4)`, ca.RealmID, ca.Certificate, s.seal(ca.PrivateKey, realmCAAAD(ca.RealmID)), ca.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("create CA of realm %s: %w", ca.RealmID, mapErr(err))
+	}
+	return nil
+}
+
+// GetRealmCA loads the realm's CA with its private key opened.
+func (s *Store) GetRealmCA(ctx context.Context, realmID string) (*RealmCA, error) {
+	ca := RealmCA{RealmID: realmID}
+	var sealed []byte
+	err := s.r.QueryRowContext(ctx, `SELECT certificate, private_key, created_at FROM nhi_realm_cas WHERE realm_id = $1`,
+		realmID).Scan(&ca.Certificate, &sealed, &ca.CreatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("CA of realm %s: %w", realmID, mapErr(err))
+	}
+	if ca.PrivateKey, err = s.open(sealed, realmCAAAD(realmID)); err != nil {
+		return nil, err
+	}
+	return &ca, nil
+}

@@ -144,7 +144,7 @@ func ParsePublicKey(raw json.RawMessage) (jose.JSONWebKey, error) {
 	if !key.IsPublic() {
 		return none, apperr.Field("publicKey", "is a private key: send only its public part")
 	}
-	if err := checkKeyStrength(key.Key); err != nil {
+	if err := checkKeyStrength("publicKey", key.Key); err != nil {
 		return none, err
 	}
 	if key.KeyID == "" {
@@ -184,21 +184,21 @@ func parsePEMPublicKey(text string) (any, error) {
 	return nil, apperr.Field("publicKey", "is a PEM %q block: send a PUBLIC KEY or a CERTIFICATE, never a private key", block.Type)
 }
 
-func checkKeyStrength(k any) error {
+func checkKeyStrength(field string, k any) error {
 	switch k := k.(type) {
 	case *rsa.PublicKey:
 		if k.N.BitLen() < minRSABits {
-			return apperr.Field("publicKey", "an RSA key must have at least %d bits", minRSABits)
+			return apperr.Field(field, "an RSA key must have at least %d bits", minRSABits)
 		}
 	case *ecdsa.PublicKey:
 		switch k.Curve {
 		case elliptic.P256(), elliptic.P384(), elliptic.P521():
 		default:
-			return apperr.Field("publicKey", "an EC key must be on P-256, P-384 or P-521")
+			return apperr.Field(field, "an EC key must be on P-256, P-384 or P-521")
 		}
 	case ed25519.PublicKey:
 	default:
-		return apperr.Field("publicKey", "must be an RSA, EC or Ed25519 key")
+		return apperr.Field(field, "must be an RSA, EC or Ed25519 key")
 	}
 	return nil
 }

@@ -3,12 +3,14 @@ package identity
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -161,4 +163,34 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FuzzParseCSR: a certificate request is accepted only when it parses,
+// its signature is by the key it names, and that key is of an accepted
+// type and strength; anything else is a 400 naming csr.
+func FuzzParseCSR(f *testing.F) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	rs, _ := rsa.GenerateKey(rand.Reader, 2048)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	for _, k := range []crypto.Signer{ec, rs, ed} {
+		der, _ := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "x"}}, k)
+		f.Add(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})))
+		der[len(der)-1] ^= 1
+		f.Add(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})))
+	}
+	f.Add("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, text string) {
+		csr, err := ParseCSR(text)
+		if err != nil {
+			var e *apperr.Error
+			if !errors.As(err, &e) || e.Status != 400 || e.Field != "csr" {
+				t.Fatalf("refusal %v, want a 400 on csr", err)
+			}
+			return
+		}
+		if csr.CheckSignature() != nil || checkKeyStrength("csr", csr.PublicKey) != nil {
+			t.Fatalf("accepted a CSR that does not hold: %+v", csr)
+		}
+	})
 }

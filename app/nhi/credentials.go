@@ -177,6 +177,11 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 			return credentialRep{}, err
 		}
 		c.PublicKey, c.KeyID = string(jwk), key.KeyID
+	case identity.CredCertificate:
+		// Made by IssueCertificate and DeviceCertificate, which fill it in.
+		if c.Certificate == "" {
+			return credentialRep{}, apperr.Field("type", "a certificate is issued by POST .../nhi/{id}/certificate")
+		}
 	default:
 		return credentialRep{}, apperr.Field("type", "must be one of %s", strings.Join(identity.CredentialTypes, ", "))
 	}
@@ -229,7 +234,10 @@ func checkRoom(r *http.Request, tx *store.Store, n *store.NHI, c *store.NHICrede
 		if rot == nil || o.ID != rot.oldID {
 			working++
 		}
-		if c.KeyID != "" && o.KeyID == c.KeyID {
+		// A certificate renewed for the same key is no ambiguity: either
+		// verifies what the other does.
+		sameCertifiedKey := c.Type == identity.CredCertificate && o.PublicKey == c.PublicKey
+		if c.KeyID != "" && o.KeyID == c.KeyID && !sameCertifiedKey {
 			return apperr.Conflict("publicKey", "identity %s already has a working key with kid %s", n.Name, c.KeyID)
 		}
 	}

@@ -14,6 +14,7 @@ package nhi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -105,6 +106,8 @@ func (s *Service) identity(r *http.Request) (*store.Realm, *store.NHI, error) {
 	}
 	return realm, n, err
 }
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
 // location is the URL of a resource just created under the request's
 // collection path.
