@@ -778,3 +778,26 @@ CREATE TABLE nhi_realm_cas (
     private_key  BLOB NOT NULL,
     created_at   BIGINT NOT NULL
 );
+
+-- The audit log of the identities: every state change, credential issued,
+-- rotated and revoked, and every use of a credential and refused
+-- authentication, with who did it and from where. A record outlives its
+-- identity (nhi_id is not a reference), so the log still tells what a
+-- deleted identity did; it goes with its realm, or with DELETE
+-- .../nhi/audit-logs.
+CREATE TABLE nhi_audit_logs (
+    id             TEXT PRIMARY KEY,   -- UUIDv7: ordered by time
+    realm_id       TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    time           BIGINT NOT NULL,
+    nhi_id         TEXT NOT NULL,
+    nhi_name       TEXT NOT NULL,
+    credential_id  TEXT NOT NULL DEFAULT '',
+    action         TEXT NOT NULL,
+    actor_type     TEXT NOT NULL,      -- api-key or user (an admin), identity (itself)
+    actor_id       TEXT NOT NULL DEFAULT '',
+    actor_name     TEXT NOT NULL DEFAULT '',
+    ip_address     TEXT NOT NULL DEFAULT '',
+    details        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX nhi_audit_logs_time ON nhi_audit_logs (realm_id, time);
+CREATE INDEX nhi_audit_logs_identity ON nhi_audit_logs (realm_id, nhi_id, time);

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net/http"
 	"slices"
 
 	"context"
@@ -28,7 +29,11 @@ func (a *App) authenticateNHI(ctx context.Context, c *store.Client, secret strin
 		return nil, nil, err
 	}
 	cred, err = a.id.CheckNHISecret(ctx, n, secret)
-	return n, cred, a.nhiRefusal(ctx, n, err)
+	if err := a.nhiRefusal(ctx, n, err); err != nil {
+		return n, nil, err
+	}
+	a.auditNHI(ctx, n, cred.ID, identity.AuditCredentialUse, cred.Type)
+	return n, cred, nil
 }
 
 // authenticateAssertion authenticates the client a client assertion comes
@@ -59,6 +64,7 @@ func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, cli
 	if err := a.nhiRefusal(ctx, n, err); err != nil {
 		return nil, nil, err
 	}
+	a.auditNHI(ctx, n, cred.ID, identity.AuditCredentialUse, "client assertion by "+cred.Type+" "+cred.KeyID)
 	return c, cred, nil
 }
 
@@ -73,6 +79,7 @@ func (a *App) nhiRefusal(ctx context.Context, n *store.NHI, err error) error {
 	case errors.Is(err, identity.ErrNHIInactive), errors.Is(err, identity.ErrBadCredentials), errors.As(err, &bad):
 		a.log.InfoContext(ctx, "identity authentication refused", "identity", n.Name, "state", n.State, "err", err)
 		a.countNHIUse(ctx, n.ID, store.NHIUsage{Failures: 1})
+		a.auditNHI(ctx, n, "", identity.AuditCredentialRefused, err.Error())
 		return errClientAuth
 	}
 	return err
@@ -108,5 +115,30 @@ func checkCredentialScopes(cred *store.NHICredential, requested []string) error 
 func (a *App) countNHIUse(ctx context.Context, nhiID string, u store.NHIUsage) {
 	if err := a.id.CountNHIUse(ctx, nhiID, u); err != nil {
 		a.log.ErrorContext(ctx, "count use of an identity", "identity", nhiID, "err", err)
+	}
+}
+
+// adminActor is the caller of an admin request as the identities' audit
+// log records it.
+func (a *App) adminActor(r *http.Request) identity.Actor {
+	act := identity.Actor{IP: a.clientIP(r)}
+	if p := principalFrom(r.Context()); p != nil {
+		act.Type, act.ID, act.Name = p.Kind, p.UserID, p.Username
+	}
+	return act
+}
+
+// identityActor is an identity acting itself at a protocol endpoint.
+func identityActor(ctx context.Context, n *store.NHI) identity.Actor {
+	ip, _ := ctx.Value(clientIPCtxKey{}).(string)
+	return identity.Actor{Type: identity.ActorIdentity, ID: n.ID, Name: n.Name, IP: ip}
+}
+
+// auditNHI records what an identity did at a protocol endpoint. As a
+// count, the record is not what the request is for: a failure to write
+// it is logged, and the request goes on.
+func (a *App) auditNHI(ctx context.Context, n *store.NHI, credID, action, details string) {
+	if err := a.id.AuditNHI(ctx, a.store, n, credID, action, identityActor(ctx, n), details); err != nil {
+		a.log.ErrorContext(ctx, "audit record of an identity", "identity", n.ID, "action", action, "err", err)
 	}
 }

@@ -194,7 +194,7 @@ var uncachedTables = []string{
 	"email_outbox", "action_tokens", "pending_logins", "account_deletions", "password_history", "login_failures",
 	"user_credentials", "recovery_codes", "webauthn_user_handles", "webauthn_ceremonies", "admin_token_revocations",
 	"admin_login_failures",
-	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage",
+	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
 }
 
 // revocationTables are the uncached tables an access token's standing is

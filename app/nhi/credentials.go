@@ -3,6 +3,7 @@ package nhi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -202,10 +203,14 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 		if err := tx.CreateNHICredential(r.Context(), c); err != nil {
 			return err
 		}
-		if rot != nil {
-			return markReplaced(r, tx, n, rot, c.ID, now)
+		if rot == nil {
+			return s.audit(r, tx, n, c.ID, identity.AuditCredentialIssue, c.Type)
 		}
-		return nil
+		if err := markReplaced(r, tx, n, rot, c.ID, now); err != nil {
+			return err
+		}
+		return s.audit(r, tx, n, c.ID, identity.AuditCredentialRotate,
+			fmt.Sprintf("replaces %s, which works %d s more", rot.oldID, int64(rot.grace/time.Second)))
 	})
 	if err != nil {
 		return credentialRep{}, err
@@ -304,7 +309,13 @@ func (s *Service) RevokeCredential(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	now := s.now().UnixMilli()
-	if err := s.deps.Store.RevokeNHICredential(r.Context(), n.ID, c.ID, now, ""); err != nil {
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := tx.RevokeNHICredential(r.Context(), n.ID, c.ID, now, ""); err != nil {
+			return err
+		}
+		return s.audit(r, tx, n, c.ID, identity.AuditCredentialRevoke, c.Type)
+	})
+	if err != nil {
 		return err
 	}
 	if c, err = s.deps.Store.GetNHICredential(r.Context(), n.ID, c.ID); err != nil {

@@ -117,8 +117,11 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 			return nameConflict(err, n)
 		}
 		created, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
+		if err != nil {
+			return err
+		}
 		n = created
-		return err
+		return s.audit(r, tx, n, "", identity.AuditCreate, "kind "+n.Kind)
 	})
 	if err != nil {
 		return err
@@ -239,7 +242,13 @@ func (s *Service) UpdateIdentity(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	n.UpdatedAt = s.now().UnixMilli()
-	if err := s.deps.Store.UpdateNHI(r.Context(), n); err != nil {
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := tx.UpdateNHI(r.Context(), n); err != nil {
+			return err
+		}
+		return s.audit(r, tx, n, "", identity.AuditUpdate, "")
+	})
+	if err != nil {
 		return err
 	}
 	return httpx.OK(w, toIdentityRep(n))
@@ -257,7 +266,13 @@ func (s *Service) DeleteIdentity(w http.ResponseWriter, r *http.Request) error {
 	if err := identity.CheckNHIWritable(n); err != nil {
 		return err
 	}
-	if err := s.deps.Store.DeleteClient(r.Context(), realm.ID, n.ClientID); err != nil {
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := tx.DeleteClient(r.Context(), realm.ID, n.ClientID); err != nil {
+			return err
+		}
+		return s.audit(r, tx, n, "", identity.AuditDelete, "")
+	})
+	if err != nil {
 		return err
 	}
 	return httpx.NoContent(w)
@@ -276,6 +291,9 @@ func (s *Service) Reactivate(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) Decommission(w http.ResponseWriter, r *http.Request) error {
 	return s.transition(w, r, identity.NHIDecommission)
 }
+
+var auditActions = map[string]string{identity.NHISuspend: identity.AuditSuspend, identity.NHIReactivate: identity.AuditReactivate,
+	identity.NHIDecommission: identity.AuditDecommission}
 
 // transition applies action. The backing client is enabled exactly when
 // the identity is active, so that a suspended or decommissioned identity's
@@ -310,6 +328,9 @@ func (s *Service) transition(w http.ResponseWriter, r *http.Request, action stri
 			if err := tx.RevokeNHICredentials(r.Context(), n.ID, now); err != nil {
 				return err
 			}
+		}
+		if err := s.audit(r, tx, n, "", auditActions[action], ""); err != nil {
+			return err
 		}
 		c, err := tx.GetClient(r.Context(), realm.ID, n.ClientID)
 		if err != nil {

@@ -44,6 +44,9 @@ type Deps struct {
 	// with the realm's standard scopes, so that its tokens carry roles, and
 	// its service-account user. A clientId taken is a 409 on "clientId".
 	NewClient func(ctx context.Context, tx *store.Store, realm *store.Realm, c *store.Client) error
+	// Caller is who makes an admin request and from where, for the audit
+	// log.
+	Caller func(r *http.Request) identity.Actor
 }
 
 // Service is the area's handlers.
@@ -105,6 +108,12 @@ func (s *Service) identity(r *http.Request) (*store.Realm, *store.NHI, error) {
 		return nil, nil, apperr.NotFound(v.what + " " + id)
 	}
 	return realm, n, err
+}
+
+// audit records action on n (and its credential credID) by the request's
+// caller, on q: the request's transaction, or the pool.
+func (s *Service) audit(r *http.Request, q *store.Store, n *store.NHI, credID, action, details string) error {
+	return s.deps.Core.AuditNHI(r.Context(), q, n, credID, action, s.deps.Caller(r), details)
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
