@@ -234,11 +234,11 @@ func (s *oidcServer) Keys(ctx context.Context, _ *op.Request[struct{}]) (_ *op.R
 func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (_ op.Client, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	var c *store.Client
-	var cred *store.NHICredential
+	var use *nhiUse
 	if r.Data.ClientAssertion != "" {
-		c, cred, err = s.a.authenticateAssertion(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientAssertion)
+		c, use, err = s.a.authenticateAssertion(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientAssertion)
 	} else {
-		c, cred, err = s.a.authenticateClientCredential(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
+		c, use, err = s.a.authenticateClientCredential(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
 	}
 	if err != nil {
 		if typ := grantErrorEvents[oidc.GrantType(r.Form.Get("grant_type"))]; typ != "" {
@@ -247,7 +247,12 @@ func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCr
 		return nil, err
 	}
 	oc := s.a.oidcClient(realmFrom(ctx), c)
-	oc.nhiCredential = cred
+	oc.nhi = use
+	// A grant records the use with what it gave; elsewhere it is recorded
+	// here.
+	if use != nil && oidc.GrantType(r.Form.Get("grant_type")) != oidc.GrantTypeClientCredentials {
+		s.a.recordNHIUse(ctx, use, store.NHIUsage{})
+	}
 	return oc, nil
 }
 
@@ -349,9 +354,8 @@ func (a *App) authenticateClient(ctx context.Context, realm *store.Realm, client
 }
 
 // authenticateClientCredential authenticates a client by its secret, and
-// says which credential of a non-human identity authenticated it, if one
-// did.
-func (a *App) authenticateClientCredential(ctx context.Context, realm *store.Realm, clientID, secret string) (*store.Client, *store.NHICredential, error) {
+// says which non-human identity and credential authenticated, if one did.
+func (a *App) authenticateClientCredential(ctx context.Context, realm *store.Realm, clientID, secret string) (*store.Client, *nhiUse, error) {
 	if clientID == "" {
 		return nil, nil, errClientAuth
 	}
@@ -364,8 +368,8 @@ func (a *App) authenticateClientCredential(ctx context.Context, realm *store.Rea
 	if !c.Enabled {
 		return nil, nil, errClientAuth
 	}
-	if n, cred, err := a.authenticateNHI(ctx, c, secret); n != nil || err != nil {
-		return c, cred, err
+	if use, err := a.authenticateNHI(ctx, c, secret); use != nil || err != nil {
+		return c, use, err
 	}
 	switch {
 	case c.ClientType == identity.ClientPublic:

@@ -46,8 +46,18 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	if !user.Enabled {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the client's service account is disabled")
 	}
-	if err := checkCredentialScopes(r.Client.(*oidcClient).nhiCredential, r.Data.Scope); err != nil {
-		return nil, err
+	if use := r.Client.(*oidcClient).nhi; use != nil {
+		// The use is recorded whatever the outcome, the token with it.
+		defer func() {
+			u := store.NHIUsage{}
+			if err == nil {
+				u.Tokens = 1
+			}
+			s.a.recordNHIUse(ctx, use, u)
+		}()
+		if err := checkCredentialScopes(use.cred, r.Data.Scope); err != nil {
+			return nil, err
+		}
 	}
 	scopes, err := s.a.grantScopes(ctx, realm, client, r.Data.Scope)
 	if err != nil {
@@ -57,9 +67,6 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	token, _, exp, err := s.a.accessToken(ctx, g)
 	if err != nil {
 		return nil, err
-	}
-	if cred := r.Client.(*oidcClient).nhiCredential; cred != nil {
-		s.a.countNHIUse(ctx, cred.NHIID, store.NHIUsage{Tokens: 1})
 	}
 	return op.NewResponse(&oidc.AccessTokenResponse{
 		AccessToken: token, TokenType: oidc.BearerToken,

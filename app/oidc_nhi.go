@@ -18,27 +18,32 @@ import (
 // client secret, or a client assertion signed by one of its keys
 // (private_key_jwt, RFC 7523). Any refusal is the one invalid_client.
 
+// nhiUse is an identity that authenticated, and with which credential.
+type nhiUse struct {
+	n    *store.NHI
+	cred *store.NHICredential
+}
+
 // authenticateNHI checks the secret of a client that backs an identity;
-// n is nil for a client that backs none, which the caller checks as any
-// other client.
-func (a *App) authenticateNHI(ctx context.Context, c *store.Client, secret string) (n *store.NHI, cred *store.NHICredential, err error) {
-	n, err = a.store.GetNHIByClient(ctx, c.ID)
+// it answers nil for a client that backs none, which the caller checks as
+// any other client.
+func (a *App) authenticateNHI(ctx context.Context, c *store.Client, secret string) (*nhiUse, error) {
+	n, err := a.store.GetNHIByClient(ctx, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, nil
+		return nil, nil
 	} else if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cred, err = a.id.CheckNHISecret(ctx, n, secret)
+	cred, err := a.id.CheckNHISecret(ctx, n, secret)
 	if err := a.nhiRefusal(ctx, n, err); err != nil {
-		return n, nil, err
+		return nil, err
 	}
-	a.auditNHI(ctx, n, cred.ID, identity.AuditCredentialUse, cred.Type)
-	return n, cred, nil
+	return &nhiUse{n: n, cred: cred}, nil
 }
 
 // authenticateAssertion authenticates the client a client assertion comes
 // from; clientID, when the form names one too, must be that client.
-func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, clientID, assertion string) (*store.Client, *store.NHICredential, error) {
+func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, clientID, assertion string) (*store.Client, *nhiUse, error) {
 	tok, sub, err := identity.AssertionSubject(assertion)
 	if err != nil || (clientID != "" && clientID != sub) {
 		a.log.InfoContext(ctx, "client assertion refused", "realm", realm.Name, "client", clientID, "err", err)
@@ -64,8 +69,7 @@ func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, cli
 	if err := a.nhiRefusal(ctx, n, err); err != nil {
 		return nil, nil, err
 	}
-	a.auditNHI(ctx, n, cred.ID, identity.AuditCredentialUse, "client assertion by "+cred.Type+" "+cred.KeyID)
-	return c, cred, nil
+	return c, &nhiUse{n: n, cred: cred}, nil
 }
 
 // nhiRefusal is err as the token endpoint answers it: a refusal of the
@@ -78,8 +82,9 @@ func (a *App) nhiRefusal(ctx context.Context, n *store.NHI, err error) error {
 		return nil
 	case errors.Is(err, identity.ErrNHIInactive), errors.Is(err, identity.ErrBadCredentials), errors.As(err, &bad):
 		a.log.InfoContext(ctx, "identity authentication refused", "identity", n.Name, "state", n.State, "err", err)
-		a.countNHIUse(ctx, n.ID, store.NHIUsage{Failures: 1})
-		a.auditNHI(ctx, n, "", identity.AuditCredentialRefused, err.Error())
+		if err := a.id.RecordNHIRefusal(ctx, n, identityActor(ctx, n), err.Error()); err != nil {
+			a.log.ErrorContext(ctx, "refusal of an identity not recorded", "identity", n.ID, "err", err)
+		}
 		return errClientAuth
 	}
 	return err
@@ -110,14 +115,6 @@ func checkCredentialScopes(cred *store.NHICredential, requested []string) error 
 	return nil
 }
 
-// countNHIUse counts a use of an identity. The count is not what the
-// request is for: a failure to write it is logged, and the request goes on.
-func (a *App) countNHIUse(ctx context.Context, nhiID string, u store.NHIUsage) {
-	if err := a.id.CountNHIUse(ctx, nhiID, u); err != nil {
-		a.log.ErrorContext(ctx, "count use of an identity", "identity", nhiID, "err", err)
-	}
-}
-
 // adminActor is the caller of an admin request as the identities' audit
 // log records it.
 func (a *App) adminActor(r *http.Request) identity.Actor {
@@ -134,11 +131,15 @@ func identityActor(ctx context.Context, n *store.NHI) identity.Actor {
 	return identity.Actor{Type: identity.ActorIdentity, ID: n.ID, Name: n.Name, IP: ip}
 }
 
-// auditNHI records what an identity did at a protocol endpoint. As a
-// count, the record is not what the request is for: a failure to write
+// recordNHIUse records a use of an identity's credential; u counts what
+// it got. The record is not what the request is for: a failure to write
 // it is logged, and the request goes on.
-func (a *App) auditNHI(ctx context.Context, n *store.NHI, credID, action, details string) {
-	if err := a.id.AuditNHI(ctx, a.store, n, credID, action, identityActor(ctx, n), details); err != nil {
-		a.log.ErrorContext(ctx, "audit record of an identity", "identity", n.ID, "action", action, "err", err)
+func (a *App) recordNHIUse(ctx context.Context, use *nhiUse, u store.NHIUsage) {
+	details := use.cred.Type
+	if use.cred.KeyID != "" {
+		details += " " + use.cred.KeyID
+	}
+	if err := a.id.RecordNHIUse(ctx, use.n, use.cred, u, identityActor(ctx, use.n), details); err != nil {
+		a.log.ErrorContext(ctx, "use of an identity not recorded", "identity", use.n.ID, "err", err)
 	}
 }

@@ -80,21 +80,46 @@ func (c *Core) CheckNHISecret(ctx context.Context, n *store.NHI, secret string) 
 	if match == nil || CredentialState(match, now) != CredActive {
 		return nil, ErrBadCredentials
 	}
-	return match, c.recordNHIUse(ctx, n, match, now)
+	return match, nil
 }
 
-// recordNHIUse records, to the minute, that n used cred at now.
-func (c *Core) recordNHIUse(ctx context.Context, n *store.NHI, cred *store.NHICredential, now int64) error {
-	stale := func(t int64) bool { return now-t >= lastUsedPrecision.Milliseconds() }
-	if stale(cred.LastUsedAt) {
-		if err := c.store.TouchNHICredential(ctx, cred.ID, now); err != nil {
+// RecordNHIUse records that n authenticated with cred, in one transaction,
+// so that a use costs one commit: the audit record, the count u of the
+// day, and the last use of the credential and the identity, to the
+// minute.
+func (c *Core) RecordNHIUse(ctx context.Context, n *store.NHI, cred *store.NHICredential, u store.NHIUsage, actor Actor, details string) error {
+	now := c.now()
+	u.Day = NHIDay(now)
+	stale := func(t int64) bool { return now.UnixMilli()-t >= lastUsedPrecision.Milliseconds() }
+	return c.store.Tx(ctx, func(tx *store.Store) error {
+		if stale(cred.LastUsedAt) {
+			if err := tx.TouchNHICredential(ctx, cred.ID, now.UnixMilli()); err != nil {
+				return err
+			}
+		}
+		if stale(n.LastUsedAt) {
+			if err := tx.TouchNHI(ctx, n.ID, now.UnixMilli()); err != nil {
+				return err
+			}
+		}
+		if u != (store.NHIUsage{Day: u.Day}) {
+			if err := tx.AddNHIUsage(ctx, n.ID, u); err != nil {
+				return err
+			}
+		}
+		return c.AuditNHI(ctx, tx, n, cred.ID, AuditCredentialUse, actor, details)
+	})
+}
+
+// RecordNHIRefusal records a refused authentication as n, in one
+// transaction: the audit record with its reason, and the day's count.
+func (c *Core) RecordNHIRefusal(ctx context.Context, n *store.NHI, actor Actor, reason string) error {
+	return c.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.AddNHIUsage(ctx, n.ID, store.NHIUsage{Day: NHIDay(c.now()), Failures: 1}); err != nil {
 			return err
 		}
-	}
-	if stale(n.LastUsedAt) {
-		return c.store.TouchNHI(ctx, n.ID, now)
-	}
-	return nil
+		return c.AuditNHI(ctx, tx, n, "", AuditCredentialRefused, actor, reason)
+	})
 }
 
 // AssertionSubject is the client an assertion says it comes from (its
@@ -182,13 +207,7 @@ func (c *Core) CheckClientAssertion(ctx context.Context, n *store.NHI, tok *jwt.
 	} else if err != nil {
 		return nil, err
 	}
-	return cred, c.recordNHIUse(ctx, n, cred, now.UnixMilli())
-}
-
-// CountNHIUse adds u to the identity's use of today (UTC).
-func (c *Core) CountNHIUse(ctx context.Context, nhiID string, u store.NHIUsage) error {
-	u.Day = NHIDay(c.now())
-	return c.store.AddNHIUsage(ctx, nhiID, u)
+	return cred, nil
 }
 
 // NHIDay is the day of t as the usage counts keep it: days since
