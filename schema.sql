@@ -967,3 +967,110 @@ CREATE TABLE scim_groups (
     modified_at  BIGINT NOT NULL
 );
 CREATE INDEX scim_groups_external ON scim_groups (realm_id, external_id);
+
+-- version 20
+-- Non-human identities (docs/nhi.md): services, workloads, devices, bots
+-- and AI agents. Each is backed by a confidential client with the
+-- client_credentials grant, whose clientId is the identity's name, and so
+-- by that client's service-account user, which holds its roles. The
+-- client itself has no secret: the identity's credentials authenticate it.
+-- Deleting the client deletes the identity and its credentials.
+CREATE TABLE nhi_identities (
+    id            TEXT PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_id     TEXT NOT NULL UNIQUE REFERENCES clients (id) ON DELETE CASCADE,
+    kind          TEXT NOT NULL,   -- service, workload, device, bot, ai_agent
+    name          TEXT NOT NULL,
+    description   TEXT NOT NULL DEFAULT '',
+    owner_type    TEXT NOT NULL DEFAULT '',   -- user or group; '' for none
+    owner_id      TEXT NOT NULL DEFAULT '',
+    metadata      TEXT NOT NULL DEFAULT '{}', -- a JSON object of strings
+    state         TEXT NOT NULL,   -- active, suspended, decommissioned
+    created_at    BIGINT NOT NULL, -- Unix milliseconds, as every time below
+    updated_at    BIGINT NOT NULL,
+    last_used_at  BIGINT,          -- the last token obtained; NULL: never
+    UNIQUE (realm_id, name)
+);
+CREATE INDEX nhi_identities_realm ON nhi_identities (realm_id, kind, name);
+
+-- An identity's credentials, several at once. A secret or an API key is
+-- kept only as its SHA-256 (it is 256 random bits); an API key's prefix is
+-- kept in clear to find it and to show it. A credential works from its
+-- creation until expires_at and until revoked_at, whichever comes first;
+-- a rotation with a grace period sets revoked_at in the future.
+CREATE TABLE nhi_credentials (
+    id            TEXT PRIMARY KEY,
+    realm_id      TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    nhi_id        TEXT NOT NULL REFERENCES nhi_identities (id) ON DELETE CASCADE,
+    type          TEXT NOT NULL,   -- client_secret, api_key, public_key, certificate
+    name          TEXT NOT NULL DEFAULT '',
+    prefix        TEXT NOT NULL DEFAULT '',
+    secret_hash   BLOB,
+    public_key    TEXT NOT NULL DEFAULT '',   -- a public JWK (public_key, certificate)
+    key_id        TEXT NOT NULL DEFAULT '',   -- the JWK's kid
+    certificate   TEXT NOT NULL DEFAULT '',   -- PEM
+    scopes        TEXT NOT NULL DEFAULT '[]',
+    created_at    BIGINT NOT NULL,
+    expires_at    BIGINT,          -- NULL: never
+    revoked_at    BIGINT,          -- NULL: not revoked
+    last_used_at  BIGINT,
+    replaced_by   TEXT NOT NULL DEFAULT ''    -- the credential a rotation issued in its place
+);
+CREATE INDEX nhi_credentials_identity ON nhi_credentials (nhi_id, created_at);
+CREATE UNIQUE INDEX nhi_credentials_prefix ON nhi_credentials (realm_id, prefix) WHERE prefix != '';
+
+-- The jti of every client assertion (RFC 7523) accepted, until the
+-- assertion expires, so that none is accepted twice (§3 item 7). Only the
+-- SHA-256 of the jti is kept: a fixed length, whatever was sent.
+CREATE TABLE nhi_assertion_ids (
+    client_id   TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    jti_hash    BLOB NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    PRIMARY KEY (client_id, jti_hash)
+);
+CREATE INDEX nhi_assertion_ids_expiry ON nhi_assertion_ids (expires_at);
+
+-- How much each identity was used, per UTC day (days since 1970-01-01):
+-- tokens obtained, authentications refused, and introspections of its API
+-- keys. Read by the stats and the service accounts' metrics.
+CREATE TABLE nhi_usage (
+    nhi_id          TEXT NOT NULL REFERENCES nhi_identities (id) ON DELETE CASCADE,
+    day             BIGINT NOT NULL,
+    tokens          BIGINT NOT NULL DEFAULT 0,
+    failures        BIGINT NOT NULL DEFAULT 0,
+    introspections  BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (nhi_id, day)
+);
+
+-- Each realm's internal certificate authority, made when it first signs
+-- an identity's certificate: its certificate (PEM) and its private key
+-- (PKCS #8 DER), sealed with the master key as the signing keys are.
+CREATE TABLE nhi_realm_cas (
+    realm_id     TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    certificate  TEXT NOT NULL,
+    private_key  BLOB NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+
+-- The audit log of the identities: every state change, credential issued,
+-- rotated and revoked, and every use of a credential and refused
+-- authentication, with who did it and from where. A record outlives its
+-- identity (nhi_id is not a reference), so the log still tells what a
+-- deleted identity did; it goes with its realm, or with DELETE
+-- .../nhi/audit-logs.
+CREATE TABLE nhi_audit_logs (
+    id             TEXT PRIMARY KEY,   -- UUIDv7: ordered by time
+    realm_id       TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    time           BIGINT NOT NULL,
+    nhi_id         TEXT NOT NULL,
+    nhi_name       TEXT NOT NULL,
+    credential_id  TEXT NOT NULL DEFAULT '',
+    action         TEXT NOT NULL,
+    actor_type     TEXT NOT NULL,      -- api-key or user (an admin), identity (itself)
+    actor_id       TEXT NOT NULL DEFAULT '',
+    actor_name     TEXT NOT NULL DEFAULT '',
+    ip_address     TEXT NOT NULL DEFAULT '',
+    details        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX nhi_audit_logs_time ON nhi_audit_logs (realm_id, time);
+CREATE INDEX nhi_audit_logs_identity ON nhi_audit_logs (realm_id, nhi_id, time);

@@ -168,21 +168,27 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if c.ClientType == identity.ClientConfidential {
 		secret, c.SecretHash = identity.NewClientSecret()
 	}
-	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := tx.CreateClient(r.Context(), &c); err != nil {
-			return clientConflict(err, &c)
-		}
-		if err := linkNewClientScopes(r.Context(), tx, &c); err != nil {
-			return err
-		}
-		return a.id.SyncServiceAccount(r.Context(), tx, realm, &c)
-	})
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error { return a.storeNewClient(r.Context(), tx, realm, &c) })
 	if err != nil {
 		return err
 	}
 	rep := toClientRep(&c)
 	rep.Secret = secret
 	return httpx.Created(w, a.childURL(r, c.ClientID), rep)
+}
+
+// storeNewClient stores a validated new client on tx with the realm's
+// standard scopes and, when it has the client_credentials grant, its
+// service-account user. The non-human identities make their backing
+// clients with it too.
+func (a *App) storeNewClient(ctx context.Context, tx *store.Store, realm *store.Realm, c *store.Client) error {
+	if err := tx.CreateClient(ctx, c); err != nil {
+		return clientConflict(err, c)
+	}
+	if err := linkNewClientScopes(ctx, tx, c); err != nil {
+		return err
+	}
+	return a.id.SyncServiceAccount(ctx, tx, realm, c)
 }
 
 // listClients lists a realm's clients by clientId; ?clientId= keeps only

@@ -21,6 +21,7 @@ import (
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -78,6 +79,7 @@ type App struct {
 	broker        *broker.Service
 	ldap          *ldapfed.Service // LDAP user federation
 	scim          *scim.Service
+	nhi           *nhi.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -120,6 +122,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.broker = broker.New(a.brokerDeps())
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
+	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
+		NewClient: a.storeNewClient, Caller: a.adminActor})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

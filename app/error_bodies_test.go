@@ -131,6 +131,14 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"user federation: a bad provider", http.MethodPost, "/admin/realms/acme/user-federation",
 			map[string]any{"name": "x", "providerType": "ldap", "connectionUrl": "ldap://'%00"}, nil, false, api},
 		{"user federation: unknown provider", http.MethodPost, "/admin/realms/acme/user-federation/" + uuid.NewString() + "/sync", nil, nil, false, api},
+		{"identity named as a taken clientId", http.MethodPost, "/admin/realms/acme/nhi", map[string]any{"kind": "service", "name": "web"}, nil, false, api},
+		{"identity of an unknown kind", http.MethodPost, "/admin/realms/acme/nhi", map[string]any{"kind": "robot", "name": "r2"}, nil, false, api},
+		{"unknown identity", http.MethodGet, "/admin/realms/acme/nhi/" + uuid.NewString(), nil, nil, false, api},
+		{"API key of an unknown service account", http.MethodPost, "/admin/realms/acme/service-accounts/" + uuid.NewString() + "/api-keys",
+			map[string]any{}, nil, false, api},
+		{"token with a forged client assertion", http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+			"grant_type=client_credentials&client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer&client_assertion=a.b.c",
+			[]string{form}, true, oauth},
 
 		// The account: JSON to an API caller, pages to a browser.
 		{"account API: an email another account holds", http.MethodPost, "/realms/acme/account/profile",

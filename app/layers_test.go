@@ -35,11 +35,12 @@ func TestLayers(t *testing.T) {
 		{"app/saml", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui", testSupport}},
 		{"app/broker", []string{module + "/app", module + "/app/events", module + "/app/loadtest", testSupport}},
 		{"app/scim", []string{module + "/app", module + "/app/loadtest", module + "/app/events", module + "/ui", testSupport}},
+		{"app/nhi", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},
 		// Below app and the modules, whose own tests import it.
 		{"app/apptest", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui",
-			module + "/app/scim", module + "/app/saml"}},
+			module + "/app/scim", module + "/app/saml", module + "/app/nhi"}},
 		// The identity core: rules, no HTTP.
 		{"app/identity", httpPackages},
 		// A leaf: the standard library and the error vocabulary only.

@@ -189,29 +189,30 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 		return nil, err
 	}
 	return op.NewResponse(&oidc.DiscoveryConfiguration{
-		Issuer:                                    iss,
-		AuthorizationEndpoint:                     oidcEndpoints.Authorization.Absolute(iss),
-		TokenEndpoint:                             oidcEndpoints.Token.Absolute(iss),
-		IntrospectionEndpoint:                     oidcEndpoints.Introspection.Absolute(iss),
-		RevocationEndpoint:                        oidcEndpoints.Revocation.Absolute(iss),
-		UserinfoEndpoint:                          oidcEndpoints.Userinfo.Absolute(iss),
-		DeviceAuthorizationEndpoint:               oidcEndpoints.DeviceAuthorization.Absolute(iss),
-		EndSessionEndpoint:                        oidcEndpoints.EndSession.Absolute(iss),
-		BackChannelLogoutSupported:                true,
-		BackChannelLogoutSessionSupported:         true,
-		JwksURI:                                   oidcEndpoints.JwksURI.Absolute(iss),
-		ScopesSupported:                           scopeNames,
-		ResponseTypesSupported:                    []string{string(oidc.ResponseTypeCode)},
-		ResponseModesSupported:                    []string{"query", "fragment", "form_post"},
-		GrantTypesSupported:                       grantsSupported,
-		SubjectTypesSupported:                     []string{"public"},
-		IDTokenSigningAlgValuesSupported:          []string{string(key.Algorithm)},
-		TokenEndpointAuthMethodsSupported:         []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost, oidc.AuthMethodNone},
-		IntrospectionEndpointAuthMethodsSupported: []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost},
-		ClaimsSupported:                           sortedUnique(claims),
-		CodeChallengeMethodsSupported:             []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256},
-		ACRValuesSupported:                        acrValuesSupported,
-		UILocalesSupported:                        oidc.ParseLocales(s.a.messages.Tags()), // the pages' languages
+		Issuer:                                     iss,
+		AuthorizationEndpoint:                      oidcEndpoints.Authorization.Absolute(iss),
+		TokenEndpoint:                              oidcEndpoints.Token.Absolute(iss),
+		IntrospectionEndpoint:                      oidcEndpoints.Introspection.Absolute(iss),
+		RevocationEndpoint:                         oidcEndpoints.Revocation.Absolute(iss),
+		UserinfoEndpoint:                           oidcEndpoints.Userinfo.Absolute(iss),
+		DeviceAuthorizationEndpoint:                oidcEndpoints.DeviceAuthorization.Absolute(iss),
+		EndSessionEndpoint:                         oidcEndpoints.EndSession.Absolute(iss),
+		BackChannelLogoutSupported:                 true,
+		BackChannelLogoutSessionSupported:          true,
+		JwksURI:                                    oidcEndpoints.JwksURI.Absolute(iss),
+		ScopesSupported:                            scopeNames,
+		ResponseTypesSupported:                     []string{string(oidc.ResponseTypeCode)},
+		ResponseModesSupported:                     []string{"query", "fragment", "form_post"},
+		GrantTypesSupported:                        grantsSupported,
+		SubjectTypesSupported:                      []string{"public"},
+		IDTokenSigningAlgValuesSupported:           []string{string(key.Algorithm)},
+		TokenEndpointAuthMethodsSupported:          []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost, oidc.AuthMethodNone, oidc.AuthMethodPrivateKeyJWT},
+		TokenEndpointAuthSigningAlgValuesSupported: assertionAlgorithms(),
+		IntrospectionEndpointAuthMethodsSupported:  []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost},
+		ClaimsSupported:                            sortedUnique(claims),
+		CodeChallengeMethodsSupported:              []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256},
+		ACRValuesSupported:                         acrValuesSupported,
+		UILocalesSupported:                         oidc.ParseLocales(s.a.messages.Tags()), // the pages' languages
 	}), nil
 }
 
@@ -232,14 +233,27 @@ func (s *oidcServer) Keys(ctx context.Context, _ *op.Request[struct{}]) (_ *op.R
 // their clientId alone. Every failure is the same invalid_client.
 func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (_ op.Client, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	c, err := s.a.authenticateClient(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
+	var c *store.Client
+	var use *nhiUse
+	if r.Data.ClientAssertion != "" {
+		c, use, err = s.a.authenticateAssertion(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientAssertion)
+	} else {
+		c, use, err = s.a.authenticateClientCredential(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
+	}
 	if err != nil {
 		if typ := grantErrorEvents[oidc.GrantType(r.Form.Get("grant_type"))]; typ != "" {
 			s.a.loginEvent(ctx, realmFrom(ctx), store.LoginEvent{Type: typ, ClientID: r.Data.ClientID, Error: "invalid_client"})
 		}
 		return nil, err
 	}
-	return s.a.oidcClient(realmFrom(ctx), c), nil
+	oc := s.a.oidcClient(realmFrom(ctx), c)
+	oc.nhi = use
+	// A grant records the use with what it gave; elsewhere it is recorded
+	// here.
+	if use != nil && oidc.GrantType(r.Form.Get("grant_type")) != oidc.GrantTypeClientCredentials {
+		s.a.recordNHIUse(ctx, use, store.NHIUsage{})
+	}
+	return oc, nil
 }
 
 // grantErrorEvents is the login event a failed client authentication
@@ -335,24 +349,35 @@ func oauthErrorOf(e *apperr.Error) *oidc.Error {
 }
 
 func (a *App) authenticateClient(ctx context.Context, realm *store.Realm, clientID, secret string) (*store.Client, error) {
+	c, _, err := a.authenticateClientCredential(ctx, realm, clientID, secret)
+	return c, err
+}
+
+// authenticateClientCredential authenticates a client by its secret, and
+// says which non-human identity and credential authenticated, if one did.
+func (a *App) authenticateClientCredential(ctx context.Context, realm *store.Realm, clientID, secret string) (*store.Client, *nhiUse, error) {
 	if clientID == "" {
-		return nil, errClientAuth
+		return nil, nil, errClientAuth
 	}
 	c, err := a.cachedClient(ctx, realm.ID, clientID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errClientAuth
+		return nil, nil, errClientAuth
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if !c.Enabled {
+		return nil, nil, errClientAuth
+	}
+	if use, err := a.authenticateNHI(ctx, c, secret); use != nil || err != nil {
+		return c, use, err
 	}
 	switch {
-	case !c.Enabled:
-		return nil, errClientAuth
 	case c.ClientType == identity.ClientPublic:
 		if secret != "" {
-			return nil, errClientAuth
+			return nil, nil, errClientAuth
 		}
 	case !identity.CheckClientSecret(c, secret):
-		return nil, errClientAuth
+		return nil, nil, errClientAuth
 	}
-	return c, nil
+	return c, nil, nil
 }

@@ -16,6 +16,9 @@ type oidcClient struct {
 	c       *store.Client
 	realm   *store.Realm
 	baseURL string
+	// nhi is the non-human identity and credential that authenticated the
+	// client, if one did: an API key's scopes bound what it may ask for.
+	nhi *nhiUse
 }
 
 var _ op.Client = (*oidcClient)(nil)

@@ -46,6 +46,19 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	if !user.Enabled {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the client's service account is disabled")
 	}
+	if use := r.Client.(*oidcClient).nhi; use != nil {
+		// The use is recorded whatever the outcome, the token with it.
+		defer func() {
+			u := store.NHIUsage{}
+			if err == nil {
+				u.Tokens = 1
+			}
+			s.a.recordNHIUse(ctx, use, u)
+		}()
+		if err := checkCredentialScopes(use.cred, r.Data.Scope); err != nil {
+			return nil, err
+		}
+	}
 	scopes, err := s.a.grantScopes(ctx, realm, client, r.Data.Scope)
 	if err != nil {
 		return nil, err

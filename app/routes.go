@@ -11,6 +11,7 @@ import (
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 )
@@ -412,6 +413,38 @@ func (a *App) routes() *mux.Router {
 	scimEndpoint(http.MethodPut, scimGroup1, sc.ReplaceGroup)
 	scimEndpoint(http.MethodPatch, scimGroup1, sc.PatchGroup)
 	scimEndpoint(http.MethodDelete, scimGroup1, sc.DeleteGroup)
+
+	// Non-human identities (the module app/nhi).
+	ni := a.nhi
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi", authz.NHIWrite, ni.CreateIdentity)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi", authz.NHIRead, ni.ListIdentities)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/device-certificates", authz.NHIWrite, ni.DeviceCertificate)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/audit-logs", authz.NHIRead, ni.ListAuditLogs)
+	admin(http.MethodDelete, "/admin/realms/{realm}/nhi/audit-logs", authz.NHIWrite, ni.DeleteAuditLogs)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}", authz.NHIRead, ni.GetIdentity)
+	admin(http.MethodPut, "/admin/realms/{realm}/nhi/{id}", authz.NHIWrite, ni.UpdateIdentity)
+	admin(http.MethodDelete, "/admin/realms/{realm}/nhi/{id}", authz.NHIWrite, ni.DeleteIdentity)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/suspend", authz.NHIWrite, ni.Suspend)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/reactivate", authz.NHIWrite, ni.Reactivate)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/decommission", authz.NHIWrite, ni.Decommission)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials", authz.NHIWrite, ni.CreateCredential)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}/credentials", authz.NHIRead, ni.ListCredentials)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/revoke", authz.NHIWrite, ni.RevokeCredential)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/credentials/{credentialId}/rotate", authz.NHIWrite, ni.RotateCredential)
+	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}/stats", authz.NHIRead, ni.Stats)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/{id}/certificate", authz.NHIWrite, ni.IssueCertificate)
+	// Service accounts: the identities of kind service, through their API keys.
+	sa := nhi.ServiceAccount
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts", authz.NHIWrite, sa(ni.CreateIdentity))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts", authz.NHIRead, sa(ni.ListIdentities))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}", authz.NHIRead, sa(ni.GetIdentity))
+	admin(http.MethodPut, "/admin/realms/{realm}/service-accounts/{id}", authz.NHIWrite, sa(ni.UpdateIdentity))
+	admin(http.MethodDelete, "/admin/realms/{realm}/service-accounts/{id}", authz.NHIWrite, sa(ni.DeleteIdentity))
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys", authz.NHIWrite, sa(ni.CreateCredential))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}/api-keys", authz.NHIRead, sa(ni.ListCredentials))
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys/{keyId}/revoke", authz.NHIWrite, sa(ni.RevokeCredential))
+	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys/{keyId}/rotate", authz.NHIWrite, sa(ni.RotateCredential))
+	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}/metrics", authz.NHIRead, sa(ni.Metrics))
 	return r
 }
 

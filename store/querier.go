@@ -195,6 +195,7 @@ var uncachedTables = []string{
 	"user_credentials", "recovery_codes", "webauthn_user_handles", "webauthn_ceremonies", "admin_token_revocations",
 	"admin_login_failures", "saml_request_ids", "saml_auth_requests", "saml_sessions", "saml_logouts",
 	"scim_tokens", "scim_users", "scim_user_values", "scim_groups",
+	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
 }
 
 // revocationTables are the uncached tables an access token's standing is

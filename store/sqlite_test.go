@@ -198,6 +198,43 @@ func TestSQLiteSecretsEncryptedAtRest(t *testing.T) {
 			t.Fatalf("saml-a with the right master key: %v", err)
 		}
 	})
+
+	t.Run("realm CA key", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "idenplane.db")
+		s := storeTestOpen(t, path, storeTestKey)
+		mustCreateRealm(t, s, testRealm(testRealmID, "acme", 1000))
+		const otherID = "33333333-3333-4333-8333-333333333333"
+		mustCreateRealm(t, s, testRealm(otherID, "other", 2000))
+		key := bytes.Repeat([]byte("ca private key "), 8)
+		for _, id := range []string{testRealmID, otherID} {
+			if err := s.CreateRealmCA(testCtx, &RealmCA{RealmID: id, Certificate: "PEM", PrivateKey: key, CreatedAt: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, suffix := range []string{"", "-wal"} {
+			data, err := os.ReadFile(path + suffix)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if bytes.Contains(data, key[:32]) {
+				t.Fatalf("the CA key is stored in the clear in the database file%s", suffix)
+			}
+		}
+		if ca, err := s.GetRealmCA(testCtx, testRealmID); err != nil || !bytes.Equal(ca.PrivateKey, key) {
+			t.Fatalf("CA key read back: %v", err)
+		}
+		if err := s.CreateRealmCA(testCtx, &RealmCA{RealmID: testRealmID, Certificate: "PEM", PrivateKey: key}); !errors.Is(err, ErrConflict) {
+			t.Fatalf("a second CA: %v, want ErrConflict", err)
+		}
+		// Bound to its realm: copied onto another's row, it does not open.
+		if _, err := s.writerDB.Exec("UPDATE nhi_realm_cas SET private_key = (SELECT private_key FROM nhi_realm_cas WHERE realm_id = $1) WHERE realm_id = $2",
+			testRealmID, otherID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetRealmCA(testCtx, otherID); err == nil {
+			t.Fatal("one realm's sealed CA key opened as another's")
+		}
+	})
 }
 
 func TestSQLiteWrongMasterKey(t *testing.T) {

@@ -41,6 +41,8 @@ const (
 
 	IdentityProvidersRead  Permission = "identity-providers:read" // identity providers, users' federated identities
 	IdentityProvidersWrite Permission = "identity-providers:write"
+	NHIRead      Permission = "nhi:read" // non-human identities and service accounts, their credentials (never a secret), stats
+	NHIWrite     Permission = "nhi:write"
 
 	// Authenticated is what a route asks that needs a valid admin
 	// credential and nothing more: who am I, sign out.
@@ -50,7 +52,7 @@ const (
 // All is every permission a credential can hold.
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
 	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
-	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite,
+	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite, NHIRead, NHIWrite,
 }
 
 // Set is the permissions a credential holds.

@@ -1,0 +1,95 @@
+package nhi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/store"
+)
+
+// usageDayRep is one day of an identity's use.
+type usageDayRep struct {
+	Date           string `json:"date"` // YYYY-MM-DD, UTC
+	Tokens         int64  `json:"tokens"`
+	Failures       int64  `json:"failures"`
+	Introspections int64  `json:"introspections"`
+}
+
+// statsRep is what GET .../nhi/{id}/stats answers.
+type statsRep struct {
+	Days              int              `json:"days"`
+	LastUsedTimestamp *int64           `json:"lastUsedTimestamp"`
+	Usage             []usageDayRep    `json:"usage"`       // the days with use, oldest first
+	Credentials       map[string]int64 `json:"credentials"` // by state
+}
+
+// metricsRep is what GET .../service-accounts/{id}/metrics answers: the
+// totals of the period. Requests are every authentication the account
+// tried (tokens and failures) and introspections of its keys.
+type metricsRep struct {
+	Days              int    `json:"days"`
+	Requests          int64  `json:"requests"`
+	Tokens            int64  `json:"tokens"`
+	Failures          int64  `json:"failures"`
+	Introspections    int64  `json:"introspections"`
+	LastUsedTimestamp *int64 `json:"lastUsedTimestamp"`
+}
+
+const maxStatsDays = 366
+
+// usage loads the identity of the path and its use over the last days
+// days (?days=, 30 by default), today included.
+func (s *Service) usage(r *http.Request) (*store.NHI, int, []store.NHIUsage, error) {
+	_, n, err := s.identity(r)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	days, err := httpx.IntParam(r.URL.Query().Get("days"), "days", 30, 1, maxStatsDays)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	list, err := s.deps.Store.ListNHIUsage(r.Context(), n.ID, identity.NHIDay(s.now())-int64(days)+1)
+	return n, days, list, err
+}
+
+// Stats answers an identity's use per day, last use, and credentials by
+// state.
+func (s *Service) Stats(w http.ResponseWriter, r *http.Request) error {
+	n, days, list, err := s.usage(r)
+	if err != nil {
+		return err
+	}
+	creds, err := s.deps.Store.ListNHICredentials(r.Context(), n.ID)
+	if err != nil {
+		return err
+	}
+	now := s.now().UnixMilli()
+	rep := statsRep{Days: days, LastUsedTimestamp: optionalTime(n.LastUsedAt), Usage: []usageDayRep{},
+		Credentials: map[string]int64{identity.CredActive: 0, identity.CredExpired: 0, identity.CredRevoked: 0}}
+	for _, u := range list {
+		rep.Usage = append(rep.Usage, usageDayRep{Date: time.Unix(u.Day*86400, 0).UTC().Format(time.DateOnly), Tokens: u.Tokens,
+			Failures: u.Failures, Introspections: u.Introspections})
+	}
+	for _, c := range creds {
+		rep.Credentials[identity.CredentialState(c, now)]++
+	}
+	return httpx.OK(w, rep)
+}
+
+// Metrics answers a service account's totals over the period.
+func (s *Service) Metrics(w http.ResponseWriter, r *http.Request) error {
+	n, days, list, err := s.usage(r)
+	if err != nil {
+		return err
+	}
+	rep := metricsRep{Days: days, LastUsedTimestamp: optionalTime(n.LastUsedAt)}
+	for _, u := range list {
+		rep.Tokens += u.Tokens
+		rep.Failures += u.Failures
+		rep.Introspections += u.Introspections
+	}
+	rep.Requests = rep.Tokens + rep.Failures + rep.Introspections
+	return httpx.OK(w, rep)
+}
