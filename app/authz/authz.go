@@ -41,8 +41,8 @@ const (
 
 	IdentityProvidersRead  Permission = "identity-providers:read" // identity providers, users' federated identities
 	IdentityProvidersWrite Permission = "identity-providers:write"
-	NHIRead      Permission = "nhi:read" // non-human identities and service accounts, their credentials (never a secret), stats
-	NHIWrite     Permission = "nhi:write"
+	NHIRead                Permission = "nhi:read" // non-human identities and service accounts, their credentials (never a secret), stats
+	NHIWrite               Permission = "nhi:write"
 
 	// Authenticated is what a route asks that needs a valid admin
 	// credential and nothing more: who am I, sign out.
