@@ -17,6 +17,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -59,6 +60,7 @@ type App struct {
 	signingKeys   *keyCache // parsed private signing keys by kid
 	cache         *caches   // the token endpoints' lookups
 	events        *events.Service
+	orgs          *orgs.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -95,6 +97,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
+	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

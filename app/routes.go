@@ -333,6 +333,15 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/events/admin/export", authz.EventsRead, ev.ExportAdminEvents)
 	admin(http.MethodGet, "/admin/realms/{realm}/events/config", authz.EventsRead, ev.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/events/config", authz.EventsWrite, ev.PutConfig)
+
+	// Organizations (the module app/orgs).
+	const orgList, org1 = "/admin/realms/{realm}/organizations", "/admin/realms/{realm}/organizations/{slug}"
+	og := a.orgs
+	admin(http.MethodPost, orgList, authz.OrgsWrite, og.CreateOrganization)
+	admin(http.MethodGet, orgList, authz.OrgsRead, og.ListOrganizations)
+	admin(http.MethodGet, org1, authz.OrgsRead, og.GetOrganization)
+	admin(http.MethodPut, org1, authz.OrgsWrite, og.UpdateOrganization)
+	admin(http.MethodDelete, org1, authz.OrgsWrite, og.DeleteOrganization)
 	return r
 }
 

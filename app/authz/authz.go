@@ -36,6 +36,8 @@ const (
 	SessionsEnd  Permission = "sessions:write"
 	EventsRead   Permission = "events:read" // login and admin events, exports, event settings
 	EventsWrite  Permission = "events:write"
+	OrgsRead     Permission = "organizations:read" // organizations, their members, invitations and domains
+	OrgsWrite    Permission = "organizations:write"
 
 	// Authenticated is what a route asks that needs a valid admin
 	// credential and nothing more: who am I, sign out.
@@ -44,7 +46,8 @@ const (
 
 // All is every permission a credential can hold.
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
-	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite}
+	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
+	OrgsRead, OrgsWrite}
 
 // Set is the permissions a credential holds.
 type Set struct{ perms []Permission }

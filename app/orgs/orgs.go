@@ -1,0 +1,52 @@
+// Package orgs is the realm's organizations (Keycloak's, addressed by
+// slug): their CRUD and search, members with their roles, invitations by
+// email and the verification of their email domains.
+package orgs
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/store"
+)
+
+// Deps is what the organizations area uses.
+type Deps struct {
+	Store *store.Store
+	Log   *slog.Logger
+	Now   func() time.Time
+	// Realm is the realm the request's path names ({realm}), or the
+	// not-found error: the app's lookup, so that every area answers an
+	// unknown realm alike.
+	Realm func(r *http.Request) (*store.Realm, error)
+	// BaseURL is the server's external address, for the Location of a
+	// new organization.
+	BaseURL string
+}
+
+// Service is the organizations area: the admin API's handlers.
+type Service struct {
+	deps Deps
+}
+
+// New builds the organizations area.
+func New(d Deps) *Service { return &Service{deps: d} }
+
+// organization loads the realm and the organization that {slug} names.
+func (s *Service) organization(r *http.Request) (*store.Realm, *store.Organization, error) {
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	slug := mux.Vars(r)["slug"]
+	o, err := s.deps.Store.GetOrganization(r.Context(), realm.ID, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, apperr.NotFound("organization " + slug)
+	}
+	return realm, o, err
+}

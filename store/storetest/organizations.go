@@ -1,0 +1,168 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// organizationSuite is the conformance tests of the organization tables.
+func organizationSuite() []subTest {
+	return []subTest{
+		{"OrganizationCreateGet", testOrganizationCreateGet},
+		{"OrganizationSlugPerRealm", testOrganizationSlugPerRealm},
+		{"OrganizationList", testOrganizationList},
+		{"OrganizationUpdate", testOrganizationUpdate},
+		{"OrganizationDelete", testOrganizationDelete},
+	}
+}
+
+const (
+	orgTestRealm  = "33333333-1111-4111-8111-111111111111"
+	orgTestRealm2 = "33333333-2222-4222-8222-222222222222"
+)
+
+func orgTestID(n int) string { return fmt.Sprintf("33333333-0000-4000-8000-%012d", n) }
+
+func orgTestRealms(t *testing.T, s *store.Store) {
+	t.Helper()
+	mustCreateRealm(t, s, testRealm(orgTestRealm, "acme", 1000))
+	mustCreateRealm(t, s, testRealm(orgTestRealm2, "other", 2000))
+}
+
+func orgTestCreate(t *testing.T, s *store.Store, realmID string, n int, slug, name string, domains ...string) *store.Organization {
+	t.Helper()
+	o := &store.Organization{ID: orgTestID(n), RealmID: realmID, Slug: slug, Name: name, Description: "about " + name,
+		Enabled: true, Attributes: map[string][]string{"tier": {"gold", "x"}}, CreatedAt: int64(1000 + n)}
+	for _, d := range domains {
+		o.Domains = append(o.Domains, store.OrgDomain{Name: d})
+	}
+	if err := s.CreateOrganization(testCtx, o); err != nil {
+		t.Fatalf("create organization %s: %v", slug, err)
+	}
+	return o
+}
+
+func orgSlugs(list []*store.Organization) []string {
+	out := []string{}
+	for _, o := range list {
+		out = append(out, o.Slug)
+	}
+	return out
+}
+
+func testOrganizationCreateGet(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	want := orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme", "b.test", "a.test")
+	got, err := s.GetOrganization(testCtx, orgTestRealm, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDomains := []store.OrgDomain{{Name: "a.test"}, {Name: "b.test"}}
+	if got.ID != want.ID || got.Name != "Acme" || got.Description != "about Acme" || !got.Enabled || got.CreatedAt != 1001 ||
+		!slices.Equal(got.Attributes["tier"], []string{"gold", "x"}) || !slices.Equal(got.Domains, wantDomains) {
+		t.Errorf("got %+v", got)
+	}
+	if !slices.Equal(want.Domains, wantDomains) {
+		t.Errorf("create left domains %+v", want.Domains)
+	}
+	if _, err := s.GetOrganization(testCtx, orgTestRealm2, "acme"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another realm's slug: %v", err)
+	}
+}
+
+func testOrganizationSlugPerRealm(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme")
+	err := s.CreateOrganization(testCtx, &store.Organization{ID: orgTestID(2), RealmID: orgTestRealm, Slug: "acme", Name: "B"})
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) || ce.Column != "slug" {
+		t.Errorf("duplicate slug: %v", err)
+	}
+	orgTestCreate(t, s, orgTestRealm2, 3, "acme", "Acme elsewhere")
+}
+
+func testOrganizationList(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	orgTestCreate(t, s, orgTestRealm, 1, "zed", "Zed", "zed.test")
+	orgTestCreate(t, s, orgTestRealm, 2, "acme", "acme", "acme.example")
+	orgTestCreate(t, s, orgTestRealm, 3, "bank", "Bank_1", "bank.test")
+	orgTestCreate(t, s, orgTestRealm2, 4, "other", "Acme Other", "acme.example")
+	for _, tc := range []struct {
+		q    store.OrganizationQuery
+		want []string
+	}{
+		{store.OrganizationQuery{Max: 10}, []string{"acme", "bank", "zed"}},
+		{store.OrganizationQuery{Max: 1, First: 1}, []string{"bank"}},
+		{store.OrganizationQuery{Max: 10, Search: "ACME"}, []string{"acme"}},
+		{store.OrganizationQuery{Max: 10, Search: ".test"}, []string{"bank", "zed"}},
+		{store.OrganizationQuery{Max: 10, Search: "k_"}, []string{"bank"}},
+		{store.OrganizationQuery{Max: 10, Search: "%"}, []string{}},
+		{store.OrganizationQuery{Max: 10, Search: "zed.test", Exact: true}, []string{"zed"}},
+		{store.OrganizationQuery{Max: 10, Search: "ze", Exact: true}, []string{}},
+		{store.OrganizationQuery{Max: 10, Search: "BANK_1", Exact: true}, []string{"bank"}},
+	} {
+		list, err := s.ListOrganizations(testCtx, orgTestRealm, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := orgSlugs(list); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %v, want %v", tc.q, got, tc.want)
+		}
+		for _, o := range list {
+			if len(o.Domains) != 1 {
+				t.Errorf("%s listed with domains %+v", o.Slug, o.Domains)
+			}
+		}
+	}
+}
+
+func testOrganizationUpdate(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	o := orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme", "a.test", "b.test")
+	o.Name, o.Description, o.Enabled, o.Attributes = "Acme 2", "new", false, nil
+	o.Domains = []store.OrgDomain{{Name: "b.test"}, {Name: "c.test"}}
+	if err := s.UpdateOrganization(testCtx, o); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetOrganization(testCtx, orgTestRealm, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "Acme 2" || got.Description != "new" || got.Enabled || len(got.Attributes) != 0 ||
+		!slices.Equal(got.Domains, []store.OrgDomain{{Name: "b.test"}, {Name: "c.test"}}) {
+		t.Errorf("after update %+v", got)
+	}
+	list, err := s.ListOrganizations(testCtx, orgTestRealm, store.OrganizationQuery{Max: 10, Search: "acme 2", Exact: true})
+	if err != nil || len(list) != 1 {
+		t.Errorf("search by the new name: %v %v", orgSlugs(list), err)
+	}
+	o.ID = orgTestID(9)
+	if err := s.UpdateOrganization(testCtx, o); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("update of an unknown organization: %v", err)
+	}
+}
+
+func testOrganizationDelete(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme", "a.test")
+	if err := s.DeleteOrganization(testCtx, orgTestRealm2, "acme"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("delete from another realm: %v", err)
+	}
+	if err := s.DeleteOrganization(testCtx, orgTestRealm, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetOrganization(testCtx, orgTestRealm, "acme"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after delete: %v", err)
+	}
+	orgTestCreate(t, s, orgTestRealm, 2, "acme", "Acme", "a.test")
+	if err := s.DeleteRealm(testCtx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.ListOrganizations(testCtx, orgTestRealm, store.OrganizationQuery{Max: 10}); err != nil || len(list) != 0 {
+		t.Errorf("a deleted realm's organizations: %v %v", orgSlugs(list), err)
+	}
+}
