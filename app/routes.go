@@ -342,6 +342,10 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, org1, authz.OrgsRead, og.GetOrganization)
 	admin(http.MethodPut, org1, authz.OrgsWrite, og.UpdateOrganization)
 	admin(http.MethodDelete, org1, authz.OrgsWrite, og.DeleteOrganization)
+	admin(http.MethodGet, org1+"/members", authz.OrgsRead, og.ListMembers)
+	admin(http.MethodPost, org1+"/members", authz.OrgsWrite, og.AddMember)
+	admin(http.MethodPut, org1+"/members/{userId}", authz.OrgsWrite, og.UpdateMember)
+	admin(http.MethodDelete, org1+"/members/{userId}", authz.OrgsWrite, og.RemoveMember)
 	return r
 }
 

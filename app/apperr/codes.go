@@ -29,6 +29,7 @@ const (
 	CodeDeliveryFailed       Code = "delivery_failed"
 	CodeUnavailable          Code = "unavailable"
 	CodeWebAuthnUnavailable  Code = "webauthn_unavailable"
+	CodeLastOwner            Code = "last_owner"
 )
 
 // Codes is every code with the statuses it is answered with, in the order
@@ -60,4 +61,5 @@ var Codes = []struct {
 	{CodeDeliveryFailed, []int{502}},
 	{CodeUnavailable, []int{503}},
 	{CodeWebAuthnUnavailable, []int{503}},
+	{CodeLastOwner, []int{409}},
 }
