@@ -17,6 +17,8 @@ func organizationSuite() []subTest {
 		{"OrganizationList", testOrganizationList},
 		{"OrganizationUpdate", testOrganizationUpdate},
 		{"OrganizationDelete", testOrganizationDelete},
+		{"OrganizationMembers", testOrganizationMembers},
+		{"OrganizationMembersCascade", testOrganizationMembersCascade},
 	}
 }
 
@@ -164,5 +166,99 @@ func testOrganizationDelete(t *testing.T, s *store.Store) {
 	}
 	if list, err := s.ListOrganizations(testCtx, orgTestRealm, store.OrganizationQuery{Max: 10}); err != nil || len(list) != 0 {
 		t.Errorf("a deleted realm's organizations: %v %v", orgSlugs(list), err)
+	}
+}
+
+func orgTestUser(t *testing.T, s *store.Store, n int, username string) *store.User {
+	t.Helper()
+	return mustCreateUser(t, s, testUser(fmt.Sprintf("33333333-0000-4000-9000-%012d", n), orgTestRealm, username, username+"@x.test"))
+}
+
+func memberNames(list []*store.OrgMember) []string {
+	out := []string{}
+	for _, m := range list {
+		out = append(out, m.User.Username+":"+m.Role)
+	}
+	return out
+}
+
+func testOrganizationMembers(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	acme := orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme")
+	bank := orgTestCreate(t, s, orgTestRealm, 2, "bank", "Bank")
+	alice, bob := orgTestUser(t, s, 1, "alice"), orgTestUser(t, s, 2, "bob")
+	for _, m := range []struct {
+		org  *store.Organization
+		user *store.User
+		role string
+	}{{acme, bob, "member"}, {acme, alice, "owner"}, {bank, alice, "admin"}} {
+		if err := s.AddOrgMember(testCtx, m.org.ID, m.user.ID, m.role, 5000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ce *store.ConflictError
+	if err := s.AddOrgMember(testCtx, acme.ID, alice.ID, "member", 6000); !errors.As(err, &ce) {
+		t.Errorf("added twice: %v", err)
+	}
+	if err := s.AddOrgMember(testCtx, acme.ID, "nobody", "member", 6000); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown user: %v", err)
+	}
+	list, err := s.ListOrgMembers(testCtx, acme.ID, 0, 10)
+	if got := memberNames(list); err != nil || !slices.Equal(got, []string{"alice:owner", "bob:member"}) {
+		t.Errorf("members %v %v", got, err)
+	}
+	if list, _ := s.ListOrgMembers(testCtx, acme.ID, 1, 1); !slices.Equal(memberNames(list), []string{"bob:member"}) {
+		t.Errorf("page %v", memberNames(list))
+	}
+	m, err := s.GetOrgMember(testCtx, acme.ID, alice.ID)
+	if err != nil || m.Role != "owner" || m.JoinedAt != 5000 || m.User.Email != "alice@x.test" {
+		t.Errorf("member %+v %v", m, err)
+	}
+	if n, err := s.CountOrgMembers(testCtx, acme.ID, "owner"); n != 1 || err != nil {
+		t.Errorf("owners %d %v", n, err)
+	}
+	if err := s.SetOrgMemberRole(testCtx, acme.ID, bob.ID, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetOrgMemberRole(testCtx, bank.ID, bob.ID, "admin"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("role of a non-member: %v", err)
+	}
+	orgsOf, err := s.UserOrganizations(testCtx, alice.ID)
+	want := []store.OrgMembership{{OrgID: acme.ID, Slug: "acme", Name: "Acme", Enabled: true, Role: "owner"},
+		{OrgID: bank.ID, Slug: "bank", Name: "Bank", Enabled: true, Role: "admin"}}
+	if err != nil || !slices.Equal(orgsOf, want) {
+		t.Errorf("alice's organizations %+v %v", orgsOf, err)
+	}
+	if err := s.RemoveOrgMember(testCtx, acme.ID, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveOrgMember(testCtx, acme.ID, bob.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("removed twice: %v", err)
+	}
+}
+
+func testOrganizationMembersCascade(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	acme := orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme")
+	alice, bob := orgTestUser(t, s, 1, "alice"), orgTestUser(t, s, 2, "bob")
+	for _, u := range []*store.User{alice, bob} {
+		if err := s.AddOrgMember(testCtx, acme.ID, u.ID, "member", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteUser(testCtx, orgTestRealm, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.ListOrgMembers(testCtx, acme.ID, 0, 10); !slices.Equal(memberNames(list), []string{"alice:member"}) {
+		t.Errorf("after deleting bob: %v", memberNames(list))
+	}
+	if err := s.DeleteOrganization(testCtx, orgTestRealm, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if orgsOf, err := s.UserOrganizations(testCtx, alice.ID); err != nil || len(orgsOf) != 0 {
+		t.Errorf("alice's organizations after the deletion: %v %v", orgsOf, err)
+	}
+	if _, err := s.GetUser(testCtx, orgTestRealm, alice.ID); err != nil {
+		t.Errorf("the member went with the organization: %v", err)
 	}
 }
