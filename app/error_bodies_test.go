@@ -126,6 +126,8 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 			map[string]any{"token": "x' OR 1=1"}, nil, true, api},
 		{"duplicate organization", http.MethodPost, "/admin/realms/acme/organizations", map[string]any{"slug": "acme-corp", "name": "A"}, nil, false, api},
 		{"unknown organization", http.MethodGet, "/admin/realms/acme/organizations/nope", nil, nil, false, api},
+		{"invitation accepted with a forged token", http.MethodPost, "/admin/realms/acme/organizations/acme-corp/invitations/x/accept",
+			nil, []string{alicesToken}, true, api},
 		{"events with a malformed date", http.MethodGet, "/admin/realms/acme/events?dateFrom=yesterday", nil, nil, false, api},
 
 		// The account: JSON to an API caller, pages to a browser.

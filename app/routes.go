@@ -346,6 +346,10 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, org1+"/members", authz.OrgsWrite, og.AddMember)
 	admin(http.MethodPut, org1+"/members/{userId}", authz.OrgsWrite, og.UpdateMember)
 	admin(http.MethodDelete, org1+"/members/{userId}", authz.OrgsWrite, og.RemoveMember)
+	admin(http.MethodGet, org1+"/invitations", authz.OrgsRead, og.ListInvitations)
+	admin(http.MethodPost, org1+"/invitations", authz.OrgsWrite, og.CreateInvitation)
+	// Accepted by the invited user, with their access token.
+	add(http.MethodPost, org1+"/invitations/{token}/accept", user, a.userEndpoint(og.AcceptInvitation))
 	return r
 }
 

@@ -4,6 +4,7 @@
 package orgs
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -25,8 +26,15 @@ type Deps struct {
 	// unknown realm alike.
 	Realm func(r *http.Request) (*store.Realm, error)
 	// BaseURL is the server's external address, for the Location of a
-	// new organization.
+	// new resource.
 	BaseURL string
+	// Issuer is a realm's issuer URL, under which its hosted pages are.
+	Issuer func(*store.Realm) string
+	// SendInvitation puts the invitation mail in the realm's outbox
+	// through tx, or answers why the realm cannot send it.
+	SendInvitation func(ctx context.Context, tx *store.Store, realm *store.Realm, m InvitationMail) error
+	// MailQueued tells the mail sender, after the commit, that mail waits.
+	MailQueued func()
 }
 
 // Service is the organizations area: the admin API's handlers.
