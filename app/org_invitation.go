@@ -5,13 +5,17 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gorilla/mux"
+
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
 )
 
-// The invitation to join an organization: its mail, and the endpoint a
-// user's application calls to accept it.
+// The invitation to join an organization: its mail, the endpoint a user's
+// application calls to accept it, and the hosted page the mail links to.
 
 const orgInvitationHTML = `{{define "action"}}Accept the invitation{{end}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Join {{.Organization}}</title></head>
@@ -97,4 +101,54 @@ func (a *App) userEndpoint(h userHandler) http.Handler {
 			a.writeError(w, r, err)
 		}
 	})
+}
+
+// orgInvitationRep is what the invitation page answers an API caller.
+type orgInvitationRep struct {
+	Organization string `json:"organization"` // the slug
+	Name         string `json:"name"`
+	Email        string `json:"email"`
+	Role         string `json:"role"`
+}
+
+// orgInvitationPage is GET /account/organizations/{slug}/invitations/{token}: the
+// live invitation, with the form that accepts it. A browser that is not
+// signed in was sent to sign in (or register) first by the account routes,
+// and comes back here.
+func (a *App) orgInvitationPage(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	slug, token := mux.Vars(r)["slug"], mux.Vars(r)["token"]
+	o, inv, err := a.orgs.Invitation(r.Context(), c.realm, slug, token)
+	if err != nil {
+		return err
+	}
+	if c.api {
+		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: inv.Email, Role: inv.Role})
+	}
+	csrf, err := a.csrfToken(w, r, c.realm, accountFormOrgInvitation, c.session.ID)
+	if err != nil {
+		return err
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.OrgInvitation(a.page("org.invitation.title"), ui.OrgInvitationView{
+		Organization: o.Name, Role: inv.Role, CSRFToken: csrf, Action: r.URL.Path}))
+}
+
+// orgInvitationAccept is POST /account/organizations/{slug}/invitations/{token}: the
+// signed-in person joins the organization.
+func (a *App) orgInvitationAccept(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	if !c.api {
+		if err := a.accountForm(r, c, accountFormOrgInvitation); err != nil {
+			return err
+		}
+	}
+	slug, token := mux.Vars(r)["slug"], mux.Vars(r)["token"]
+	o, m, err := a.orgs.Accept(r.Context(), c.realm, c.user, slug, token)
+	if err != nil {
+		return err
+	}
+	if c.api {
+		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: c.user.Email, Role: m.Role})
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("org.invitation.joined.title"), ui.InfoPage{
+		Heading: "org.invitation.joined.title", Message: "org.invitation.joined.message",
+		LinkURL: accountPath(c.realm) + "/", LinkText: "account.back"}))
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -58,8 +57,11 @@ type invitationCreate struct {
 }
 
 // InvitationPath is the path of the hosted page an invitation's mail links
-// to, under the realm's issuer; the token goes in its query.
-func InvitationPath(slug string) string { return "/account/organizations/" + slug + "/invitation" }
+// to, under the realm's issuer. The token is in the path, not the query,
+// so that the page is where a browser sent to sign in first comes back to.
+func InvitationPath(slug, token string) string {
+	return "/account/organizations/" + slug + "/invitations/" + token
+}
 
 // ListInvitations answers a page of an organization's pending invitations,
 // newest first.
@@ -111,7 +113,7 @@ func (s *Service) CreateInvitation(w http.ResponseWriter, r *http.Request) error
 	now := s.deps.Now()
 	inv := &store.OrgInvitation{ID: uuid.NewString(), OrgID: o.ID, Email: email, Role: role,
 		TokenHash: store.HashToken(token), CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(lifetime).UnixMilli()}
-	link := s.deps.Issuer(realm) + InvitationPath(o.Slug) + "?" + url.Values{"token": {token}}.Encode()
+	link := s.deps.Issuer(realm) + InvitationPath(o.Slug, token)
 	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
 		u, err := tx.GetUserByEmail(r.Context(), realm.ID, email)
 		if err == nil {
