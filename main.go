@@ -231,6 +231,7 @@ type config struct {
 	metricsPublic                string
 	trustedProxies               string
 	trustedPrefixes              []netip.Prefix // trustedProxies, read by validate
+	dnsResolver                  string
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -284,6 +285,11 @@ func (c *config) validate(serving bool) error {
 	if c.metricsPublic != "" {
 		if _, err := strconv.ParseBool(c.metricsPublic); err != nil {
 			bad("IDENPLANE_METRICS_PUBLIC must be true or false, not %q", c.metricsPublic)
+		}
+	}
+	if c.dnsResolver != "" {
+		if _, port, err := net.SplitHostPort(c.dnsResolver); err != nil || port == "" {
+			bad("--dns-resolver (IDENPLANE_DNS_RESOLVER) must be host:port, not %q", c.dnsResolver)
 		}
 	}
 	if prefixes, err := app.ParseTrustedProxies(c.trustedProxies); err != nil {
@@ -408,8 +414,8 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, MasterKey: key,
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
-		TrustedProxies: c.trustedPrefixes,
-		Stdout:         stdout, Logger: log,
+		TrustedProxies: c.trustedPrefixes, DNSResolver: c.dnsResolver,
+		Stdout: stdout, Logger: log,
 	})
 }
 
@@ -419,6 +425,8 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.baseURL, "base-url", envOr("IDENPLANE_BASE_URL", "http://localhost:3000"), "external base URL (IDENPLANE_BASE_URL)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", os.Getenv("IDENPLANE_TRUSTED_PROXIES"),
 		"comma-separated addresses and CIDR ranges of reverse proxies whose X-Forwarded-For and Forwarded headers are believed (IDENPLANE_TRUSTED_PROXIES)")
+	fs.StringVar(&c.dnsResolver, "dns-resolver", os.Getenv("IDENPLANE_DNS_RESOLVER"),
+		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	return fs, c
 }
 

@@ -32,6 +32,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
 	// headers are believed (clientIP); none, and they never are.
 	TrustedProxies []netip.Prefix
+	// DNSResolver is the host:port of the DNS server that verifying an
+	// organization's domain asks; empty, the system's resolver.
+	DNSResolver string
 	// AdminAPIKey, when set, becomes the admin API key (replacing a stored
 	// one that differs). When empty and none is stored, one is generated
 	// and printed to Stdout.
@@ -98,7 +101,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
-		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer})
+		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -350,6 +350,8 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, org1+"/invitations", authz.OrgsWrite, og.CreateInvitation)
 	// Accepted by the invited user, with their access token.
 	add(http.MethodPost, org1+"/invitations/{token}/accept", user, a.userEndpoint(og.AcceptInvitation))
+	admin(http.MethodPost, org1+"/verify-domain/initiate", authz.OrgsWrite, og.InitiateDomainVerification)
+	admin(http.MethodPost, org1+"/verify-domain", authz.OrgsWrite, og.VerifyDomain)
 	account(http.MethodGet, "/organizations/{slug}/invitations/{token}", a.orgInvitationPage) // orgs.InvitationPath
 	account(http.MethodPost, "/organizations/{slug}/invitations/{token}", a.orgInvitationAccept)
 	return r

@@ -223,3 +223,27 @@ func (s *Store) DeleteOrganization(ctx context.Context, realmID, slug string) er
 	}
 	return affectedOne(res, "organization "+slug)
 }
+
+// SetDomainChallenge records the TXT value a domain of an organization is
+// to publish, and when it was asked for; ErrNotFound if the organization
+// does not list the domain.
+func (s *Store) SetDomainChallenge(ctx context.Context, orgID, name, challenge string, at int64) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE organization_domains SET challenge = $1, challenge_at = $2
+		WHERE org_id = $3 AND name = $4`, challenge, at, orgID, name)
+	if err != nil {
+		return fmt.Errorf("domain %s challenge: %w", name, mapErr(err))
+	}
+	return affectedOne(res, "domain "+name)
+}
+
+// VerifyDomain marks a domain of an organization verified and forgets its
+// challenge. A domain another organization of the realm has verified is a
+// *ConflictError; ErrNotFound if the organization does not list it.
+func (s *Store) VerifyDomain(ctx context.Context, orgID, name string) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE organization_domains SET verified = TRUE, challenge = ''
+		WHERE org_id = $1 AND name = $2`, orgID, name)
+	if err != nil {
+		return fmt.Errorf("verify domain %s: %w", name, mapErr(err))
+	}
+	return affectedOne(res, "domain "+name)
+}

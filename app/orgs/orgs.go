@@ -35,6 +35,9 @@ type Deps struct {
 	SendInvitation func(ctx context.Context, tx *store.Store, realm *store.Realm, m InvitationMail) error
 	// MailQueued tells the mail sender, after the commit, that mail waits.
 	MailQueued func()
+	// LookupTXT asks the configured DNS resolver for the TXT records at a
+	// name (net.Resolver.LookupTXT).
+	LookupTXT func(ctx context.Context, name string) ([]string, error)
 }
 
 // Service is the organizations area: the admin API's handlers.
