@@ -17,6 +17,8 @@ func organizationSuite() []subTest {
 		{"OrganizationList", testOrganizationList},
 		{"OrganizationUpdate", testOrganizationUpdate},
 		{"OrganizationDelete", testOrganizationDelete},
+		{"OrganizationDomainVerification", testOrganizationDomainVerification},
+		{"OrganizationInvitations", testOrganizationInvitations},
 		{"OrganizationMembers", testOrganizationMembers},
 		{"OrganizationMembersCascade", testOrganizationMembersCascade},
 	}
@@ -260,5 +262,110 @@ func testOrganizationMembersCascade(t *testing.T, s *store.Store) {
 	}
 	if _, err := s.GetUser(testCtx, orgTestRealm, alice.ID); err != nil {
 		t.Errorf("the member went with the organization: %v", err)
+	}
+}
+
+func testOrganizationDomainVerification(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	acme := orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme", "a.test", "b.test")
+	rival := orgTestCreate(t, s, orgTestRealm, 2, "rival", "Rival", "a.test")
+	other := orgTestCreate(t, s, orgTestRealm2, 3, "acme", "Acme elsewhere", "a.test")
+	if err := s.SetDomainChallenge(testCtx, acme.ID, "a.test", "v1", 77); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDomainChallenge(testCtx, acme.ID, "c.test", "v1", 77); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("challenge of an unlisted domain: %v", err)
+	}
+	got, _ := s.GetOrganization(testCtx, orgTestRealm, "acme")
+	if got.Domains[0] != (store.OrgDomain{Name: "a.test", Challenge: "v1", ChallengeAt: 77}) {
+		t.Errorf("domain with its challenge %+v", got.Domains[0])
+	}
+	if err := s.VerifyDomain(testCtx, acme.ID, "a.test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.VerifyDomain(testCtx, rival.ID, "a.test"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a second organization verified the domain: %v", err)
+	}
+	if err := s.VerifyDomain(testCtx, other.ID, "a.test"); err != nil {
+		t.Errorf("another realm's organization: %v", err)
+	}
+	got, _ = s.GetOrganization(testCtx, orgTestRealm, "acme")
+	if got.Domains[0] != (store.OrgDomain{Name: "a.test", Verified: true, ChallengeAt: 77}) {
+		t.Errorf("verified domain %+v", got.Domains[0])
+	}
+	// Listing it anew elsewhere is refused; kept by its owner, it stays verified.
+	err := s.CreateOrganization(testCtx, &store.Organization{ID: orgTestID(4), RealmID: orgTestRealm, Slug: "third", Name: "T",
+		Domains: []store.OrgDomain{{Name: "a.test"}}})
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) || ce.Column != "domain" {
+		t.Errorf("listing a verified domain: %v", err)
+	}
+	if _, err := s.GetOrganization(testCtx, orgTestRealm, "third"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused organization was kept: %v", err)
+	}
+	got.Domains = []store.OrgDomain{{Name: "a.test"}, {Name: "d.test"}}
+	if err := s.UpdateOrganization(testCtx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Domains[0].Name != "a.test" || !got.Domains[0].Verified || got.Domains[1].Verified {
+		t.Errorf("after an update %+v", got.Domains)
+	}
+}
+
+func testOrganizationInvitations(t *testing.T, s *store.Store) {
+	orgTestRealms(t, s)
+	acme := orgTestCreate(t, s, orgTestRealm, 1, "acme", "Acme")
+	alice := orgTestUser(t, s, 1, "alice")
+	for i, inv := range []*store.OrgInvitation{
+		{ID: orgTestID(11), Email: "a@x.test", CreatedAt: 100, ExpiresAt: 1000},
+		{ID: orgTestID(12), Email: "b@x.test", CreatedAt: 200, ExpiresAt: 500},
+		{ID: orgTestID(13), Email: "c@x.test", CreatedAt: 300, ExpiresAt: 1000},
+	} {
+		inv.OrgID, inv.Role, inv.TokenHash = acme.ID, "member", store.HashToken(fmt.Sprint("token", i))
+		if err := s.CreateOrgInvitation(testCtx, inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emails := func(now int64) []string {
+		list, err := s.PendingOrgInvitations(testCtx, acme.ID, now, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, inv := range list {
+			out = append(out, inv.Email)
+		}
+		return out
+	}
+	if got := emails(400); !slices.Equal(got, []string{"c@x.test", "b@x.test", "a@x.test"}) {
+		t.Errorf("pending %v", got)
+	}
+	if got := emails(500); !slices.Equal(got, []string{"c@x.test", "a@x.test"}) {
+		t.Errorf("pending after b expired %v", got)
+	}
+	inv, err := s.OrgInvitationByToken(testCtx, store.HashToken("token0"))
+	if err != nil || inv.Email != "a@x.test" || inv.OrgID != acme.ID || inv.ExpiresAt != 1000 {
+		t.Fatalf("by token %+v %v", inv, err)
+	}
+	if _, err := s.OrgInvitationByToken(testCtx, store.HashToken("nope")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown token: %v", err)
+	}
+	if err := s.UseOrgInvitation(testCtx, inv.ID, alice.ID, 600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UseOrgInvitation(testCtx, inv.ID, alice.ID, 700); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("used twice: %v", err)
+	}
+	if inv, _ = s.OrgInvitationByToken(testCtx, store.HashToken("token0")); inv.UsedAt != 600 || inv.UsedBy != alice.ID {
+		t.Errorf("used invitation %+v", inv)
+	}
+	if got := emails(550); !slices.Equal(got, []string{"c@x.test"}) {
+		t.Errorf("pending after a was used %v", got)
+	}
+	if err := s.DeleteOrganization(testCtx, orgTestRealm, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OrgInvitationByToken(testCtx, store.HashToken("token2")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an invitation outlived its organization: %v", err)
 	}
 }
