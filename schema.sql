@@ -734,3 +734,31 @@ CREATE TABLE organization_invitations (
     used_by    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX organization_invitations_org ON organization_invitations (org_id, created_at);
+
+-- version 17
+-- The realm's custom attributes (Keycloak's declarative user profile,
+-- reduced): each attribute's type and rules, and the values users hold
+-- (a JSON array of strings per attribute). Values of an attribute no
+-- longer in the schema stay stored but are never shown or put in tokens.
+CREATE TABLE custom_attributes (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name            TEXT NOT NULL,
+    display_name    TEXT NOT NULL DEFAULT '',
+    type            TEXT NOT NULL,            -- string, number, boolean, date, enum
+    required        BOOLEAN NOT NULL DEFAULT FALSE,
+    multivalued     BOOLEAN NOT NULL DEFAULT FALSE,
+    options         TEXT NOT NULL DEFAULT '[]', -- JSON array, for enum
+    validation      TEXT NOT NULL DEFAULT '{}', -- JSON object: pattern, minLength, maxLength, min, max
+    editable_by     TEXT NOT NULL DEFAULT 'admin', -- admin or user
+    on_registration BOOLEAN NOT NULL DEFAULT FALSE,
+    in_tokens       BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at      BIGINT NOT NULL,
+    UNIQUE (realm_id, name)
+);
+CREATE TABLE user_custom_attributes (
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    name    TEXT NOT NULL,
+    vals    TEXT NOT NULL,                    -- JSON array of strings
+    PRIMARY KEY (user_id, name)
+);

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/orgs"
@@ -64,6 +65,7 @@ type App struct {
 	cache         *caches   // the token endpoints' lookups
 	events        *events.Service
 	orgs          *orgs.Service
+	attributes    *attributes.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -102,6 +104,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT})
+	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		SetUserAttributes: a.id.SetUserAttributes})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

@@ -354,6 +354,19 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, org1+"/verify-domain", authz.OrgsWrite, og.VerifyDomain)
 	account(http.MethodGet, "/organizations/{slug}/invitations/{token}", a.orgInvitationPage) // orgs.InvitationPath
 	account(http.MethodPost, "/organizations/{slug}/invitations/{token}", a.orgInvitationAccept)
+
+	// Custom attributes (the module app/attributes): the schema is the
+	// realm's, the values the user's.
+	const attrs, attr1 = "/admin/realms/{realm}/custom-attributes", "/admin/realms/{realm}/custom-attributes/{attributeId}"
+	at := a.attributes
+	admin(http.MethodPost, attrs, authz.RealmWrite, at.CreateAttribute)
+	admin(http.MethodGet, attrs, authz.RealmRead, at.ListAttributes)
+	admin(http.MethodPut, attrs, authz.RealmWrite, at.PutAttributes)
+	admin(http.MethodGet, attr1, authz.RealmRead, at.GetAttribute)
+	admin(http.MethodPut, attr1, authz.RealmWrite, at.UpdateAttribute)
+	admin(http.MethodDelete, attr1, authz.RealmWrite, at.DeleteAttribute)
+	admin(http.MethodGet, user1+"/attributes", authz.UsersRead, at.GetUserAttributes)
+	admin(http.MethodPut, user1+"/attributes", authz.UsersWrite, at.PutUserAttributes)
 	return r
 }
 
