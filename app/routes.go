@@ -342,12 +342,17 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, org1, authz.OrgsRead, og.GetOrganization)
 	admin(http.MethodPut, org1, authz.OrgsWrite, og.UpdateOrganization)
 	admin(http.MethodDelete, org1, authz.OrgsWrite, og.DeleteOrganization)
-	admin(http.MethodGet, org1+"/members", authz.OrgsRead, og.ListMembers)
-	admin(http.MethodPost, org1+"/members", authz.OrgsWrite, og.AddMember)
-	admin(http.MethodPut, org1+"/members/{userId}", authz.OrgsWrite, og.UpdateMember)
-	admin(http.MethodDelete, org1+"/members/{userId}", authz.OrgsWrite, og.RemoveMember)
-	admin(http.MethodGet, org1+"/invitations", authz.OrgsRead, og.ListInvitations)
-	admin(http.MethodPost, org1+"/invitations", authz.OrgsWrite, og.CreateInvitation)
+	// Members and invitations: an admin credential, or an owner or admin
+	// of the organization with their own access token.
+	orgAdmin := func(method, path string, perm authz.Permission, h httpx.HandlerFunc) {
+		add(method, path, access{kind: accessAdmin, perm: perm}, a.handle(a.requireOrgAdmin(perm, a.recordAdminEvent(h))))
+	}
+	orgAdmin(http.MethodGet, org1+"/members", authz.OrgsRead, og.ListMembers)
+	orgAdmin(http.MethodPost, org1+"/members", authz.OrgsWrite, og.AddMember)
+	orgAdmin(http.MethodPut, org1+"/members/{userId}", authz.OrgsWrite, og.UpdateMember)
+	orgAdmin(http.MethodDelete, org1+"/members/{userId}", authz.OrgsWrite, og.RemoveMember)
+	orgAdmin(http.MethodGet, org1+"/invitations", authz.OrgsRead, og.ListInvitations)
+	orgAdmin(http.MethodPost, org1+"/invitations", authz.OrgsWrite, og.CreateInvitation)
 	// Accepted by the invited user, with their access token.
 	add(http.MethodPost, org1+"/invitations/{token}/accept", user, a.userEndpoint(og.AcceptInvitation))
 	admin(http.MethodPost, org1+"/verify-domain/initiate", authz.OrgsWrite, og.InitiateDomainVerification)

@@ -99,6 +99,9 @@ func (s *Service) CreateInvitation(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	if role == RoleOwner && !s.mayTouchOwner(r) {
+		return errOwnersOnly
+	}
 	lifetime := defaultInvitationLifetime
 	if body.ExpiresIn != nil {
 		lifetime = time.Duration(*body.ExpiresIn) * time.Second

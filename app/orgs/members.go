@@ -65,6 +65,17 @@ func checkRole(role *string, def string) (string, error) {
 	return *role, nil
 }
 
+// errOwnersOnly refuses an organization admin who is not an owner a
+// change to the owner role: owners are made and unmade by owners.
+var errOwnersOnly = apperr.Forbidden("only an owner may give or take the owner role, or remove an owner")
+
+// mayTouchOwner says whether the caller may give, take or remove the owner
+// role: an admin credential or an owner.
+func (s *Service) mayTouchOwner(r *http.Request) bool {
+	role := s.deps.CallerRole(r)
+	return role == "" || role == RoleOwner
+}
+
 // errLastOwner refuses a change that would leave an organization without
 // an owner.
 func errLastOwner() error {
@@ -100,6 +111,9 @@ func (s *Service) AddMember(w http.ResponseWriter, r *http.Request) error {
 	role, err := checkRole(body.Role, RoleMember)
 	if err != nil {
 		return err
+	}
+	if role == RoleOwner && !s.mayTouchOwner(r) {
+		return errOwnersOnly
 	}
 	u, err := bodyUser(r.Context(), s.deps.Store, realm.ID, *body.UserID)
 	if err != nil {
@@ -187,6 +201,9 @@ func (s *Service) UpdateMember(w http.ResponseWriter, r *http.Request) error {
 		if m, err = s.member(r.Context(), tx, o, mux.Vars(r)["userId"]); err != nil {
 			return err
 		}
+		if (role == RoleOwner) != (m.Role == RoleOwner) && !s.mayTouchOwner(r) {
+			return errOwnersOnly
+		}
 		if role != RoleOwner {
 			if err := keepsOwner(r.Context(), tx, o, m); err != nil {
 				return err
@@ -212,6 +229,9 @@ func (s *Service) RemoveMember(w http.ResponseWriter, r *http.Request) error {
 		m, err := s.member(r.Context(), tx, o, mux.Vars(r)["userId"])
 		if err != nil {
 			return err
+		}
+		if m.Role == RoleOwner && !s.mayTouchOwner(r) {
+			return errOwnersOnly
 		}
 		if err := keepsOwner(r.Context(), tx, o, m); err != nil {
 			return err

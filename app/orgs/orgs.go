@@ -38,6 +38,10 @@ type Deps struct {
 	// LookupTXT asks the configured DNS resolver for the TXT records at a
 	// name (net.Resolver.LookupTXT).
 	LookupTXT func(ctx context.Context, name string) ([]string, error)
+	// CallerRole is the caller's role in the path's organization when an
+	// owner or admin of it calls with their own token; "" for an admin
+	// credential, which may do anything.
+	CallerRole func(r *http.Request) string
 }
 
 // Service is the organizations area: the admin API's handlers.
