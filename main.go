@@ -233,6 +233,7 @@ type config struct {
 	trustedPrefixes              []netip.Prefix // trustedProxies, read by validate
 	outboundAllow                string
 	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
+	dnsResolver                  string
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -286,6 +287,11 @@ func (c *config) validate(serving bool) error {
 	if c.metricsPublic != "" {
 		if _, err := strconv.ParseBool(c.metricsPublic); err != nil {
 			bad("IDENPLANE_METRICS_PUBLIC must be true or false, not %q", c.metricsPublic)
+		}
+	}
+	if c.dnsResolver != "" {
+		if _, port, err := net.SplitHostPort(c.dnsResolver); err != nil || port == "" {
+			bad("--dns-resolver (IDENPLANE_DNS_RESOLVER) must be host:port, not %q", c.dnsResolver)
 		}
 	}
 	if prefixes, err := app.ParseTrustedProxies(c.trustedProxies); err != nil {
@@ -415,7 +421,7 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, MasterKey: key,
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
-		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes,
+		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,
 		Stdout: stdout, Logger: log,
 	})
 }
@@ -428,6 +434,8 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"comma-separated addresses and CIDR ranges of reverse proxies whose X-Forwarded-For and Forwarded headers are believed (IDENPLANE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.outboundAllow, "outbound-allow", os.Getenv("IDENPLANE_OUTBOUND_ALLOW"),
 		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that calls to identity providers may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
+	fs.StringVar(&c.dnsResolver, "dns-resolver", os.Getenv("IDENPLANE_DNS_RESOLVER"),
+		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	return fs, c
 }
 

@@ -391,6 +391,8 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "trusted proxy not an address", args: []string{"--trusted-proxies", "10.0.0.0/8, proxy.example, 10.0.0.0/33"},
 			want: []string{"--trusted-proxies", `"proxy.example"`, `"10.0.0.0/33"`}},
 		{name: "trusted proxies from env", env: []string{"IDENPLANE_TRUSTED_PROXIES=192.0.2.300"}, want: []string{"--trusted-proxies", "IDENPLANE_TRUSTED_PROXIES"}},
+		{name: "dns resolver without port", args: []string{"--dns-resolver", "127.0.0.1"}, want: []string{"--dns-resolver"}},
+		{name: "dns resolver from env", env: []string{"IDENPLANE_DNS_RESOLVER=ns.example"}, want: []string{"--dns-resolver", "IDENPLANE_DNS_RESOLVER"}},
 		{
 			name: "several at once",
 			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x", "--trusted-proxies", "nonsense"},

@@ -1074,3 +1074,83 @@ CREATE TABLE nhi_audit_logs (
 );
 CREATE INDEX nhi_audit_logs_time ON nhi_audit_logs (realm_id, time);
 CREATE INDEX nhi_audit_logs_identity ON nhi_audit_logs (realm_id, nhi_id, time);
+
+-- version 21
+-- Organizations (Keycloak's, addressed by slug: its alias), their
+-- domains, members and invitations. Deleting an organization removes
+-- what hangs off it, never the users; deleting a user ends their
+-- memberships. A domain may be listed by several organizations until one
+-- of them verifies it: then it is that organization's alone in the realm
+-- (organization_domains_verified). An invitation keeps the SHA-256 of its
+-- token, never the token.
+CREATE TABLE organizations (
+    id          TEXT PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    slug        TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    name_search TEXT NOT NULL,            -- name, lowercased
+    description TEXT NOT NULL DEFAULT '',
+    enabled     BOOLEAN NOT NULL DEFAULT TRUE,
+    attributes  TEXT NOT NULL DEFAULT '{}', -- JSON object of string lists
+    created_at  BIGINT NOT NULL,
+    UNIQUE (realm_id, slug)
+);
+CREATE TABLE organization_domains (
+    org_id       TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    realm_id     TEXT NOT NULL,
+    name         TEXT NOT NULL,          -- lowercase
+    verified     BOOLEAN NOT NULL DEFAULT FALSE,
+    challenge    TEXT NOT NULL DEFAULT '', -- the TXT value to publish, while verification is pending
+    challenge_at BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (org_id, name)
+);
+CREATE INDEX organization_domains_name ON organization_domains (realm_id, name);
+CREATE UNIQUE INDEX organization_domains_verified ON organization_domains (realm_id, name) WHERE verified;
+CREATE TABLE organization_members (
+    org_id     TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    role       TEXT NOT NULL,            -- owner, admin or member
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (org_id, user_id)
+);
+CREATE INDEX organization_members_user ON organization_members (user_id);
+CREATE TABLE organization_invitations (
+    id         TEXT PRIMARY KEY,
+    org_id     TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    email      TEXT NOT NULL,            -- lowercase
+    role       TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,     -- SHA-256 of the token, hex
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    used_at    BIGINT NOT NULL DEFAULT 0,
+    used_by    TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX organization_invitations_org ON organization_invitations (org_id, created_at);
+
+-- version 22
+-- The realm's custom attributes (Keycloak's declarative user profile,
+-- reduced): each attribute's type and rules, and the values users hold
+-- (a JSON array of strings per attribute). Values of an attribute no
+-- longer in the schema stay stored but are never shown or put in tokens.
+CREATE TABLE custom_attributes (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name            TEXT NOT NULL,
+    display_name    TEXT NOT NULL DEFAULT '',
+    type            TEXT NOT NULL,            -- string, number, boolean, date, enum
+    required        BOOLEAN NOT NULL DEFAULT FALSE,
+    multivalued     BOOLEAN NOT NULL DEFAULT FALSE,
+    options         TEXT NOT NULL DEFAULT '[]', -- JSON array, for enum
+    validation      TEXT NOT NULL DEFAULT '{}', -- JSON object: pattern, minLength, maxLength, min, max
+    editable_by     TEXT NOT NULL DEFAULT 'admin', -- admin or user
+    on_registration BOOLEAN NOT NULL DEFAULT FALSE,
+    in_tokens       BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at      BIGINT NOT NULL,
+    UNIQUE (realm_id, name)
+);
+CREATE TABLE user_custom_attributes (
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    name    TEXT NOT NULL,
+    vals    TEXT NOT NULL,                    -- JSON array of strings
+    PRIMARY KEY (user_id, name)
+);

@@ -19,10 +19,11 @@ import (
 
 // The account pages' forms, for their CSRF tokens.
 const (
-	accountFormProfile      = "account-profile"
-	accountFormPassword     = "account-password"
-	accountFormDelete       = "account-delete"
-	accountFormCancelDelete = "account-cancel-delete"
+	accountFormProfile       = "account-profile"
+	accountFormPassword      = "account-password"
+	accountFormDelete        = "account-delete"
+	accountFormCancelDelete  = "account-cancel-delete"
+	accountFormOrgInvitation = "organization-invitation"
 )
 
 // invalid is a refused field of an account request: an API caller gets

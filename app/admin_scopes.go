@@ -22,7 +22,7 @@ import (
 // apply, optional ones when the client asks for them.
 var (
 	newClientDefaultScopes  = []string{"openid", "profile", "email", "roles", "web-origins"}
-	newClientOptionalScopes = []string{"address", "phone", "offline_access", "microprofile-jwt"}
+	newClientOptionalScopes = []string{"address", "phone", "offline_access", "microprofile-jwt", "organization"}
 )
 
 const (

@@ -69,6 +69,7 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 		"roles":            {"audience resolve", "client roles", "realm roles"},
 		"web-origins":      {"allowed web origins"},
 		"microprofile-jwt": {"groups", "upn"},
+		"organization":     {"organization"},
 	}
 	if len(scopes) != len(wantMappers) {
 		t.Fatalf("new realm has scopes %v, want %d", slices.Sorted(maps.Keys(scopes)), len(wantMappers))
@@ -304,8 +305,8 @@ func TestScopesCreateInvalid(t *testing.T) {
 		415, "unsupported_media_type", "")
 	mustError(t, s.request(http.MethodPost, scopesTestBase, map[string]any{"name": "x"}), 401, "unauthorized", "")
 	// Nothing was created by any of them.
-	if n := len(scopesTestByName(t, s, "acme")); n != 9 {
-		t.Fatalf("%d scopes after failed creates, want the 9 seeded", n)
+	if n := len(scopesTestByName(t, s, "acme")); n != 10 {
+		t.Fatalf("%d scopes after failed creates, want the 10 seeded", n)
 	}
 }
 
@@ -334,7 +335,7 @@ func TestScopesGetAndList(t *testing.T) {
 	for _, c := range list {
 		names = append(names, c["name"].(string))
 	}
-	want := []string{"address", "email", "microprofile-jwt", "offline_access", "openid", "phone", "profile", "roles", "web-origins"}
+	want := []string{"address", "email", "microprofile-jwt", "offline_access", "openid", "organization", "phone", "profile", "roles", "web-origins"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("list order %v, want %v", names, want)
 	}
@@ -728,7 +729,7 @@ func TestScopesRealmDeleteRemovesScopes(t *testing.T) {
 	mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme", nil), http.StatusOK)
 	s.createRealm("acme")
 	mustError(t, s.admin(http.MethodGet, scopesTestBase+"/"+c["id"].(string), nil), 404, "not_found", "")
-	if n := len(scopesTestByName(t, s, "acme")); n != 9 {
-		t.Fatalf("recreated realm has %d scopes, want the 9 seeded", n)
+	if n := len(scopesTestByName(t, s, "acme")); n != 10 {
+		t.Fatalf("recreated realm has %d scopes, want the 10 seeded", n)
 	}
 }

@@ -15,11 +15,13 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/nhi"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/assets"
@@ -36,6 +38,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
 	// headers are believed (clientIP); none, and they never are.
 	TrustedProxies []netip.Prefix
+	// DNSResolver is the host:port of the DNS server that verifying an
+	// organization's domain asks; empty, the system's resolver.
+	DNSResolver string
 	// AdminAPIKey, when set, becomes the admin API key (replacing a stored
 	// one that differs). When empty and none is stored, one is generated
 	// and printed to Stdout.
@@ -80,6 +85,8 @@ type App struct {
 	ldap          *ldapfed.Service // LDAP user federation
 	scim          *scim.Service
 	nhi           *nhi.Service
+	orgs          *orgs.Service
+	attributes    *attributes.Service
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -124,6 +131,11 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		NewClient: a.storeNewClient, Caller: a.adminActor})
+	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
+		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
+		CallerRole: callerOrgRole})
+	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		SetUserAttributes: a.id.SetUserAttributes})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

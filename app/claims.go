@@ -39,6 +39,9 @@ type claimsInput struct {
 	ClientRoles     map[string][]string // effective client role names by clientId
 	GroupPaths      []string            // "/parent/child"
 	Scopes          []*store.ClientScope
+	// Organizations are the user's memberships of enabled organizations,
+	// resolved only when a scope has an organization mapper.
+	Organizations []store.OrgMembership
 }
 
 // buildClaims runs the mappers of the applied scopes for one token and
@@ -165,6 +168,16 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 		}
 		if len(address) > 0 {
 			b.set([]string{"address"}, address)
+		}
+	case mapperOrganization:
+		// Keycloak's claim, by alias (here the slug), with the ID and the
+		// member's role in each.
+		orgs := map[string]any{}
+		for _, o := range b.in.Organizations {
+			orgs[o.Slug] = map[string]any{"id": o.OrgID, "role": o.Role}
+		}
+		if len(orgs) > 0 {
+			b.set(splitClaimName(cfg[cfgClaimName]), orgs)
 		}
 	}
 }

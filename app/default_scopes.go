@@ -107,5 +107,8 @@ func defaultClientScopes() []scopeTemplate {
 			{"groups", mapperRealmRoles, withConfig(tokenFlags(true, true, true, true),
 				cfgClaimName, "groups", cfgJSONType, "String", cfgMultivalued, "true")},
 		}},
+		{"organization", "Additional claims about the organization a subject belongs to", []mapperTemplate{
+			{"organization", mapperOrganization, withConfig(tokenFlags(true, true, true, true), cfgClaimName, "organization")},
+		}},
 	}
 }

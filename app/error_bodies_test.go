@@ -40,6 +40,8 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		map[string]any{"clientScopeId": apiScope}), http.StatusCreated)
 	mustStatus(t, s.admin(http.MethodPost, "/realms/acme/registration/admin/fields",
 		map[string]any{"key": "nick", "label": "Nick", "type": "text"}), http.StatusCreated)
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/organizations",
+		map[string]any{"slug": "acme-corp", "name": "Acme Corp"}), http.StatusCreated)
 	export := s.admin(http.MethodGet, "/admin/realms/acme/export?includeUsers=true", nil)
 	mustStatus(t, export, http.StatusOK)
 	renamed := export.object(t)
@@ -127,6 +129,10 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 			map[string]any{"username": "alice", "email": "new@example.test", "password": "a long password 1"}, nil, true, api},
 		{"verify-email with a forged token", http.MethodPost, "/realms/acme/registration/verify-email",
 			map[string]any{"token": "x' OR 1=1"}, nil, true, api},
+		{"duplicate organization", http.MethodPost, "/admin/realms/acme/organizations", map[string]any{"slug": "acme-corp", "name": "A"}, nil, false, api},
+		{"unknown organization", http.MethodGet, "/admin/realms/acme/organizations/nope", nil, nil, false, api},
+		{"invitation accepted with a forged token", http.MethodPost, "/admin/realms/acme/organizations/acme-corp/invitations/x/accept",
+			nil, []string{alicesToken}, true, api},
 		{"events with a malformed date", http.MethodGet, "/admin/realms/acme/events?dateFrom=yesterday", nil, nil, false, api},
 		{"user federation: a bad provider", http.MethodPost, "/admin/realms/acme/user-federation",
 			map[string]any{"name": "x", "providerType": "ldap", "connectionUrl": "ldap://'%00"}, nil, false, api},

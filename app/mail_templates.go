@@ -72,8 +72,9 @@ The link works once, for {{.Hours}} hours. If you did not expect this message, y
 
 var verifyEmailMail = newMailTemplate("verify-email", "Verify your email address for {{.Realm}}", verifyEmailHTML, verifyEmailText)
 
-// render fills the template for to.
-func (t mailTemplate) render(to string, d mailData) (mailMessage, error) {
+// render fills the template for to with d: a mailData, or a struct that
+// embeds one.
+func (t mailTemplate) render(to string, d any) (mailMessage, error) {
 	var subject, html, text bytes.Buffer
 	if err := t.subject.Execute(&subject, d); err != nil {
 		return mailMessage{}, fmt.Errorf("render mail subject: %w", err)

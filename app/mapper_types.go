@@ -29,6 +29,7 @@ const (
 	mapperAllowedOrigins = "oidc-allowed-origins-mapper"
 	mapperAudienceRoles  = "oidc-audience-resolve-mapper"
 	mapperAddress        = "oidc-address-mapper"
+	mapperOrganization   = "oidc-organization-membership-mapper"
 )
 
 const (
@@ -154,13 +155,15 @@ func describeMapper(mapperType string) (mapperSpec, bool) {
 			keys = append(keys, cfgAddressAttrPrefix+f.key)
 		}
 		return mapperSpec{nil, keys, allTokens}, true
+	case mapperOrganization:
+		return mapperSpec{[]string{cfgClaimName}, nil, allTokens}, true
 	}
 	return mapperSpec{}, false
 }
 
 var mapperTypes = []string{
 	mapperUserProperty, mapperUserAttribute, mapperHardcoded, mapperRealmRoles, mapperClientRoles, mapperGroups,
-	mapperAudience, mapperFullName, mapperAllowedOrigins, mapperAudienceRoles, mapperAddress,
+	mapperAudience, mapperFullName, mapperAllowedOrigins, mapperAudienceRoles, mapperAddress, mapperOrganization,
 }
 
 // userProperties are the user fields a property mapper can read.

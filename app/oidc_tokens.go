@@ -88,6 +88,9 @@ func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map
 	if in.GroupPaths, err = a.userGroupPaths(ctx, g.realm.ID, g.user.ID); err != nil {
 		return nil, err
 	}
+	if in.Organizations, err = a.claimOrganizations(ctx, g); err != nil {
+		return nil, err
+	}
 	return buildClaims(in), nil
 }
 

@@ -92,8 +92,8 @@ func TestRealmExportImportEveryResource(t *testing.T) {
 			t.Fatalf("export lacks %s", key)
 		}
 	}
-	if n := len(first["clientScopes"].([]any)); n != 10 {
-		t.Fatalf("export has %d client scopes, want the 9 seeded and tenant", n)
+	if n := len(first["clientScopes"].([]any)); n != 11 {
+		t.Fatalf("export has %d client scopes, want the 10 seeded and tenant", n)
 	}
 	if strings.Contains(string(raw), secret) {
 		t.Fatal("export contains the client secret itself, not only its hash")

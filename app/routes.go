@@ -445,6 +445,45 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys/{keyId}/revoke", authz.NHIWrite, sa(ni.RevokeCredential))
 	admin(http.MethodPost, "/admin/realms/{realm}/service-accounts/{id}/api-keys/{keyId}/rotate", authz.NHIWrite, sa(ni.RotateCredential))
 	admin(http.MethodGet, "/admin/realms/{realm}/service-accounts/{id}/metrics", authz.NHIRead, sa(ni.Metrics))
+
+	// Organizations (the module app/orgs).
+	const orgList, org1 = "/admin/realms/{realm}/organizations", "/admin/realms/{realm}/organizations/{slug}"
+	og := a.orgs
+	admin(http.MethodPost, orgList, authz.OrgsWrite, og.CreateOrganization)
+	admin(http.MethodGet, orgList, authz.OrgsRead, og.ListOrganizations)
+	admin(http.MethodGet, org1, authz.OrgsRead, og.GetOrganization)
+	admin(http.MethodPut, org1, authz.OrgsWrite, og.UpdateOrganization)
+	admin(http.MethodDelete, org1, authz.OrgsWrite, og.DeleteOrganization)
+	// Members and invitations: an admin credential, or an owner or admin
+	// of the organization with their own access token.
+	orgAdmin := func(method, path string, perm authz.Permission, h httpx.HandlerFunc) {
+		add(method, path, access{kind: accessAdmin, perm: perm}, a.handle(a.requireOrgAdmin(perm, a.recordAdminEvent(h))))
+	}
+	orgAdmin(http.MethodGet, org1+"/members", authz.OrgsRead, og.ListMembers)
+	orgAdmin(http.MethodPost, org1+"/members", authz.OrgsWrite, og.AddMember)
+	orgAdmin(http.MethodPut, org1+"/members/{userId}", authz.OrgsWrite, og.UpdateMember)
+	orgAdmin(http.MethodDelete, org1+"/members/{userId}", authz.OrgsWrite, og.RemoveMember)
+	orgAdmin(http.MethodGet, org1+"/invitations", authz.OrgsRead, og.ListInvitations)
+	orgAdmin(http.MethodPost, org1+"/invitations", authz.OrgsWrite, og.CreateInvitation)
+	// Accepted by the invited user, with their access token.
+	add(http.MethodPost, org1+"/invitations/{token}/accept", user, a.userEndpoint(og.AcceptInvitation))
+	admin(http.MethodPost, org1+"/verify-domain/initiate", authz.OrgsWrite, og.InitiateDomainVerification)
+	admin(http.MethodPost, org1+"/verify-domain", authz.OrgsWrite, og.VerifyDomain)
+	account(http.MethodGet, "/organizations/{slug}/invitations/{token}", a.orgInvitationPage) // orgs.InvitationPath
+	account(http.MethodPost, "/organizations/{slug}/invitations/{token}", a.orgInvitationAccept)
+
+	// Custom attributes (the module app/attributes): the schema is the
+	// realm's, the values the user's.
+	const attrs, attr1 = "/admin/realms/{realm}/custom-attributes", "/admin/realms/{realm}/custom-attributes/{attributeId}"
+	at := a.attributes
+	admin(http.MethodPost, attrs, authz.RealmWrite, at.CreateAttribute)
+	admin(http.MethodGet, attrs, authz.RealmRead, at.ListAttributes)
+	admin(http.MethodPut, attrs, authz.RealmWrite, at.PutAttributes)
+	admin(http.MethodGet, attr1, authz.RealmRead, at.GetAttribute)
+	admin(http.MethodPut, attr1, authz.RealmWrite, at.UpdateAttribute)
+	admin(http.MethodDelete, attr1, authz.RealmWrite, at.DeleteAttribute)
+	admin(http.MethodGet, user1+"/attributes", authz.UsersRead, at.GetUserAttributes)
+	admin(http.MethodPut, user1+"/attributes", authz.UsersWrite, at.PutUserAttributes)
 	return r
 }
 

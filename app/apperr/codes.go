@@ -30,6 +30,7 @@ const (
 	CodeUnavailable          Code = "unavailable"
 	CodeWebAuthnUnavailable  Code = "webauthn_unavailable"
 	CodeInvalidState         Code = "invalid_state"
+	CodeLastOwner            Code = "last_owner"
 )
 
 // Codes is every code with the statuses it is answered with, in the order
@@ -62,4 +63,5 @@ var Codes = []struct {
 	{CodeUnavailable, []int{503}},
 	{CodeWebAuthnUnavailable, []int{503}},
 	{CodeInvalidState, []int{409}},
+	{CodeLastOwner, []int{409}},
 }

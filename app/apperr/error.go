@@ -29,9 +29,19 @@ type Error struct {
 	// (ui/messages), with Args for its {0}, {1}…: a page shows that, in its
 	// reader's language; an API answers Message, or Key's English text
 	// when Message is empty.
-	Key   string
-	Args  []any
-	Cause error
+	Key  string
+	Args []any
+	// Fields, when set, are every field at fault, each with its message,
+	// for a request checked whole (a user's attributes against the
+	// realm's schema): the caller learns of all of them at once.
+	Fields []FieldError
+	Cause  error
+}
+
+// FieldError is one field at fault among several.
+type FieldError struct {
+	Field   string
+	Message string
 }
 
 func (e *Error) Error() string {

@@ -43,6 +43,8 @@ const (
 	IdentityProvidersWrite Permission = "identity-providers:write"
 	NHIRead                Permission = "nhi:read" // non-human identities and service accounts, their credentials (never a secret), stats
 	NHIWrite               Permission = "nhi:write"
+	OrgsRead               Permission = "organizations:read" // organizations, their members, invitations and domains
+	OrgsWrite              Permission = "organizations:write"
 
 	// Authenticated is what a route asks that needs a valid admin
 	// credential and nothing more: who am I, sign out.
@@ -53,6 +55,7 @@ const (
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
 	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
 	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite, NHIRead, NHIWrite,
+	OrgsRead, OrgsWrite,
 }
 
 // Set is the permissions a credential holds.

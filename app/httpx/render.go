@@ -17,6 +17,15 @@ type ErrorBody struct {
 	Error       string `json:"error"`
 	Description string `json:"error_description"`
 	Field       string `json:"field,omitempty"`
+	// Errors lists every field at fault when there are several
+	// (apperr.Error.Fields).
+	Errors []FieldErrorBody `json:"errors,omitempty"`
+}
+
+// FieldErrorBody is one field at fault among several.
+type FieldErrorBody struct {
+	Field       string `json:"field"`
+	Description string `json:"error_description"`
 }
 
 // Classify is apperr.From that also knows the transport's own failures: a
@@ -50,7 +59,11 @@ func WriteError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 	e := Classify(err)
 	LogFailure(log, r, e.Status, err)
 	SetRetryAfter(w, e)
-	WriteJSON(w, e.Status, ErrorBody{Error: string(e.Code), Description: e.Message, Field: e.Field})
+	body := ErrorBody{Error: string(e.Code), Description: e.Message, Field: e.Field}
+	for _, f := range e.Fields {
+		body.Errors = append(body.Errors, FieldErrorBody{Field: f.Field, Description: f.Message})
+	}
+	WriteJSON(w, e.Status, body)
 }
 
 // SetRetryAfter sets Retry-After from e, unless the handler set it: a

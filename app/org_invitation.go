@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
+)
+
+// The invitation to join an organization: its mail, the endpoint a user's
+// application calls to accept it, and the hosted page the mail links to.
+
+const orgInvitationHTML = `{{define "action"}}Accept the invitation{{end}}<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Join {{.Organization}}</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1f2328">
+<table role="presentation" width="100%" cellspacing="0" cellpadding="0"><tr><td align="center">
+<table role="presentation" width="560" cellspacing="0" cellpadding="24" style="max-width:560px;background:#ffffff;border-radius:8px">
+<tr><td>
+<h1 style="font-size:20px;margin:0 0 16px">{{.Realm}}</h1>
+<p>Hello,</p>
+<p>You are invited to join {{.Organization}} as {{.Role}}. Sign in with this email address, or create an account with it, to accept:</p>
+{{template "button" .}}
+<p style="font-size:13px;color:#57606a">The link works once, until {{.Until}}. If the button does not work, copy this address into your browser:<br>
+<a href="{{.Link}}" style="color:#57606a;word-break:break-all">{{.Link}}</a></p>
+<p style="font-size:13px;color:#57606a">If you did not expect this message, you can ignore it.</p>
+</td></tr></table></td></tr></table>
+</body></html>
+`
+
+const orgInvitationText = `Hello,
+
+You are invited to join {{.Organization}} as {{.Role}}. Sign in with this email address, or create an account with it, to accept by opening this link:
+
+{{.Link}}
+
+The link works once, until {{.Until}}. If you did not expect this message, you can ignore it.
+
+-- 
+{{.Realm}}
+`
+
+var orgInvitationMail = newMailTemplate("organization-invitation", "Join {{.Organization}} on {{.Realm}}",
+	orgInvitationHTML, orgInvitationText)
+
+// orgInvitationData is what the invitation mail shows.
+type orgInvitationData struct {
+	mailData
+	Organization string
+	Role         string
+	Until        string // the expiry, in UTC
+}
+
+// errNoMailSender refuses an invitation the realm could not mail.
+var errNoMailSender = apperr.Invalid("the realm cannot send mail: set its SMTP server or email provider first")
+
+// sendOrgInvitation puts an invitation's mail in the realm's outbox through
+// tx (orgs.Deps.SendInvitation).
+func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *store.Realm, m orgs.InvitationMail) error {
+	if _, err := mailSender(realm, false); err != nil {
+		return errNoMailSender
+	}
+	msg, err := orgInvitationMail.render(m.To, orgInvitationData{mailData: newMailData(realm, "", m.Link, 0),
+		Organization: m.Organization, Role: m.Role, Until: m.Expires.UTC().Format(time.RFC1123)})
+	if err != nil {
+		return err
+	}
+	return a.enqueueMail(ctx, tx, realm, msg)
+}
+
+// userHandler serves a JSON route for the user whose access token the
+// request carries.
+type userHandler func(w http.ResponseWriter, r *http.Request, realm *store.Realm, u *store.User) error
+
+// userEndpoint authenticates a JSON route by the user's Bearer access
+// token: none or a bad one is a 401 with a Bearer challenge.
+func (a *App) userEndpoint(h userHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		realm, err := a.accountRealm(r)
+		if err == nil {
+			token := bearerToken(r)
+			var c *accountCaller
+			switch {
+			case token == "":
+				err = errAccountNoToken
+			default:
+				if c, err = a.accountBearer(r, realm, token); err == nil {
+					err = h(w, r, realm, c.user)
+				}
+			}
+		}
+		if err != nil {
+			setBearerChallenge(w, realm, err)
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+// orgInvitationRep is what the invitation page answers an API caller.
+type orgInvitationRep struct {
+	Organization string `json:"organization"` // the slug
+	Name         string `json:"name"`
+	Email        string `json:"email"`
+	Role         string `json:"role"`
+}
+
+// orgInvitationPage is GET /account/organizations/{slug}/invitations/{token}: the
+// live invitation, with the form that accepts it. A browser that is not
+// signed in was sent to sign in (or register) first by the account routes,
+// and comes back here.
+func (a *App) orgInvitationPage(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	slug, token := mux.Vars(r)["slug"], mux.Vars(r)["token"]
+	o, inv, err := a.orgs.Invitation(r.Context(), c.realm, slug, token)
+	if err != nil {
+		return err
+	}
+	if c.api {
+		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: inv.Email, Role: inv.Role})
+	}
+	csrf, err := a.csrfToken(w, r, c.realm, accountFormOrgInvitation, c.session.ID)
+	if err != nil {
+		return err
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.OrgInvitation(a.page("org.invitation.title"), ui.OrgInvitationView{
+		Organization: o.Name, Role: inv.Role, CSRFToken: csrf, Action: r.URL.Path}))
+}
+
+// orgInvitationAccept is POST /account/organizations/{slug}/invitations/{token}: the
+// signed-in person joins the organization.
+func (a *App) orgInvitationAccept(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	if !c.api {
+		if err := a.accountForm(r, c, accountFormOrgInvitation); err != nil {
+			return err
+		}
+	}
+	slug, token := mux.Vars(r)["slug"], mux.Vars(r)["token"]
+	o, m, err := a.orgs.Accept(r.Context(), c.realm, c.user, slug, token)
+	if err != nil {
+		return err
+	}
+	if c.api {
+		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: c.user.Email, Role: m.Role})
+	}
+	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("org.invitation.joined.title"), ui.InfoPage{
+		Heading: "org.invitation.joined.title", Message: "org.invitation.joined.message",
+		LinkURL: accountPath(c.realm) + "/", LinkText: "account.back"}))
+}
