@@ -58,10 +58,15 @@ func (s *Service) sso(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		if err != nil {
 			return err
 		}
-		if m.root.Tag == "AuthnRequest" && m.root.NamespaceURI() == nsProtocol {
+		switch {
+		case m.root.Tag == "AuthnRequest" && m.root.NamespaceURI() == nsProtocol:
 			return s.authnRequest(w, r, realm, m)
+		case m.root.Tag == "LogoutRequest" && m.root.NamespaceURI() == nsProtocol:
+			return s.logoutRequest(w, r, realm, m)
 		}
-		return errBadMessage("a SAMLRequest must be an AuthnRequest")
+		return errBadMessage("a SAMLRequest must be an AuthnRequest or a LogoutRequest")
+	case has("SAMLResponse"):
+		return s.logoutResponse(w, r, realm)
 	case r.Method == http.MethodGet && r.URL.Query().Has("state"):
 		return s.resume(w, r, realm)
 	}
@@ -171,15 +176,15 @@ func (s *Service) checkSignature(r *http.Request, realm *store.Realm, sp *store.
 	if err != nil {
 		return nil, err // validated when stored
 	}
-	if m.binding == bindingRedirect {
-		if m.signature == nil {
-			return nil, errNoSignature
-		}
+	if m.binding == bindingRedirect && m.signature != nil {
 		if err := verifyRedirect(m, cert); err != nil {
 			return nil, err
 		}
 		return m.root, nil
 	}
+	// POST, or a Redirect message that kept its XML signature (as
+	// crewjam/saml's service provider sends its LogoutRequests): the
+	// enveloped signature is as good, over the same element.
 	return verifyEnveloped(m.root, cert, s.deps.Now())
 }
 

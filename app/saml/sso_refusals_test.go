@@ -214,7 +214,7 @@ func TestSSORefusals(t *testing.T) {
 			r.Destination = e.base + "/realms/other/protocol/saml"
 		}), "", rsa256), "", 400, "Destination"},
 		{"RelayState over 80 bytes", http.MethodGet, plain.redirect(t, plain.authnRequest(t), strings.Repeat("r", 81), ""), "", 400, "RelayState"},
-		{"a response where a request goes", http.MethodGet, ssoPath + "?SAMLRequest=" + deflated([]byte(`<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"/>`)), "", 400, "must be an AuthnRequest"},
+		{"a response where a request goes", http.MethodGet, ssoPath + "?SAMLRequest=" + deflated([]byte(`<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"/>`)), "", 400, "must be an AuthnRequest or a LogoutRequest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *apptest.Response
