@@ -339,6 +339,7 @@ func (a *App) routes() *mux.Router {
 	protocol(http.MethodGet, "/protocol/saml/descriptor", http.HandlerFunc(sp.Descriptor))
 	protocol(http.MethodGet, "/protocol/saml", http.HandlerFunc(sp.SSO))
 	protocol(http.MethodPost, "/protocol/saml", http.HandlerFunc(sp.SSO))
+	protocol(http.MethodGet, "/protocol/saml/clients/{id}", http.HandlerFunc(sp.IDPInitiated))
 	// Service providers are the clients of SAML: the clients' permissions.
 	const sps, sp1 = "/admin/realms/{realm}/saml-service-providers", "/admin/realms/{realm}/saml-service-providers/{id}"
 	admin(http.MethodPost, sps, authz.ClientsWrite, sp.CreateServiceProvider)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
@@ -297,7 +299,7 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 	} else if err != nil {
 		return err
 	}
-	if !sp.Enabled || sp.ACSURL != ar.ACSURL {
+	if !sp.Enabled || sp.ACSURL != ar.ACSURL || (ar.RequestID == "" && !sp.IDPInitiated) {
 		return errStaleWait // changed while the user signed in
 	}
 	req := &request{sp: sp, requestID: ar.RequestID, acsURL: ar.ACSURL, relayState: ar.RelayState,
@@ -315,4 +317,52 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 			message: "the user did not sign in"}
 	}
 	return s.respond(w, r, realm, req, sess, user)
+}
+
+// IDPInitiated serves GET /realms/{realm}/protocol/saml/clients/{id}: an
+// unsolicited Response to the SP of that ID, when the SP allows it
+// (idpInitiatedSso), after the hosted sign-in if the browser has no SSO
+// session. RelayState, at most 80 bytes, goes along (many SPs read it as
+// the page to land on).
+func (s *Service) IDPInitiated(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		s.pageError(w, r, nil, err)
+		return
+	}
+	if err := s.idpInitiated(w, r, realm); err != nil {
+		s.fail(w, r, realm, err)
+	}
+}
+
+var errNoIDPInitiated = apperr.NotFound("SAML service provider with IdP-initiated sign-in")
+
+func (s *Service) idpInitiated(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	id := mux.Vars(r)["id"]
+	if uuid.Validate(id) != nil {
+		return errNoIDPInitiated
+	}
+	sp, err := s.deps.Store.GetSAMLServiceProvider(r.Context(), realm.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errNoIDPInitiated
+	} else if err != nil {
+		return err
+	}
+	if !sp.Enabled || !sp.IDPInitiated {
+		return errNoIDPInitiated
+	}
+	q := r.URL.Query()
+	if len(q["RelayState"]) > 1 || len(q.Get("RelayState")) > maxRelayState {
+		return errBadMessage("RelayState must be given at most once, of at most %d bytes", maxRelayState)
+	}
+	req := &request{sp: sp, acsURL: sp.ACSURL, relayState: q.Get("RelayState")}
+	sess, user, err := s.deps.Session(r, realm)
+	if err != nil {
+		return err
+	}
+	if sess != nil {
+		return s.respond(w, r, realm, req, sess, user)
+	}
+	return s.waitForSignIn(w, r, realm, req)
 }

@@ -117,3 +117,30 @@ func TestSSOForceAuthn(t *testing.T) {
 	}
 	mustSignedIn(t, b.visit(forced.url+"/app", testPassword))
 }
+
+func TestIDPInitiatedSSO(t *testing.T) {
+	e := newIdP(t)
+	off := newSP(t, e, spOptions{})
+	on := newSP(t, e, spOptions{register: map[string]any{"idpInitiatedSso": true}})
+	on.mw.ServiceProvider.AllowIDPInitiated = true
+	on.mw.ServiceProvider.DefaultRedirectURI = "/app"
+	b := newBrowser(t)
+
+	// Off unless the SP allows it; an unknown ID is as unknown.
+	for _, id := range []string{off.id, "not-a-uuid", "00000000-0000-4000-8000-000000000000"} {
+		p := b.get(e.base + "/realms/acme/protocol/saml/clients/" + id)
+		if p.status != http.StatusNotFound || strings.Contains(p.body, "SAMLResponse") {
+			t.Fatalf("IdP-initiated sign-in to %s: %d %.200s", id, p.status, p.body)
+		}
+	}
+	if p := b.get(e.base + "/realms/acme/protocol/saml/clients/" + on.id + "?RelayState=" + strings.Repeat("x", 81)); p.status != http.StatusBadRequest {
+		t.Fatalf("RelayState over 80 bytes: %d", p.status)
+	}
+	// Without a session, through the sign-in; then at once.
+	mustSignedIn(t, b.visit(e.base+"/realms/acme/protocol/saml/clients/"+on.id, testPassword))
+	p := b.get(e.base + "/realms/acme/protocol/saml/clients/" + on.id + "?RelayState=landing")
+	f := p.postForm()
+	if f == nil || f.action != on.url+"/saml/acs" || f.values.Get("RelayState") != "landing" {
+		t.Fatalf("a signed-in browser is not posted to the ACS at once: %d %.300s", p.status, p.body)
+	}
+}
