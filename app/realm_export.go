@@ -87,7 +87,8 @@ type realmExport struct {
 	Groups       []groupExport `json:"groups"` // parents before their children
 	Users        []userExport  `json:"users,omitempty"`
 	// The SAML service providers, as the admin API shows them.
-	SAMLServiceProviders []saml.SP `json:"samlServiceProviders"`
+	SAMLServiceProviders []saml.SP     `json:"samlServiceProviders"`
+	SAMLSettings         saml.Settings `json:"samlSettings"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -253,7 +254,7 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 			out.Roles.Client[c] = append(out.Roles.Client[c], e)
 		}
 	}
-	if out.SAMLServiceProviders, err = exportSAMLServiceProviders(ctx, tx, realm); err != nil {
+	if err := exportSAML(ctx, tx, realm, out); err != nil {
 		return nil, err
 	}
 	for _, g := range parentsFirst(groups) {

@@ -105,6 +105,7 @@ type realmImport struct {
 	Users        []userImport   `json:"users"`
 	// SAMLServiceProviders are checked as the admin API checks them.
 	SAMLServiceProviders []saml.ImportSP `json:"samlServiceProviders"`
+	SAMLSettings         *saml.Settings  `json:"samlSettings"`
 }
 
 // ImportOptions say how an import treats what is already there.

@@ -37,12 +37,13 @@ type importPlan struct {
 	// copy: the file has no realm id, or the import was asked to be a
 	// copy, so every resource gets a fresh ID and the realm can sit beside
 	// the one it was exported from.
-	copy        bool
-	users       []*store.User // people and service accounts
-	userFields  []string      // each user's place in the file, for errors
-	grants      []grant
-	memberships [][2]string // group ID, user ID
-	samlSPs     []*store.SAMLServiceProvider
+	copy         bool
+	users        []*store.User // people and service accounts
+	userFields   []string      // each user's place in the file, for errors
+	grants       []grant
+	memberships  [][2]string // group ID, user ID
+	samlSPs      []*store.SAMLServiceProvider
+	samlSettings *store.SAMLSettings
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }

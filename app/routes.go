@@ -347,6 +347,8 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, sp1, authz.ClientsRead, sp.GetServiceProvider)
 	admin(http.MethodPut, sp1, authz.ClientsWrite, sp.UpdateServiceProvider)
 	admin(http.MethodDelete, sp1, authz.ClientsWrite, sp.DeleteServiceProvider)
+	admin(http.MethodGet, "/admin/realms/{realm}/saml/settings", authz.RealmRead, sp.GetSettings)
+	admin(http.MethodPut, "/admin/realms/{realm}/saml/settings", authz.RealmWrite, sp.PutSettings)
 	return r
 }
 
