@@ -79,7 +79,7 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	}
 	if err := s.deps.Store.RecordSAMLRequestID(ctx, realm.ID, sp.EntityID, lr.ID,
 		lr.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
-		return errBadMessage("request %s was received before", lr.ID)
+		return errReplay(lr.ID)
 	} else if err != nil {
 		return err
 	}

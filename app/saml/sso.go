@@ -1,6 +1,7 @@
 package saml
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -85,7 +86,26 @@ type request struct {
 	nameIDFormat string // asked for; '' for the SP's own
 	forceAuthn   bool
 	isPassive    bool
+	// seenUntil: the request's ID is still to be recorded (until then) in
+	// the replay cache, in the transaction of the answer's own write, so
+	// that answering costs one commit.
+	seenUntil time.Time
 }
+
+// recordRequest records req's ID in the replay cache, within tx; an ID
+// seen before refuses the request.
+func (s *Service) recordRequest(ctx context.Context, tx *store.Store, realm *store.Realm, req *request) error {
+	if req.seenUntil.IsZero() {
+		return nil
+	}
+	err := tx.RecordSAMLRequestID(ctx, realm.ID, req.sp.EntityID, req.requestID, req.seenUntil)
+	if errors.Is(err, store.ErrConflict) {
+		return errReplay(req.requestID)
+	}
+	return err
+}
+
+func errReplay(id string) error { return errBadMessage("request %s was received before", id) }
 
 // authnRequest checks an AuthnRequest and answers it: at once for a
 // browser signed in, else after the hosted sign-in.
@@ -100,6 +120,9 @@ func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *st
 	}
 	switch {
 	case req.isPassive && (sess == nil || req.forceAuthn):
+		if err := s.recordRequest(r.Context(), s.deps.Store, realm, req); err != nil {
+			return err
+		}
 		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusNoPassive,
 			message: "the user is not signed in and the request does not let the identity provider ask"}
 	case sess != nil && !req.forceAuthn:
@@ -143,16 +166,14 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 		return nil, errBadMessage("ProtocolBinding must be HTTP-POST, the binding responses are sent with")
 	}
 	req := &request{sp: sp, requestID: ar.ID, acsURL: sp.ACSURL, relayState: m.relayState,
-		forceAuthn: ar.ForceAuthn != nil && *ar.ForceAuthn, isPassive: ar.IsPassive != nil && *ar.IsPassive}
-	if err := s.deps.Store.RecordSAMLRequestID(r.Context(), realm.ID, sp.EntityID, ar.ID,
-		ar.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
-		return nil, errBadMessage("request %s was received before", ar.ID)
-	} else if err != nil {
-		return nil, err
-	}
+		forceAuthn: ar.ForceAuthn != nil && *ar.ForceAuthn, isPassive: ar.IsPassive != nil && *ar.IsPassive,
+		seenUntil: ar.IssueInstant.Add(maxIssueAge + clockSkew)}
 	if p := ar.NameIDPolicy; p != nil && p.Format != nil && *p.Format != NameIDUnspecified && *p.Format != "" {
 		req.nameIDFormat = *p.Format
 		if !supportedFormat(*p.Format) {
+			if err := s.recordRequest(r.Context(), s.deps.Store, realm, req); err != nil {
+				return nil, err
+			}
 			return nil, &statusError{req: req, top: crewsaml.StatusRequester, second: crewsaml.StatusInvalidNameIDPolicy,
 				message: "NameID format " + *p.Format + " is not issued"}
 		}
@@ -258,10 +279,15 @@ func (s *Service) waitForSignIn(w http.ResponseWriter, r *http.Request, realm *s
 	handle := randomID()
 	now := s.deps.Now()
 	sum := sha256.Sum256([]byte(handle))
-	err := s.deps.Store.CreateSAMLAuthRequest(r.Context(), &store.SAMLAuthRequest{IDHash: sum[:], RealmID: realm.ID,
-		SPID: req.sp.ID, RequestID: req.requestID, ACSURL: req.acsURL, RelayState: req.relayState,
-		NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, CreatedAt: now.UnixMilli(),
-		ExpiresAt: now.Add(waitLifetime).UnixMilli()})
+	err := s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := s.recordRequest(r.Context(), tx, realm, req); err != nil {
+			return err
+		}
+		return tx.CreateSAMLAuthRequest(r.Context(), &store.SAMLAuthRequest{IDHash: sum[:], RealmID: realm.ID,
+			SPID: req.sp.ID, RequestID: req.requestID, ACSURL: req.acsURL, RelayState: req.relayState,
+			NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, CreatedAt: now.UnixMilli(),
+			ExpiresAt: now.Add(waitLifetime).UnixMilli()})
+	})
 	if err != nil {
 		return err
 	}

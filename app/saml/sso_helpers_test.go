@@ -40,7 +40,7 @@ const (
 	testPassword = "correct horse battery"
 )
 
-func newIdP(t *testing.T, opts ...func(*app.Config)) *idp {
+func newIdP(t testing.TB, opts ...func(*app.Config)) *idp {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -57,7 +57,7 @@ func newIdP(t *testing.T, opts ...func(*app.Config)) *idp {
 	return &idp{Server: s, base: base, alice: alice["id"].(string)}
 }
 
-func (e *idp) metadata(t *testing.T) *crewsaml.EntityDescriptor {
+func (e *idp) metadata(t testing.TB) *crewsaml.EntityDescriptor {
 	t.Helper()
 	r := e.Request(http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil)
 	apptest.MustStatus(t, r, http.StatusOK)
@@ -88,7 +88,7 @@ type spOptions struct {
 	register     map[string]any // fields of the registration beyond the metadata
 }
 
-func newSP(t *testing.T, e *idp, o spOptions) *sp {
+func newSP(t testing.TB, e *idp, o spOptions) *sp {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -217,11 +217,11 @@ func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
 // browser does on the pages it meets: it submits the SAML POST forms (as
 // their script would), and signs in on the login page.
 type browser struct {
-	t      *testing.T
+	t      testing.TB
 	client *http.Client
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, client: &http.Client{Jar: jar}}
 }
@@ -351,7 +351,7 @@ type signedIn struct {
 	Attributes map[string][]string `json:"attributes"`
 }
 
-func mustSignedIn(t *testing.T, p *page) signedIn {
+func mustSignedIn(t testing.TB, p *page) signedIn {
 	t.Helper()
 	var out signedIn
 	if p.status != http.StatusOK || json.Unmarshal([]byte(p.body), &out) != nil || out.NameID == "" {

@@ -20,7 +20,7 @@ import (
 
 // authnRequest is an AuthnRequest of the SP to the identity provider, as
 // samlsp makes it, unsigned.
-func (s *sp) authnRequest(t *testing.T) *crewsaml.AuthnRequest {
+func (s *sp) authnRequest(t testing.TB) *crewsaml.AuthnRequest {
 	t.Helper()
 	method := s.mw.ServiceProvider.SignatureMethod
 	s.mw.ServiceProvider.SignatureMethod = ""
@@ -36,7 +36,7 @@ func (s *sp) authnRequest(t *testing.T) *crewsaml.AuthnRequest {
 
 // redirect is the identity provider's path and query that carry req over
 // HTTP-Redirect, signed with sigAlg when it is not "".
-func (s *sp) redirect(t *testing.T, req *crewsaml.AuthnRequest, relayState, sigAlg string) string {
+func (s *sp) redirect(t testing.TB, req *crewsaml.AuthnRequest, relayState, sigAlg string) string {
 	t.Helper()
 	method := s.mw.ServiceProvider.SignatureMethod
 	s.mw.ServiceProvider.SignatureMethod = sigAlg
