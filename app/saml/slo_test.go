@@ -2,6 +2,7 @@ package saml_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,4 +79,31 @@ func TestSingleLogoutRefusals(t *testing.T) {
 		`<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="x" Version="2.0"/>`))+"&RelayState=nope", nil)
 	mustRefusedPage(t, r, http.StatusBadRequest, "unknown, expired or already finished")
 	apptest.MustStatus(t, r, http.StatusBadRequest)
+}
+
+func TestSAMLSessionsListed(t *testing.T) {
+	e := newIdP(t)
+	first, second := newSP(t, e, spOptions{}), newSP(t, e, spOptions{})
+	b := newBrowser(t)
+	mustSignedIn(t, b.visit(first.url+"/app", testPassword))
+	mustSignedIn(t, b.visit(second.url+"/app", ""))
+	want := []any{first.url + "/saml/metadata", second.url + "/saml/metadata"}
+	for _, path := range []string{"/admin/realms/acme/users/" + e.alice + "/sessions", "/admin/realms/acme/sessions"} {
+		var sessions []map[string]any
+		r := e.Admin(http.MethodGet, path, nil)
+		apptest.MustStatus(t, r, http.StatusOK)
+		r.Decode(t, &sessions)
+		found := false
+		for _, s := range sessions {
+			if s["type"] == "sso" {
+				found = true
+				if got, _ := s["samlServiceProviders"].([]any); !slices.Equal(got, want) {
+					t.Fatalf("%s: samlServiceProviders %v, want %v", path, got, want)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no SSO session in %s", path, r.Body)
+		}
+	}
 }
