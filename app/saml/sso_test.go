@@ -144,3 +144,33 @@ func TestIDPInitiatedSSO(t *testing.T) {
 		t.Fatalf("a signed-in browser is not posted to the ACS at once: %d %.300s", p.status, p.body)
 	}
 }
+
+func TestSSOEvents(t *testing.T) {
+	e := newIdP(t)
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	s := newSP(t, e, spOptions{})
+	b := newBrowser(t)
+	mustSignedIn(t, b.visit(s.url+"/app", testPassword))
+	req := s.authnRequest(t)
+	passive := true
+	req.IsPassive = &passive
+	apptest.MustStatus(t, e.Request(http.MethodGet, s.redirect(t, req, "", ""), nil), http.StatusOK) // NoPassive: no cookie here
+	p := b.visit(s.url+"/logout", "")
+	if p.status != http.StatusOK {
+		t.Fatalf("logout: %d %.200s", p.status, p.body)
+	}
+	var events []map[string]any
+	e.Admin(http.MethodGet, "/admin/realms/acme/events", nil).Decode(t, &events)
+	seen := map[string]bool{}
+	for _, ev := range events {
+		d, _ := ev["details"].(map[string]any)
+		if d["protocol"] == "saml" && ev["clientId"] == s.url+"/saml/metadata" {
+			seen[ev["type"].(string)] = true
+		}
+	}
+	for _, typ := range []string{"LOGIN", "LOGIN_ERROR", "LOGOUT"} {
+		if !seen[typ] {
+			t.Fatalf("no SAML %s event of the SP in %v", typ, events)
+		}
+	}
+}
