@@ -25,6 +25,8 @@ type sessionRep struct {
 	ClientID   string `json:"clientId,omitempty"` // the public clientId of an OAuth session
 	ParentID   string `json:"parentId,omitempty"` // the SSO session of an online OAuth session
 	Offline    bool   `json:"offline"`
+	// The entity IDs of the SAML service providers an SSO session signed in to.
+	SAMLServiceProviders []string `json:"samlServiceProviders,omitempty"`
 }
 
 func toSessionRep(s *store.Session) sessionRep {
@@ -40,9 +42,15 @@ func (a *App) listRealmSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var samlSPs map[string][]string
 	return httpx.ListPage(w, r, defaultSessionPageSize, func(first, max int) ([]*store.Session, error) {
-		return a.store.ListRealmSessions(r.Context(), realm.ID, a.now().UnixMilli(), first, max)
-	}, toSessionRep)
+		sessions, err := a.store.ListRealmSessions(r.Context(), realm.ID, a.now().UnixMilli(), first, max)
+		if err != nil {
+			return nil, err
+		}
+		samlSPs, err = a.samlServiceProviders(r.Context(), realm, sessions)
+		return sessions, err
+	}, func(s *store.Session) sessionRep { return withSAML(toSessionRep(s), samlSPs) })
 }
 
 func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
@@ -54,7 +62,11 @@ func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpx.List(w, sessions, toSessionRep)
+	samlSPs, err := a.samlServiceProviders(r.Context(), realm, sessions)
+	if err != nil {
+		return err
+	}
+	return httpx.List(w, sessions, func(s *store.Session) sessionRep { return withSAML(toSessionRep(s), samlSPs) })
 }
 
 // deleteSession ends one session, by default an OAuth one as the spec

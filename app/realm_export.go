@@ -91,7 +91,8 @@ type realmExport struct {
 	IdentityProviders []broker.ProviderRep `json:"identityProviders"`
 	Users             []userExport         `json:"users,omitempty"`
 	// The SAML service providers, as the admin API shows them.
-	SAMLServiceProviders []saml.SP `json:"samlServiceProviders"`
+	SAMLServiceProviders []saml.SP     `json:"samlServiceProviders"`
+	SAMLSettings         saml.Settings `json:"samlSettings"`
 	// UserFederationProviders are the realm's directories (app/ldapfed).
 	UserFederationProviders []ldapfed.Provider `json:"userFederationProviders,omitempty"`
 }
@@ -259,7 +260,7 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 			out.Roles.Client[c] = append(out.Roles.Client[c], e)
 		}
 	}
-	if out.SAMLServiceProviders, err = exportSAMLServiceProviders(ctx, tx, realm); err != nil {
+	if err := exportSAML(ctx, tx, realm, out); err != nil {
 		return nil, err
 	}
 	for _, g := range parentsFirst(groups) {

@@ -112,6 +112,7 @@ type realmImport struct {
 	IdentityProviders []broker.ProviderImport `json:"identityProviders"`
 	// UserFederationProviders are the realm's directories (app/ldapfed).
 	UserFederationProviders []ldapfed.ImportedProvider `json:"userFederationProviders"`
+	SAMLSettings            *saml.Settings             `json:"samlSettings"`
 }
 
 // ImportOptions say how an import treats what is already there.

@@ -39,14 +39,15 @@ type importPlan struct {
 	// copy: the file has no realm id, or the import was asked to be a
 	// copy, so every resource gets a fresh ID and the realm can sit beside
 	// the one it was exported from.
-	copy        bool
-	users       []*store.User // people and service accounts
-	userFields  []string      // each user's place in the file, for errors
-	grants      []grant
-	memberships [][2]string // group ID, user ID
-	samlSPs     []*store.SAMLServiceProvider
-	providers   []*store.IdentityProvider
-	federation  []*store.FederationProvider
+	copy         bool
+	users        []*store.User // people and service accounts
+	userFields   []string      // each user's place in the file, for errors
+	grants       []grant
+	memberships  [][2]string // group ID, user ID
+	samlSPs      []*store.SAMLServiceProvider
+	samlSettings *store.SAMLSettings
+	providers    []*store.IdentityProvider
+	federation   []*store.FederationProvider
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }

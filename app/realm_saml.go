@@ -13,16 +13,21 @@ import (
 // The realm's SAML service providers in the realm export and import, in
 // the representation of the admin API (package saml).
 
-func exportSAMLServiceProviders(ctx context.Context, tx *store.Store, realm *store.Realm) ([]saml.SP, error) {
+func exportSAML(ctx context.Context, tx *store.Store, realm *store.Realm, out *realmExport) error {
 	sps, err := tx.ListSAMLServiceProviders(ctx, realm.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]saml.SP, len(sps))
+	out.SAMLServiceProviders = make([]saml.SP, len(sps))
 	for i, sp := range sps {
-		out[i] = saml.ExportSP(sp)
+		out.SAMLServiceProviders[i] = saml.ExportSP(sp)
 	}
-	return out, nil
+	settings, err := tx.GetSAMLSettings(ctx, realm.ID)
+	if err != nil {
+		return err
+	}
+	out.SAMLSettings = saml.ToSettings(settings)
+	return nil
 }
 
 func (p *importPlan) buildSAMLServiceProviders(in *realmImport) error {
@@ -45,10 +50,18 @@ func (p *importPlan) buildSAMLServiceProviders(in *realmImport) error {
 		seen[sp.EntityID] = true
 		p.samlSPs = append(p.samlSPs, sp)
 	}
+	if in.SAMLSettings != nil {
+		p.samlSettings = saml.StoreSettings(p.realm.ID, *in.SAMLSettings)
+	}
 	return nil
 }
 
 func (p *importPlan) writeSAMLServiceProviders(ctx context.Context, tx *store.Store) error {
+	if p.samlSettings != nil {
+		if err := tx.PutSAMLSettings(ctx, p.samlSettings); err != nil {
+			return err
+		}
+	}
 	for i, sp := range p.samlSPs {
 		if err := tx.CreateSAMLServiceProvider(ctx, sp); err != nil {
 			return idConflict(err, fmt.Sprintf("samlServiceProviders[%d].id", i), "another realm has a SAML service provider with id "+sp.ID)

@@ -343,6 +343,7 @@ func (a *App) routes() *mux.Router {
 	protocol(http.MethodGet, "/protocol/saml/descriptor", http.HandlerFunc(sp.Descriptor))
 	protocol(http.MethodGet, "/protocol/saml", http.HandlerFunc(sp.SSO))
 	protocol(http.MethodPost, "/protocol/saml", http.HandlerFunc(sp.SSO))
+	protocol(http.MethodGet, "/protocol/saml/clients/{id}", http.HandlerFunc(sp.IDPInitiated))
 	// Service providers are the clients of SAML: the clients' permissions.
 	const sps, sp1 = "/admin/realms/{realm}/saml-service-providers", "/admin/realms/{realm}/saml-service-providers/{id}"
 	admin(http.MethodPost, sps, authz.ClientsWrite, sp.CreateServiceProvider)
@@ -350,6 +351,8 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, sp1, authz.ClientsRead, sp.GetServiceProvider)
 	admin(http.MethodPut, sp1, authz.ClientsWrite, sp.UpdateServiceProvider)
 	admin(http.MethodDelete, sp1, authz.ClientsWrite, sp.DeleteServiceProvider)
+	admin(http.MethodGet, "/admin/realms/{realm}/saml/settings", authz.RealmRead, sp.GetSettings)
+	admin(http.MethodPut, "/admin/realms/{realm}/saml/settings", authz.RealmWrite, sp.PutSettings)
 
 	// Identity brokering (the module app/broker).
 	const idps, idp1 = "/admin/realms/{realm}/identity-providers", "/admin/realms/{realm}/identity-providers/{alias}"

@@ -16,6 +16,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
 )
 
 // newSAML builds the SAML identity provider (the module app/saml) with
@@ -25,7 +26,7 @@ func (a *App) newSAML() *saml.Service {
 	return saml.New(saml.Deps{Store: a.store, Log: a.log, Now: a.now, BaseURL: a.cfg.BaseURL,
 		Realm: a.samlRealm, AdminRealm: a.realm, RotationDays: a.samlRotationDays, ErrorPage: a.samlErrorPage,
 		Session: a.ssoSession, SignIn: a.samlSignIn, PostForm: a.samlPostForm, NameIDKey: a.samlNameIDKey(),
-		LoginEvent: a.loginEvent})
+		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent})
 }
 
 // samlRealm is the enabled realm of a SAML protocol path.
@@ -135,4 +136,40 @@ func (a *App) samlNameIDKey() []byte {
 		panic(err) // only for a key length hkdf cannot give, which 32 is not
 	}
 	return key
+}
+
+// samlEndSession ends the browser's SSO session on a SAML service
+// provider's LogoutRequest, as the OIDC logout does.
+func (a *App) samlEndSession(w http.ResponseWriter, r *http.Request, realm *store.Realm, sess *store.Session, sp string) error {
+	ended, err := a.store.DeleteSession(r.Context(), realm.ID, sess.ID, store.SessionSSO, a.now().UnixMilli())
+	if err != nil && !errors.Is(err, store.ErrNotFound) { // not found: ended meanwhile
+		return err
+	}
+	expireSSOCookie(w, a.cfg.BaseURL, realm)
+	a.loggedOut(r.Context(), realm, ended, sp, map[string]string{"protocol": "saml"})
+	return nil
+}
+
+// samlLoggedOut is the signed-out page, for a logout whose service
+// provider went meanwhile.
+func (a *App) samlLoggedOut(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	return a.renderPage(w, withRealm(r, realm), http.StatusOK, ui.LoggedOut(a.page("logout.done.title"), realmTitle(realm)))
+}
+
+// samlServiceProviders are the SAML service providers each SSO session of
+// sessions signed in to, by session ID, for the admin session lists.
+func (a *App) samlServiceProviders(ctx context.Context, realm *store.Realm, sessions []*store.Session) (map[string][]string, error) {
+	var ids []string
+	for _, s := range sessions {
+		if s.Kind == store.SessionSSO {
+			ids = append(ids, s.ID)
+		}
+	}
+	return a.store.SAMLServiceProvidersOfSessions(ctx, realm.ID, ids)
+}
+
+// withSAML is a session as listed, with its SAML service providers.
+func withSAML(rep sessionRep, samlSPs map[string][]string) sessionRep {
+	rep.SAMLServiceProviders = samlSPs[rep.ID]
+	return rep
 }

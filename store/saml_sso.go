@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -159,4 +161,38 @@ func (s *Store) DeleteSAMLLogout(ctx context.Context, idHash []byte) error {
 		return fmt.Errorf("delete SAML logout: %w", mapErr(err))
 	}
 	return nil
+}
+
+// SAMLServiceProvidersOfSessions returns, for each of the realm's SSO
+// sessions named, the entity IDs of the service providers it signed in
+// to, in the order it did.
+func (s *Store) SAMLServiceProvidersOfSessions(ctx context.Context, realmID string, ssoSessionIDs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(ssoSessionIDs) == 0 {
+		return out, nil
+	}
+	args := []any{realmID}
+	ph := make([]string, len(ssoSessionIDs))
+	for i, id := range ssoSessionIDs {
+		args = append(args, id)
+		ph[i] = fmt.Sprintf("$%d", i+2)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT ss.sso_session_id, sp.entity_id FROM saml_sessions ss
+		JOIN saml_service_providers sp ON sp.id = ss.sp_id
+		WHERE ss.realm_id = $1 AND ss.sso_session_id IN (`+strings.Join(ph, ", ")+`)
+		ORDER BY ss.created_at, ss.session_index`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("SAML service providers of sessions: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sess, entity string
+		if err := rows.Scan(&sess, &entity); err != nil {
+			return nil, mapErr(err)
+		}
+		if !slices.Contains(out[sess], entity) {
+			out[sess] = append(out[sess], entity)
+		}
+	}
+	return out, mapErr(rows.Err())
 }

@@ -233,3 +233,36 @@ func TestServiceProvidersInRealmExport(t *testing.T) {
 		map[string]any{"entityId": "x", "name": "Y", "acsUrl": "https://sp.test/acs"}}}
 	apptest.MustError(t, s.Admin(http.MethodPost, "/admin/realms/import", twice), 409, "conflict", "samlServiceProviders[1].entityId")
 }
+
+func TestSettings(t *testing.T) {
+	e := newIdP(t)
+	const path = "/admin/realms/acme/saml/settings"
+	r := e.Admin(http.MethodGet, path, nil)
+	apptest.MustStatus(t, r, http.StatusOK)
+	if got := r.Object(t); !reflect.DeepEqual(got, map[string]any{"wantAuthnRequestsSigned": false}) {
+		t.Fatalf("default settings %v", got)
+	}
+	unsigned := newSP(t, e, spOptions{})
+	apptest.MustError(t, e.Admin(http.MethodPut, path, map[string]any{"wantAuthnRequestsSigned": "yes"}), 400, "invalid_field", "wantAuthnRequestsSigned")
+	apptest.MustStatus(t, e.Admin(http.MethodPut, path, map[string]any{"wantAuthnRequestsSigned": true}), http.StatusOK)
+	if got := e.Admin(http.MethodGet, path, nil).Object(t); got["wantAuthnRequestsSigned"] != true {
+		t.Fatalf("settings after PUT %v", got)
+	}
+	md := e.Request(http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil)
+	if !strings.Contains(string(md.Body), `WantAuthnRequestsSigned="true"`) {
+		t.Fatalf("metadata does not say it wants signed requests: %s", md.Body)
+	}
+	// An SP without a certificate can no longer sign anyone in.
+	mustRefusedPage(t, e.Request(http.MethodGet, unsigned.redirect(t, unsigned.authnRequest(t), "", ""), nil), 400, "wants signed requests")
+
+	// The settings travel with the realm.
+	export := e.Admin(http.MethodGet, "/admin/realms/acme/export", nil).Object(t)
+	if s, _ := export["samlSettings"].(map[string]any); s["wantAuthnRequestsSigned"] != true {
+		t.Fatalf("export's samlSettings %v", export["samlSettings"])
+	}
+	export["name"] = "copy"
+	apptest.MustStatus(t, e.Admin(http.MethodPost, "/admin/realms/import?asCopy=true", export), http.StatusCreated)
+	if got := e.Admin(http.MethodGet, "/admin/realms/copy/saml/settings", nil).Object(t); got["wantAuthnRequestsSigned"] != true {
+		t.Fatalf("imported settings %v", got)
+	}
+}

@@ -63,8 +63,13 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 	}
 	now := s.deps.Now().UTC()
 	index := randomID()
-	err = s.deps.Store.CreateSAMLSession(ctx, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
-		SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()})
+	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if err := s.recordRequest(ctx, tx, realm, req); err != nil {
+			return err
+		}
+		return tx.CreateSAMLSession(ctx, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
+			SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()})
+	})
 	if err != nil {
 		return err
 	}

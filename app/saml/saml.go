@@ -46,6 +46,12 @@ type Deps struct {
 	PostForm func(w http.ResponseWriter, r *http.Request, realm *store.Realm, target string, params url.Values) error
 	// NameIDKey keys the persistent NameIDs (an HMAC of realm, SP and user).
 	NameIDKey []byte
+	// EndSession ends the browser's SSO session sess because the SP of
+	// entity ID sp asked: the session and its cookie go, its OIDC clients
+	// are told by back channel, a LOGOUT event is recorded.
+	EndSession func(w http.ResponseWriter, r *http.Request, realm *store.Realm, sess *store.Session, sp string) error
+	// LoggedOut answers with the realm's "you are signed out" page.
+	LoggedOut func(w http.ResponseWriter, r *http.Request, realm *store.Realm) error
 	// LoginEvent records a login event (the events module's writer).
 	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
 }

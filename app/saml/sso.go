@@ -1,6 +1,7 @@
 package saml
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
@@ -58,10 +61,15 @@ func (s *Service) sso(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		if err != nil {
 			return err
 		}
-		if m.root.Tag == "AuthnRequest" && m.root.NamespaceURI() == nsProtocol {
+		switch {
+		case m.root.Tag == "AuthnRequest" && m.root.NamespaceURI() == nsProtocol:
 			return s.authnRequest(w, r, realm, m)
+		case m.root.Tag == "LogoutRequest" && m.root.NamespaceURI() == nsProtocol:
+			return s.logoutRequest(w, r, realm, m)
 		}
-		return errBadMessage("a SAMLRequest must be an AuthnRequest")
+		return errBadMessage("a SAMLRequest must be an AuthnRequest or a LogoutRequest")
+	case has("SAMLResponse"):
+		return s.logoutResponse(w, r, realm)
 	case r.Method == http.MethodGet && r.URL.Query().Has("state"):
 		return s.resume(w, r, realm)
 	}
@@ -78,7 +86,26 @@ type request struct {
 	nameIDFormat string // asked for; '' for the SP's own
 	forceAuthn   bool
 	isPassive    bool
+	// seenUntil: the request's ID is still to be recorded (until then) in
+	// the replay cache, in the transaction of the answer's own write, so
+	// that answering costs one commit.
+	seenUntil time.Time
 }
+
+// recordRequest records req's ID in the replay cache, within tx; an ID
+// seen before refuses the request.
+func (s *Service) recordRequest(ctx context.Context, tx *store.Store, realm *store.Realm, req *request) error {
+	if req.seenUntil.IsZero() {
+		return nil
+	}
+	err := tx.RecordSAMLRequestID(ctx, realm.ID, req.sp.EntityID, req.requestID, req.seenUntil)
+	if errors.Is(err, store.ErrConflict) {
+		return errReplay(req.requestID)
+	}
+	return err
+}
+
+func errReplay(id string) error { return errBadMessage("request %s was received before", id) }
 
 // authnRequest checks an AuthnRequest and answers it: at once for a
 // browser signed in, else after the hosted sign-in.
@@ -93,6 +120,9 @@ func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *st
 	}
 	switch {
 	case req.isPassive && (sess == nil || req.forceAuthn):
+		if err := s.recordRequest(r.Context(), s.deps.Store, realm, req); err != nil {
+			return err
+		}
 		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusNoPassive,
 			message: "the user is not signed in and the request does not let the identity provider ask"}
 	case sess != nil && !req.forceAuthn:
@@ -136,16 +166,14 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 		return nil, errBadMessage("ProtocolBinding must be HTTP-POST, the binding responses are sent with")
 	}
 	req := &request{sp: sp, requestID: ar.ID, acsURL: sp.ACSURL, relayState: m.relayState,
-		forceAuthn: ar.ForceAuthn != nil && *ar.ForceAuthn, isPassive: ar.IsPassive != nil && *ar.IsPassive}
-	if err := s.deps.Store.RecordSAMLRequestID(r.Context(), realm.ID, sp.EntityID, ar.ID,
-		ar.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
-		return nil, errBadMessage("request %s was received before", ar.ID)
-	} else if err != nil {
-		return nil, err
-	}
+		forceAuthn: ar.ForceAuthn != nil && *ar.ForceAuthn, isPassive: ar.IsPassive != nil && *ar.IsPassive,
+		seenUntil: ar.IssueInstant.Add(maxIssueAge + clockSkew)}
 	if p := ar.NameIDPolicy; p != nil && p.Format != nil && *p.Format != NameIDUnspecified && *p.Format != "" {
 		req.nameIDFormat = *p.Format
 		if !supportedFormat(*p.Format) {
+			if err := s.recordRequest(r.Context(), s.deps.Store, realm, req); err != nil {
+				return nil, err
+			}
 			return nil, &statusError{req: req, top: crewsaml.StatusRequester, second: crewsaml.StatusInvalidNameIDPolicy,
 				message: "NameID format " + *p.Format + " is not issued"}
 		}
@@ -171,15 +199,15 @@ func (s *Service) checkSignature(r *http.Request, realm *store.Realm, sp *store.
 	if err != nil {
 		return nil, err // validated when stored
 	}
-	if m.binding == bindingRedirect {
-		if m.signature == nil {
-			return nil, errNoSignature
-		}
+	if m.binding == bindingRedirect && m.signature != nil {
 		if err := verifyRedirect(m, cert); err != nil {
 			return nil, err
 		}
 		return m.root, nil
 	}
+	// POST, or a Redirect message that kept its XML signature (as
+	// crewjam/saml's service provider sends its LogoutRequests): the
+	// enveloped signature is as good, over the same element.
 	return verifyEnveloped(m.root, cert, s.deps.Now())
 }
 
@@ -251,10 +279,15 @@ func (s *Service) waitForSignIn(w http.ResponseWriter, r *http.Request, realm *s
 	handle := randomID()
 	now := s.deps.Now()
 	sum := sha256.Sum256([]byte(handle))
-	err := s.deps.Store.CreateSAMLAuthRequest(r.Context(), &store.SAMLAuthRequest{IDHash: sum[:], RealmID: realm.ID,
-		SPID: req.sp.ID, RequestID: req.requestID, ACSURL: req.acsURL, RelayState: req.relayState,
-		NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, CreatedAt: now.UnixMilli(),
-		ExpiresAt: now.Add(waitLifetime).UnixMilli()})
+	err := s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := s.recordRequest(r.Context(), tx, realm, req); err != nil {
+			return err
+		}
+		return tx.CreateSAMLAuthRequest(r.Context(), &store.SAMLAuthRequest{IDHash: sum[:], RealmID: realm.ID,
+			SPID: req.sp.ID, RequestID: req.requestID, ACSURL: req.acsURL, RelayState: req.relayState,
+			NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, CreatedAt: now.UnixMilli(),
+			ExpiresAt: now.Add(waitLifetime).UnixMilli()})
+	})
 	if err != nil {
 		return err
 	}
@@ -292,7 +325,7 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 	} else if err != nil {
 		return err
 	}
-	if !sp.Enabled || sp.ACSURL != ar.ACSURL {
+	if !sp.Enabled || sp.ACSURL != ar.ACSURL || (ar.RequestID == "" && !sp.IDPInitiated) {
 		return errStaleWait // changed while the user signed in
 	}
 	req := &request{sp: sp, requestID: ar.RequestID, acsURL: ar.ACSURL, relayState: ar.RelayState,
@@ -310,4 +343,52 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 			message: "the user did not sign in"}
 	}
 	return s.respond(w, r, realm, req, sess, user)
+}
+
+// IDPInitiated serves GET /realms/{realm}/protocol/saml/clients/{id}: an
+// unsolicited Response to the SP of that ID, when the SP allows it
+// (idpInitiatedSso), after the hosted sign-in if the browser has no SSO
+// session. RelayState, at most 80 bytes, goes along (many SPs read it as
+// the page to land on).
+func (s *Service) IDPInitiated(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		s.pageError(w, r, nil, err)
+		return
+	}
+	if err := s.idpInitiated(w, r, realm); err != nil {
+		s.fail(w, r, realm, err)
+	}
+}
+
+var errNoIDPInitiated = apperr.NotFound("SAML service provider with IdP-initiated sign-in")
+
+func (s *Service) idpInitiated(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	id := mux.Vars(r)["id"]
+	if uuid.Validate(id) != nil {
+		return errNoIDPInitiated
+	}
+	sp, err := s.deps.Store.GetSAMLServiceProvider(r.Context(), realm.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errNoIDPInitiated
+	} else if err != nil {
+		return err
+	}
+	if !sp.Enabled || !sp.IDPInitiated {
+		return errNoIDPInitiated
+	}
+	q := r.URL.Query()
+	if len(q["RelayState"]) > 1 || len(q.Get("RelayState")) > maxRelayState {
+		return errBadMessage("RelayState must be given at most once, of at most %d bytes", maxRelayState)
+	}
+	req := &request{sp: sp, acsURL: sp.ACSURL, relayState: q.Get("RelayState")}
+	sess, user, err := s.deps.Session(r, realm)
+	if err != nil {
+		return err
+	}
+	if sess != nil {
+		return s.respond(w, r, realm, req, sess, user)
+	}
+	return s.waitForSignIn(w, r, realm, req)
 }

@@ -2,6 +2,8 @@ package saml_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"io"
@@ -11,8 +13,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
 	"github.com/crewjam/saml/samlsp"
 	dsig "github.com/russellhaering/goxmldsig"
@@ -36,7 +40,7 @@ const (
 	testPassword = "correct horse battery"
 )
 
-func newIdP(t *testing.T, opts ...func(*app.Config)) *idp {
+func newIdP(t testing.TB, opts ...func(*app.Config)) *idp {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,7 +57,7 @@ func newIdP(t *testing.T, opts ...func(*app.Config)) *idp {
 	return &idp{Server: s, base: base, alice: alice["id"].(string)}
 }
 
-func (e *idp) metadata(t *testing.T) *crewsaml.EntityDescriptor {
+func (e *idp) metadata(t testing.TB) *crewsaml.EntityDescriptor {
 	t.Helper()
 	r := e.Request(http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil)
 	apptest.MustStatus(t, r, http.StatusOK)
@@ -71,6 +75,9 @@ type sp struct {
 	url  string
 	id   string // its ID at the identity provider
 	keys *testKeyPair
+
+	mu             sync.Mutex
+	logoutRequests []crewsaml.LogoutRequest // the identity provider's, received
 }
 
 type spOptions struct {
@@ -81,7 +88,7 @@ type spOptions struct {
 	register     map[string]any // fields of the registration beyond the metadata
 }
 
-func newSP(t *testing.T, e *idp, o spOptions) *sp {
+func newSP(t testing.TB, e *idp, o spOptions) *sp {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -90,7 +97,9 @@ func newSP(t *testing.T, e *idp, o spOptions) *sp {
 	root, _ := url.Parse("http://" + ln.Addr().String())
 	keys := newTestKeyPair(t, "sp")
 	mw, err := samlsp.New(samlsp.Options{URL: *root, Key: keys.key, Certificate: keys.cert, IDPMetadata: e.metadata(t),
-		SignRequest: o.sign, ForceAuthn: o.forceAuthn, LogoutBindings: []string{crewsaml.HTTPRedirectBinding}})
+		SignRequest: o.sign, ForceAuthn: o.forceAuthn, LogoutBindings: []string{crewsaml.HTTPRedirectBinding},
+		// Cookies do not tell ports apart: each SP on 127.0.0.1 needs a name of its own.
+		CookieName: "sp_" + root.Port()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +110,11 @@ func newSP(t *testing.T, e *idp, o spOptions) *sp {
 	if o.nameIDFormat != "" {
 		mw.ServiceProvider.AuthnNameIDFormat = o.nameIDFormat
 	}
+	out := &sp{mw: mw, url: root.String(), keys: keys}
 	mux := http.NewServeMux()
 	mux.Handle("/saml/", mw)
+	mux.HandleFunc("/saml/slo", out.slo)
+	mux.HandleFunc("/logout", out.logout)
 	mux.Handle("/app", mw.RequireAccount(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := samlsp.SessionFromContext(r.Context())
 		claims, _ := s.(samlsp.JWTSessionClaims)
@@ -122,18 +134,94 @@ func newSP(t *testing.T, e *idp, o spOptions) *sp {
 	}
 	r := e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", body)
 	apptest.MustStatus(t, r, http.StatusCreated)
-	return &sp{mw: mw, url: root.String(), id: r.Object(t)["id"].(string), keys: keys}
+	out.id = r.Object(t)["id"].(string)
+	return out
+}
+
+// logout starts the SP's single logout: its session goes, and the browser
+// goes to the identity provider with a LogoutRequest.
+func (s *sp) logout(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.mw.Session.GetSession(r)
+	if err != nil {
+		http.Error(w, "not signed in", http.StatusUnauthorized)
+		return
+	}
+	claims := sess.(samlsp.JWTSessionClaims)
+	_ = s.mw.Session.DeleteSession(w, r)
+	u, err := s.mw.ServiceProvider.MakeRedirectLogoutRequest(claims.Subject, "sp-state")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// slo is the SP's single logout service: the identity provider's
+// LogoutResponse ends the SP's logout; its LogoutRequest (another SP's
+// logout) is checked against the identity provider's certificate,
+// recorded, and answered.
+func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	if r.Form.Has("SAMLResponse") {
+		if err := s.mw.ServiceProvider.ValidateLogoutResponseRequest(r); err != nil {
+			http.Error(w, "bad LogoutResponse: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, "logged out; RelayState="+r.Form.Get("RelayState"))
+		return
+	}
+	raw, err := base64.StdEncoding.DecodeString(r.PostForm.Get("SAMLRequest"))
+	if err != nil {
+		http.Error(w, "not a POST LogoutRequest", http.StatusBadRequest)
+		return
+	}
+	doc := etree.NewDocument()
+	if err := doc.ReadFromBytes(raw); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var certs []*x509.Certificate
+	for _, kd := range s.mw.ServiceProvider.IDPMetadata.IDPSSODescriptors[0].KeyDescriptors {
+		der, _ := base64.StdEncoding.DecodeString(kd.KeyInfo.X509Data.X509Certificates[0].Data)
+		c, err := x509.ParseCertificate(der)
+		if err == nil {
+			certs = append(certs, c)
+		}
+	}
+	vc := dsig.NewDefaultValidationContext(&dsig.MemoryX509CertificateStore{Roots: certs})
+	signed, err := vc.Validate(doc.Root())
+	if err != nil {
+		http.Error(w, "LogoutRequest signature: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	d := etree.NewDocument()
+	d.SetRoot(signed)
+	b, _ := d.WriteToBytes()
+	var lr crewsaml.LogoutRequest
+	if err := xml.Unmarshal(b, &lr); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.logoutRequests = append(s.logoutRequests, lr)
+	s.mu.Unlock()
+	u, err := s.mw.ServiceProvider.MakeRedirectLogoutResponse(lr.ID, r.PostForm.Get("RelayState"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	http.Redirect(w, r, u.String(), http.StatusFound)
 }
 
 // browser is an HTTP client with a cookie jar that does what a person's
 // browser does on the pages it meets: it submits the SAML POST forms (as
 // their script would), and signs in on the login page.
 type browser struct {
-	t      *testing.T
+	t      testing.TB
 	client *http.Client
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, client: &http.Client{Jar: jar}}
 }
@@ -263,7 +351,7 @@ type signedIn struct {
 	Attributes map[string][]string `json:"attributes"`
 }
 
-func mustSignedIn(t *testing.T, p *page) signedIn {
+func mustSignedIn(t testing.TB, p *page) signedIn {
 	t.Helper()
 	var out signedIn
 	if p.status != http.StatusOK || json.Unmarshal([]byte(p.body), &out) != nil || out.NameID == "" {

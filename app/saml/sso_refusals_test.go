@@ -20,7 +20,7 @@ import (
 
 // authnRequest is an AuthnRequest of the SP to the identity provider, as
 // samlsp makes it, unsigned.
-func (s *sp) authnRequest(t *testing.T) *crewsaml.AuthnRequest {
+func (s *sp) authnRequest(t testing.TB) *crewsaml.AuthnRequest {
 	t.Helper()
 	method := s.mw.ServiceProvider.SignatureMethod
 	s.mw.ServiceProvider.SignatureMethod = ""
@@ -36,7 +36,7 @@ func (s *sp) authnRequest(t *testing.T) *crewsaml.AuthnRequest {
 
 // redirect is the identity provider's path and query that carry req over
 // HTTP-Redirect, signed with sigAlg when it is not "".
-func (s *sp) redirect(t *testing.T, req *crewsaml.AuthnRequest, relayState, sigAlg string) string {
+func (s *sp) redirect(t testing.TB, req *crewsaml.AuthnRequest, relayState, sigAlg string) string {
 	t.Helper()
 	method := s.mw.ServiceProvider.SignatureMethod
 	s.mw.ServiceProvider.SignatureMethod = sigAlg
@@ -214,7 +214,7 @@ func TestSSORefusals(t *testing.T) {
 			r.Destination = e.base + "/realms/other/protocol/saml"
 		}), "", rsa256), "", 400, "Destination"},
 		{"RelayState over 80 bytes", http.MethodGet, plain.redirect(t, plain.authnRequest(t), strings.Repeat("r", 81), ""), "", 400, "RelayState"},
-		{"a response where a request goes", http.MethodGet, ssoPath + "?SAMLRequest=" + deflated([]byte(`<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"/>`)), "", 400, "must be an AuthnRequest"},
+		{"a response where a request goes", http.MethodGet, ssoPath + "?SAMLRequest=" + deflated([]byte(`<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"/>`)), "", 400, "must be an AuthnRequest or a LogoutRequest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *apptest.Response

@@ -117,3 +117,60 @@ func TestSSOForceAuthn(t *testing.T) {
 	}
 	mustSignedIn(t, b.visit(forced.url+"/app", testPassword))
 }
+
+func TestIDPInitiatedSSO(t *testing.T) {
+	e := newIdP(t)
+	off := newSP(t, e, spOptions{})
+	on := newSP(t, e, spOptions{register: map[string]any{"idpInitiatedSso": true}})
+	on.mw.ServiceProvider.AllowIDPInitiated = true
+	on.mw.ServiceProvider.DefaultRedirectURI = "/app"
+	b := newBrowser(t)
+
+	// Off unless the SP allows it; an unknown ID is as unknown.
+	for _, id := range []string{off.id, "not-a-uuid", "00000000-0000-4000-8000-000000000000"} {
+		p := b.get(e.base + "/realms/acme/protocol/saml/clients/" + id)
+		if p.status != http.StatusNotFound || strings.Contains(p.body, "SAMLResponse") {
+			t.Fatalf("IdP-initiated sign-in to %s: %d %.200s", id, p.status, p.body)
+		}
+	}
+	if p := b.get(e.base + "/realms/acme/protocol/saml/clients/" + on.id + "?RelayState=" + strings.Repeat("x", 81)); p.status != http.StatusBadRequest {
+		t.Fatalf("RelayState over 80 bytes: %d", p.status)
+	}
+	// Without a session, through the sign-in; then at once.
+	mustSignedIn(t, b.visit(e.base+"/realms/acme/protocol/saml/clients/"+on.id, testPassword))
+	p := b.get(e.base + "/realms/acme/protocol/saml/clients/" + on.id + "?RelayState=landing")
+	f := p.postForm()
+	if f == nil || f.action != on.url+"/saml/acs" || f.values.Get("RelayState") != "landing" {
+		t.Fatalf("a signed-in browser is not posted to the ACS at once: %d %.300s", p.status, p.body)
+	}
+}
+
+func TestSSOEvents(t *testing.T) {
+	e := newIdP(t)
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
+	s := newSP(t, e, spOptions{})
+	b := newBrowser(t)
+	mustSignedIn(t, b.visit(s.url+"/app", testPassword))
+	req := s.authnRequest(t)
+	passive := true
+	req.IsPassive = &passive
+	apptest.MustStatus(t, e.Request(http.MethodGet, s.redirect(t, req, "", ""), nil), http.StatusOK) // NoPassive: no cookie here
+	p := b.visit(s.url+"/logout", "")
+	if p.status != http.StatusOK {
+		t.Fatalf("logout: %d %.200s", p.status, p.body)
+	}
+	var events []map[string]any
+	e.Admin(http.MethodGet, "/admin/realms/acme/events", nil).Decode(t, &events)
+	seen := map[string]bool{}
+	for _, ev := range events {
+		d, _ := ev["details"].(map[string]any)
+		if d["protocol"] == "saml" && ev["clientId"] == s.url+"/saml/metadata" {
+			seen[ev["type"].(string)] = true
+		}
+	}
+	for _, typ := range []string{"LOGIN", "LOGIN_ERROR", "LOGOUT"} {
+		if !seen[typ] {
+			t.Fatalf("no SAML %s event of the SP in %v", typ, events)
+		}
+	}
+}

@@ -16,6 +16,7 @@ func samlSuite() []subTest {
 		{"SAMLSettings", testSAMLSettings},
 		{"SAMLServiceProviders", testSAMLServiceProviders},
 		{"SAMLSignInRows", testSAMLSignInRows},
+		{"SAMLSessions", testSAMLSessions},
 	}
 }
 
@@ -251,5 +252,52 @@ func testSAMLSignInRows(t *testing.T, s *store.Store) {
 	}
 	if err := s.RecordSAMLRequestID(testCtx, keyTestRealmA, sp.EntityID, "id-1", now.Add(time.Hour)); err != nil {
 		t.Fatalf("an ID again after it expired: %v", err)
+	}
+}
+
+func testSAMLSessions(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	a := samlTestSP("44444444-4444-4444-8444-444444444444", sessionsTestRealm, "https://a.test")
+	b := samlTestSP("55555555-5555-4555-8555-555555555555", sessionsTestRealm, "https://b.test")
+	for _, sp := range []*store.SAMLServiceProvider{a, b} {
+		if err := s.CreateSAMLServiceProvider(testCtx, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sessionsTestMustCreate(t, s, sessionsTestSSO("s1", sessionsTestRealm, "alice", sessionsTestNow, sessionsTestNow+sessionsTestHour),
+		sessionsTestSSO("s2", sessionsTestRealm, "bob", sessionsTestNow, sessionsTestNow+sessionsTestHour))
+	rows := []*store.SAMLSession{
+		{SessionIndex: "i1", RealmID: sessionsTestRealm, SSOSessionID: "s1", SPID: b.ID, NameID: "n1", NameIDFormat: "f", CreatedAt: 1},
+		{SessionIndex: "i2", RealmID: sessionsTestRealm, SSOSessionID: "s1", SPID: a.ID, NameID: "n2", NameIDFormat: "f", CreatedAt: 2},
+		{SessionIndex: "i3", RealmID: sessionsTestRealm, SSOSessionID: "s1", SPID: b.ID, NameID: "n1", NameIDFormat: "f", CreatedAt: 3},
+		{SessionIndex: "i4", RealmID: sessionsTestRealm, SSOSessionID: "s2", SPID: a.ID, NameID: "n4", NameIDFormat: "f", CreatedAt: 4},
+	}
+	for _, r := range rows {
+		if err := s.CreateSAMLSession(testCtx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateSAMLSession(testCtx, &store.SAMLSession{SessionIndex: "i5", RealmID: sessionsTestRealm,
+		SSOSessionID: "gone", SPID: a.ID, CreatedAt: 5}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a SAML session of no SSO session: %v", err)
+	}
+	got, err := s.ListSAMLSessions(testCtx, sessionsTestRealm, "s1")
+	if err != nil || len(got) != 3 || !reflect.DeepEqual(got[0], rows[0]) || got[2].SessionIndex != "i3" {
+		t.Fatalf("SAML sessions of s1: %+v %v", got, err)
+	}
+	sps, err := s.SAMLServiceProvidersOfSessions(testCtx, sessionsTestRealm, []string{"s1", "s2", "none"})
+	want := map[string][]string{"s1": {b.EntityID, a.EntityID}, "s2": {a.EntityID}}
+	if err != nil || !reflect.DeepEqual(sps, want) {
+		t.Fatalf("SPs of sessions %v %v, want %v", sps, err, want)
+	}
+	if sps, err := s.SAMLServiceProvidersOfSessions(testCtx, sessionsTestOther, []string{"s1"}); err != nil || len(sps) != 0 {
+		t.Fatalf("through another realm: %v %v", sps, err)
+	}
+	// They go with their SSO session.
+	if _, err := s.DeleteSession(testCtx, sessionsTestRealm, "s1", store.SessionSSO, sessionsTestNow); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ListSAMLSessions(testCtx, sessionsTestRealm, "s1"); err != nil || len(got) != 0 {
+		t.Fatalf("SAML sessions after their SSO session ended: %+v %v", got, err)
 	}
 }

@@ -1,0 +1,272 @@
+package saml
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/beevik/etree"
+	crewsaml "github.com/crewjam/saml"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Single logout, the identity provider's side (the library has none). A
+// service provider's LogoutRequest ends the browser's SSO session at once
+// (its OIDC clients hear of it by back channel); then the browser is sent
+// with a signed LogoutRequest to each other service provider of that
+// session that has an sloUrl, one after the other, each answering with a
+// LogoutResponse here; last, the one that asked gets its LogoutResponse:
+// Success, or PartialLogout when another service provider said it could
+// not log out. A service provider that never answers stops the chain
+// there: the session is already ended, only the later providers are not
+// told.
+
+const (
+	logoutLifetime = 10 * time.Minute
+	maxLogoutChain = 20 // service providers told in one logout
+	statusPartial  = "urn:oasis:names:tc:SAML:2.0:status:PartialLogout"
+)
+
+// logoutState is a logout under way.
+type logoutState struct {
+	// The service provider that asked, and its request.
+	InitiatorID string `json:"initiatorId"`
+	RequestID   string `json:"requestId"`
+	RelayState  string `json:"relayState"`
+	// Pending are the service providers still to tell; Current the one
+	// told last, whose LogoutResponse is awaited.
+	Pending []logoutStep `json:"pending"`
+	Current *logoutStep  `json:"current,omitempty"`
+	Partial bool         `json:"partial,omitempty"`
+}
+
+type logoutStep struct {
+	SPID         string `json:"spId"`
+	NameID       string `json:"nameId"`
+	NameIDFormat string `json:"nameIdFormat"`
+	SessionIndex string `json:"sessionIndex"`
+	RequestID    string `json:"requestId,omitempty"`
+}
+
+var errNoSLOURL = errBadMessage("the service provider has no sloUrl to send its LogoutResponse to")
+
+// logoutRequest answers a service provider's LogoutRequest.
+func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, m *message) error {
+	ctx := r.Context()
+	issuer := issuerOf(m.root)
+	sp, err := s.deps.Store.GetSAMLServiceProviderByEntityID(ctx, realm.ID, issuer)
+	if errors.Is(err, store.ErrNotFound) {
+		return errUnknownSP
+	} else if err != nil {
+		return err
+	}
+	signed, err := s.checkSignature(r, realm, sp, m)
+	if err != nil {
+		return err
+	}
+	var lr crewsaml.LogoutRequest
+	if err := unmarshalElement(signed, &lr); err != nil {
+		return errBadMessage("the LogoutRequest cannot be read")
+	}
+	if err := s.checkCommon(lr.ID, lr.Version, lr.IssueInstant, lr.Destination, m, realm, sp); err != nil {
+		return err
+	}
+	if sp.SLOURL == "" {
+		return errNoSLOURL
+	}
+	if err := s.deps.Store.RecordSAMLRequestID(ctx, realm.ID, sp.EntityID, lr.ID,
+		lr.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
+		return errReplay(lr.ID)
+	} else if err != nil {
+		return err
+	}
+	state := &logoutState{InitiatorID: sp.ID, RequestID: lr.ID, RelayState: m.relayState}
+	sess, _, err := s.deps.Session(r, realm)
+	if err != nil {
+		return err
+	}
+	if sess != nil {
+		others, err := s.deps.Store.ListSAMLSessions(ctx, realm.ID, sess.ID)
+		if err != nil {
+			return err
+		}
+		for _, o := range others {
+			if o.SPID != sp.ID && len(state.Pending) < maxLogoutChain &&
+				!containsStep(state.Pending, o.SPID) {
+				state.Pending = append(state.Pending, logoutStep{SPID: o.SPID, NameID: o.NameID,
+					NameIDFormat: o.NameIDFormat, SessionIndex: o.SessionIndex})
+			}
+		}
+		if err := s.deps.EndSession(w, r, realm, sess, sp.EntityID); err != nil {
+			return err
+		}
+	}
+	return s.nextLogout(w, r, realm, state, "")
+}
+
+func containsStep(steps []logoutStep, spID string) bool {
+	for _, st := range steps {
+		if st.SPID == spID {
+			return true
+		}
+	}
+	return false
+}
+
+// nextLogout sends the browser to the next service provider to tell, or,
+// when none is left, back to the one that asked.
+func (s *Service) nextLogout(w http.ResponseWriter, r *http.Request, realm *store.Realm, state *logoutState, handle string) error {
+	ctx := r.Context()
+	key, err := s.signingKey(ctx, realm)
+	if err != nil {
+		return err
+	}
+	for len(state.Pending) > 0 {
+		step := state.Pending[0]
+		state.Pending = state.Pending[1:]
+		sp, err := s.deps.Store.GetSAMLServiceProvider(ctx, realm.ID, step.SPID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if sp.SLOURL == "" || !sp.Enabled {
+			continue
+		}
+		if handle == "" {
+			handle = randomID()
+		}
+		now := s.deps.Now().UTC()
+		req := &crewsaml.LogoutRequest{ID: randomID(), Version: "2.0", IssueInstant: now, Destination: sp.SLOURL,
+			Issuer:       &crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)},
+			NameID:       &crewsaml.NameID{Format: step.NameIDFormat, NameQualifier: s.entityID(realm), SPNameQualifier: sp.EntityID, Value: step.NameID},
+			SessionIndex: &crewsaml.SessionIndex{Value: step.SessionIndex}}
+		until := now.Add(logoutLifetime)
+		req.NotOnOrAfter = &until
+		el, err := signElement(key, req.Element(), func(sig *etree.Element) *etree.Element {
+			req.Signature = sig
+			return req.Element()
+		})
+		if err != nil {
+			return err
+		}
+		step.RequestID = req.ID
+		state.Current = &step
+		if err := s.saveLogout(r, realm, handle, state); err != nil {
+			return err
+		}
+		doc := etree.NewDocument()
+		doc.SetRoot(el)
+		out, err := doc.WriteToBytes()
+		if err != nil {
+			return err
+		}
+		return s.post(w, r, realm, sp.SLOURL, "SAMLRequest", out, handle)
+	}
+	if handle != "" {
+		sum := sha256.Sum256([]byte(handle))
+		if err := s.deps.Store.DeleteSAMLLogout(ctx, sum[:]); err != nil {
+			return err
+		}
+	}
+	initiator, err := s.deps.Store.GetSAMLServiceProvider(ctx, realm.ID, state.InitiatorID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && initiator.SLOURL == "") {
+		return s.deps.LoggedOut(w, r, realm) // it went meanwhile: the user is told here
+	} else if err != nil {
+		return err
+	}
+	status := crewsaml.StatusSuccess
+	var second *crewsaml.StatusCode
+	if state.Partial {
+		second = &crewsaml.StatusCode{Value: statusPartial}
+	}
+	now := s.deps.Now().UTC()
+	resp := &crewsaml.LogoutResponse{ID: randomID(), InResponseTo: state.RequestID, Version: "2.0", IssueInstant: now,
+		Destination: initiator.SLOURL, Issuer: &crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)},
+		Status: crewsaml.Status{StatusCode: crewsaml.StatusCode{Value: status, StatusCode: second}}}
+	el, err := signElement(key, resp.Element(), func(sig *etree.Element) *etree.Element {
+		resp.Signature = sig
+		return resp.Element()
+	})
+	if err != nil {
+		return err
+	}
+	doc := etree.NewDocument()
+	doc.SetRoot(el)
+	out, err := doc.WriteToBytes()
+	if err != nil {
+		return err
+	}
+	return s.post(w, r, realm, initiator.SLOURL, "SAMLResponse", out, state.RelayState)
+}
+
+func (s *Service) saveLogout(r *http.Request, realm *store.Realm, handle string, state *logoutState) error {
+	b, err := json.Marshal(state)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(handle))
+	return s.deps.Store.PutSAMLLogout(r.Context(), realm.ID, sum[:], string(b), s.deps.Now().Add(logoutLifetime))
+}
+
+var errStaleLogout = errBadMessage("this logout is unknown, expired or already finished")
+
+// logoutResponse takes a service provider's LogoutResponse to the
+// LogoutRequest this identity provider sent it, and goes on with the
+// logout.
+func (s *Service) logoutResponse(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	m, err := readMessage(r, "SAMLResponse")
+	if err != nil {
+		return err
+	}
+	if m.root.Tag != "LogoutResponse" || m.root.NamespaceURI() != nsProtocol {
+		return errBadMessage("a SAMLResponse here must be a LogoutResponse")
+	}
+	// The handle, in RelayState, is the only key to the logout: no cookie
+	// binds it, since a service provider's LogoutResponse is a cross-site
+	// POST, which carries no SameSite=Lax cookie. Whoever holds it can
+	// only make the logout the user asked for go on.
+	handle := m.relayState
+	if handle == "" {
+		return errStaleLogout
+	}
+	sum := sha256.Sum256([]byte(handle))
+	raw, err := s.deps.Store.GetSAMLLogout(r.Context(), realm.ID, sum[:], s.deps.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleLogout
+	} else if err != nil {
+		return err
+	}
+	var state logoutState
+	if err := json.Unmarshal([]byte(raw), &state); err != nil || state.Current == nil {
+		return errStaleLogout
+	}
+	sp, err := s.deps.Store.GetSAMLServiceProvider(r.Context(), realm.ID, state.Current.SPID)
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleLogout
+	} else if err != nil {
+		return err
+	}
+	if issuerOf(m.root) != sp.EntityID {
+		return errBadMessage("the LogoutResponse's Issuer is not the service provider it was awaited from")
+	}
+	signed, err := s.checkSignature(r, realm, sp, m)
+	if err != nil {
+		return err
+	}
+	var lr crewsaml.LogoutResponse
+	if err := unmarshalElement(signed, &lr); err != nil {
+		return errBadMessage("the LogoutResponse cannot be read")
+	}
+	if lr.InResponseTo != state.Current.RequestID {
+		return errBadMessage("the LogoutResponse answers another request")
+	}
+	if lr.Status.StatusCode.Value != crewsaml.StatusSuccess {
+		state.Partial = true
+	}
+	state.Current = nil
+	return s.nextLogout(w, r, realm, &state, handle)
+}
