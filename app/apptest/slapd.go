@@ -63,6 +63,7 @@ include /etc/ldap/schema/inetorgperson.schema
 include /etc/ldap/schema/nis.schema
 modulepath /usr/lib/ldap
 moduleload back_mdb
+moduleload memberof
 pidfile %[1]s/slapd.pid
 database mdb
 maxsize 1073741824
@@ -74,6 +75,8 @@ index objectClass eq
 index uid,mail eq
 index entryUUID eq
 index modifyTimestamp eq
+index member eq
+overlay memberof
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by * read
 `, dir, d.Suffix, d.AdminDN, d.AdminPassword)
@@ -200,3 +203,18 @@ func Person(uid, givenName, sn, mail, password string) string {
 	b.WriteString("modifyTimestamp: 20200101000000Z\n\n")
 	return b.String()
 }
+
+// Group is the LDIF of a groupOfNames under ou=groups with the given
+// members (DNs).
+func Group(cn string, members ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dn: cn=%s,ou=groups,%s\nobjectClass: groupOfNames\ncn: %s\n", cn, DirectorySuffix, cn)
+	for _, m := range members {
+		fmt.Fprintf(&b, "member: %s\n", m)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// PersonDN is the DN of Person(uid, …).
+func PersonDN(uid string) string { return "uid=" + uid + ",ou=people," + DirectorySuffix }

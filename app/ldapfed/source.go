@@ -80,22 +80,24 @@ func (s *Service) checkNew(ctx context.Context, at identity.PasswordAttempt, p *
 	// The entry may be linked already, to a user the login did not name
 	// (signed in by email before the local user had one).
 	link, err := s.deps.Store.FederationLinkByExternalID(ctx, at.Realm.ID, p.ID, eu.ExternalID)
+	var u *store.User
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		u, err := s.importUser(ctx, at.Realm, p, eu)
-		if err != nil {
+		if u, err = s.importUser(ctx, at.Realm, p, eu); err != nil {
 			return identity.Answer{}, err
 		}
 		s.deps.Log.Info("imported a directory user at sign-in", "realm", at.Realm.Name, "provider", p.Name, "username", u.Username)
-		return identity.Answer{Verdict: identity.RightPassword, User: u}, nil
 	case err != nil:
 		return identity.Answer{}, err
+	default:
+		if u, err = s.deps.Store.GetUser(ctx, at.Realm.ID, link.UserID); err != nil {
+			return identity.Answer{}, err
+		}
+		if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, u, link, eu, set); err != nil {
+			return identity.Answer{}, err
+		}
 	}
-	u, err := s.deps.Store.GetUser(ctx, at.Realm.ID, link.UserID)
-	if err != nil {
-		return identity.Answer{}, err
-	}
-	if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, u, link, eu, set); err != nil {
+	if err := s.syncSignInGroups(ctx, c, set, p, at.Realm, u, e); err != nil {
 		return identity.Answer{}, err
 	}
 	return identity.Answer{Verdict: identity.RightPassword, User: u}, nil
@@ -154,6 +156,9 @@ func (s *Service) checkLinked(ctx context.Context, at identity.PasswordAttempt) 
 	}
 	if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, at.User, link, eu, set); err != nil {
 		return identity.Answer{}, err
+	}
+	if err := s.syncSignInGroups(ctx, c, set, p, at.Realm, at.User, e); err != nil {
+		return identity.Answer{}, s.unavailable(ctx, p, err)
 	}
 	return identity.Answer{Verdict: identity.RightPassword, User: at.User}, nil
 }

@@ -128,6 +128,11 @@ type syncRun struct {
 	prog  *progress
 	links map[string]*store.FederationLink // by external ID
 	seen  map[string]bool                  // external IDs met in the directory
+	// With group mapping: the directory's groups, the realm's, and the
+	// realm's memberships (user ID → group IDs).
+	groups      *directoryGroups
+	realmGroups *realmGroups
+	memberships map[string][]string
 }
 
 func (run *syncRun) sync(ctx context.Context, action string) error {
@@ -147,6 +152,11 @@ func (run *syncRun) sync(ctx context.Context, action string) error {
 	defer c.Close()
 	if err := bindAs(c, run.set.BindDN, run.p.BindCredential); err != nil {
 		return classify(err, run.set, "bind as "+run.set.BindDN)
+	}
+	if run.set.GroupsDN != "" {
+		if err := run.loadGroups(ctx, c); err != nil {
+			return err
+		}
 	}
 	more := ""
 	if action == ActionChanged && run.p.ChangedSince > 0 {
@@ -244,22 +254,52 @@ func (run *syncRun) writeEntry(ctx context.Context, tx *store.Store, e *ldap.Ent
 	run.seen[eu.ExternalID] = true
 	link := run.links[eu.ExternalID]
 	if link == nil {
-		_, err := run.s.createLinked(ctx, tx, run.realm, run.p, eu)
+		u, err := run.s.createLinked(ctx, tx, run.realm, run.p, eu)
 		if err != nil {
 			delete(run.seen, eu.ExternalID)
 			return entryUnchanged, err
 		}
-		return entryCreated, nil
+		_, err = run.setGroups(ctx, tx, u.ID, e)
+		return entryCreated, err
 	}
 	u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
 	if err != nil {
 		return entryUnchanged, err
 	}
 	changed, err := run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set)
-	if err != nil || !changed {
+	if err != nil {
+		return entryUnchanged, err
+	}
+	groupsChanged, err := run.setGroups(ctx, tx, u.ID, e)
+	if err != nil || !(changed || groupsChanged) {
 		return entryUnchanged, err
 	}
 	return entryUpdated, nil
+}
+
+// loadGroups reads the directory's groups and the realm's, for the
+// memberships of every entry.
+func (run *syncRun) loadGroups(ctx context.Context, c *ldap.Conn) error {
+	var err error
+	if run.groups, err = loadGroups(ctx, c, run.set); err != nil {
+		return classify(err, run.set, "read the groups under "+run.set.GroupsDN)
+	}
+	if run.realmGroups, err = loadRealmGroups(ctx, run.s.deps.Store, run.realm, run.s.deps.Now().UnixMilli()); err != nil {
+		return err
+	}
+	run.memberships, err = run.s.deps.Store.GroupMemberships(ctx, run.realm.ID)
+	return err
+}
+
+// setGroups keeps the memberships of an entry's user in step with its
+// groups, when groups are mapped.
+func (run *syncRun) setGroups(ctx context.Context, tx *store.Store, userID string, e *ldap.Entry) (bool, error) {
+	if run.groups == nil {
+		return false, nil
+	}
+	wanted := run.groups.of(normDN(e.DN), run.set.memberOfDNs(e), run.set.NestedGroups)
+	return run.realmGroups.setMemberships(ctx, tx, userID, wanted, run.memberships[userID],
+		func(name string) bool { return run.groups.byName[name] })
 }
 
 // removeMissing disables, or deletes, the linked users whose entry the
