@@ -284,15 +284,12 @@ func (rg *realmGroups) setMemberships(ctx context.Context, tx *store.Store, user
 }
 
 // syncSignInGroups keeps the memberships of a user who just signed in in
-// step with the directory. c is bound as the user: it binds as the
-// provider's account again first, since a user may not read the groups.
-func (s *Service) syncSignInGroups(ctx context.Context, c *ldap.Conn, set *Settings, p *store.FederationProvider,
-	realm *store.Realm, u *store.User, e *ldap.Entry) error {
+// step with the directory. c is bound as the provider's account again
+// (session.bindUser): a user may not be allowed to read the groups.
+func (s *Service) syncSignInGroups(ctx context.Context, c *ldap.Conn, set *Settings, realm *store.Realm, u *store.User,
+	e *ldap.Entry) error {
 	if set.GroupsDN == "" {
 		return nil
-	}
-	if err := bindAs(c, set.BindDN, p.BindCredential); err != nil {
-		return classify(err, set, "bind as "+set.BindDN)
 	}
 	wanted, err := signInGroups(ctx, c, set, e)
 	if err != nil {

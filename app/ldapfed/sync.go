@@ -145,11 +145,10 @@ func (run *syncRun) sync(ctx context.Context, action string) error {
 		run.links[l.ExternalID] = l
 	}
 	run.seen = make(map[string]bool, len(links))
-	c, err := dial(ctx, run.set)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	return withConn(ctx, run.set, func(c *ldap.Conn) error { return run.syncWith(ctx, c, action) })
+}
+
+func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) error {
 	if err := bindAs(c, run.set.BindDN, run.p.BindCredential); err != nil {
 		return classify(err, run.set, "bind as "+run.set.BindDN)
 	}
@@ -166,7 +165,7 @@ func (run *syncRun) sync(ctx context.Context, action string) error {
 	req := ldap.NewSearchRequest(run.set.UsersDN, run.set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
 		run.set.userFilter(more), run.set.attributes(), nil)
 	page := make([]*ldap.Entry, 0, run.set.Pagination)
-	err = eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
+	err := eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
 		page = append(page, e)
 		if len(page) < run.set.Pagination {
 			return nil
