@@ -127,6 +127,7 @@ type syncRun struct {
 	res   *SyncResult
 	prog  *progress
 	links map[string]*store.FederationLink // by external ID
+	users map[string]*store.User           // the linked users as the sync began, by ID
 	seen  map[string]bool                  // external IDs met in the directory
 	// With group mapping: the directory's groups, the realm's, and the
 	// realm's memberships (user ID → group IDs).
@@ -145,6 +146,9 @@ func (run *syncRun) sync(ctx context.Context, action string) error {
 		run.links[l.ExternalID] = l
 	}
 	run.seen = make(map[string]bool, len(links))
+	if run.users, err = run.s.deps.Store.FederationUsers(ctx, run.realm.ID, run.p.ID); err != nil {
+		return err
+	}
 	return withConn(ctx, run.set, func(c *ldap.Conn) error { return run.syncWith(ctx, c, action) })
 }
 
@@ -261,15 +265,30 @@ func (run *syncRun) writeEntry(ctx context.Context, tx *store.Store, e *ldap.Ent
 		_, err = run.setGroups(ctx, tx, u.ID, e)
 		return entryCreated, err
 	}
-	u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
-	if err != nil {
-		return entryUnchanged, err
+	// Most entries have not changed: compared with the user as the sync
+	// began, they cost no query. A change is written over the user as it
+	// is now, which an admin may have changed meanwhile.
+	changed := link.DN != eu.DN
+	if cached := run.users[link.UserID]; cached != nil && !changed {
+		_, profileChanged, err := profileOf(cached, eu, run.set)
+		if err != nil {
+			return entryUnchanged, apperr.Invalid("%v", err)
+		}
+		changed = profileChanged
+	} else {
+		changed = true
 	}
-	changed, err := run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set)
-	if err != nil {
-		return entryUnchanged, err
+	if changed {
+		u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
+		if err != nil {
+			return entryUnchanged, err
+		}
+		if changed, err = run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set); err != nil {
+			return entryUnchanged, err
+		}
 	}
-	groupsChanged, err := run.setGroups(ctx, tx, u.ID, e)
+	userID := link.UserID
+	groupsChanged, err := run.setGroups(ctx, tx, userID, e)
 	if err != nil || !(changed || groupsChanged) {
 		return entryUnchanged, err
 	}
