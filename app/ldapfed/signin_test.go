@@ -268,3 +268,19 @@ func TestExportImportKeepsLinks(t *testing.T) {
 	apptest.MustError(t, e.s.Admin(http.MethodPost, "/admin/realms/import?asCopy=true", bad), http.StatusBadRequest,
 		"invalid_field", "users[0].federationLink.providerId")
 }
+
+// The realm's second-factor policy holds for a directory's user as for a
+// local one.
+func TestSignInSecondFactorPolicy(t *testing.T) {
+	e := newSignInEnv(t, map[string]any{"mfaRequired": true})
+	createProvider(t, e.s, directoryProvider("corp", e.d))
+	e.s.CreateUser("acme", map[string]any{"username": "local", "password": "a long local password 1"})
+	localStatus, localDesc := e.signIn("local", "a long local password 1")
+	status, desc := e.signIn("ann", "ann-pw")
+	if status == http.StatusOK || status != localStatus || desc != localDesc {
+		t.Fatalf("directory user: %d %q; local user: %d %q", status, desc, localStatus, localDesc)
+	}
+	if e.user("ann") == nil {
+		t.Fatal("the right password did not import ann")
+	}
+}
