@@ -284,3 +284,25 @@ func TestSignInSecondFactorPolicy(t *testing.T) {
 		t.Fatal("the right password did not import ann")
 	}
 }
+
+// Two first sign-ins of the same user at once import one user.
+func TestSignInConcurrentFirstSignIns(t *testing.T) {
+	e := newSignInEnv(t, nil)
+	createProvider(t, e.s, directoryProvider("corp", e.d))
+	const n = 4
+	statuses := make(chan int, n)
+	for range n {
+		go func() {
+			status, _ := e.signIn("ann", "ann-pw")
+			statuses <- status
+		}()
+	}
+	for range n {
+		if status := <-statuses; status != http.StatusOK {
+			t.Fatalf("a concurrent first sign-in: %d", status)
+		}
+	}
+	if count, _ := e.s.Store.CountUsers(context.Background(), e.s.Realm("acme").ID, store.UserFilter{}); count != 1 {
+		t.Fatalf("%d users after concurrent first sign-ins", count)
+	}
+}

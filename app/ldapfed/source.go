@@ -84,7 +84,15 @@ func (s *Service) checkNew(ctx context.Context, at identity.PasswordAttempt, p *
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		if u, err = s.importUser(ctx, at.Realm, p, eu); err != nil {
-			return identity.Answer{}, err
+			// The same user's first sign-in, twice at once: the other
+			// imported it.
+			if l, lerr := s.deps.Store.FederationLinkByExternalID(ctx, at.Realm.ID, p.ID, eu.ExternalID); lerr == nil {
+				u, err = s.deps.Store.GetUser(ctx, at.Realm.ID, l.UserID)
+			}
+			if err != nil {
+				return identity.Answer{}, err
+			}
+			break
 		}
 		s.deps.Log.Info("imported a directory user at sign-in", "realm", at.Realm.Name, "provider", p.Name, "username", u.Username)
 	case err != nil:
