@@ -29,7 +29,7 @@ const progressEvery = 10000
 var ErrSyncRunning = errors.New("a sync of this provider is running")
 
 // Sync runs a sync of the provider now (query action=full|changed,
-// default full) and answers its result. A directory that fails stops the
+// default full) and answers its result, even to a caller that went away. A directory that fails stops the
 // sync: a 503 saying why, and the result recorded with the error.
 func (s *Service) Sync(w http.ResponseWriter, r *http.Request) error {
 	action := r.URL.Query().Get("action")
@@ -49,7 +49,9 @@ func (s *Service) Sync(w http.ResponseWriter, r *http.Request) error {
 	case p.BindCredential == "":
 		return apperr.Field("bindCredential", "is not set: the provider cannot bind")
 	}
-	res, err := s.RunSync(r.Context(), realm, p, action)
+	// A caller that stops waiting does not stop the sync: it runs to its
+	// end (every step under the directory's timeouts) and is recorded.
+	res, err := s.RunSync(context.WithoutCancel(r.Context()), realm, p, action)
 	var de *DirectoryError
 	switch {
 	case errors.Is(err, ErrSyncRunning):
