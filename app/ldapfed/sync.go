@@ -43,9 +43,15 @@ func (s *Service) Sync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	set, err := settingsOf(p)
+	if err != nil {
+		return err
+	}
 	switch {
 	case !p.Enabled:
 		return apperr.Invalid("user federation provider %s is disabled", p.Name)
+	case !set.ImportEnabled:
+		return apperr.Invalid("user federation provider %s does not import users (importEnabled is false)", p.Name)
 	case p.BindCredential == "":
 		return apperr.Field("bindCredential", "is not set: the provider cannot bind")
 	}
