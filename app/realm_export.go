@@ -38,6 +38,7 @@ type roleRefs struct {
 
 type userExport struct {
 	userRep
+	FederationLink *ldapfed.Link `json:"federationLink,omitempty"` // a user of a directory
 	roleRefs
 	Groups      []string        `json:"groups,omitempty"` // group IDs
 	Credentials []credentialRep `json:"credentials,omitempty"`
@@ -276,12 +277,17 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	if !includeUsers {
 		return out, nil
 	}
+	links, err := ldapfed.ExportLinks(ctx, tx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
 	out.Users = []userExport{}
 	for _, u := range users {
 		if u.ServiceAccountClientID != "" {
 			continue
 		}
-		e := userExport{userRep: toUserRep(u), roleRefs: snap.refs(snap.userRoles[u.ID]), Groups: snap.memberships[u.ID]}
+		e := userExport{userRep: toUserRep(u), roleRefs: snap.refs(snap.userRoles[u.ID]), Groups: snap.memberships[u.ID],
+			FederationLink: links[u.ID]}
 		if includeSecrets && u.PasswordHash != "" {
 			e.Credentials = []credentialRep{{Type: "password", Hash: u.PasswordHash, CreatedTimestamp: u.PasswordChangedAt}}
 		}

@@ -18,6 +18,7 @@ import (
 
 type userImport struct {
 	ID               *string         `json:"id"`
+	FederationLink   *ldapfed.Link   `json:"federationLink"`
 	CreatedTimestamp *int64          `json:"createdTimestamp"`
 	Credentials      []credentialRep `json:"credentials"`
 	Groups           []string        `json:"groups"`
@@ -193,7 +194,10 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		if err := p.replace(ctx, tx, existing); err != nil {
 			return err
 		}
-		return ldapfed.Write(ctx, tx, p.federation)
+		if err := ldapfed.Write(ctx, tx, p.federation); err != nil {
+			return err
+		}
+		return ldapfed.WriteLinks(ctx, tx, p.fedLinks)
 	})
 	if err != nil {
 		return nil, err

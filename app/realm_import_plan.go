@@ -48,6 +48,8 @@ type importPlan struct {
 	samlSettings *store.SAMLSettings
 	providers    []*store.IdentityProvider
 	federation   []*store.FederationProvider
+	fedIDs       map[string]string // provider ID in the file -> ID it gets
+	fedLinks     []*store.FederationLink
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -106,6 +108,9 @@ func (p *importPlan) build(in *realmImport) error {
 	}
 	realm.CreatedAt = p.timestamp(in.CreatedTimestamp)
 	p.realm = &realm
+	if p.federation, p.fedIDs, err = ldapfed.PlanImport(in.UserFederationProviders, p.realm.ID, p.copy, p.now); err != nil {
+		return err
+	}
 	for _, step := range []func(*realmImport) error{p.buildScopes, p.buildClients, p.buildRoles, p.buildGroups, p.buildUsers,
 		p.buildSAMLServiceProviders} {
 		if err := step(in); err != nil {
@@ -113,10 +118,6 @@ func (p *importPlan) build(in *realmImport) error {
 		}
 	}
 	p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp})
-	if err != nil {
-		return err
-	}
-	p.federation, err = ldapfed.PlanImport(in.UserFederationProviders, p.realm.ID, p.copy, p.now)
 	return err
 }
 
@@ -411,6 +412,13 @@ func (p *importPlan) buildUsers(in *realmImport) error {
 				Message: fmt.Sprintf("%s: email %s appears twice", prefix, u.Email)}
 		}
 		seenID[u.ID], seenName[u.Username], seenEmail[u.Email] = true, true, true
+		if ui.FederationLink != nil {
+			link, err := ldapfed.PlanLink(ui.FederationLink, prefix+".federationLink", p.realm.ID, u.ID, p.fedIDs)
+			if err != nil {
+				return err
+			}
+			p.fedLinks = append(p.fedLinks, link)
+		}
 		roleIDs, err := p.resolve(ui.roleRefs, prefix)
 		if err != nil {
 			return err

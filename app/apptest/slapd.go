@@ -2,7 +2,14 @@ package apptest
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +25,8 @@ import (
 // port, over a database in t.TempDir(); it stops at the end of the test.
 type Directory struct {
 	URL           string // ldap://127.0.0.1:PORT
+	LDAPSURL      string // ldaps://127.0.0.1:PORT, with TLS on (StartDirectoryTLS)
+	CAPEM         string // the CA of the TLS certificate, for 127.0.0.1 and localhost
 	Suffix        string // dc=example,dc=org
 	AdminDN       string // the rootdn: binds without limits
 	AdminPassword string
@@ -38,6 +47,19 @@ const DirectorySuffix = "dc=example,dc=org"
 // missing slapd skips the test, or fails it under CI=true.
 func StartDirectory(t testing.TB, ldif string) *Directory {
 	t.Helper()
+	return startDirectory(t, ldif, false)
+}
+
+// StartDirectoryTLS is StartDirectory with TLS: StartTLS on URL, and
+// LDAPSURL, with a certificate for 127.0.0.1 and localhost signed by
+// CAPEM, a CA made for the test.
+func StartDirectoryTLS(t testing.TB, ldif string) *Directory {
+	t.Helper()
+	return startDirectory(t, ldif, true)
+}
+
+func startDirectory(t testing.TB, ldif string, withTLS bool) *Directory {
+	t.Helper()
 	slapd, err := exec.LookPath("slapd")
 	if err != nil {
 		slapd = "/usr/sbin/slapd"
@@ -57,12 +79,17 @@ func StartDirectory(t testing.TB, ldif string) *Directory {
 	if err := os.Mkdir(filepath.Join(dir, "db"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	conf := fmt.Sprintf(`include /etc/ldap/schema/core.schema
+	tlsConf := ""
+	if withTLS {
+		tlsConf = d.writeTLS()
+	}
+	conf := tlsConf + fmt.Sprintf(`include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
 include /etc/ldap/schema/nis.schema
 modulepath /usr/lib/ldap
 moduleload back_mdb
+moduleload memberof
 pidfile %[1]s/slapd.pid
 database mdb
 maxsize 1073741824
@@ -74,6 +101,8 @@ index objectClass eq
 index uid,mail eq
 index entryUUID eq
 index modifyTimestamp eq
+index member eq
+overlay memberof
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by * read
 `, dir, d.Suffix, d.AdminDN, d.AdminPassword)
@@ -115,16 +144,18 @@ func missingTool(t testing.TB, what string) {
 func (d *Directory) start(slapd string) {
 	d.t.Helper()
 	if d.URL == "" {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			d.t.Fatal(err)
+		d.URL = "ldap://" + freePort(d.t)
+		if d.CAPEM != "" {
+			d.LDAPSURL = "ldaps://" + freePort(d.t)
 		}
-		d.URL = "ldap://" + l.Addr().String()
-		l.Close()
 	}
 	d.done = make(chan struct{})
 	d.stderr.Reset()
-	d.cmd = exec.Command(slapd, "-f", d.conf, "-h", d.URL, "-d", "0")
+	urls := d.URL
+	if d.LDAPSURL != "" {
+		urls += " " + d.LDAPSURL
+	}
+	d.cmd = exec.Command(slapd, "-f", d.conf, "-h", urls, "-d", "0")
 	d.cmd.Stderr = &d.stderr
 	if err := d.cmd.Start(); err != nil {
 		d.t.Fatalf("start slapd: %v", err)
@@ -199,4 +230,75 @@ func Person(uid, givenName, sn, mail, password string) string {
 	}
 	b.WriteString("modifyTimestamp: 20200101000000Z\n\n")
 	return b.String()
+}
+
+// Group is the LDIF of a groupOfNames under ou=groups with the given
+// members (DNs).
+func Group(cn string, members ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dn: cn=%s,ou=groups,%s\nobjectClass: groupOfNames\ncn: %s\n", cn, DirectorySuffix, cn)
+	for _, m := range members {
+		fmt.Fprintf(&b, "member: %s\n", m)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// PersonDN is the DN of Person(uid, …).
+func PersonDN(uid string) string { return "uid=" + uid + ",ou=people," + DirectorySuffix }
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// writeTLS makes a CA and a server certificate for 127.0.0.1 and
+// localhost into the directory's folder, and answers the slapd.conf lines
+// that use them.
+func (d *Directory) writeTLS() string {
+	d.t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test directory CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), DNSNames: []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.CAPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
+	files := map[string][]byte{
+		"ca.pem":   []byte(d.CAPEM),
+		"cert.pem": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"key.pem":  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(d.dir, name), data, 0o600); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	return fmt.Sprintf("TLSCACertificateFile %[1]s/ca.pem\nTLSCertificateFile %[1]s/cert.pem\nTLSCertificateKeyFile %[1]s/key.pem\n", d.dir)
 }

@@ -177,6 +177,7 @@ func (s *Service) Update(w http.ResponseWriter, r *http.Request) error {
 	if err := s.deps.Store.UpdateFederationProvider(r.Context(), p); err != nil {
 		return nameConflict(err)
 	}
+	s.conns.drop(p.ID)
 	out, err := s.adminRep(p)
 	if err != nil {
 		return err
@@ -201,6 +202,7 @@ func (s *Service) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.conns.drop(p.ID)
 	return httpx.NoContent(w)
 }
 

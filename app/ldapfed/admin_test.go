@@ -79,7 +79,9 @@ func TestProviderCRUD(t *testing.T) {
 		ConnectionTimeout: 5000, ReadTimeout: 5000, Pagination: 500, BindDN: "cn=admin,dc=example,dc=org",
 		UsersDN: "ou=people,dc=example,dc=org", UserObjectClass: "inetOrgPerson", SearchScope: "subtree",
 		UsernameLDAPAttr: "uid", EmailLDAPAttr: "mail", FirstNameLDAPAttr: "givenName", LastNameLDAPAttr: "sn",
-		UUIDLDAPAttr: "entryUUID", SyncMode: "IMPORT", ImportEnabled: true, MissingUsers: "disable"}
+		UUIDLDAPAttr: "entryUUID", SyncMode: "IMPORT", ImportEnabled: true, MissingUsers: "disable",
+		GroupSettings: ldapfed.GroupSettings{GroupObjectClass: "groupOfNames", GroupNameLDAPAttr: "cn",
+			MembershipLDAPAttr: "member", GroupsStrategy: "member"}}
 	if p.Settings != want || !p.Enabled || p.Priority != 0 || p.ProviderType != "ldap" || p.Name != "corp" {
 		t.Fatalf("created %+v\nwant settings %+v", p, want)
 	}
@@ -154,6 +156,13 @@ func TestProviderVendorPresets(t *testing.T) {
 			p.EmailLDAPAttr != tc.at {
 			t.Errorf("vendor %q: %+v", tc.vendor, p.Settings)
 		}
+		if ad := strings.EqualFold(tc.vendor, "ad"); p.NestedGroups != ad || (p.GroupObjectClass == "group") != ad {
+			t.Errorf("vendor %q: group settings %+v", tc.vendor, p.GroupSettings)
+		}
+	}
+	p := createProvider(t, s, with(minimalProvider("unique"), "groupObjectClass", "groupOfUniqueNames"))
+	if p.MembershipLDAPAttr != "uniqueMember" {
+		t.Errorf("groupOfUniqueNames: %+v", p.GroupSettings)
 	}
 }
 
@@ -199,6 +208,11 @@ func TestProviderValidation(t *testing.T) {
 		{"zero page", with(base, "pagination", 0), "pagination"},
 		{"bad vendor", with(base, "vendor", "novell"), "vendor"},
 		{"bad missing users", with(base, "missingUsers", "keep"), "missingUsers"},
+		{"bad groups dn", with(base, "groupsDn", "groups"), "groupsDn"},
+		{"bad group class", with(base, "groupObjectClass", "a b"), "groupObjectClass"},
+		{"bad group name attr", with(base, "groupNameLdapAttr", "(cn)"), "groupNameLdapAttr"},
+		{"bad membership attr", with(base, "membershipLdapAttr", "mem ber"), "membershipLdapAttr"},
+		{"bad strategy", with(base, "groupsStrategy", "nested"), "groupsStrategy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,11 +17,12 @@ import (
 
 // Connections: every step has a deadline. The dial, with the TLS handshake
 // and StartTLS, has connectionTimeout; each bind or search readTimeout
-// (the library's request timeout). The caller's context bounds it all: when
-// it ends, the connection is closed under whatever waits on it.
+// (the library's request timeout). The caller's context bounds it all:
+// each user of a connection closes it when its context ends (withConn, or
+// the pool's get), under whatever waits on it.
 
 // dial connects to the directory of s and secures the connection as s
-// says. The connection is closed when ctx ends.
+// says, within ctx and connectionTimeout.
 func dial(ctx context.Context, s *Settings) (*ldap.Conn, error) {
 	u, err := url.Parse(s.ConnectionURL)
 	if err != nil {
@@ -77,7 +78,6 @@ func dial(ctx context.Context, s *Settings) (*ldap.Conn, error) {
 			return nil, tlsError(err, dctx, s)
 		}
 	}
-	context.AfterFunc(ctx, func() { c.Close() })
 	return c, nil
 }
 
@@ -148,4 +148,17 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
 		strings.Contains(err.Error(), "connection timed out")
+}
+
+// withConn dials, closes the connection when ctx ends or fn returns, and
+// runs fn with it.
+func withConn(ctx context.Context, s *Settings, fn func(c *ldap.Conn) error) error {
+	c, err := dial(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	return fn(c)
 }

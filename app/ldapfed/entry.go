@@ -32,6 +32,9 @@ func (s *Settings) attributes() []string {
 	if s.Vendor == "ad" {
 		attrs = append(attrs, "userAccountControl")
 	}
+	if s.GroupsDN != "" && s.GroupsStrategy == GroupsByMemberOf {
+		attrs = append(attrs, "memberOf")
+	}
 	return attrs
 }
 

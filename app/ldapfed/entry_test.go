@@ -142,3 +142,27 @@ func FuzzReadEntry(f *testing.F) {
 		_ = identity.ValidateUser(su) // refused or normalized: never a panic
 	})
 }
+
+// FuzzNormDN feeds DNs as a directory may send them (group members,
+// memberOf values) to the comparison of DNs: no panic, and a DN is under
+// itself and under each of its parents.
+func FuzzNormDN(f *testing.F) {
+	f.Add("uid=ann,ou=people,dc=example,dc=org")
+	f.Add("CN=Ann Lee+UID=ann , OU=People,DC=Example,DC=Org")
+	f.Add(`cn=a\,b,dc=x`)
+	f.Add("#04024869")
+	f.Fuzz(func(t *testing.T, dn string) {
+		n := normDN(dn)
+		if !under(n, n) {
+			t.Fatalf("%q is not under itself", n)
+		}
+		parsed, err := ldap.ParseDN(dn)
+		if err != nil || len(parsed.RDNs) < 2 {
+			return
+		}
+		parent := &ldap.DN{RDNs: parsed.RDNs[1:]}
+		if p := normDN(parent.String()); !strings.HasSuffix(n, p) {
+			t.Fatalf("%q does not end with its parent %q", n, p)
+		}
+	})
+}

@@ -49,6 +49,7 @@ type Service struct {
 	// time per provider, whoever asks.
 	mu      sync.Mutex
 	running map[string]*progress
+	conns   *connPool // the sign-ins' connections
 }
 
 // New builds the federation.
@@ -59,5 +60,5 @@ func New(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Service{deps: d, running: map[string]*progress{}}
+	return &Service{deps: d, running: map[string]*progress{}, conns: newConnPool(d.Now)}
 }

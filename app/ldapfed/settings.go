@@ -52,14 +52,15 @@ const (
 type preset struct {
 	objectClass, username, email, firstName, lastName, uuid string
 	changed                                                 string // the attribute a changed-user sync compares
+	groupObjectClass                                        string
 }
 
 // vendors are the presets by the vendor setting's value. OpenLDAP's
 // inetOrgPerson ones are the defaults of a provider without a vendor.
 var vendors = map[string]preset{
-	"openldap": {"inetOrgPerson", "uid", "mail", "givenName", "sn", "entryUUID", "modifyTimestamp"},
-	"389ds":    {"inetOrgPerson", "uid", "mail", "givenName", "sn", "nsUniqueId", "modifyTimestamp"},
-	"ad":       {"person, organizationalPerson, user", "sAMAccountName", "mail", "givenName", "sn", "objectGUID", "whenChanged"},
+	"openldap": {"inetOrgPerson", "uid", "mail", "givenName", "sn", "entryUUID", "modifyTimestamp", "groupOfNames"},
+	"389ds":    {"inetOrgPerson", "uid", "mail", "givenName", "sn", "nsUniqueId", "modifyTimestamp", "groupOfNames"},
+	"ad":       {"person, organizationalPerson, user", "sAMAccountName", "mail", "givenName", "sn", "objectGUID", "whenChanged", "group"},
 }
 
 // Settings are a provider's settings besides its name, type, state,
@@ -87,38 +88,67 @@ type Settings struct {
 	SyncPeriod        int    `json:"syncPeriod"`
 	ImportEnabled     bool   `json:"importEnabled"`
 	MissingUsers      string `json:"missingUsers"`
+	GroupSettings
 }
+
+// GroupSettings map a directory's groups to the realm's top-level groups
+// of the same name; an empty GroupsDN maps none.
+type GroupSettings struct {
+	GroupsDN           string `json:"groupsDn"`
+	GroupObjectClass   string `json:"groupObjectClass"`
+	GroupNameLDAPAttr  string `json:"groupNameLdapAttr"`
+	MembershipLDAPAttr string `json:"membershipLdapAttr"` // holds the members' DNs
+	// GroupsStrategy is how a user's groups are found: "member", the
+	// groups whose membershipLdapAttr holds the user's DN, or "memberOf",
+	// the user's memberOf attribute.
+	GroupsStrategy string `json:"groupsStrategy"`
+	// NestedGroups counts the groups that hold a user's groups too (any
+	// depth up to maxNesting), as Active Directory's nesting does.
+	NestedGroups bool `json:"nestedGroups"`
+}
+
+// Group strategies.
+const (
+	GroupsByMember   = "member"
+	GroupsByMemberOf = "memberOf"
+)
 
 // Input is a provider as a create, an update or an import gives it:
 // anything left out takes its default (the vendor's, for the attributes).
 type Input struct {
-	Name              string `json:"name"`
-	ProviderType      string `json:"providerType"`
-	Enabled           *bool  `json:"enabled"`
-	Priority          *int   `json:"priority"`
-	BindCredential    string `json:"bindCredential"`
-	Vendor            string `json:"vendor"`
-	ConnectionURL     string `json:"connectionUrl"`
-	StartTLS          *bool  `json:"startTls"`
-	UseTruststore     *bool  `json:"useTruststore"`
-	CAPEM             string `json:"caPem"`
-	ConnectionTimeout *int   `json:"connectionTimeout"`
-	ReadTimeout       *int   `json:"readTimeout"`
-	Pagination        *int   `json:"pagination"`
-	BindDN            string `json:"bindDn"`
-	UsersDN           string `json:"usersDn"`
-	UserObjectClass   string `json:"userObjectClass"`
-	UserLDAPFilter    string `json:"userLdapFilter"`
-	SearchScope       string `json:"searchScope"`
-	UsernameLDAPAttr  string `json:"usernameLdapAttr"`
-	EmailLDAPAttr     string `json:"emailLdapAttr"`
-	FirstNameLDAPAttr string `json:"firstNameLdapAttr"`
-	LastNameLDAPAttr  string `json:"lastNameLdapAttr"`
-	UUIDLDAPAttr      string `json:"uuidLdapAttr"`
-	SyncMode          string `json:"syncMode"`
-	SyncPeriod        *int   `json:"syncPeriod"`
-	ImportEnabled     *bool  `json:"importEnabled"`
-	MissingUsers      string `json:"missingUsers"`
+	Name               string `json:"name"`
+	ProviderType       string `json:"providerType"`
+	Enabled            *bool  `json:"enabled"`
+	Priority           *int   `json:"priority"`
+	BindCredential     string `json:"bindCredential"`
+	Vendor             string `json:"vendor"`
+	ConnectionURL      string `json:"connectionUrl"`
+	StartTLS           *bool  `json:"startTls"`
+	UseTruststore      *bool  `json:"useTruststore"`
+	CAPEM              string `json:"caPem"`
+	ConnectionTimeout  *int   `json:"connectionTimeout"`
+	ReadTimeout        *int   `json:"readTimeout"`
+	Pagination         *int   `json:"pagination"`
+	BindDN             string `json:"bindDn"`
+	UsersDN            string `json:"usersDn"`
+	UserObjectClass    string `json:"userObjectClass"`
+	UserLDAPFilter     string `json:"userLdapFilter"`
+	SearchScope        string `json:"searchScope"`
+	UsernameLDAPAttr   string `json:"usernameLdapAttr"`
+	EmailLDAPAttr      string `json:"emailLdapAttr"`
+	FirstNameLDAPAttr  string `json:"firstNameLdapAttr"`
+	LastNameLDAPAttr   string `json:"lastNameLdapAttr"`
+	UUIDLDAPAttr       string `json:"uuidLdapAttr"`
+	SyncMode           string `json:"syncMode"`
+	SyncPeriod         *int   `json:"syncPeriod"`
+	ImportEnabled      *bool  `json:"importEnabled"`
+	MissingUsers       string `json:"missingUsers"`
+	GroupsDN           string `json:"groupsDn"`
+	GroupObjectClass   string `json:"groupObjectClass"`
+	GroupNameLDAPAttr  string `json:"groupNameLdapAttr"`
+	MembershipLDAPAttr string `json:"membershipLdapAttr"`
+	GroupsStrategy     string `json:"groupsStrategy"`
+	NestedGroups       *bool  `json:"nestedGroups"`
 }
 
 // inputFields are the fields an update may name, each returning to its
@@ -128,7 +158,8 @@ var inputFields = func() map[string]any {
 	for _, k := range []string{"name", "providerType", "enabled", "priority", "bindCredential", "vendor", "connectionUrl",
 		"startTls", "useTruststore", "caPem", "connectionTimeout", "readTimeout", "pagination", "bindDn", "usersDn",
 		"userObjectClass", "userLdapFilter", "searchScope", "usernameLdapAttr", "emailLdapAttr", "firstNameLdapAttr",
-		"lastNameLdapAttr", "uuidLdapAttr", "syncMode", "syncPeriod", "importEnabled", "missingUsers"} {
+		"lastNameLdapAttr", "uuidLdapAttr", "syncMode", "syncPeriod", "importEnabled", "missingUsers", "groupsDn",
+		"groupObjectClass", "groupNameLdapAttr", "membershipLdapAttr", "groupsStrategy", "nestedGroups"} {
 		m[k] = nil
 	}
 	return m
@@ -172,6 +203,11 @@ func (in *Input) apply(p *store.FederationProvider) (*Settings, error) {
 		UUIDLDAPAttr: orString(in.UUIDLDAPAttr, pre.uuid), SyncMode: strings.ToUpper(orString(in.SyncMode, ModeImport)),
 		SyncPeriod: orDefault(in.SyncPeriod, 0), ImportEnabled: orDefault(in.ImportEnabled, true),
 		MissingUsers: strings.ToLower(orString(in.MissingUsers, MissingDisable)),
+		GroupSettings: GroupSettings{GroupsDN: strings.TrimSpace(in.GroupsDN),
+			GroupObjectClass:   orString(in.GroupObjectClass, pre.groupObjectClass),
+			GroupNameLDAPAttr:  orString(in.GroupNameLDAPAttr, "cn"),
+			MembershipLDAPAttr: orString(in.MembershipLDAPAttr, defaultMembershipAttr(orString(in.GroupObjectClass, pre.groupObjectClass))),
+			GroupsStrategy:     orString(in.GroupsStrategy, GroupsByMember), NestedGroups: orDefault(in.NestedGroups, vendor == "ad")},
 	}
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
@@ -262,7 +298,37 @@ func (s *Settings) check() error {
 	if s.MissingUsers != MissingDisable && s.MissingUsers != MissingDelete {
 		return apperr.Field("missingUsers", "must be disable or delete")
 	}
+	return s.GroupSettings.check()
+}
+
+func (g *GroupSettings) check() error {
+	if g.GroupsDN != "" {
+		if len(g.GroupsDN) > maxDNLength {
+			return apperr.Field("groupsDn", "must be at most %d characters", maxDNLength)
+		}
+		if _, err := ldap.ParseDN(g.GroupsDN); err != nil {
+			return apperr.Field("groupsDn", "is not a distinguished name: %v", err)
+		}
+	}
+	for _, a := range []struct{ field, value string }{{"groupObjectClass", g.GroupObjectClass},
+		{"groupNameLdapAttr", g.GroupNameLDAPAttr}, {"membershipLdapAttr", g.MembershipLDAPAttr}} {
+		if !attrName.MatchString(a.value) || len(a.value) > 128 {
+			return apperr.Field(a.field, "must be an attribute or object class name")
+		}
+	}
+	if g.GroupsStrategy != GroupsByMember && g.GroupsStrategy != GroupsByMemberOf {
+		return apperr.Field("groupsStrategy", "must be member or memberOf")
+	}
 	return nil
+}
+
+// defaultMembershipAttr is the attribute of a group object class that
+// holds its members' DNs.
+func defaultMembershipAttr(objectClass string) string {
+	if strings.EqualFold(objectClass, "groupOfUniqueNames") {
+		return "uniqueMember"
+	}
+	return "member"
 }
 
 func checkURL(s *Settings) error {

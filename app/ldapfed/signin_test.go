@@ -239,3 +239,70 @@ func TestDeleteProviderDeletesItsUsers(t *testing.T) {
 		t.Fatal("deleting the provider did not delete just its users")
 	}
 }
+
+// The realm export carries the users' links to their entries, and an
+// import (a copy too) links them to the file's providers.
+func TestExportImportKeepsLinks(t *testing.T) {
+	e := newSignInEnv(t, nil)
+	createProvider(t, e.s, directoryProvider("corp", e.d))
+	e.mustSignIn("ann", "ann-pw")
+	exp := e.s.Admin(http.MethodGet, "/admin/realms/acme/export?includeUsers=true&includeSecrets=true", nil)
+	apptest.MustStatus(t, exp, http.StatusOK)
+	if !strings.Contains(string(exp.Body), `"federationLink"`) {
+		t.Fatalf("no link in the export: %s", exp.Body)
+	}
+	body := strings.Replace(string(exp.Body), `"name": "acme"`, `"name": "copy"`, 1)
+	apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/import?asCopy=true", body), http.StatusCreated)
+	copyRealm := e.s.Realm("copy")
+	ann, err := e.s.Store.GetUserByUsername(context.Background(), copyRealm.ID, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := e.s.Store.GetFederationLink(context.Background(), copyRealm.ID, ann.ID)
+	providers, _ := e.s.Store.ListFederationProviders(context.Background(), copyRealm.ID)
+	if err != nil || len(providers) != 1 || link.ProviderID != providers[0].ID || link.DN != apptest.PersonDN("ann") {
+		t.Fatalf("copy's link %+v, %v; providers %+v", link, err, providers)
+	}
+	bad := strings.Replace(body, `"name": "copy"`, `"name": "bad"`, 1)
+	bad = strings.Replace(bad, `"providerId": "`, `"providerId": "0`, 1)
+	apptest.MustError(t, e.s.Admin(http.MethodPost, "/admin/realms/import?asCopy=true", bad), http.StatusBadRequest,
+		"invalid_field", "users[0].federationLink.providerId")
+}
+
+// The realm's second-factor policy holds for a directory's user as for a
+// local one.
+func TestSignInSecondFactorPolicy(t *testing.T) {
+	e := newSignInEnv(t, map[string]any{"mfaRequired": true})
+	createProvider(t, e.s, directoryProvider("corp", e.d))
+	e.s.CreateUser("acme", map[string]any{"username": "local", "password": "a long local password 1"})
+	localStatus, localDesc := e.signIn("local", "a long local password 1")
+	status, desc := e.signIn("ann", "ann-pw")
+	if status == http.StatusOK || status != localStatus || desc != localDesc {
+		t.Fatalf("directory user: %d %q; local user: %d %q", status, desc, localStatus, localDesc)
+	}
+	if e.user("ann") == nil {
+		t.Fatal("the right password did not import ann")
+	}
+}
+
+// Two first sign-ins of the same user at once import one user.
+func TestSignInConcurrentFirstSignIns(t *testing.T) {
+	e := newSignInEnv(t, nil)
+	createProvider(t, e.s, directoryProvider("corp", e.d))
+	const n = 4
+	statuses := make(chan int, n)
+	for range n {
+		go func() {
+			status, _ := e.signIn("ann", "ann-pw")
+			statuses <- status
+		}()
+	}
+	for range n {
+		if status := <-statuses; status != http.StatusOK {
+			t.Fatalf("a concurrent first sign-in: %d", status)
+		}
+	}
+	if count, _ := e.s.Store.CountUsers(context.Background(), e.s.Realm("acme").ID, store.UserFilter{}); count != 1 {
+		t.Fatalf("%d users after concurrent first sign-ins", count)
+	}
+}

@@ -64,38 +64,48 @@ func (s *Service) checkNew(ctx context.Context, at identity.PasswordAttempt, p *
 	}
 	ctx, cancel := signInContext(ctx, set)
 	defer cancel()
-	c, e, err := findEntry(ctx, set, p, set.loginFilter(at.Login))
+	sess, e, err := s.findEntry(ctx, set, p, set.loginFilter(at.Login))
 	if err != nil || e == nil {
 		return identity.Answer{Verdict: identity.NotMine}, err
 	}
-	defer c.Close()
+	defer sess.end()
 	eu, err := set.readEntry(e)
 	if err != nil {
 		s.deps.Log.Warn("a directory entry cannot be a user", "provider", p.Name, "dn", e.DN, "err", err)
 		return identity.Answer{Verdict: identity.NotMine}, nil
 	}
-	if right, err := bindUser(c, set, e.DN, at.Password); err != nil || !right {
+	if right, err := sess.bindUser(e.DN, at.Password); err != nil || !right {
 		return identity.Answer{Verdict: identity.WrongPassword}, err
 	}
 	// The entry may be linked already, to a user the login did not name
 	// (signed in by email before the local user had one).
 	link, err := s.deps.Store.FederationLinkByExternalID(ctx, at.Realm.ID, p.ID, eu.ExternalID)
+	var u *store.User
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		u, err := s.importUser(ctx, at.Realm, p, eu)
-		if err != nil {
-			return identity.Answer{}, err
+		if u, err = s.importUser(ctx, at.Realm, p, eu); err != nil {
+			// The same user's first sign-in, twice at once: the other
+			// imported it.
+			if l, lerr := s.deps.Store.FederationLinkByExternalID(ctx, at.Realm.ID, p.ID, eu.ExternalID); lerr == nil {
+				u, err = s.deps.Store.GetUser(ctx, at.Realm.ID, l.UserID)
+			}
+			if err != nil {
+				return identity.Answer{}, err
+			}
+			break
 		}
 		s.deps.Log.Info("imported a directory user at sign-in", "realm", at.Realm.Name, "provider", p.Name, "username", u.Username)
-		return identity.Answer{Verdict: identity.RightPassword, User: u}, nil
 	case err != nil:
 		return identity.Answer{}, err
+	default:
+		if u, err = s.deps.Store.GetUser(ctx, at.Realm.ID, link.UserID); err != nil {
+			return identity.Answer{}, err
+		}
+		if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, u, link, eu, set); err != nil {
+			return identity.Answer{}, err
+		}
 	}
-	u, err := s.deps.Store.GetUser(ctx, at.Realm.ID, link.UserID)
-	if err != nil {
-		return identity.Answer{}, err
-	}
-	if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, u, link, eu, set); err != nil {
+	if err := s.syncSignInGroups(ctx, sess.c, set, at.Realm, u, e); err != nil {
 		return identity.Answer{}, err
 	}
 	return identity.Answer{Verdict: identity.RightPassword, User: u}, nil
@@ -130,7 +140,7 @@ func (s *Service) checkLinked(ctx context.Context, at identity.PasswordAttempt) 
 	if err != nil {
 		return identity.Answer{}, err
 	}
-	c, e, err := findEntry(ctx, set, p, filter)
+	sess, e, err := s.findEntry(ctx, set, p, filter)
 	if err != nil {
 		return identity.Answer{}, s.unavailable(ctx, p, err)
 	}
@@ -139,8 +149,8 @@ func (s *Service) checkLinked(ctx context.Context, at identity.PasswordAttempt) 
 			"username", at.User.Username)
 		return wrong, nil
 	}
-	defer c.Close()
-	right, err := bindUser(c, set, e.DN, at.Password)
+	defer sess.end()
+	right, err := sess.bindUser(e.DN, at.Password)
 	if err != nil {
 		return identity.Answer{}, s.unavailable(ctx, p, err)
 	}
@@ -155,33 +165,63 @@ func (s *Service) checkLinked(ctx context.Context, at identity.PasswordAttempt) 
 	if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, at.User, link, eu, set); err != nil {
 		return identity.Answer{}, err
 	}
+	if err := s.syncSignInGroups(ctx, sess.c, set, at.Realm, at.User, e); err != nil {
+		return identity.Answer{}, s.unavailable(ctx, p, err)
+	}
 	return identity.Answer{Verdict: identity.RightPassword, User: at.User}, nil
 }
 
-// findEntry connects, binds as the provider's account and finds the one
-// user entry that matches item (an escaped filter item). No entry, or
-// more than one, is nil with the connection closed; otherwise the
-// connection comes back open, for the user's bind.
-func findEntry(ctx context.Context, set *Settings, p *store.FederationProvider, item string) (*ldap.Conn, *ldap.Entry, error) {
-	c, err := dial(ctx, set)
+// session is a pooled connection lent to one sign-in.
+type session struct {
+	c    *ldap.Conn
+	set  *Settings
+	p    *store.FederationProvider
+	done func(reuse bool)
+	// asAccount: bound as the provider's account (else as a user, or
+	// broken): only then may the connection go back to the pool.
+	asAccount bool
+}
+
+// end gives the connection back to the pool when it is bound as the
+// provider's account, else closes it.
+func (sess *session) end() { sess.done(sess.asAccount) }
+
+// bindUser binds as a user's entry, then as the provider's account again
+// (for the group searches, and the pool): right, wrong, or a failure of
+// the directory.
+func (sess *session) bindUser(dn, password string) (bool, error) {
+	sess.asAccount = false
+	right, err := bindUser(sess.c, sess.set, dn, password)
+	if err != nil {
+		return false, err
+	}
+	if err := bindAs(sess.c, sess.set.BindDN, sess.p.BindCredential); err != nil {
+		return false, classify(err, sess.set, "bind as "+sess.set.BindDN)
+	}
+	sess.asAccount = true
+	return right, nil
+}
+
+// findEntry takes a connection bound as the provider's account and finds
+// the one user entry that matches item (an escaped filter item). No
+// entry, or more than one, is nil with the connection given back;
+// otherwise the session comes with it, for the user's bind.
+func (s *Service) findEntry(ctx context.Context, set *Settings, p *store.FederationProvider, item string) (*session, *ldap.Entry, error) {
+	c, done, err := s.conns.get(ctx, p, set)
 	if err != nil {
 		return nil, nil, err
-	}
-	if err := bindAs(c, set.BindDN, p.BindCredential); err != nil {
-		c.Close()
-		return nil, nil, classify(err, set, "bind as "+set.BindDN)
 	}
 	res, err := c.Search(ldap.NewSearchRequest(set.UsersDN, set.searchScope(), ldap.NeverDerefAliases, 2, 0, false,
 		set.userFilter(item), set.attributes(), nil))
 	if err != nil && !ldap.IsErrorWithCode(err, ldap.LDAPResultSizeLimitExceeded) {
-		c.Close()
+		done(false)
 		return nil, nil, classify(err, set, "search the users")
 	}
 	if res == nil || len(res.Entries) != 1 {
-		c.Close()
+		done(true)
 		return nil, nil, nil
 	}
-	return c, res.Entries[0], nil
+	return &session{c: c, set: set, p: p, done: done, asAccount: true}, res.Entries[0], nil
 }
 
 // bindUser binds as a user's entry: right, wrong, or a failure of the

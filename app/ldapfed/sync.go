@@ -29,7 +29,7 @@ const progressEvery = 10000
 var ErrSyncRunning = errors.New("a sync of this provider is running")
 
 // Sync runs a sync of the provider now (query action=full|changed,
-// default full) and answers its result. A directory that fails stops the
+// default full) and answers its result, even to a caller that went away. A directory that fails stops the
 // sync: a 503 saying why, and the result recorded with the error.
 func (s *Service) Sync(w http.ResponseWriter, r *http.Request) error {
 	action := r.URL.Query().Get("action")
@@ -43,13 +43,21 @@ func (s *Service) Sync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	set, err := settingsOf(p)
+	if err != nil {
+		return err
+	}
 	switch {
 	case !p.Enabled:
 		return apperr.Invalid("user federation provider %s is disabled", p.Name)
+	case !set.ImportEnabled:
+		return apperr.Invalid("user federation provider %s does not import users (importEnabled is false)", p.Name)
 	case p.BindCredential == "":
 		return apperr.Field("bindCredential", "is not set: the provider cannot bind")
 	}
-	res, err := s.RunSync(r.Context(), realm, p, action)
+	// A caller that stops waiting does not stop the sync: it runs to its
+	// end (every step under the directory's timeouts) and is recorded.
+	res, err := s.RunSync(context.WithoutCancel(r.Context()), realm, p, action)
 	var de *DirectoryError
 	switch {
 	case errors.Is(err, ErrSyncRunning):
@@ -127,7 +135,13 @@ type syncRun struct {
 	res   *SyncResult
 	prog  *progress
 	links map[string]*store.FederationLink // by external ID
+	users map[string]*store.User           // the linked users as the sync began, by ID
 	seen  map[string]bool                  // external IDs met in the directory
+	// With group mapping: the directory's groups, the realm's, and the
+	// realm's memberships (user ID → group IDs).
+	groups      *directoryGroups
+	realmGroups *realmGroups
+	memberships map[string][]string
 }
 
 func (run *syncRun) sync(ctx context.Context, action string) error {
@@ -140,13 +154,20 @@ func (run *syncRun) sync(ctx context.Context, action string) error {
 		run.links[l.ExternalID] = l
 	}
 	run.seen = make(map[string]bool, len(links))
-	c, err := dial(ctx, run.set)
-	if err != nil {
+	if run.users, err = run.s.deps.Store.FederationUsers(ctx, run.realm.ID, run.p.ID); err != nil {
 		return err
 	}
-	defer c.Close()
+	return withConn(ctx, run.set, func(c *ldap.Conn) error { return run.syncWith(ctx, c, action) })
+}
+
+func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) error {
 	if err := bindAs(c, run.set.BindDN, run.p.BindCredential); err != nil {
 		return classify(err, run.set, "bind as "+run.set.BindDN)
+	}
+	if run.set.GroupsDN != "" {
+		if err := run.loadGroups(ctx, c); err != nil {
+			return err
+		}
 	}
 	more := ""
 	if action == ActionChanged && run.p.ChangedSince > 0 {
@@ -156,7 +177,7 @@ func (run *syncRun) sync(ctx context.Context, action string) error {
 	req := ldap.NewSearchRequest(run.set.UsersDN, run.set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
 		run.set.userFilter(more), run.set.attributes(), nil)
 	page := make([]*ldap.Entry, 0, run.set.Pagination)
-	err = eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
+	err := eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
 		page = append(page, e)
 		if len(page) < run.set.Pagination {
 			return nil
@@ -244,22 +265,67 @@ func (run *syncRun) writeEntry(ctx context.Context, tx *store.Store, e *ldap.Ent
 	run.seen[eu.ExternalID] = true
 	link := run.links[eu.ExternalID]
 	if link == nil {
-		_, err := run.s.createLinked(ctx, tx, run.realm, run.p, eu)
+		u, err := run.s.createLinked(ctx, tx, run.realm, run.p, eu)
 		if err != nil {
 			delete(run.seen, eu.ExternalID)
 			return entryUnchanged, err
 		}
-		return entryCreated, nil
+		_, err = run.setGroups(ctx, tx, u.ID, e)
+		return entryCreated, err
 	}
-	u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
-	if err != nil {
-		return entryUnchanged, err
+	// Most entries have not changed: compared with the user as the sync
+	// began, they cost no query. A change is written over the user as it
+	// is now, which an admin may have changed meanwhile.
+	changed := link.DN != eu.DN
+	if cached := run.users[link.UserID]; cached != nil && !changed {
+		_, profileChanged, err := profileOf(cached, eu, run.set)
+		if err != nil {
+			return entryUnchanged, apperr.Invalid("%v", err)
+		}
+		changed = profileChanged
+	} else {
+		changed = true
 	}
-	changed, err := run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set)
-	if err != nil || !changed {
+	if changed {
+		u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
+		if err != nil {
+			return entryUnchanged, err
+		}
+		if changed, err = run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set); err != nil {
+			return entryUnchanged, err
+		}
+	}
+	userID := link.UserID
+	groupsChanged, err := run.setGroups(ctx, tx, userID, e)
+	if err != nil || !(changed || groupsChanged) {
 		return entryUnchanged, err
 	}
 	return entryUpdated, nil
+}
+
+// loadGroups reads the directory's groups and the realm's, for the
+// memberships of every entry.
+func (run *syncRun) loadGroups(ctx context.Context, c *ldap.Conn) error {
+	var err error
+	if run.groups, err = loadGroups(ctx, c, run.set); err != nil {
+		return classify(err, run.set, "read the groups under "+run.set.GroupsDN)
+	}
+	if run.realmGroups, err = loadRealmGroups(ctx, run.s.deps.Store, run.realm, run.s.deps.Now().UnixMilli()); err != nil {
+		return err
+	}
+	run.memberships, err = run.s.deps.Store.GroupMemberships(ctx, run.realm.ID)
+	return err
+}
+
+// setGroups keeps the memberships of an entry's user in step with its
+// groups, when groups are mapped.
+func (run *syncRun) setGroups(ctx context.Context, tx *store.Store, userID string, e *ldap.Entry) (bool, error) {
+	if run.groups == nil {
+		return false, nil
+	}
+	wanted := run.groups.of(normDN(e.DN), run.set.memberOfDNs(e), run.set.NestedGroups)
+	return run.realmGroups.setMemberships(ctx, tx, userID, wanted, run.memberships[userID],
+		func(name string) bool { return run.groups.byName[name] })
 }
 
 // removeMissing disables, or deletes, the linked users whose entry the

@@ -152,6 +152,8 @@ func TestSyncFailures(t *testing.T) {
 		t.Fatalf("last sync of the hung directory: %+v", last)
 	}
 
-	apptest.MustStatus(t, s.Admin(http.MethodPatch, fedPath+"/"+p.ID, map[string]any{"enabled": false}), http.StatusOK)
+	apptest.MustStatus(t, s.Admin(http.MethodPatch, fedPath+"/"+p.ID, map[string]any{"importEnabled": false}), http.StatusOK)
+	apptest.MustError(t, s.Admin(http.MethodPost, fedPath+"/"+p.ID+"/sync", nil), http.StatusBadRequest, "invalid_request", "")
+	apptest.MustStatus(t, s.Admin(http.MethodPatch, fedPath+"/"+p.ID, map[string]any{"importEnabled": true, "enabled": false}), http.StatusOK)
 	apptest.MustError(t, s.Admin(http.MethodPost, fedPath+"/"+p.ID+"/sync", nil), http.StatusBadRequest, "invalid_request", "")
 }

@@ -54,12 +54,15 @@ func (s *Service) TestConnection(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, out)
 }
 
-func testConnection(ctx context.Context, set *Settings, p *store.FederationProvider) (*ConnectionTest, error) {
-	c, err := dial(ctx, set)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
+func testConnection(ctx context.Context, set *Settings, p *store.FederationProvider) (out *ConnectionTest, err error) {
+	err = withConn(ctx, set, func(c *ldap.Conn) error {
+		out, err = testBound(ctx, c, set, p)
+		return err
+	})
+	return out, err
+}
+
+func testBound(ctx context.Context, c *ldap.Conn, set *Settings, p *store.FederationProvider) (*ConnectionTest, error) {
 	if err := bindAs(c, set.BindDN, p.BindCredential); err != nil {
 		return nil, classify(err, set, "bind as "+set.BindDN)
 	}
@@ -77,8 +80,7 @@ func testConnection(ctx context.Context, set *Settings, p *store.FederationProvi
 		"(objectClass=*)", []string{"1.1"}, nil)); err != nil {
 		return nil, classify(err, set, "read usersDn "+set.UsersDN)
 	}
-	err = countUsers(ctx, c, set, out)
-	if err != nil {
+	if err := countUsers(ctx, c, set, out); err != nil {
 		return nil, classify(err, set, "search the users under "+set.UsersDN)
 	}
 	return out, nil

@@ -164,3 +164,35 @@ func TestConnectionFailures(t *testing.T) {
 		})
 	}
 }
+
+// TLS to a real slapd: LDAPS and StartTLS verified against the CA given,
+// and refused without it.
+func TestConnectionTLS(t *testing.T) {
+	d := apptest.StartDirectoryTLS(t, apptest.Person("ann", "Ann", "Lee", "ann@example.org", "ann-pw"))
+	s := realapp.New(t)
+	s.CreateRealm("acme")
+	base := with(directoryProvider("corp", d), "caPem", d.CAPEM, "useTruststore", false)
+	tests := []struct {
+		name string
+		body map[string]any
+		kind string
+	}{
+		{"ldaps", with(base, "connectionUrl", d.LDAPSURL), ""},
+		{"ldaps by name", with(base, "connectionUrl", strings.Replace(d.LDAPSURL, "127.0.0.1", "localhost", 1)), ""},
+		{"StartTLS", with(base, "startTls", true), ""},
+		{"ldaps without the CA", with(base, "connectionUrl", d.LDAPSURL, "caPem", nil, "useTruststore", true), ldapfed.KindTLS},
+		{"StartTLS without the CA", with(base, "startTls", true, "caPem", nil, "useTruststore", true), ldapfed.KindTLS},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.body["name"] = "p" + string(rune('a'+i))
+			got := testConnection(t, s, tc.body)
+			if tc.kind == "" && (!got.Success || got.UserCount != 1) {
+				t.Fatalf("got %+v, want success", got)
+			}
+			if tc.kind != "" && (got.Success || got.Error != tc.kind || !strings.Contains(got.Detail, "unknown authority")) {
+				t.Fatalf("got %+v, want %s naming the unknown authority", got, tc.kind)
+			}
+		})
+	}
+}

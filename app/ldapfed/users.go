@@ -48,18 +48,10 @@ func (s *Service) createLinked(ctx context.Context, tx *store.Store, realm *stor
 // changed; u is updated in place.
 func (s *Service) refreshUser(ctx context.Context, st *store.Store, realm *store.Realm, u *store.User, link *store.FederationLink,
 	eu entryUser, set *Settings) (bool, error) {
-	next := *u
-	next.Username, next.Email, next.FirstName, next.LastName = eu.Username, eu.Email, eu.FirstName, eu.LastName
-	if set.Vendor == "ad" {
-		next.Enabled = !eu.Disabled
-	}
-	if err := identity.ValidateUser(&next); err != nil {
+	next, changed, err := profileOf(u, eu, set)
+	if err != nil {
 		return false, err
 	}
-	if next.Email != u.Email {
-		next.EmailVerified = next.Email != ""
-	}
-	changed := next != *u
 	if changed {
 		if err := s.deps.Identity().UpdateLinkedUser(ctx, st, &next); err != nil {
 			return false, err
@@ -74,6 +66,24 @@ func (s *Service) refreshUser(ctx context.Context, st *store.Store, realm *store
 		changed = true
 	}
 	return changed, nil
+}
+
+// profileOf is u with the entry's profile, and whether that differs from
+// u: the user rules applied, so that a difference in case or spacing the
+// rules take away is none.
+func profileOf(u *store.User, eu entryUser, set *Settings) (store.User, bool, error) {
+	next := *u
+	next.Username, next.Email, next.FirstName, next.LastName = eu.Username, eu.Email, eu.FirstName, eu.LastName
+	if set.Vendor == "ad" {
+		next.Enabled = !eu.Disabled
+	}
+	if err := identity.ValidateUser(&next); err != nil {
+		return next, false, err
+	}
+	if next.Email != u.Email {
+		next.EmailVerified = next.Email != ""
+	}
+	return next, next != *u, nil
 }
 
 // UserFederation says whether a user is linked to an entry of one of the

@@ -166,6 +166,10 @@ func testFederationLinks(t *testing.T, s *store.Store) {
 	if err != nil || len(links) != 1 {
 		t.Fatalf("links: %v, %v", links, err)
 	}
+	users, err := s.FederationUsers(testCtx, fedTestRealmID, p.ID)
+	if err != nil || len(users) != 1 || users[u1.ID] == nil || users[u1.ID].Username != "ann" {
+		t.Fatalf("federated users: %v, %v", users, err)
+	}
 	// Deleting the user or the provider deletes the link.
 	if err := s.DeleteUser(testCtx, fedTestRealmID, u1.ID); err != nil {
 		t.Fatal(err)
