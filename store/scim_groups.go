@@ -28,11 +28,11 @@ var GroupFields = map[string]string{
 // name, and how many meet it in all.
 func (s *Store) SearchSCIMGroups(ctx context.Context, realmID string, q SCIMQuery) ([]*Group, int, error) {
 	b := &matchSQL{args: []any{realmID}, fields: GroupFields, owner: "g.id", has: func(string, *matchSQL) string {
-		return "SELECT v.group_id FROM (SELECT group_id, user_id AS value FROM group_members) v WHERE TRUE"
+		return "SELECT v.group_id AS owner_id FROM (SELECT group_id, user_id AS value FROM group_members) v WHERE TRUE"
 	}}
 	none := func(*matchSQL, string) (string, error) { return "", nil }
 	groups := []*Group{}
-	total, err := s.searchSCIM(ctx, b, q, "realm_groups g LEFT JOIN scim_groups sg ON sg.group_id = g.id", "g.realm_id = $1",
+	total, err := s.searchSCIM(ctx, b, q, "realm_groups g", " LEFT JOIN scim_groups sg ON sg.group_id = g.id", "g.realm_id = $1",
 		prefixColumns("g", groupColumns), "g.name", none, func(rows *sql.Rows) error {
 			g, err := scanGroup(rows)
 			if err == nil {
