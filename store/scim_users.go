@@ -114,9 +114,9 @@ func (s *Store) UsersGroups(ctx context.Context, userIDs []string) (map[string][
 // Field is a column of the user (UserFields); inside, a column of the
 // value (ValueFields).
 type Match struct {
-	Op    string
-	Subs  []*Match
-	Attr  string // MatchHas: a SCIMValue's Attr, or "groups" for memberships
+	Op   string
+	Subs []*Match
+	Attr string // MatchHas: a SCIMValue's Attr, or "groups" for memberships
 	// Also, in a MatchHas on the value alone, is a UserFields column that
 	// holds one more value of the attribute: the user's email, for the
 	// users SCIM never wrote.
