@@ -374,6 +374,7 @@ func (a *App) routes() *mux.Router {
 	scimEndpoint(http.MethodPut, scimGroup1, sc.ReplaceGroup)
 	scimEndpoint(http.MethodPatch, scimGroup1, sc.PatchGroup)
 	scimEndpoint(http.MethodDelete, scimGroup1, sc.DeleteGroup)
+	scimEndpoint(http.MethodPost, "/{realm}/Bulk", sc.Bulk)
 	return r
 }
 
