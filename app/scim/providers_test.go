@@ -89,4 +89,3 @@ func lookup(v any, path string) any {
 	}
 	return v
 }
-
