@@ -348,6 +348,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, scimToken1+"/revoke", authz.SCIMWrite, sc.RevokeToken)
 	admin(http.MethodPut, scimToken1+"/enable", authz.SCIMWrite, sc.EnableToken)
 	admin(http.MethodPut, scimToken1+"/disable", authz.SCIMWrite, sc.DisableToken)
+	admin(http.MethodGet, "/admin/realms/{realm}/scim/status", authz.SCIMRead, sc.Status)
 	scimEndpoint := func(method, path string, h httpx.HandlerFunc) {
 		add(method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
 	}

@@ -99,3 +99,13 @@ func (s *Store) RealmUsersExist(ctx context.Context, realmID string, ids []strin
 	}
 	return out, nil
 }
+
+// CountSCIMResources counts a realm's users and groups SCIM has written.
+func (s *Store) CountSCIMResources(ctx context.Context, realmID string) (users, groups int, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM scim_users WHERE realm_id = $1),
+		(SELECT count(*) FROM scim_groups WHERE realm_id = $1)`, realmID).Scan(&users, &groups)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count SCIM resources: %w", mapErr(err))
+	}
+	return users, groups, nil
+}

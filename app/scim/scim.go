@@ -41,7 +41,8 @@ type Deps struct {
 
 // Service is the SCIM area: the SCIM endpoints and the token admin API.
 type Service struct {
-	deps Deps
+	deps   Deps
+	errors recentErrors
 }
 
 // New builds the SCIM area.
