@@ -98,7 +98,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
-		ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
+		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

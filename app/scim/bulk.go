@@ -213,6 +213,7 @@ func (s *Service) runBulkOp(r *http.Request, op bulkOp, res *bulkResult) {
 		res.Status, res.Response = strconv.Itoa(status), errorResponse(err)
 		return
 	}
+	s.recordWrite(r, callerOf(r), method, op.Path, rec.Code, rec.Body.Bytes())
 	res.Status = strconv.Itoa(rec.Code)
 	res.Version = rec.Header().Get("ETag")
 	res.Location = rec.Header().Get("Location")
