@@ -956,8 +956,10 @@ CREATE TABLE scim_user_values (
     type        TEXT NOT NULL,
     is_primary  BOOLEAN NOT NULL
 );
-CREATE INDEX scim_user_values_fold ON scim_user_values (realm_id, attr, fold);
-CREATE INDEX scim_user_values_exact ON scim_user_values (realm_id, attr, value);
+-- Both cover a filter's read (the user's ID included), so that a
+-- substring search reads an index alone.
+CREATE INDEX scim_user_values_fold ON scim_user_values (realm_id, attr, fold, user_id);
+CREATE INDEX scim_user_values_exact ON scim_user_values (realm_id, attr, value, user_id);
 CREATE INDEX scim_user_values_user ON scim_user_values (user_id, attr);
 -- What SCIM holds of a group beyond the realm_groups row.
 CREATE TABLE scim_groups (

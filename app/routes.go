@@ -390,6 +390,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, scimToken1+"/revoke", authz.SCIMWrite, sc.RevokeToken)
 	admin(http.MethodPut, scimToken1+"/enable", authz.SCIMWrite, sc.EnableToken)
 	admin(http.MethodPut, scimToken1+"/disable", authz.SCIMWrite, sc.DisableToken)
+	admin(http.MethodGet, "/admin/realms/{realm}/scim/status", authz.SCIMRead, sc.Status)
 	scimEndpoint := func(method, path string, h httpx.HandlerFunc) {
 		add(method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
 	}
@@ -416,6 +417,7 @@ func (a *App) routes() *mux.Router {
 	scimEndpoint(http.MethodPut, scimGroup1, sc.ReplaceGroup)
 	scimEndpoint(http.MethodPatch, scimGroup1, sc.PatchGroup)
 	scimEndpoint(http.MethodDelete, scimGroup1, sc.DeleteGroup)
+	scimEndpoint(http.MethodPost, "/{realm}/Bulk", sc.Bulk)
 
 	// Non-human identities (the module app/nhi).
 	ni := a.nhi

@@ -28,11 +28,11 @@ var GroupFields = map[string]string{
 // name, and how many meet it in all.
 func (s *Store) SearchSCIMGroups(ctx context.Context, realmID string, q SCIMQuery) ([]*Group, int, error) {
 	b := &matchSQL{args: []any{realmID}, fields: GroupFields, owner: "g.id", has: func(string, *matchSQL) string {
-		return "SELECT v.group_id FROM (SELECT group_id, user_id AS value FROM group_members) v WHERE TRUE"
+		return "SELECT v.group_id AS owner_id FROM (SELECT group_id, user_id AS value FROM group_members) v WHERE TRUE"
 	}}
 	none := func(*matchSQL, string) (string, error) { return "", nil }
 	groups := []*Group{}
-	total, err := s.searchSCIM(ctx, b, q, "realm_groups g LEFT JOIN scim_groups sg ON sg.group_id = g.id", "g.realm_id = $1",
+	total, err := s.searchSCIM(ctx, b, q, "realm_groups g", " LEFT JOIN scim_groups sg ON sg.group_id = g.id", "g.realm_id = $1",
 		prefixColumns("g", groupColumns), "g.name", none, func(rows *sql.Rows) error {
 			g, err := scanGroup(rows)
 			if err == nil {
@@ -98,4 +98,14 @@ func (s *Store) RealmUsersExist(ctx context.Context, realmID string, ids []strin
 		}
 	}
 	return out, nil
+}
+
+// CountSCIMResources counts a realm's users and groups SCIM has written.
+func (s *Store) CountSCIMResources(ctx context.Context, realmID string) (users, groups int, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM scim_users WHERE realm_id = $1),
+		(SELECT count(*) FROM scim_groups WHERE realm_id = $1)`, realmID).Scan(&users, &groups)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count SCIM resources: %w", mapErr(err))
+	}
+	return users, groups, nil
 }

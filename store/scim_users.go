@@ -114,9 +114,13 @@ func (s *Store) UsersGroups(ctx context.Context, userIDs []string) (map[string][
 // Field is a column of the user (UserFields); inside, a column of the
 // value (ValueFields).
 type Match struct {
-	Op    string
-	Subs  []*Match
-	Attr  string // MatchHas: a SCIMValue's Attr, or "groups" for memberships
+	Op   string
+	Subs []*Match
+	Attr string // MatchHas: a SCIMValue's Attr, or "groups" for memberships
+	// Also, in a MatchHas on the value alone, is a UserFields column that
+	// holds one more value of the attribute: the user's email, for the
+	// users SCIM never wrote.
+	Also  string
 	Field string
 	Value any // string, bool or int64 (Unix milliseconds)
 }
@@ -181,10 +185,10 @@ type SCIMQuery struct {
 func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery) ([]*User, int, error) {
 	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL) string {
 		if attr == "groups" {
-			return "SELECT v.user_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
+			return "SELECT v.user_id AS owner_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
 		}
-		return "SELECT v.user_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
-	}}
+		return "SELECT v.user_id AS owner_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
+	}, also: "SELECT r.id FROM users r WHERE r.realm_id = $1 AND "}
 	order := func(b *matchSQL, dir string) (string, error) {
 		if q.SortAttr != "" {
 			return fmt.Sprintf("coalesce((SELECT min(o.fold) FROM scim_user_values o WHERE o.user_id = u.id AND o.attr = %s), '')%s, u.username",
@@ -193,7 +197,7 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 		return "", nil
 	}
 	var users []*User
-	total, err := s.searchSCIM(ctx, b, q, "users u LEFT JOIN scim_users su ON su.user_id = u.id",
+	total, err := s.searchSCIM(ctx, b, q, "users u", " LEFT JOIN scim_users su ON su.user_id = u.id",
 		"u.realm_id = $1 AND u.service_account_client_id IS NULL", prefixColumns("u", userColumns), "u.username", order,
 		func(rows *sql.Rows) error {
 			u, err := scanUser(rows)
@@ -210,15 +214,33 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 
 // searchSCIM runs a SCIM query: the count of what meets q.Where, then the
 // page, each row read by scan.
-func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, scope, columns, byName string,
+func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, join, scope, columns, byName string,
 	order func(b *matchSQL, dir string) (string, error), scan func(*sql.Rows) error) (int, error) {
 	where := scope
-	if q.Where != nil {
-		cond, err := b.match(q.Where, false)
+	rest := q.Where
+	if d, ok := b.driving(q.Where); ok {
+		// CROSS JOIN keeps this order in SQLite, which without statistics
+		// would scan the realm first.
+		ids, err := b.owners(d)
+		if err != nil {
+			return 0, err
+		}
+		from = "(SELECT DISTINCT owner_id FROM (" + ids + ") d) m CROSS JOIN " + from
+		where += " AND " + b.owner + " = m.owner_id"
+		rest = without(q.Where, d)
+	}
+	if rest != nil {
+		cond, err := b.match(rest, false)
 		if err != nil {
 			return 0, err
 		}
 		where += " AND " + cond
+	}
+	// The SCIM table is joined only when its columns are read: a count of
+	// the realm then reads an index alone.
+	alias := strings.Fields(join)[3] + "."
+	if strings.Contains(where, alias) || q.SortField != "" && strings.Contains(b.fields[q.SortField], alias) {
+		from += join
 	}
 	var total int
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+from+" WHERE "+where, b.args...).Scan(&total); err != nil {
@@ -247,8 +269,11 @@ func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, 
 		by = byName + dir
 	}
 	limit, offset := b.arg(q.Limit), b.arg(q.Offset)
-	rows, err := s.r.QueryContext(ctx, "SELECT "+columns+" FROM "+from+" WHERE "+where+" ORDER BY "+by+", "+
-		strings.Split(b.owner, ".")[0]+".id LIMIT "+limit+" OFFSET "+offset, b.args...)
+	if by != byName+dir || b.owner != "u.id" {
+		by += ", " + b.owner // usernames are unique in a realm; names of groups repeat across the tree
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+columns+" FROM "+from+" WHERE "+where+" ORDER BY "+by+
+		" LIMIT "+limit+" OFFSET "+offset, b.args...)
 	if err != nil {
 		return 0, fmt.Errorf("search SCIM resources: %w", mapErr(err))
 	}
@@ -269,6 +294,12 @@ type matchSQL struct {
 	fields map[string]string
 	owner  string
 	has    func(attr string, b *matchSQL) string
+	// also starts the query of the owners whose own column (a Match's
+	// Also, aliased r) holds a value meeting a condition.
+	also string
+	// valueFields, when set, stand for ValueFields: the owner's column
+	// as the value.
+	valueFields map[string]string
 }
 
 func (b *matchSQL) arg(v any) string {
@@ -309,7 +340,10 @@ func (b *matchSQL) match(m *Match, inValue bool) (string, error) {
 		return b.hasSQL(m)
 	}
 	fields := b.fields
-	if inValue {
+	switch {
+	case inValue && b.valueFields != nil:
+		fields = b.valueFields
+	case inValue:
 		fields = ValueFields
 	}
 	col, ok := fields[m.Field]
@@ -322,6 +356,15 @@ func (b *matchSQL) match(m *Match, inValue bool) (string, error) {
 // hasSQL is the SQL of a MatchHas: the owner holds a value of the
 // attribute (meeting the condition, if one is given).
 func (b *matchSQL) hasSQL(m *Match) (string, error) {
+	sub, err := b.owners(m)
+	if err != nil {
+		return "", err
+	}
+	return b.owner + " IN (" + sub + ")", nil
+}
+
+// owners is the query of the owners (as owner_id) a MatchHas selects.
+func (b *matchSQL) owners(m *Match) (string, error) {
 	if len(m.Subs) > 1 {
 		return "", fmt.Errorf("match: has with %d conditions", len(m.Subs))
 	}
@@ -335,13 +378,68 @@ func (b *matchSQL) hasSQL(m *Match) (string, error) {
 			return "", err
 		}
 		sub += " AND " + cond
+		if m.Also != "" {
+			if !onlyValue(m.Subs[0]) {
+				return "", fmt.Errorf("match: also %s for a condition on more than the value", m.Also)
+			}
+			col := "r." + strings.TrimPrefix(UserFields[m.Also], "u.")
+			b.valueFields = map[string]string{"value": col, "fold": col}
+			cond, err := b.match(m.Subs[0], true)
+			b.valueFields = nil
+			if err != nil {
+				return "", err
+			}
+			sub += " UNION " + b.also + col + " <> '' AND " + cond
+		}
 	}
-	return b.owner + " IN (" + sub + ")", nil
+	return sub, nil
+}
+
+// without is m without its term d, which driving found among the terms
+// joined by and (nil when m is d).
+func without(m, d *Match) *Match {
+	if m == d {
+		return nil
+	}
+	if m.Op != MatchAnd {
+		return m
+	}
+	subs := make([]*Match, 0, len(m.Subs))
+	for _, sub := range m.Subs {
+		if sub = without(sub, d); sub != nil {
+			subs = append(subs, sub)
+		}
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	c := *m
+	c.Subs = subs
+	return &c
+}
+
+// driving is the query of the owners a condition that must hold (q.Where,
+// or a term of it joined by and) selects by a value, if there is one:
+// the search reads those first, rather than every resource of the realm
+// to test each against the condition.
+func (b *matchSQL) driving(m *Match) (*Match, bool) {
+	switch {
+	case m == nil:
+	case m.Op == MatchHas:
+		return m, true
+	case m.Op == MatchAnd:
+		for _, sub := range m.Subs {
+			if d, ok := b.driving(sub); ok {
+				return d, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // onlyValue says whether m names no field of a value but value itself.
 func onlyValue(m *Match) bool {
-	if m.Field != "" && m.Field != "value" {
+	if m.Field != "" && m.Field != "value" && m.Field != "fold" {
 		return false
 	}
 	for _, s := range m.Subs {
@@ -377,6 +475,17 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("match: %s needs a text, not %T", op, value)
 	}
+	if foldedColumns[col] {
+		esc := likeEscaper.Replace(text)
+		switch op {
+		case MatchCo:
+			return col + ` LIKE ` + b.arg("%"+esc+"%") + ` ESCAPE '\'`, nil
+		case MatchSw:
+			return col + ` LIKE ` + b.arg(esc+"%") + ` ESCAPE '\'`, nil
+		case MatchEw:
+			return col + ` LIKE ` + b.arg("%"+esc) + ` ESCAPE '\'`, nil
+		}
+	}
 	n := utf8.RuneCountInString(text)
 	switch op {
 	case MatchCo:
@@ -391,6 +500,13 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 	}
 	return "", fmt.Errorf("match: unknown operator %q", op)
 }
+
+// foldedColumns hold lowercase text only, written so by Go or lowered by
+// SQL, which LIKE matches alike on every backend.
+var foldedColumns = map[string]bool{"u.username": true, "u.email": true, "lower(u.first_name)": true,
+	"lower(u.last_name)": true, "v.fold": true, "v.type": true, "lower(g.name)": true}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // chunks splits ids into slices of at most n.
 func chunks(ids []string, n int) func(yield func([]string) bool) {

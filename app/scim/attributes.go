@@ -24,6 +24,9 @@ func normalize(defs []attribute, in map[string]any, path string) (map[string]any
 	out := make(map[string]any, len(in))
 	for k, v := range in {
 		def := find(defs, k)
+		if def == nil && empty(v) {
+			continue // carries nothing: Entra ID sends "roles": [] whatever the schema says
+		}
 		if def == nil {
 			return nil, badRequest(typeInvalidSyntax, "unknown attribute %q", path+k)
 		}
@@ -132,6 +135,21 @@ func normalizeOne(def *attribute, v any, path string) (any, error) {
 		return nil, nil
 	}
 	return s, nil
+}
+
+// empty says whether v is null, "", [] or {}.
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
 
 // primaryOf is the index of the primary value of a multi-valued

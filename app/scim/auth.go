@@ -43,7 +43,21 @@ func (s *Service) Endpoint(h httpx.HandlerFunc) http.Handler {
 		if err := s.deps.Store.TouchSCIMToken(r.Context(), c.token.ID, s.deps.Now().UnixMilli()); err != nil {
 			return err
 		}
-		return h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+		if r.Method == http.MethodGet || !hasRealm(r) {
+			err = h(w, r)
+		} else {
+			tee := &teeWriter{ResponseWriter: w}
+			if err = h(tee, r); err == nil {
+				s.recordWrite(r, c, r.Method, resourcePath(r, c.realm.Name), tee.status, tee.body.Bytes())
+			}
+		}
+		if err != nil {
+			e := asSCIM(err)
+			s.errors.add(c.realm.ID, RecentError{Time: s.deps.Now().UnixMilli(), Method: r.Method, Path: r.URL.Path,
+				Status: e.Status, ScimType: e.Type, Detail: e.Detail})
+		}
+		return err
 	}, s.render)
 }
 

@@ -54,7 +54,7 @@ func (s *Service) ServiceProviderConfig(w http.ResponseWriter, r *http.Request) 
 	writeSCIM(w, http.StatusOK, serviceProviderConfig{
 		Schemas:        []string{schemaServiceProviderConfig},
 		Patch:          supported{true},
-		Bulk:           bulkConfig{},
+		Bulk:           bulkConfig{Supported: true, MaxOperations: maxBulkOperations, MaxPayloadSize: maxBulkPayload},
 		Filter:         filterConfig{Supported: true, MaxResults: maxResults},
 		ChangePassword: supported{true},
 		Sort:           supported{true},

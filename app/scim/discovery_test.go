@@ -28,7 +28,7 @@ func TestServiceProviderConfig(t *testing.T) {
 		if loc := spc["meta"].(map[string]any)["location"]; loc != apptest.BaseURL+base+"/ServiceProviderConfig" {
 			t.Fatalf("location %v", loc)
 		}
-		for feature, want := range map[string]bool{"patch": true, "bulk": false, "filter": true, "changePassword": true,
+		for feature, want := range map[string]bool{"patch": true, "bulk": true, "filter": true, "changePassword": true,
 			"sort": true, "etag": true} {
 			if got := spc[feature].(map[string]any)["supported"]; got != want {
 				t.Fatalf("%s: %v, want supported %v", feature, spc[feature], want)
@@ -36,6 +36,9 @@ func TestServiceProviderConfig(t *testing.T) {
 		}
 		if max := spc["filter"].(map[string]any)["maxResults"]; max != 1000.0 {
 			t.Fatalf("filter.maxResults %v", max)
+		}
+		if bulk := spc["bulk"].(map[string]any); bulk["maxOperations"] != 100.0 || bulk["maxPayloadSize"] != 1048576.0 {
+			t.Fatalf("bulk %v", bulk)
 		}
 	}
 }

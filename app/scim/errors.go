@@ -101,6 +101,7 @@ func asSCIM(err error) *Error {
 func (s *Service) render(w http.ResponseWriter, r *http.Request, err error) {
 	e := asSCIM(err)
 	httpx.LogFailure(s.deps.Log, r, e.Status, err)
+
 	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="SCIM"`)
 	}

@@ -228,12 +228,8 @@ func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, er
 			return nil, err
 		}
 		m := &store.Match{Op: store.MatchHas, Attr: t.attr, Subs: []*store.Match{within}}
-		if t.alsoField != "" && t.sub == "" {
-			row, err := comparison(t.def, t.alsoField, e)
-			if err != nil {
-				return nil, err
-			}
-			m = &store.Match{Op: store.MatchOr, Subs: []*store.Match{row, m}}
+		if t.sub == "" {
+			m.Also = t.alsoField
 		}
 		return m, nil
 	}

@@ -30,7 +30,7 @@ func (s *Service) PatchGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.changeGroup(w, r, func(tx *store.Store, g *store.Group, sg *store.SCIMGroup) error {
-		doc := map[string]any{"displayName": g.Name}
+		doc := map[string]any{"id": g.ID, "displayName": g.Name}
 		if sg.ExternalID != "" {
 			doc["externalId"] = sg.ExternalID
 		}

@@ -1,6 +1,8 @@
 package scim
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -59,9 +61,9 @@ func readPatch(body map[string]any) ([]patchOp, error) {
 				op.rawPath = strings.TrimSpace(s)
 			case "value":
 				op.value, op.hasVal = v, true
-			default:
-				return nil, badRequest(typeInvalidSyntax, "Operations[%d] has an unknown member %q", i, k)
 			}
+			// Other members are ignored: Entra ID names its operations
+			// ("name": "addMember").
 		}
 		switch op.op {
 		case opAdd, opReplace, opRemove:
@@ -129,6 +131,9 @@ func (p patcher) applyOne(doc map[string]any, op patchOp) error {
 			sub := op
 			sub.value = v
 			if def := find(p.defs, k); def != nil {
+				if unchangedReadOnly(doc, def, v) {
+					continue
+				}
 				if err := p.applyTo(doc, target{holder: doc, def: def}, sub); err != nil {
 					return err
 				}
@@ -145,6 +150,10 @@ func (p patcher) applyOne(doc map[string]any, op patchOp) error {
 				return err
 			}
 		}
+		return nil
+	}
+	if ap := op.path.AttributePath; ap.URIPrefix == nil && ap.SubAttribute == nil && op.path.ValueExpression == nil &&
+		op.op != opRemove && unchangedReadOnly(doc, find(p.defs, ap.AttributeName), op.value) {
 		return nil
 	}
 	t, err := p.resolve(doc, op)
@@ -359,6 +368,20 @@ func (p patcher) applyToValues(t target, key string, op patchOp) error {
 	}
 	t.holder[key] = onePrimary(list, hits[len(hits)-1])
 	return nil
+}
+
+// unchangedReadOnly says whether an operation sets read-only def to the
+// value it has: no change, so no refusal (Okta repeats a group's id beside
+// its new name).
+func unchangedReadOnly(doc map[string]any, def *attribute, v any) bool {
+	return def != nil && def.Mutability == readOnly && equalValues(doc[keyOf(doc, def.Name)], v)
+}
+
+// equalValues says whether two JSON values are the same.
+func equalValues(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // setKey sets m[name], replacing a key equal but for case; nil deletes.

@@ -31,6 +31,8 @@ type Deps struct {
 	// Realm is the realm the admin path names ({realm}), or the not-found
 	// error: the app's lookup, so every area answers an unknown realm alike.
 	Realm func(r *http.Request) (*store.Realm, error)
+	// ClientIP is the address of a request's client, for admin events.
+	ClientIP func(*http.Request) string
 	// ValidateGroup checks and normalizes a group about to be stored, by
 	// the rules every group of the realm obeys.
 	ValidateGroup func(*store.Group) error
@@ -41,7 +43,8 @@ type Deps struct {
 
 // Service is the SCIM area: the SCIM endpoints and the token admin API.
 type Service struct {
-	deps Deps
+	deps   Deps
+	errors recentErrors
 }
 
 // New builds the SCIM area.

@@ -186,3 +186,34 @@ func TestTokenGoesWithItsRealm(t *testing.T) {
 	s.CreateRealm("acme")
 	mustSCIMError(t, s.scim(http.MethodGet, "/scim/v2/acme/ServiceProviderConfig", cred, nil), http.StatusUnauthorized, "")
 }
+
+func TestStatus(t *testing.T) {
+	p := newProvisioner(t)
+	s := p.server
+	s.createToken("acme", "spare")
+	disabled := s.createToken("acme", "off")
+	apptest.MustStatus(t, s.Admin(http.MethodPut, tokensPath+"/"+disabled["id"].(string)+"/disable", nil), http.StatusOK)
+	const status = "/admin/realms/acme/scim/status"
+	got := s.Admin(http.MethodGet, status, nil).Object(t)
+	if got["users"] != 0.0 || got["lastRequestAt"] != nil || len(got["recentErrors"].([]any)) != 0 {
+		t.Fatalf("status before any request: %v", got)
+	}
+	p.clock.Advance(time.Minute)
+	p.create(userBody("alice"))
+	apptest.MustStatus(t, p.do(http.MethodPost, "/Groups", map[string]any{
+		"schemas": []string{"urn:ietf:params:scim:schemas:core:2.0:Group"}, "displayName": "staff"}), http.StatusCreated)
+	p.CreateUser("acme", map[string]any{"username": "admin-made"})
+	mustSCIMError(t, p.do(http.MethodPost, "/Users", userBody("alice")), http.StatusConflict, "uniqueness")
+	mustSCIMError(t, s.scim(http.MethodGet, "/scim/v2/acme/Users", "", nil), http.StatusUnauthorized, "")
+	got = s.Admin(http.MethodGet, status, nil).Object(t)
+	tokens := got["tokens"].(map[string]any)
+	if tokens["total"] != 3.0 || tokens["active"] != 2.0 || tokens["disabled"] != 1.0 || got["users"] != 1.0 ||
+		got["groups"] != 1.0 || got["lastRequestAt"] != float64(p.clock.Now().UnixMilli()) {
+		t.Fatalf("status %v", got)
+	}
+	errs := got["recentErrors"].([]any)
+	if len(errs) != 1 || errs[0].(map[string]any)["status"] != 409.0 || errs[0].(map[string]any)["scimType"] != "uniqueness" {
+		t.Fatalf("recent errors %v", errs)
+	}
+	apptest.MustError(t, s.Admin(http.MethodGet, "/admin/realms/nope/scim/status", nil), http.StatusNotFound, "not_found", "")
+}

@@ -1,0 +1,152 @@
+package storetest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// scimResourceSuite is the conformance tests of what SCIM keeps of users
+// and groups, and of its searches.
+func scimResourceSuite() []subTest {
+	return []subTest{
+		{"SCIMUserSearch", testSCIMUserSearch},
+		{"SCIMGroupSearch", testSCIMGroupSearch},
+	}
+}
+
+func testSCIMUserSearch(t *testing.T, s *store.Store) {
+	realm := mustCreateRealm(t, s, testRealm("r1", "acme", 1))
+	other := mustCreateRealm(t, s, testRealm("r2", "beta", 1))
+	for _, u := range []*store.User{testUser("u1", realm.ID, "alice", "alice@example.com"),
+		testUser("u2", realm.ID, "bob", "bob@example.org"), testUser("u3", realm.ID, "carol", ""),
+		testUser("u4", other.ID, "alice", "alice@example.com")} {
+		mustCreateUser(t, s, u)
+	}
+	put := func(realmID, id string, modified int64, values ...store.SCIMValue) {
+		t.Helper()
+		if err := s.PutSCIMUser(testCtx, realmID, id, store.SCIMUser{ModifiedAt: modified, Data: `{"x":1}`}, values); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(realm.ID, "u1", 10, store.SCIMValue{Attr: "externalid", Value: "A-1", Fold: "a-1"},
+		store.SCIMValue{Attr: "emails", Value: "Alice@Home.test", Fold: "alice@home.test", Type: "home"})
+	put(realm.ID, "u2", 5, store.SCIMValue{Attr: "externalid", Value: "b_%", Fold: "b_%"})
+	put(realm.ID, "u2", 20, store.SCIMValue{Attr: "title", Value: "Boss", Fold: "boss"}) // replaces u2's values
+	put(other.ID, "u4", 10, store.SCIMValue{Attr: "externalid", Value: "A-1", Fold: "a-1"})
+
+	has := func(attr string, sub *store.Match) *store.Match {
+		m := &store.Match{Op: store.MatchHas, Attr: attr}
+		if sub != nil {
+			m.Subs = []*store.Match{sub}
+		}
+		return m
+	}
+	cmp := func(op, field string, v any) *store.Match { return &store.Match{Op: op, Field: field, Value: v} }
+	search := func(q store.SCIMQuery) (string, int) {
+		t.Helper()
+		if q.Limit == 0 {
+			q.Limit = 10
+		}
+		users, total, err := s.SearchSCIMUsers(testCtx, realm.ID, q)
+		if err != nil {
+			t.Fatalf("search %+v: %v", q.Where, err)
+		}
+		names := make([]string, len(users))
+		for i, u := range users {
+			names[i] = u.Username
+		}
+		return strings.Join(names, " "), total
+	}
+	emails := has("emails", cmp(store.MatchCo, "fold", "home"))
+	emails.Also = "email"
+	for _, tc := range []struct {
+		name  string
+		where *store.Match
+		want  string
+	}{
+		{"all", nil, "alice bob carol"},
+		{"username", cmp(store.MatchEq, "username", "bob"), "bob"},
+		{"exact value", has("externalid", cmp(store.MatchEq, "value", "A-1")), "alice"},
+		{"exact value, other case", has("externalid", cmp(store.MatchEq, "value", "a-1")), ""},
+		{"wildcards taken literally", has("externalid", cmp(store.MatchCo, "value", "_%")), ""},
+		{"replaced values are gone", has("externalid", cmp(store.MatchEq, "value", "b_%")), ""},
+		{"present", has("title", nil), "bob"},
+		{"not present", &store.Match{Op: store.MatchNot, Subs: []*store.Match{has("title", nil)}}, "alice carol"},
+		{"the users row's email too", emails, "alice"},
+		{"sw on a folded column", cmp(store.MatchSw, "username", "ca"), "carol"},
+		{"ew exact", has("externalid", cmp(store.MatchEw, "value", "-1")), "alice"},
+		{"modified", cmp(store.MatchGt, "modified", int64(15)), "bob carol"},
+		{"and with a value", &store.Match{Op: store.MatchAnd, Subs: []*store.Match{has("externalid", nil),
+			cmp(store.MatchNe, "username", "bob")}}, "alice"},
+		{"or", &store.Match{Op: store.MatchOr, Subs: []*store.Match{has("title", nil), cmp(store.MatchEq, "email", "")}}, "bob carol"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, total := search(store.SCIMQuery{Where: tc.where})
+			if got != tc.want || total != len(strings.Fields(tc.want)) {
+				t.Fatalf("%q (total %d), want %q", got, total, tc.want)
+			}
+		})
+	}
+	if got, total := search(store.SCIMQuery{SortAttr: "title", Desc: true, Offset: 1, Limit: 1}); got != "alice" || total != 3 {
+		t.Fatalf("sorted by title, descending, second: %q of %d", got, total)
+	}
+	if got, _ := search(store.SCIMQuery{SortField: "modified"}); got != "alice bob carol" {
+		t.Fatalf("sorted by modification: %q", got)
+	}
+	data, err := s.SCIMUsers(testCtx, realm.ID, []string{"u1", "u3", "u4"})
+	if err != nil || len(data) != 1 || data["u1"].ModifiedAt != 10 {
+		t.Fatalf("SCIM users %+v %v", data, err)
+	}
+	if _, _, err := s.SearchSCIMUsers(testCtx, realm.ID, store.SCIMQuery{Where: cmp(store.MatchEq, "password_hash", "x"), Limit: 1}); err == nil {
+		t.Fatal("a field outside UserFields was searched")
+	}
+}
+
+func testSCIMGroupSearch(t *testing.T, s *store.Store) {
+	realm := mustCreateRealm(t, s, testRealm("r1", "acme", 1))
+	mustCreateUser(t, s, testUser("u1", realm.ID, "alice", ""))
+	for _, g := range []*store.Group{{ID: "g1", RealmID: realm.ID, Name: "Staff", CreatedAt: 1},
+		{ID: "g2", RealmID: realm.ID, Name: "Ops", CreatedAt: 2}, {ID: "g3", RealmID: realm.ID, ParentID: "g2", Name: "Staff", CreatedAt: 3}} {
+		if err := s.CreateGroup(testCtx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutSCIMGroup(testCtx, realm.ID, "g2", store.SCIMGroup{ExternalID: "X", ModifiedAt: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddGroupMember(testCtx, "g3", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	search := func(where *store.Match) string {
+		t.Helper()
+		groups, total, err := s.SearchSCIMGroups(testCtx, realm.ID, store.SCIMQuery{Where: where, Limit: 10})
+		if err != nil || total != len(groups) {
+			t.Fatalf("search: %d of %d, %v", len(groups), total, err)
+		}
+		ids := make([]string, len(groups))
+		for i, g := range groups {
+			ids[i] = g.ID
+		}
+		return strings.Join(ids, " ")
+	}
+	mustEqual(t, "all, by name", search(nil), "g2 g1 g3")
+	mustEqual(t, "by name", search(&store.Match{Op: store.MatchEq, Field: "displayname", Value: "staff"}), "g1 g3")
+	mustEqual(t, "by externalId", search(&store.Match{Op: store.MatchEq, Field: "externalid", Value: "X"}), "g2")
+	mustEqual(t, "by member", search(&store.Match{Op: store.MatchHas, Attr: "members",
+		Subs: []*store.Match{{Op: store.MatchEq, Field: "value", Value: "u1"}}}), "g3")
+	got, err := s.SCIMGroupOf(testCtx, "g1")
+	mustEqual(t, "a group SCIM never wrote", got, store.SCIMGroup{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClearGroupMembers(testCtx, "g3"); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "members after clearing", search(&store.Match{Op: store.MatchHas, Attr: "members"}), "")
+	found, err := s.RealmUsersExist(testCtx, realm.ID, []string{"u1", "nope"})
+	if err != nil || !found["u1"] || found["nope"] {
+		t.Fatalf("users found %v %v", found, err)
+	}
+}
