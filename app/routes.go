@@ -340,6 +340,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi", authz.NHIWrite, ni.CreateIdentity)
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi", authz.NHIRead, ni.ListIdentities)
 	admin(http.MethodPost, "/admin/realms/{realm}/nhi/device-certificates", authz.NHIWrite, ni.DeviceCertificate)
+	admin(http.MethodPost, "/admin/realms/{realm}/nhi/devices/bulk-register", authz.NHIWrite, ni.BulkRegisterDevices)
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi/audit-logs", authz.NHIRead, ni.ListAuditLogs)
 	admin(http.MethodDelete, "/admin/realms/{realm}/nhi/audit-logs", authz.NHIWrite, ni.DeleteAuditLogs)
 	admin(http.MethodGet, "/admin/realms/{realm}/nhi/{id}", authz.NHIRead, ni.GetIdentity)

@@ -82,13 +82,30 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
+	n, err := s.newIdentity(r, realm, &body, kind)
+	if err != nil {
+		return err
+	}
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		n, err = s.storeIdentity(r, tx, realm, n)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpx.Created(w, s.location(r, n.ID), toIdentityRep(n))
+}
+
+// newIdentity is the identity body asks for, checked; kind, when given,
+// is the only kind it may be.
+func (s *Service) newIdentity(r *http.Request, realm *store.Realm, body *identityCreate, kind string) (*store.NHI, error) {
 	switch {
 	case body.Name == nil:
-		return apperr.Field("name", "is required")
+		return nil, apperr.Field("name", "is required")
 	case kind != "" && body.Kind != nil && *body.Kind != kind:
-		return apperr.Field("kind", "must be %s here", kind)
+		return nil, apperr.Field("kind", "must be %s here", kind)
 	case kind == "" && body.Kind == nil:
-		return apperr.Field("kind", "is required: one of %s", strings.Join(identity.NHIKinds, ", "))
+		return nil, apperr.Field("kind", "is required: one of %s", strings.Join(identity.NHIKinds, ", "))
 	}
 	now := s.now().UnixMilli()
 	n := &store.NHI{ID: uuid.NewString(), RealmID: realm.ID, ClientID: uuid.NewString(), Kind: kind, Name: *body.Name,
@@ -105,28 +122,24 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 	if body.Metadata != nil {
 		n.Metadata = *body.Metadata
 	}
-	if err := s.checkIdentity(r.Context(), n); err != nil {
-		return err
-	}
+	return n, s.checkIdentity(r.Context(), n)
+}
+
+// storeIdentity stores n with its backing client and service-account
+// user on tx, and answers it as stored.
+func (s *Service) storeIdentity(r *http.Request, tx *store.Store, realm *store.Realm, n *store.NHI) (*store.NHI, error) {
 	client := identity.NHIClient(n)
-	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := s.deps.NewClient(r.Context(), tx, realm, &client); err != nil {
-			return nameConflict(err, n)
-		}
-		if err := tx.CreateNHI(r.Context(), n); err != nil {
-			return nameConflict(err, n)
-		}
-		created, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
-		if err != nil {
-			return err
-		}
-		n = created
-		return s.audit(r, tx, n, "", identity.AuditCreate, "kind "+n.Kind)
-	})
-	if err != nil {
-		return err
+	if err := s.deps.NewClient(r.Context(), tx, realm, &client); err != nil {
+		return nil, nameConflict(err, n)
 	}
-	return httpx.Created(w, s.location(r, n.ID), toIdentityRep(n))
+	if err := tx.CreateNHI(r.Context(), n); err != nil {
+		return nil, nameConflict(err, n)
+	}
+	created, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	return created, s.audit(r, tx, created, "", identity.AuditCreate, "kind "+created.Kind)
 }
 
 // nameConflict names the field behind a clash: the name, which is also
