@@ -195,6 +195,7 @@ var uncachedTables = []string{
 	"user_credentials", "recovery_codes", "webauthn_user_handles", "webauthn_ceremonies", "admin_token_revocations",
 	"admin_login_failures",
 	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
+	"nhi_credential_policies",
 }
 
 // revocationTables are the uncached tables an access token's standing is

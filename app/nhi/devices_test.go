@@ -46,9 +46,9 @@ func TestBulkRegisterDevices(t *testing.T) {
 	devices := []map[string]any{
 		{"name": "cam-1", "metadata": map[string]any{"site": "north"}},
 		{"name": "cam-2"},
-		{"name": "CAM-1"},            // the same service-account username as cam-1
-		{"name": "bad name"},         // refused name
-		{"name": "taken"},            // taken by an identity
+		{"name": "CAM-1"},    // the same service-account username as cam-1
+		{"name": "bad name"}, // refused name
+		{"name": "taken"},    // taken by an identity
 		{"name": "bot-1", "kind": "bot"},
 		{"name": "cam-3", "kind": "device"},
 	}

@@ -35,6 +35,7 @@ type identityRep struct {
 	// at the token endpoint.
 	ClientID             string `json:"clientId"`
 	ServiceAccountUserID string `json:"serviceAccountUserId"`
+	CredentialPolicyID   string `json:"credentialPolicyId"` // "" for none
 	CreatedTimestamp     int64  `json:"createdTimestamp"`
 	UpdatedTimestamp     int64  `json:"updatedTimestamp"`
 	LastUsedTimestamp    *int64 `json:"lastUsedTimestamp"` // null: never used
@@ -42,7 +43,7 @@ type identityRep struct {
 
 func toIdentityRep(n *store.NHI) identityRep {
 	rep := identityRep{ID: n.ID, Kind: n.Kind, Name: n.Name, Description: n.Description, Metadata: n.Metadata,
-		State: n.State, ClientID: n.Name, ServiceAccountUserID: n.ServiceAccountUserID,
+		State: n.State, ClientID: n.Name, ServiceAccountUserID: n.ServiceAccountUserID, CredentialPolicyID: n.PolicyID,
 		CreatedTimestamp: n.CreatedAt, UpdatedTimestamp: n.UpdatedAt}
 	if n.OwnerType != "" {
 		rep.Owner = &ownerRep{Type: n.OwnerType, ID: n.OwnerID}
@@ -63,6 +64,7 @@ type identityCreate struct {
 	Description *string            `json:"description"`
 	Owner       *ownerRep          `json:"owner"`
 	Metadata    *map[string]string `json:"metadata"`
+	PolicyID    *string            `json:"credentialPolicyId"`
 }
 
 // CreateIdentity makes an identity with its backing client and
@@ -122,6 +124,9 @@ func (s *Service) newIdentity(r *http.Request, realm *store.Realm, body *identit
 	if body.Metadata != nil {
 		n.Metadata = *body.Metadata
 	}
+	if body.PolicyID != nil {
+		n.PolicyID = *body.PolicyID
+	}
 	return n, s.checkIdentity(r.Context(), n)
 }
 
@@ -178,6 +183,14 @@ func (s *Service) checkIdentity(ctx context.Context, n *store.NHI) error {
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return apperr.Field("owner.id", "no %s %s in this realm", n.OwnerType, n.OwnerID)
+	} else if err != nil {
+		return err
+	}
+	if n.PolicyID != "" {
+		_, err = s.deps.Store.GetNHIPolicy(ctx, n.RealmID, n.PolicyID)
+		if errors.Is(err, store.ErrNotFound) {
+			return apperr.Field("credentialPolicyId", "no credential policy %s in this realm", n.PolicyID)
+		}
 	}
 	return err
 }
@@ -231,7 +244,7 @@ func (s *Service) GetIdentity(w http.ResponseWriter, r *http.Request) error {
 // identityUpdateDefaults names what an update may change: the name, kind
 // and state are fixed (the state moves by its own actions).
 func identityUpdateDefaults() map[string]any {
-	return map[string]any{"description": nil, "owner": nil, "metadata": nil}
+	return map[string]any{"description": nil, "owner": nil, "metadata": nil, "credentialPolicyId": nil}
 }
 
 // UpdateIdentity answers PUT: description, owner and metadata.
@@ -247,7 +260,7 @@ func (s *Service) UpdateIdentity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n.Description, n.Metadata, n.OwnerType, n.OwnerID = u.Description, u.Metadata, "", ""
+	n.Description, n.Metadata, n.OwnerType, n.OwnerID, n.PolicyID = u.Description, u.Metadata, "", "", u.CredentialPolicyID
 	if u.Owner != nil {
 		n.OwnerType, n.OwnerID = u.Owner.Type, u.Owner.ID
 	}
