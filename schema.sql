@@ -717,6 +717,9 @@ CREATE TABLE nhi_identities (
     updated_at    BIGINT NOT NULL,
     last_used_at  BIGINT,          -- the last token obtained; NULL: never
     policy_id     TEXT NOT NULL DEFAULT '',   -- its credential policy; '' for none
+    -- The admin permissions (app/authz names, a JSON array) a service
+    -- account's API keys carry at the admin API of its own realm.
+    admin_permissions TEXT NOT NULL DEFAULT '[]',
     UNIQUE (realm_id, name)
 );
 CREATE INDEX nhi_identities_realm ON nhi_identities (realm_id, kind, name);

@@ -98,7 +98,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
-		NewClient: a.storeNewClient, Caller: a.adminActor})
+		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.mailWake = make(chan struct{}, 1)
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)

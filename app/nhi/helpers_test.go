@@ -48,6 +48,7 @@ type identityJSON struct {
 	ClientID             string            `json:"clientId"`
 	ServiceAccountUserID string            `json:"serviceAccountUserId"`
 	CredentialPolicyID   string            `json:"credentialPolicyId"`
+	AdminPermissions     []string          `json:"adminPermissions"`
 	CreatedTimestamp     int64             `json:"createdTimestamp"`
 	UpdatedTimestamp     int64             `json:"updatedTimestamp"`
 	LastUsedTimestamp    *int64            `json:"lastUsedTimestamp"`

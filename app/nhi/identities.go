@@ -36,20 +36,27 @@ type identityRep struct {
 	ClientID             string `json:"clientId"`
 	ServiceAccountUserID string `json:"serviceAccountUserId"`
 	CredentialPolicyID   string `json:"credentialPolicyId"` // "" for none
-	CreatedTimestamp     int64  `json:"createdTimestamp"`
-	UpdatedTimestamp     int64  `json:"updatedTimestamp"`
-	LastUsedTimestamp    *int64 `json:"lastUsedTimestamp"` // null: never used
+	// AdminPermissions are what a service account's API keys may do at the
+	// admin API of its realm.
+	AdminPermissions  []string `json:"adminPermissions"`
+	CreatedTimestamp  int64    `json:"createdTimestamp"`
+	UpdatedTimestamp  int64    `json:"updatedTimestamp"`
+	LastUsedTimestamp *int64   `json:"lastUsedTimestamp"` // null: never used
 }
 
 func toIdentityRep(n *store.NHI) identityRep {
 	rep := identityRep{ID: n.ID, Kind: n.Kind, Name: n.Name, Description: n.Description, Metadata: n.Metadata,
 		State: n.State, ClientID: n.Name, ServiceAccountUserID: n.ServiceAccountUserID, CredentialPolicyID: n.PolicyID,
+		AdminPermissions: n.AdminPermissions,
 		CreatedTimestamp: n.CreatedAt, UpdatedTimestamp: n.UpdatedAt}
 	if n.OwnerType != "" {
 		rep.Owner = &ownerRep{Type: n.OwnerType, ID: n.OwnerID}
 	}
 	if rep.Metadata == nil {
 		rep.Metadata = map[string]string{}
+	}
+	if rep.AdminPermissions == nil {
+		rep.AdminPermissions = []string{}
 	}
 	if n.LastUsedAt != 0 {
 		used := n.LastUsedAt
@@ -65,6 +72,7 @@ type identityCreate struct {
 	Owner       *ownerRep          `json:"owner"`
 	Metadata    *map[string]string `json:"metadata"`
 	PolicyID    *string            `json:"credentialPolicyId"`
+	Permissions *[]string          `json:"adminPermissions"`
 }
 
 // CreateIdentity makes an identity with its backing client and
@@ -86,6 +94,9 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 	}
 	n, err := s.newIdentity(r, realm, &body, kind)
 	if err != nil {
+		return err
+	}
+	if err := s.checkGrant(r, nil, n.AdminPermissions); err != nil {
 		return err
 	}
 	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
@@ -126,6 +137,9 @@ func (s *Service) newIdentity(r *http.Request, realm *store.Realm, body *identit
 	}
 	if body.PolicyID != nil {
 		n.PolicyID = *body.PolicyID
+	}
+	if body.Permissions != nil {
+		n.AdminPermissions = *body.Permissions
 	}
 	return n, s.checkIdentity(r.Context(), n)
 }
@@ -244,7 +258,7 @@ func (s *Service) GetIdentity(w http.ResponseWriter, r *http.Request) error {
 // identityUpdateDefaults names what an update may change: the name, kind
 // and state are fixed (the state moves by its own actions).
 func identityUpdateDefaults() map[string]any {
-	return map[string]any{"description": nil, "owner": nil, "metadata": nil, "credentialPolicyId": nil}
+	return map[string]any{"description": nil, "owner": nil, "metadata": nil, "credentialPolicyId": nil, "adminPermissions": nil}
 }
 
 // UpdateIdentity answers PUT: description, owner and metadata.
@@ -260,11 +274,16 @@ func (s *Service) UpdateIdentity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	before := n.AdminPermissions
 	n.Description, n.Metadata, n.OwnerType, n.OwnerID, n.PolicyID = u.Description, u.Metadata, "", "", u.CredentialPolicyID
+	n.AdminPermissions = u.AdminPermissions
 	if u.Owner != nil {
 		n.OwnerType, n.OwnerID = u.Owner.Type, u.Owner.ID
 	}
 	if err := s.checkIdentity(r.Context(), n); err != nil {
+		return err
+	}
+	if err := s.checkGrant(r, before, n.AdminPermissions); err != nil {
 		return err
 	}
 	n.UpdatedAt = s.now().UnixMilli()
