@@ -991,6 +991,10 @@ CREATE TABLE nhi_identities (
     created_at    BIGINT NOT NULL, -- Unix milliseconds, as every time below
     updated_at    BIGINT NOT NULL,
     last_used_at  BIGINT,          -- the last token obtained; NULL: never
+    policy_id     TEXT NOT NULL DEFAULT '',   -- its credential policy; '' for none
+    -- The admin permissions (app/authz names, a JSON array) a service
+    -- account's API keys carry at the admin API of its own realm.
+    admin_permissions TEXT NOT NULL DEFAULT '[]',
     UNIQUE (realm_id, name)
 );
 CREATE INDEX nhi_identities_realm ON nhi_identities (realm_id, kind, name);
@@ -1016,7 +1020,11 @@ CREATE TABLE nhi_credentials (
     expires_at    BIGINT,          -- NULL: never
     revoked_at    BIGINT,          -- NULL: not revoked
     last_used_at  BIGINT,
-    replaced_by   TEXT NOT NULL DEFAULT ''    -- the credential a rotation issued in its place
+    replaced_by   TEXT NOT NULL DEFAULT '',   -- the credential a rotation issued in its place
+    -- When the upkeep job announced that it expires soon, and that it
+    -- expired (NHI_CREDENTIAL_EXPIRING, NHI_CREDENTIAL_EXPIRED): once each.
+    expiring_noticed_at BIGINT,
+    expired_noticed_at  BIGINT
 );
 CREATE INDEX nhi_credentials_identity ON nhi_credentials (nhi_id, created_at);
 CREATE UNIQUE INDEX nhi_credentials_prefix ON nhi_credentials (realm_id, prefix) WHERE prefix != '';
@@ -1076,6 +1084,22 @@ CREATE TABLE nhi_audit_logs (
 );
 CREATE INDEX nhi_audit_logs_time ON nhi_audit_logs (realm_id, time);
 CREATE INDEX nhi_audit_logs_identity ON nhi_audit_logs (realm_id, nhi_id, time);
+
+-- Credential policies (docs/nhi.md): how long an identity's credentials
+-- may live and when they are due for rotation; an identity names at most
+-- one (nhi_identities.policy_id). Durations in seconds; 0: no bound.
+CREATE TABLE nhi_credential_policies (
+    id                 TEXT PRIMARY KEY,
+    realm_id           TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name               TEXT NOT NULL,
+    description        TEXT NOT NULL DEFAULT '',
+    max_age            BIGINT NOT NULL,
+    rotation_interval  BIGINT NOT NULL,
+    grace_period       BIGINT NOT NULL,
+    warn_before        BIGINT NOT NULL,
+    created_at         BIGINT NOT NULL,
+    UNIQUE (realm_id, name)
+);
 
 -- version 21
 -- Organizations (Keycloak's, addressed by slug: its alias), their

@@ -125,6 +125,9 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return nil, errUnauthorized
 	}
+	if identity.APIKeyPrefix(token) != "" {
+		return a.authenticateServiceAccount(r, token)
+	}
 	claims, perms, err := a.parseAdminToken(token)
 	if err != nil {
 		return nil, &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized, Message: "invalid or expired admin token", Cause: err}

@@ -26,6 +26,7 @@ func (a *App) RunJobs(ctx context.Context) {
 		a.saml.RotateDueKeys(ctx)
 		a.expireSessions(ctx)
 		a.deleteDueAccounts(ctx)
+		a.sweepNHICredentials(ctx)
 		// Hand back at once what start-up and the sweeps left over: the
 		// runtime would return it over minutes, and an idle server should
 		// look idle (2 MB of its 29 MB at start).
@@ -80,5 +81,20 @@ func (a *App) expireSessions(ctx context.Context) {
 		if n > 0 {
 			a.log.Info("deleted expired "+purge.what, "count", n)
 		}
+	}
+}
+
+// sweepNHICredentials expires the identities' credentials past their
+// policy's maximum age and announces those expiring and expired.
+func (a *App) sweepNHICredentials(ctx context.Context) {
+	expiring, expired, err := a.nhi.Sweep(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.log.Error("sweeping identity credentials failed", "err", err)
+		}
+		return
+	}
+	if expiring+expired > 0 {
+		a.log.Info("announced identity credentials", "expiring", expiring, "expired", expired)
 	}
 }

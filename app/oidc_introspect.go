@@ -82,6 +82,17 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 	if r.Data.IntrospectionRequest == nil || r.Data.Token == "" {
 		return inactive, nil
 	}
+	if identity.APIKeyPrefix(r.Data.Token) != "" { // an identity's API key, as an opaque bearer token
+		out, err := s.a.introspectAPIKey(ctx, realm, c, r.Data.Token)
+		switch {
+		case err != nil:
+			return nil, err
+		case out == nil:
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
+			return inactive, nil
+		}
+		return op.NewResponse(out), nil
+	}
 	if strings.Count(r.Data.Token, ".") != 2 { // not a JWS: a refresh token, if anything
 		out, err := s.a.introspectRefreshToken(ctx, realm, c, r.Data.Token)
 		switch {

@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"context"
 	"errors"
@@ -127,19 +128,76 @@ func (a *App) adminActor(r *http.Request) identity.Actor {
 
 // identityActor is an identity acting itself at a protocol endpoint.
 func identityActor(ctx context.Context, n *store.NHI) identity.Actor {
-	ip, _ := ctx.Value(clientIPCtxKey{}).(string)
-	return identity.Actor{Type: identity.ActorIdentity, ID: n.ID, Name: n.Name, IP: ip}
+	return identity.Actor{Type: identity.ActorIdentity, ID: n.ID, Name: n.Name, IP: clientIPFrom(ctx)}
 }
 
 // recordNHIUse records a use of an identity's credential; u counts what
 // it got. The record is not what the request is for: a failure to write
 // it is logged, and the request goes on.
-func (a *App) recordNHIUse(ctx context.Context, use *nhiUse, u store.NHIUsage) {
+// actor is who used it, the identity itself unless given.
+func (a *App) recordNHIUse(ctx context.Context, use *nhiUse, u store.NHIUsage, actor ...identity.Actor) {
 	details := use.cred.Type
 	if use.cred.KeyID != "" {
 		details += " " + use.cred.KeyID
 	}
-	if err := a.id.RecordNHIUse(ctx, use.n, use.cred, u, identityActor(ctx, use.n), details); err != nil {
+	who := identityActor(ctx, use.n)
+	if len(actor) > 0 {
+		who = actor[0]
+		details += ", introspected"
+	}
+	if err := a.id.RecordNHIUse(ctx, use.n, use.cred, u, who, details); err != nil {
 		a.log.ErrorContext(ctx, "use of an identity not recorded", "identity", use.n.ID, "err", err)
 	}
+}
+
+// introspectAPIKey answers for an API key sent to introspection as an
+// opaque bearer token (RFC 7662): active while the key and its identity
+// are, with the identity's service-account user as sub, the key's scopes
+// and the user's roles; nil for anything else.
+func (a *App) introspectAPIKey(ctx context.Context, realm *store.Realm, rs *store.Client, key string) (map[string]any, error) {
+	n, cred, err := a.id.CheckAPIKey(ctx, realm.ID, key)
+	if errors.Is(err, identity.ErrBadCredentials) || errors.Is(err, identity.ErrNHIInactive) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	user, err := a.serviceAccountUser(ctx, n.ClientID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !user.Enabled {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	roles, err := a.effectiveRoles(ctx, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	realmRoles, clientRoles := []string{}, map[string]any{}
+	for _, r := range roles {
+		if r.ClientID == "" {
+			realmRoles = append(realmRoles, r.Name)
+			continue
+		}
+		cr, _ := clientRoles[r.ClientClientID].(map[string]any)
+		if cr == nil {
+			cr = map[string]any{"roles": []string{}}
+			clientRoles[r.ClientClientID] = cr
+		}
+		cr["roles"] = append(cr["roles"].([]string), r.Name)
+	}
+	out := map[string]any{
+		"active": true, "token_type": "api_key", "iss": a.issuer(realm), "sub": user.ID, "username": user.Username,
+		"client_id": n.Name, "azp": n.Name, "scope": strings.Join(cred.Scopes, " "), "iat": cred.CreatedAt / 1000,
+		"realm_access": map[string]any{"roles": realmRoles}, "resource_access": clientRoles,
+	}
+	if cred.ExpiresAt != 0 {
+		out["exp"] = cred.ExpiresAt / 1000
+	}
+	a.recordNHIUse(ctx, &nhiUse{n: n, cred: cred}, store.NHIUsage{Introspections: 1},
+		identity.Actor{Type: "client", ID: rs.ClientID, IP: clientIPFrom(ctx)})
+	return out, nil
+}
+
+func clientIPFrom(ctx context.Context) string {
+	ip, _ := ctx.Value(clientIPCtxKey{}).(string)
+	return ip
 }

@@ -28,29 +28,37 @@ type NHI struct {
 	// ServiceAccountUserID is the backing client's service-account user,
 	// which holds the identity's roles; read, never written.
 	ServiceAccountUserID string
+	PolicyID             string // its credential policy; "" for none
+	// AdminPermissions are the admin permissions a service account's API
+	// keys carry in its realm.
+	AdminPermissions []string
 }
 
 // nhiSelect reads an identity with its service-account user.
 const nhiSelect = `SELECT id, realm_id, client_id, kind, name, description, owner_type, owner_id, metadata, state,
 	created_at, updated_at, last_used_at,
-	COALESCE((SELECT u.id FROM users u WHERE u.service_account_client_id = nhi_identities.client_id), '')
+	COALESCE((SELECT u.id FROM users u WHERE u.service_account_client_id = nhi_identities.client_id), ''), policy_id,
+	admin_permissions
 	FROM nhi_identities`
 
 const nhiColumns = `id, realm_id, client_id, kind, name, description, owner_type, owner_id, metadata, state,
-	created_at, updated_at, last_used_at`
+	created_at, updated_at, last_used_at, policy_id, admin_permissions`
 
 func scanNHI(row scanner) (*NHI, error) {
 	var n NHI
-	var meta string
+	var meta, perms string
 	var used sql.NullInt64
 	err := row.Scan(&n.ID, &n.RealmID, &n.ClientID, &n.Kind, &n.Name, &n.Description, &n.OwnerType, &n.OwnerID, &meta,
-		&n.State, &n.CreatedAt, &n.UpdatedAt, &used, &n.ServiceAccountUserID)
+		&n.State, &n.CreatedAt, &n.UpdatedAt, &used, &n.ServiceAccountUserID, &n.PolicyID, &perms)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	n.LastUsedAt = used.Int64
 	if err := json.Unmarshal([]byte(meta), &n.Metadata); err != nil {
 		return nil, fmt.Errorf("decode metadata of identity %s: %w", n.ID, err)
+	}
+	if err := json.Unmarshal([]byte(perms), &n.AdminPermissions); err != nil {
+		return nil, fmt.Errorf("decode admin permissions of identity %s: %w", n.ID, err)
 	}
 	return &n, nil
 }
@@ -67,9 +75,9 @@ func nhiMetadata(m map[string]string) string {
 // taken in the realm is a *ConflictError on "name".
 func (s *Store) CreateNHI(ctx context.Context, n *NHI) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO nhi_identities (`+nhiColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, $13, $14)`,
 		n.ID, n.RealmID, n.ClientID, n.Kind, n.Name, n.Description, n.OwnerType, n.OwnerID, nhiMetadata(n.Metadata),
-		n.State, n.CreatedAt, n.UpdatedAt)
+		n.State, n.CreatedAt, n.UpdatedAt, n.PolicyID, jsonList(n.AdminPermissions))
 	if err != nil {
 		return fmt.Errorf("create identity %s: %w", n.Name, mapErr(err))
 	}
@@ -128,8 +136,9 @@ func (s *Store) ListNHIs(ctx context.Context, realmID string, f NHIFilter, first
 // UpdateNHI writes an identity's changeable fields and state.
 func (s *Store) UpdateNHI(ctx context.Context, n *NHI) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE nhi_identities SET description = $3, owner_type = $4, owner_id = $5,
-		metadata = $6, state = $7, updated_at = $8 WHERE realm_id = $1 AND id = $2`,
-		n.RealmID, n.ID, n.Description, n.OwnerType, n.OwnerID, nhiMetadata(n.Metadata), n.State, n.UpdatedAt)
+		metadata = $6, state = $7, updated_at = $8, policy_id = $9, admin_permissions = $10 WHERE realm_id = $1 AND id = $2`,
+		n.RealmID, n.ID, n.Description, n.OwnerType, n.OwnerID, nhiMetadata(n.Metadata), n.State, n.UpdatedAt, n.PolicyID,
+		jsonList(n.AdminPermissions))
 	if err != nil {
 		return fmt.Errorf("update identity %s: %w", n.ID, mapErr(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -80,6 +81,9 @@ func ValidateNHI(n *store.NHI) error {
 	if len(n.Metadata) > maxNHIMetadata {
 		return apperr.Field("metadata", "must have at most %d entries", maxNHIMetadata)
 	}
+	if err := checkAdminPermissions(n); err != nil {
+		return err
+	}
 	for k, v := range n.Metadata {
 		if !nhiMetadataKey.MatchString(k) {
 			return apperr.Field("metadata", "key %q: must be 1 to 128 letters, digits, '.', '_', '/' or '-', starting with a letter or digit", k)
@@ -131,4 +135,26 @@ func NHITransition(n *store.NHI, action string) (string, error) {
 		return NHIDecommissioned, nil
 	}
 	return "", apperr.Invalid("unknown action %s", action)
+}
+
+// checkAdminPermissions: only a service account holds admin permissions,
+// known ones, and none of the system's: its API keys act in its realm
+// alone, so creating, importing or deleting realms is never among them.
+func checkAdminPermissions(n *store.NHI) error {
+	if len(n.AdminPermissions) == 0 {
+		return nil
+	}
+	if n.Kind != NHIService {
+		return apperr.Field("adminPermissions", "only a service account (kind %s) holds admin permissions", NHIService)
+	}
+	set, err := authz.Parse(n.AdminPermissions)
+	if err != nil {
+		return apperr.Field("adminPermissions", "%s", err.Error())
+	}
+	if set.Has(authz.SystemRead) || set.Has(authz.SystemManage) {
+		return apperr.Field("adminPermissions", "%s and %s are not for a service account: it acts in its own realm",
+			authz.SystemRead, authz.SystemManage)
+	}
+	n.AdminPermissions = authz.Names(set)
+	return nil
 }

@@ -23,16 +23,22 @@ const (
 	AuditCredentialRevoke  = "CREDENTIAL_REVOKE"
 	AuditCredentialUse     = "CREDENTIAL_USE"
 	AuditCredentialRefused = "AUTHENTICATION_REFUSED"
-	AuditCredentialExpired = "CREDENTIAL_EXPIRED"
+	// The upkeep job's announcements, which webhooks will carry.
+	AuditCredentialExpiring = "NHI_CREDENTIAL_EXPIRING"
+	AuditCredentialExpired  = "NHI_CREDENTIAL_EXPIRED"
 )
 
 // AuditActions lists the actions, for the log's filter.
 var AuditActions = []string{AuditCreate, AuditUpdate, AuditDelete, AuditSuspend, AuditReactivate, AuditDecommission,
 	AuditCredentialIssue, AuditCredentialRotate, AuditCredentialRevoke, AuditCredentialUse, AuditCredentialRefused,
-	AuditCredentialExpired}
+	AuditCredentialExpiring, AuditCredentialExpired}
 
-// ActorIdentity is the actor type of what an identity did itself.
-const ActorIdentity = "identity"
+// The actor types besides an admin credential's kind: an identity acting
+// itself, and the server's upkeep job.
+const (
+	ActorIdentity = "identity"
+	ActorSystem   = "system"
+)
 
 // Actor is who did what an audit record records, and from where.
 type Actor struct {

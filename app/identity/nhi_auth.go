@@ -213,3 +213,31 @@ func (c *Core) CheckClientAssertion(ctx context.Context, n *store.NHI, tok *jwt.
 // NHIDay is the day of t as the usage counts keep it: days since
 // 1970-01-01, UTC.
 func NHIDay(t time.Time) int64 { return t.Unix() / 86400 }
+
+// CheckAPIKey finds the active identity whose active API key key is, for
+// a resource server that asks about it as an opaque bearer token. Any
+// other key is ErrBadCredentials; a key of an identity that is not active,
+// ErrNHIInactive.
+func (c *Core) CheckAPIKey(ctx context.Context, realmID, key string) (*store.NHI, *store.NHICredential, error) {
+	prefix := APIKeyPrefix(key)
+	if prefix == "" {
+		return nil, nil, ErrBadCredentials
+	}
+	cred, err := c.store.GetNHICredentialByPrefix(ctx, realmID, prefix)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, ErrBadCredentials
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if cred.Type != CredAPIKey || !SecretMatches(cred.SecretHash, key) || CredentialState(cred, c.now().UnixMilli()) != CredActive {
+		return nil, nil, ErrBadCredentials
+	}
+	n, err := c.store.GetNHI(ctx, realmID, cred.NHIID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n.State != NHIActive {
+		return n, nil, ErrNHIInactive
+	}
+	return n, cred, nil
+}

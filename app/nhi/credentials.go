@@ -1,6 +1,7 @@
 package nhi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,6 +160,11 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 	}
 	now := s.now().UnixMilli()
 	c.ID, c.RealmID, c.NHIID, c.CreatedAt = uuid.NewString(), realm.ID, n.ID, now
+	p, err := s.identityPolicy(r.Context(), n)
+	if err != nil {
+		return credentialRep{}, err
+	}
+	c.ExpiresAt = identity.PolicyExpiry(p, now, c.ExpiresAt)
 	var secret, apiKey string
 	switch c.Type {
 	case identity.CredClientSecret:
@@ -189,7 +195,7 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 	if c.Type != identity.CredPublicKey && len(publicKey) != 0 {
 		return credentialRep{}, apperr.Field("publicKey", "is only for a %s", identity.CredPublicKey)
 	}
-	err := s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
 		cur, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
 		if err != nil {
 			return err
@@ -357,7 +363,14 @@ func (s *Service) RotateCredential(w http.ResponseWriter, r *http.Request) error
 		}
 	}
 	now := s.now()
+	p, err := s.identityPolicy(r.Context(), n)
+	if err != nil {
+		return err
+	}
 	grace := time.Duration(0)
+	if p != nil {
+		grace = time.Duration(p.GracePeriod) * time.Second
+	}
 	if body.GracePeriod != nil {
 		grace = time.Duration(*body.GracePeriod) * time.Second
 		if *body.GracePeriod < 0 || grace > maxGracePeriod {
@@ -414,4 +427,16 @@ func markReplaced(r *http.Request, tx *store.Store, n *store.NHI, rot *rotation,
 		return err
 	}
 	return tx.RevokeNHICredential(r.Context(), n.ID, rot.oldID, now+rot.grace.Milliseconds(), newID)
+}
+
+// identityPolicy is n's credential policy, or nil.
+func (s *Service) identityPolicy(ctx context.Context, n *store.NHI) (*store.NHIPolicy, error) {
+	if n.PolicyID == "" {
+		return nil, nil
+	}
+	p, err := s.deps.Store.GetNHIPolicy(ctx, n.RealmID, n.PolicyID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return p, err
 }

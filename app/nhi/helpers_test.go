@@ -47,6 +47,8 @@ type identityJSON struct {
 	State                string            `json:"state"`
 	ClientID             string            `json:"clientId"`
 	ServiceAccountUserID string            `json:"serviceAccountUserId"`
+	CredentialPolicyID   string            `json:"credentialPolicyId"`
+	AdminPermissions     []string          `json:"adminPermissions"`
 	CreatedTimestamp     int64             `json:"createdTimestamp"`
 	UpdatedTimestamp     int64             `json:"updatedTimestamp"`
 	LastUsedTimestamp    *int64            `json:"lastUsedTimestamp"`

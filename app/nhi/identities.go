@@ -35,20 +35,28 @@ type identityRep struct {
 	// at the token endpoint.
 	ClientID             string `json:"clientId"`
 	ServiceAccountUserID string `json:"serviceAccountUserId"`
-	CreatedTimestamp     int64  `json:"createdTimestamp"`
-	UpdatedTimestamp     int64  `json:"updatedTimestamp"`
-	LastUsedTimestamp    *int64 `json:"lastUsedTimestamp"` // null: never used
+	CredentialPolicyID   string `json:"credentialPolicyId"` // "" for none
+	// AdminPermissions are what a service account's API keys may do at the
+	// admin API of its realm.
+	AdminPermissions  []string `json:"adminPermissions"`
+	CreatedTimestamp  int64    `json:"createdTimestamp"`
+	UpdatedTimestamp  int64    `json:"updatedTimestamp"`
+	LastUsedTimestamp *int64   `json:"lastUsedTimestamp"` // null: never used
 }
 
 func toIdentityRep(n *store.NHI) identityRep {
 	rep := identityRep{ID: n.ID, Kind: n.Kind, Name: n.Name, Description: n.Description, Metadata: n.Metadata,
-		State: n.State, ClientID: n.Name, ServiceAccountUserID: n.ServiceAccountUserID,
+		State: n.State, ClientID: n.Name, ServiceAccountUserID: n.ServiceAccountUserID, CredentialPolicyID: n.PolicyID,
+		AdminPermissions: n.AdminPermissions,
 		CreatedTimestamp: n.CreatedAt, UpdatedTimestamp: n.UpdatedAt}
 	if n.OwnerType != "" {
 		rep.Owner = &ownerRep{Type: n.OwnerType, ID: n.OwnerID}
 	}
 	if rep.Metadata == nil {
 		rep.Metadata = map[string]string{}
+	}
+	if rep.AdminPermissions == nil {
+		rep.AdminPermissions = []string{}
 	}
 	if n.LastUsedAt != 0 {
 		used := n.LastUsedAt
@@ -63,6 +71,8 @@ type identityCreate struct {
 	Description *string            `json:"description"`
 	Owner       *ownerRep          `json:"owner"`
 	Metadata    *map[string]string `json:"metadata"`
+	PolicyID    *string            `json:"credentialPolicyId"`
+	Permissions *[]string          `json:"adminPermissions"`
 }
 
 // CreateIdentity makes an identity with its backing client and
@@ -82,13 +92,33 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
+	n, err := s.newIdentity(r, realm, &body, kind)
+	if err != nil {
+		return err
+	}
+	if err := s.checkGrant(r, nil, n.AdminPermissions); err != nil {
+		return err
+	}
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
+		n, err = s.storeIdentity(r, tx, realm, n)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpx.Created(w, s.location(r, n.ID), toIdentityRep(n))
+}
+
+// newIdentity is the identity body asks for, checked; kind, when given,
+// is the only kind it may be.
+func (s *Service) newIdentity(r *http.Request, realm *store.Realm, body *identityCreate, kind string) (*store.NHI, error) {
 	switch {
 	case body.Name == nil:
-		return apperr.Field("name", "is required")
+		return nil, apperr.Field("name", "is required")
 	case kind != "" && body.Kind != nil && *body.Kind != kind:
-		return apperr.Field("kind", "must be %s here", kind)
+		return nil, apperr.Field("kind", "must be %s here", kind)
 	case kind == "" && body.Kind == nil:
-		return apperr.Field("kind", "is required: one of %s", strings.Join(identity.NHIKinds, ", "))
+		return nil, apperr.Field("kind", "is required: one of %s", strings.Join(identity.NHIKinds, ", "))
 	}
 	now := s.now().UnixMilli()
 	n := &store.NHI{ID: uuid.NewString(), RealmID: realm.ID, ClientID: uuid.NewString(), Kind: kind, Name: *body.Name,
@@ -105,28 +135,30 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 	if body.Metadata != nil {
 		n.Metadata = *body.Metadata
 	}
-	if err := s.checkIdentity(r.Context(), n); err != nil {
-		return err
+	if body.PolicyID != nil {
+		n.PolicyID = *body.PolicyID
 	}
+	if body.Permissions != nil {
+		n.AdminPermissions = *body.Permissions
+	}
+	return n, s.checkIdentity(r.Context(), n)
+}
+
+// storeIdentity stores n with its backing client and service-account
+// user on tx, and answers it as stored.
+func (s *Service) storeIdentity(r *http.Request, tx *store.Store, realm *store.Realm, n *store.NHI) (*store.NHI, error) {
 	client := identity.NHIClient(n)
-	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := s.deps.NewClient(r.Context(), tx, realm, &client); err != nil {
-			return nameConflict(err, n)
-		}
-		if err := tx.CreateNHI(r.Context(), n); err != nil {
-			return nameConflict(err, n)
-		}
-		created, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
-		if err != nil {
-			return err
-		}
-		n = created
-		return s.audit(r, tx, n, "", identity.AuditCreate, "kind "+n.Kind)
-	})
-	if err != nil {
-		return err
+	if err := s.deps.NewClient(r.Context(), tx, realm, &client); err != nil {
+		return nil, nameConflict(err, n)
 	}
-	return httpx.Created(w, s.location(r, n.ID), toIdentityRep(n))
+	if err := tx.CreateNHI(r.Context(), n); err != nil {
+		return nil, nameConflict(err, n)
+	}
+	created, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	return created, s.audit(r, tx, created, "", identity.AuditCreate, "kind "+created.Kind)
 }
 
 // nameConflict names the field behind a clash: the name, which is also
@@ -165,6 +197,14 @@ func (s *Service) checkIdentity(ctx context.Context, n *store.NHI) error {
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return apperr.Field("owner.id", "no %s %s in this realm", n.OwnerType, n.OwnerID)
+	} else if err != nil {
+		return err
+	}
+	if n.PolicyID != "" {
+		_, err = s.deps.Store.GetNHIPolicy(ctx, n.RealmID, n.PolicyID)
+		if errors.Is(err, store.ErrNotFound) {
+			return apperr.Field("credentialPolicyId", "no credential policy %s in this realm", n.PolicyID)
+		}
 	}
 	return err
 }
@@ -218,7 +258,7 @@ func (s *Service) GetIdentity(w http.ResponseWriter, r *http.Request) error {
 // identityUpdateDefaults names what an update may change: the name, kind
 // and state are fixed (the state moves by its own actions).
 func identityUpdateDefaults() map[string]any {
-	return map[string]any{"description": nil, "owner": nil, "metadata": nil}
+	return map[string]any{"description": nil, "owner": nil, "metadata": nil, "credentialPolicyId": nil, "adminPermissions": nil}
 }
 
 // UpdateIdentity answers PUT: description, owner and metadata.
@@ -234,11 +274,16 @@ func (s *Service) UpdateIdentity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n.Description, n.Metadata, n.OwnerType, n.OwnerID = u.Description, u.Metadata, "", ""
+	before := n.AdminPermissions
+	n.Description, n.Metadata, n.OwnerType, n.OwnerID, n.PolicyID = u.Description, u.Metadata, "", "", u.CredentialPolicyID
+	n.AdminPermissions = u.AdminPermissions
 	if u.Owner != nil {
 		n.OwnerType, n.OwnerID = u.Owner.Type, u.Owner.ID
 	}
 	if err := s.checkIdentity(r.Context(), n); err != nil {
+		return err
+	}
+	if err := s.checkGrant(r, before, n.AdminPermissions); err != nil {
 		return err
 	}
 	n.UpdatedAt = s.now().UnixMilli()

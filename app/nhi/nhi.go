@@ -18,11 +18,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -47,6 +49,9 @@ type Deps struct {
 	// Caller is who makes an admin request and from where, for the audit
 	// log.
 	Caller func(r *http.Request) identity.Actor
+	// CallerPermissions are the admin permissions of the request's caller:
+	// it grants a service account none beyond them.
+	CallerPermissions func(r *http.Request) authz.Set
 }
 
 // Service is the area's handlers.
@@ -122,4 +127,16 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 // collection path.
 func (s *Service) location(r *http.Request, id string) string {
 	return s.deps.BaseURL + r.URL.Path + "/" + id
+}
+
+// checkGrant refuses to grant admin permissions the caller does not hold
+// itself: a service account with nhi:write cannot raise its own.
+func (s *Service) checkGrant(r *http.Request, before, after []string) error {
+	held := s.deps.CallerPermissions(r)
+	for _, p := range after {
+		if !slices.Contains(before, p) && !held.Has(authz.Permission(p)) {
+			return apperr.Forbidden("the permission %s cannot be granted by a caller that does not hold it", p)
+		}
+	}
+	return nil
 }

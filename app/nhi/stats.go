@@ -93,3 +93,5 @@ func (s *Service) Metrics(w http.ResponseWriter, r *http.Request) error {
 	rep.Requests = rep.Tokens + rep.Failures + rep.Introspections
 	return httpx.OK(w, rep)
 }
+
+func formatMillis(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }

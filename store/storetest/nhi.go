@@ -31,7 +31,7 @@ func nhiTestFixture(t *testing.T, s *store.Store) {
 func nhiTestIdentity(id, realmID, clientID, name, kind string) *store.NHI {
 	return &store.NHI{ID: id, RealmID: realmID, ClientID: clientID, Kind: kind, Name: name, Description: "about " + name,
 		OwnerType: "user", OwnerID: "owner-" + name, Metadata: map[string]string{"team": "t-" + name}, State: "active",
-		CreatedAt: 1000, UpdatedAt: 2000}
+		CreatedAt: 1000, UpdatedAt: 2000, AdminPermissions: []string{"users:read"}}
 }
 
 func nhiTestMustCreate(t *testing.T, s *store.Store, n *store.NHI) *store.NHI {

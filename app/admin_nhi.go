@@ -1,0 +1,68 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/store"
+)
+
+// principalServiceAccount is the kind of an admin principal that is a
+// service account, authenticated by one of its API keys.
+const principalServiceAccount = "service-account"
+
+// authenticateServiceAccount admits a service account's API key at the
+// admin API, with the permissions the account was granted and nothing
+// more, and only in its own realm: a route of another realm, or of none
+// (realms, admin sign-in), does not know the key.
+func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPrincipal, error) {
+	ctx := r.Context()
+	name := mux.Vars(r)["realm"]
+	if name == "" {
+		return nil, apperr.Unauthorized("an API key acts only in its service account's realm")
+	}
+	realm, err := a.cachedRealm(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errUnauthorized
+	} else if err != nil {
+		return nil, err
+	}
+	n, cred, err := a.id.CheckAPIKey(ctx, realm.ID, key)
+	switch {
+	case errors.Is(err, identity.ErrBadCredentials), errors.Is(err, identity.ErrNHIInactive):
+		if n != nil {
+			if err := a.id.RecordNHIRefusal(ctx, n, a.adminActor(r), err.Error()); err != nil {
+				a.log.ErrorContext(ctx, "refusal of an identity not recorded", "identity", n.ID, "err", err)
+			}
+		}
+		return nil, errUnauthorized
+	case err != nil:
+		return nil, err
+	case n.Kind != identity.NHIService:
+		return nil, errUnauthorized
+	}
+	perms, err := authz.Parse(n.AdminPermissions)
+	if err != nil {
+		return nil, err
+	}
+	p := &adminPrincipal{Kind: principalServiceAccount, UserID: n.ID, Username: n.Name, Permissions: perms}
+	act := a.adminActor(r)
+	act.Type, act.ID, act.Name = identity.ActorIdentity, n.ID, n.Name
+	if err := a.id.RecordNHIUse(ctx, n, cred, store.NHIUsage{}, act, "admin API "+r.Method+" "+r.URL.Path); err != nil {
+		a.log.ErrorContext(ctx, "use of an identity not recorded", "identity", n.ID, "err", err)
+	}
+	return p, nil
+}
+
+// callerPermissions are the permissions of an admin request's caller.
+func callerPermissions(r *http.Request) authz.Set {
+	if p := principalFrom(r.Context()); p != nil {
+		return p.Permissions
+	}
+	return authz.Set{}
+}
