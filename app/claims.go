@@ -42,6 +42,10 @@ type claimsInput struct {
 	// Organizations are the user's memberships of enabled organizations,
 	// resolved only when a scope has an organization mapper.
 	Organizations []store.OrgMembership
+	// CustomAttributes are the user's values of the schema's attributes
+	// marked inTokens, as their claims hold them; resolved only when a
+	// scope has a custom attributes mapper.
+	CustomAttributes map[string]any
 }
 
 // buildClaims runs the mappers of the applied scopes for one token and
@@ -178,6 +182,12 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 		}
 		if len(orgs) > 0 {
 			b.set(splitClaimName(cfg[cfgClaimName]), orgs)
+		}
+	case mapperCustomAttributes:
+		for _, name := range slices.Sorted(maps.Keys(b.in.CustomAttributes)) {
+			if !slices.Contains(reservedClaims, name) {
+				b.set([]string{name}, b.in.CustomAttributes[name])
+			}
 		}
 	}
 }

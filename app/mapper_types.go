@@ -30,6 +30,9 @@ const (
 	mapperAudienceRoles  = "oidc-audience-resolve-mapper"
 	mapperAddress        = "oidc-address-mapper"
 	mapperOrganization   = "oidc-organization-membership-mapper"
+	// mapperCustomAttributes puts the realm's custom attributes marked
+	// inTokens in the token, each under its name; an Idenplane type.
+	mapperCustomAttributes = "idenplane-custom-attributes-mapper"
 )
 
 const (
@@ -157,6 +160,8 @@ func describeMapper(mapperType string) (mapperSpec, bool) {
 		return mapperSpec{nil, keys, allTokens}, true
 	case mapperOrganization:
 		return mapperSpec{[]string{cfgClaimName}, nil, allTokens}, true
+	case mapperCustomAttributes:
+		return mapperSpec{nil, nil, allTokens}, true
 	}
 	return mapperSpec{}, false
 }
@@ -164,6 +169,7 @@ func describeMapper(mapperType string) (mapperSpec, bool) {
 var mapperTypes = []string{
 	mapperUserProperty, mapperUserAttribute, mapperHardcoded, mapperRealmRoles, mapperClientRoles, mapperGroups,
 	mapperAudience, mapperFullName, mapperAllowedOrigins, mapperAudienceRoles, mapperAddress, mapperOrganization,
+	mapperCustomAttributes,
 }
 
 // userProperties are the user fields a property mapper can read.

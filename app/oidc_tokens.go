@@ -91,6 +91,9 @@ func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map
 	if in.Organizations, err = a.claimOrganizations(ctx, g); err != nil {
 		return nil, err
 	}
+	if in.CustomAttributes, err = a.claimCustomAttributes(ctx, g); err != nil {
+		return nil, err
+	}
 	return buildClaims(in), nil
 }
 
