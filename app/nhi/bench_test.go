@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -82,3 +83,51 @@ func BenchmarkClientCredentials(b *testing.B) {
 type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
+
+// BenchmarkIntrospectAPIKey: a resource server asking the introspection
+// endpoint about an identity's API key, through the whole router, beside
+// the same question about an access token of the identity (a signed JWT).
+// The API key is a hash lookup of its prefix and a constant-time compare.
+func BenchmarkIntrospectAPIKey(b *testing.B) {
+	s := realapp.New(b)
+	apptest.MustStatus(b, s.Admin(http.MethodPost, "/admin/realms", map[string]any{"name": "acme"}), http.StatusCreated)
+	n := s.Admin(http.MethodPost, nhiPath, map[string]any{"kind": "workload", "name": "worker"})
+	apptest.MustStatus(b, n, http.StatusCreated)
+	id := n.Object(b)["id"].(string)
+	r := s.Admin(http.MethodPost, nhiPath+"/"+id+"/credentials", map[string]any{"type": "api_key"})
+	apptest.MustStatus(b, r, http.StatusCreated)
+	apiKey := r.Object(b)["apiKey"].(string)
+	rs := s.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "resource-server"})
+	apptest.MustStatus(b, rs, http.StatusCreated)
+	rsSecret := rs.Object(b)["secret"].(string)
+	post := func(path string, form url.Values) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.RemoteAddr = apptest.ClientAddr
+		rec := httptest.NewRecorder()
+		s.Handler.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	tok := post(tokenPath, url.Values{"grant_type": {"client_credentials"}, "client_id": {"worker"}, "client_secret": {apiKey}})
+	var grant struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(tok.Body.Bytes(), &grant); err != nil || grant.AccessToken == "" {
+		b.Fatalf("token: %v %s", err, tok.Body)
+	}
+	introspect := "/realms/acme/protocol/openid-connect/token/introspect"
+	for _, c := range []struct{ name, token string }{{"api-key", apiKey}, {"access-token", grant.AccessToken}} {
+		b.Run(c.name, func(b *testing.B) {
+			form := url.Values{"token": {c.token}, "client_id": {"resource-server"}, "client_secret": {rsSecret}}
+			for b.Loop() {
+				if rec := post(introspect, form); !strings.Contains(rec.Body.String(), `"active":true`) {
+					b.Fatalf("not active: %s", rec.Body)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "introspections/s")
+		})
+	}
+}
