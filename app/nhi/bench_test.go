@@ -23,9 +23,9 @@ import (
 // BenchmarkClientCredentials: the client_credentials grant of an identity,
 // through the whole router, by each way it authenticates, beside an
 // ordinary client with its own secret. Each token is a signed JWT with
-// the identity's role. The assertion path verifies a signature and writes
-// the jti; the others read only, as a use within a minute of the last is
-// not written again.
+// the identity's role. Each use of an identity commits its audit record
+// (its last-use times only once a minute); the assertion path also
+// verifies a signature and writes the jti.
 func BenchmarkClientCredentials(b *testing.B) {
 	s := realapp.New(b)
 	apptest.MustStatus(b, s.Admin(http.MethodPost, "/admin/realms", map[string]any{"name": "acme"}), http.StatusCreated)
