@@ -342,11 +342,14 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodGet, broker.Paths.Callback, br.Callback)
 	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
 	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
+	add(http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
 	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
 	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)
 	admin(http.MethodPut, idp1, authz.IdentityProvidersWrite, br.UpdateProvider)
 	admin(http.MethodDelete, idp1, authz.IdentityProvidersWrite, br.DeleteProvider)
+	admin(http.MethodGet, user1+"/federated-identity", authz.UsersRead, br.ListUserLinks)
+	admin(http.MethodDelete, user1+"/federated-identity/{alias}", authz.UsersWrite, br.DeleteUserLink)
 	return r
 }
 

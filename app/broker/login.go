@@ -31,7 +31,7 @@ const (
 
 // Paths are the routes of the sign-in through a provider, under
 // /realms/{realm}, for app/routes.go.
-var Paths = struct{ Login, Callback, Link string }{pathLogin, pathCallback, pathLink}
+var Paths = struct{ Login, Callback, Link, Token string }{pathLogin, pathCallback, pathLink, pathToken}
 
 func randomToken() string {
 	b := make([]byte, 32)
