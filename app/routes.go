@@ -172,6 +172,10 @@ func (a *App) routes() *mux.Router {
 	account(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
 	account(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
 	account(http.MethodGet, accountWebAuthnAddPath, accountPagesOnly(a.accountWebAuthnAdd))
+	account(http.MethodGet, accountLinkedPath, a.accountLinked)
+	account(http.MethodDelete, accountLinkedPath+"/{alias}", a.accountUnlink)
+	account(http.MethodPost, accountLinkedPath+"/{alias}/delete", a.accountUnlink)
+	account(http.MethodPost, accountLinkedPath+"/{alias}/link", accountPagesOnly(a.accountLinkStart))
 
 	// Admin authentication.
 	api(http.MethodPost, "/admin/auth/login", a.adminLogin)

@@ -105,7 +105,10 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, realm *store.
 	if err != nil {
 		return err
 	}
-	if l.AuthRequestID == "" {
+	switch {
+	case l.LinkUserID != "":
+		return s.finishLink(w, r, realm, p, l, ident)
+	case l.AuthRequestID == "":
 		return fail(errStaleRequest, "invalid_request", errors.New("no authorization request to continue"))
 	}
 	return s.finishLogin(w, r, realm, p, l, ident)
