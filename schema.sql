@@ -775,3 +775,7 @@ CREATE INDEX broker_pending_links_user ON broker_pending_links (user_id);
 CREATE INDEX broker_pending_links_realm ON broker_pending_links (realm_id);
 CREATE INDEX broker_pending_links_provider ON broker_pending_links (provider_id);
 CREATE INDEX broker_pending_links_auth_request ON broker_pending_links (auth_request_id);
+
+-- A sign-in's second-factor step after an upstream provider vouched for
+-- the user rather than a password: its sign-in reports amr fed, not pwd.
+ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;

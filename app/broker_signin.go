@@ -75,7 +75,7 @@ func (a *App) brokerSignIn(w http.ResponseWriter, r *http.Request, realm *store.
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	if !f.SecondFactorDone {
-		if pending, err := a.startSecondFactor(w, r, realm, ar, user, false); pending || err != nil {
+		if pending, err := a.startSecondStep(w, r, realm, ar, user, false, true); pending || err != nil {
 			return err
 		}
 	}
