@@ -39,6 +39,8 @@ type userExport struct {
 	roleRefs
 	Groups      []string        `json:"groups,omitempty"` // group IDs
 	Credentials []credentialRep `json:"credentials,omitempty"`
+	// FederatedIdentities are the user's links to upstream accounts.
+	FederatedIdentities []broker.FederatedIdentityRep `json:"federatedIdentities,omitempty"`
 }
 
 type serviceAccountExport struct {
@@ -263,12 +265,17 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	if !includeUsers {
 		return out, nil
 	}
+	links, err := broker.ExportLinks(ctx, tx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
 	out.Users = []userExport{}
 	for _, u := range users {
 		if u.ServiceAccountClientID != "" {
 			continue
 		}
 		e := userExport{userRep: toUserRep(u), roleRefs: snap.refs(snap.userRoles[u.ID]), Groups: snap.memberships[u.ID]}
+		e.FederatedIdentities = links[u.ID]
 		if includeSecrets && u.PasswordHash != "" {
 			e.Credentials = []credentialRep{{Type: "password", Hash: u.PasswordHash, CreatedTimestamp: u.PasswordChangedAt}}
 		}

@@ -15,10 +15,11 @@ import (
 )
 
 type userImport struct {
-	ID               *string         `json:"id"`
-	CreatedTimestamp *int64          `json:"createdTimestamp"`
-	Credentials      []credentialRep `json:"credentials"`
-	Groups           []string        `json:"groups"`
+	ID                  *string                       `json:"id"`
+	CreatedTimestamp    *int64                        `json:"createdTimestamp"`
+	Credentials         []credentialRep               `json:"credentials"`
+	Groups              []string                      `json:"groups"`
+	FederatedIdentities []broker.FederatedIdentityRep `json:"federatedIdentities"`
 	roleRefs
 	userCreate
 }

@@ -44,6 +44,8 @@ type importPlan struct {
 	grants      []grant
 	memberships [][2]string // group ID, user ID
 	providers   []*store.IdentityProvider
+	fedLinks    []*store.FederatedIdentity // users' links to upstream accounts
+	fedFields   []string                   // each link's place in the file, for errors
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -107,8 +109,28 @@ func (p *importPlan) build(in *realmImport) error {
 			return err
 		}
 	}
-	p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp})
-	return err
+	if p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp}); err != nil {
+		return err
+	}
+	return p.buildLinks(in)
+}
+
+// buildLinks resolves the users' links to the file's identity providers.
+// The people of p.users follow its service accounts, in the file's order.
+func (p *importPlan) buildLinks(in *realmImport) error {
+	people := p.users[len(p.users)-len(in.Users):]
+	for i, ui := range in.Users {
+		field := fmt.Sprintf("users[%d]", i)
+		links, err := broker.PlanLinks(p.providers, people[i], field, ui.FederatedIdentities, p.now)
+		if err != nil {
+			return err
+		}
+		for j := range links {
+			p.fedFields = append(p.fedFields, fmt.Sprintf("%s.federatedIdentities[%d]", field, j))
+		}
+		p.fedLinks = append(p.fedLinks, links...)
+	}
+	return nil
 }
 
 func (p *importPlan) buildScopes(in *realmImport) error {
@@ -549,7 +571,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 			return err
 		}
 	}
-	return broker.WriteImport(ctx, tx, p.providers)
+	if err := broker.WriteImport(ctx, tx, p.providers); err != nil {
+		return err
+	}
+	return broker.WriteLinks(ctx, tx, p.fedLinks, p.fedFields)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
