@@ -177,7 +177,7 @@ func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID
 	}
 	var out []ui.ProviderButton
 	for _, p := range list {
-		if !p.Enabled {
+		if !p.Enabled || p.ClientSecret == "" { // no secret (an import without secrets): it could not sign anyone in
 			continue
 		}
 		name := p.DisplayName
