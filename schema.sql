@@ -1180,3 +1180,8 @@ CREATE TABLE user_custom_attributes (
     vals    TEXT NOT NULL,                    -- JSON array of strings
     PRIMARY KEY (user_id, name)
 );
+
+-- version 23
+-- A sign-in's second-factor step after an upstream provider vouched for
+-- the user rather than a password: its sign-in reports amr fed, not pwd.
+ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;

@@ -45,6 +45,15 @@ func (a *App) signInURL(r *http.Request, realm *store.Realm, client *store.Clien
 	return to, err
 }
 
+// brokerToken answers the upstream tokens kept for the caller, an
+// application with the user's access token.
+func (a *App) brokerToken(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+	if !c.api {
+		return errAccountNoToken
+	}
+	return a.broker.StoredToken(w, r, c.realm, c.user)
+}
+
 // brokerSignIn signs in a user an upstream provider vouched for, for the
 // authorization request f names, as a password sign-in does after the
 // password: a refused unverified email, the second factor the user or
@@ -66,7 +75,7 @@ func (a *App) brokerSignIn(w http.ResponseWriter, r *http.Request, realm *store.
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	if !f.SecondFactorDone {
-		if pending, err := a.startSecondFactor(w, r, realm, ar, user, false); pending || err != nil {
+		if pending, err := a.startSecondStep(w, r, realm, ar, user, false, true); pending || err != nil {
 			return err
 		}
 	}

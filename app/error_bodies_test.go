@@ -174,6 +174,14 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"reset-password with a forged link", http.MethodGet, "/realms/acme/reset-password?token=x'%20OR%201=1", nil, nil, true, page},
 		{"device page of an unknown realm", http.MethodGet, "/realms/nope/device", nil, nil, true, page},
 
+		// Identity brokering: pages, but the kept tokens' JSON.
+		{"broker login of an unknown provider", http.MethodGet, "/realms/acme/broker/nope/login?authRequestID=x'%3B--", nil, nil, true, page},
+		{"broker callback with a forged state", http.MethodGet, "/realms/acme/broker/nope/callback?state=%00&code=x", nil, nil, true, page},
+		{"broker link page without a link", http.MethodPost, "/realms/acme/broker/nope/link", "id=x&password=y", []string{form}, true, page},
+		{"broker tokens with a forged token", http.MethodGet, "/realms/acme/broker/nope/token", nil, []string{bearer}, true, api},
+		{"identity provider of an unknown type", http.MethodPost, "/admin/realms/acme/identity-providers",
+			map[string]any{"alias": "x", "providerType": "x' OR 1=1", "clientId": "c", "clientSecret": "s"}, nil, false, api},
+
 		// WebAuthn and step-up: JSON, but a browser's form post gets pages.
 		{"WebAuthn API without a sign-in", http.MethodPost, "/realms/acme/webauthn/register/options", nil, nil, true, api},
 		{"WebAuthn API with a forged token", http.MethodPost, "/realms/acme/webauthn/register/options", nil, []string{bearer}, true, api},

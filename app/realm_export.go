@@ -42,6 +42,8 @@ type userExport struct {
 	roleRefs
 	Groups      []string        `json:"groups,omitempty"` // group IDs
 	Credentials []credentialRep `json:"credentials,omitempty"`
+	// FederatedIdentities are the user's links to upstream accounts.
+	FederatedIdentities []broker.FederatedIdentityRep `json:"federatedIdentities,omitempty"`
 }
 
 type serviceAccountExport struct {
@@ -281,6 +283,10 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	if err != nil {
 		return nil, err
 	}
+	idpLinks, err := broker.ExportLinks(ctx, tx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
 	out.Users = []userExport{}
 	for _, u := range users {
 		if u.ServiceAccountClientID != "" {
@@ -288,6 +294,7 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		}
 		e := userExport{userRep: toUserRep(u), roleRefs: snap.refs(snap.userRoles[u.ID]), Groups: snap.memberships[u.ID],
 			FederationLink: links[u.ID]}
+		e.FederatedIdentities = idpLinks[u.ID]
 		if includeSecrets && u.PasswordHash != "" {
 			e.Credentials = []credentialRep{{Type: "password", Hash: u.PasswordHash, CreatedTimestamp: u.PasswordChangedAt}}
 		}

@@ -17,11 +17,12 @@ import (
 )
 
 type userImport struct {
-	ID               *string         `json:"id"`
-	FederationLink   *ldapfed.Link   `json:"federationLink"`
-	CreatedTimestamp *int64          `json:"createdTimestamp"`
-	Credentials      []credentialRep `json:"credentials"`
-	Groups           []string        `json:"groups"`
+	ID                  *string                       `json:"id"`
+	FederationLink      *ldapfed.Link                 `json:"federationLink"`
+	CreatedTimestamp    *int64                        `json:"createdTimestamp"`
+	Credentials         []credentialRep               `json:"credentials"`
+	Groups              []string                      `json:"groups"`
+	FederatedIdentities []broker.FederatedIdentityRep `json:"federatedIdentities"`
 	roleRefs
 	userCreate
 }

@@ -39,17 +39,19 @@ type importPlan struct {
 	// copy: the file has no realm id, or the import was asked to be a
 	// copy, so every resource gets a fresh ID and the realm can sit beside
 	// the one it was exported from.
-	copy         bool
-	users        []*store.User // people and service accounts
-	userFields   []string      // each user's place in the file, for errors
-	grants       []grant
-	memberships  [][2]string // group ID, user ID
-	samlSPs      []*store.SAMLServiceProvider
-	samlSettings *store.SAMLSettings
-	providers    []*store.IdentityProvider
-	federation   []*store.FederationProvider
-	fedIDs       map[string]string // provider ID in the file -> ID it gets
-	fedLinks     []*store.FederationLink
+	copy          bool
+	users         []*store.User // people and service accounts
+	userFields    []string      // each user's place in the file, for errors
+	grants        []grant
+	memberships   [][2]string // group ID, user ID
+	samlSPs       []*store.SAMLServiceProvider
+	samlSettings  *store.SAMLSettings
+	providers     []*store.IdentityProvider
+	idpLinks      []*store.FederatedIdentity // users' links to upstream accounts
+	idpLinkFields []string                   // each link's place in the file, for errors
+	federation    []*store.FederationProvider
+	fedIDs        map[string]string // provider ID in the file -> ID it gets
+	fedLinks      []*store.FederationLink
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -117,8 +119,28 @@ func (p *importPlan) build(in *realmImport) error {
 			return err
 		}
 	}
-	p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp})
-	return err
+	if p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp}); err != nil {
+		return err
+	}
+	return p.buildLinks(in)
+}
+
+// buildLinks resolves the users' links to the file's identity providers.
+// The people of p.users follow its service accounts, in the file's order.
+func (p *importPlan) buildLinks(in *realmImport) error {
+	people := p.users[len(p.users)-len(in.Users):]
+	for i, ui := range in.Users {
+		field := fmt.Sprintf("users[%d]", i)
+		links, err := broker.PlanLinks(p.providers, people[i], field, ui.FederatedIdentities, p.now)
+		if err != nil {
+			return err
+		}
+		for j := range links {
+			p.idpLinkFields = append(p.idpLinkFields, fmt.Sprintf("%s.federatedIdentities[%d]", field, j))
+		}
+		p.idpLinks = append(p.idpLinks, links...)
+	}
+	return nil
 }
 
 func (p *importPlan) buildScopes(in *realmImport) error {
@@ -569,7 +591,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := p.writeSAMLServiceProviders(ctx, tx); err != nil {
 		return err
 	}
-	return broker.WriteImport(ctx, tx, p.providers)
+	if err := broker.WriteImport(ctx, tx, p.providers); err != nil {
+		return err
+	}
+	return broker.WriteLinks(ctx, tx, p.idpLinks, p.idpLinkFields)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

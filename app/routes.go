@@ -175,6 +175,10 @@ func (a *App) routes() *mux.Router {
 	account(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
 	account(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
 	account(http.MethodGet, accountWebAuthnAddPath, accountPagesOnly(a.accountWebAuthnAdd))
+	account(http.MethodGet, accountLinkedPath, a.accountLinked)
+	account(http.MethodDelete, accountLinkedPath+"/{alias}", a.accountUnlink)
+	account(http.MethodPost, accountLinkedPath+"/{alias}/delete", a.accountUnlink)
+	account(http.MethodPost, accountLinkedPath+"/{alias}/link", accountPagesOnly(a.accountLinkStart))
 
 	// Admin authentication.
 	api(http.MethodPost, "/admin/auth/login", a.adminLogin)
@@ -361,6 +365,7 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodGet, broker.Paths.Callback, br.Callback)
 	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
 	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
+	add(http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
 	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
 	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)
@@ -498,6 +503,8 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, attr1, authz.RealmWrite, at.DeleteAttribute)
 	admin(http.MethodGet, user1+"/attributes", authz.UsersRead, at.GetUserAttributes)
 	admin(http.MethodPut, user1+"/attributes", authz.UsersWrite, at.PutUserAttributes)
+	admin(http.MethodGet, user1+"/federated-identity", authz.UsersRead, br.ListUserLinks)
+	admin(http.MethodDelete, user1+"/federated-identity/{alias}", authz.UsersWrite, br.DeleteUserLink)
 	return r
 }
 

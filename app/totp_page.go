@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
@@ -30,6 +32,12 @@ const (
 // user owes a second factor: it records the step and sends the browser
 // to this page. It says whether it did.
 func (a *App) startSecondFactor(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, remember bool) (bool, error) {
+	return a.startSecondStep(w, r, realm, ar, user, remember, false)
+}
+
+// startSecondStep is startSecondFactor after a first factor that was a
+// password, or, federated, an upstream identity provider's sign-in.
+func (a *App) startSecondStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, remember, federated bool) (bool, error) {
 	ctx := r.Context()
 	pending, err := a.id.NeedsSecondFactor(ctx, realm, user.ID)
 	if err != nil || pending == "" {
@@ -41,7 +49,7 @@ func (a *App) startSecondFactor(w http.ResponseWriter, r *http.Request, realm *s
 	}
 	now := a.now().UnixMilli()
 	err = a.store.CreateAuthRequestStep(ctx, realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
-		Pending: pending, BrowserHash: browser, PasswordAt: now, RememberMe: remember}, now)
+		Pending: pending, BrowserHash: browser, PasswordAt: now, RememberMe: remember, Federated: federated}, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, errStaleAuthRequest
 	} else if err != nil {
@@ -218,6 +226,14 @@ func (a *App) askForCodeInstead(w http.ResponseWriter, r *http.Request, realm *s
 // hands the sign-in on to that step with amr, in the transaction that
 // completes this one.
 func (a *App) finishSecondStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, amr []string) error {
+	if st.step.Federated { // the first factor was an identity provider's, not a password
+		amr = slices.Clone(amr)
+		for i, m := range amr {
+			if m == amrPassword {
+				amr[i] = broker.AMRFederated
+			}
+		}
+	}
 	pending := st.step.Pending
 	complete := func(ctx context.Context, tx *store.Store) error {
 		return tx.CompleteAuthRequestStep(ctx, st.ar.ID, pending)

@@ -30,6 +30,9 @@ type AuthRequestStep struct {
 	// the second factor raises. No password was given for the request;
 	// the step ends with the session.
 	SSOSessionID string
+	// Federated: the first factor was an upstream identity provider's
+	// sign-in (amr fed), not a password.
+	Federated bool
 }
 
 // CreateAuthRequestStep records st, replacing an earlier step of the
@@ -61,8 +64,9 @@ func (s *Store) CreateAuthRequestStep(ctx context.Context, realmID string, st *A
 			return fmt.Errorf("replace auth request step: %w", mapErr(err))
 		}
 		_, err = tx.w.ExecContext(ctx, `INSERT INTO auth_request_steps (auth_request_id, user_id, pending, browser_hash,
-			password_at, remember_me, sso_session_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			st.AuthRequestID, st.UserID, st.Pending, st.BrowserHash, st.PasswordAt, st.RememberMe, nullString(st.SSOSessionID))
+			password_at, remember_me, sso_session_id, federated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			st.AuthRequestID, st.UserID, st.Pending, st.BrowserHash, st.PasswordAt, st.RememberMe, nullString(st.SSOSessionID),
+			st.Federated)
 		if err != nil {
 			return fmt.Errorf("create auth request step: %w", mapErr(err))
 		}
@@ -75,10 +79,10 @@ func (s *Store) GetAuthRequestStep(ctx context.Context, realmID, authRequestID s
 	var st AuthRequestStep
 	var sso sql.NullString
 	err := s.r.QueryRowContext(ctx, `SELECT st.auth_request_id, st.user_id, st.pending, st.browser_hash, st.password_at,
-		st.remember_me, st.sso_session_id
+		st.remember_me, st.sso_session_id, st.federated
 		FROM auth_request_steps st JOIN auth_requests ar ON ar.id = st.auth_request_id
 		WHERE st.auth_request_id = $1 AND ar.realm_id = $2`, authRequestID, realmID).Scan(
-		&st.AuthRequestID, &st.UserID, &st.Pending, &st.BrowserHash, &st.PasswordAt, &st.RememberMe, &sso)
+		&st.AuthRequestID, &st.UserID, &st.Pending, &st.BrowserHash, &st.PasswordAt, &st.RememberMe, &sso, &st.Federated)
 	if err != nil {
 		return nil, fmt.Errorf("step of auth request %s: %w", authRequestID, mapErr(err))
 	}

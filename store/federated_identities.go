@@ -124,3 +124,27 @@ func (s *Store) DeleteFederatedIdentity(ctx context.Context, realmID, userID, pr
 	}
 	return affectedOne(res, "federated identity of user "+userID)
 }
+
+// AllFederatedIdentities returns every link of a realm, by user and
+// provider alias, for the realm export.
+func (s *Store) AllFederatedIdentities(ctx context.Context, realmID string) ([]*FederatedIdentity, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+federatedColumns+
+		" FROM federated_identities f JOIN identity_providers p ON p.id = f.provider_id WHERE f.realm_id = $1 ORDER BY f.user_id, p.alias",
+		realmID)
+	if err != nil {
+		return nil, fmt.Errorf("list federated identities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []*FederatedIdentity
+	for rows.Next() {
+		f, err := s.scanFederated(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list federated identities: %w", mapErr(err))
+	}
+	return out, nil
+}

@@ -34,7 +34,6 @@ type providerInput struct {
 	SyncUserProfile  bool         `json:"syncUserProfile"`
 	Tenant           string       `json:"tenant"`
 	StoreToken       bool         `json:"storeToken"`
-	LogoutURL        string       `json:"logoutUrl"`
 	ClaimMapping     ClaimMapping `json:"claimMapping"`
 }
 
@@ -44,7 +43,7 @@ func (in *providerInput) rep() ProviderRep {
 		ClientID: in.ClientID, ClientSecret: in.ClientSecret, AuthorizationURL: in.AuthorizationURL, TokenURL: in.TokenURL,
 		UserinfoURL: in.UserinfoURL, JWKSURL: in.JWKSURL, Issuer: in.Issuer, DefaultScopes: in.DefaultScopes,
 		TrustEmail: in.TrustEmail, SyncUserProfile: in.SyncUserProfile, Tenant: in.Tenant, StoreToken: in.StoreToken,
-		LogoutURL: in.LogoutURL, ClaimMapping: in.ClaimMapping}
+		ClaimMapping: in.ClaimMapping}
 }
 
 // prepare fills what the preset and the issuer's discovery give, then
@@ -168,7 +167,7 @@ func updateDefaults() map[string]any {
 		"alias": nil, "providerType": nil, "displayName": nil, "enabled": true, "clientId": nil, "clientSecret": nil,
 		"authorizationUrl": nil, "tokenUrl": nil, "userinfoUrl": nil, "jwksUrl": nil, "issuer": nil,
 		"defaultScopes": nil, "trustEmail": false, "syncUserProfile": false, "tenant": nil, "storeToken": false,
-		"logoutUrl": nil, "claimMapping": nil,
+		"claimMapping": nil,
 	}
 }
 

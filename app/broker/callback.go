@@ -105,7 +105,10 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, realm *store.
 	if err != nil {
 		return err
 	}
-	if l.AuthRequestID == "" {
+	switch {
+	case l.LinkUserID != "":
+		return s.finishLink(w, r, realm, p, l, ident)
+	case l.AuthRequestID == "":
 		return fail(errStaleRequest, "invalid_request", errors.New("no authorization request to continue"))
 	}
 	return s.finishLogin(w, r, realm, p, l, ident)
@@ -154,10 +157,17 @@ func (s *Service) verifyIDToken(ctx context.Context, p *store.IdentityProvider, 
 		return nil, fail(errToken, "invalid_token", errors.New("the token response has no id_token"))
 	}
 	keys := s.keys.get(oidc.ClientContext(context.Background(), s.deps.Client), p.JWKSURL)
-	verifier := oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: p.ClientID, Now: s.deps.Now})
+	multiTenant := isMultiTenant(p)
+	verifier := oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: p.ClientID, Now: s.deps.Now,
+		SkipIssuerCheck: multiTenant})
 	idToken, err := verifier.Verify(ctx, raw)
 	if err != nil {
 		return nil, fail(errToken, "invalid_token", err)
+	}
+	if multiTenant {
+		if err := checkTenantIssuer(idToken); err != nil {
+			return nil, fail(errToken, "invalid_token", err)
+		}
 	}
 	if subtle.ConstantTimeCompare([]byte(idToken.Nonce), []byte(nonce)) != 1 {
 		return nil, fail(errToken, "invalid_token", errors.New("the ID token's nonce is not the one sent"))

@@ -30,6 +30,8 @@ type env struct {
 	base      string
 	appSecret string
 	fake      *fakeUpstream // the upstream when it is the test's own
+	// accessToken is app's access token from the last mustReachApp.
+	accessToken string
 }
 
 func newEnv(t *testing.T, provider map[string]any) *env {
@@ -122,6 +124,7 @@ func (e *env) mustReachApp(p *page) map[string]any {
 	if err != nil {
 		e.t.Fatalf("redeem the code: %v", err)
 	}
+	e.accessToken = tok.AccessToken
 	raw, _ := tok.Extra("id_token").(string)
 	idt, err := provider.Verifier(&oidc.Config{ClientID: "app"}).Verify(ctx, raw)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -129,4 +130,71 @@ func prefixed(err error, prefix string) error {
 	out.Field = prefix + "." + ae.Field
 	out.Message = prefix + "." + ae.Message
 	return &out
+}
+
+// ExportLinks is the realm's users' links as the export writes them, by
+// user ID. Kept upstream tokens are not exported.
+func ExportLinks(ctx context.Context, tx *store.Store, realmID string) (map[string][]FederatedIdentityRep, error) {
+	all, err := tx.AllFederatedIdentities(ctx, realmID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]FederatedIdentityRep{}
+	for _, f := range all {
+		out[f.UserID] = append(out[f.UserID], toFederatedRep(f))
+	}
+	return out, nil
+}
+
+// PlanLinks checks a user's imported links against the file's providers
+// (by alias); field is the user's place in the file.
+func PlanLinks(providers []*store.IdentityProvider, user *store.User, field string, in []FederatedIdentityRep, createdAt int64) ([]*store.FederatedIdentity, error) {
+	var out []*store.FederatedIdentity
+	for i, rep := range in {
+		f := fmt.Sprintf("%s.federatedIdentities[%d]", field, i)
+		var p *store.IdentityProvider
+		for _, candidate := range providers {
+			if candidate.Alias == rep.IdentityProvider {
+				p = candidate
+			}
+		}
+		switch {
+		case p == nil:
+			return nil, apperr.Field(f+".identityProvider", "no identity provider %q in this file", rep.IdentityProvider)
+		case rep.UserID == "":
+			return nil, apperr.Field(f+".userId", "is required")
+		}
+		if err := validate.Setting(f+".userId", rep.UserID, 255); err != nil {
+			return nil, err
+		}
+		if err := validate.Setting(f+".userName", rep.UserName, 255); err != nil {
+			return nil, err
+		}
+		if err := validate.Setting(f+".email", rep.Email, 255); err != nil {
+			return nil, err
+		}
+		at := rep.CreatedTimestamp
+		if at == 0 {
+			at = createdAt
+		}
+		out = append(out, &store.FederatedIdentity{ProviderID: p.ID, UserID: user.ID, RealmID: user.RealmID,
+			Subject: rep.UserID, Username: rep.UserName, Email: rep.Email, CreatedAt: at})
+	}
+	return out, nil
+}
+
+// WriteLinks stores planned links inside the import's transaction; a user
+// linked twice to a provider, or an upstream account linked to two users,
+// is a 409 naming the first link at fault.
+func WriteLinks(ctx context.Context, tx *store.Store, links []*store.FederatedIdentity, fields []string) error {
+	for i, f := range links {
+		if err := tx.CreateFederatedIdentity(ctx, f); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				return &apperr.Error{Status: 409, Code: apperr.CodeConflict, Field: fields[i],
+					Message: fields[i] + ": the user or the upstream account is linked twice to this identity provider", Cause: err}
+			}
+			return err
+		}
+	}
+	return nil
 }

@@ -130,3 +130,35 @@ func TestProvidersImportValidation(t *testing.T) {
 		})
 	}
 }
+
+// Users' links go with the users in an export with users: overwriting the
+// realm with its export keeps them, and the second export is the same bytes.
+func TestFederatedIdentitiesExportImport(t *testing.T) {
+	f := newFakeUpstream(t)
+	e := newFakeEnv(t, f, nil)
+	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	id := e.acmeUser("bob")["id"].(string)
+	first := export(e.s, "?includeUsers=true")
+	if !bytes.Contains(first, []byte(`"federatedIdentities"`)) || !bytes.Contains(first, []byte(`"userId": "up-123"`)) {
+		t.Fatalf("export without the link: %s", first)
+	}
+	apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/import?overwrite=true", first), http.StatusCreated)
+	if second := export(e.s, "?includeUsers=true"); !bytes.Equal(first, second) {
+		t.Fatalf("second export differs:\n%s\n---\n%s", first, second)
+	}
+	if claims := e.mustReachApp(e.fakeSignIn(newBrowser(t))); claims["sub"] != id {
+		t.Fatalf("after the import, signed in as %v, want %v", claims["sub"], id)
+	}
+	if n := len(e.events("IDENTITY_PROVIDER_FIRST_LOGIN")); n != 0 { // the import replaced the events' realm
+		t.Fatalf("%d first logins after the import", n)
+	}
+
+	// A link to a provider the file lacks is refused, naming it.
+	var file map[string]any
+	if err := json.Unmarshal(first, &file); err != nil {
+		t.Fatal(err)
+	}
+	file["identityProviders"], file["name"] = []any{}, "copy"
+	r := e.s.Admin(http.MethodPost, "/admin/realms/import?asCopy=true", file)
+	apptest.MustError(t, r, 400, "invalid_field", "users[0].federatedIdentities[0].identityProvider")
+}

@@ -10,8 +10,8 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// amrFederated is the amr of a sign-in through an upstream provider.
-const amrFederated = "fed"
+// AMRFederated is the amr of a sign-in through an upstream provider.
+const AMRFederated = "fed"
 
 // finishLogin finds the user an upstream identity belongs to and signs
 // them in. A linked upstream account is its user. Without a link: a local
@@ -75,7 +75,7 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 func (s *Service) signIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, authRequestID string, user *store.User, ident *upstreamIdentity, event string) error {
 	e := store.LoginEvent{Type: event, UserID: user.ID, IPAddress: s.deps.ClientIP(r),
 		Details: map[string]string{"identity_provider": p.Alias, "identity_provider_identity": ident.Username}}
-	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: authRequestID, User: user, AMR: []string{amrFederated},
+	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: authRequestID, User: user, AMR: []string{AMRFederated},
 		Events: []store.LoginEvent{e}})
 }
 

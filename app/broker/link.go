@@ -153,7 +153,7 @@ func (s *Service) LinkConfirm(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	amr := []string{amrFederated, "pwd"}
+	amr := []string{AMRFederated, "pwd"}
 	if step == store.StepTOTP {
 		err = s.deps.Core.CheckOneTimeCode(ctx, realm, pl.user, r.PostForm.Get("code"), false, ip)
 		if refused := s.refusal(w, r, realm, pl, err, "broker.link.error.code"); refused != nil || err != nil {

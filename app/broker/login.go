@@ -31,7 +31,7 @@ const (
 
 // Paths are the routes of the sign-in through a provider, under
 // /realms/{realm}, for app/routes.go.
-var Paths = struct{ Login, Callback, Link string }{pathLogin, pathCallback, pathLink}
+var Paths = struct{ Login, Callback, Link, Token string }{pathLogin, pathCallback, pathLink, pathToken}
 
 func randomToken() string {
 	b := make([]byte, 32)
@@ -177,7 +177,7 @@ func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID
 	}
 	var out []ui.ProviderButton
 	for _, p := range list {
-		if !p.Enabled {
+		if !p.Enabled || p.ClientSecret == "" { // no secret (an import without secrets): it could not sign anyone in
 			continue
 		}
 		name := p.DisplayName

@@ -1,6 +1,14 @@
 package broker
 
-import "strings"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+
+	"github.com/idenplane/idenplane/store"
+)
 
 // Provider types: a generic OpenID Connect provider (an ID token proves who
 // signed in), a generic OAuth 2.0 provider (a userinfo endpoint says who),
@@ -114,4 +122,42 @@ func typeName(t string) string {
 		return p.name
 	}
 	return ""
+}
+
+// Microsoft's multi-tenant endpoints (common, organizations, consumers)
+// sign tokens whose issuer names the user's own directory,
+// https://login.microsoftonline.com/{tid}/v2.0, not the configured one.
+var multiTenants = []string{"common", "organizations", "consumers"}
+
+// isMultiTenant says whether p is a Microsoft provider on a multi-tenant
+// endpoint, whose ID tokens' issuer is checked by checkTenantIssuer.
+func isMultiTenant(p *store.IdentityProvider) bool {
+	if p.ProviderType != TypeMicrosoft {
+		return false
+	}
+	for _, t := range multiTenants {
+		if p.Issuer == withTenant(presets[TypeMicrosoft].issuer, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// tenantIssuer is the issuer Microsoft's tokens of directory tid carry.
+var tenantIssuer = regexp.MustCompile(`^https://login\.microsoftonline\.com/([0-9a-f-]{36})/v2\.0$`)
+
+// checkTenantIssuer checks a multi-tenant ID token's issuer: Microsoft's,
+// naming the same directory as the token's tid claim.
+func checkTenantIssuer(idToken *oidc.IDToken) error {
+	var c struct {
+		TID string `json:"tid"`
+	}
+	if err := idToken.Claims(&c); err != nil {
+		return err
+	}
+	m := tenantIssuer.FindStringSubmatch(idToken.Issuer)
+	if m == nil || c.TID == "" || m[1] != c.TID {
+		return fmt.Errorf("issuer %q is not Microsoft's for tenant %q", idToken.Issuer, c.TID)
+	}
+	return nil
 }

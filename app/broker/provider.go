@@ -41,7 +41,6 @@ type ClaimMapping struct {
 type settings struct {
 	Tenant       string       `json:"tenant,omitempty"`     // microsoft: the directory (default common)
 	StoreToken   bool         `json:"storeToken,omitempty"` // keep the upstream tokens for the application to read
-	LogoutURL    string       `json:"logoutUrl,omitempty"`  // the upstream's end-session endpoint
 	ClaimMapping ClaimMapping `json:"claimMapping"`
 }
 
@@ -86,7 +85,6 @@ type ProviderRep struct {
 	SyncUserProfile  bool           `json:"syncUserProfile"`
 	Tenant           string         `json:"tenant,omitempty"`
 	StoreToken       bool           `json:"storeToken"`
-	LogoutURL        string         `json:"logoutUrl"`
 	ClaimMapping     ClaimMapping   `json:"claimMapping"`
 	CreatedTimestamp int64          `json:"createdTimestamp"`
 	Discovery        *DiscoveryNote `json:"discovery,omitempty"`
@@ -118,7 +116,7 @@ func toRep(p *store.IdentityProvider, view secretView) (ProviderRep, error) {
 		Enabled: p.Enabled, ClientID: p.ClientID, AuthorizationURL: p.AuthorizationURL, TokenURL: p.TokenURL,
 		UserinfoURL: p.UserinfoURL, JWKSURL: p.JWKSURL, Issuer: p.Issuer, DefaultScopes: p.DefaultScopes,
 		TrustEmail: p.TrustEmail, SyncUserProfile: p.SyncUserProfile, Tenant: s.Tenant, StoreToken: s.StoreToken,
-		LogoutURL: s.LogoutURL, ClaimMapping: s.ClaimMapping, CreatedTimestamp: p.CreatedAt}
+		ClaimMapping: s.ClaimMapping, CreatedTimestamp: p.CreatedAt}
 	switch {
 	case p.ClientSecret == "" || view == secretOmitted:
 	case view == secretClear:
@@ -138,8 +136,7 @@ func (rep *ProviderRep) apply(p *store.IdentityProvider) {
 	if rep.ClientSecret != Redacted {
 		p.ClientSecret = rep.ClientSecret
 	}
-	p.Config = settings{Tenant: rep.Tenant, StoreToken: rep.StoreToken, LogoutURL: rep.LogoutURL,
-		ClaimMapping: rep.ClaimMapping}.encode()
+	p.Config = settings{Tenant: rep.Tenant, StoreToken: rep.StoreToken, ClaimMapping: rep.ClaimMapping}.encode()
 }
 
 // fillPreset sets, for a social preset, each endpoint, the issuer and the
@@ -214,7 +211,6 @@ func validateProvider(p *store.IdentityProvider, secretRequired bool) error {
 		{"userinfoUrl", p.UserinfoURL, !usesIDToken(p.ProviderType)},
 		{"jwksUrl", p.JWKSURL, usesIDToken(p.ProviderType)},
 		{"issuer", p.Issuer, usesIDToken(p.ProviderType)},
-		{"logoutUrl", s.LogoutURL, false},
 	} {
 		if err := checkURL(u.field, u.value, u.required, p.ProviderType); err != nil {
 			return err

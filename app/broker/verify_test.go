@@ -105,3 +105,39 @@ func TestBrokerFollowsKeyRotation(t *testing.T) {
 	f.rotate()
 	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
 }
+
+// Microsoft's common endpoint: the ID token's issuer names the user's
+// directory, which must be the token's tid.
+func TestBrokerMicrosoftCommonTenant(t *testing.T) {
+	const tid = "9188040d-6c67-4c5b-b112-36a304b66dad"
+	f := newFakeUpstream(t)
+	e := newFakeEnv(t, f, map[string]any{"providerType": "microsoft", "issuer": nil})
+	for _, c := range []struct {
+		name, iss, tid string
+		ok             bool
+	}{
+		{"the user's directory", "https://login.microsoftonline.com/" + tid + "/v2.0", tid, true},
+		{"another directory than tid", "https://login.microsoftonline.com/" + tid + "/v2.0", "00000000-0000-0000-0000-000000000000", false},
+		{"no tid", "https://login.microsoftonline.com/" + tid + "/v2.0", "", false},
+		{"not Microsoft", "https://evil.example.test/" + tid + "/v2.0", tid, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f.set(func(f *fakeUpstream) {
+				f.claims = func(claims map[string]any) {
+					claims["iss"] = c.iss
+					if c.tid != "" {
+						claims["tid"] = c.tid
+					}
+				}
+			})
+			e.t = t
+			p := e.fakeSignIn(newBrowser(t))
+			if c.ok {
+				e.mustReachApp(p)
+				return
+			}
+			e.mustErrorPage(p, http.StatusUnauthorized, "could not be verified")
+			e.mustLoginError("invalid_token")
+		})
+	}
+}

@@ -128,3 +128,154 @@ func testIdentityProviderRealmDeleteCascades(t *testing.T, s *store.Store) {
 		t.Fatalf("providers of a deleted realm: %v %v", list, err)
 	}
 }
+
+// brokerSuite is the conformance tests of federated identities and of the
+// sign-ins on their way through an upstream.
+func brokerSuite() []subTest {
+	return []subTest{
+		{"FederatedIdentityLinks", testFederatedIdentityLinks},
+		{"FederatedIdentityCascades", testFederatedIdentityCascades},
+		{"BrokerLoginTakenOnce", testBrokerLoginTakenOnce},
+		{"BrokerPendingLink", testBrokerPendingLink},
+	}
+}
+
+const idpTestProviderID = "31111111-0000-4000-8000-000000000001"
+
+// brokerTestFixture is sessionsTestFixture with provider corp in acme.
+func brokerTestFixture(t *testing.T, s *store.Store) *store.IdentityProvider {
+	t.Helper()
+	sessionsTestFixture(t, s)
+	return idpTestCreate(t, s, idpTestProvider(idpTestProviderID, sessionsTestRealm, "corp"))
+}
+
+func testFederatedIdentityLinks(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	alice := &store.FederatedIdentity{ProviderID: p.ID, UserID: "alice", RealmID: sessionsTestRealm, Subject: "up-1",
+		Username: "alice.up", Email: "alice@up.test", Token: `{"access_token":"at"}`, CreatedAt: 5}
+	if err := s.CreateFederatedIdentity(testCtx, alice); err != nil {
+		t.Fatal(err)
+	}
+	mustBeErrConflict(t, "a second user for the same subject", s.CreateFederatedIdentity(testCtx,
+		&store.FederatedIdentity{ProviderID: p.ID, UserID: "bob", RealmID: sessionsTestRealm, Subject: "up-1", CreatedAt: 5}))
+	mustBeErrConflict(t, "a second subject for the same user", s.CreateFederatedIdentity(testCtx,
+		&store.FederatedIdentity{ProviderID: p.ID, UserID: "alice", RealmID: sessionsTestRealm, Subject: "up-2", CreatedAt: 5}))
+
+	alice.Alias = "corp"
+	got, err := s.FederatedIdentityBySubject(testCtx, p.ID, "up-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "link by subject", got, alice)
+	got, err = s.FederatedIdentity(testCtx, p.ID, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "link by user", got, alice)
+	_, err = s.FederatedIdentityBySubject(testCtx, p.ID, "up-9")
+	mustBeErrNotFound(t, "unknown subject", err)
+
+	alice.Username, alice.Email, alice.Token = "alice2", "a2@up.test", ""
+	if err := s.UpdateFederatedIdentity(testCtx, alice); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListFederatedIdentities(testCtx, sessionsTestRealm, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "links after update", list, []*store.FederatedIdentity{alice})
+	mustBeErrNotFound(t, "unlink another user", s.DeleteFederatedIdentity(testCtx, sessionsTestRealm, "bob", p.ID))
+	if err := s.DeleteFederatedIdentity(testCtx, sessionsTestRealm, "alice", p.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustBeErrNotFound(t, "unlink twice", s.DeleteFederatedIdentity(testCtx, sessionsTestRealm, "alice", p.ID))
+}
+
+func testFederatedIdentityCascades(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	for _, u := range []string{"alice", "bob"} {
+		if err := s.CreateFederatedIdentity(testCtx, &store.FederatedIdentity{ProviderID: p.ID, UserID: u,
+			RealmID: sessionsTestRealm, Subject: "up-" + u, CreatedAt: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteUser(testCtx, sessionsTestRealm, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.FederatedIdentityBySubject(testCtx, p.ID, "up-alice")
+	mustBeErrNotFound(t, "link of a deleted user", err)
+	if err := s.DeleteIdentityProvider(testCtx, sessionsTestRealm, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListFederatedIdentities(testCtx, sessionsTestRealm, "bob")
+	if err != nil || len(list) != 0 {
+		t.Fatalf("links of a deleted provider: %v %v", list, err)
+	}
+}
+
+func testBrokerLoginTakenOnce(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	authRequestsTestMustCreate(t, s, authRequestsTestPending("pending"))
+	now := sessionsTestNow
+	l := &store.BrokerLogin{StateHash: store.HashToken("state"), RealmID: sessionsTestRealm, ProviderID: p.ID,
+		BrowserHash: store.HashToken("browser"), Nonce: "nonce", CodeVerifier: "verifier", AuthRequestID: "pending",
+		CreatedAt: now, ExpiresAt: now + 600_000}
+	if err := s.CreateBrokerLogin(testCtx, l); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.TakeBrokerLogin(testCtx, sessionsTestOther, store.HashToken("state"), now)
+	mustBeErrNotFound(t, "another realm's state", err)
+	got, err := s.TakeBrokerLogin(testCtx, sessionsTestRealm, store.HashToken("state"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "taken sign-in", got, l)
+	_, err = s.TakeBrokerLogin(testCtx, sessionsTestRealm, store.HashToken("state"), now)
+	mustBeErrNotFound(t, "a state taken twice", err)
+
+	expired := *l
+	expired.StateHash, expired.AuthRequestID = store.HashToken("old"), ""
+	if err := s.CreateBrokerLogin(testCtx, &expired); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.TakeBrokerLogin(testCtx, sessionsTestRealm, store.HashToken("old"), now+600_000)
+	mustBeErrNotFound(t, "an expired state", err)
+	mustBeErrNotFound(t, "a sign-in for an unknown request", s.CreateBrokerLogin(testCtx, &store.BrokerLogin{
+		StateHash: store.HashToken("x"), RealmID: sessionsTestRealm, ProviderID: p.ID, BrowserHash: []byte{1},
+		AuthRequestID: "nope", CreatedAt: now, ExpiresAt: now + 1}))
+
+	// The sweep removes what never came back.
+	stale := *l
+	stale.StateHash = store.HashToken("stale")
+	if err := s.CreateBrokerLogin(testCtx, &stale); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteExpiredBrokerLogins(testCtx, now+600_000); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+}
+
+func testBrokerPendingLink(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	authRequestsTestMustCreate(t, s, authRequestsTestPending("pending"))
+	now := sessionsTestNow
+	l := &store.BrokerPendingLink{ID: "link-1", RealmID: sessionsTestRealm, ProviderID: p.ID, UserID: "alice",
+		AuthRequestID: "pending", BrowserHash: store.HashToken("browser"), Identity: `{"subject":"up-1"}`,
+		CreatedAt: now, ExpiresAt: now + 600_000}
+	if err := s.CreateBrokerPendingLink(testCtx, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetBrokerPendingLink(testCtx, sessionsTestRealm, "link-1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "pending link", got, l)
+	_, err = s.GetBrokerPendingLink(testCtx, sessionsTestRealm, "link-1", now+600_000)
+	mustBeErrNotFound(t, "an expired link", err)
+	_, err = s.GetBrokerPendingLink(testCtx, sessionsTestOther, "link-1", now)
+	mustBeErrNotFound(t, "another realm's link", err)
+	if err := s.DeleteBrokerPendingLink(testCtx, sessionsTestRealm, "link-1"); err != nil {
+		t.Fatal(err)
+	}
+	mustBeErrNotFound(t, "a link confirmed twice", s.DeleteBrokerPendingLink(testCtx, sessionsTestRealm, "link-1"))
+}
