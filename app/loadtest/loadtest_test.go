@@ -18,8 +18,11 @@ import (
 // scenario's requests succeed; the password grant's do only if the seeded
 // users' shared hash is the server's own.
 func TestRunInProcess(t *testing.T) {
+	// A second per scenario: a password sign-in is one argon2id hash, which
+	// on a loaded machine takes longer than a shorter window, and a request
+	// still in flight when the window closes is not counted.
 	cfg := Config{Schema: apptest.Schema(t), Version: "test", HashPassword: identity.Argon2idHash,
-		Duration: 200 * time.Millisecond, Concurrency: 2, Users: 5, Sessions: 5,
+		Duration: time.Second, Concurrency: 2, Users: 5, Sessions: 5,
 		Scenarios: []string{"userinfo", "password", "user-lookup"}, JSON: true, Dir: t.TempDir(), Progress: io.Discard}
 	var out bytes.Buffer
 	if err := Run(t.Context(), cfg, &out); err != nil {
