@@ -91,3 +91,36 @@ func TestGroupMappingAtSignIn(t *testing.T) {
 		t.Fatalf("bob by memberOf: %q", got)
 	}
 }
+
+// groupOfUniqueNames (389 Directory Server's usual groups) lists its
+// members in uniqueMember rather than member.
+func TestGroupMappingUniqueNames(t *testing.T) {
+	uniqueGroup := func(cn string, members ...string) string {
+		var b strings.Builder
+		b.WriteString("dn: cn=" + cn + ",ou=groups," + apptest.DirectorySuffix + "\nobjectClass: groupOfUniqueNames\ncn: " + cn + "\n")
+		for _, m := range members {
+			b.WriteString("uniqueMember: " + m + "\n")
+		}
+		b.WriteString("\n")
+		return b.String()
+	}
+	d := apptest.StartDirectory(t, apptest.Person("ann", "Ann", "Lee", "ann@example.org", "ann-pw")+
+		apptest.Person("bob", "Bob", "Ray", "bob@example.org", "bob-pw")+
+		uniqueGroup("staff", apptest.PersonDN("ann"), apptest.PersonDN("bob"))+
+		uniqueGroup("admins", apptest.PersonDN("ann")))
+	s := realapp.New(t)
+	s.CreateRealm("acme")
+	p := createProvider(t, s, with(directoryProvider("corp", d), "groupsDn", d.GroupsDN, "groupObjectClass", "groupOfUniqueNames"))
+	mustCount(t, syncNow(t, s, p.ID, ""), counts{read: 2, created: 2})
+	for user, want := range map[string]string{"ann": "admins,staff", "bob": "staff"} {
+		if got := groupNames(t, s, user); got != want {
+			t.Errorf("%s in %q, want %q", user, got, want)
+		}
+	}
+	d.Modify("dn: cn=staff,ou=groups," + apptest.DirectorySuffix + "\nchangetype: modify\ndelete: uniqueMember\nuniqueMember: " +
+		apptest.PersonDN("bob") + "\n")
+	mustCount(t, syncNow(t, s, p.ID, ""), counts{read: 2, updated: 1})
+	if got := groupNames(t, s, "bob"); got != "" {
+		t.Fatalf("bob after leaving staff: %q", got)
+	}
+}
