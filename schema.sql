@@ -1185,3 +1185,22 @@ CREATE TABLE user_custom_attributes (
 -- A sign-in's second-factor step after an upstream provider vouched for
 -- the user rather than a password: its sign-in reports amr fed, not pwd.
 ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- version 24
+-- An organization's SSO connections: the realm's identity providers its
+-- people sign in with. A provider serves one organization at most (as in
+-- Keycloak, where the link is the provider's); deleting the organization
+-- or the provider removes the connection. domain is one of the
+-- organization's domains, or ANY for every domain it has verified.
+CREATE TABLE organization_sso_connections (
+    id                          TEXT PRIMARY KEY,
+    org_id                      TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    provider_id                 TEXT NOT NULL UNIQUE REFERENCES identity_providers (id) ON DELETE CASCADE,
+    enabled                     BOOLEAN NOT NULL DEFAULT TRUE,
+    domain                      TEXT NOT NULL,
+    auto_join                   BOOLEAN NOT NULL DEFAULT FALSE,
+    redirect_when_email_matches BOOLEAN NOT NULL DEFAULT TRUE,
+    hide_on_login               BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at                  BIGINT NOT NULL
+);
+CREATE INDEX organization_sso_connections_org ON organization_sso_connections (org_id, created_at);

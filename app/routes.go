@@ -488,6 +488,11 @@ func (a *App) routes() *mux.Router {
 	add(http.MethodPost, org1+"/invitations/{token}/accept", user, a.userEndpoint(og.AcceptInvitation))
 	admin(http.MethodPost, org1+"/verify-domain/initiate", authz.OrgsWrite, og.InitiateDomainVerification)
 	admin(http.MethodPost, org1+"/verify-domain", authz.OrgsWrite, og.VerifyDomain)
+	admin(http.MethodGet, org1+"/sso-connections", authz.OrgsRead, og.ListSSOConnections)
+	admin(http.MethodPost, org1+"/sso-connections", authz.OrgsWrite, og.CreateSSOConnection)
+	admin(http.MethodGet, org1+"/sso-connections/{connectionId}", authz.OrgsRead, og.GetSSOConnection)
+	admin(http.MethodPut, org1+"/sso-connections/{connectionId}", authz.OrgsWrite, og.UpdateSSOConnection)
+	admin(http.MethodDelete, org1+"/sso-connections/{connectionId}", authz.OrgsWrite, og.DeleteSSOConnection)
 	account(http.MethodGet, "/organizations/{slug}/invitations/{token}", a.orgInvitationPage) // orgs.InvitationPath
 	account(http.MethodPost, "/organizations/{slug}/invitations/{token}", a.orgInvitationAccept)
 

@@ -122,7 +122,8 @@ func (s *Store) UpdateIdentityProvider(ctx context.Context, p *IdentityProvider)
 	return affectedOne(res, "identity provider "+p.Alias)
 }
 
-// DeleteIdentityProvider removes a provider with its users' links to it.
+// DeleteIdentityProvider removes a provider with its users' links to it and
+// its organization's SSO connection.
 func (s *Store) DeleteIdentityProvider(ctx context.Context, realmID, id string) error {
 	res, err := s.w.ExecContext(ctx, "DELETE FROM identity_providers WHERE realm_id = $1 AND id = $2", realmID, id)
 	if err != nil {

@@ -214,8 +214,8 @@ func (s *Store) UpdateOrganization(ctx context.Context, o *Organization) error {
 	})
 }
 
-// DeleteOrganization removes an organization with its domains, memberships
-// and invitations; its members stay users of the realm.
+// DeleteOrganization removes an organization with its domains, memberships,
+// invitations and SSO connections; its members stay users of the realm.
 func (s *Store) DeleteOrganization(ctx context.Context, realmID, slug string) error {
 	res, err := s.w.ExecContext(ctx, "DELETE FROM organizations WHERE realm_id = $1 AND slug = $2", realmID, slug)
 	if err != nil {

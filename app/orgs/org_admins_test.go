@@ -86,6 +86,7 @@ func TestOrganizationAdmins(t *testing.T) {
 		{"its deletion", owner, http.MethodDelete, "/acme-corp", 401, "unauthorized"},
 		{"the list of organizations", owner, http.MethodGet, "", 401, "unauthorized"},
 		{"domain verification", owner, http.MethodPost, "/acme-corp/verify-domain/initiate", 401, "unauthorized"},
+		{"sso connections", owner, http.MethodGet, "/acme-corp/sso-connections", 401, "unauthorized"},
 		{"a forged token", "Authorization: Bearer a.b.c", http.MethodGet, "/acme-corp/members", 401, "unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

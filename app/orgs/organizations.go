@@ -194,7 +194,8 @@ func (s *Service) UpdateOrganization(w http.ResponseWriter, r *http.Request) err
 }
 
 // DeleteOrganization answers DELETE .../organizations/{slug}: its
-// memberships, invitations and domains go with it, its members stay.
+// memberships, invitations, domains and SSO connections go with it, its
+// members stay.
 func (s *Service) DeleteOrganization(w http.ResponseWriter, r *http.Request) error {
 	realm, o, err := s.organization(r)
 	if err != nil {

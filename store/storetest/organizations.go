@@ -21,6 +21,9 @@ func organizationSuite() []subTest {
 		{"OrganizationInvitations", testOrganizationInvitations},
 		{"OrganizationMembers", testOrganizationMembers},
 		{"OrganizationMembersCascade", testOrganizationMembersCascade},
+		{"OrganizationSSOConnections", testOrganizationSSOConnections},
+		{"OrganizationSSOConnectionCascades", testOrganizationSSOConnectionCascades},
+		{"OrganizationSSODiscovery", testOrganizationSSODiscovery},
 	}
 }
 
