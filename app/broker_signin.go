@@ -74,6 +74,11 @@ func (a *App) brokerSignIn(w http.ResponseWriter, r *http.Request, realm *store.
 	if identity.EmailVerificationRequired(realm, user) {
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
+	// The provider's word makes the user a member of the organization it
+	// serves; the realm's own second factor is a later step of the sign-in.
+	if _, err := a.orgs.JoinThroughConnection(r.Context(), realm, f.ProviderID, user); err != nil {
+		return err
+	}
 	if !f.SecondFactorDone {
 		if pending, err := a.startSecondStep(w, r, realm, ar, user, false, true); pending || err != nil {
 			return err

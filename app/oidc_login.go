@@ -42,6 +42,9 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	if f.Providers, err = a.broker.Buttons(r.Context(), realm, ar.ID); err != nil {
 		return err
 	}
+	if f.PasswordOptional, err = a.store.RealmHasSSODiscovery(r.Context(), realm.ID); err != nil {
+		return err
+	}
 	if realm.RegistrationAllowed {
 		f.RegisterURL = a.issuer(realm) + pathRegister + back
 	}
@@ -66,6 +69,12 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 	}
 	username, password := strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")
 	form := ui.LoginForm{Username: username, RememberMe: r.PostForm.Get("rememberMe") != ""}
+	if to, err := a.homeRealmURL(ctx, realm, username, ar); to != "" || err != nil {
+		if err == nil {
+			http.Redirect(w, r, to, http.StatusSeeOther)
+		}
+		return err
+	}
 	if username == "" || password == "" {
 		form.Error = "login.error.missing"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)

@@ -164,3 +164,17 @@ func (s *Store) HiddenSSOProviders(ctx context.Context, realmID string) ([]strin
 	}
 	return out, mapErr(rows.Err())
 }
+
+// RealmHasSSODiscovery says whether an email may send someone of the realm
+// to a provider from the sign-in page: some enabled connection redirects on
+// a matching email.
+func (s *Store) RealmHasSSODiscovery(ctx context.Context, realmID string) (bool, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM organization_sso_connections c
+		JOIN organizations o ON o.id = c.org_id WHERE o.realm_id = $1 AND o.enabled AND c.enabled
+		AND c.redirect_when_email_matches`, realmID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("sso discovery of realm %s: %w", realmID, mapErr(err))
+	}
+	return n > 0, nil
+}

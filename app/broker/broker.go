@@ -69,6 +69,8 @@ type Deps struct {
 type Finish struct {
 	AuthRequestID string
 	User          *store.User
+	// ProviderID is the provider the user signed in with.
+	ProviderID string
 	// SecondFactorDone: the second factor was checked here already (a
 	// link confirmed with password and code).
 	SecondFactorDone bool

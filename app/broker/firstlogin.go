@@ -75,8 +75,8 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 func (s *Service) signIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, authRequestID string, user *store.User, ident *upstreamIdentity, event string) error {
 	e := store.LoginEvent{Type: event, UserID: user.ID, IPAddress: s.deps.ClientIP(r),
 		Details: map[string]string{"identity_provider": p.Alias, "identity_provider_identity": ident.Username}}
-	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: authRequestID, User: user, AMR: []string{AMRFederated},
-		Events: []store.LoginEvent{e}})
+	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: authRequestID, User: user, ProviderID: p.ID,
+		AMR: []string{AMRFederated}, Events: []store.LoginEvent{e}})
 }
 
 // createUser creates the user of a first sign-in through the identity core

@@ -169,15 +169,20 @@ func (s *Service) HintedLoginURL(ctx context.Context, realm *store.Realm, hint, 
 }
 
 // Buttons are the sign-in page's buttons for a pending request: one per
-// enabled provider, by alias.
+// enabled provider, by alias, but those an organization's SSO connection
+// hides (its people reach it by their email).
 func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID string) ([]ui.ProviderButton, error) {
 	list, err := s.deps.Store.ListIdentityProviders(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}
+	hidden, err := s.deps.Store.HiddenSSOProviders(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
 	var out []ui.ProviderButton
 	for _, p := range list {
-		if !p.Enabled || p.ClientSecret == "" { // no secret (an import without secrets): it could not sign anyone in
+		if !p.Enabled || p.ClientSecret == "" || slices.Contains(hidden, p.Alias) { // no secret (an import without secrets): it could not sign anyone in
 			continue
 		}
 		name := p.DisplayName

@@ -29,6 +29,10 @@ func TestSignInPageButtons(t *testing.T) {
 	if !strings.Contains(body, "Sign in with Corp") || !strings.Contains(body, "Sign in with GitHub") || strings.Contains(body, "Hidden") {
 		t.Fatalf("sign-in page buttons: %s", body)
 	}
+	// Without an organization's SSO connection, the password is asked for.
+	if in := passwordInput.FindString(body); !strings.Contains(in, "required") {
+		t.Errorf("password input %q", in)
+	}
 	var corp string
 	for _, l := range login.links(t) {
 		if strings.Contains(l, "/broker/corp/login") {

@@ -216,3 +216,36 @@ func (s *Service) DeleteSSOConnection(w http.ResponseWriter, r *http.Request) er
 	}
 	return httpx.NoContent(w)
 }
+
+// JoinThroughConnection makes a user who signed in with a provider a
+// member, with the role member, of the organization whose SSO connection
+// the provider serves, when the connection is enabled and says autoJoin
+// and the organization is enabled. A member already keeps their role. It
+// answers the organization's slug when the user joined now, else "".
+func (s *Service) JoinThroughConnection(ctx context.Context, realm *store.Realm, providerID string, u *store.User) (string, error) {
+	d, err := s.deps.Store.SSOConnectionOfProvider(ctx, providerID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	if !d.Connection.Enabled || !d.Connection.AutoJoin || u.ServiceAccountClientID != "" {
+		return "", nil
+	}
+	o, err := s.deps.Store.GetOrganization(ctx, realm.ID, d.OrgSlug)
+	if err != nil {
+		return "", err
+	}
+	if !o.Enabled {
+		return "", nil
+	}
+	err = s.join(ctx, s.deps.Store, o, u, RoleMember)
+	if errors.Is(err, store.ErrConflict) {
+		return "", nil // a member already
+	} else if err != nil {
+		return "", err
+	}
+	s.deps.Log.Info("user joined an organization through its sso connection", "realm", realm.Name,
+		"organization", o.Slug, "user", u.ID, "identity_provider", d.Connection.ProviderAlias)
+	return o.Slug, nil
+}

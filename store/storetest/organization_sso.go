@@ -147,6 +147,12 @@ func testOrganizationSSODiscovery(t *testing.T, s *store.Store) {
 			t.Errorf("%s: want %s, got %+v %v", domain, id, d, err)
 		}
 	}
+	if has, err := s.RealmHasSSODiscovery(testCtx, orgTestRealm); err != nil || !has {
+		t.Errorf("realm with connections: %v %v", has, err)
+	}
+	if has, err := s.RealmHasSSODiscovery(testCtx, idpTestRealmA); err != nil || has {
+		t.Errorf("realm without: %v %v", has, err)
+	}
 	want("acme.test", cAny.ID)
 	want("acme.example", cExact.ID) // the connection naming the domain wins
 	want("pending.test", "")        // not verified
@@ -181,4 +187,7 @@ func testOrganizationSSODiscovery(t *testing.T, s *store.Store) {
 		t.Fatal(err)
 	}
 	want("acme.test", "") // a disabled organization
+	if has, err := s.RealmHasSSODiscovery(testCtx, orgTestRealm); err != nil || has {
+		t.Errorf("realm whose organization is disabled: %v %v", has, err)
+	}
 }

@@ -1,0 +1,30 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// Home-realm discovery: an email typed at the sign-in page whose domain an
+// organization has verified, and whose SSO connection says so, signs in at
+// that organization's identity provider instead of with a password.
+
+// homeRealmURL is the provider's login for ar when username is an email of
+// such a domain; "" when it is not, and the password sign-in goes on.
+func (a *App) homeRealmURL(ctx context.Context, realm *store.Realm, username string, ar *store.AuthRequest) (string, error) {
+	at := strings.LastIndexByte(username, '@')
+	if at < 1 || at == len(username)-1 {
+		return "", nil
+	}
+	domain := strings.TrimSuffix(strings.ToLower(username[at+1:]), ".")
+	d, err := a.store.DiscoverSSOConnection(ctx, realm.ID, domain)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	return a.broker.LoginURL(realm, d.Connection.ProviderAlias, ar.ID), nil
+}
