@@ -9,6 +9,7 @@ import (
 
 	"github.com/emersion/go-sasl"
 
+	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -50,10 +51,10 @@ func TestEmailTestEndpointsBadInput(t *testing.T) {
 func TestSMTPTestEndpoint(t *testing.T) {
 	s := newTestServer(t)
 	s.createRealm("acme")
-	srv := startSMTPTestServer(t, &smtpTestServer{user: "mailer", password: "smtp-secret-pw", mechs: []string{sasl.Plain}},
+	srv := apptest.StartSMTPServer(t, &apptest.SMTPServer{User: "mailer", Password: "smtp-secret-pw", Mechs: []string{sasl.Plain}},
 		nil, false, true)
 	s.setRealmEmail("acme", func(r *store.Realm) {
-		r.SMTPHost, r.SMTPPort, r.SMTPUser, r.SMTPPassword = srv.host, srv.port, "mailer", "smtp-secret-pw"
+		r.SMTPHost, r.SMTPPort, r.SMTPUser, r.SMTPPassword = srv.Host, srv.Port, "mailer", "smtp-secret-pw"
 		r.EmailProvider, r.EmailProviderConfig = "resend", map[string]any{"apiKey": "k", "baseUrl": "http://127.0.0.1:1"}
 	})
 	res := s.admin(http.MethodPost, "/admin/realms/acme/smtp/test", map[string]any{"to": "bob@example.test"})
@@ -61,16 +62,16 @@ func TestSMTPTestEndpoint(t *testing.T) {
 	if body := res.object(t); body["success"] != true || body["message"] == "" {
 		t.Fatalf("body %s", res.Body)
 	}
-	got := srv.received()
-	if len(got) != 1 || got[0].from != "noreply@acme.test" || got[0].to[0] != "bob@example.test" {
+	got := srv.Received()
+	if len(got) != 1 || got[0].From != "noreply@acme.test" || got[0].To[0] != "bob@example.test" {
 		t.Fatalf("received %+v", got)
 	}
-	if !strings.Contains(string(got[0].data), "Subject: Test email from Acme Corp") {
-		t.Fatalf("message %s", got[0].data)
+	if !strings.Contains(string(got[0].Data), "Subject: Test email from Acme Corp") {
+		t.Fatalf("message %s", got[0].Data)
 	}
 
 	s.setRealmEmail("acme", func(r *store.Realm) {
-		r.SMTPHost, r.SMTPPort, r.SMTPUser, r.SMTPPassword = srv.host, srv.port, "mailer", "wrong-secret-pw"
+		r.SMTPHost, r.SMTPPort, r.SMTPUser, r.SMTPPassword = srv.Host, srv.Port, "mailer", "wrong-secret-pw"
 	})
 	res = s.admin(http.MethodPost, "/admin/realms/acme/smtp/test", map[string]any{"to": "bob@example.test"})
 	mustError(t, res, http.StatusBadGateway, "delivery_failed", "")

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"io"
 	"math/big"
 	"mime"
@@ -18,163 +17,13 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/emersion/go-sasl"
-	gosmtp "github.com/emersion/go-smtp"
+
+	"github.com/idenplane/idenplane/app/apptest"
 )
-
-// smtpTestServer is a real SMTP server (emersion/go-smtp) on loopback that
-// records what it receives.
-type smtpTestServer struct {
-	host string
-	port int
-
-	user, password string   // accepted credentials; empty: AUTH not offered
-	mechs          []string // offered mechanisms
-
-	mu       sync.Mutex
-	messages []smtpTestMessage
-	authed   []string // usernames that logged in
-}
-
-type smtpTestMessage struct {
-	from string
-	to   []string
-	data []byte
-	tls  bool
-}
-
-type smtpTestSession struct {
-	srv  *smtpTestServer
-	conn *gosmtp.Conn
-	msg  smtpTestMessage
-}
-
-func (s *smtpTestServer) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
-	return &smtpTestSession{srv: s, conn: c}, nil
-}
-
-func (s *smtpTestSession) Reset()        { s.msg = smtpTestMessage{} }
-func (s *smtpTestSession) Logout() error { return nil }
-func (s *smtpTestSession) Mail(from string, _ *gosmtp.MailOptions) error {
-	if s.srv.user != "" {
-		s.srv.mu.Lock()
-		n := len(s.srv.authed)
-		s.srv.mu.Unlock()
-		if n == 0 {
-			return &gosmtp.SMTPError{Code: 530, EnhancedCode: gosmtp.EnhancedCode{5, 7, 0}, Message: "authentication required"}
-		}
-	}
-	s.msg.from = from
-	return nil
-}
-func (s *smtpTestSession) Rcpt(to string, _ *gosmtp.RcptOptions) error {
-	s.msg.to = append(s.msg.to, to)
-	return nil
-}
-func (s *smtpTestSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	_, s.msg.tls = s.conn.TLSConnectionState()
-	s.msg.data = b
-	s.srv.mu.Lock()
-	s.srv.messages = append(s.srv.messages, s.msg)
-	s.srv.mu.Unlock()
-	return nil
-}
-
-func (s *smtpTestSession) AuthMechanisms() []string {
-	if s.srv.user == "" {
-		return nil
-	}
-	return s.srv.mechs
-}
-
-func (s *smtpTestSession) Auth(mech string) (sasl.Server, error) {
-	check := func(user, password string) error {
-		if user != s.srv.user || password != s.srv.password {
-			return &gosmtp.SMTPError{Code: 535, EnhancedCode: gosmtp.EnhancedCode{5, 7, 8}, Message: "bad credentials"}
-		}
-		s.srv.mu.Lock()
-		s.srv.authed = append(s.srv.authed, user)
-		s.srv.mu.Unlock()
-		return nil
-	}
-	switch mech {
-	case sasl.Plain:
-		return sasl.NewPlainServer(func(_, user, password string) error { return check(user, password) }), nil
-	case sasl.Login:
-		return &loginTestServer{check: check}, nil
-	}
-	return nil, errors.New("unsupported mechanism")
-}
-
-// loginTestServer is the server side of AUTH LOGIN, which go-sasl no
-// longer ships.
-type loginTestServer struct {
-	check func(user, password string) error
-	step  int
-	user  string
-}
-
-func (l *loginTestServer) Next(response []byte) ([]byte, bool, error) {
-	l.step++
-	switch l.step {
-	case 1:
-		if response != nil {
-			l.user = string(response)
-			l.step++
-			return []byte("Password:"), false, nil
-		}
-		return []byte("Username:"), false, nil
-	case 2:
-		l.user = string(response)
-		return []byte("Password:"), false, nil
-	default:
-		return nil, true, l.check(l.user, string(response))
-	}
-}
-
-// startSMTPTestServer serves on 127.0.0.1: with tlsConfig and implicit,
-// TLS from the first byte; with tlsConfig alone, STARTTLS is offered.
-func startSMTPTestServer(t *testing.T, srv *smtpTestServer, tlsConfig *tls.Config, implicit, allowInsecureAuth bool) *smtpTestServer {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := gosmtp.NewServer(srv)
-	s.Domain = "mx.test"
-	s.ReadTimeout, s.WriteTimeout = 5*time.Second, 5*time.Second
-	s.AllowInsecureAuth = allowInsecureAuth
-	if implicit {
-		l = tls.NewListener(l, tlsConfig)
-	} else {
-		s.TLSConfig = tlsConfig
-	}
-	go func() { _ = s.Serve(l) }()
-	t.Cleanup(func() { s.Close() })
-	addr := l.Addr().(*net.TCPAddr)
-	srv.host, srv.port = "127.0.0.1", addr.Port
-	return srv
-}
-
-func (s *smtpTestServer) authedUsers() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.authed...)
-}
-
-func (s *smtpTestServer) received() []smtpTestMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]smtpTestMessage(nil), s.messages...)
-}
 
 // testCertificate makes a self-signed certificate for 127.0.0.1 and a
 // client TLS config that trusts it.
@@ -204,8 +53,8 @@ func testCertificate(t *testing.T) (server, client *tls.Config) {
 		&tls.Config{RootCAs: pool}
 }
 
-func testSMTPMailer(srv *smtpTestServer, client *tls.Config, secure bool) *smtpMailer {
-	return &smtpMailer{host: srv.host, port: srv.port, user: srv.user, password: srv.password, secure: secure,
+func testSMTPMailer(srv *apptest.SMTPServer, client *tls.Config, secure bool) *smtpMailer {
+	return &smtpMailer{host: srv.Host, port: srv.Port, user: srv.User, password: srv.Password, secure: secure,
 		helloName: "idp.test", tlsConfig: client, plainAuthOK: false,
 		now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }}
 }
@@ -220,14 +69,14 @@ var testMail = mailMessage{
 
 // checkDelivered parses the delivered message as a mail client would and
 // checks its headers and both parts against testMail.
-func checkDelivered(t *testing.T, got smtpTestMessage) {
+func checkDelivered(t *testing.T, got apptest.SMTPMessage) {
 	t.Helper()
-	if got.from != "noreply@acme.test" || len(got.to) != 1 || got.to[0] != "alice@example.test" {
-		t.Fatalf("envelope from %q to %v", got.from, got.to)
+	if got.From != "noreply@acme.test" || len(got.To) != 1 || got.To[0] != "alice@example.test" {
+		t.Fatalf("envelope from %q to %v", got.From, got.To)
 	}
-	msg, err := mail.ReadMessage(bytes.NewReader(got.data))
+	msg, err := mail.ReadMessage(bytes.NewReader(got.Data))
 	if err != nil {
-		t.Fatalf("parse message: %v\n%s", err, got.data)
+		t.Fatalf("parse message: %v\n%s", err, got.Data)
 	}
 	h := msg.Header
 	if d, err := h.Date(); err != nil || !d.Equal(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)) {
@@ -256,7 +105,7 @@ func checkDelivered(t *testing.T, got smtpTestMessage) {
 	if err != nil || mt != "multipart/alternative" {
 		t.Fatalf("Content-Type %q: %v", h.Get("Content-Type"), err)
 	}
-	for _, line := range strings.Split(string(got.data), "\r\n") {
+	for _, line := range strings.Split(string(got.Data), "\r\n") {
 		if len(line) > 998 {
 			t.Fatalf("a line of %d characters", len(line))
 		}
@@ -291,16 +140,16 @@ func checkDelivered(t *testing.T, got smtpTestMessage) {
 
 func TestSMTPStartTLSAuthPlain(t *testing.T) {
 	serverTLS, clientTLS := testCertificate(t)
-	srv := startSMTPTestServer(t, &smtpTestServer{user: "mailer", password: "s3cret", mechs: []string{sasl.Plain, sasl.Login}},
+	srv := apptest.StartSMTPServer(t, &apptest.SMTPServer{User: "mailer", Password: "s3cret", Mechs: []string{sasl.Plain, sasl.Login}},
 		serverTLS, false, false)
 	if err := testSMTPMailer(srv, clientTLS, false).send(context.Background(), testMail); err != nil {
 		t.Fatal(err)
 	}
-	got := srv.received()
-	if len(got) != 1 || !got[0].tls {
-		t.Fatalf("received %d messages (TLS %v), want 1 over STARTTLS", len(got), len(got) == 1 && got[0].tls)
+	got := srv.Received()
+	if len(got) != 1 || !got[0].TLS {
+		t.Fatalf("received %d messages (TLS %v), want 1 over STARTTLS", len(got), len(got) == 1 && got[0].TLS)
 	}
-	if a := srv.authedUsers(); len(a) != 1 || a[0] != "mailer" {
+	if a := srv.AuthedUsers(); len(a) != 1 || a[0] != "mailer" {
 		t.Fatalf("authenticated as %v", a)
 	}
 	checkDelivered(t, got[0])
@@ -308,21 +157,21 @@ func TestSMTPStartTLSAuthPlain(t *testing.T) {
 
 func TestSMTPImplicitTLSAuthLogin(t *testing.T) {
 	serverTLS, clientTLS := testCertificate(t)
-	srv := startSMTPTestServer(t, &smtpTestServer{user: "mailer", password: "s3cret", mechs: []string{sasl.Login}},
+	srv := apptest.StartSMTPServer(t, &apptest.SMTPServer{User: "mailer", Password: "s3cret", Mechs: []string{sasl.Login}},
 		serverTLS, true, false)
 	if err := testSMTPMailer(srv, clientTLS, true).send(context.Background(), testMail); err != nil {
 		t.Fatal(err)
 	}
-	got := srv.received()
-	if len(got) != 1 || !got[0].tls || len(srv.authedUsers()) != 1 {
-		t.Fatalf("received %d messages, authed %v", len(got), srv.authedUsers())
+	got := srv.Received()
+	if len(got) != 1 || !got[0].TLS || len(srv.AuthedUsers()) != 1 {
+		t.Fatalf("received %d messages, authed %v", len(got), srv.AuthedUsers())
 	}
 	checkDelivered(t, got[0])
 }
 
 func TestSMTPWrongPassword(t *testing.T) {
 	serverTLS, clientTLS := testCertificate(t)
-	srv := startSMTPTestServer(t, &smtpTestServer{user: "mailer", password: "s3cret", mechs: []string{sasl.Plain}},
+	srv := apptest.StartSMTPServer(t, &apptest.SMTPServer{User: "mailer", Password: "s3cret", Mechs: []string{sasl.Plain}},
 		serverTLS, false, false)
 	m := testSMTPMailer(srv, clientTLS, false)
 	m.password = "wrong-password-value"
@@ -330,41 +179,41 @@ func TestSMTPWrongPassword(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "535") || strings.Contains(err.Error(), m.password) {
 		t.Fatalf("error %v, want the server's 535 without the password", err)
 	}
-	if len(srv.received()) != 0 {
+	if len(srv.Received()) != 0 {
 		t.Fatal("a message was delivered without authentication")
 	}
 }
 
 // Without TLS the password is never sent: not even the AUTH command.
 func TestSMTPRefusesPlaintextAuth(t *testing.T) {
-	srv := startSMTPTestServer(t, &smtpTestServer{user: "mailer", password: "s3cret", mechs: []string{sasl.Plain}},
+	srv := apptest.StartSMTPServer(t, &apptest.SMTPServer{User: "mailer", Password: "s3cret", Mechs: []string{sasl.Plain}},
 		nil, false, true)
 	err := testSMTPMailer(srv, nil, false).send(context.Background(), testMail)
 	if err == nil || !strings.Contains(err.Error(), "unencrypted") {
 		t.Fatalf("error %v, want a refusal to authenticate in plaintext", err)
 	}
-	if len(srv.authedUsers()) != 0 || len(srv.received()) != 0 {
+	if len(srv.AuthedUsers()) != 0 || len(srv.Received()) != 0 {
 		t.Fatal("credentials or a message went over plaintext")
 	}
 	// A server on this machine may take them: a local relay.
 	m := testSMTPMailer(srv, nil, false)
-	m.plainAuthOK = isLoopbackHost(srv.host)
+	m.plainAuthOK = isLoopbackHost(srv.Host)
 	if err := m.send(context.Background(), testMail); err != nil {
 		t.Fatal(err)
 	}
-	if got := srv.received(); len(got) != 1 || got[0].tls {
+	if got := srv.Received(); len(got) != 1 || got[0].TLS {
 		t.Fatalf("received %v", got)
 	}
 }
 
 func TestSMTPUntrustedCertificate(t *testing.T) {
 	serverTLS, _ := testCertificate(t)
-	srv := startSMTPTestServer(t, &smtpTestServer{}, serverTLS, false, false)
+	srv := apptest.StartSMTPServer(t, &apptest.SMTPServer{}, serverTLS, false, false)
 	err := testSMTPMailer(srv, nil, false).send(context.Background(), testMail)
 	if err == nil || !strings.Contains(err.Error(), "STARTTLS") {
 		t.Fatalf("error %v, want a STARTTLS certificate failure", err)
 	}
-	if len(srv.received()) != 0 {
+	if len(srv.Received()) != 0 {
 		t.Fatal("a message was sent after a failed handshake")
 	}
 }

@@ -10,6 +10,7 @@ package realapp
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/idenplane/idenplane/app"
@@ -32,4 +33,39 @@ func New(t testing.TB, opts ...func(*app.Config)) *apptest.Server {
 		t.Fatalf("new app: %v", err)
 	}
 	return &apptest.Server{T: t, Handler: a.Handler(), Store: st, DBPath: path}
+}
+
+// Live starts the server over HTTP on a loopback port, its base address
+// that port's, with its background jobs running (mail delivery among
+// them), for tests whose peers call it back: an upstream provider's
+// redirects, a link in a mail, OpenID discovery. It answers the server and
+// its base address.
+func Live(t testing.TB, opts ...func(*app.Config)) (*apptest.Server, string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	st, path := apptest.OpenStore(t)
+	cfg := app.Config{BaseURL: base, Version: "test", MasterKey: apptest.MasterKey(),
+		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a, err := app.New(context.Background(), st, cfg)
+	if err != nil {
+		t.Fatalf("new app: %v", err)
+	}
+	srv.Config.Handler = a.Handler()
+	srv.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.RunJobs(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		srv.Close()
+	})
+	return &apptest.Server{T: t, Handler: a.Handler(), Store: st, DBPath: path}, base
 }
