@@ -1185,3 +1185,12 @@ CREATE TABLE user_custom_attributes (
 -- A sign-in's second-factor step after an upstream provider vouched for
 -- the user rather than a password: its sign-in reports amr fed, not pwd.
 ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- version 24
+-- The organization a sign-in settled on for the organization claim: the
+-- hint the authorization request named (organization or kc_org), and the
+-- choice, carried by the refresh tokens of the grant. NULL: not settled
+-- (the claim holds every membership); '': settled on none.
+ALTER TABLE auth_requests ADD COLUMN org_hint TEXT NOT NULL DEFAULT '';
+ALTER TABLE auth_requests ADD COLUMN organization_id TEXT;
+ALTER TABLE refresh_tokens ADD COLUMN organization_id TEXT;
