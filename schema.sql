@@ -1204,3 +1204,12 @@ CREATE TABLE organization_sso_connections (
     created_at                  BIGINT NOT NULL
 );
 CREATE INDEX organization_sso_connections_org ON organization_sso_connections (org_id, created_at);
+
+-- version 25
+-- The organization a sign-in settled on for the organization claim: the
+-- hint the authorization request named (organization or kc_org), and the
+-- choice, carried by the refresh tokens of the grant. NULL: not settled
+-- (the claim holds every membership); '': settled on none.
+ALTER TABLE auth_requests ADD COLUMN org_hint TEXT NOT NULL DEFAULT '';
+ALTER TABLE auth_requests ADD COLUMN organization_id TEXT;
+ALTER TABLE refresh_tokens ADD COLUMN organization_id TEXT;

@@ -13,7 +13,8 @@ import (
 
 // claimOrganizations resolves the memberships an organization mapper puts
 // in a token: none unless one of the grant's scopes has such a mapper, so
-// that other tokens cost no query; only enabled organizations count.
+// that other tokens cost no query; only enabled organizations count, and
+// of those the one the grant's sign-in settled on, if it did.
 func (a *App) claimOrganizations(ctx context.Context, g *tokenGrant) ([]store.OrgMembership, error) {
 	if !hasMapper(g, mapperOrganization) {
 		return nil, nil
@@ -22,12 +23,21 @@ func (a *App) claimOrganizations(ctx context.Context, g *tokenGrant) ([]store.Or
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(all, func(m store.OrgMembership) bool { return !m.Enabled }), nil
+	// The organization the sign-in settled on (org_select.go), while the
+	// user is still its member; else every membership.
+	return slices.DeleteFunc(all, func(m store.OrgMembership) bool {
+		return !m.Enabled || g.org.Made && m.OrgID != g.org.ID
+	}), nil
 }
 
 // hasMapper says whether one of the grant's scopes has a mapper of the type.
 func hasMapper(g *tokenGrant, mapperType string) bool {
-	return slices.ContainsFunc(g.scopes, func(sc *store.ClientScope) bool {
+	return scopesHaveMapper(g.scopes, mapperType)
+}
+
+// scopesHaveMapper says whether one of the scopes has a mapper of the type.
+func scopesHaveMapper(scopes []*store.ClientScope, mapperType string) bool {
+	return slices.ContainsFunc(scopes, func(sc *store.ClientScope) bool {
 		return slices.ContainsFunc(sc.Mappers, func(m *store.ProtocolMapper) bool { return m.MapperType == mapperType })
 	})
 }

@@ -140,6 +140,9 @@ func (a *App) verifyAuthRequest(ctx context.Context, realm *store.Realm, client 
 	}
 	ar.Scopes = scopeNames(scopes)
 	ar.Nonce, ar.LoginHint = q.Get("nonce"), q.Get("login_hint")
+	if ar.OrgHint, authErr = orgHintParam(q); authErr != nil { // org_select.go
+		return ar, authErr, nil
+	}
 	return ar, nil, nil
 }
 
@@ -245,6 +248,9 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 		return nil
 	}
 	ar.UserID, ar.SessionID, ar.AuthTime, ar.AMR = user.ID, sso.ID, sso.AuthTime, sso.AMR
+	if asked, err := a.ssoOrgStep(w, r, realm, client, sso, ar, silent); asked || err != nil { // org_select.go
+		return err
+	}
 	consent, err := a.needsConsent(ctx, client, user.ID, ar)
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 		return nil, err
 	}
 	plan := planClientGrant(realm, client, sso, oauth, ar.Scopes, now.UnixMilli())
+	if plan.refresh != nil {
+		plan.refresh.Org = ar.Org // the refresh tokens keep the sign-in's organization
+	}
 	// The access token's jti is the request's ID, so a replay can revoke it;
 	// the request is kept until that token expires.
 	keepUntil := now.Add(time.Duration(realm.AccessTokenLifespan) * time.Second).UnixMilli()
@@ -92,7 +95,7 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 	event.UserID, event.SessionID = user.ID, sso.ID
 	return a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID,
-			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID},
+			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID, org: ar.Org},
 		amr: ar.AMR, nonce: ar.Nonce, refresh: plan.token,
 	})
 }

@@ -187,7 +187,16 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 // consent page, or back to the client with its code.
 func (a *App) continueAuthRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, sso *store.Session) error {
 	ar.UserID, ar.SessionID, ar.AuthTime, ar.AMR = user.ID, sso.ID, sso.AuthTime, sso.AMR
-	consent, err := a.needsConsent(r.Context(), client, user.ID, ar)
+	if asked, err := a.orgStep(w, r, realm, client, ar); asked || err != nil { // org_select.go
+		return err
+	}
+	return a.consentOrCode(w, r, realm, client, ar)
+}
+
+// consentOrCode takes an authenticated request on to the consent page, or
+// back to the client with its code.
+func (a *App) consentOrCode(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) error {
+	consent, err := a.needsConsent(r.Context(), client, ar.UserID, ar)
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	}
 	return a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sess.sid,
-			authTime: time.UnixMilli(authTime)},
+			authTime: time.UnixMilli(authTime), org: old.Org},
 		amr: amr, refresh: token,
 	})
 }

@@ -25,6 +25,9 @@ type tokenGrant struct {
 	authTime time.Time
 	jti      string // the access token's ID when it must be known beforehand; random if empty
 	acr      string // the level the user authenticated at (acr.go); "" for client credentials
+	// org is the organization the sign-in settled on for the organization
+	// claim (org_select.go); not made, the claim holds every membership.
+	org store.OrgChoice
 }
 
 // scopeParam is the granted scopes as the token's scope claim lists them.

@@ -49,7 +49,8 @@ func (s *oidcServer) UserInfo(ctx context.Context, r *op.Request[oidc.UserInfoRe
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.a.claimsFor(ctx, &tokenGrant{realm: realm, client: client, user: user, scopes: scopes}, userinfoResponse)
+	out, err := s.a.claimsFor(ctx, &tokenGrant{realm: realm, client: client, user: user, scopes: scopes,
+		org: tokenOrgChoice(claims, scopes)}, userinfoResponse) // org_select.go
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,11 @@ func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *stor
 	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathRegister, token, a.loginURL(realm, f.AuthRequestID)
 	f.EmailRequired, f.MinLength = realm.RequireEmailVerification, max(identity.MinPasswordLength, realm.PasswordMinLength)
 	f.Fields = registerFormFields(fields, values, f.Errors)
+	schema, err := a.registrationAttributes(r.Context(), realm, fields) // registration_attributes.go
+	if err != nil {
+		return err
+	}
+	f.Fields = append(f.Fields, attributeFields(schema, values, f.Errors)...)
 	return a.renderPage(w, r, status, ui.Register(a.page("register.title"), f))
 }
 
@@ -83,9 +88,16 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	if err != nil {
 		return err
 	}
+	schema, err := a.registrationAttributes(ctx, realm, fields)
+	if err != nil {
+		return err
+	}
 	values := map[string]string{}
 	for _, f := range fields {
 		values[f.Key] = strings.TrimSpace(r.PostForm.Get("attributes." + f.Key))
+	}
+	for _, attr := range schema {
+		values[attr.Name] = strings.TrimSpace(r.PostForm.Get("attributes." + attr.Name))
 	}
 	confirm := r.PostForm.Get("confirm")
 	reg := registration{Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),

@@ -79,7 +79,11 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		return nil, &identity.ThrottledError{Wait: wait}
 	}
 	a.loginThrottle.Fail(ipKey)
-	u, attrs, problems := checkRegistration(realm, fields, reg)
+	schema, err := a.registrationAttributes(ctx, realm, fields) // registration_attributes.go
+	if err != nil {
+		return nil, err
+	}
+	u, attrs, custom, problems := checkRegistration(realm, fields, schema, reg)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -130,6 +134,9 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		if err := tx.SetUserAttributes(ctx, u.ID, attrs); err != nil {
 			return err
 		}
+		if err := a.id.SetUserAttributes(ctx, tx, u, schema, custom); err != nil {
+			return err
+		}
 		if v != nil {
 			return v.queue(ctx, tx)
 		}
@@ -152,13 +159,17 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "REGISTER", UserID: u.ID, IPAddress: ip,
 		Details: map[string]string{"username": u.Username, "email": u.Email, "status": status}})
+	for name, vals := range custom {
+		attrs[name] = vals[0]
+	}
 	return &registered{user: u, status: status, attrs: attrs, mailed: v != nil}, nil
 }
 
-// checkRegistration checks every field of reg against the realm's rules
-// and enabled fields. Without problems it returns the user to create,
-// normalised, and the attributes to store.
-func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, reg registration) (*store.User, map[string]string, invalidRegistration) {
+// checkRegistration checks every field of reg against the realm's rules,
+// enabled fields and custom attributes taken at registration. Without
+// problems it returns the user to create, normalised, the attributes to
+// store and the custom attributes' values.
+func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, schema []*store.CustomAttribute, reg registration) (*store.User, map[string]string, map[string][]string, invalidRegistration) {
 	var problems invalidRegistration
 	u := &store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, Username: reg.Username, Email: reg.Email,
 		FirstName: reg.FirstName, LastName: reg.LastName}
@@ -197,15 +208,17 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, re
 	if reg.Confirm != nil && *reg.Confirm != reg.Password {
 		problems = append(problems, problem("password.error.mismatch", "confirm", "does not match the password"))
 	}
-	attrs, attrProblems := checkAttributes(fields, reg.Attributes)
+	fieldValues, custom := splitRegistrationValues(schema, reg.Attributes)
+	attrs, attrProblems := checkAttributes(fields, fieldValues)
 	problems = append(problems, attrProblems...)
+	problems = append(problems, checkCustomAttributes(schema, custom)...)
 	if len(problems) > 0 {
-		return nil, nil, problems
+		return nil, nil, nil, problems
 	}
 	if err := identity.ValidateUser(u); err != nil { // normalises; the checks above passed
-		return nil, nil, invalidRegistration{{key: "register.error.username", err: asAPIError(err)}}
+		return nil, nil, nil, invalidRegistration{{key: "register.error.username", err: asAPIError(err)}}
 	}
-	return u, attrs, nil
+	return u, attrs, custom, nil
 }
 
 // asAPIError is err as the field error the validators return.

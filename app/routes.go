@@ -120,6 +120,8 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodPost, pathLogin, a.login)
 	page(http.MethodGet, pathConsent, a.consentPage)
 	page(http.MethodPost, pathConsent, a.consent)
+	page(http.MethodGet, pathOrgSelect, a.orgSelectPage)
+	page(http.MethodPost, pathOrgSelect, a.orgSelect)
 	page(http.MethodGet, pathTOTP, a.totpPage)
 	page(http.MethodPost, pathTOTP, a.totpSubmit)
 	page(http.MethodGet, pathWebAuthn, a.webauthnStepPage)

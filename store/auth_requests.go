@@ -45,7 +45,11 @@ type AuthRequest struct {
 	CodeHash    []byte // HashToken of the code, once issued
 	CodeUsedAt  int64  // 0 until the code is redeemed
 	TokenFamily string // the refresh-token family the redemption started; "" for none
-	CreatedAt   int64
+	// OrgHint is the organization (slug) the request named with
+	// organization or kc_org; Org is what the sign-in settled on.
+	OrgHint   string
+	Org       OrgChoice
+	CreatedAt int64
 	// ExpiresAt is when a pending request or an issued code expires; once
 	// redeemed, when the access token issued for it expires.
 	ExpiresAt int64
@@ -53,19 +57,20 @@ type AuthRequest struct {
 
 const authRequestColumns = `id, realm_id, client_id, redirect_uri, scopes, state, nonce, response_type, response_mode,
 	code_challenge, code_challenge_method, prompt, max_age, login_hint, user_id, session_id, auth_time, amr, done,
-	code_hash, code_used_at, token_family, created_at, expires_at`
+	code_hash, code_used_at, token_family, created_at, expires_at, org_hint, organization_id`
 
 func scanAuthRequest(row scanner) (*AuthRequest, error) {
 	var r AuthRequest
 	var scopes, prompt, amr string
 	var maxAge, used sql.NullInt64
-	var user, session sql.NullString
+	var user, session, org sql.NullString
 	err := row.Scan(&r.ID, &r.RealmID, &r.ClientID, &r.RedirectURI, &scopes, &r.State, &r.Nonce, &r.ResponseType,
 		&r.ResponseMode, &r.CodeChallenge, &r.CodeChallengeMethod, &prompt, &maxAge, &r.LoginHint, &user, &session,
-		&r.AuthTime, &amr, &r.Done, &r.CodeHash, &used, &r.TokenFamily, &r.CreatedAt, &r.ExpiresAt)
+		&r.AuthTime, &amr, &r.Done, &r.CodeHash, &used, &r.TokenFamily, &r.CreatedAt, &r.ExpiresAt, &r.OrgHint, &org)
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	r.Org = OrgChoice{Made: org.Valid, ID: org.String}
 	r.UserID, r.SessionID, r.CodeUsedAt = user.String, session.String, used.Int64
 	if maxAge.Valid {
 		v := int(maxAge.Int64)
@@ -111,11 +116,11 @@ func (s *Store) CreateAuthRequest(ctx context.Context, r *AuthRequest) error {
 		if r.MaxAge != nil {
 			maxAge = sql.NullInt64{Int64: int64(*r.MaxAge), Valid: true}
 		}
-		_, err = tx.w.ExecContext(ctx, "INSERT INTO auth_requests ("+authRequestColumns+") VALUES ("+placeholders(24)+")",
+		_, err = tx.w.ExecContext(ctx, "INSERT INTO auth_requests ("+authRequestColumns+") VALUES ("+placeholders(26)+")",
 			r.ID, r.RealmID, r.ClientID, r.RedirectURI, jsonList(r.Scopes), r.State, r.Nonce, r.ResponseType,
 			r.ResponseMode, r.CodeChallenge, r.CodeChallengeMethod, jsonList(r.Prompt), maxAge, r.LoginHint,
 			nullString(r.UserID), nullString(r.SessionID), r.AuthTime, jsonList(r.AMR), r.Done, r.CodeHash,
-			nullInt(r.CodeUsedAt), r.TokenFamily, r.CreatedAt, r.ExpiresAt)
+			nullInt(r.CodeUsedAt), r.TokenFamily, r.CreatedAt, r.ExpiresAt, r.OrgHint, r.Org.column())
 		if err != nil {
 			return fmt.Errorf("create auth request %s: %w", r.ID, mapErr(err))
 		}
@@ -146,10 +151,11 @@ func (s *Store) AuthRequestByCode(ctx context.Context, realmID string, codeHash 
 
 // AuthenticateAuthRequest records that a user authenticated for a request
 // pending at now, in the active SSO session sessionID of that user. A
-// request not pending, or a session that is not such, is ErrNotFound.
+// request not pending, or a session that is not such, is ErrNotFound. An
+// organization settled on for an earlier authentication is forgotten.
 func (s *Store) AuthenticateAuthRequest(ctx context.Context, realmID, id, userID, sessionID string, authTime int64, amr []string, now int64) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE auth_requests SET user_id = $1, session_id = $2, auth_time = $3, amr = $4
-		WHERE realm_id = $5 AND id = $6 AND NOT done AND expires_at > $7
+	res, err := s.w.ExecContext(ctx, `UPDATE auth_requests SET user_id = $1, session_id = $2, auth_time = $3, amr = $4,
+		organization_id = NULL WHERE realm_id = $5 AND id = $6 AND NOT done AND expires_at > $7
 			AND EXISTS (SELECT 1 FROM user_sessions WHERE id = $2 AND realm_id = $5 AND user_id = $1 AND kind = 'sso'
 				AND expires_at > $7)`,
 		userID, sessionID, authTime, jsonList(amr), realmID, id, now)
@@ -157,6 +163,22 @@ func (s *Store) AuthenticateAuthRequest(ctx context.Context, realmID, id, userID
 		return fmt.Errorf("authenticate auth request %s: %w", id, mapErr(err))
 	}
 	return affectedOne(res, "pending auth request "+id+" and active SSO session "+sessionID)
+}
+
+// SettleAuthRequestOrganization records the organization an authenticated
+// request pending at now settled on, once: a request that settled already,
+// or is not such, is ErrNotFound, so of two answers racing one counts.
+func (s *Store) SettleAuthRequestOrganization(ctx context.Context, realmID, id string, org OrgChoice, now int64) error {
+	if !org.Made {
+		return fmt.Errorf("auth request %s: settle on an organization choice that was made", id)
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE auth_requests SET organization_id = $1
+		WHERE realm_id = $2 AND id = $3 AND NOT done AND user_id IS NOT NULL AND expires_at > $4
+			AND organization_id IS NULL`, org.ID, realmID, id, now)
+	if err != nil {
+		return fmt.Errorf("settle organization of auth request %s: %w", id, mapErr(err))
+	}
+	return affectedOne(res, "authenticated pending auth request "+id+" without an organization")
 }
 
 // IssueAuthCode marks a request authenticated and pending at now as done,

@@ -37,6 +37,7 @@ type RefreshToken struct {
 	Offline   bool
 	AuthTime  int64 // Unix milliseconds, as are the times below
 	AMR       []string
+	Org       OrgChoice // the organization the grant's sign-in settled on
 	CreatedAt int64
 	ExpiresAt int64
 	RotatedAt int64 // 0 until rotated
@@ -56,18 +57,19 @@ func HashToken(token string) []byte {
 }
 
 const refreshTokenColumns = `id, realm_id, token_hash, family_id, session_id, client_id, user_id, scopes, offline,
-	auth_time, amr, created_at, expires_at, rotated_at, revoked_at`
+	auth_time, amr, created_at, expires_at, rotated_at, revoked_at, organization_id`
 
 func scanRefreshToken(row scanner) (*RefreshToken, error) {
 	var t RefreshToken
-	var session sql.NullString
+	var session, org sql.NullString
 	var rotated, revoked sql.NullInt64
 	var scopes, amr string
 	err := row.Scan(&t.ID, &t.RealmID, &t.TokenHash, &t.FamilyID, &session, &t.ClientID, &t.UserID, &scopes,
-		&t.Offline, &t.AuthTime, &amr, &t.CreatedAt, &t.ExpiresAt, &rotated, &revoked)
+		&t.Offline, &t.AuthTime, &amr, &t.CreatedAt, &t.ExpiresAt, &rotated, &revoked, &org)
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	t.Org = OrgChoice{Made: org.Valid, ID: org.String}
 	t.SessionID, t.RotatedAt, t.RevokedAt = session.String, rotated.Int64, revoked.Int64
 	if err := json.Unmarshal([]byte(scopes), &t.Scopes); err != nil {
 		return nil, fmt.Errorf("decode scopes of refresh token %s: %w", t.ID, err)
@@ -103,9 +105,10 @@ func (s *Store) insertRefreshToken(ctx context.Context, t *RefreshToken) error {
 		return fmt.Errorf("create refresh token %s: session %s of the user, offline=%t: %w",
 			t.ID, t.SessionID, t.Offline, ErrNotFound)
 	}
-	_, err = s.w.ExecContext(ctx, "INSERT INTO refresh_tokens ("+refreshTokenColumns+") VALUES ("+placeholders(15)+")",
+	_, err = s.w.ExecContext(ctx, "INSERT INTO refresh_tokens ("+refreshTokenColumns+") VALUES ("+placeholders(16)+")",
 		t.ID, t.RealmID, t.TokenHash, t.FamilyID, nullString(t.SessionID), t.ClientID, t.UserID, jsonList(t.Scopes),
-		t.Offline, t.AuthTime, jsonList(t.AMR), t.CreatedAt, t.ExpiresAt, nullInt(t.RotatedAt), nullInt(t.RevokedAt))
+		t.Offline, t.AuthTime, jsonList(t.AMR), t.CreatedAt, t.ExpiresAt, nullInt(t.RotatedAt), nullInt(t.RevokedAt),
+		t.Org.column())
 	if err != nil {
 		return fmt.Errorf("create refresh token %s: %w", t.ID, mapErr(err))
 	}
@@ -138,8 +141,9 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, realmID string, hash []b
 
 // RotateRefreshToken trades the token with the presented hash for next, in
 // one transaction. next brings its ID, TokenHash, Scopes, CreatedAt and
-// ExpiresAt; the family, session, client, user, offline flag, auth time
-// and amr are copied from the presented token, which is returned.
+// ExpiresAt; the family, session, client, user, offline flag, auth time,
+// amr and organization are copied from the presented token, which is
+// returned.
 //
 // A token unknown in the realm, expired, or whose session has expired is
 // ErrNotFound. A token already rotated is ErrTokenReused: its whole family
@@ -184,6 +188,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presente
 		}
 		next.RealmID, next.FamilyID, next.SessionID, next.ClientID, next.UserID = old.RealmID, old.FamilyID, old.SessionID, old.ClientID, old.UserID
 		next.Offline, next.AuthTime, next.AMR, next.RotatedAt, next.RevokedAt = old.Offline, old.AuthTime, old.AMR, 0, 0
+		next.Org = old.Org
 		return tx.insertRefreshToken(ctx, next)
 	})
 	if err != nil {

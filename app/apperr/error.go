@@ -42,6 +42,7 @@ type Error struct {
 type FieldError struct {
 	Field   string
 	Message string
+	Key     string // what a page shows beside the field: a message key; "" for none
 }
 
 func (e *Error) Error() string {

@@ -115,28 +115,29 @@ func CheckAttribute(a *store.CustomAttribute) error {
 // does not have is refused.
 func CheckAttributeValues(schema []*store.CustomAttribute, values map[string][]string) error {
 	var problems []apperr.FieldError
-	bad := func(name, format string, args ...any) {
-		problems = append(problems, apperr.FieldError{Field: "attributes." + name, Message: fmt.Sprintf(format, args...)})
+	bad := func(name, key, format string, args ...any) {
+		problems = append(problems, apperr.FieldError{Field: "attributes." + name, Message: fmt.Sprintf(format, args...),
+			Key: "attribute.error." + key})
 	}
 	for _, name := range sortedKeys(values) {
 		if !slices.ContainsFunc(schema, func(a *store.CustomAttribute) bool { return a.Name == name }) {
-			bad(name, "is not an attribute of the realm's schema")
+			bad(name, "unknown", "is not an attribute of the realm's schema")
 		}
 	}
 	for _, a := range schema {
 		vals := values[a.Name]
 		switch {
 		case len(vals) == 0 && a.Required:
-			bad(a.Name, "is required")
+			bad(a.Name, "required", "is required")
 		case len(vals) > 1 && !a.Multivalued:
-			bad(a.Name, "takes one value")
+			bad(a.Name, "single", "takes one value")
 		case len(vals) > maxAttrValues:
-			bad(a.Name, "at most %d values", maxAttrValues)
+			bad(a.Name, "tooMany", "at most %d values", maxAttrValues)
 		}
 		for i, v := range vals {
-			norm, msg := checkAttributeValue(a, v)
+			norm, key, msg := checkAttributeValue(a, v)
 			if msg != "" {
-				bad(a.Name, "%s", msg)
+				bad(a.Name, key, "%s", msg)
 				continue
 			}
 			vals[i] = norm
@@ -153,50 +154,51 @@ func CheckAttributeValues(schema []*store.CustomAttribute, values map[string][]s
 		Message: strings.Join(msgs, "; "), Fields: problems}
 }
 
-// checkAttributeValue is v normalized, or why it is refused.
-func checkAttributeValue(a *store.CustomAttribute, v string) (string, string) {
+// checkAttributeValue is v normalized, or why it is refused: a message
+// key's last part and the message.
+func checkAttributeValue(a *store.CustomAttribute, v string) (norm, key, msg string) {
 	if err := validate.Text("value", v, maxAttrValueLength); err != nil {
-		return "", "must be text of at most 2048 characters, without control characters"
+		return "", "text", "must be text of at most 2048 characters, without control characters"
 	}
 	rules := a.Validation
 	switch a.Type {
 	case AttrNumber:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return "", fmt.Sprintf("%q is not a number", v)
+			return "", "number", fmt.Sprintf("%q is not a number", v)
 		}
 		if rules.Min != nil && f < *rules.Min || rules.Max != nil && f > *rules.Max {
-			return "", fmt.Sprintf("%v is outside %s", f, bounds(rules.Min, rules.Max))
+			return "", "bounds", fmt.Sprintf("%v is outside %s", f, bounds(rules.Min, rules.Max))
 		}
-		return strconv.FormatFloat(f, 'f', -1, 64), ""
+		return strconv.FormatFloat(f, 'f', -1, 64), "", ""
 	case AttrBoolean:
 		b, err := strconv.ParseBool(v)
 		if err != nil || v != "true" && v != "false" {
-			return "", fmt.Sprintf("%q is not true or false", v)
+			return "", "boolean", fmt.Sprintf("%q is not true or false", v)
 		}
-		return strconv.FormatBool(b), ""
+		return strconv.FormatBool(b), "", ""
 	case AttrDate:
 		if _, err := time.Parse(time.DateOnly, v); err != nil {
-			return "", fmt.Sprintf("%q is not a date (YYYY-MM-DD)", v)
+			return "", "date", fmt.Sprintf("%q is not a date (YYYY-MM-DD)", v)
 		}
 	case AttrEnum:
 		if !slices.Contains(a.Options, v) {
-			return "", fmt.Sprintf("%q is not one of %s", v, strings.Join(a.Options, ", "))
+			return "", "option", fmt.Sprintf("%q is not one of %s", v, strings.Join(a.Options, ", "))
 		}
 	case AttrString:
 		n := len([]rune(v))
 		if rules.MinLength != nil && n < *rules.MinLength || rules.MaxLength != nil && n > *rules.MaxLength {
-			return "", fmt.Sprintf("must be %s characters long", lengthBounds(rules.MinLength, rules.MaxLength))
+			return "", "length", fmt.Sprintf("must be %s characters long", lengthBounds(rules.MinLength, rules.MaxLength))
 		}
 		if rules.Pattern != "" {
 			// CheckAttribute compiled the pattern; anchored, it still does.
 			re, err := regexp.Compile(`^(?:` + rules.Pattern + `)$`)
 			if err != nil || !re.MatchString(v) {
-				return "", fmt.Sprintf("%q does not match %s", v, rules.Pattern)
+				return "", "pattern", fmt.Sprintf("%q does not match %s", v, rules.Pattern)
 			}
 		}
 	}
-	return v, ""
+	return v, "", ""
 }
 
 func bounds(lo, hi *float64) string {

@@ -14,6 +14,7 @@ func authRequestSuite() []subTest {
 		{"AuthRequestCreateGet", testAuthRequestCreateGet},
 		{"AuthRequestCreateRules", testAuthRequestCreateRules},
 		{"AuthRequestAuthenticate", testAuthRequestAuthenticate},
+		{"AuthRequestSettleOrganization", testAuthRequestSettleOrganization},
 		{"AuthCodeIssue", testAuthCodeIssue},
 		{"AuthCodeRedeem", testAuthCodeRedeem},
 		{"AuthCodeReplayRevokes", testAuthCodeReplayRevokes},
@@ -368,4 +369,48 @@ func testClientSessionOf(t *testing.T, s *store.Store) {
 	foreign := *sso
 	foreign.RealmID = sessionsTestOther
 	mustBeErrNotFound(t, "another realm", sessionsTestErr(s.ClientSessionOf(testCtx, &foreign, "web", now)))
+}
+
+func testAuthRequestSettleOrganization(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s, sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour))
+	hinted := authRequestsTestPending("hinted")
+	hinted.OrgHint = "acme"
+	authRequestsTestMustCreate(t, s, authRequestsTestPending("anonymous"), hinted, authRequestsTestPending("none"))
+	if got := authRequestsTestGet(t, s, "hinted"); got.OrgHint != "acme" || got.Org.Made {
+		t.Fatalf("hinted request %+v: want the hint kept and nothing settled", got)
+	}
+	acme := store.OrgChoice{Made: true, ID: "org-acme"}
+	mustBeErrNotFound(t, "request nobody authenticated",
+		s.SettleAuthRequestOrganization(testCtx, sessionsTestRealm, "anonymous", acme, now))
+	for _, id := range []string{"hinted", "none"} {
+		if err := s.AuthenticateAuthRequest(testCtx, sessionsTestRealm, id, "alice", "sso", now-5, []string{"pwd"}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustBeErrNotFound(t, "request of another realm",
+		s.SettleAuthRequestOrganization(testCtx, sessionsTestOther, "hinted", acme, now))
+	mustBeErrNotFound(t, "expired request",
+		s.SettleAuthRequestOrganization(testCtx, sessionsTestRealm, "hinted", acme, now+hour))
+	if err := s.SettleAuthRequestOrganization(testCtx, sessionsTestRealm, "hinted", acme, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SettleAuthRequestOrganization(testCtx, sessionsTestRealm, "none", store.OrgChoice{Made: true}, now); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "settled", authRequestsTestGet(t, s, "hinted").Org, acme)
+	mustEqual(t, "settled on none", authRequestsTestGet(t, s, "none").Org, store.OrgChoice{Made: true})
+	mustBeErrNotFound(t, "second answer",
+		s.SettleAuthRequestOrganization(testCtx, sessionsTestRealm, "hinted", store.OrgChoice{Made: true, ID: "org-other"}, now))
+	if err := s.SettleAuthRequestOrganization(testCtx, sessionsTestRealm, "hinted", store.OrgChoice{}, now); err == nil {
+		t.Fatal("a choice not made was stored")
+	}
+	// Signing in again for the request settles afresh.
+	if err := s.AuthenticateAuthRequest(testCtx, sessionsTestRealm, "hinted", "alice", "sso", now-1, []string{"pwd"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := authRequestsTestGet(t, s, "hinted"); got.Org.Made || got.OrgHint != "acme" {
+		t.Fatalf("re-authenticated request %+v: want its hint and no choice", got)
+	}
 }

@@ -476,6 +476,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 		sessionsTestOAuth("ending-web", sessionsTestRealm, "bob", "ending", "web", now-hour, now+10),
 	)
 	first := sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour)
+	first.Org = store.OrgChoice{Made: true, ID: "org-1"}
 	sessionsTestMustCreateToken(t, s, first,
 		sessionsTestToken("old", "alice", "web", "web", false, now-hour, now),
 		sessionsTestToken("bobs", "bob", "web", "ending-web", false, now-hour, now+hour),
@@ -488,7 +489,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 	mustEqual(t, "presented token", presented, first)
 	want := &store.RefreshToken{ID: "t2", RealmID: sessionsTestRealm, TokenHash: store.HashToken("tok-t2"), FamilyID: "t1",
 		SessionID: "web", ClientID: "web", UserID: "alice", Scopes: []string{"openid"}, AuthTime: first.AuthTime,
-		AMR: []string{"pwd"}, CreatedAt: now, ExpiresAt: now + 2*hour}
+		AMR: []string{"pwd"}, Org: first.Org, CreatedAt: now, ExpiresAt: now + 2*hour}
 	mustEqual(t, "successor as filled in", next, want)
 	mustEqual(t, "successor as stored", sessionsTestTokenState(t, s, "tok-t2"), want)
 	if got := sessionsTestTokenState(t, s, "tok-t1"); got.RotatedAt != now || got.RevokedAt != 0 {
