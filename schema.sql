@@ -1185,3 +1185,20 @@ CREATE TABLE user_custom_attributes (
 -- A sign-in's second-factor step after an upstream provider vouched for
 -- the user rather than a password: its sign-in reports amr fed, not pwd.
 ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- version 24
+-- SCIM attribute mappings: a SCIM attribute path of the realm's users
+-- (path, as the admin API shows it; path_key, its canonical lowercase
+-- form, unique in the realm) mapped to a user field or a custom attribute
+-- (target: firstName, lastName, or attributes.<name>), where SCIM then
+-- stores and reads its value.
+CREATE TABLE scim_attribute_mappings (
+    id         TEXT PRIMARY KEY,
+    realm_id   TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    path       TEXT NOT NULL,
+    path_key   TEXT NOT NULL,
+    target     TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    UNIQUE (realm_id, path_key),
+    UNIQUE (realm_id, target)
+);
