@@ -1202,3 +1202,26 @@ CREATE TABLE scim_attribute_mappings (
     UNIQUE (realm_id, path_key),
     UNIQUE (realm_id, target)
 );
+-- The addresses of the users SCIM wrote, as filters read them: one row
+-- per address (item, its place in the list), every field folded, so that
+-- a filter on addresses (addresses[type eq "work" and locality eq "paris"],
+-- addresses.country eq "fr") runs as SQL. Addresses SCIM wrote before
+-- this table are found once SCIM writes their user again.
+CREATE TABLE scim_user_addresses (
+    user_id        TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    realm_id       TEXT NOT NULL,
+    item           INTEGER NOT NULL,
+    type           TEXT NOT NULL,
+    is_primary     BOOLEAN NOT NULL,
+    formatted      TEXT NOT NULL,
+    street_address TEXT NOT NULL,
+    locality       TEXT NOT NULL,
+    region         TEXT NOT NULL,
+    postal_code    TEXT NOT NULL,
+    country        TEXT NOT NULL,
+    PRIMARY KEY (user_id, item)
+);
+CREATE INDEX scim_user_addresses_locality ON scim_user_addresses (realm_id, locality, user_id);
+CREATE INDEX scim_user_addresses_country ON scim_user_addresses (realm_id, country, user_id);
+CREATE INDEX scim_user_addresses_postal_code ON scim_user_addresses (realm_id, postal_code, user_id);
+CREATE INDEX scim_user_addresses_region ON scim_user_addresses (realm_id, region, user_id);

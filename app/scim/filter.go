@@ -155,7 +155,7 @@ func (m *userModel) resolvePath(p filter.AttributePath) (*filterTarget, error) {
 }
 
 // multiTarget is a multi-valued attribute's target: filters read emails,
-// phone numbers and groups; addresses are kept but not filtered on.
+// phone numbers, addresses (by their sub-attributes) and groups.
 func multiTarget(def, sub *attribute) (*filterTarget, error) {
 	t := &filterTarget{def: sub, attr: strings.ToLower(def.Name), multi: true}
 	if sub != def {
@@ -165,6 +165,8 @@ func multiTarget(def, sub *attribute) (*filterTarget, error) {
 	case "emails":
 		t.alsoField = "email"
 	case "phoneNumbers":
+	case "addresses":
+		return t, nil // with no sub-attribute, only in a value path or with pr
 	case "groups":
 		if t.sub != "" && t.sub != "value" {
 			return nil, badRequest(typeInvalidFilter, "groups can be filtered on by value only")
@@ -244,6 +246,12 @@ func logical(e *filter.LogicalExpression, sub func(filter.Expression) (*store.Ma
 
 // attrMatch is one comparison on a user.
 func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, error) {
+	if t.multi && t.attr == "addresses" && t.sub == "" {
+		if e.Operator == filter.PR {
+			return &store.Match{Op: store.MatchHas, Attr: t.attr}, nil
+		}
+		return nil, badRequest(typeInvalidFilter, "addresses has no value: name one of its sub-attributes, as addresses.locality")
+	}
 	if t.multi {
 		within, err := comparison(t.def, valueField(t), e)
 		if err != nil {
@@ -287,6 +295,9 @@ func valueField(t *filterTarget) string {
 	}
 	if t.attr == "groups" || t.attr == "members" {
 		return "value"
+	}
+	if t.attr == "addresses" {
+		return strings.ToLower(t.sub) // a store.AddressFields key, folded when written
 	}
 	return valueColumn(t.def)
 }

@@ -32,7 +32,8 @@ type userDoc struct {
 	// extension under its URN.
 	data map[string]any
 	// index is the values filters and sorting read, mapped ones included.
-	index []store.SCIMValue
+	index     []store.SCIMValue
+	addresses []store.SCIMAddress
 	// attrs are the custom attributes' values the mappings write, each of
 	// attrSchema (all of them, an attribute without values included).
 	attrs      map[string][]string
@@ -96,7 +97,7 @@ func readUser(m *userModel, body map[string]any) (*userDoc, error) {
 			d.email = text(emails[i].(map[string]any), "value")
 		}
 	}
-	d.index = indexValues(m.defs, data)
+	d.index, d.addresses = indexValues(m.defs, data), addressValues(data)
 	if err := m.extract(d); err != nil {
 		return nil, err
 	}
@@ -140,7 +141,21 @@ func scimUser(d *userDoc, now int64) (store.SCIMUser, []store.SCIMValue, error) 
 	if err != nil {
 		return store.SCIMUser{}, nil, fmt.Errorf("encode SCIM attributes: %w", err)
 	}
-	return store.SCIMUser{ModifiedAt: now, Data: string(b)}, d.index, nil
+	return store.SCIMUser{ModifiedAt: now, Data: string(b), Addresses: d.addresses}, d.index, nil
+}
+
+// addressValues are the user's addresses as filters read them, folded.
+func addressValues(data map[string]any) []store.SCIMAddress {
+	list, _ := data["addresses"].([]any)
+	out := make([]store.SCIMAddress, 0, len(list))
+	for _, item := range list {
+		a, _ := item.(map[string]any)
+		f := func(key string) string { return strings.ToLower(text(a, key)) }
+		out = append(out, store.SCIMAddress{Type: f("type"), Primary: a["primary"] == true, Formatted: f("formatted"),
+			StreetAddress: f("streetAddress"), Locality: f("locality"), Region: f("region"), PostalCode: f("postalCode"),
+			Country: f("country")})
+	}
+	return out
 }
 
 // indexValues are the values of data filters and sorting read: every
