@@ -319,3 +319,42 @@ func TestMappingsInRealmExport(t *testing.T) {
 		})
 	}
 }
+
+// The realm's schema rules every value SCIM writes to a custom attribute:
+// type, options, dates, lengths, required; every value at fault named at once.
+func TestMappedCustomAttributeRules(t *testing.T) {
+	p := newProvisioner(t)
+	p.customAttribute(map[string]any{"name": "tier", "type": "enum", "options": []string{"gold", "silver"}})
+	p.customAttribute(map[string]any{"name": "hired", "type": "date"})
+	p.customAttribute(map[string]any{"name": "skills", "type": "string", "multivalued": true, "validation": map[string]any{"maxLength": 5}})
+	p.customAttribute(map[string]any{"name": "remote", "type": "boolean"})
+	p.customAttribute(map[string]any{"name": "badge", "type": "string", "required": true})
+	for _, name := range []string{"tier", "hired", "skills", "remote", "badge"} {
+		p.mapping(acmeURN+":"+name, "attributes."+name)
+	}
+	body := func(ext map[string]any) map[string]any {
+		return map[string]any{"schemas": []string{"urn:ietf:params:scim:schemas:core:2.0:User", acmeURN}, "userName": "bjensen", acmeURN: ext}
+	}
+	r := p.do(http.MethodPost, "/Users", body(map[string]any{"tier": "bronze", "hired": "yesterday", "skills": []any{"go", "haskell"},
+		"remote": "True"}))
+	mustSCIMError(t, r, http.StatusBadRequest, "invalidValue")
+	detail := r.Object(t)["detail"].(string)
+	for _, name := range []string{"tier", "hired", "skills", "badge"} {
+		if !strings.Contains(detail, acmeURN+":"+name+":") {
+			t.Errorf("detail %q does not name %s", detail, name)
+		}
+	}
+	if strings.Contains(detail, "remote") {
+		t.Errorf("detail %q names a right value", detail)
+	}
+	u := p.create(body(map[string]any{"tier": "gold", "hired": "2026-01-31", "skills": []any{"go", "sql"}, "remote": "True", "badge": "B-7"}))
+	if !equalJSON(u[acmeURN], map[string]any{"tier": "gold", "hired": "2026-01-31", "skills": []any{"go", "sql"}, "remote": true, "badge": "B-7"}) {
+		t.Fatalf("shown %v", u[acmeURN])
+	}
+	var schema struct{ Attributes []map[string]any }
+	p.do(http.MethodGet, "/Schemas/"+acmeURN, nil).Decode(t, &schema)
+	if len(schema.Attributes) != 5 || !equalJSON(schema.Attributes[0]["canonicalValues"], []string{"gold", "silver"}) ||
+		schema.Attributes[2]["multiValued"] != true || schema.Attributes[3]["type"] != "boolean" {
+		t.Fatalf("schema %v", schema.Attributes)
+	}
+}
