@@ -1213,3 +1213,43 @@ CREATE INDEX organization_sso_connections_org ON organization_sso_connections (o
 ALTER TABLE auth_requests ADD COLUMN org_hint TEXT NOT NULL DEFAULT '';
 ALTER TABLE auth_requests ADD COLUMN organization_id TEXT;
 ALTER TABLE refresh_tokens ADD COLUMN organization_id TEXT;
+
+-- version 26
+-- SCIM attribute mappings: a SCIM attribute path of the realm's users
+-- (path, as the admin API shows it; path_key, its canonical lowercase
+-- form, unique in the realm) mapped to a user field or a custom attribute
+-- (target: firstName, lastName, or attributes.<name>), where SCIM then
+-- stores and reads its value.
+CREATE TABLE scim_attribute_mappings (
+    id         TEXT PRIMARY KEY,
+    realm_id   TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    path       TEXT NOT NULL,
+    path_key   TEXT NOT NULL,
+    target     TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    UNIQUE (realm_id, path_key),
+    UNIQUE (realm_id, target)
+);
+-- The addresses of the users SCIM wrote, as filters read them: one row
+-- per address (item, its place in the list), every field folded, so that
+-- a filter on addresses (addresses[type eq "work" and locality eq "paris"],
+-- addresses.country eq "fr") runs as SQL. Addresses SCIM wrote before
+-- this table are found once SCIM writes their user again.
+CREATE TABLE scim_user_addresses (
+    user_id        TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    realm_id       TEXT NOT NULL,
+    item           INTEGER NOT NULL,
+    type           TEXT NOT NULL,
+    is_primary     BOOLEAN NOT NULL,
+    formatted      TEXT NOT NULL,
+    street_address TEXT NOT NULL,
+    locality       TEXT NOT NULL,
+    region         TEXT NOT NULL,
+    postal_code    TEXT NOT NULL,
+    country        TEXT NOT NULL,
+    PRIMARY KEY (user_id, item)
+);
+CREATE INDEX scim_user_addresses_locality ON scim_user_addresses (realm_id, locality, user_id);
+CREATE INDEX scim_user_addresses_country ON scim_user_addresses (realm_id, country, user_id);
+CREATE INDEX scim_user_addresses_postal_code ON scim_user_addresses (realm_id, postal_code, user_id);
+CREATE INDEX scim_user_addresses_region ON scim_user_addresses (realm_id, region, user_id);

@@ -66,6 +66,7 @@ var adminResourceRules = []struct{ pattern, resourceType string }{
 	{"client-scopes/**", "CLIENT_SCOPE"},
 	{"events/**", "REALM"},
 	{"scim/tokens/**", "SCIM_TOKEN"},
+	{"scim/attribute-mappings/**", "SCIM_ATTRIBUTE_MAPPING"},
 }
 
 // adminResourceType names the resource a write on the route template acts on.

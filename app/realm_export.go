@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
+	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -98,6 +99,9 @@ type realmExport struct {
 	SAMLSettings         saml.Settings `json:"samlSettings"`
 	// UserFederationProviders are the realm's directories (app/ldapfed).
 	UserFederationProviders []ldapfed.Provider `json:"userFederationProviders,omitempty"`
+	// SCIMAttributeMappings are the realm's SCIM attribute mappings, as the
+	// admin API shows them (app/scim).
+	SCIMAttributeMappings []scim.MappingRep `json:"scimAttributeMappings"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -274,6 +278,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		return nil, err
 	}
 	if out.UserFederationProviders, err = ldapfed.Export(ctx, tx, realm.ID, includeSecrets); err != nil {
+		return nil, err
+	}
+	if out.SCIMAttributeMappings, err = scim.ExportMappings(ctx, tx, realm.ID); err != nil {
 		return nil, err
 	}
 	if !includeUsers {

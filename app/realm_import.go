@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/saml"
+	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -115,6 +116,8 @@ type realmImport struct {
 	// UserFederationProviders are the realm's directories (app/ldapfed).
 	UserFederationProviders []ldapfed.ImportedProvider `json:"userFederationProviders"`
 	SAMLSettings            *saml.Settings             `json:"samlSettings"`
+	// SCIMAttributeMappings are the realm's SCIM attribute mappings (app/scim).
+	SCIMAttributeMappings []scim.ImportedMapping `json:"scimAttributeMappings"`
 }
 
 // ImportOptions say how an import treats what is already there.
@@ -198,7 +201,10 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		if err := ldapfed.Write(ctx, tx, p.federation); err != nil {
 			return err
 		}
-		return ldapfed.WriteLinks(ctx, tx, p.fedLinks)
+		if err := ldapfed.WriteLinks(ctx, tx, p.fedLinks); err != nil {
+			return err
+		}
+		return scim.WriteMappings(ctx, tx, p.scimMappings)
 	})
 	if err != nil {
 		return nil, err

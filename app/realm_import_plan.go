@@ -15,6 +15,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -52,6 +53,7 @@ type importPlan struct {
 	federation    []*store.FederationProvider
 	fedIDs        map[string]string // provider ID in the file -> ID it gets
 	fedLinks      []*store.FederationLink
+	scimMappings  []*store.SCIMMapping
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -120,6 +122,9 @@ func (p *importPlan) build(in *realmImport) error {
 		}
 	}
 	if p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp}); err != nil {
+		return err
+	}
+	if p.scimMappings, err = scim.PlanImportMappings(in.SCIMAttributeMappings, realm.ID, p.copy, p.now); err != nil {
 		return err
 	}
 	return p.buildLinks(in)

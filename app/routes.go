@@ -398,6 +398,10 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, scimToken1+"/enable", authz.SCIMWrite, sc.EnableToken)
 	admin(http.MethodPut, scimToken1+"/disable", authz.SCIMWrite, sc.DisableToken)
 	admin(http.MethodGet, "/admin/realms/{realm}/scim/status", authz.SCIMRead, sc.Status)
+	const scimMappings = "/admin/realms/{realm}/scim/attribute-mappings"
+	admin(http.MethodGet, scimMappings, authz.SCIMRead, sc.ListMappings)
+	admin(http.MethodPost, scimMappings, authz.SCIMWrite, sc.CreateMapping)
+	admin(http.MethodDelete, scimMappings+"/{mappingId}", authz.SCIMWrite, sc.DeleteMapping)
 	scimEndpoint := func(method, path string, h httpx.HandlerFunc) {
 		add(method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
 	}

@@ -178,3 +178,38 @@ func (s *Store) SetUserCustomAttribute(ctx context.Context, userID, name string,
 	}
 	return nil
 }
+
+// UsersCustomAttributes returns every custom attribute value each of the
+// given users holds, in the schema or not, by user ID.
+func (s *Store) UsersCustomAttributes(ctx context.Context, userIDs []string) (map[string]map[string][]string, error) {
+	out := make(map[string]map[string][]string, len(userIDs))
+	for chunk := range chunks(userIDs, 500) {
+		rows, err := s.r.QueryContext(ctx, "SELECT user_id, name, vals FROM user_custom_attributes WHERE user_id IN ("+
+			placeholders(len(chunk))+")", anys(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("users' custom attributes: %w", mapErr(err))
+		}
+		for rows.Next() {
+			var id, name, vals string
+			var list []string
+			err := rows.Scan(&id, &name, &vals)
+			if err == nil {
+				err = json.Unmarshal([]byte(vals), &list)
+			}
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("user custom attribute %s: %w", name, mapErr(err))
+			}
+			if out[id] == nil {
+				out[id] = map[string][]string{}
+			}
+			out[id][name] = list
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+	}
+	return out, nil
+}

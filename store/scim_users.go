@@ -12,6 +12,29 @@ import (
 type SCIMUser struct {
 	ModifiedAt int64  // Unix milliseconds
 	Data       string // a JSON object of SCIM attributes
+	// Addresses are the user's addresses as filters read them, written
+	// with the rest (and not read back: Data holds them).
+	Addresses []SCIMAddress
+}
+
+// SCIMAddress is one of a user's addresses as filters read it: every
+// field folded by the caller (SCIM's addresses ignore case), Type too.
+type SCIMAddress struct {
+	Type, Formatted, StreetAddress, Locality, Region, PostalCode, Country string
+	Primary                                                               bool
+}
+
+// AddressFields are the fields of a SCIMAddress a Match inside a MatchHas
+// on "addresses" may name.
+var AddressFields = map[string]string{
+	"type":          "v.type",
+	"primary":       "v.is_primary",
+	"formatted":     "v.formatted",
+	"streetaddress": "v.street_address",
+	"locality":      "v.locality",
+	"region":        "v.region",
+	"postalcode":    "v.postal_code",
+	"country":       "v.country",
 }
 
 // SCIMValue is one value of a SCIM attribute, as filters and sorting
@@ -41,6 +64,17 @@ func (s *Store) PutSCIMUser(ctx context.Context, realmID, userID string, u SCIMU
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`, userID, realmID, v.Attr, v.Value, v.Fold, v.Type, v.Primary)
 			if err != nil {
 				return fmt.Errorf("store SCIM value of user %s: %w", userID, mapErr(err))
+			}
+		}
+		if _, err := tx.w.ExecContext(ctx, "DELETE FROM scim_user_addresses WHERE user_id = $1", userID); err != nil {
+			return fmt.Errorf("replace SCIM addresses of user %s: %w", userID, mapErr(err))
+		}
+		for i, a := range u.Addresses {
+			_, err := tx.w.ExecContext(ctx, `INSERT INTO scim_user_addresses (user_id, realm_id, item, type, is_primary, formatted,
+				street_address, locality, region, postal_code, country) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				userID, realmID, i, a.Type, a.Primary, a.Formatted, a.StreetAddress, a.Locality, a.Region, a.PostalCode, a.Country)
+			if err != nil {
+				return fmt.Errorf("store SCIM address of user %s: %w", userID, mapErr(err))
 			}
 		}
 		return nil
@@ -186,6 +220,9 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL) string {
 		if attr == "groups" {
 			return "SELECT v.user_id AS owner_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
+		}
+		if attr == "addresses" {
+			return "SELECT v.user_id AS owner_id FROM scim_user_addresses v WHERE v.realm_id = $1"
 		}
 		return "SELECT v.user_id AS owner_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
 	}, also: "SELECT r.id FROM users r WHERE r.realm_id = $1 AND "}
@@ -373,7 +410,11 @@ func (b *matchSQL) owners(m *Match) (string, error) {
 		if (m.Attr == "groups" || m.Attr == "members") && !onlyValue(m.Subs[0]) {
 			return "", fmt.Errorf("match: memberships have only a value")
 		}
+		if m.Attr == "addresses" {
+			b.valueFields = AddressFields
+		}
 		cond, err := b.match(m.Subs[0], true)
+		b.valueFields = nil
 		if err != nil {
 			return "", err
 		}
@@ -504,7 +545,8 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 // foldedColumns hold lowercase text only, written so by Go or lowered by
 // SQL, which LIKE matches alike on every backend.
 var foldedColumns = map[string]bool{"u.username": true, "u.email": true, "lower(u.first_name)": true,
-	"lower(u.last_name)": true, "v.fold": true, "v.type": true, "lower(g.name)": true}
+	"lower(u.last_name)": true, "v.fold": true, "v.type": true, "lower(g.name)": true, "v.formatted": true,
+	"v.street_address": true, "v.locality": true, "v.region": true, "v.postal_code": true, "v.country": true}
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 

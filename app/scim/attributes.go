@@ -114,6 +114,19 @@ func normalizeOne(def *attribute, v any, path string) (any, error) {
 			}
 		}
 		return nil, badRequest(typeInvalidValue, "%s must be a boolean", path)
+	case typeDecimal:
+		// Text passes to the custom attribute's rules, which answer for
+		// every value at fault at once.
+		switch n := v.(type) {
+		case float64:
+			return n, nil
+		case string:
+			if n == "" {
+				return nil, nil
+			}
+			return n, nil
+		}
+		return nil, badRequest(typeInvalidValue, "%s must be a number", path)
 	case typeDateTime:
 		s, ok := v.(string)
 		if !ok {

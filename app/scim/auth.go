@@ -22,6 +22,7 @@ const maxCredential = 128
 type caller struct {
 	token *store.SCIMToken
 	realm *store.Realm
+	model *userModel // the realm's user model, once read
 }
 
 type callerKey struct{}

@@ -125,25 +125,43 @@ func noDiscoveryFilter(r *http.Request) error {
 	return nil
 }
 
-func (s *Service) schemaResources(r *http.Request) []any {
-	out := make([]any, len(schemas))
-	for i, d := range schemas {
-		out[i] = schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
-			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}}
+// schemaResources are the schemas, with the extensions of the caller's
+// realm's own that its attribute mappings declare.
+func (s *Service) schemaResources(r *http.Request) ([]any, error) {
+	m, err := s.model(r)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	var out []any
+	for _, d := range schemas {
+		out = append(out, schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
+			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}})
+	}
+	for i := range m.custom {
+		d := &m.custom[i]
+		out = append(out, schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
+			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}})
+	}
+	return out, nil
 }
 
-func (s *Service) resourceTypes(r *http.Request) []any {
+func (s *Service) resourceTypes(r *http.Request) ([]any, error) {
+	m, err := s.model(r)
+	if err != nil {
+		return nil, err
+	}
+	exts := make([]schemaExtension, len(m.extensions))
+	for i, urn := range m.extensions {
+		exts[i] = schemaExtension{Schema: urn}
+	}
 	return []any{
 		resourceType{Schemas: []string{schemaResType}, ID: "User", Name: "User", Endpoint: "/Users",
-			Description: "User Account", Schema: schemaUser,
-			SchemaExtensions: []schemaExtension{{Schema: schemaEnterprise, Required: false}},
-			Meta:             map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/User")}},
+			Description: "User Account", Schema: schemaUser, SchemaExtensions: exts,
+			Meta: map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/User")}},
 		resourceType{Schemas: []string{schemaResType}, ID: "Group", Name: "Group", Endpoint: "/Groups",
 			Description: "Group", Schema: schemaGroup, SchemaExtensions: []schemaExtension{},
 			Meta: map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/Group")}},
-	}
+	}, nil
 }
 
 // Schemas lists the schemas the server implements (RFC 7644 §4).
@@ -151,7 +169,10 @@ func (s *Service) Schemas(w http.ResponseWriter, r *http.Request) error {
 	if err := noDiscoveryFilter(r); err != nil {
 		return err
 	}
-	list := s.schemaResources(r)
+	list, err := s.schemaResources(r)
+	if err != nil {
+		return err
+	}
 	writeSCIM(w, http.StatusOK, newList(list, len(list), 1))
 	return nil
 }
@@ -159,7 +180,11 @@ func (s *Service) Schemas(w http.ResponseWriter, r *http.Request) error {
 // Schema answers one schema by its URN.
 func (s *Service) Schema(w http.ResponseWriter, r *http.Request) error {
 	id := mux.Vars(r)["schemaId"]
-	for _, res := range s.schemaResources(r) {
+	list, err := s.schemaResources(r)
+	if err != nil {
+		return err
+	}
+	for _, res := range list {
 		if res.(schemaResource).ID == id {
 			writeSCIM(w, http.StatusOK, res)
 			return nil
@@ -173,7 +198,10 @@ func (s *Service) ResourceTypes(w http.ResponseWriter, r *http.Request) error {
 	if err := noDiscoveryFilter(r); err != nil {
 		return err
 	}
-	list := s.resourceTypes(r)
+	list, err := s.resourceTypes(r)
+	if err != nil {
+		return err
+	}
 	writeSCIM(w, http.StatusOK, newList(list, len(list), 1))
 	return nil
 }
@@ -181,7 +209,11 @@ func (s *Service) ResourceTypes(w http.ResponseWriter, r *http.Request) error {
 // ResourceType answers one resource type by its ID, User or Group.
 func (s *Service) ResourceType(w http.ResponseWriter, r *http.Request) error {
 	id := mux.Vars(r)["resourceTypeId"]
-	for _, res := range s.resourceTypes(r) {
+	list, err := s.resourceTypes(r)
+	if err != nil {
+		return err
+	}
+	for _, res := range list {
 		if res.(resourceType).ID == id {
 			writeSCIM(w, http.StatusOK, res)
 			return nil

@@ -75,20 +75,39 @@ type filterTarget struct {
 	alsoField string
 }
 
-// resolveUserPath finds what a filter's attribute path names on a user.
-func resolveUserPath(p filter.AttributePath) (*filterTarget, error) {
+// resolvePath finds what a filter's attribute path names on a user of the
+// model's realm. A path mapped to a users row field is that field; one
+// mapped to a custom attribute reads the values SCIM wrote there.
+func (m *userModel) resolvePath(p filter.AttributePath) (*filterTarget, error) {
 	name, sub := p.AttributeName, p.SubAttributeName()
-	defs, prefix := userDefs, ""
-	switch uri := p.URI(); {
+	defs, prefix := m.defs, ""
+	uri := p.URI()
+	switch {
 	case uri == "", strings.EqualFold(uri, schemaUser):
-	case strings.EqualFold(uri, schemaEnterprise):
-		defs, prefix = enterpriseSchema.Attributes, strings.ToLower(schemaEnterprise)+"."
+		uri = ""
 	default:
-		return nil, badRequest(typeInvalidFilter, "unknown schema %q in the filter", uri)
+		ext := find(m.defs, uri)
+		if ext == nil || !strings.HasPrefix(ext.Name, "urn:") {
+			return nil, badRequest(typeInvalidFilter, "unknown schema %q in the filter", uri)
+		}
+		defs, prefix, uri = ext.SubAttributes, strings.ToLower(ext.Name)+".", ext.Name
 	}
 	def := find(defs, name)
-	if def == nil || def.Name == schemaEnterprise {
+	if def == nil || strings.HasPrefix(def.Name, "urn:") {
 		return nil, badRequest(typeInvalidFilter, "unknown attribute %q in the filter", p.String())
+	}
+	key := mappingPath{ext: uri, attr: def.Name, sub: sub}.key()
+	for _, am := range m.maps {
+		if am.field != "" && am.path.valueType == "" && am.path.key() == key {
+			field := "first_name"
+			if am.field == targetLastName {
+				field = "last_name"
+			}
+			return &filterTarget{def: &attribute{Name: def.Name, Type: typeString}, field: field}, nil
+		}
+	}
+	if def.Type == typeDecimal || def.Type == typeBoolean && uri != "" || def.MultiValued && def.Type != typeComplex {
+		return nil, badRequest(typeInvalidFilter, "%s cannot be filtered on: only the string attributes of an extension of the realm's own can", p.String())
 	}
 	if def.Returned == returnedNever {
 		return nil, badRequest(typeInvalidFilter, "%s cannot be filtered on", def.Name)
@@ -136,7 +155,7 @@ func resolveUserPath(p filter.AttributePath) (*filterTarget, error) {
 }
 
 // multiTarget is a multi-valued attribute's target: filters read emails,
-// phone numbers and groups; addresses are kept but not filtered on.
+// phone numbers, addresses (by their sub-attributes) and groups.
 func multiTarget(def, sub *attribute) (*filterTarget, error) {
 	t := &filterTarget{def: sub, attr: strings.ToLower(def.Name), multi: true}
 	if sub != def {
@@ -146,6 +165,8 @@ func multiTarget(def, sub *attribute) (*filterTarget, error) {
 	case "emails":
 		t.alsoField = "email"
 	case "phoneNumbers":
+	case "addresses":
+		return t, nil // with no sub-attribute, only in a value path or with pr
 	case "groups":
 		if t.sub != "" && t.sub != "value" {
 			return nil, badRequest(typeInvalidFilter, "groups can be filtered on by value only")
@@ -166,8 +187,11 @@ func multiTarget(def, sub *attribute) (*filterTarget, error) {
 // resolver finds what a filter's attribute path names on a resource.
 type resolver func(filter.AttributePath) (*filterTarget, error)
 
-// userMatch translates a filter on users to a store.Match.
-func userMatch(e filter.Expression) (*store.Match, error) { return translate(e, resolveUserPath) }
+// userMatch translates a filter on users of the model's realm to a
+// store.Match.
+func (m *userModel) userMatch(e filter.Expression) (*store.Match, error) {
+	return translate(e, m.resolvePath)
+}
 
 // translate translates a filter to a store.Match, its attribute paths
 // resolved by resolve.
@@ -222,6 +246,12 @@ func logical(e *filter.LogicalExpression, sub func(filter.Expression) (*store.Ma
 
 // attrMatch is one comparison on a user.
 func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, error) {
+	if t.multi && t.attr == "addresses" && t.sub == "" {
+		if e.Operator == filter.PR {
+			return &store.Match{Op: store.MatchHas, Attr: t.attr}, nil
+		}
+		return nil, badRequest(typeInvalidFilter, "addresses has no value: name one of its sub-attributes, as addresses.locality")
+	}
 	if t.multi {
 		within, err := comparison(t.def, valueField(t), e)
 		if err != nil {
@@ -265,6 +295,9 @@ func valueField(t *filterTarget) string {
 	}
 	if t.attr == "groups" || t.attr == "members" {
 		return "value"
+	}
+	if t.attr == "addresses" {
+		return strings.ToLower(t.sub) // a store.AddressFields key, folded when written
 	}
 	return valueColumn(t.def)
 }

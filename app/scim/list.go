@@ -98,7 +98,11 @@ func (s *Service) SearchUsers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) listUsers(w http.ResponseWriter, r *http.Request, q query) error {
-	sq, err := userQuery(q)
+	m, err := s.model(r)
+	if err != nil {
+		return err
+	}
+	sq, err := m.userQuery(q)
 	if err != nil {
 		return err
 	}
@@ -126,7 +130,7 @@ func (s *Service) listUsers(w http.ResponseWriter, r *http.Request, q query) err
 }
 
 // userQuery translates a list request on users to a store query.
-func userQuery(q query) (store.SCIMQuery, error) {
+func (m *userModel) userQuery(q query) (store.SCIMQuery, error) {
 	var sq store.SCIMQuery
 	sq.Offset, sq.Limit = q.page()
 	if q.Filter != "" {
@@ -134,7 +138,7 @@ func userQuery(q query) (store.SCIMQuery, error) {
 		if err != nil {
 			return sq, err
 		}
-		if sq.Where, err = userMatch(expr); err != nil {
+		if sq.Where, err = m.userMatch(expr); err != nil {
 			return sq, err
 		}
 	}
@@ -152,7 +156,7 @@ func userQuery(q query) (store.SCIMQuery, error) {
 	if err != nil {
 		return sq, badRequest(typeInvalidValue, "malformed sortBy %q", q.SortBy)
 	}
-	t, err := resolveUserPath(p)
+	t, err := m.resolvePath(p)
 	if err != nil {
 		return sq, badRequest(typeInvalidValue, "sortBy: %s", asSCIM(err).Detail)
 	}

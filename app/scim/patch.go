@@ -565,5 +565,3 @@ func compareValue(def *attribute, got any, op filter.CompareOperator, want any) 
 	}
 	return false, badRequest(typeInvalidFilter, "unknown operator %q", op)
 }
-
-var userPatcher = patcher{defs: userDefs, core: schemaUser, extensions: []string{schemaEnterprise}}

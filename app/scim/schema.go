@@ -125,7 +125,7 @@ var userSchema = schemaDef{ID: schemaUser, Name: "User", Description: "User Acco
 	}(),
 	multi("emails", "Email addresses for the user. The primary one is the user's email in the realm.", "work", "home", "other"),
 	multi("phoneNumbers", "Phone numbers for the user.", "work", "home", "mobile", "fax", "pager", "other"),
-	complexOf("addresses", "Physical mailing addresses for the user (kept and returned, not filterable).", true,
+	complexOf("addresses", "Physical mailing addresses for the user.", true,
 		str("formatted", "The full mailing address, formatted for display."), str("streetAddress", "The street address."),
 		str("locality", "The city or locality."), str("region", "The state or region."),
 		str("postalCode", "The zip code or postal code."), str("country", "The country name (ISO 3166-1 alpha-2)."),

@@ -31,12 +31,20 @@ type userDoc struct {
 	// given and family names, under their defined names; the enterprise
 	// extension under its URN.
 	data map[string]any
+	// index is the values filters and sorting read, mapped ones included.
+	index     []store.SCIMValue
+	addresses []store.SCIMAddress
+	// attrs are the custom attributes' values the mappings write, each of
+	// attrSchema (all of them, an attribute without values included).
+	attrs      map[string][]string
+	attrSchema []*store.CustomAttribute
 }
 
 // readUser checks a user's body (a creation's or a replacement's, or a
-// user after PATCH) against the schemas.
-func readUser(body map[string]any) (*userDoc, error) {
-	if err := checkSchemas(body, schemaUser, schemaEnterprise); err != nil {
+// user after PATCH) against the realm's schemas, and moves the mapped
+// values to what they are mapped to.
+func readUser(m *userModel, body map[string]any) (*userDoc, error) {
+	if err := checkSchemas(body, schemaUser, m.extensions...); err != nil {
 		return nil, err
 	}
 	rest := make(map[string]any, len(body))
@@ -45,7 +53,7 @@ func readUser(body map[string]any) (*userDoc, error) {
 			rest[k] = v
 		}
 	}
-	data, err := normalize(userDefs, rest, "")
+	data, err := normalize(m.defs, rest, "")
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +64,16 @@ func readUser(body map[string]any) (*userDoc, error) {
 	}
 	delete(data, "userName")
 	if name, ok := data["name"].(map[string]any); ok {
-		d.givenName, d.familyName = text(name, "givenName"), text(name, "familyName")
-		delete(name, "givenName")
-		delete(name, "familyName")
+		// A name part another attribute is mapped to the row for stays
+		// with SCIM.
+		if !m.mapsField(targetFirstName) {
+			d.givenName = text(name, "givenName")
+			delete(name, "givenName")
+		}
+		if !m.mapsField(targetLastName) {
+			d.familyName = text(name, "familyName")
+			delete(name, "familyName")
+		}
 		if len(name) == 0 {
 			delete(data, "name")
 		}
@@ -81,6 +96,10 @@ func readUser(body map[string]any) (*userDoc, error) {
 		if i := primaryOf(emails); i >= 0 {
 			d.email = text(emails[i].(map[string]any), "value")
 		}
+	}
+	d.index, d.addresses = indexValues(m.defs, data), addressValues(data)
+	if err := m.extract(d); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -117,18 +136,32 @@ func checkSchemas(body map[string]any, core string, extensions ...string) error 
 
 // scimUser is what SCIM keeps of a user beyond its row, and the values
 // filters read.
-func scimUser(data map[string]any, now int64) (store.SCIMUser, []store.SCIMValue, error) {
-	b, err := json.Marshal(data)
+func scimUser(d *userDoc, now int64) (store.SCIMUser, []store.SCIMValue, error) {
+	b, err := json.Marshal(d.data)
 	if err != nil {
 		return store.SCIMUser{}, nil, fmt.Errorf("encode SCIM attributes: %w", err)
 	}
-	return store.SCIMUser{ModifiedAt: now, Data: string(b)}, indexValues(data), nil
+	return store.SCIMUser{ModifiedAt: now, Data: string(b), Addresses: d.addresses}, d.index, nil
+}
+
+// addressValues are the user's addresses as filters read them, folded.
+func addressValues(data map[string]any) []store.SCIMAddress {
+	list, _ := data["addresses"].([]any)
+	out := make([]store.SCIMAddress, 0, len(list))
+	for _, item := range list {
+		a, _ := item.(map[string]any)
+		f := func(key string) string { return strings.ToLower(text(a, key)) }
+		out = append(out, store.SCIMAddress{Type: f("type"), Primary: a["primary"] == true, Formatted: f("formatted"),
+			StreetAddress: f("streetAddress"), Locality: f("locality"), Region: f("region"), PostalCode: f("postalCode"),
+			Country: f("country")})
+	}
+	return out
 }
 
 // indexValues are the values of data filters and sorting read: every
 // single-valued string, at its lowercased path, and each value of the
 // emails and phone numbers with its type and whether it is primary.
-func indexValues(data map[string]any) []store.SCIMValue {
+func indexValues(defs []attribute, data map[string]any) []store.SCIMValue {
 	var out []store.SCIMValue
 	var walk func(defs []attribute, m map[string]any, prefix string)
 	walk = func(defs []attribute, m map[string]any, prefix string) {
@@ -155,26 +188,24 @@ func indexValues(data map[string]any) []store.SCIMValue {
 			}
 		}
 	}
-	walk(userDefs, data, "")
+	walk(defs, data, "")
 	return out
 }
 
 // scimTime is a time as SCIM shows it (RFC 3339, UTC, milliseconds).
 func scimTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// renderUser is the user as SCIM shows it, meta and version included.
-func (s *Service) renderUser(r *http.Request, u *store.User, su store.SCIMUser, groups []*store.Group) (map[string]any, error) {
+// renderUser is the user as SCIM shows it, meta and version included:
+// what SCIM keeps, the users row, and the mapped values at their paths
+// (held, the user's custom attributes).
+func (s *Service) renderUser(r *http.Request, m *userModel, u *store.User, su store.SCIMUser, groups []*store.Group,
+	held map[string][]string) (map[string]any, error) {
 	doc := map[string]any{}
 	if su.Data != "" {
 		if err := json.Unmarshal([]byte(su.Data), &doc); err != nil {
 			return nil, fmt.Errorf("SCIM attributes of user %s: %w", u.ID, err)
 		}
 	}
-	schemaList := []any{schemaUser}
-	if _, ok := doc[schemaEnterprise]; ok {
-		schemaList = append(schemaList, schemaEnterprise)
-	}
-	doc["schemas"] = schemaList
 	doc["id"] = u.ID
 	doc["userName"] = u.Username
 	doc["active"] = u.Enabled
@@ -182,15 +213,32 @@ func (s *Service) renderUser(r *http.Request, u *store.User, su store.SCIMUser, 
 	if name == nil {
 		name = map[string]any{}
 	}
-	if u.FirstName != "" {
+	if u.FirstName != "" && !m.mapsField(targetFirstName) {
 		name["givenName"] = u.FirstName
 	}
-	if u.LastName != "" {
+	if u.LastName != "" && !m.mapsField(targetLastName) {
 		name["familyName"] = u.LastName
 	}
 	if len(name) > 0 {
 		doc["name"] = name
 	}
+	for _, am := range m.maps {
+		switch {
+		case am.field == targetFirstName && u.FirstName != "":
+			m.put(doc, am.path, u.FirstName)
+		case am.field == targetLastName && u.LastName != "":
+			m.put(doc, am.path, u.LastName)
+		case am.attr != nil && len(held[am.attr.Name]) > 0:
+			m.put(doc, am.path, typed(am, held[am.attr.Name]))
+		}
+	}
+	schemaList := []any{schemaUser}
+	for _, ext := range m.extensions {
+		if _, ok := doc[ext]; ok {
+			schemaList = append(schemaList, ext)
+		}
+	}
+	doc["schemas"] = schemaList
 	doc["emails"] = renderEmails(doc["emails"], u.Email)
 	if doc["emails"] == nil {
 		delete(doc, "emails")

@@ -20,7 +20,11 @@ func (s *Service) CreateUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, err := readUser(body)
+	m, err := s.model(r)
+	if err != nil {
+		return err
+	}
+	doc, err := readUser(m, body)
 	if err != nil {
 		return err
 	}
@@ -35,7 +39,7 @@ func (s *Service) CreateUser(w http.ResponseWriter, r *http.Request) error {
 		}
 		nu.PasswordHash, nu.PasswordChangedAt = hash, now
 	}
-	su, values, err := scimUser(doc.data, now)
+	su, values, err := scimUser(doc, now)
 	if err != nil {
 		return err
 	}
@@ -45,12 +49,15 @@ func (s *Service) CreateUser(w http.ResponseWriter, r *http.Request) error {
 		if u, err = s.deps.Identity.CreateUser(ctx, tx, realm, nu); err != nil {
 			return err
 		}
+		if err := s.setAttributes(ctx, tx, m, u, doc); err != nil {
+			return err
+		}
 		return tx.PutSCIMUser(ctx, realm.ID, u.ID, su, values)
 	})
 	if err != nil {
 		return err
 	}
-	res, err := s.renderUser(r, u, su, nil)
+	res, err := s.renderUser(r, m, u, su, nil, doc.attrs)
 	if err != nil {
 		return err
 	}
@@ -92,6 +99,10 @@ func (s *Service) renderUsers(r *http.Request, st *store.Store, users []*store.U
 		ids[i] = u.ID
 	}
 	ctx, realm := r.Context(), callerOf(r).realm
+	m, err := s.model(r)
+	if err != nil {
+		return nil, err
+	}
 	data, err := st.SCIMUsers(ctx, realm.ID, ids)
 	if err != nil {
 		return nil, err
@@ -100,9 +111,15 @@ func (s *Service) renderUsers(r *http.Request, st *store.Store, users []*store.U
 	if err != nil {
 		return nil, err
 	}
+	held := map[string]map[string][]string{}
+	if m.hasAttributes() {
+		if held, err = st.UsersCustomAttributes(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]map[string]any, len(users))
 	for i, u := range users {
-		if out[i], err = s.renderUser(r, u, data[u.ID], groups[u.ID]); err != nil {
+		if out[i], err = s.renderUser(r, m, u, data[u.ID], groups[u.ID], held[u.ID]); err != nil {
 			return nil, err
 		}
 	}
@@ -131,8 +148,13 @@ func (s *Service) PatchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	m, err := s.model(r)
+	if err != nil {
+		return err
+	}
+	p := patcher{defs: m.defs, core: schemaUser, extensions: m.extensions}
 	return s.changeUser(w, r, func(current map[string]any) (map[string]any, error) {
-		return current, userPatcher.apply(current, ops)
+		return current, p.apply(current, ops)
 	})
 }
 
@@ -175,6 +197,10 @@ func (errNeedsHash) Error() string { return "scim: the new password needs its ha
 func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func(current map[string]any) (map[string]any, error)) error {
 	ctx, realm := r.Context(), callerOf(r).realm
 	id := mux.Vars(r)["id"]
+	m, err := s.model(r)
+	if err != nil {
+		return err
+	}
 	hashes := map[string]string{}
 	var ended []*store.Session
 	var res map[string]any
@@ -190,7 +216,7 @@ func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func
 		if err != nil {
 			return err
 		}
-		doc, err := readUser(next)
+		doc, err := readUser(m, next)
 		if err != nil {
 			return err
 		}
@@ -218,8 +244,11 @@ func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func
 				return err
 			}
 		}
+		if err := s.setAttributes(ctx, tx, m, u, doc); err != nil {
+			return err
+		}
 		now := s.deps.Now().UnixMilli()
-		su, values, err := scimUser(doc.data, now)
+		su, values, err := scimUser(doc, now)
 		if err != nil {
 			return err
 		}
@@ -257,4 +286,14 @@ func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func
 		s.deps.SessionsEnded(context.WithoutCancel(ctx), realm, ended)
 	}
 	return answer(w, r, http.StatusOK, res)
+}
+
+// setAttributes stores the custom attribute values the mappings write,
+// through the identity core and the realm's schema as it is in tx; the
+// other attributes the user holds are left as they are.
+func (s *Service) setAttributes(ctx context.Context, tx *store.Store, m *userModel, u *store.User, doc *userDoc) error {
+	if len(doc.attrSchema) == 0 {
+		return nil
+	}
+	return m.attributeError(s.deps.Identity.SetUserAttributes(ctx, tx, u, doc.attrSchema, doc.attrs))
 }

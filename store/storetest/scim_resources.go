@@ -13,6 +13,68 @@ func scimResourceSuite() []subTest {
 	return []subTest{
 		{"SCIMUserSearch", testSCIMUserSearch},
 		{"SCIMGroupSearch", testSCIMGroupSearch},
+		{"SCIMAddressSearch", testSCIMAddressSearch},
+	}
+}
+
+func testSCIMAddressSearch(t *testing.T, s *store.Store) {
+	realm := mustCreateRealm(t, s, testRealm("r1", "acme", 1))
+	other := mustCreateRealm(t, s, testRealm("r2", "beta", 1))
+	for _, u := range []*store.User{testUser("u1", realm.ID, "alice", ""), testUser("u2", realm.ID, "bob", ""),
+		testUser("u3", other.ID, "alice", "")} {
+		mustCreateUser(t, s, u)
+	}
+	put := func(realmID, id string, addresses ...store.SCIMAddress) {
+		t.Helper()
+		if err := s.PutSCIMUser(testCtx, realmID, id, store.SCIMUser{ModifiedAt: 1, Data: `{}`, Addresses: addresses}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(realm.ID, "u1", store.SCIMAddress{Type: "work", Locality: "paris", Country: "fr", Primary: true},
+		store.SCIMAddress{Type: "home", Locality: "lyon", Country: "fr", PostalCode: "69_01"})
+	put(realm.ID, "u2", store.SCIMAddress{Type: "work", Locality: "lyon", Country: "fr"})
+	put(realm.ID, "u2", store.SCIMAddress{Type: "work", Locality: "london", Country: "gb"}) // replaces u2's
+	put(other.ID, "u3", store.SCIMAddress{Type: "work", Locality: "paris", Country: "fr"})
+	has := func(sub *store.Match) *store.Match {
+		m := &store.Match{Op: store.MatchHas, Attr: "addresses"}
+		if sub != nil {
+			m.Subs = []*store.Match{sub}
+		}
+		return m
+	}
+	cmp := func(op, field string, v any) *store.Match { return &store.Match{Op: op, Field: field, Value: v} }
+	and := func(subs ...*store.Match) *store.Match { return &store.Match{Op: store.MatchAnd, Subs: subs} }
+	for _, tc := range []struct {
+		name  string
+		where *store.Match
+		want  string
+	}{
+		{"any", has(nil), "alice bob"},
+		{"one field", has(cmp(store.MatchEq, "country", "fr")), "alice"},
+		{"two fields of one address", has(and(cmp(store.MatchEq, "type", "work"), cmp(store.MatchEq, "locality", "lyon"))), ""},
+		{"two fields, another address", has(and(cmp(store.MatchEq, "type", "home"), cmp(store.MatchEq, "locality", "lyon"))), "alice"},
+		{"primary", has(cmp(store.MatchEq, "primary", true)), "alice"},
+		{"wildcards taken literally", has(cmp(store.MatchCo, "postalcode", "_")), "alice"},
+		{"wildcards taken literally, no match", has(cmp(store.MatchSw, "postalcode", "6901")), ""},
+		{"sw", has(cmp(store.MatchSw, "locality", "lo")), "bob"},
+		{"not", &store.Match{Op: store.MatchNot, Subs: []*store.Match{has(cmp(store.MatchEq, "country", "gb"))}}, "alice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			users, total, err := s.SearchSCIMUsers(testCtx, realm.ID, store.SCIMQuery{Where: tc.where, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := make([]string, len(users))
+			for i, u := range users {
+				names[i] = u.Username
+			}
+			if got := strings.Join(names, " "); got != tc.want || total != len(names) {
+				t.Fatalf("%q (total %d), want %q", got, total, tc.want)
+			}
+		})
+	}
+	if _, _, err := s.SearchSCIMUsers(testCtx, realm.ID, store.SCIMQuery{Where: has(cmp(store.MatchEq, "fold", "x")), Limit: 1}); err == nil {
+		t.Fatal("a field outside AddressFields was searched")
 	}
 }
 
