@@ -219,6 +219,7 @@ func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
 type browser struct {
 	t      testing.TB
 	client *http.Client
+	user   string // who signs in; testUser when ""
 	// posted are the SAML messages the browser carried by POST forms, as
 	// their XML, to the form's action.
 	posted []postedMessage
@@ -295,7 +296,11 @@ func (b *browser) visit(u, password string) *page {
 			if password == "" {
 				return p
 			}
-			f.values.Set("username", testUser)
+			user := b.user
+			if user == "" {
+				user = testUser
+			}
+			f.values.Set("username", user)
 			f.values.Set("password", password)
 		default:
 			return p
