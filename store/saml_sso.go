@@ -196,3 +196,15 @@ func (s *Store) SAMLServiceProvidersOfSessions(ctx context.Context, realmID stri
 	}
 	return out, mapErr(rows.Err())
 }
+
+// GetSAMLSession finds the sign-in at an SP of SessionIndex index.
+func (s *Store) GetSAMLSession(ctx context.Context, realmID, index string) (*SAMLSession, error) {
+	var ss SAMLSession
+	err := s.r.QueryRowContext(ctx, `SELECT session_index, realm_id, sso_session_id, sp_id, name_id, name_id_format,
+		created_at FROM saml_sessions WHERE realm_id = $1 AND session_index = $2`, realmID, index).Scan(
+		&ss.SessionIndex, &ss.RealmID, &ss.SSOSessionID, &ss.SPID, &ss.NameID, &ss.NameIDFormat, &ss.CreatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("SAML session: %w", mapErr(err))
+	}
+	return &ss, nil
+}

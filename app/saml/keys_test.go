@@ -3,6 +3,8 @@ package saml
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -22,6 +24,23 @@ func TestKeyRotation(t *testing.T) {
 	realm := &store.Realm{ID: uuid.NewString(), Name: "acme", Enabled: true, CreatedAt: now.UnixMilli()}
 	if err := st.CreateRealm(ctx, realm); err != nil {
 		t.Fatal(err)
+	}
+	// The metadata, valid against the schema at every step of the
+	// rotation, publishes the published keys, the next one included.
+	descriptor := func(keys int) {
+		t.Helper()
+		doc, err := s.metadata(httptest.NewRequest(http.MethodGet, "/", nil), realm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := doc.WriteToBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateXSD(t, schemaMetadata, b)
+		if got := len(doc.FindElements("//KeyDescriptor")); got != keys {
+			t.Fatalf("metadata has %d KeyDescriptors, want %d", got, keys)
+		}
 	}
 	published := func() (ids []string) {
 		t.Helper()
@@ -63,6 +82,7 @@ func TestKeyRotation(t *testing.T) {
 		now = now.Add(step.after)
 		s.RotateDueKeys(ctx)
 		got := published()
+		descriptor(len(step.want))
 		if len(got) != len(step.want) {
 			t.Fatalf("step %d: published %v, want %v", i, got, step.want)
 		}

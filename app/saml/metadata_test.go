@@ -15,13 +15,13 @@ import (
 
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/realapp"
+	"github.com/idenplane/idenplane/app/saml"
 )
 
-// The SAML 2.0 metadata schema is not at hand offline, so the test checks
-// what the schema asks of an identity provider's descriptor by hand: the
-// elements, their namespaces and their order (saml-schema-metadata-2.0,
-// SSODescriptorType and IDPSSODescriptorType), and that crewjam/saml's
-// reader, which the service providers of the tests use, takes it.
+// The descriptor is valid against the OASIS metadata schema, and has what
+// this identity provider publishes: the elements, their namespaces and
+// order, the certificate, and crewjam/saml's reader, which the service
+// providers of the tests use, takes it.
 func TestDescriptor(t *testing.T) {
 	s := realapp.New(t)
 	s.CreateRealm("acme")
@@ -30,6 +30,7 @@ func TestDescriptor(t *testing.T) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/samlmetadata+xml" {
 		t.Fatalf("Content-Type %q", ct)
 	}
+	saml.ValidateXSD(t, saml.SchemaMetadata, r.Body)
 	doc := etree.NewDocument()
 	if err := doc.ReadFromBytes(r.Body); err != nil {
 		t.Fatalf("metadata is not XML: %v", err)
@@ -137,6 +138,16 @@ func TestDescriptor(t *testing.T) {
 	apptest.MustStatus(t, other, http.StatusOK)
 	if cert := certOf(t, other.Body); cert == certOf(t, r.Body) {
 		t.Fatal("two realms share a SAML key")
+	}
+
+	// With signed requests wanted, still valid, and it says so.
+	apptest.MustStatus(t, s.Admin(http.MethodPut, "/admin/realms/acme/saml/settings",
+		map[string]any{"wantAuthnRequestsSigned": true}), http.StatusOK)
+	signed := s.Request(http.MethodGet, "/realms/acme/protocol/saml/descriptor", nil)
+	apptest.MustStatus(t, signed, http.StatusOK)
+	saml.ValidateXSD(t, saml.SchemaMetadata, signed.Body)
+	if !strings.Contains(string(signed.Body), `WantAuthnRequestsSigned="true"`) {
+		t.Fatalf("WantAuthnRequestsSigned not published: %s", signed.Body)
 	}
 }
 

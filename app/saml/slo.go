@@ -2,20 +2,24 @@ package saml
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
 // Single logout, the identity provider's side (the library has none). A
-// service provider's LogoutRequest ends the browser's SSO session at once
-// (its OIDC clients hear of it by back channel); then the browser is sent
+// service provider's LogoutRequest ends the SSO session it names (see
+// logoutSession) at once (its OIDC clients hear of it by back channel); then the browser is sent
 // with a signed LogoutRequest to each other service provider of that
 // session that has an sloUrl, one after the other, each answering with a
 // LogoutResponse here; last, the one that asked gets its LogoutResponse:
@@ -83,11 +87,20 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	} else if err != nil {
 		return err
 	}
-	state := &logoutState{InitiatorID: sp.ID, RequestID: lr.ID, RelayState: m.relayState}
-	sess, _, err := s.deps.Session(r, realm)
-	if err != nil {
+	if lr.NameID == nil || strings.TrimSpace(lr.NameID.Value) == "" {
+		return errBadMessage("the LogoutRequest must name its principal with a NameID")
+	}
+	sess, err := s.logoutSession(r, realm, sp, lr.NameID, sessionIndexes(signed))
+	if errors.Is(err, errUnknownPrincipal) {
+		s.recordLogoutError(r, realm, sp, statusUnknownPrincipal)
+		httpx.LogFailure(s.deps.Log, r, http.StatusOK, err)
+		return s.answerLogout(w, r, realm, sp, lr.ID, m.relayState, crewsaml.Status{
+			StatusCode:    crewsaml.StatusCode{Value: crewsaml.StatusRequester, StatusCode: &crewsaml.StatusCode{Value: statusUnknownPrincipal}},
+			StatusMessage: &crewsaml.StatusMessage{Value: err.Error()}})
+	} else if err != nil {
 		return err
 	}
+	state := &logoutState{InitiatorID: sp.ID, RequestID: lr.ID, RelayState: m.relayState}
 	if sess != nil {
 		others, err := s.deps.Store.ListSAMLSessions(ctx, realm.ID, sess.ID)
 		if err != nil {
@@ -105,6 +118,91 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 		}
 	}
 	return s.nextLogout(w, r, realm, state, "")
+}
+
+const statusUnknownPrincipal = "urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal"
+
+var errUnknownPrincipal = errors.New("the LogoutRequest names another principal or session than the one signed in to the service provider")
+
+// logoutSession is the SSO session a LogoutRequest of sp ends: the
+// browser's own, when sp signed in to it as the NameID the request names
+// (at one of the request's SessionIndexes, when it has any). A browser
+// without one (a cross-site POST carries no SameSite=Lax cookie) ends the
+// live session a SessionIndex names, when sp signed in to it as that
+// NameID. nil and no error: nothing to end, the principal is signed out.
+// errUnknownPrincipal: the request names another principal or session
+// than the one it would end, which stays.
+func (s *Service) logoutSession(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider,
+	nameID *crewsaml.NameID, indexes []string) (*store.Session, error) {
+	ctx := r.Context()
+	sess, _, err := s.deps.Session(r, realm)
+	if err != nil {
+		return nil, err
+	}
+	if sess != nil {
+		signIns, err := s.deps.Store.ListSAMLSessions(ctx, realm.ID, sess.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, si := range signIns {
+			if si.SPID == sp.ID && sameNameID(si, nameID) && (len(indexes) == 0 || slices.Contains(indexes, si.SessionIndex)) {
+				return sess, nil
+			}
+		}
+		return nil, errUnknownPrincipal
+	}
+	for _, index := range indexes {
+		si, err := s.deps.Store.GetSAMLSession(ctx, realm.ID, index)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // ended, or never was: nothing to end
+		} else if err != nil {
+			return nil, err
+		}
+		if si.SPID != sp.ID || !sameNameID(si, nameID) {
+			return nil, errUnknownPrincipal
+		}
+		sso, err := s.deps.Store.GetSession(ctx, realm.ID, si.SSOSessionID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if sso.Kind == store.SessionSSO && sso.Active(s.deps.Now().UnixMilli()) {
+			return sso, nil
+		}
+	}
+	return nil, nil
+}
+
+// sameNameID says whether a LogoutRequest's NameID is the one of a
+// sign-in: the same value, and the same format when the request names one
+// other than unspecified (which many providers send for any).
+func sameNameID(si *store.SAMLSession, id *crewsaml.NameID) bool {
+	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(id.Value)), []byte(si.NameID)) != 1 {
+		return false
+	}
+	return id.Format == "" || id.Format == NameIDUnspecified || id.Format == si.NameIDFormat
+}
+
+// sessionIndexes are the SessionIndex values of a LogoutRequest (the
+// schema allows several; crewjam/saml's type reads one).
+func sessionIndexes(el *etree.Element) []string {
+	var out []string
+	for _, c := range el.ChildElements() {
+		if c.Tag == "SessionIndex" && c.NamespaceURI() == nsProtocol {
+			out = append(out, strings.TrimSpace(c.Text()))
+		}
+	}
+	return out
+}
+
+// recordLogoutError writes the LOGOUT_ERROR event of a refused LogoutRequest of sp.
+func (s *Service) recordLogoutError(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, status string) {
+	if s.deps.LoginEvent == nil {
+		return
+	}
+	s.deps.LoginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGOUT_ERROR", ClientID: sp.EntityID, Error: status,
+		Details: map[string]string{"protocol": "saml", "sp": sp.EntityID}})
 }
 
 func containsStep(steps []logoutStep, spID string) bool {
@@ -178,15 +276,25 @@ func (s *Service) nextLogout(w http.ResponseWriter, r *http.Request, realm *stor
 	} else if err != nil {
 		return err
 	}
-	status := crewsaml.StatusSuccess
 	var second *crewsaml.StatusCode
 	if state.Partial {
 		second = &crewsaml.StatusCode{Value: statusPartial}
 	}
-	now := s.deps.Now().UTC()
-	resp := &crewsaml.LogoutResponse{ID: randomID(), InResponseTo: state.RequestID, Version: "2.0", IssueInstant: now,
-		Destination: initiator.SLOURL, Issuer: &crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)},
-		Status: crewsaml.Status{StatusCode: crewsaml.StatusCode{Value: status, StatusCode: second}}}
+	return s.answerLogout(w, r, realm, initiator, state.RequestID, state.RelayState,
+		crewsaml.Status{StatusCode: crewsaml.StatusCode{Value: crewsaml.StatusSuccess, StatusCode: second}})
+}
+
+// answerLogout sends sp its signed LogoutResponse, with status, to its
+// LogoutRequest inResponseTo.
+func (s *Service) answerLogout(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider,
+	inResponseTo, relayState string, status crewsaml.Status) error {
+	key, err := s.signingKey(r.Context(), realm)
+	if err != nil {
+		return err
+	}
+	resp := &crewsaml.LogoutResponse{ID: randomID(), InResponseTo: inResponseTo, Version: "2.0",
+		IssueInstant: s.deps.Now().UTC(), Destination: sp.SLOURL,
+		Issuer: &crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)}, Status: status}
 	el, err := signElement(key, resp.Element(), func(sig *etree.Element) *etree.Element {
 		resp.Signature = sig
 		return resp.Element()
@@ -200,7 +308,7 @@ func (s *Service) nextLogout(w http.ResponseWriter, r *http.Request, realm *stor
 	if err != nil {
 		return err
 	}
-	return s.post(w, r, realm, initiator.SLOURL, "SAMLResponse", out, state.RelayState)
+	return s.post(w, r, realm, sp.SLOURL, "SAMLResponse", out, relayState)
 }
 
 func (s *Service) saveLogout(r *http.Request, realm *store.Realm, handle string, state *logoutState) error {

@@ -1,10 +1,16 @@
 package saml_test
 
 import (
+	"encoding/base64"
+	"encoding/xml"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/beevik/etree"
+	crewsaml "github.com/crewjam/saml"
 
 	"github.com/idenplane/idenplane/app/apptest"
 )
@@ -55,8 +61,10 @@ func TestSingleLogout(t *testing.T) {
 func TestSingleLogoutRefusals(t *testing.T) {
 	e := newIdP(t)
 	signing := newSP(t, e, spOptions{sign: true})
+	plain := newSP(t, e, spOptions{})
 	b := newBrowser(t)
 	mustSignedIn(t, b.visit(signing.url+"/app", testPassword))
+	atPlain := mustSignedIn(t, b.visit(plain.url+"/app", ""))
 	// An unsigned LogoutRequest of an SP with a certificate ends nothing.
 	method := signing.mw.ServiceProvider.SignatureMethod
 	signing.mw.ServiceProvider.SignatureMethod = ""
@@ -74,8 +82,21 @@ func TestSingleLogoutRefusals(t *testing.T) {
 	if len(sessions) != 1 {
 		t.Fatalf("sessions after a refused logout: %v", sessions)
 	}
+	// A realm that wants signed requests refuses an unsigned LogoutRequest
+	// of an SP without a certificate, as it does its AuthnRequests.
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/saml/settings",
+		map[string]any{"wantAuthnRequestsSigned": true}), http.StatusOK)
+	_, doc := plain.logoutRequestXML(t, atPlain.NameID, string(crewsaml.TransientNameIDFormat), atPlain.Attributes["SessionIndex"]...)
+	r := e.Request(http.MethodGet, ssoPath+"?SAMLRequest="+deflated(doc), nil)
+	mustRefusedPage(t, r, http.StatusBadRequest, "wants signed requests")
+	if e.sessionsOf(t, e.alice) != 1 {
+		t.Fatal("an unsigned LogoutRequest ended the session of a realm that wants them signed")
+	}
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/saml/settings",
+		map[string]any{"wantAuthnRequestsSigned": false}), http.StatusOK)
+
 	// A LogoutResponse nobody awaits.
-	r := e.Request(http.MethodGet, ssoPath+"?SAMLResponse="+deflated([]byte(
+	r = e.Request(http.MethodGet, ssoPath+"?SAMLResponse="+deflated([]byte(
 		`<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="x" Version="2.0"/>`))+"&RelayState=nope", nil)
 	mustRefusedPage(t, r, http.StatusBadRequest, "unknown, expired or already finished")
 	apptest.MustStatus(t, r, http.StatusBadRequest)
@@ -105,5 +126,166 @@ func TestSAMLSessionsListed(t *testing.T) {
 		if !found {
 			t.Fatalf("%s: no SSO session in %s", path, r.Body)
 		}
+	}
+}
+
+// logoutRequestXML is an unsigned LogoutRequest of s for nameID (in
+// format, "" for none), with a SessionIndex for each of indexes.
+func (s *sp) logoutRequestXML(t *testing.T, nameID, format string, indexes ...string) (id string, xmlDoc []byte) {
+	t.Helper()
+	method := s.mw.ServiceProvider.SignatureMethod
+	s.mw.ServiceProvider.SignatureMethod = ""
+	defer func() { s.mw.ServiceProvider.SignatureMethod = method }()
+	req, err := s.mw.ServiceProvider.MakeLogoutRequest(s.mw.ServiceProvider.GetSLOBindingLocation(crewsaml.HTTPRedirectBinding), nameID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.NameID.Format = format
+	el := req.Element()
+	for _, index := range indexes {
+		el.CreateElement("samlp:SessionIndex").SetText(index)
+	}
+	doc := etree.NewDocument()
+	doc.SetRoot(el)
+	b, err := doc.WriteToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req.ID, b
+}
+
+// mustLogoutStatus checks the identity provider's LogoutResponse to the
+// LogoutRequest inResponseTo, posted to the SP's SLO URL: signed, with the
+// status codes (second "" for none).
+func mustLogoutStatus(t *testing.T, status int, body string, s *sp, top, second, inResponseTo string) {
+	t.Helper()
+	p := &page{status: status, body: body, url: &url.URL{}}
+	f := p.postForm()
+	if status != http.StatusOK || f == nil || f.action != s.url+"/saml/slo" {
+		t.Fatalf("status %d, want a POST form to the SP's SLO URL; body %.400s", status, body)
+	}
+	raw, err := base64.StdEncoding.DecodeString(f.values.Get("SAMLResponse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lr crewsaml.LogoutResponse
+	if err := xml.Unmarshal(raw, &lr); err != nil {
+		t.Fatal(err)
+	}
+	sc := lr.Status.StatusCode
+	gotSecond := ""
+	if sc.StatusCode != nil {
+		gotSecond = sc.StatusCode.Value
+	}
+	if sc.Value != top || gotSecond != second || lr.InResponseTo != inResponseTo || f.values.Get("RelayState") != "rs" {
+		t.Fatalf("LogoutResponse %s (RelayState %q), want %s / %q to %s", raw, f.values.Get("RelayState"), top, second, inResponseTo)
+	}
+	if !strings.Contains(string(raw), "<ds:Signature") {
+		t.Fatalf("the LogoutResponse is unsigned: %s", raw)
+	}
+}
+
+func (e *idp) sessionsOf(t *testing.T, userID string) int {
+	t.Helper()
+	var sessions []map[string]any
+	r := e.Admin(http.MethodGet, "/admin/realms/acme/users/"+userID+"/sessions", nil)
+	apptest.MustStatus(t, r, http.StatusOK)
+	r.Decode(t, &sessions)
+	return len(sessions)
+}
+
+// A LogoutRequest ends the session it names and no other: the NameID the
+// SP got in that session (in its format), and one of its SessionIndexes
+// when the request has any. Naming another user, another format or
+// another session answers Requester/UnknownPrincipal and ends nothing.
+func TestSingleLogoutMatchesTheSession(t *testing.T) {
+	e := newIdP(t)
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true,
+		"enabledEventTypes": []string{"LOGOUT", "LOGOUT_ERROR"}}), http.StatusOK)
+	bob := e.CreateUser("acme", map[string]any{"username": "bob", "email": "bob@example.test", "password": testPassword})["id"].(string)
+	s := newSP(t, e, spOptions{})
+	other := newSP(t, e, spOptions{})
+	alice := newBrowser(t)
+	atS := mustSignedIn(t, alice.visit(s.url+"/app", testPassword))
+	atOther := mustSignedIn(t, alice.visit(other.url+"/app", ""))
+	bobs := newBrowser(t)
+	bobs.user = "bob"
+	bobAtS := mustSignedIn(t, bobs.visit(s.url+"/app", testPassword))
+	if bobAtS.NameID == atS.NameID {
+		t.Fatal("bob and alice share a NameID")
+	}
+	index := func(si signedIn) string {
+		t.Helper()
+		if len(si.Attributes["SessionIndex"]) != 1 {
+			t.Fatalf("no SessionIndex in %v", si.Attributes)
+		}
+		return si.Attributes["SessionIndex"][0]
+	}
+	aliceIndex, bobIndex := index(atS), index(bobAtS)
+	transient := string(crewsaml.TransientNameIDFormat)
+
+	for _, tc := range []struct {
+		name    string
+		nameID  string
+		format  string
+		indexes []string
+	}{
+		{"another user", bobAtS.NameID, transient, []string{bobIndex}},
+		{"another user, no SessionIndex", bobAtS.NameID, transient, nil},
+		{"another session index", atS.NameID, transient, []string{bobIndex}},
+		{"an unknown session index", atS.NameID, transient, []string{"_unknown"}},
+		{"the index of the session at another SP", atS.NameID, transient, []string{index(atOther)}},
+		{"the NameID in another format", atS.NameID, string(crewsaml.PersistentNameIDFormat), []string{aliceIndex}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, doc := s.logoutRequestXML(t, tc.nameID, tc.format, tc.indexes...)
+			p := alice.get(e.base + ssoPath + "?SAMLRequest=" + deflated(doc) + "&RelayState=rs")
+			mustLogoutStatus(t, p.status, p.body, s, crewsaml.StatusRequester, "urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal", id)
+			if e.sessionsOf(t, e.alice) != 1 || e.sessionsOf(t, bob) != 1 {
+				t.Fatal("a LogoutRequest that names another session ended one")
+			}
+		})
+	}
+	// Without a browser session (a cross-site POST carries no SSO cookie),
+	// a SessionIndex of another user's session with this NameID ends nothing.
+	id, doc := s.logoutRequestXML(t, atS.NameID, transient, bobIndex)
+	r := e.Request(http.MethodPost, ssoPath, postRaw(doc, "rs"), "Content-Type: application/x-www-form-urlencoded")
+	mustLogoutStatus(t, r.Status, string(r.Body), s, crewsaml.StatusRequester, "urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal", id)
+	if e.sessionsOf(t, bob) != 1 {
+		t.Fatal("bob's session ended on a LogoutRequest naming alice")
+	}
+	// And the SessionIndex of bob's session, with his NameID, ends his
+	// session, whichever browser carries it.
+	id, doc = s.logoutRequestXML(t, bobAtS.NameID, transient, bobIndex)
+	r = e.Request(http.MethodPost, ssoPath, postRaw(doc, "rs"), "Content-Type: application/x-www-form-urlencoded")
+	mustLogoutStatus(t, r.Status, string(r.Body), s, crewsaml.StatusSuccess, "", id)
+	if e.sessionsOf(t, bob) != 0 || e.sessionsOf(t, e.alice) != 1 {
+		t.Fatal("the LogoutRequest for bob's session did not end it alone")
+	}
+
+	// The right NameID, with its SessionIndex among others, ends alice's
+	// session; the other SP is told, and the initiator answered Success.
+	id, doc = s.logoutRequestXML(t, atS.NameID, "", "_unknown", aliceIndex)
+	p := alice.get(e.base + ssoPath + "?SAMLRequest=" + deflated(doc) + "&RelayState=rs")
+	if e.sessionsOf(t, e.alice) != 0 {
+		t.Fatal("alice's session was not ended")
+	}
+	for range 5 { // through the other SP, back to the one that asked
+		f := p.postForm()
+		if f == nil || f.action == s.url+"/saml/slo" {
+			break
+		}
+		p = alice.submit(p, f)
+	}
+	mustLogoutStatus(t, p.status, p.body, s, crewsaml.StatusSuccess, "", id)
+	if len(other.logoutRequests) != 1 || other.logoutRequests[0].NameID.Value != atOther.NameID {
+		t.Fatalf("the other SP got %+v", other.logoutRequests)
+	}
+
+	var events []map[string]any
+	e.Admin(http.MethodGet, "/admin/realms/acme/events?type=LOGOUT_ERROR", nil).Decode(t, &events)
+	if len(events) == 0 || events[0]["clientId"] != s.url+"/saml/metadata" ||
+		events[0]["error"] != "urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal" {
+		t.Fatalf("LOGOUT_ERROR events %v", events)
 	}
 }

@@ -190,7 +190,7 @@ func (s *Service) checkSignature(r *http.Request, realm *store.Realm, sp *store.
 		return nil, err
 	}
 	if sp.Certificate == "" {
-		if settings.WantAuthnRequestsSigned && m.root.Tag == "AuthnRequest" {
+		if settings.WantAuthnRequestsSigned && (m.root.Tag == "AuthnRequest" || m.root.Tag == "LogoutRequest") {
 			return nil, errBadMessage("the realm wants signed requests and the service provider has no certificate")
 		}
 		return m.root, nil

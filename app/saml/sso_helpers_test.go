@@ -219,6 +219,15 @@ func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
 type browser struct {
 	t      testing.TB
 	client *http.Client
+	user   string // who signs in; testUser when ""
+	// posted are the SAML messages the browser carried by POST forms, as
+	// their XML, to the form's action.
+	posted []postedMessage
+}
+
+type postedMessage struct {
+	action string
+	xml    []byte
 }
 
 func newBrowser(t testing.TB) *browser {
@@ -279,11 +288,19 @@ func (b *browser) visit(u, password string) *page {
 		case f == nil:
 			return p
 		case f.values.Has("SAMLResponse") || f.values.Has("SAMLRequest"):
+			msg := f.values.Get("SAMLResponse") + f.values.Get("SAMLRequest")
+			if raw, err := base64.StdEncoding.DecodeString(msg); err == nil {
+				b.posted = append(b.posted, postedMessage{action: f.action, xml: raw})
+			}
 		case f.values.Has("authRequestID") && strings.Contains(p.body, `name="password"`):
 			if password == "" {
 				return p
 			}
-			f.values.Set("username", testUser)
+			user := b.user
+			if user == "" {
+				user = testUser
+			}
+			f.values.Set("username", user)
 			f.values.Set("password", password)
 		default:
 			return p

@@ -285,6 +285,15 @@ func testSAMLSessions(t *testing.T, s *store.Store) {
 	if err != nil || len(got) != 3 || !reflect.DeepEqual(got[0], rows[0]) || got[2].SessionIndex != "i3" {
 		t.Fatalf("SAML sessions of s1: %+v %v", got, err)
 	}
+	if got, err := s.GetSAMLSession(testCtx, sessionsTestRealm, "i4"); err != nil || !reflect.DeepEqual(got, rows[3]) {
+		t.Fatalf("SAML session i4: %+v %v", got, err)
+	}
+	for _, realm := range []string{sessionsTestRealm, sessionsTestOther} {
+		index := map[string]string{sessionsTestRealm: "nope", sessionsTestOther: "i4"}[realm]
+		if _, err := s.GetSAMLSession(testCtx, realm, index); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("SAML session %s in realm %s: %v, want not found", index, realm, err)
+		}
+	}
 	sps, err := s.SAMLServiceProvidersOfSessions(testCtx, sessionsTestRealm, []string{"s1", "s2", "none"})
 	want := map[string][]string{"s1": {b.EntityID, a.EntityID}, "s2": {a.EntityID}}
 	if err != nil || !reflect.DeepEqual(sps, want) {

@@ -1,0 +1,8 @@
+package saml
+
+// Names the external tests of this package reach.
+var (
+	ValidateXSD    = validateXSD
+	SchemaMetadata = schemaMetadata
+	SchemaProtocol = schemaProtocol
+)
