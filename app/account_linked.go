@@ -52,6 +52,7 @@ func (a *App) renderAccountLinked(w http.ResponseWriter, r *http.Request, c *acc
 		item.UnlinkAction, item.LinkAction = one+"/delete", one+"/link"
 		v.Items = append(v.Items, item)
 	}
+	formsLeaveServer(r.Context()) // a link starts with a sign-in at the provider
 	return a.renderPage(w, r, status, ui.AccountLinked(a.page("account.linked.title"), v))
 }
 
