@@ -108,4 +108,3 @@ var testCatalogues = func() *ui.Catalogues {
 func enMsg(key string, args ...any) string {
 	return html.EscapeString(testCatalogues.Localizer(ui.DefaultLocale).T(key, args...))
 }
-
