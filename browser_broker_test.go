@@ -79,6 +79,21 @@ func TestBrowserBrokerSignIn(t *testing.T) {
 		t.Fatalf("login page: status %d at %s", status, b.location())
 	}
 	b.mustShow("Or sign in with", "Sign in with GitHub")
+	// The button's icon loads under the page's policy, from the server,
+	// and is a decoration: the text names the provider.
+	icon := browserEval[struct {
+		Loaded bool   `json:"loaded"`
+		Src    string `json:"src"`
+		Alt    string `json:"alt"`
+	}](b, "provider icon", `(() => {
+		const a = [...document.querySelectorAll('nav.providers a')].find(a => a.textContent.trim() === 'Sign in with GitHub');
+		const i = a && a.querySelector('img');
+		if (!i) return {loaded: false, src: '', alt: 'none'};
+		return i.decode().then(() => i.naturalWidth > 0, () => false).then(loaded => ({loaded, src: i.src, alt: i.getAttribute('alt')}));
+	})()`)
+	if !icon.Loaded || icon.Alt != "" || !strings.HasPrefix(icon.Src, srv.base+"/assets/idp/github.") {
+		t.Fatalf("GitHub button icon %+v", icon)
+	}
 	b.click("", "Sign in with GitHub")
 	back := cb.wait()
 	if back.Get("state") != "state-1" || back.Get("code") == "" || back.Has("error") {

@@ -42,6 +42,9 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	if f.Providers, err = a.broker.Buttons(r.Context(), realm, ar.ID); err != nil {
 		return err
 	}
+	for i := range f.Providers {
+		f.Providers[i].Icon = a.assets.ProviderIcon(f.Providers[i].Type)
+	}
 	if realm.RegistrationAllowed {
 		f.RegisterURL = a.issuer(realm) + pathRegister + back
 	}

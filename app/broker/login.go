@@ -169,7 +169,8 @@ func (s *Service) HintedLoginURL(ctx context.Context, realm *store.Realm, hint, 
 }
 
 // Buttons are the sign-in page's buttons for a pending request: one per
-// enabled provider, by alias.
+// enabled provider, named by its display name, else its preset's name,
+// else its alias.
 func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID string) ([]ui.ProviderButton, error) {
 	list, err := s.deps.Store.ListIdentityProviders(ctx, realm.ID)
 	if err != nil {
@@ -181,6 +182,9 @@ func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID
 			continue
 		}
 		name := p.DisplayName
+		if name == "" {
+			name = typeName(p.ProviderType)
+		}
 		if name == "" {
 			name = p.Alias
 		}
