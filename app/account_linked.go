@@ -47,11 +47,13 @@ func (a *App) renderAccountLinked(w http.ResponseWriter, r *http.Request, c *acc
 	base := a.cfg.BaseURL + accountPath(c.realm)
 	v := ui.AccountLinkedView{Notice: notice, Error: errKey, CSRFToken: token, AccountURL: base + "/"}
 	for _, l := range list {
-		item := ui.AccountLinkedItem{Name: l.DisplayName, Type: l.ProviderType, Connected: l.Connected, Username: l.LinkedUsername}
+		item := ui.AccountLinkedItem{Name: l.DisplayName, Type: l.ProviderType, Connected: l.Connected, Username: l.LinkedUsername,
+			Icon: a.assets.ProviderIcon(l.ProviderType)}
 		one := base + accountLinkedPath + "/" + url.PathEscape(l.ProviderAlias)
 		item.UnlinkAction, item.LinkAction = one+"/delete", one+"/link"
 		v.Items = append(v.Items, item)
 	}
+	formsLeaveServer(r.Context()) // a link starts with a sign-in at the provider
 	return a.renderPage(w, r, status, ui.AccountLinked(a.page("account.linked.title"), v))
 }
 

@@ -26,6 +26,9 @@ func (a *App) brokerDeps() broker.Deps {
 		LoginEvent: a.loginEvent, BrowserSecret: a.browserSecret, SignIn: a.brokerSignIn,
 		CSRFToken: a.csrfToken, CheckCSRF: a.checkCSRF,
 		RenderPage: func(w http.ResponseWriter, r *http.Request, status int, title string, body func(ui.Page) templ.Component) error {
+			// Brokering's pages are steps of a sign-in: their forms end
+			// at the application.
+			formsLeaveServer(r.Context())
 			return a.renderPage(w, r, status, body(a.page(title)))
 		}}
 }

@@ -392,21 +392,26 @@ var formPostScriptHash = func() string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }()
 
+// formPostCSP is the form_post page's policy: its one script, the
+// realm's style, and no form-action: the application's answer to the post
+// may redirect on to origins of its own (or, for a broker, to its own
+// application), which browsers would hold to form-action as they follow
+// it. Nothing of the redirect URI enters the policy.
+func formPostCSP(nonce string) string {
+	return "default-src 'none'; script-src " + formPostScriptHash + "; style-src 'self' 'nonce-" + nonce +
+		"'; img-src 'self' data: https:; base-uri 'none'; frame-ancestors 'none'"
+}
+
 // formPostResponse renders the page that POSTs the response to the
-// redirect URI. Its policy lets the form go to that origin only.
+// redirect URI.
 func (a *App) formPostResponse(w http.ResponseWriter, r *http.Request, redirect *url.URL, params url.Values) error {
 	names := slices.Sorted(maps.Keys(params))
 	fields := make([]ui.FormPostParam, len(names))
 	for i, k := range names {
 		fields[i] = ui.FormPostParam{Name: k, Value: params.Get(k)}
 	}
-	target := redirect.Scheme + ":"
-	if redirect.Host != "" {
-		target = redirect.Scheme + "://" + redirect.Host
-	}
 	ctx, nonce := a.pageContext(r)
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src "+formPostScriptHash+
-		"; style-src 'self' 'nonce-"+nonce+"'; img-src 'self' data: https:; form-action "+target+"; base-uri 'none'; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", formPostCSP(nonce))
 	return writePage(ctx, w, http.StatusOK, ui.FormPost(a.page("page.formPost.title"), redirect.String(), fields))
 }
 

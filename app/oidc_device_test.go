@@ -522,7 +522,7 @@ func TestOIDCDevicePage(t *testing.T) {
 		if err != nil || status != http.StatusOK {
 			t.Fatalf("%d %v", status, err)
 		}
-		checkPageCSP(t, resp.Header)
+		checkPageCSP(t, resp.Header, false)
 		if resp.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("headers %v", resp.Header)
 		}

@@ -45,6 +45,9 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	if f.PasswordOptional, err = a.store.RealmHasSSODiscovery(r.Context(), realm.ID); err != nil {
 		return err
 	}
+	for i := range f.Providers {
+		f.Providers[i].Icon = a.assets.ProviderIcon(f.Providers[i].Type)
+	}
 	if realm.RegistrationAllowed {
 		f.RegisterURL = a.issuer(realm) + pathRegister + back
 	}

@@ -208,7 +208,7 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		}
 		targets = []string{current.ID}
 	case current != nil:
-		allowFormTarget(r.Context(), lr.redirect)
+		formsLeaveServer(r.Context())
 		return a.renderPage(w, r, http.StatusOK, ui.LogoutConfirm(a.page("logout.title"), realmTitle(realm), ui.LogoutForm{
 			Action:    "/realms/" + realm.Name + "/" + pathLogout,
 			CSRFToken: a.logoutCSRF(realm, current.ID, a.now().Add(logoutCSRFLifetime)),

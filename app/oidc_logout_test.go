@@ -405,9 +405,9 @@ func TestLogoutConfirmation(t *testing.T) {
 		fields.Get("client_id") != "web" || fields.Get("post_logout_redirect_uri") != logoutTestBye || fields.Get("state") != "st" {
 		t.Fatalf("form %s %v", action, fields)
 	}
-	// The confirmed form redirects to the client: its origin, and no other,
-	// is a form target.
-	checkPageCSP(t, page.header, sourceOf(logoutTestBye))
+	// The confirmed form redirects to the client, which may redirect on:
+	// the page has no form-action.
+	checkPageCSP(t, page.header, true)
 
 	// A forged or foreign token is refused, and nothing ends.
 	forged := url.Values{}

@@ -212,7 +212,7 @@ func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string
 	if !c.Enabled {
 		return nil, nil, errStaleAuthRequest
 	}
-	allowFormTarget(ctx, ar.RedirectURI)
+	formsLeaveServer(ctx)
 	return ar, c, nil
 }
 

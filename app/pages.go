@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -18,51 +16,35 @@ import (
 // pageCSP loosens the API's policy just enough for the hosted pages: their
 // own stylesheet and scripts plus the one nonce-bearing style element of
 // the realm's theme, images from the server or over https (a realm's
-// logo), and form posts to the server. A form whose answer redirects to
-// an application (sign-in, consent, logout) must also name that
-// application's origin: browsers hold every redirect after a form post to
-// form-action.
-func pageCSP(nonce string, formTargets []string) string {
-	formAction := "'self'"
-	for _, t := range formTargets {
-		formAction += " " + t
+// logo), and form posts to the server. A page whose forms may answer with
+// a redirect off the server (formsLeave: a step of a sign-in or a logout,
+// which ends at the application, or a start of a sign-in at an identity
+// provider) has no form-action at all, as Keycloak's pages: browsers hold
+// every redirect after a form post to form-action, and the chain of
+// redirects of a federated sign-in goes through origins the page cannot
+// know (docs/decisions.md, "form-action on the hosted pages").
+func pageCSP(nonce string, formsLeave bool) string {
+	formAction := "form-action 'self'; "
+	if formsLeave {
+		formAction = ""
 	}
 	return "default-src 'none'; style-src 'self' 'nonce-" + nonce + "'; script-src 'self' 'nonce-" + nonce +
-		"'; img-src 'self' data: https:; connect-src 'self'; form-action " + formAction + "; base-uri 'none'; frame-ancestors 'none'"
+		"'; img-src 'self' data: https:; connect-src 'self'; " + formAction + "base-uri 'none'; frame-ancestors 'none'"
 }
 
 // pageState is what a page's handlers learn, on the way, that its policy
-// needs: the origins its forms may end up redirecting to.
-type pageState struct{ formTargets []string }
+// needs: whether its forms may lead off the server.
+type pageState struct{ formsLeave bool }
 
 type pageStateKey struct{}
 
-// allowFormTarget lets the page's forms lead to uri's origin, such as the
-// redirect URI of the authorization request a login form answers.
-func allowFormTarget(ctx context.Context, uri string) {
-	st, ok := ctx.Value(pageStateKey{}).(*pageState)
-	if !ok {
-		return
+// formsLeaveServer marks the page's forms as ones whose answer may
+// redirect off the server: to the application an authorization request
+// or a logout returns to, or to an identity provider.
+func formsLeaveServer(ctx context.Context) {
+	if st, ok := ctx.Value(pageStateKey{}).(*pageState); ok {
+		st.formsLeave = true
 	}
-	if t := sourceOf(uri); t != "" && !slices.Contains(st.formTargets, t) {
-		st.formTargets = append(st.formTargets, t)
-	}
-}
-
-// sourceOf is the CSP source expression of a URI's origin: scheme and
-// host for web URIs, the bare scheme for an app's private-use scheme.
-func sourceOf(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme == "" {
-		return ""
-	}
-	if u.Host == "" {
-		return u.Scheme + ":"
-	}
-	if strings.ContainsAny(u.Host, " ;,'") {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 // localeCookie remembers the language a sign-in asked for with ui_locales,
@@ -73,11 +55,8 @@ const localeCookie = "idenplane_locale"
 // language the browser asks for, framed by the realm the request is in.
 func (a *App) renderPage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
 	ctx, nonce := a.pageContext(r)
-	var targets []string
-	if st, ok := r.Context().Value(pageStateKey{}).(*pageState); ok {
-		targets = st.formTargets
-	}
-	w.Header().Set("Content-Security-Policy", pageCSP(nonce, targets))
+	st, _ := r.Context().Value(pageStateKey{}).(*pageState)
+	w.Header().Set("Content-Security-Policy", pageCSP(nonce, st != nil && st.formsLeave))
 	return writePage(ctx, w, status, c)
 }
 

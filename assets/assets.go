@@ -63,6 +63,16 @@ func (a *Assets) URL(name string) string {
 	return u
 }
 
+// ProviderIcon is the address of the icon of an identity provider type:
+// its preset's mark (idp/{type}.svg), or the generic one for oidc, oauth2
+// and any type without its own.
+func (a *Assets) ProviderIcon(providerType string) string {
+	if u, ok := a.urls["idp/"+providerType+".svg"]; ok {
+		return u
+	}
+	return a.URL("idp/generic.svg")
+}
+
 // ServeHTTP serves an asset by the hashed name after Prefix.
 func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f, ok := a.byName[strings.TrimPrefix(r.URL.Path, Prefix)]

@@ -65,6 +65,7 @@ func TestAccountLinksAnotherProvider(t *testing.T) {
 	if link == nil {
 		t.Fatalf("no link form on %s", page.body)
 	}
+	mustFormsLeave(t, page)
 	up := b.follow(b.submit(link, nil), e.base)
 	callback := e.upstreamSignIn(b, up, "alice", alicePassword)
 	done := b.follow(b.get(callback.String()), e.base)

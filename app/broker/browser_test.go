@@ -178,3 +178,15 @@ func (b *browser) submit(f *form, values map[string]string) *page {
 	}
 	return b.post(f.action, f.fields)
 }
+
+// mustFormsLeave checks that p's policy has no form-action, as a page whose
+// forms lead off the server (to the provider, or on to the application)
+// needs, and keeps the rest of the pages' policy.
+func mustFormsLeave(t *testing.T, p *page) {
+	t.Helper()
+	csp := p.header.Get("Content-Security-Policy")
+	if strings.Contains(csp, "form-action") || !strings.Contains(csp, "default-src 'none'") ||
+		!strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "base-uri 'none'") {
+		t.Fatalf("page %s: CSP %q, want the pages' policy without form-action", p.url, csp)
+	}
+}

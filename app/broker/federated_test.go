@@ -40,18 +40,33 @@ func TestAdminFederatedIdentities(t *testing.T) {
 }
 
 // With storeToken, the upstream's token response is kept (sealed) and the
-// application reads it with the user's access token; without, nothing is
-// kept.
+// application reads it with the user's access token, when the user holds
+// the realm role read-token (directly or through a group); without
+// storeToken, nothing is kept.
 func TestStoredUpstreamToken(t *testing.T) {
 	for _, keep := range []bool{true, false} {
 		f := newFakeUpstream(t)
 		e := newFakeEnv(t, f, map[string]any{"storeToken": keep})
-		e.mustReachApp(e.fakeSignIn(newBrowser(t)))
-		r := e.s.Request(http.MethodGet, "/realms/acme/broker/corp/token", nil, "Authorization: Bearer "+e.accessToken)
+		claims := e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+		read := func() *apptest.Response {
+			return e.s.Request(http.MethodGet, "/realms/acme/broker/corp/token", nil, "Authorization: Bearer "+e.accessToken)
+		}
 		if !keep {
-			apptest.MustError(t, r, 404, "not_found", "")
+			apptest.MustError(t, read(), 404, "not_found", "")
 			continue
 		}
+		// Without the role: refused, whatever the token.
+		apptest.MustError(t, read(), 403, "forbidden", "")
+		user := claims["sub"].(string)
+		apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": "read-token"}), http.StatusCreated)
+		// Through a group.
+		g := e.s.Admin(http.MethodPost, "/admin/realms/acme/groups", map[string]any{"name": "token-readers"})
+		apptest.MustStatus(t, g, http.StatusCreated)
+		group := g.Object(t)["id"].(string)
+		apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/acme/groups/"+group+"/role-mappings/realm",
+			map[string]any{"roleNames": []string{"read-token"}}), http.StatusOK)
+		apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/users/"+user+"/groups/"+group, nil), http.StatusOK)
+		r := read()
 		apptest.MustStatus(t, r, http.StatusOK)
 		var tok map[string]any
 		if err := json.Unmarshal(r.Body, &tok); err != nil {
@@ -62,5 +77,8 @@ func TestStoredUpstreamToken(t *testing.T) {
 		}
 		apptest.MustStatus(t, e.s.Request(http.MethodGet, "/realms/acme/broker/corp/token", nil), http.StatusUnauthorized)
 		apptest.MustStatus(t, e.s.Request(http.MethodGet, "/realms/acme/broker/corp/token", nil, "Authorization: Bearer forged"), http.StatusUnauthorized)
+		// Out of the group, the role is gone, and so is the read.
+		apptest.MustStatus(t, e.s.Admin(http.MethodDelete, "/admin/realms/acme/users/"+user+"/groups/"+group, nil), http.StatusOK)
+		apptest.MustError(t, read(), 403, "forbidden", "")
 	}
 }

@@ -53,6 +53,7 @@ func TestBrokerExistingEmail(t *testing.T) {
 		if p.status != http.StatusOK || !strings.Contains(string(p.body), "robert") || !strings.Contains(p.url.Path, "/broker/corp/link") {
 			t.Fatalf("expected the link page, got %d at %s: %s", p.status, p.url, p.body)
 		}
+		mustFormsLeave(t, p)
 		form := p.forms(t)[0]
 		wrong := b.submit(form, map[string]string{"password": "not it"})
 		if wrong.status != http.StatusUnauthorized || !strings.Contains(string(wrong.body), "Invalid username or password") {

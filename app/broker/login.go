@@ -169,8 +169,9 @@ func (s *Service) HintedLoginURL(ctx context.Context, realm *store.Realm, hint, 
 }
 
 // Buttons are the sign-in page's buttons for a pending request: one per
-// enabled provider, by alias, but those an organization's SSO connection
-// hides (its people reach it by their email).
+// enabled provider, named by its display name, else its preset's name,
+// else its alias, but for those an organization's SSO connection hides
+// (its people reach them by their email).
 func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID string) ([]ui.ProviderButton, error) {
 	list, err := s.deps.Store.ListIdentityProviders(ctx, realm.ID)
 	if err != nil {
@@ -186,6 +187,9 @@ func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID
 			continue
 		}
 		name := p.DisplayName
+		if name == "" {
+			name = typeName(p.ProviderType)
+		}
 		if name == "" {
 			name = p.Alias
 		}

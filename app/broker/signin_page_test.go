@@ -3,6 +3,7 @@ package broker_test
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,6 +33,19 @@ func TestSignInPageButtons(t *testing.T) {
 	// Without an organization's SSO connection, the password is asked for.
 	if in := passwordInput.FindString(body); !strings.Contains(in, "required") {
 		t.Errorf("password input %q", in)
+	}
+	// Each button shows its type's icon, a decoration beside the text that
+	// names the provider (alt=""), served by the server itself.
+	for typ, icon := range map[string]string{"github": "github", "oidc": "generic"} {
+		m := regexp.MustCompile(`<a class="button secondary idp idp-` + typ + `" href="[^"]+">\s*<img class="idp-icon" src="(/assets/idp/` +
+			icon + `\.[0-9a-f]{12}\.svg)" alt=""`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s icon on the %s button: %s", icon, typ, body)
+		}
+		r := e.s.Request(http.MethodGet, m[1], nil)
+		if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "image/svg+xml" {
+			t.Fatalf("GET %s: %d %q", m[1], r.Status, r.Header.Get("Content-Type"))
+		}
 	}
 	var corp string
 	for _, l := range login.links(t) {
