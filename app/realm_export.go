@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
@@ -98,6 +99,9 @@ type realmExport struct {
 	SAMLSettings         saml.Settings `json:"samlSettings"`
 	// UserFederationProviders are the realm's directories (app/ldapfed).
 	UserFederationProviders []ldapfed.Provider `json:"userFederationProviders,omitempty"`
+	// Organizations are in the admin API's representation, with their
+	// members (with the users) and SSO connections (app/orgs).
+	Organizations []orgs.OrganizationExport `json:"organizations"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -274,6 +278,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		return nil, err
 	}
 	if out.UserFederationProviders, err = ldapfed.Export(ctx, tx, realm.ID, includeSecrets); err != nil {
+		return nil, err
+	}
+	if out.Organizations, err = orgs.Export(ctx, tx, realm.ID, includeUsers); err != nil {
 		return nil, err
 	}
 	if !includeUsers {

@@ -12,6 +12,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
@@ -115,6 +116,9 @@ type realmImport struct {
 	// UserFederationProviders are the realm's directories (app/ldapfed).
 	UserFederationProviders []ldapfed.ImportedProvider `json:"userFederationProviders"`
 	SAMLSettings            *saml.Settings             `json:"samlSettings"`
+	// Organizations name their members by username and their SSO
+	// connections' providers by alias, of this file.
+	Organizations []orgs.OrganizationImport `json:"organizations"`
 }
 
 // ImportOptions say how an import treats what is already there.

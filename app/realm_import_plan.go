@@ -15,6 +15,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -52,6 +53,7 @@ type importPlan struct {
 	federation    []*store.FederationProvider
 	fedIDs        map[string]string // provider ID in the file -> ID it gets
 	fedLinks      []*store.FederationLink
+	orgs          *orgs.ImportPlan
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -122,7 +124,15 @@ func (p *importPlan) build(in *realmImport) error {
 	if p.providers, err = broker.PlanImport(realm.ID, in.IdentityProviders, broker.ImportIDs{ID: p.id, Timestamp: p.timestamp}); err != nil {
 		return err
 	}
-	return p.buildLinks(in)
+	if err := p.buildLinks(in); err != nil {
+		return err
+	}
+	people := map[string]string{}
+	for _, u := range p.users[len(p.users)-len(in.Users):] {
+		people[u.Username] = u.ID
+	}
+	p.orgs, err = orgs.PlanImport(realm.ID, in.Organizations, people, p.providers, orgs.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	return err
 }
 
 // buildLinks resolves the users' links to the file's identity providers.
@@ -594,7 +604,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := broker.WriteImport(ctx, tx, p.providers); err != nil {
 		return err
 	}
-	return broker.WriteLinks(ctx, tx, p.idpLinks, p.idpLinkFields)
+	if err := broker.WriteLinks(ctx, tx, p.idpLinks, p.idpLinkFields); err != nil {
+		return err
+	}
+	return orgs.WriteImport(ctx, tx, p.orgs)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
