@@ -25,6 +25,12 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil {
 		return err
 	}
+	if to, err := a.homeRealmURL(r.Context(), realm, ar.LoginHint, ar); to != "" || err != nil {
+		if err == nil {
+			http.Redirect(w, r, to, http.StatusSeeOther)
+		}
+		return err
+	}
 	return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, ui.LoginForm{Username: ar.LoginHint})
 }
 

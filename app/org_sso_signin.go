@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/idenplane/idenplane/store"
@@ -13,7 +14,9 @@ import (
 // that organization's identity provider instead of with a password.
 
 // homeRealmURL is the provider's login for ar when username is an email of
-// such a domain; "" when it is not, and the password sign-in goes on.
+// such a domain; "" when it is not, and the password sign-in goes on. The
+// sign-in page asks it of what is typed, and of the request's login_hint
+// before it shows the form.
 func (a *App) homeRealmURL(ctx context.Context, realm *store.Realm, username string, ar *store.AuthRequest) (string, error) {
 	at := strings.LastIndexByte(username, '@')
 	if at < 1 || at == len(username)-1 {
@@ -26,5 +29,7 @@ func (a *App) homeRealmURL(ctx context.Context, realm *store.Realm, username str
 	} else if err != nil {
 		return "", err
 	}
-	return a.broker.LoginURL(realm, d.Connection.ProviderAlias, ar.ID), nil
+	// The email goes on to the provider as its login_hint, as Keycloak
+	// passes it to an organization's provider.
+	return a.broker.LoginURL(realm, d.Connection.ProviderAlias, ar.ID) + "&" + url.Values{"login_hint": {username}}.Encode(), nil
 }

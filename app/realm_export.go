@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
@@ -102,6 +103,9 @@ type realmExport struct {
 	// SCIMAttributeMappings are the realm's SCIM attribute mappings, as the
 	// admin API shows them (app/scim).
 	SCIMAttributeMappings []scim.MappingRep `json:"scimAttributeMappings"`
+	// Organizations are in the admin API's representation, with their
+	// members (with the users) and SSO connections (app/orgs).
+	Organizations []orgs.OrganizationExport `json:"organizations"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -281,6 +285,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		return nil, err
 	}
 	if out.SCIMAttributeMappings, err = scim.ExportMappings(ctx, tx, realm.ID); err != nil {
+		return nil, err
+	}
+	if out.Organizations, err = orgs.Export(ctx, tx, realm.ID, includeUsers); err != nil {
 		return nil, err
 	}
 	if !includeUsers {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -52,6 +53,21 @@ func resourcesTestRealm(t *testing.T, s *testServer) (secret string, users map[s
 	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/users/"+users["bob"]+"/groups/"+ops["id"].(string), nil), http.StatusOK)
 	sa := s.admin(http.MethodGet, "/admin/realms/acme/clients/app/service-account-user", nil).object(t)
 	post("/users/"+sa["id"].(string)+"/role-mappings/clients/app", map[string]any{"roleNames": []string{"read"}}, http.StatusOK)
+	// Organizations: one with a verified domain, members and an SSO
+	// connection to a provider, one bare.
+	post("/identity-providers", map[string]any{"alias": "corp", "providerType": "oidc", "clientId": "c", "clientSecret": "s",
+		"authorizationUrl": "https://idp.test/auth", "tokenUrl": "https://idp.test/token", "jwksUrl": "https://idp.test/jwks",
+		"issuer": "https://idp.test"}, http.StatusCreated)
+	org := post("/organizations", map[string]any{"slug": "acme-corp", "name": "Acme Corp", "attributes": map[string]any{"tier": []string{"gold"}},
+		"domains": []any{map[string]any{"name": "acme.test"}, map[string]any{"name": "acme.example"}}}, http.StatusCreated)
+	if err := s.store.VerifyDomain(t.Context(), org["id"].(string), "acme.test"); err != nil {
+		t.Fatal(err)
+	}
+	post("/organizations/acme-corp/members", map[string]any{"userId": users["alice"], "role": "owner"}, http.StatusCreated)
+	post("/organizations/acme-corp/members", map[string]any{"userId": users["bob"]}, http.StatusCreated)
+	post("/organizations/acme-corp/sso-connections", map[string]any{"identityProvider": "corp", "domain": "acme.test",
+		"autoJoin": true, "hideOnLogin": true}, http.StatusCreated)
+	post("/organizations", map[string]any{"name": "Beta", "enabled": false}, http.StatusCreated)
 	return secret, users
 }
 
@@ -87,10 +103,33 @@ func TestRealmExportImportEveryResource(t *testing.T) {
 	secret, users := resourcesTestRealm(t, s)
 	raw, first := resourcesTestExport(t, s, "acme")
 
-	for _, key := range []string{"clientScopes", "clients", "roles", "groups", "users"} {
+	for _, key := range []string{"clientScopes", "clients", "roles", "groups", "users", "organizations"} {
 		if first[key] == nil {
 			t.Fatalf("export lacks %s", key)
 		}
+	}
+	wantOrg := `"slug": "acme-corp",
+      "name": "Acme Corp",
+      "description": "",
+      "enabled": true,
+      "attributes": {
+        "tier": [
+          "gold"
+        ]
+      },
+      "domains": [
+        {
+          "name": "acme.example",
+          "verified": false
+        },
+        {
+          "name": "acme.test",
+          "verified": true
+        }
+      ],`
+	if !strings.Contains(string(raw), wantOrg) || !strings.Contains(string(raw), `"username": "alice",
+          "role": "owner",`) || !strings.Contains(string(raw), `"identityProvider": "corp",`) {
+		t.Fatalf("export's organizations: %s", first["organizations"])
 	}
 	if n := len(first["clientScopes"].([]any)); n != 11 {
 		t.Fatalf("export has %d client scopes, want the 10 seeded and tenant", n)
@@ -103,11 +142,14 @@ func TestRealmExportImportEveryResource(t *testing.T) {
 
 	check := func(t *testing.T, s *testServer) {
 		t.Helper()
-		_, again := resourcesTestExport(t, s, "acme")
+		rawAgain, again := resourcesTestExport(t, s, "acme")
 		if !reflect.DeepEqual(first, again) {
 			a, _ := json.MarshalIndent(first, "", " ")
 			b, _ := json.MarshalIndent(again, "", " ")
 			t.Fatalf("export after import differs:\nbefore %s\nafter %s", a, b)
+		}
+		if !bytes.Equal(raw, rawAgain) {
+			t.Fatalf("export after import is not the same bytes:\nbefore %s\nafter %s", raw, rawAgain)
 		}
 		if got := resourcesTestEffective(t, s, "acme", users["alice"]); !reflect.DeepEqual(got, wantAlice) {
 			t.Fatalf("alice's effective roles %v, want %v", got, wantAlice)
@@ -142,6 +184,13 @@ func TestRealmExportImportEveryResource(t *testing.T) {
 			if len(cp[key].([]any)) != len(first[key].([]any)) {
 				t.Fatalf("copy has %d %s, original %d", len(cp[key].([]any)), key, len(first[key].([]any)))
 			}
+		}
+		// Organizations get fresh ids; members and connections follow.
+		orgsCopy, orgsFirst := cp["organizations"].([]any), first["organizations"].([]any)
+		if len(orgsCopy) != 2 || orgsCopy[0].(map[string]any)["id"] == orgsFirst[0].(map[string]any)["id"] ||
+			!reflect.DeepEqual(orgsCopy[0].(map[string]any)["members"], orgsFirst[0].(map[string]any)["members"]) ||
+			len(orgsCopy[0].(map[string]any)["ssoConnections"].([]any)) != 1 {
+			t.Fatalf("organizations of the copy %v", orgsCopy)
 		}
 		copyUsers := cp["users"].([]any)
 		if copyUsers[0].(map[string]any)["id"] == first["users"].([]any)[0].(map[string]any)["id"] {
@@ -222,6 +271,36 @@ func TestRealmImportRejectsBadResources(t *testing.T) {
 		{"service account without the grant", mutate(func(d map[string]any) {
 			at(d, "clients", 1)["grantTypes"] = []any{"authorization_code"}
 		}), 400, "invalid_field", "clients[1].serviceAccount"},
+		{"organization member not in the file", mutate(func(d map[string]any) {
+			at(d, "organizations", 0)["members"].([]any)[1].(map[string]any)["username"] = "ghost"
+		}), 400, "invalid_field", "organizations[0].members[1].username"},
+		{"organization member twice", mutate(func(d map[string]any) {
+			at(d, "organizations", 0)["members"].([]any)[1].(map[string]any)["username"] = "alice"
+		}), 409, "conflict", "organizations[0].members[1].username"},
+		{"organization member's role", mutate(func(d map[string]any) {
+			at(d, "organizations", 0)["members"].([]any)[1].(map[string]any)["role"] = "boss"
+		}), 400, "invalid_field", "organizations[0].members[1].role"},
+		{"organization slug twice", mutate(func(d map[string]any) { at(d, "organizations", 1)["slug"] = "acme-corp" }),
+			409, "conflict", "organizations[1].slug"},
+		{"organization slug", mutate(func(d map[string]any) { at(d, "organizations", 1)["slug"] = "Beta Co" }),
+			400, "invalid_field", "organizations[1].slug"},
+		{"organization domain", mutate(func(d map[string]any) {
+			at(d, "organizations", 1)["domains"] = []any{map[string]any{"name": "127.0.0.1"}}
+		}), 400, "invalid_field", "organizations[1].domains[0].name"},
+		{"domain verified by two organizations", mutate(func(d map[string]any) {
+			at(d, "organizations", 1)["domains"] = []any{map[string]any{"name": "acme.test", "verified": true}}
+		}), 409, "conflict", "organizations[1].domains[0]"},
+		{"connection to a provider not in the file", mutate(func(d map[string]any) {
+			at(d, "organizations", 0)["ssoConnections"].([]any)[0].(map[string]any)["identityProvider"] = "ghost"
+		}), 400, "invalid_field", "organizations[0].ssoConnections[0].identityProvider"},
+		{"connection's domain not the organization's", mutate(func(d map[string]any) {
+			at(d, "organizations", 0)["ssoConnections"].([]any)[0].(map[string]any)["domain"] = "beta.test"
+		}), 400, "invalid_field", "organizations[0].ssoConnections[0].domain"},
+		{"provider serving two organizations", mutate(func(d map[string]any) {
+			at(d, "organizations", 1)["ssoConnections"] = []any{map[string]any{"identityProvider": "corp"}}
+		}), 409, "conflict", "organizations[1].ssoConnections[0].identityProvider"},
+		{"invitations are not imported", mutate(func(d map[string]any) { at(d, "organizations", 0)["invitations"] = []any{} }),
+			400, "unknown_field", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
@@ -118,6 +119,9 @@ type realmImport struct {
 	SAMLSettings            *saml.Settings             `json:"samlSettings"`
 	// SCIMAttributeMappings are the realm's SCIM attribute mappings (app/scim).
 	SCIMAttributeMappings []scim.ImportedMapping `json:"scimAttributeMappings"`
+	// Organizations name their members by username and their SSO
+	// connections' providers by alias, of this file.
+	Organizations []orgs.OrganizationImport `json:"organizations"`
 }
 
 // ImportOptions say how an import treats what is already there.

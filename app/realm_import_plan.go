@@ -15,6 +15,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
 )
@@ -54,6 +55,7 @@ type importPlan struct {
 	fedIDs        map[string]string // provider ID in the file -> ID it gets
 	fedLinks      []*store.FederationLink
 	scimMappings  []*store.SCIMMapping
+	orgs          *orgs.ImportPlan
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -127,7 +129,15 @@ func (p *importPlan) build(in *realmImport) error {
 	if p.scimMappings, err = scim.PlanImportMappings(in.SCIMAttributeMappings, realm.ID, p.copy, p.now); err != nil {
 		return err
 	}
-	return p.buildLinks(in)
+	if err := p.buildLinks(in); err != nil {
+		return err
+	}
+	people := map[string]string{}
+	for _, u := range p.users[len(p.users)-len(in.Users):] {
+		people[u.Username] = u.ID
+	}
+	p.orgs, err = orgs.PlanImport(realm.ID, in.Organizations, people, p.providers, orgs.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	return err
 }
 
 // buildLinks resolves the users' links to the file's identity providers.
@@ -599,7 +609,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := broker.WriteImport(ctx, tx, p.providers); err != nil {
 		return err
 	}
-	return broker.WriteLinks(ctx, tx, p.idpLinks, p.idpLinkFields)
+	if err := broker.WriteLinks(ctx, tx, p.idpLinks, p.idpLinkFields); err != nil {
+		return err
+	}
+	return orgs.WriteImport(ctx, tx, p.orgs)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -92,7 +92,7 @@ func (s *Service) StartLink(w http.ResponseWriter, r *http.Request, realm *store
 	if p.ClientSecret == "" {
 		return errNotConfigured
 	}
-	return s.redirectUpstream(w, r, realm, p, &store.BrokerLogin{LinkUserID: user.ID})
+	return s.redirectUpstream(w, r, realm, p, &store.BrokerLogin{LinkUserID: user.ID}, "")
 }
 
 // accountLinkedURL is the account's page of links, where a link made from

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/gorilla/mux"
@@ -107,7 +108,19 @@ func (s *Service) Login(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if p.ClientSecret == "" {
 		return errNotConfigured
 	}
-	return s.redirectUpstream(w, r, realm, p, &store.BrokerLogin{AuthRequestID: ar.ID})
+	return s.redirectUpstream(w, r, realm, p, &store.BrokerLogin{AuthRequestID: ar.ID}, loginHint(q.Get("login_hint")))
+}
+
+// maxLoginHint bounds the login_hint passed on to a provider.
+const maxLoginHint = 255
+
+// loginHint is the hint a sign-in passes on to the provider (the email
+// home-realm discovery found it by), or "" for none or one too long.
+func loginHint(hint string) string {
+	if len(hint) > maxLoginHint || strings.ContainsFunc(hint, unicode.IsControl) {
+		return ""
+	}
+	return hint
 }
 
 // viaAuthorization turns the spec's direct link into an authorization
@@ -130,8 +143,8 @@ func (s *Service) viaAuthorization(w http.ResponseWriter, r *http.Request, realm
 
 // redirectUpstream records the sign-in, bound to this browser, and sends
 // the browser to the provider with a fresh state, nonce and PKCE
-// challenge (S256).
-func (s *Service) redirectUpstream(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, l *store.BrokerLogin) error {
+// challenge (S256), and the login hint when there is one.
+func (s *Service) redirectUpstream(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, l *store.BrokerLogin, hint string) error {
 	state, verifier := randomToken(), oauth2.GenerateVerifier()
 	now := s.deps.Now()
 	l.StateHash, l.RealmID, l.ProviderID = store.HashToken(state), realm.ID, p.ID
@@ -147,6 +160,9 @@ func (s *Service) redirectUpstream(w http.ResponseWriter, r *http.Request, realm
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
 	if usesIDToken(p.ProviderType) {
 		opts = append(opts, oidc.Nonce(l.Nonce))
+	}
+	if hint != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("login_hint", hint))
 	}
 	http.Redirect(w, r, s.oauth2Config(realm, p).AuthCodeURL(state, opts...), http.StatusSeeOther)
 	return nil

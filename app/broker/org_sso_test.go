@@ -80,6 +80,10 @@ func TestHomeRealmDiscovery(t *testing.T) {
 	if !strings.HasPrefix(up.url.String(), e.issuer(upstreamRealm)+"/") {
 		t.Fatalf("expected the upstream sign-in page, got %d at %s", up.status, up.url)
 	}
+	// The email went on as the provider's login_hint: its page has it.
+	if got := up.forms(t)[0].fields.Get("username"); got != "Alice@EXAMPLE.test" {
+		t.Errorf("upstream sign-in page's username %q", got)
+	}
 	callback := e.upstreamSignIn(b, up, "alice", alicePassword)
 	claims := e.mustReachApp(b.follow(b.get(callback.String()), e.base))
 	org, _ := claims["organization"].(map[string]any)
@@ -99,8 +103,20 @@ func TestHomeRealmDiscovery(t *testing.T) {
 		t.Errorf("members after a second sign-in %v", got)
 	}
 
-	// Another domain keeps the password sign-in.
+	// An application's login_hint of that domain skips acme's page.
 	b = newBrowser(t)
+	p = b.follow(b.get(e.authorize(url.Values{"scope": {"openid organization"}, "login_hint": {"alice@example.test"}})), e.base)
+	if p.status != http.StatusOK || !strings.HasPrefix(p.url.String(), e.issuer(upstreamRealm)+"/") {
+		t.Fatalf("a login_hint of the domain: %d at %s", p.status, p.url)
+	}
+	e.mustReachApp(b.follow(b.get(e.upstreamSignIn(b, p, "alice", alicePassword).String()), e.base))
+
+	// Another domain keeps the password sign-in, its login_hint too.
+	b = newBrowser(t)
+	hinted := b.follow(b.get(e.authorize(url.Values{"login_hint": {"bob@other.test"}})), e.base)
+	if hinted.status != http.StatusOK || !strings.HasPrefix(hinted.url.Path, "/realms/acme/") {
+		t.Fatalf("a login_hint of another domain: %d at %s", hinted.status, hinted.url)
+	}
 	form := e.signInPage(b).forms(t)[0]
 	p = b.submit(form, map[string]string{"username": "bob@other.test", "password": ""})
 	if p.status != http.StatusBadRequest || !strings.Contains(p.header.Get("Content-Type"), "text/html") {

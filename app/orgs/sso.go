@@ -64,18 +64,16 @@ func checkSSODomain(o *store.Organization, domain string) (string, error) {
 	return name, nil
 }
 
-// NewSSOConnection checks a connection's representation against its
-// organization and the realm's providers, and makes the connection to
-// store: the checks of the admin API and of the realm import alike.
-func NewSSOConnection(ctx context.Context, st *store.Store, realmID string, o *store.Organization, rep SSOConnectionRep) (*store.OrgSSOConnection, error) {
+// newSSOConnection checks a connection's representation against its
+// organization and the provider its alias names (nil: the realm has none),
+// and makes the connection to store: the checks of the admin API and of
+// the realm import alike.
+func newSSOConnection(o *store.Organization, rep SSOConnectionRep, p *store.IdentityProvider) (*store.OrgSSOConnection, error) {
 	if rep.IdentityProvider == "" {
 		return nil, apperr.Field("identityProvider", "is required: the alias of one of the realm's identity providers")
 	}
-	p, err := st.GetIdentityProvider(ctx, realmID, rep.IdentityProvider)
-	if errors.Is(err, store.ErrNotFound) {
+	if p == nil {
 		return nil, apperr.Field("identityProvider", "the realm has no identity provider %s", rep.IdentityProvider)
-	} else if err != nil {
-		return nil, err
 	}
 	domain, err := checkSSODomain(o, rep.Domain)
 	if err != nil {
@@ -86,19 +84,14 @@ func NewSSOConnection(ctx context.Context, st *store.Store, realmID string, o *s
 		HideOnLogin: rep.HideOnLogin, CreatedAt: rep.CreatedTimestamp}, nil
 }
 
-// CreateSSOConnection stores c, made by NewSSOConnection; a provider that
-// serves an organization already is a 409 at identityProvider.
-func CreateSSOConnection(ctx context.Context, st *store.Store, c *store.OrgSSOConnection) error {
-	err := st.CreateOrgSSOConnection(ctx, c)
-	if !errors.Is(err, store.ErrConflict) {
-		return err
+// errProviderServes refuses a second connection of a provider.
+func errProviderServes(field, alias, slug string, cause error) error {
+	msg := "identity provider " + alias + " already serves an organization"
+	if slug != "" {
+		msg = "identity provider " + alias + " already serves organization " + slug
 	}
-	msg := "identity provider " + c.ProviderAlias + " already serves an organization"
-	if d, derr := st.SSOConnectionOfProvider(ctx, c.ProviderID); derr == nil {
-		msg = "identity provider " + c.ProviderAlias + " already serves organization " + d.OrgSlug
-	}
-	return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "identityProvider",
-		Message: msg + "; a provider serves one organization", Cause: err}
+	return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: field,
+		Message: msg + "; a provider serves one organization", Cause: cause}
 }
 
 // ssoConnection loads the realm, the organization and the connection the
@@ -151,11 +144,26 @@ func (s *Service) CreateSSOConnection(w http.ResponseWriter, r *http.Request) er
 	if body.Domain != nil {
 		rep.Domain = *body.Domain
 	}
-	c, err := NewSSOConnection(r.Context(), s.deps.Store, realm.ID, o, rep)
+	var p *store.IdentityProvider
+	if rep.IdentityProvider != "" {
+		p, err = s.deps.Store.GetIdentityProvider(r.Context(), realm.ID, rep.IdentityProvider)
+		if errors.Is(err, store.ErrNotFound) {
+			p = nil
+		} else if err != nil {
+			return err
+		}
+	}
+	c, err := newSSOConnection(o, rep, p)
 	if err != nil {
 		return err
 	}
-	if err := CreateSSOConnection(r.Context(), s.deps.Store, c); err != nil {
+	if err := s.deps.Store.CreateOrgSSOConnection(r.Context(), c); errors.Is(err, store.ErrConflict) {
+		slug := ""
+		if d, derr := s.deps.Store.SSOConnectionOfProvider(r.Context(), c.ProviderID); derr == nil {
+			slug = d.OrgSlug
+		}
+		return errProviderServes("identityProvider", c.ProviderAlias, slug, err)
+	} else if err != nil {
 		return err
 	}
 	return httpx.Created(w, s.deps.BaseURL+r.URL.Path+"/"+c.ID, ToSSORep(c))
