@@ -21,7 +21,8 @@ func TestAccountAPIGet(t *testing.T) {
 	created, _ := got["createdTimestamp"].(float64)
 	delete(got, "createdTimestamp")
 	want := map[string]any{"id": e.aliceID, "username": "alice", "email": "alice@example.test", "emailVerified": false,
-		"firstName": "Alice", "lastName": "Liddell", "attributes": map[string]any{}, "factors": []any{"password"},
+		"firstName": "Alice", "lastName": "Liddell", "attributes": map[string]any{}, "customAttributes": map[string]any{},
+		"factors":  []any{"password"},
 		"deletion": map[string]any{"scheduled": false}}
 	if !reflect.DeepEqual(got, want) || created == 0 {
 		t.Fatalf("account %v (created %v), want %v", got, created, want)

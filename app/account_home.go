@@ -18,16 +18,19 @@ import (
 
 // accountRep is the account as its owner reads it.
 type accountRep struct {
-	ID               string             `json:"id"`
-	Username         string             `json:"username"`
-	Email            string             `json:"email"`
-	EmailVerified    bool               `json:"emailVerified"`
-	FirstName        string             `json:"firstName"`
-	LastName         string             `json:"lastName"`
-	Attributes       map[string]string  `json:"attributes"`
-	CreatedTimestamp int64              `json:"createdTimestamp"`
-	Factors          []string           `json:"factors"` // enrolled credential types: password, otp…
-	Deletion         accountDeletionRep `json:"deletion"`
+	ID            string            `json:"id"`
+	Username      string            `json:"username"`
+	Email         string            `json:"email"`
+	EmailVerified bool              `json:"emailVerified"`
+	FirstName     string            `json:"firstName"`
+	LastName      string            `json:"lastName"`
+	Attributes    map[string]string `json:"attributes"`
+	// CustomAttributes are the user's values of the realm's custom
+	// attributes (account_attributes.go).
+	CustomAttributes map[string][]string `json:"customAttributes"`
+	CreatedTimestamp int64               `json:"createdTimestamp"`
+	Factors          []string            `json:"factors"` // enrolled credential types: password, otp…
+	Deletion         accountDeletionRep  `json:"deletion"`
 }
 
 // accountDeletionRep is the state of the account's deletion: scheduled
@@ -69,9 +72,13 @@ func (a *App) accountRep(ctx context.Context, c *accountCaller) (*accountRep, er
 	if err != nil {
 		return nil, err
 	}
+	custom, err := a.loadAccountAttributes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	return &accountRep{ID: u.ID, Username: u.Username, Email: u.Email, EmailVerified: u.EmailVerified,
-		FirstName: u.FirstName, LastName: u.LastName, Attributes: attrs, CreatedTimestamp: u.CreatedAt,
-		Factors: factors, Deletion: toAccountDeletionRep(d)}, nil
+		FirstName: u.FirstName, LastName: u.LastName, Attributes: attrs, CustomAttributes: custom.held,
+		CreatedTimestamp: u.CreatedAt, Factors: factors, Deletion: toAccountDeletionRep(d)}, nil
 }
 
 // accountHome is GET /account: the account in JSON, or the account page.
@@ -125,6 +132,13 @@ func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCa
 		date := accountDate(d.DeleteAt)
 		v.Deletion = &date
 	}
+	if v.Profile.Attributes == nil && v.Profile.ReadOnly == nil {
+		custom, err := a.loadAccountAttributes(ctx, c)
+		if err != nil {
+			return err
+		}
+		custom.fill(&v.Profile, custom.held, nil)
+	}
 	v.Username = c.user.Username
 	v.Profile.Action, v.Password.Action = base+"/profile", base+"/password"
 	v.ExportURL, v.TOTPURL, v.DeleteURL = base+"/data-export", base+"/totp-setup", base+"/delete-account"
@@ -140,6 +154,15 @@ type accountProfileBody struct {
 	Email     *string `json:"email"`
 	FirstName *string `json:"firstName"`
 	LastName  *string `json:"lastName"`
+	// attrs, from the page's form, are the values of the custom attributes
+	// the user edits, checked; nil leaves them.
+	attrs *attributeWrite
+}
+
+// attributeWrite is the values of the attributes of schema to store.
+type attributeWrite struct {
+	schema []*store.CustomAttribute
+	values map[string][]string
 }
 
 // accountProfile changes the caller's name and email. The username cannot
@@ -147,6 +170,7 @@ type accountProfileBody struct {
 // is unverified until the link mailed to it is followed.
 func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
 	var body accountProfileBody
+	var custom *accountAttributes
 	if c.api {
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
@@ -157,14 +181,36 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 		}
 		body = accountProfileBody{Username: formValue(r, "username"), Email: formValue(r, "email"),
 			FirstName: formValue(r, "firstName"), LastName: formValue(r, "lastName")}
+		var err error
+		if custom, err = a.loadAccountAttributes(r.Context(), c); err != nil {
+			return err
+		}
+		body.attrs = &attributeWrite{schema: custom.editable(), values: custom.posted(r)}
 	}
-	u, mailed, err := a.changeProfile(r, c, body)
+	// The attributes are checked first, all of them, so that the form
+	// comes back with every one at fault marked.
+	err := error(nil)
+	if body.attrs != nil {
+		err = custom.check(body.attrs.values)
+	}
+	var u *store.User
+	mailed := false
+	if err == nil {
+		u, mailed, err = a.changeProfile(r, c, body)
+	}
 	if err != nil {
 		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
 			v := accountView(c.user)
 			set(&v.Profile.Email, body.Email)
 			set(&v.Profile.FirstName, body.FirstName)
 			set(&v.Profile.LastName, body.LastName)
+			if custom != nil {
+				custom.fill(&v.Profile, body.attrs.values, attributeErrors(e))
+			}
+			if len(e.Fields) > 0 { // the attributes' faults, each beside its field
+				v.Profile.Error = "register.error.form"
+				return a.renderAccount(w, r, c, e.Status, v)
+			}
 			text := a.fieldText(r, c.realm, e)
 			switch e.Field {
 			case "email":
@@ -232,7 +278,16 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	if emailChanged {
 		u.EmailVerified = false
 	}
-	if err := a.id.UpdateUser(ctx, a.store, &u); err != nil {
+	err := a.store.Tx(ctx, func(tx *store.Store) error {
+		if err := a.id.UpdateUser(ctx, tx, &u); err != nil {
+			return err
+		}
+		if body.attrs != nil {
+			return a.id.SetUserAttributes(ctx, tx, &u, body.attrs.schema, body.attrs.values)
+		}
+		return nil
+	})
+	if err != nil {
 		var ae *apperr.Error
 		if errors.As(err, &ae) && ae.Status == http.StatusConflict && ae.Field == "email" {
 			return nil, false, errEmailTaken

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,6 +25,9 @@ type userRep struct {
 	EmailVerified        bool   `json:"emailVerified"`
 	RequirePasswordReset bool   `json:"requirePasswordReset"`
 	CreatedTimestamp     int64  `json:"createdTimestamp"`
+	// Attributes are the values of the realm's custom attributes, in the
+	// answers about one user (admin_user_attributes.go).
+	Attributes map[string][]string `json:"attributes,omitempty"`
 }
 
 func toUserRep(u *store.User) userRep {
@@ -41,6 +45,8 @@ type userCreate struct {
 	EmailVerified        *bool   `json:"emailVerified"`
 	RequirePasswordReset *bool   `json:"requirePasswordReset"`
 	Password             *string `json:"password"`
+	// Attributes are custom attribute values (admin_user_attributes.go).
+	Attributes json.RawMessage `json:"attributes"`
 }
 
 func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
@@ -63,12 +69,26 @@ func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 	set(&nu.EmailVerified, body.EmailVerified)
 	set(&nu.RequirePasswordReset, body.RequirePasswordReset)
 	nu.Disabled = body.Enabled != nil && !*body.Enabled
-	u, err := a.id.CreateUser(r.Context(), a.store, realm, nu)
+	values, err := userAttributeValues(body.Attributes)
+	if err != nil {
+		return err
+	}
+	var u *store.User
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		if u, err = a.id.CreateUser(r.Context(), tx, realm, nu); err != nil {
+			return err
+		}
+		return a.setUserAttributes(r.Context(), tx, realm.ID, u, values)
+	})
+	if err != nil {
+		return err
+	}
+	rep, err := a.withAttributes(r.Context(), realm.ID, u)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", a.cfg.BaseURL+r.URL.Path+"/"+u.ID)
-	httpx.WriteJSON(w, http.StatusCreated, toUserRep(u))
+	httpx.WriteJSON(w, http.StatusCreated, rep)
 	return nil
 }
 
@@ -135,11 +155,15 @@ func (a *App) user(r *http.Request) (*store.Realm, *store.User, error) {
 }
 
 func (a *App) getUser(w http.ResponseWriter, r *http.Request) error {
-	_, u, err := a.user(r)
+	realm, u, err := a.user(r)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toUserRep(u))
+	rep, err := a.withAttributes(r.Context(), realm.ID, u)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -165,11 +189,19 @@ func (a *App) patchUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) error {
-	_, u, err := a.user(r)
+	realm, u, err := a.user(r)
 	if err != nil {
 		return err
 	}
 	body, err := httpx.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	body, rawAttrs, err := splitAttributes(body) // admin_user_attributes.go
+	if err != nil {
+		return err
+	}
+	values, err := userAttributeValues(rawAttrs)
 	if err != nil {
 		return err
 	}
@@ -184,10 +216,20 @@ func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) err
 	}
 	u.Username, u.Email, u.FirstName, u.LastName = upd.Username, upd.Email, upd.FirstName, upd.LastName
 	u.Enabled, u.EmailVerified, u.RequirePasswordReset = upd.Enabled, upd.EmailVerified, upd.RequirePasswordReset
-	if err := a.id.UpdateUser(r.Context(), a.store, u); err != nil {
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := a.id.UpdateUser(r.Context(), tx, u); err != nil {
+			return err
+		}
+		return a.setUserAttributes(r.Context(), tx, realm.ID, u, values)
+	})
+	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, toUserRep(u))
+	rep, err := a.withAttributes(r.Context(), realm.ID, u)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 

@@ -369,7 +369,7 @@ func (s *Service) PutUserAttributes(w http.ResponseWriter, r *http.Request) erro
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	values, err := textValues(body)
+	values, err := TextValues(body)
 	if err != nil {
 		return err
 	}
@@ -386,11 +386,12 @@ func (s *Service) PutUserAttributes(w http.ResponseWriter, r *http.Request) erro
 	return s.GetUserAttributes(w, r)
 }
 
-// textValues reads each attribute's JSON value as text: a string as it
+// TextValues reads each attribute's JSON value as text: a string as it
 // is, a number as written, a boolean as true or false, null as no value,
 // a list of those as several. Anything else is refused, every such
-// attribute named at once.
-func textValues(body map[string]json.RawMessage) (map[string][]string, error) {
+// attribute named at once. The admin user API reads its users'
+// attributes with it too.
+func TextValues(body map[string]json.RawMessage) (map[string][]string, error) {
 	out := map[string][]string{}
 	var problems []apperr.FieldError
 	for name, raw := range body {
