@@ -1185,3 +1185,9 @@ CREATE TABLE user_custom_attributes (
 -- A sign-in's second-factor step after an upstream provider vouched for
 -- the user rather than a password: its sign-in reports amr fed, not pwd.
 ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- version 24
+-- A waiting SAML AuthnRequest's RequestedAuthnContext (JSON: comparison
+-- and the classes asked for), checked again when the browser is back
+-- from signing in; '' for none.
+ALTER TABLE saml_auth_requests ADD COLUMN authn_context TEXT NOT NULL DEFAULT '';
