@@ -11,6 +11,7 @@ import (
 	crewsaml "github.com/crewjam/saml"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/saml"
 )
 
 const (
@@ -62,6 +63,7 @@ func (b *browser) answer(t *testing.T, s *sp) (top, second, class, inResponseTo 
 		if m.action != s.url+"/saml/acs" {
 			continue
 		}
+		saml.ValidateXSD(t, saml.SchemaProtocol, m.xml)
 		doc := etree.NewDocument()
 		if err := doc.ReadFromBytes(m.xml); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	crewsaml "github.com/crewjam/saml"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/saml"
 )
 
 func TestSingleLogout(t *testing.T) {
@@ -184,6 +185,7 @@ func mustLogoutStatus(t *testing.T, status int, body string, s *sp, top, second,
 	if !strings.Contains(string(raw), "<ds:Signature") {
 		t.Fatalf("the LogoutResponse is unsigned: %s", raw)
 	}
+	saml.ValidateXSD(t, saml.SchemaProtocol, raw)
 }
 
 func (e *idp) sessionsOf(t *testing.T, userID string) int {

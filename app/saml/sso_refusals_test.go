@@ -16,6 +16,7 @@ import (
 	dsig "github.com/russellhaering/goxmldsig"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/saml"
 )
 
 // authnRequest is an AuthnRequest of the SP to the identity provider, as
@@ -126,6 +127,7 @@ func mustStatusResponse(t *testing.T, r *apptest.Response, acs, top, second, inR
 	if !strings.Contains(string(raw), "<ds:Signature") {
 		t.Fatalf("a status response must be signed: %s", raw)
 	}
+	saml.ValidateXSD(t, saml.SchemaProtocol, raw)
 }
 
 func TestSSORefusals(t *testing.T) {
