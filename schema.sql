@@ -1253,3 +1253,9 @@ CREATE INDEX scim_user_addresses_locality ON scim_user_addresses (realm_id, loca
 CREATE INDEX scim_user_addresses_country ON scim_user_addresses (realm_id, country, user_id);
 CREATE INDEX scim_user_addresses_postal_code ON scim_user_addresses (realm_id, postal_code, user_id);
 CREATE INDEX scim_user_addresses_region ON scim_user_addresses (realm_id, region, user_id);
+
+-- version 27
+-- A waiting SAML AuthnRequest's RequestedAuthnContext (JSON: comparison
+-- and the classes asked for), checked again when the browser is back
+-- from signing in; '' for none.
+ALTER TABLE saml_auth_requests ADD COLUMN authn_context TEXT NOT NULL DEFAULT '';

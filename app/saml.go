@@ -26,7 +26,8 @@ func (a *App) newSAML() *saml.Service {
 	return saml.New(saml.Deps{Store: a.store, Log: a.log, Now: a.now, BaseURL: a.cfg.BaseURL,
 		Realm: a.samlRealm, AdminRealm: a.realm, RotationDays: a.samlRotationDays, ErrorPage: a.samlErrorPage,
 		Session: a.ssoSession, SignIn: a.samlSignIn, PostForm: a.samlPostForm, NameIDKey: a.samlNameIDKey(),
-		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent})
+		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent,
+		TwoFactors: func(amr []string) bool { return acrOf(amr) == acrTwoFactors }})
 }
 
 // samlRealm is the enabled realm of a SAML protocol path.

@@ -29,6 +29,9 @@ type SAMLAuthRequest struct {
 	RelayState   string
 	NameIDFormat string
 	ForceAuthn   bool
+	// AuthnContext is the request's RequestedAuthnContext as the SAML
+	// module keeps it (JSON); '' for none.
+	AuthnContext string
 	CreatedAt    int64 // Unix milliseconds
 	ExpiresAt    int64
 }
@@ -36,9 +39,9 @@ type SAMLAuthRequest struct {
 // CreateSAMLAuthRequest stores a waiting AuthnRequest.
 func (s *Store) CreateSAMLAuthRequest(ctx context.Context, ar *SAMLAuthRequest) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO saml_auth_requests (id_hash, realm_id, sp_id, request_id, acs_url,
-		relay_state, name_id_format, force_authn, created_at, expires_at) VALUES (`+placeholders(10)+`)`,
+		relay_state, name_id_format, force_authn, authn_context, created_at, expires_at) VALUES (`+placeholders(11)+`)`,
 		ar.IDHash, ar.RealmID, ar.SPID, ar.RequestID, ar.ACSURL, ar.RelayState, ar.NameIDFormat, ar.ForceAuthn,
-		ar.CreatedAt, ar.ExpiresAt)
+		ar.AuthnContext, ar.CreatedAt, ar.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("create SAML auth request: %w", mapErr(err))
 	}
@@ -52,10 +55,10 @@ func (s *Store) TakeSAMLAuthRequest(ctx context.Context, realmID string, idHash 
 	var ar SAMLAuthRequest
 	err := s.Tx(ctx, func(tx *Store) error {
 		err := tx.w.QueryRowContext(ctx, `SELECT id_hash, realm_id, sp_id, request_id, acs_url, relay_state,
-			name_id_format, force_authn, created_at, expires_at FROM saml_auth_requests
+			name_id_format, force_authn, authn_context, created_at, expires_at FROM saml_auth_requests
 			WHERE realm_id = $1 AND id_hash = $2 AND expires_at > $3`, realmID, idHash, now.UnixMilli()).Scan(
 			&ar.IDHash, &ar.RealmID, &ar.SPID, &ar.RequestID, &ar.ACSURL, &ar.RelayState, &ar.NameIDFormat,
-			&ar.ForceAuthn, &ar.CreatedAt, &ar.ExpiresAt)
+			&ar.ForceAuthn, &ar.AuthnContext, &ar.CreatedAt, &ar.ExpiresAt)
 		if err != nil {
 			return mapErr(err)
 		}

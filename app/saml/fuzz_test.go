@@ -37,6 +37,10 @@ func FuzzSAMLRequest(f *testing.F) {
 		fuzzAuthnRequest("_a3", ` ForceAuthn="true" AssertionConsumerServiceIndex="1"`),
 		strings.Replace(fuzzAuthnRequest("_a4", ""), "https://sp.test/acs", "https://evil.test/acs", 1),
 		strings.Replace(fuzzAuthnRequest("_a5", ""), "transient", "kerberos", 1),
+		strings.Replace(fuzzAuthnRequest("_a6", ""), "</samlp:AuthnRequest>", `<samlp:RequestedAuthnContext Comparison="minimum">`+
+			`<saml:AuthnContextClassRef>https://refeds.org/profile/mfa</saml:AuthnContextClassRef></samlp:RequestedAuthnContext></samlp:AuthnRequest>`, 1),
+		strings.Replace(fuzzAuthnRequest("_a7", ""), "</samlp:AuthnRequest>", `<samlp:RequestedAuthnContext Comparison="better">`+
+			`<saml:AuthnContextClassRef>urn:x</saml:AuthnContextClassRef><saml:AuthnContextDeclRef>urn:y</saml:AuthnContextDeclRef></samlp:RequestedAuthnContext></samlp:AuthnRequest>`, 1),
 		`<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_l1" Version="2.0" IssueInstant="` +
 			time.Now().UTC().Format(time.RFC3339) + `"><saml:Issuer>https://sp.test</saml:Issuer><saml:NameID>alice</saml:NameID><samlp:SessionIndex>_s</samlp:SessionIndex></samlp:LogoutRequest>`,
 		`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">&b;</samlp:AuthnRequest>`,

@@ -20,6 +20,8 @@ func FuzzReadMessage(f *testing.F) {
 	for _, seed := range []string{
 		`<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="a" Version="2.0"/>`,
 		`<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="l" Version="2.0"><saml:NameID xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">x</saml:NameID></samlp:LogoutRequest>`,
+		`<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="a" Version="2.0"><samlp:RequestedAuthnContext Comparison="maximum"><saml:AuthnContextClassRef>https://refeds.org/profile/mfa</saml:AuthnContextClassRef></samlp:RequestedAuthnContext></samlp:AuthnRequest>`,
+		`<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="l" Version="2.0"><saml:NameID xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">x</saml:NameID><samlp:SessionIndex>a</samlp:SessionIndex><samlp:SessionIndex>b</samlp:SessionIndex></samlp:LogoutRequest>`,
 		`<!DOCTYPE a [<!ENTITY b "c">]><a>&b;</a>`,
 		`<a xmlns:x="1" xmlns:x="2"/>`,
 		"",
@@ -48,6 +50,17 @@ func FuzzReadMessage(f *testing.F) {
 			_ = unmarshalElement(m.root, &lr)
 			_ = issuerOf(m.root)
 			_ = signatureOf(m.root)
+			_ = sessionIndexes(m.root)
+			if ctx, err := requestedContext(m.root); err == nil && ctx != nil {
+				// What is accepted can be stated, and comes back as it was kept.
+				if ctx.class(2) == "" && ctx.class(1) == "" {
+					t.Fatalf("accepted a context no sign-in meets: %+v", ctx)
+				}
+				back, err := decodeContext(ctx.encode())
+				if err != nil || back.Comparison != ctx.Comparison || len(back.Classes) != len(ctx.Classes) {
+					t.Fatalf("kept %+v, read back %+v %v", ctx, back, err)
+				}
+			}
 		}
 	})
 }

@@ -35,8 +35,8 @@ const (
 	methodBearer      = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
 	attrNameBasic     = "urn:oasis:names:tc:SAML:2.0:attrname-format:basic"
 	// The AuthnContextClassRef of a sign-in: a password over TLS, or the
-	// REFEDS MFA profile when a second factor (or a passkey, which is one
-	// in itself) was used.
+	// REFEDS MFA profile for a two-factor sign-in (the server's acr 2: two
+	// kinds of factor, or a passkey that verified its user).
 	classPassword = "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"
 	classMFA      = "https://refeds.org/profile/mfa"
 )
@@ -105,15 +105,21 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 	return s.post(w, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
 }
 
+// rank is the strength of a session's sign-in: 2 for two factors, else 1
+// (authn_context.go).
+func (s *Service) rank(sess *store.Session) int {
+	if s.deps.TwoFactors != nil && s.deps.TwoFactors(sess.AMR) {
+		return 2
+	}
+	return 1
+}
+
 // assertion is the statement about the user the service provider gets.
 func (s *Service) assertion(realm *store.Realm, req *request, sess *store.Session, nameID, format, index string,
 	attrs []crewsaml.Attribute, now time.Time) *crewsaml.Assertion {
 	until := now.Add(assertionLifetime)
 	sessionEnd := time.UnixMilli(sess.ExpiresAt).UTC()
-	class := classPassword
-	if slices.ContainsFunc(sess.AMR, func(m string) bool { return m == "otp" || m == "hwk" || m == "swk" || m == "mfa" }) {
-		class = classMFA
-	}
+	class := req.context.class(s.rank(sess))
 	a := &crewsaml.Assertion{ID: randomID(), IssueInstant: now, Version: "2.0",
 		Issuer: crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)},
 		Subject: &crewsaml.Subject{

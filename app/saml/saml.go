@@ -52,6 +52,9 @@ type Deps struct {
 	EndSession func(w http.ResponseWriter, r *http.Request, realm *store.Realm, sess *store.Session, sp string) error
 	// LoggedOut answers with the realm's "you are signed out" page.
 	LoggedOut func(w http.ResponseWriter, r *http.Request, realm *store.Realm) error
+	// TwoFactors says whether a session's amr is a two-factor sign-in (the
+	// server's acr 2), which the REFEDS MFA class states.
+	TwoFactors func(amr []string) bool
 	// LoginEvent records a login event (the events module's writer).
 	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
 }

@@ -81,14 +81,14 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	if sp.SLOURL == "" {
 		return errNoSLOURL
 	}
+	if lr.NameID == nil || strings.TrimSpace(lr.NameID.Value) == "" {
+		return errBadMessage("the LogoutRequest must name its principal with a NameID")
+	}
 	if err := s.deps.Store.RecordSAMLRequestID(ctx, realm.ID, sp.EntityID, lr.ID,
 		lr.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
 		return errReplay(lr.ID)
 	} else if err != nil {
 		return err
-	}
-	if lr.NameID == nil || strings.TrimSpace(lr.NameID.Value) == "" {
-		return errBadMessage("the LogoutRequest must name its principal with a NameID")
 	}
 	sess, err := s.logoutSession(r, realm, sp, lr.NameID, sessionIndexes(signed))
 	if errors.Is(err, errUnknownPrincipal) {

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/saml"
 )
 
 func TestSingleLogout(t *testing.T) {
@@ -183,6 +185,7 @@ func mustLogoutStatus(t *testing.T, status int, body string, s *sp, top, second,
 	if !strings.Contains(string(raw), "<ds:Signature") {
 		t.Fatalf("the LogoutResponse is unsigned: %s", raw)
 	}
+	saml.ValidateXSD(t, saml.SchemaProtocol, raw)
 }
 
 func (e *idp) sessionsOf(t *testing.T, userID string) int {
@@ -288,4 +291,126 @@ func TestSingleLogoutMatchesTheSession(t *testing.T) {
 		events[0]["error"] != "urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal" {
 		t.Fatalf("LOGOUT_ERROR events %v", events)
 	}
+}
+
+// editXML is doc with edit applied to its root.
+func editXML(t *testing.T, doc []byte, edit func(root *etree.Element)) []byte {
+	t.Helper()
+	d := etree.NewDocument()
+	if err := d.ReadFromBytes(doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(d.Root())
+	out, err := d.WriteToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Every LogoutRequest that cannot be trusted or read is refused on the
+// error page with a 400, and ends nothing.
+func TestLogoutRequestRefusals(t *testing.T) {
+	e := newIdP(t)
+	plain := newSP(t, e, spOptions{})
+	signing := newSP(t, e, spOptions{sign: true})
+	unknown := newSP(t, e, spOptions{})
+	apptest.MustStatus(t, e.Admin(http.MethodDelete, "/admin/realms/acme/saml-service-providers/"+unknown.id, nil), http.StatusNoContent)
+	apptest.MustStatus(t, e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", map[string]any{
+		"entityId": "https://no-slo.test", "name": "no SLO", "acsUrl": "https://no-slo.test/acs"}), http.StatusCreated)
+	transient := string(crewsaml.TransientNameIDFormat)
+	// Replayed: the first time, with no session to end, it is answered.
+	_, replayed := plain.logoutRequestXML(t, "nobody", transient, "_none")
+	r := e.Request(http.MethodGet, ssoPath+"?SAMLRequest="+deflated(replayed)+"&RelayState=rs", nil)
+	mustLogoutStatus(t, r.Status, string(r.Body), plain, crewsaml.StatusSuccess, "", idOf(t, replayed))
+
+	b := newBrowser(t)
+	atPlain := mustSignedIn(t, b.visit(plain.url+"/app", testPassword))
+	mustSignedIn(t, b.visit(signing.url+"/app", ""))
+	good := func() []byte {
+		_, doc := plain.logoutRequestXML(t, atPlain.NameID, transient, atPlain.Attributes["SessionIndex"]...)
+		return doc
+	}
+	setAttr := func(name, value string) func(*etree.Element) {
+		return func(root *etree.Element) { root.CreateAttr(name, value) }
+	}
+
+	tampered := func() []byte {
+		req, err := signing.mw.ServiceProvider.MakeLogoutRequest(ssoURLOf(e), "someone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		el := req.Element()
+		el.FindElement("./NameID").SetText("someone else")
+		doc := etree.NewDocument()
+		doc.SetRoot(el)
+		out, _ := doc.WriteToBytes()
+		return out
+	}()
+	for _, tc := range []struct {
+		name  string
+		doc   []byte
+		words string
+	}{
+		{"replayed", replayed, "received before"},
+		{"stale IssueInstant", editXML(t, good(), setAttr("IssueInstant", time.Now().Add(-10*time.Minute).UTC().Format(time.RFC3339))), "IssueInstant"},
+		{"IssueInstant ahead", editXML(t, good(), setAttr("IssueInstant", time.Now().Add(10*time.Minute).UTC().Format(time.RFC3339))), "IssueInstant"},
+		{"wrong Destination", editXML(t, good(), setAttr("Destination", e.base+"/realms/other/protocol/saml")), "Destination"},
+		{"no ID", editXML(t, good(), func(root *etree.Element) { root.RemoveAttr("ID") }), "ID is missing"},
+		{"version 1.1", editXML(t, good(), setAttr("Version", "1.1")), "Version must be 2.0"},
+		{"unknown SP", func() []byte {
+			_, doc := unknown.logoutRequestXML(t, atPlain.NameID, transient)
+			return doc
+		}(), "not a service provider of this realm"},
+		{"SP without an sloUrl", editXML(t, good(), func(root *etree.Element) {
+			root.FindElement("./Issuer").SetText("https://no-slo.test")
+		}), "no sloUrl"},
+		{"no NameID", editXML(t, good(), func(root *etree.Element) { root.RemoveChild(root.FindElement("./NameID")) }), "must name its principal with a NameID"},
+		{"tampered signature", tampered, "does not verify"},
+		{"unsigned, of an SP with a certificate", func() []byte {
+			_, doc := signing.logoutRequestXML(t, "someone", transient)
+			return doc
+		}(), "unsigned"},
+		{"an external entity", []byte(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>` +
+			`<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_x" Version="2.0"><saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">&x;</saml:Issuer></samlp:LogoutRequest>`),
+			"document type declaration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, binding := range []string{"Redirect", "POST"} {
+				var p *page
+				if binding == "Redirect" {
+					p = b.get(e.base + ssoPath + "?SAMLRequest=" + deflated(tc.doc) + "&RelayState=rs")
+				} else {
+					p = b.submit(&page{url: mustParse(t, e.base)}, &form{action: ssoPath, values: url.Values{
+						"SAMLRequest": {base64.StdEncoding.EncodeToString(tc.doc)}, "RelayState": {"rs"}}})
+				}
+				if p.status != http.StatusBadRequest || !strings.Contains(p.body, tc.words) || strings.Contains(p.body, "SAMLResponse") {
+					t.Fatalf("%s: %d, want the error page with 400 saying %q: %.600s", binding, p.status, tc.words, p.body)
+				}
+			}
+			if e.sessionsOf(t, e.alice) != 1 {
+				t.Fatal("a refused LogoutRequest ended the session")
+			}
+		})
+	}
+}
+
+func ssoURLOf(e *idp) string { return e.base + ssoPath }
+
+func idOf(t *testing.T, doc []byte) string {
+	t.Helper()
+	d := etree.NewDocument()
+	if err := d.ReadFromBytes(doc); err != nil {
+		t.Fatal(err)
+	}
+	return d.Root().SelectAttrValue("ID", "")
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -86,6 +86,7 @@ type request struct {
 	nameIDFormat string // asked for; '' for the SP's own
 	forceAuthn   bool
 	isPassive    bool
+	context      *authnContext // RequestedAuthnContext; nil for none
 	// seenUntil: the request's ID is still to be recorded (until then) in
 	// the replay cache, in the transaction of the answer's own write, so
 	// that answering costs one commit.
@@ -118,14 +119,17 @@ func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *st
 	if err != nil {
 		return err
 	}
+	// A session below the context asked for is stepped up through the
+	// hosted sign-in, which asks a user with a second factor for it.
+	enough := sess != nil && req.context.class(s.rank(sess)) != ""
 	switch {
-	case req.isPassive && (sess == nil || req.forceAuthn):
+	case req.isPassive && (!enough || req.forceAuthn):
 		if err := s.recordRequest(r.Context(), s.deps.Store, realm, req); err != nil {
 			return err
 		}
 		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusNoPassive,
-			message: "the user is not signed in and the request does not let the identity provider ask"}
-	case sess != nil && !req.forceAuthn:
+			message: "the user is not signed in as the request asks, and the request does not let the identity provider ask"}
+	case enough && !req.forceAuthn:
 		return s.respond(w, r, realm, req, sess, user)
 	}
 	return s.waitForSignIn(w, r, realm, req)
@@ -168,6 +172,17 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 	req := &request{sp: sp, requestID: ar.ID, acsURL: sp.ACSURL, relayState: m.relayState,
 		forceAuthn: ar.ForceAuthn != nil && *ar.ForceAuthn, isPassive: ar.IsPassive != nil && *ar.IsPassive,
 		seenUntil: ar.IssueInstant.Add(maxIssueAge + clockSkew)}
+	rac, err := requestedContext(signed)
+	if errors.Is(err, errNoAuthnContext) {
+		if err := s.recordRequest(r.Context(), s.deps.Store, realm, req); err != nil {
+			return nil, err
+		}
+		return nil, &statusError{req: req, top: crewsaml.StatusRequester, second: crewsaml.StatusNoAuthnContext,
+			message: err.Error()}
+	} else if err != nil {
+		return nil, err
+	}
+	req.context = rac
 	if p := ar.NameIDPolicy; p != nil && p.Format != nil && *p.Format != NameIDUnspecified && *p.Format != "" {
 		req.nameIDFormat = *p.Format
 		if !supportedFormat(*p.Format) {
@@ -285,7 +300,8 @@ func (s *Service) waitForSignIn(w http.ResponseWriter, r *http.Request, realm *s
 		}
 		return tx.CreateSAMLAuthRequest(r.Context(), &store.SAMLAuthRequest{IDHash: sum[:], RealmID: realm.ID,
 			SPID: req.sp.ID, RequestID: req.requestID, ACSURL: req.acsURL, RelayState: req.relayState,
-			NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, CreatedAt: now.UnixMilli(),
+			NameIDFormat: req.nameIDFormat, ForceAuthn: req.forceAuthn, AuthnContext: req.context.encode(),
+			CreatedAt: now.UnixMilli(),
 			ExpiresAt: now.Add(waitLifetime).UnixMilli()})
 	})
 	if err != nil {
@@ -328,8 +344,12 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if !sp.Enabled || sp.ACSURL != ar.ACSURL || (ar.RequestID == "" && !sp.IDPInitiated) {
 		return errStaleWait // changed while the user signed in
 	}
+	rac, err := decodeContext(ar.AuthnContext)
+	if err != nil {
+		return err
+	}
 	req := &request{sp: sp, requestID: ar.RequestID, acsURL: ar.ACSURL, relayState: ar.RelayState,
-		nameIDFormat: ar.NameIDFormat, forceAuthn: ar.ForceAuthn}
+		nameIDFormat: ar.NameIDFormat, forceAuthn: ar.ForceAuthn, context: rac}
 	if r.URL.Query().Has("error") {
 		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusAuthnFailed,
 			message: "the user did not sign in"}
@@ -341,6 +361,9 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if sess == nil || (ar.ForceAuthn && sess.AuthTime < ar.CreatedAt) {
 		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusAuthnFailed,
 			message: "the user did not sign in"}
+	}
+	if req.context.class(s.rank(sess)) == "" { // no second factor to step up with
+		return noAuthnContext(req)
 	}
 	return s.respond(w, r, realm, req, sess, user)
 }

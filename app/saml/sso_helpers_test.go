@@ -15,16 +15,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
 	"github.com/crewjam/saml/samlsp"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 	dsig "github.com/russellhaering/goxmldsig"
 	"golang.org/x/net/html"
 
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/realapp"
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // idp is the server under test, listening on a loopback port so that a
@@ -220,6 +224,10 @@ type browser struct {
 	t      testing.TB
 	client *http.Client
 	user   string // who signs in; testUser when ""
+	// totpSecret answers the sign-in's second-factor step, when set.
+	totpSecret string
+	// stopAtResponse: a SAML Response is recorded and not delivered.
+	stopAtResponse bool
 	// posted are the SAML messages the browser carried by POST forms, as
 	// their XML, to the form's action.
 	posted []postedMessage
@@ -244,7 +252,12 @@ type page struct {
 
 func (b *browser) get(u string) *page {
 	b.t.Helper()
-	resp, err := b.client.Get(u)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := b.client.Do(req)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -269,6 +282,7 @@ func (b *browser) submit(p *page, f *form) *page {
 	}
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, action.String(), strings.NewReader(f.values.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html")
 	resp, err := b.client.Do(req)
 	if err != nil {
 		b.t.Fatal(err)
@@ -278,7 +292,8 @@ func (b *browser) submit(p *page, f *form) *page {
 
 // visit opens u and goes on through the pages: SAML POST forms are
 // submitted, the login page is filled with password (and the TOTP page
-// with a code from totp, when given).
+// with a code of totpSecret, when set: the next period's, since a code
+// is taken once).
 func (b *browser) visit(u, password string) *page {
 	b.t.Helper()
 	p := b.get(u)
@@ -292,6 +307,9 @@ func (b *browser) visit(u, password string) *page {
 			if raw, err := base64.StdEncoding.DecodeString(msg); err == nil {
 				b.posted = append(b.posted, postedMessage{action: f.action, xml: raw})
 			}
+			if b.stopAtResponse && f.values.Has("SAMLResponse") {
+				return p
+			}
 		case f.values.Has("authRequestID") && strings.Contains(p.body, `name="password"`):
 			if password == "" {
 				return p
@@ -302,6 +320,8 @@ func (b *browser) visit(u, password string) *page {
 			}
 			f.values.Set("username", user)
 			f.values.Set("password", password)
+		case f.values.Has("authRequestID") && f.values.Has("code") && b.totpSecret != "":
+			f.values.Set("code", totpCode(b.t, b.totpSecret, time.Now().Add(30*time.Second)))
 		default:
 			return p
 		}
@@ -375,4 +395,15 @@ func mustSignedIn(t testing.TB, p *page) signedIn {
 		t.Fatalf("not signed in at the SP: %d %s %.500s", p.status, p.url, p.body)
 	}
 	return out
+}
+
+// totpCode is the authenticator app's code of secret at t.
+func totpCode(t testing.TB, secret string, at time.Time) string {
+	t.Helper()
+	code, err := totp.GenerateCodeCustom(secret, at, totp.ValidateOpts{Period: identity.TOTPPeriod, Digits: otp.DigitsSix,
+		Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
 }

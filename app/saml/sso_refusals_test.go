@@ -16,6 +16,7 @@ import (
 	dsig "github.com/russellhaering/goxmldsig"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/saml"
 )
 
 // authnRequest is an AuthnRequest of the SP to the identity provider, as
@@ -126,6 +127,7 @@ func mustStatusResponse(t *testing.T, r *apptest.Response, acs, top, second, inR
 	if !strings.Contains(string(raw), "<ds:Signature") {
 		t.Fatalf("a status response must be signed: %s", raw)
 	}
+	saml.ValidateXSD(t, saml.SchemaProtocol, raw)
 }
 
 func TestSSORefusals(t *testing.T) {
@@ -185,6 +187,10 @@ func TestSSORefusals(t *testing.T) {
 		{"not deflated", http.MethodGet, ssoPath + "?SAMLRequest=" + url.QueryEscape(base64.StdEncoding.EncodeToString([]byte("<x/>"))), "", 400, "DEFLATE"},
 		{"deflate bomb", http.MethodGet, ssoPath + bomb, "", 400, "inflates past"},
 		{"DOCTYPE with entities", http.MethodPost, ssoPath, postRaw(doctype, ""), 400, "document type declaration"},
+		{"external entity (Redirect)", http.MethodGet, ssoPath + "?SAMLRequest=" + deflated([]byte(`<?xml version="1.0"?>`+
+			`<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" `+
+			`xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="x" Version="2.0"><saml:Issuer>&x;</saml:Issuer></samlp:AuthnRequest>`)),
+			"", 400, "document type declaration"},
 		{"unknown SP", http.MethodGet, unknown.redirect(t, unknown.authnRequest(t), "", ""), "", 400, "not a service provider of this realm"},
 		{"disabled SP", http.MethodGet, disabled.redirect(t, disabled.authnRequest(t), "", ""), "", 400, "disabled"},
 		{"ACS URL not registered", http.MethodGet, plain.redirect(t, func() *crewsaml.AuthnRequest {

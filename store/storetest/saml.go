@@ -207,7 +207,8 @@ func testSAMLSignInRows(t *testing.T, s *store.Store) {
 
 	// A waiting AuthnRequest is taken once, and not after it expires.
 	ar := &store.SAMLAuthRequest{IDHash: []byte("hash-1"), RealmID: keyTestRealmA, SPID: sp.ID, RequestID: "id-1",
-		ACSURL: sp.ACSURL, RelayState: "rs", NameIDFormat: "f", ForceAuthn: true, CreatedAt: now.UnixMilli(),
+		ACSURL: sp.ACSURL, RelayState: "rs", NameIDFormat: "f", ForceAuthn: true, AuthnContext: `{"comparison":"minimum"}`,
+		CreatedAt: now.UnixMilli(),
 		ExpiresAt: now.Add(time.Minute).UnixMilli()}
 	if err := s.CreateSAMLAuthRequest(testCtx, ar); err != nil {
 		t.Fatal(err)
