@@ -1185,3 +1185,28 @@ CREATE TABLE user_custom_attributes (
 -- A sign-in's second-factor step after an upstream provider vouched for
 -- the user rather than a password: its sign-in reports amr fed, not pwd.
 ALTER TABLE auth_request_steps ADD COLUMN federated BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- version 24
+-- Sign-out at the upstream (a provider's upstreamLogout): the upstream ID
+-- token of a brokered sign-in (sealed), held by its authorization request
+-- until the sign-in ends in an SSO session, then by that session, as the
+-- id_token_hint of the sign-out there; and a sign-out on its way through
+-- the upstream's end_session_endpoint, taken once when it comes back.
+CREATE TABLE broker_signins (
+    auth_request_id TEXT PRIMARY KEY REFERENCES auth_requests (id) ON DELETE CASCADE,
+    provider_id     TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    id_token        BLOB NOT NULL    -- sealed
+);
+CREATE TABLE broker_sessions (
+    session_id  TEXT PRIMARY KEY REFERENCES user_sessions (id) ON DELETE CASCADE,
+    provider_id TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    id_token    BLOB NOT NULL        -- sealed
+);
+CREATE TABLE broker_logouts (
+    state_hash  BLOB PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    provider_id TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    redirect    TEXT NOT NULL,       -- where the logout goes on to; '' for the signed-out page
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL
+);
