@@ -1259,3 +1259,28 @@ CREATE INDEX scim_user_addresses_region ON scim_user_addresses (realm_id, region
 -- and the classes asked for), checked again when the browser is back
 -- from signing in; '' for none.
 ALTER TABLE saml_auth_requests ADD COLUMN authn_context TEXT NOT NULL DEFAULT '';
+
+-- version 28
+-- Sign-out at the upstream (a provider's upstreamLogout): the upstream ID
+-- token of a brokered sign-in (sealed), held by its authorization request
+-- until the sign-in ends in an SSO session, then by that session, as the
+-- id_token_hint of the sign-out there; and a sign-out on its way through
+-- the upstream's end_session_endpoint, taken once when it comes back.
+CREATE TABLE broker_signins (
+    auth_request_id TEXT PRIMARY KEY REFERENCES auth_requests (id) ON DELETE CASCADE,
+    provider_id     TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    id_token        BLOB NOT NULL    -- sealed
+);
+CREATE TABLE broker_sessions (
+    session_id  TEXT PRIMARY KEY REFERENCES user_sessions (id) ON DELETE CASCADE,
+    provider_id TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    id_token    BLOB NOT NULL        -- sealed
+);
+CREATE TABLE broker_logouts (
+    state_hash  BLOB PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    provider_id TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    redirect    TEXT NOT NULL,       -- where the logout goes on to; '' for the signed-out page
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL
+);

@@ -173,7 +173,12 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 		if err := signIn.write(ctx, tx); err != nil {
 			return err
 		}
-		return tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, user.ID, sso.ID, sso.AuthTime, sso.AMR, sso.LastAccessAt)
+		if err := tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, user.ID, sso.ID, sso.AuthTime, sso.AMR, sso.LastAccessAt); err != nil {
+			return err
+		}
+		// A sign-in through a provider that signs out upstream too
+		// leaves its upstream ID token to the session (app/broker).
+		return tx.BindBrokerSession(ctx, ar.ID, sso.ID)
 	})
 	if errors.Is(err, store.ErrNotFound) { // the request or the session ended meanwhile
 		return nil, errStaleAuthRequest

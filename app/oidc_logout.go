@@ -215,6 +215,18 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 			ClientID:  lr.clientID, PostLogoutRedirectURI: lr.redirect, State: lr.state,
 		}))
 	}
+	// The browser's own session, signed in through a provider that signs
+	// out upstream, takes the browser there before it goes on; what the
+	// session knows of its upstream goes with it, so it is read first.
+	var upstream *store.BrokerSession
+	if current != nil && slices.Contains(targets, current.ID) {
+		upstream, err = a.store.GetBrokerSession(ctx, current.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			upstream = nil
+		} else if err != nil {
+			return err
+		}
+	}
 	var ended []*store.Session
 	for _, id := range targets {
 		s, err := a.store.DeleteSession(ctx, realm.ID, id, store.SessionSSO, a.now().UnixMilli())
@@ -235,6 +247,21 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		details = map[string]string{"redirect_uri": lr.redirect}
 	}
 	a.loggedOut(ctx, realm, ended, lr.clientID, details)
+	if upstream != nil {
+		then := ""
+		if lr.redirect != "" {
+			then = withState(lr.redirect, lr.state)
+		}
+		to, err := a.broker.UpstreamLogoutURL(ctx, realm, upstream, then)
+		if err != nil {
+			return err
+		}
+		if to != "" {
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, to, http.StatusFound)
+			return nil
+		}
+	}
 	if lr.redirect == "" {
 		return a.renderPage(w, r, http.StatusOK, ui.LoggedOut(a.page("logout.done.title"), realmTitle(realm)))
 	}

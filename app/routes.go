@@ -366,6 +366,7 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodGet, broker.Paths.Login, br.Login)
 	page(http.MethodGet, broker.Paths.Callback, br.Callback)
 	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
+	page(http.MethodGet, broker.Paths.LogoutResponse, br.LogoutResponse)
 	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
 	add(http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)

@@ -73,8 +73,8 @@ func (s *Store) TakeBrokerLogin(ctx context.Context, realmID string, stateHash [
 	return &l, nil
 }
 
-// DeleteExpiredBrokerLogins removes sign-ins that never came back, and
-// links never confirmed.
+// DeleteExpiredBrokerLogins removes sign-ins and sign-outs that never
+// came back, and links never confirmed.
 func (s *Store) DeleteExpiredBrokerLogins(ctx context.Context, now int64) (int64, error) {
 	res, err := s.w.ExecContext(ctx, "DELETE FROM broker_logins WHERE expires_at <= $1", now)
 	logins, err := rowsAffected(res, err, "delete expired broker logins")
@@ -83,7 +83,12 @@ func (s *Store) DeleteExpiredBrokerLogins(ctx context.Context, now int64) (int64
 	}
 	res, err = s.w.ExecContext(ctx, "DELETE FROM broker_pending_links WHERE expires_at <= $1", now)
 	links, err := rowsAffected(res, err, "delete expired broker pending links")
-	return logins + links, err
+	if err != nil {
+		return logins + links, err
+	}
+	res, err = s.w.ExecContext(ctx, "DELETE FROM broker_logouts WHERE expires_at <= $1", now)
+	logouts, err := rowsAffected(res, err, "delete expired broker logouts")
+	return logins + links + logouts, err
 }
 
 // BrokerPendingLink is an upstream account that matched a local account by

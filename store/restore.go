@@ -176,6 +176,8 @@ func (s *Store) openEverySecret(ctx context.Context) (int, error) {
 		{"SELECT provider_id, user_id, token FROM federated_identities WHERE token IS NOT NULL", federatedAAD},
 		{"SELECT id, '', identity FROM broker_pending_links", func(id, _ string) string { return pendingLinkAAD(id) }},
 		{"SELECT state_hash, '', code_verifier FROM broker_logins", func(id, _ string) string { return brokerLoginAAD([]byte(id)) }},
+		{"SELECT provider_id, '', id_token FROM broker_signins", func(id, _ string) string { return brokerIDTokenAAD(id) }},
+		{"SELECT provider_id, '', id_token FROM broker_sessions", func(id, _ string) string { return brokerIDTokenAAD(id) }},
 	}
 	n := 0
 	for _, c := range sealedColumns {

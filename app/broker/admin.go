@@ -35,6 +35,8 @@ type providerInput struct {
 	Tenant           string       `json:"tenant"`
 	StoreToken       bool         `json:"storeToken"`
 	ClaimMapping     ClaimMapping `json:"claimMapping"`
+	LogoutURL        string       `json:"logoutUrl"`
+	UpstreamLogout   bool         `json:"upstreamLogout"`
 }
 
 func (in *providerInput) rep() ProviderRep {
@@ -43,7 +45,7 @@ func (in *providerInput) rep() ProviderRep {
 		ClientID: in.ClientID, ClientSecret: in.ClientSecret, AuthorizationURL: in.AuthorizationURL, TokenURL: in.TokenURL,
 		UserinfoURL: in.UserinfoURL, JWKSURL: in.JWKSURL, Issuer: in.Issuer, DefaultScopes: in.DefaultScopes,
 		TrustEmail: in.TrustEmail, SyncUserProfile: in.SyncUserProfile, Tenant: in.Tenant, StoreToken: in.StoreToken,
-		ClaimMapping: in.ClaimMapping}
+		ClaimMapping: in.ClaimMapping, LogoutURL: in.LogoutURL, UpstreamLogout: in.UpstreamLogout}
 }
 
 // prepare fills what the preset and the issuer's discovery give, then
@@ -167,7 +169,7 @@ func updateDefaults() map[string]any {
 		"alias": nil, "providerType": nil, "displayName": nil, "enabled": true, "clientId": nil, "clientSecret": nil,
 		"authorizationUrl": nil, "tokenUrl": nil, "userinfoUrl": nil, "jwksUrl": nil, "issuer": nil,
 		"defaultScopes": nil, "trustEmail": false, "syncUserProfile": false, "tenant": nil, "storeToken": false,
-		"claimMapping": nil,
+		"claimMapping": nil, "logoutUrl": nil, "upstreamLogout": false,
 	}
 }
 

@@ -292,13 +292,14 @@ func TestCreateProviderDiscovery(t *testing.T) {
 	for field, want := range map[string]string{
 		"authorizationUrl": issuer + "/protocol/openid-connect/auth", "tokenUrl": issuer + "/protocol/openid-connect/token",
 		"userinfoUrl": issuer + "/protocol/openid-connect/userinfo", "jwksUrl": issuer + "/protocol/openid-connect/certs",
+		"logoutUrl": issuer + "/protocol/openid-connect/logout",
 	} {
 		if got[field] != want {
 			t.Errorf("%s = %v, want %s", field, got[field], want)
 		}
 	}
 	note, _ := got["discovery"].(map[string]any)
-	if note["url"] != issuer+"/.well-known/openid-configuration" || len(note["filled"].([]any)) != 4 {
+	if note["url"] != issuer+"/.well-known/openid-configuration" || len(note["filled"].([]any)) != 5 {
 		t.Fatalf("discovery note %v", got["discovery"])
 	}
 	if g := s.Admin(http.MethodGet, idps+"/corp", nil).Object(t); g["discovery"] != nil {
@@ -307,7 +308,7 @@ func TestCreateProviderDiscovery(t *testing.T) {
 	// A set endpoint is kept; only the missing ones are filled.
 	got = createProvider(s, "acme", map[string]any{"alias": "corp2", "providerType": "oidc", "issuer": issuer,
 		"clientId": "c", "clientSecret": "s", "tokenUrl": "https://elsewhere.test/token"})
-	if got["tokenUrl"] != "https://elsewhere.test/token" || len(got["discovery"].(map[string]any)["filled"].([]any)) != 3 {
+	if got["tokenUrl"] != "https://elsewhere.test/token" || len(got["discovery"].(map[string]any)["filled"].([]any)) != 4 {
 		t.Fatalf("partial discovery: %v", got)
 	}
 

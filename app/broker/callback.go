@@ -144,6 +144,9 @@ func (s *Service) upstreamIdentity(ctx context.Context, realm *store.Realm, p *s
 			return nil, err
 		}
 	}
+	if st.UpstreamLogout && usesIDToken(p.ProviderType) {
+		ident.IDToken, _ = tok.Extra("id_token").(string) // verified above
+	}
 	return ident, nil
 }
 

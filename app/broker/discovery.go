@@ -18,7 +18,8 @@ const discoveryTimeout = 15 * time.Second
 // discoveryClaims is the member of the discovery document that go-oidc's
 // Provider does not expose as fields.
 type discoveryClaims struct {
-	JWKSURI string `json:"jwks_uri"`
+	JWKSURI            string `json:"jwks_uri"`
+	EndSessionEndpoint string `json:"end_session_endpoint"`
 }
 
 // discover fills, for an oidc provider with an issuer, the endpoints the
@@ -58,6 +59,15 @@ func (s *Service) discover(ctx context.Context, p *store.IdentityProvider) (*Dis
 			*f.dst = f.val
 			note.Filled = append(note.Filled, f.field)
 		}
+	}
+	st, err := readSettings(p)
+	if err != nil {
+		return nil, err
+	}
+	if st.LogoutURL == "" && extra.EndSessionEndpoint != "" {
+		st.LogoutURL = extra.EndSessionEndpoint
+		p.Config = st.encode()
+		note.Filled = append(note.Filled, "logoutUrl")
 	}
 	return note, nil
 }

@@ -30,8 +30,8 @@ type env struct {
 	base      string
 	appSecret string
 	fake      *fakeUpstream // the upstream when it is the test's own
-	// accessToken is app's access token from the last mustReachApp.
-	accessToken string
+	// accessToken and idToken are app's tokens from the last mustReachApp.
+	accessToken, idToken string
 }
 
 func newEnv(t *testing.T, provider map[string]any) *env {
@@ -42,7 +42,8 @@ func newEnv(t *testing.T, provider map[string]any) *env {
 	s.CreateUser(upstreamRealm, map[string]any{"username": "alice", "email": "alice@example.test", "emailVerified": true,
 		"firstName": "Alice", "lastName": "Liddell", "password": alicePassword})
 	upClient := s.Admin(http.MethodPost, "/admin/realms/upstream/clients", map[string]any{"clientId": "acme-broker",
-		"redirectUris": []string{base + "/realms/acme/broker/corp/callback"}, "grantTypes": []string{"authorization_code"}})
+		"redirectUris": []string{base + "/realms/acme/broker/corp/callback", base + "/realms/acme/broker/corp/endpoint/logout_response"},
+		"grantTypes":   []string{"authorization_code"}})
 	apptest.MustStatus(t, upClient, http.StatusCreated)
 	createRealm(s, downstreamName)
 	app := s.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "app",
@@ -126,6 +127,7 @@ func (e *env) mustReachApp(p *page) map[string]any {
 	}
 	e.accessToken = tok.AccessToken
 	raw, _ := tok.Extra("id_token").(string)
+	e.idToken = raw
 	idt, err := provider.Verifier(&oidc.Config{ClientID: "app"}).Verify(ctx, raw)
 	if err != nil {
 		e.t.Fatal(err)

@@ -20,6 +20,7 @@ var (
 	errNoRequest       = pageError(http.StatusBadRequest, apperr.CodeInvalidRequest, "broker.error.noRequest")
 	errStaleRequest    = pageError(http.StatusBadRequest, apperr.CodeInvalidRequest, "error.staleAuthRequest")
 	errState           = pageError(http.StatusBadRequest, apperr.CodeInvalidRequest, "broker.error.state")
+	errLogoutState     = pageError(http.StatusBadRequest, apperr.CodeInvalidRequest, "broker.error.logoutState")
 	errOtherBrowser    = pageError(http.StatusForbidden, apperr.CodeForbidden, "error.otherBrowser")
 	errDenied          = pageError(http.StatusForbidden, apperr.CodeForbidden, "broker.error.denied")
 	errUpstream        = pageError(http.StatusBadGateway, apperr.CodeDeliveryFailed, "broker.error.upstream")

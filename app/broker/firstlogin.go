@@ -26,6 +26,12 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
+	if ident.IDToken != "" {
+		// Whichever way the sign-in ends, its session signs out upstream.
+		if err := s.deps.Store.PutBrokerSignIn(ctx, l.AuthRequestID, p.ID, ident.IDToken); err != nil {
+			return err
+		}
+	}
 	link, err := s.deps.Store.FederatedIdentityBySubject(ctx, p.ID, ident.Subject)
 	switch {
 	case err == nil:

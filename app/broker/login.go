@@ -32,7 +32,8 @@ const (
 
 // Paths are the routes of the sign-in through a provider, under
 // /realms/{realm}, for app/routes.go.
-var Paths = struct{ Login, Callback, Link, Token string }{pathLogin, pathCallback, pathLink, pathToken}
+var Paths = struct{ Login, Callback, Link, Token, LogoutResponse string }{pathLogin, pathCallback, pathLink, pathToken,
+	pathLogoutResponse}
 
 func randomToken() string {
 	b := make([]byte, 32)

@@ -35,6 +35,9 @@ type upstreamIdentity struct {
 	Attributes    map[string]string `json:"attributes,omitempty"`
 	Roles         []string          `json:"roles,omitempty"` // realm roles the mapping grants
 	Token         string            `json:"token,omitempty"` // the token response, when the provider keeps it
+	// IDToken is the upstream's ID token, kept for the sign-out there
+	// when the provider has upstreamLogout.
+	IDToken string `json:"-"`
 }
 
 // mapClaims reads an upstream identity from claims (an ID token's, or a

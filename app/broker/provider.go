@@ -42,6 +42,10 @@ type settings struct {
 	Tenant       string       `json:"tenant,omitempty"`     // microsoft: the directory (default common)
 	StoreToken   bool         `json:"storeToken,omitempty"` // keep the upstream tokens for the application to read
 	ClaimMapping ClaimMapping `json:"claimMapping"`
+	// LogoutURL is the upstream's end_session_endpoint; UpstreamLogout
+	// sends a browser signing out through it.
+	LogoutURL      string `json:"logoutUrl,omitempty"`
+	UpstreamLogout bool   `json:"upstreamLogout,omitempty"`
 }
 
 func readSettings(p *store.IdentityProvider) (settings, error) {
@@ -86,6 +90,8 @@ type ProviderRep struct {
 	Tenant           string         `json:"tenant,omitempty"`
 	StoreToken       bool           `json:"storeToken"`
 	ClaimMapping     ClaimMapping   `json:"claimMapping"`
+	LogoutURL        string         `json:"logoutUrl"`
+	UpstreamLogout   bool           `json:"upstreamLogout"`
 	CreatedTimestamp int64          `json:"createdTimestamp"`
 	Discovery        *DiscoveryNote `json:"discovery,omitempty"`
 }
@@ -116,7 +122,7 @@ func toRep(p *store.IdentityProvider, view secretView) (ProviderRep, error) {
 		Enabled: p.Enabled, ClientID: p.ClientID, AuthorizationURL: p.AuthorizationURL, TokenURL: p.TokenURL,
 		UserinfoURL: p.UserinfoURL, JWKSURL: p.JWKSURL, Issuer: p.Issuer, DefaultScopes: p.DefaultScopes,
 		TrustEmail: p.TrustEmail, SyncUserProfile: p.SyncUserProfile, Tenant: s.Tenant, StoreToken: s.StoreToken,
-		ClaimMapping: s.ClaimMapping, CreatedTimestamp: p.CreatedAt}
+		ClaimMapping: s.ClaimMapping, LogoutURL: s.LogoutURL, UpstreamLogout: s.UpstreamLogout, CreatedTimestamp: p.CreatedAt}
 	switch {
 	case p.ClientSecret == "" || view == secretOmitted:
 	case view == secretClear:
@@ -136,7 +142,8 @@ func (rep *ProviderRep) apply(p *store.IdentityProvider) {
 	if rep.ClientSecret != Redacted {
 		p.ClientSecret = rep.ClientSecret
 	}
-	p.Config = settings{Tenant: rep.Tenant, StoreToken: rep.StoreToken, ClaimMapping: rep.ClaimMapping}.encode()
+	p.Config = settings{Tenant: rep.Tenant, StoreToken: rep.StoreToken, ClaimMapping: rep.ClaimMapping,
+		LogoutURL: rep.LogoutURL, UpstreamLogout: rep.UpstreamLogout}.encode()
 }
 
 // fillPreset sets, for a social preset, each endpoint, the issuer and the
@@ -223,6 +230,12 @@ func validateProvider(p *store.IdentityProvider, secretRequired bool) error {
 		if !scopePattern.MatchString(scope) {
 			return apperr.Field("defaultScopes", "must be scope names separated by spaces; %q is not one", scope)
 		}
+	}
+	if s.UpstreamLogout && !usesIDToken(p.ProviderType) {
+		return apperr.Field("upstreamLogout", "needs a provider type with ID tokens (the id_token_hint of the sign-out)")
+	}
+	if err := checkURL("logoutUrl", s.LogoutURL, s.UpstreamLogout, p.ProviderType); err != nil {
+		return err
 	}
 	if s.Tenant != "" && p.ProviderType != TypeMicrosoft {
 		return apperr.Field("tenant", "applies to the microsoft provider type only")

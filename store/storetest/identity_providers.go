@@ -137,6 +137,8 @@ func brokerSuite() []subTest {
 		{"FederatedIdentityCascades", testFederatedIdentityCascades},
 		{"BrokerLoginTakenOnce", testBrokerLoginTakenOnce},
 		{"BrokerPendingLink", testBrokerPendingLink},
+		{"BrokerSessionFollowsSignIn", testBrokerSessionFollowsSignIn},
+		{"BrokerLogoutTakenOnce", testBrokerLogoutTakenOnce},
 	}
 }
 
@@ -278,4 +280,80 @@ func testBrokerPendingLink(t *testing.T, s *store.Store) {
 		t.Fatal(err)
 	}
 	mustBeErrNotFound(t, "a link confirmed twice", s.DeleteBrokerPendingLink(testCtx, sessionsTestRealm, "link-1"))
+}
+
+// The upstream ID token of a sign-in goes, sealed, from its request to the
+// session the sign-in ends in, and goes with the session; a sign-in
+// without one leaves a session's as it was.
+func testBrokerSessionFollowsSignIn(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	authRequestsTestMustCreate(t, s, authRequestsTestPending("pending"), authRequestsTestPending("plain"))
+	now := sessionsTestNow
+	sessionsTestMustCreate(t, s, sessionsTestSSO("sso-1", sessionsTestRealm, "alice", now, now+3_600_000))
+	mustBeErrNotFound(t, "a session signed in otherwise", func() error { _, err := s.GetBrokerSession(testCtx, "sso-1"); return err }())
+	for _, tok := range []string{"first.id.token", "second.id.token"} { // a later attempt replaces
+		if err := s.PutBrokerSignIn(testCtx, "pending", p.ID, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.BindBrokerSession(testCtx, "plain", "sso-1"); err != nil {
+		t.Fatal(err)
+	}
+	mustBeErrNotFound(t, "bound from a request without a token", func() error { _, err := s.GetBrokerSession(testCtx, "sso-1"); return err }())
+	if err := s.BindBrokerSession(testCtx, "pending", "sso-1"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetBrokerSession(testCtx, "sso-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "broker session", got, &store.BrokerSession{ProviderID: p.ID, IDToken: "second.id.token"})
+	// Taken by the binding: a second binding finds nothing, and the
+	// session keeps its token.
+	if err := s.BindBrokerSession(testCtx, "pending", "sso-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetBrokerSession(testCtx, "sso-1"); err != nil || got.IDToken != "second.id.token" {
+		t.Fatalf("after a second binding: %+v %v", got, err)
+	}
+	if _, err := s.DeleteSession(testCtx, sessionsTestRealm, "sso-1", store.SessionSSO, now); err != nil {
+		t.Fatal(err)
+	}
+	mustBeErrNotFound(t, "an ended session's", func() error { _, err := s.GetBrokerSession(testCtx, "sso-1"); return err }())
+	mustBeErrNotFound(t, "a sign-in of an unknown request", s.PutBrokerSignIn(testCtx, "nope", p.ID, "t"))
+}
+
+func testBrokerLogoutTakenOnce(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	now := sessionsTestNow
+	l := &store.BrokerLogout{StateHash: store.HashToken("state"), RealmID: sessionsTestRealm, ProviderID: p.ID,
+		Redirect: "https://app.example.test/bye?state=s", CreatedAt: now, ExpiresAt: now + 600_000}
+	if err := s.CreateBrokerLogout(testCtx, l); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.TakeBrokerLogout(testCtx, sessionsTestOther, store.HashToken("state"), now)
+	mustBeErrNotFound(t, "another realm's state", err)
+	got, err := s.TakeBrokerLogout(testCtx, sessionsTestRealm, store.HashToken("state"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "taken sign-out", got, l)
+	_, err = s.TakeBrokerLogout(testCtx, sessionsTestRealm, store.HashToken("state"), now)
+	mustBeErrNotFound(t, "a state taken twice", err)
+
+	expired := *l
+	expired.StateHash = store.HashToken("old")
+	if err := s.CreateBrokerLogout(testCtx, &expired); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.TakeBrokerLogout(testCtx, sessionsTestRealm, store.HashToken("old"), now+600_000)
+	mustBeErrNotFound(t, "an expired state", err)
+	stale := *l
+	stale.StateHash = store.HashToken("stale")
+	if err := s.CreateBrokerLogout(testCtx, &stale); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteExpiredBrokerLogins(testCtx, now+600_000); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
 }
