@@ -180,14 +180,14 @@ const (
 
 // UserFields are the fields of a user a Match or a sort may name. Text
 // fields hold what the caller compares with: username and email are
-// stored lowercase; first and last names as given (SQL's lower() folds
-// them, in SQLite only ASCII letters).
+// stored lowercase (strings.ToLower, as the identity core writes them);
+// first and last names have folded shadow columns (FoldCase), indexed.
 var UserFields = map[string]string{
 	"id":         "u.id",
 	"username":   "u.username",
 	"email":      "u.email",
-	"first_name": "lower(u.first_name)",
-	"last_name":  "lower(u.last_name)",
+	"first_name": "u.first_name_fold",
+	"last_name":  "u.last_name_fold",
 	"enabled":    "u.enabled",
 	"created":    "u.created_at",
 	"modified":   "coalesce(su.modified_at, u.created_at)",
@@ -544,8 +544,8 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 
 // foldedColumns hold lowercase text only, written so by Go or lowered by
 // SQL, which LIKE matches alike on every backend.
-var foldedColumns = map[string]bool{"u.username": true, "u.email": true, "lower(u.first_name)": true,
-	"lower(u.last_name)": true, "v.fold": true, "v.type": true, "lower(g.name)": true, "v.formatted": true,
+var foldedColumns = map[string]bool{"u.username": true, "u.email": true, "u.first_name_fold": true,
+	"u.last_name_fold": true, "v.fold": true, "v.type": true, "g.name_fold": true, "v.formatted": true,
 	"v.street_address": true, "v.locality": true, "v.region": true, "v.postal_code": true, "v.country": true}
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
