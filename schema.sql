@@ -1284,3 +1284,15 @@ CREATE TABLE broker_logouts (
     created_at  BIGINT NOT NULL,
     expires_at  BIGINT NOT NULL
 );
+
+-- version 29
+-- The users' names folded (Unicode simple case folding, written by the
+-- store in Go, as SQL's lower() folds ASCII letters only), so that SCIM
+-- filters on name.givenName and name.familyName compare without case and
+-- read an index. NULL until the store fills the rows written before.
+ALTER TABLE users ADD COLUMN first_name_fold TEXT;
+ALTER TABLE users ADD COLUMN last_name_fold TEXT;
+CREATE INDEX users_realm_first_name_fold ON users (realm_id, first_name_fold);
+CREATE INDEX users_realm_last_name_fold ON users (realm_id, last_name_fold);
+ALTER TABLE realm_groups ADD COLUMN name_fold TEXT; -- the group's name folded likewise
+CREATE INDEX realm_groups_name_fold ON realm_groups (realm_id, name_fold);

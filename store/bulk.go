@@ -10,12 +10,10 @@ import (
 // row would wait for a disk flush per row. Constraints hold as for
 // CreateUser; the first violation rolls the whole batch back.
 func (s *Store) CreateUsers(ctx context.Context, users []*User) error {
-	query := "INSERT INTO users (" + userColumns + ", name_search) VALUES (" + placeholders(14) + ")"
+	query := "INSERT INTO users (" + userWriteColumns + ") VALUES (" + placeholders(16) + ")"
 	return s.Tx(ctx, func(tx *Store) error {
 		for _, u := range users {
-			_, err := tx.w.ExecContext(ctx, query, u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled,
-				u.EmailVerified, u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt),
-				u.CreatedAt, nullString(u.ServiceAccountClientID), nameSearch(u))
+			_, err := tx.w.ExecContext(ctx, query, userWriteValues(u)...)
 			if err != nil {
 				return fmt.Errorf("create user %s: %w", u.Username, mapErr(err))
 			}

@@ -17,6 +17,8 @@ type dialect struct {
 	dsn func(path string, readOnly bool) string
 	// tableExists counts the tables named $1: 0 or 1.
 	tableExists string
+	// columnExists counts the columns named $2 of table $1: 0 or 1.
+	columnExists string
 	// constraint says which rule, if any, a driver error broke, and for
 	// a uniqueness rule the column that clashed (its last, for a rule of
 	// several columns).

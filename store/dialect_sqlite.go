@@ -15,12 +15,13 @@ import (
 // sqliteDialect is SQLite through modernc.org/sqlite, cgo-free: the
 // database is one file in WAL mode beside its -wal and -shm files.
 var sqliteDialect = dialect{
-	driver:      "sqlite",
-	dsn:         sqliteDSN,
-	tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1",
-	constraint:  sqliteConstraint,
-	checkpoint:  sqliteCheckpoint,
-	backupInto:  "VACUUM INTO $1",
+	driver:       "sqlite",
+	dsn:          sqliteDSN,
+	tableExists:  "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1",
+	columnExists: "SELECT count(*) FROM pragma_table_info($1) WHERE name = $2",
+	constraint:   sqliteConstraint,
+	checkpoint:   sqliteCheckpoint,
+	backupInto:   "VACUUM INTO $1",
 }
 
 // sqliteDSN sets the per-connection pragmas. synchronous(FULL) makes every

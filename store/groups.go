@@ -56,8 +56,8 @@ func (s *Store) CreateGroup(ctx context.Context, g *Group) error {
 				return fmt.Errorf("create group %s: parent %w", g.Name, err)
 			}
 		}
-		_, err := tx.w.ExecContext(ctx, "INSERT INTO realm_groups ("+groupColumns+") VALUES ($1, $2, $3, $4, $5, $6)",
-			g.ID, g.RealmID, nullString(g.ParentID), g.Name, g.Description, g.CreatedAt)
+		_, err := tx.w.ExecContext(ctx, "INSERT INTO realm_groups ("+groupColumns+", name_fold) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+			g.ID, g.RealmID, nullString(g.ParentID), g.Name, g.Description, g.CreatedAt, FoldCase(g.Name))
 		if err != nil {
 			return fmt.Errorf("create group %s: %w", g.Name, mapErr(err))
 		}
@@ -119,8 +119,8 @@ func (s *Store) GroupFamily(ctx context.Context, realmID, id string) ([]*Group, 
 
 // UpdateGroup writes a group's name and description.
 func (s *Store) UpdateGroup(ctx context.Context, g *Group) error {
-	res, err := s.w.ExecContext(ctx, "UPDATE realm_groups SET name = $1, description = $2 WHERE realm_id = $3 AND id = $4",
-		g.Name, g.Description, g.RealmID, g.ID)
+	res, err := s.w.ExecContext(ctx, "UPDATE realm_groups SET name = $1, description = $2, name_fold = $5 WHERE realm_id = $3 AND id = $4",
+		g.Name, g.Description, g.RealmID, g.ID, FoldCase(g.Name))
 	if err != nil {
 		return fmt.Errorf("update group %s: %w", g.Name, mapErr(err))
 	}

@@ -42,6 +42,35 @@ func createRealmAtOldSchema(t *testing.T, s *Store, r *Realm) {
 	}
 }
 
+// createUserAtOldSchema inserts u with the columns the database has.
+func createUserAtOldSchema(t *testing.T, s *Store, u *User) {
+	t.Helper()
+	rows, err := s.r.QueryContext(testCtx, "SELECT name FROM pragma_table_info('users')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		have = append(have, c)
+	}
+	rows.Close()
+	var cols []string
+	var args []any
+	for i, c := range splitColumns(userWriteColumns) {
+		if slices.Contains(have, c) {
+			cols, args = append(cols, c), append(args, userWriteValues(u)[i])
+		}
+	}
+	if _, err := s.w.ExecContext(testCtx, "INSERT INTO users ("+strings.Join(cols, ", ")+") VALUES ("+
+		placeholders(len(cols))+")", args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // openBeforeVersion opens a new database migrated up to the version
 // before version; the caller closes it and reopens path at the latest.
 func openBeforeVersion(t *testing.T, version int) (before *Store, path string) {
@@ -209,11 +238,11 @@ func TestPasswordChangedAtMigration(t *testing.T) {
 	createRealmAtOldSchema(t, before, testRealm(testRealmID, "acme", 1000))
 	withPassword := testUser("alice", testRealmID, "alice", "")
 	withPassword.PasswordHash = "$argon2id$old"
-	mustCreateUser(t, before, withPassword) // PasswordChangedAt 0: stored as NULL
+	createUserAtOldSchema(t, before, withPassword) // PasswordChangedAt 0: stored as NULL
 	dated := testUser("bob", testRealmID, "bob", "")
 	dated.PasswordHash, dated.PasswordChangedAt = "$argon2id$old", 1_800_000_000_000
-	mustCreateUser(t, before, dated)
-	mustCreateUser(t, before, testUser("carol", testRealmID, "carol", ""))
+	createUserAtOldSchema(t, before, dated)
+	createUserAtOldSchema(t, before, testUser("carol", testRealmID, "carol", ""))
 	before.Close()
 
 	s := storeTestOpen(t, path, storeTestKey)
@@ -247,7 +276,7 @@ func TestEnabledEventTypesMigration(t *testing.T) {
 func TestPendingLoginAMRMigration(t *testing.T) {
 	before, path := openBeforeVersion(t, 12)
 	createRealmAtOldSchema(t, before, &Realm{ID: "r1", Name: "acme", CreatedAt: 1000})
-	mustCreateUser(t, before, testUser("alice", "r1", "alice", ""))
+	createUserAtOldSchema(t, before, testUser("alice", "r1", "alice", ""))
 	if err := before.CreateClient(testCtx, &Client{ID: "web", RealmID: "r1", ClientID: "web-app", ClientType: "PUBLIC"}); err != nil {
 		t.Fatal(err)
 	}

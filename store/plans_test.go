@@ -21,6 +21,12 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"user by username", "SELECT id FROM users WHERE realm_id = $1 AND username = $2", "users_realm_username"},
 		{"user by email", "SELECT id FROM users WHERE realm_id = $1 AND email = $2 AND email <> ''", "users_realm_email"},
 		{"service account", "SELECT id FROM users WHERE service_account_client_id = $1", "users_service_account"},
+		// SCIM's filters on the folded names and on addresses.
+		{"users by folded given name", "SELECT count(*) FROM users u WHERE u.realm_id = $1 AND u.service_account_client_id IS NULL AND u.first_name_fold = $2", "users_realm_first_name_fold"},
+		{"users by folded family name", "SELECT count(*) FROM users u WHERE u.realm_id = $1 AND u.service_account_client_id IS NULL AND u.last_name_fold = $2", "users_realm_last_name_fold"},
+		{"groups by folded name", "SELECT count(*) FROM realm_groups g WHERE g.realm_id = $1 AND g.name_fold = $2", "realm_groups_name_fold"},
+		{"users by address locality", "SELECT v.user_id FROM scim_user_addresses v WHERE v.realm_id = $1 AND (v.type = $2 AND v.locality = $3)", "scim_user_addresses_locality"},
+		{"users by address country", "SELECT v.user_id FROM scim_user_addresses v WHERE v.realm_id = $1 AND v.country = $2", "scim_user_addresses_country"},
 		{"client by clientId", "SELECT id FROM clients WHERE realm_id = $1 AND client_id = $2", "clients_realm_client_id"},
 		{"realm role by name", "SELECT id FROM roles WHERE realm_id = $1 AND client_id IS NULL AND name = $2", "roles_realm_name"},
 		{"user's groups", "SELECT group_id FROM group_members WHERE user_id = $1", "group_members_user"},

@@ -17,7 +17,7 @@ type SCIMGroup struct {
 // only).
 var GroupFields = map[string]string{
 	"id":          "g.id",
-	"displayname": "lower(g.name)",
+	"displayname": "g.name_fold",
 	"externalid":  "coalesce(sg.external_id, '')",
 	"created":     "g.created_at",
 	"modified":    "coalesce(sg.modified_at, g.created_at)",

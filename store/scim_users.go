@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -180,14 +181,14 @@ const (
 
 // UserFields are the fields of a user a Match or a sort may name. Text
 // fields hold what the caller compares with: username and email are
-// stored lowercase; first and last names as given (SQL's lower() folds
-// them, in SQLite only ASCII letters).
+// stored lowercase (strings.ToLower, as the identity core writes them);
+// first and last names have folded shadow columns (FoldCase), indexed.
 var UserFields = map[string]string{
 	"id":         "u.id",
 	"username":   "u.username",
 	"email":      "u.email",
-	"first_name": "lower(u.first_name)",
-	"last_name":  "lower(u.last_name)",
+	"first_name": "u.first_name_fold",
+	"last_name":  "u.last_name_fold",
 	"enabled":    "u.enabled",
 	"created":    "u.created_at",
 	"modified":   "coalesce(su.modified_at, u.created_at)",
@@ -235,7 +236,7 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 	}
 	var users []*User
 	total, err := s.searchSCIM(ctx, b, q, "users u", " LEFT JOIN scim_users su ON su.user_id = u.id",
-		"u.realm_id = $1 AND u.service_account_client_id IS NULL", prefixColumns("u", userColumns), "u.username", order,
+		"u.realm_id = $1 AND u.service_account_client_id IS NULL", prefixColumns("u", userColumns), userOrder(q.Where), order,
 		func(rows *sql.Rows) error {
 			u, err := scanUser(rows)
 			if err == nil {
@@ -247,6 +248,31 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 		users = []*User{}
 	}
 	return users, total, err
+}
+
+// userOrder is the users' order by name. Where a condition that must hold
+// compares an indexed column of the row with eq (the folded names, the
+// email), the order is an expression the username index cannot give:
+// SQLite, without statistics, would otherwise walk the realm in username
+// order testing each user, where reading the few matching rows and sorting
+// them is what the condition's index is for.
+func userOrder(where *Match) string {
+	var selective func(m *Match) bool
+	selective = func(m *Match) bool {
+		switch {
+		case m == nil:
+			return false
+		case m.Op == MatchEq:
+			return m.Field == "first_name" || m.Field == "last_name" || m.Field == "email"
+		case m.Op == MatchAnd:
+			return slices.ContainsFunc(m.Subs, selective)
+		}
+		return false
+	}
+	if selective(where) {
+		return "(u.username || '')"
+	}
+	return "u.username"
 }
 
 // searchSCIM runs a SCIM query: the count of what meets q.Where, then the
@@ -544,8 +570,8 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 
 // foldedColumns hold lowercase text only, written so by Go or lowered by
 // SQL, which LIKE matches alike on every backend.
-var foldedColumns = map[string]bool{"u.username": true, "u.email": true, "lower(u.first_name)": true,
-	"lower(u.last_name)": true, "v.fold": true, "v.type": true, "lower(g.name)": true, "v.formatted": true,
+var foldedColumns = map[string]bool{"u.username": true, "u.email": true, "u.first_name_fold": true,
+	"u.last_name_fold": true, "v.fold": true, "v.type": true, "g.name_fold": true, "v.formatted": true,
 	"v.street_address": true, "v.locality": true, "v.region": true, "v.postal_code": true, "v.country": true}
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

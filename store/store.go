@@ -122,6 +122,10 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 		s.Close()
 		return nil, err
 	}
+	if err := s.foldNames(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.checkMasterKey(ctx); err != nil {
 		s.Close()
 		return nil, err

@@ -33,6 +33,17 @@ func nameSearch(u *User) string {
 	return strings.ToLower(u.FirstName + " " + u.LastName)
 }
 
+// userWriteColumns are the columns a user's insert writes: its fields, and
+// the ones derived from them (the name search, the folded names).
+const userWriteColumns = userColumns + ", name_search, first_name_fold, last_name_fold"
+
+// userWriteValues are the values of userWriteColumns.
+func userWriteValues(u *User) []any {
+	return []any{u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified,
+		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt,
+		nullString(u.ServiceAccountClientID), nameSearch(u), FoldCase(u.FirstName), FoldCase(u.LastName)}
+}
+
 func scanUser(row scanner) (*User, error) {
 	var u User
 	var hash sql.NullString
@@ -50,10 +61,8 @@ func scanUser(row scanner) (*User, error) {
 // CreateUser inserts u. A username or email taken in the realm is ErrConflict;
 // an unknown realm is ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
-	vals := []any{u.ID, u.RealmID, u.Username, u.Email, u.FirstName, u.LastName, u.Enabled, u.EmailVerified,
-		u.RequirePasswordReset, nullString(u.PasswordHash), nullInt(u.PasswordChangedAt), u.CreatedAt,
-		nullString(u.ServiceAccountClientID), nameSearch(u)}
-	_, err := s.w.ExecContext(ctx, "INSERT INTO users ("+userColumns+", name_search) VALUES ("+placeholders(len(vals))+")", vals...)
+	vals := userWriteValues(u)
+	_, err := s.w.ExecContext(ctx, "INSERT INTO users ("+userWriteColumns+") VALUES ("+placeholders(len(vals))+")", vals...)
 	if err != nil {
 		return fmt.Errorf("create user %s: %w", u.Username, mapErr(err))
 	}
@@ -192,9 +201,10 @@ func (s *Store) AllUsers(ctx context.Context, realmID string) ([]*User, error) {
 // method, so an edit racing a reset cannot write an old hash back.
 func (s *Store) UpdateUser(ctx context.Context, u *User) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE users SET username = $1, email = $2, first_name = $3, last_name = $4,
-		name_search = $5, enabled = $6, email_verified = $7, require_password_reset = $8 WHERE realm_id = $9 AND id = $10`,
+		name_search = $5, enabled = $6, email_verified = $7, require_password_reset = $8, first_name_fold = $11,
+		last_name_fold = $12 WHERE realm_id = $9 AND id = $10`,
 		u.Username, u.Email, u.FirstName, u.LastName, nameSearch(u), u.Enabled, u.EmailVerified, u.RequirePasswordReset,
-		u.RealmID, u.ID)
+		u.RealmID, u.ID, FoldCase(u.FirstName), FoldCase(u.LastName))
 	if err != nil {
 		return fmt.Errorf("update user %s: %w", u.ID, mapErr(err))
 	}

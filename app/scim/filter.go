@@ -253,7 +253,7 @@ func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, er
 		return nil, badRequest(typeInvalidFilter, "addresses has no value: name one of its sub-attributes, as addresses.locality")
 	}
 	if t.multi {
-		within, err := comparison(t.def, valueField(t), e)
+		within, err := comparison(t.def, valueField(t), e, t.fold())
 		if err != nil {
 			return nil, err
 		}
@@ -267,12 +267,12 @@ func attrMatch(t *filterTarget, e *filter.AttributeExpression) (*store.Match, er
 		if e.Operator == filter.PR && t.def.Type != typeString && t.def.Type != typeReference {
 			return &store.Match{Op: store.MatchPr, Field: "id"}, nil // always there
 		}
-		return comparison(t.def, t.field, e)
+		return comparison(t.def, t.field, e, t.fold())
 	}
 	if e.Operator == filter.PR {
 		return &store.Match{Op: store.MatchHas, Attr: t.attr}, nil
 	}
-	within, err := comparison(t.def, valueColumn(t.def), e)
+	within, err := comparison(t.def, valueColumn(t.def), e, t.fold())
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func valueMatch(e filter.Expression, t *filterTarget, resolve resolver) (*store.
 		if err != nil {
 			return nil, err
 		}
-		return comparison(sub.def, valueField(sub), e)
+		return comparison(sub.def, valueField(sub), e, sub.fold())
 	}
 	return nil, badRequest(typeInvalidFilter, "unsupported filter inside [ ]")
 }
@@ -346,9 +346,20 @@ func parentName(key string) string {
 	return key
 }
 
+// fold is how the values of t compare when their case does not count:
+// userName and emails as the identity core stores them (strings.ToLower,
+// by which it decides that two usernames or emails are one), every other
+// attribute under Unicode simple case folding (store.FoldCase).
+func (t *filterTarget) fold() func(string) string {
+	if t.field == "username" || t.field == "email" || t.attr == "emails" {
+		return strings.ToLower
+	}
+	return store.FoldCase
+}
+
 // comparison is field op value, the value checked against def's type and
-// folded where def's case does not count.
-func comparison(def *attribute, field string, e *filter.AttributeExpression) (*store.Match, error) {
+// folded by fold where def's case does not count.
+func comparison(def *attribute, field string, e *filter.AttributeExpression, fold func(string) string) (*store.Match, error) {
 	op := string(e.Operator)
 	m := &store.Match{Op: op, Field: field}
 	if e.Operator == filter.PR {
@@ -382,7 +393,7 @@ func comparison(def *attribute, field string, e *filter.AttributeExpression) (*s
 			return nil, badRequest(typeInvalidFilter, "%s is a string: compare it with a quoted string", def.Name)
 		}
 		if !def.CaseExact {
-			s = strings.ToLower(s)
+			s = fold(s)
 		}
 		m.Value = s
 	}

@@ -32,6 +32,9 @@ func FuzzUserFilter(f *testing.F) {
 		`emails[type eq "work" and value co "@example.com"] or ims[type eq "xmpp" and value co "@foo.com"]`,
 		`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department eq "x"`, `groups eq "x"`,
 		`active eq true`, `id eq "%"`, `userName co "\\"`, `emails[not (primary eq true)]`, `x eq`, `((((`,
+		`userName eq "ÉMILE"`, `name.givenName eq "ILKER"`, `name.familyName eq "STRAẞE"`, `title co "ΣΟΦ"`,
+		`addresses[type eq "work" and locality eq "Paris"]`, `addresses.country eq "FR"`, `addresses pr`,
+		`addresses[postalCode sw "7"] and not (addresses.region pr)`,
 	} {
 		f.Add(seed, "userName")
 	}
@@ -41,6 +44,41 @@ func FuzzUserFilter(f *testing.F) {
 		p.T = t
 		r := p.do(http.MethodGet, "/Users?count=5&filter="+url.QueryEscape(filter)+"&sortBy="+url.QueryEscape(sortBy), nil)
 		mustBeSCIMAnswer(t, r.Status, r.Body, r.Header.Get("Content-Type"))
+	})
+}
+
+// FuzzCreateMapping drives POST .../scim/attribute-mappings with any SCIM
+// path and target: a 201 whose path, given again, is the same mapping
+// (409), or a 4xx in the admin API's shape.
+func FuzzCreateMapping(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"title", "attributes.city"}, {`addresses[type eq "work"].locality`, "firstName"},
+		{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter", "lastName"},
+		{"urn:ietf:params:scim:schemas:extension:acme:2.0:User:badge", "attributes.city"},
+		{`phoneNumbers[type eq "mobile"].value`, "firstName"}, {`addresses[type eq "x" or type eq "y"].locality`, "firstName"},
+		{"name.formatted", "attributes.nope"}, {"urn:x", "firstName"}, {`emails[`, ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	s := newServer(f)
+	s.customAttribute(map[string]any{"name": "city", "type": "string"})
+	f.Fuzz(func(t *testing.T, path, target string) {
+		s.T = t
+		r := s.Admin(http.MethodPost, mappingsPath, map[string]any{"scimPath": path, "target": target})
+		if r.Status >= 500 || r.Status >= 400 && r.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+		if r.Status != http.StatusCreated {
+			return
+		}
+		m := r.Object(t)
+		again := s.Admin(http.MethodPost, mappingsPath, map[string]any{"scimPath": m["scimPath"], "target": "lastName"})
+		if again.Status != http.StatusConflict {
+			t.Fatalf("the canonical path %q of %q is not the same mapping: %d %s", m["scimPath"], path, again.Status, again.Body)
+		}
+		if d := s.Admin(http.MethodDelete, mappingsPath+"/"+m["id"].(string), nil); d.Status != http.StatusNoContent {
+			t.Fatalf("delete: %d", d.Status)
+		}
 	})
 }
 

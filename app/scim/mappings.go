@@ -176,8 +176,8 @@ func parseMappingPath(raw string) (mappingPath, error) {
 	} else if def.Type == typeComplex {
 		return mappingPath{}, bad("%s is complex: name one of its sub-attributes", p.attr)
 	}
-	if def.Type != typeString || def.Mutability != readWrite || slices.Contains(reservedPaths, strings.TrimPrefix(p.key(), strings.ToLower(schemaEnterprise)+":")) ||
-		p.ext != "" && strings.EqualFold(p.attr, "manager") {
+	reserved := p.ext == "" && slices.Contains(reservedPaths, p.key()) || p.ext != "" && p.attr == "manager"
+	if def.Type != typeString || def.Mutability != readWrite || reserved {
 		return mappingPath{}, bad("%s cannot be mapped: it has a meaning of its own", p)
 	}
 	return p, nil

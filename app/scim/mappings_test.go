@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/events"
 )
 
 const (
@@ -356,5 +357,23 @@ func TestMappedCustomAttributeRules(t *testing.T) {
 	if len(schema.Attributes) != 5 || !equalJSON(schema.Attributes[0]["canonicalValues"], []string{"gold", "silver"}) ||
 		schema.Attributes[2]["multiValued"] != true || schema.Attributes[3]["type"] != "boolean" {
 		t.Fatalf("schema %v", schema.Attributes)
+	}
+}
+
+// The mappings' admin routes write admin events of their own type.
+func TestMappingsAdminEvents(t *testing.T) {
+	s := newServer(t)
+	apptest.MustStatus(t, s.Admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"adminEventsEnabled": true}), http.StatusOK)
+	m := s.mapping("title", "firstName")
+	apptest.MustStatus(t, s.Admin(http.MethodDelete, mappingsPath+"/"+m["id"].(string), nil), http.StatusNoContent)
+	var list []events.AdminEventRep
+	s.Admin(http.MethodGet, "/admin/realms/acme/admin-events?resourceType=SCIM_ATTRIBUTE_MAPPING", nil).Decode(t, &list)
+	var got []string
+	for _, e := range list {
+		got = append(got, e.OperationType+" "+e.ResourcePath)
+	}
+	want := "DELETE scim/attribute-mappings/" + m["id"].(string) + ", CREATE scim/attribute-mappings/" + m["id"].(string)
+	if strings.Join(got, ", ") != want {
+		t.Fatalf("events %q, want %q", got, want)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	filter "github.com/scim2/filter-parser/v2"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // maxPatchOps bounds the operations of one PATCH.
@@ -541,7 +543,7 @@ func compareValue(def *attribute, got any, op filter.CompareOperator, want any) 
 	}
 	g, _ := got.(string)
 	if !def.CaseExact {
-		g, w = strings.ToLower(g), strings.ToLower(w)
+		g, w = store.FoldCase(g), store.FoldCase(w)
 	}
 	switch op {
 	case filter.EQ:

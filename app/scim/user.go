@@ -150,7 +150,7 @@ func addressValues(data map[string]any) []store.SCIMAddress {
 	out := make([]store.SCIMAddress, 0, len(list))
 	for _, item := range list {
 		a, _ := item.(map[string]any)
-		f := func(key string) string { return strings.ToLower(text(a, key)) }
+		f := func(key string) string { return store.FoldCase(text(a, key)) }
 		out = append(out, store.SCIMAddress{Type: f("type"), Primary: a["primary"] == true, Formatted: f("formatted"),
 			StreetAddress: f("streetAddress"), Locality: f("locality"), Region: f("region"), PostalCode: f("postalCode"),
 			Country: f("country")})
@@ -159,7 +159,7 @@ func addressValues(data map[string]any) []store.SCIMAddress {
 }
 
 // indexValues are the values of data filters and sorting read: every
-// single-valued string, at its lowercased path, and each value of the
+// single-valued string, at its lowercased path, folded, and each value of the
 // emails and phone numbers with its type and whether it is primary.
 func indexValues(defs []attribute, data map[string]any) []store.SCIMValue {
 	var out []store.SCIMValue
@@ -176,15 +176,19 @@ func indexValues(defs []attribute, data map[string]any) []store.SCIMValue {
 				for _, item := range v.([]any) {
 					e := item.(map[string]any)
 					val := text(e, "value")
-					out = append(out, store.SCIMValue{Attr: key, Value: val, Fold: strings.ToLower(val),
-						Type: strings.ToLower(text(e, "type")), Primary: e["primary"] == true})
+					fold := store.FoldCase(val)
+					if def.Name == "emails" {
+						fold = strings.ToLower(val) // as the core stores the user's email, which filters compare too
+					}
+					out = append(out, store.SCIMValue{Attr: key, Value: val, Fold: fold,
+						Type: store.FoldCase(text(e, "type")), Primary: e["primary"] == true})
 				}
 			case def.MultiValued:
 			case def.Type == typeComplex:
 				walk(def.SubAttributes, v.(map[string]any), key+".")
 			case def.Type == typeString || def.Type == typeReference:
 				s := v.(string)
-				out = append(out, store.SCIMValue{Attr: key, Value: s, Fold: strings.ToLower(s)})
+				out = append(out, store.SCIMValue{Attr: key, Value: s, Fold: store.FoldCase(s)})
 			}
 		}
 	}
