@@ -15,7 +15,7 @@ func TestAccountLinkedAccountsAPI(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, nil)
 	createProvider(e.s, "acme", githubProvider("gh"))
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	bearer := "Authorization: Bearer " + e.accessToken
 	r := e.s.Request(http.MethodGet, "/realms/acme/account/linked-accounts", nil, bearer)
 	apptest.MustStatus(t, r, http.StatusOK)
@@ -47,52 +47,52 @@ func TestAccountLinkedAccountsAPI(t *testing.T) {
 func TestAccountLinksAnotherProvider(t *testing.T) {
 	e := newEnv(t, nil)
 	carol := e.s.CreateUser("acme", map[string]any{"username": "carol", "email": "carol@example.test", "password": localPassword})
-	b := newBrowser(t)
-	login := b.follow(b.get(e.issuer("acme")+"/account/linked-accounts"), e.base)
-	if login.status != http.StatusOK {
-		t.Fatalf("account sign-in page: %d at %s", login.status, login.url)
+	b := apptest.NewBrowser(t)
+	login := b.Follow(b.Get(e.issuer("acme")+"/account/linked-accounts"), e.base)
+	if login.Status != http.StatusOK {
+		t.Fatalf("account sign-in page: %d at %s", login.Status, login.URL)
 	}
-	page := b.follow(b.submit(login.forms(t)[0], map[string]string{"username": "carol", "password": localPassword}), e.base)
-	if page.status != http.StatusOK || !strings.Contains(string(page.body), "Linked accounts") {
-		t.Fatalf("expected the linked accounts page, got %d at %s: %s", page.status, page.url, page.body)
+	page := b.Follow(b.Submit(login.Forms(t)[0], map[string]string{"username": "carol", "password": localPassword}), e.base)
+	if page.Status != http.StatusOK || !strings.Contains(string(page.Body), "Linked accounts") {
+		t.Fatalf("expected the linked accounts page, got %d at %s: %s", page.Status, page.URL, page.Body)
 	}
-	var link *form
-	for _, f := range page.forms(t) {
-		if strings.HasSuffix(f.action, "/linked-accounts/corp/link") {
+	var link *apptest.Form
+	for _, f := range page.Forms(t) {
+		if strings.HasSuffix(f.Action, "/linked-accounts/corp/link") {
 			link = f
 		}
 	}
 	if link == nil {
-		t.Fatalf("no link form on %s", page.body)
+		t.Fatalf("no link form on %s", page.Body)
 	}
 	mustFormsLeave(t, page)
-	up := b.follow(b.submit(link, nil), e.base)
+	up := b.Follow(b.Submit(link, nil), e.base)
 	callback := e.upstreamSignIn(b, up, "alice", alicePassword)
-	done := b.follow(b.get(callback.String()), e.base)
-	if done.status != http.StatusOK || !strings.Contains(string(done.body), "The account is linked") ||
-		!strings.Contains(string(done.body), "Linked as alice") {
-		t.Fatalf("after linking: %d at %s: %s", done.status, done.url, done.body)
+	done := b.Follow(b.Get(callback.String()), e.base)
+	if done.Status != http.StatusOK || !strings.Contains(string(done.Body), "The account is linked") ||
+		!strings.Contains(string(done.Body), "Linked as alice") {
+		t.Fatalf("after linking: %d at %s: %s", done.Status, done.URL, done.Body)
 	}
 	links, err := e.s.Store.ListFederatedIdentities(context.Background(), e.s.Realm("acme").ID, carol["id"].(string))
 	if err != nil || len(links) != 1 || links[0].Username != "alice" {
 		t.Fatalf("carol's links %+v %v", links, err)
 	}
 	// A sign-in through corp as alice is now carol's.
-	if claims := e.mustReachApp(e.signIn(newBrowser(t), "alice", alicePassword)); claims["sub"] != carol["id"] {
+	if claims := e.mustReachApp(e.signIn(apptest.NewBrowser(t), "alice", alicePassword)); claims["sub"] != carol["id"] {
 		t.Fatalf("signed in as %v, want carol", claims["sub"])
 	}
 	// Unlinking from the page: carol has a password, so she may.
-	page = b.follow(b.get(e.issuer("acme")+"/account/linked-accounts"), e.base)
-	var unlink *form
-	for _, f := range page.forms(t) {
-		if strings.HasSuffix(f.action, "/linked-accounts/corp/delete") {
+	page = b.Follow(b.Get(e.issuer("acme")+"/account/linked-accounts"), e.base)
+	var unlink *apptest.Form
+	for _, f := range page.Forms(t) {
+		if strings.HasSuffix(f.Action, "/linked-accounts/corp/delete") {
 			unlink = f
 		}
 	}
 	if unlink == nil {
-		t.Fatalf("no unlink form on %s", page.body)
+		t.Fatalf("no unlink form on %s", page.Body)
 	}
-	if done := b.follow(b.submit(unlink, nil), e.base); !strings.Contains(string(done.body), "The account is unlinked") {
-		t.Fatalf("after unlinking: %d %s", done.status, done.body)
+	if done := b.Follow(b.Submit(unlink, nil), e.base); !strings.Contains(string(done.Body), "The account is unlinked") {
+		t.Fatalf("after unlinking: %d %s", done.Status, done.Body)
 	}
 }

@@ -71,47 +71,47 @@ func (e *env) authorize(extra url.Values) string {
 
 // toUpstreamLogin starts a sign-in of app with the idp hint and follows
 // it to the upstream realm's sign-in page.
-func (e *env) toUpstreamLogin(b *browser) *page {
+func (e *env) toUpstreamLogin(b *apptest.Browser) *apptest.Page {
 	e.t.Helper()
-	p := b.follow(b.get(e.authorize(url.Values{"kc_idp_hint": {"corp"}})), e.base)
-	if p.status != http.StatusOK || !strings.HasPrefix(p.url.String(), e.issuer(upstreamRealm)+"/") {
-		e.t.Fatalf("expected the upstream sign-in page, got %d at %s: %s", p.status, p.url, p.body)
+	p := b.Follow(b.Get(e.authorize(url.Values{"kc_idp_hint": {"corp"}})), e.base)
+	if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.String(), e.issuer(upstreamRealm)+"/") {
+		e.t.Fatalf("expected the upstream sign-in page, got %d at %s: %s", p.Status, p.URL, p.Body)
 	}
 	return p
 }
 
 // upstreamSignIn signs in at the upstream's page and follows the
 // redirects up to (not into) acme's callback, which it returns.
-func (e *env) upstreamSignIn(b *browser, login *page, username, password string) *url.URL {
+func (e *env) upstreamSignIn(b *apptest.Browser, login *apptest.Page, username, password string) *url.URL {
 	e.t.Helper()
-	p := b.submit(login.forms(e.t)[0], map[string]string{"username": username, "password": password})
-	for p.status/100 == 3 {
-		next := p.location(e.t)
+	p := b.Submit(login.Forms(e.t)[0], map[string]string{"username": username, "password": password})
+	for p.Status/100 == 3 {
+		next := p.Location(e.t)
 		if strings.HasPrefix(next.String(), e.issuer(downstreamName)+"/broker/corp/callback") {
 			return next
 		}
-		p = b.get(next.String())
+		p = b.Get(next.String())
 	}
-	e.t.Fatalf("the upstream sign-in did not come back: %d at %s: %s", p.status, p.url, p.body)
+	e.t.Fatalf("the upstream sign-in did not come back: %d at %s: %s", p.Status, p.URL, p.Body)
 	return nil
 }
 
 // signIn runs a whole sign-in of app through corp and returns where it
 // ended: the application's redirect with a code, or a page.
-func (e *env) signIn(b *browser, username, password string) *page {
+func (e *env) signIn(b *apptest.Browser, username, password string) *apptest.Page {
 	e.t.Helper()
 	callback := e.upstreamSignIn(b, e.toUpstreamLogin(b), username, password)
-	return b.follow(b.get(callback.String()), e.base)
+	return b.Follow(b.Get(callback.String()), e.base)
 }
 
 // mustReachApp checks that p sends the browser to app with a code and
 // app's state, and redeems the code: the ID token's claims.
-func (e *env) mustReachApp(p *page) map[string]any {
+func (e *env) mustReachApp(p *apptest.Page) map[string]any {
 	e.t.Helper()
-	if p.status/100 != 3 {
-		e.t.Fatalf("expected a redirect to the application, got %d at %s: %s", p.status, p.url, p.body)
+	if p.Status/100 != 3 {
+		e.t.Fatalf("expected a redirect to the application, got %d at %s: %s", p.Status, p.URL, p.Body)
 	}
-	loc := p.location(e.t)
+	loc := p.Location(e.t)
 	if !strings.HasPrefix(loc.String(), appRedirect+"?") || loc.Query().Get("state") != "app-state" || loc.Query().Get("code") == "" {
 		e.t.Fatalf("redirect to %s", loc)
 	}
@@ -141,11 +141,11 @@ func (e *env) mustReachApp(p *page) map[string]any {
 
 // mustErrorPage checks that p is the realm's error page with status and
 // the message of key.
-func (e *env) mustErrorPage(p *page, status int, text string) {
+func (e *env) mustErrorPage(p *apptest.Page, status int, text string) {
 	e.t.Helper()
-	if p.status != status || !strings.Contains(p.header.Get("Content-Type"), "text/html") || !strings.Contains(string(p.body), text) {
-		e.t.Fatalf("expected error page %d with %q, got %d (%s) at %s: %s", status, text, p.status,
-			p.header.Get("Content-Type"), p.url, p.body)
+	if p.Status != status || !strings.Contains(p.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(p.Body), text) {
+		e.t.Fatalf("expected error page %d with %q, got %d (%s) at %s: %s", status, text, p.Status,
+			p.Header.Get("Content-Type"), p.URL, p.Body)
 	}
 }
 

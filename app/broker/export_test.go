@@ -136,7 +136,7 @@ func TestProvidersImportValidation(t *testing.T) {
 func TestFederatedIdentitiesExportImport(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, nil)
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	id := e.acmeUser("bob")["id"].(string)
 	first := export(e.s, "?includeUsers=true")
 	if !bytes.Contains(first, []byte(`"federatedIdentities"`)) || !bytes.Contains(first, []byte(`"userId": "up-123"`)) {
@@ -146,7 +146,7 @@ func TestFederatedIdentitiesExportImport(t *testing.T) {
 	if second := export(e.s, "?includeUsers=true"); !bytes.Equal(first, second) {
 		t.Fatalf("second export differs:\n%s\n---\n%s", first, second)
 	}
-	if claims := e.mustReachApp(e.fakeSignIn(newBrowser(t))); claims["sub"] != id {
+	if claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t))); claims["sub"] != id {
 		t.Fatalf("after the import, signed in as %v, want %v", claims["sub"], id)
 	}
 	if n := len(e.events("IDENTITY_PROVIDER_FIRST_LOGIN")); n != 0 { // the import replaced the events' realm

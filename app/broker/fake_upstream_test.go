@@ -221,7 +221,7 @@ func newFakeEnv(t *testing.T, f *fakeUpstream, provider map[string]any, opts ...
 
 // fakeSignIn runs a sign-in of app through the fake upstream, which asks
 // nothing, and returns where it ended.
-func (e *env) fakeSignIn(b *browser) *page {
+func (e *env) fakeSignIn(b *apptest.Browser) *apptest.Page {
 	e.t.Helper()
-	return b.follow(b.get(e.authorize(url.Values{"kc_idp_hint": {"corp"}})), e.base, e.fake.srv.URL)
+	return b.Follow(b.Get(e.authorize(url.Values{"kc_idp_hint": {"corp"}})), e.base, e.fake.srv.URL)
 }

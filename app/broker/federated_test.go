@@ -15,7 +15,7 @@ import (
 func TestAdminFederatedIdentities(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, map[string]any{"trustEmail": true})
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	id := e.acmeUser("bob")["id"].(string)
 	path := "/admin/realms/acme/users/" + id + "/federated-identity"
 	r := e.s.Admin(http.MethodGet, path, nil)
@@ -34,7 +34,7 @@ func TestAdminFederatedIdentities(t *testing.T) {
 		t.Fatalf("after delete: %s", r.Body)
 	}
 	apptest.MustError(t, e.s.Admin(http.MethodGet, "/admin/realms/acme/users/nope/federated-identity", nil), 404, "not_found", "")
-	if claims := e.mustReachApp(e.fakeSignIn(newBrowser(t))); claims["sub"] != id {
+	if claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t))); claims["sub"] != id {
 		t.Fatalf("signed in as %v, want %v", claims["sub"], id)
 	}
 }
@@ -47,7 +47,7 @@ func TestStoredUpstreamToken(t *testing.T) {
 	for _, keep := range []bool{true, false} {
 		f := newFakeUpstream(t)
 		e := newFakeEnv(t, f, map[string]any{"storeToken": keep})
-		claims := e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+		claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 		read := func() *apptest.Response {
 			return e.s.Request(http.MethodGet, "/realms/acme/broker/corp/token", nil, "Authorization: Bearer "+e.accessToken)
 		}

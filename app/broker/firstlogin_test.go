@@ -23,7 +23,7 @@ func TestBrokerGitHub(t *testing.T) {
 	})
 	e := newFakeEnv(t, f, map[string]any{"providerType": "github", "issuer": nil, "jwksUrl": nil,
 		"userinfoUrl": f.srv.URL + "/user", "trustEmail": true})
-	claims := e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	user := e.acmeUser("octocat")
 	if claims["sub"] != user["id"] || user["email"] != "mona@example.test" || user["emailVerified"] != true ||
 		user["firstName"] != "Mona Octocat" {
@@ -48,23 +48,23 @@ func TestBrokerExistingEmail(t *testing.T) {
 		e := newFakeEnv(t, f, nil)
 		local := e.s.CreateUser("acme", map[string]any{"username": "robert", "email": "bob@example.test",
 			"password": localPassword})
-		b := newBrowser(t)
+		b := apptest.NewBrowser(t)
 		p := e.fakeSignIn(b)
-		if p.status != http.StatusOK || !strings.Contains(string(p.body), "robert") || !strings.Contains(p.url.Path, "/broker/corp/link") {
-			t.Fatalf("expected the link page, got %d at %s: %s", p.status, p.url, p.body)
+		if p.Status != http.StatusOK || !strings.Contains(string(p.Body), "robert") || !strings.Contains(p.URL.Path, "/broker/corp/link") {
+			t.Fatalf("expected the link page, got %d at %s: %s", p.Status, p.URL, p.Body)
 		}
 		mustFormsLeave(t, p)
-		form := p.forms(t)[0]
-		wrong := b.submit(form, map[string]string{"password": "not it"})
-		if wrong.status != http.StatusUnauthorized || !strings.Contains(string(wrong.body), "Invalid username or password") {
-			t.Fatalf("wrong password: %d %s", wrong.status, wrong.body)
+		form := p.Forms(t)[0]
+		wrong := b.Submit(form, map[string]string{"password": "not it"})
+		if wrong.Status != http.StatusUnauthorized || !strings.Contains(string(wrong.Body), "Invalid username or password") {
+			t.Fatalf("wrong password: %d %s", wrong.Status, wrong.Body)
 		}
 		if links, _ := e.s.Store.ListFederatedIdentities(context.Background(), e.s.Realm("acme").ID, local["id"].(string)); len(links) != 0 {
 			t.Fatalf("linked after a wrong password: %+v", links)
 		}
 		// Another browser cannot use the link page.
-		e.mustErrorPage(newBrowser(t).get(p.url.String()), http.StatusForbidden, "another browser")
-		claims := e.mustReachApp(b.follow(b.submit(wrong.forms(t)[0], map[string]string{"password": localPassword}), e.base))
+		e.mustErrorPage(apptest.NewBrowser(t).Get(p.URL.String()), http.StatusForbidden, "another browser")
+		claims := e.mustReachApp(b.Follow(b.Submit(wrong.Forms(t)[0], map[string]string{"password": localPassword}), e.base))
 		if claims["sub"] != local["id"] {
 			t.Fatalf("signed in as %v, want %v", claims["sub"], local["id"])
 		}
@@ -76,10 +76,10 @@ func TestBrokerExistingEmail(t *testing.T) {
 			t.Fatalf("link events %v", evs)
 		}
 		// The confirmation is used up; the next sign-in goes by the link.
-		if again := b.submit(wrong.forms(t)[0], map[string]string{"password": localPassword}); again.status != http.StatusBadRequest {
-			t.Fatalf("a second confirmation: %d", again.status)
+		if again := b.Submit(wrong.Forms(t)[0], map[string]string{"password": localPassword}); again.Status != http.StatusBadRequest {
+			t.Fatalf("a second confirmation: %d", again.Status)
 		}
-		if claims := e.mustReachApp(e.fakeSignIn(newBrowser(t))); claims["sub"] != local["id"] {
+		if claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t))); claims["sub"] != local["id"] {
 			t.Fatalf("later sign-in as %v", claims["sub"])
 		}
 	})
@@ -87,7 +87,7 @@ func TestBrokerExistingEmail(t *testing.T) {
 		f := newFakeUpstream(t)
 		e := newFakeEnv(t, f, map[string]any{"trustEmail": true})
 		local := e.s.CreateUser("acme", map[string]any{"username": "robert", "email": "bob@example.test"})
-		if claims := e.mustReachApp(e.fakeSignIn(newBrowser(t))); claims["sub"] != local["id"] {
+		if claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t))); claims["sub"] != local["id"] {
 			t.Fatalf("signed in as %v, want %v", claims["sub"], local["id"])
 		}
 		if evs := e.events("FEDERATED_IDENTITY_LINK"); len(evs) != 1 {
@@ -99,8 +99,8 @@ func TestBrokerExistingEmail(t *testing.T) {
 		f.set(func(f *fakeUpstream) { f.claims = func(c map[string]any) { c["email_verified"] = false } })
 		e := newFakeEnv(t, f, map[string]any{"trustEmail": true})
 		e.s.CreateUser("acme", map[string]any{"username": "robert", "email": "bob@example.test", "password": localPassword})
-		if p := e.fakeSignIn(newBrowser(t)); p.status != http.StatusOK || !strings.Contains(p.url.Path, "/broker/corp/link") {
-			t.Fatalf("expected the link page, got %d at %s", p.status, p.url)
+		if p := e.fakeSignIn(apptest.NewBrowser(t)); p.Status != http.StatusOK || !strings.Contains(p.URL.Path, "/broker/corp/link") {
+			t.Fatalf("expected the link page, got %d at %s", p.Status, p.URL)
 		}
 	})
 }
@@ -109,17 +109,17 @@ func TestBrokerExistingEmail(t *testing.T) {
 func TestBrokerDisabledUser(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, nil)
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	user := e.acmeUser("bob")
 	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/users/"+user["id"].(string),
 		map[string]any{"enabled": false}), http.StatusOK)
-	e.mustErrorPage(e.fakeSignIn(newBrowser(t)), http.StatusForbidden, "disabled")
+	e.mustErrorPage(e.fakeSignIn(apptest.NewBrowser(t)), http.StatusForbidden, "disabled")
 	e.mustLoginError("user_disabled")
 
 	f2 := newFakeUpstream(t)
 	e2 := newFakeEnv(t, f2, map[string]any{"trustEmail": true})
 	e2.s.CreateUser("acme", map[string]any{"username": "robert", "email": "bob@example.test", "enabled": false})
-	e2.mustErrorPage(e2.fakeSignIn(newBrowser(t)), http.StatusForbidden, "disabled")
+	e2.mustErrorPage(e2.fakeSignIn(apptest.NewBrowser(t)), http.StatusForbidden, "disabled")
 	e2.mustLoginError("user_disabled")
 }
 
@@ -132,7 +132,7 @@ func TestBrokerClaimMappingAndSync(t *testing.T) {
 		"rolesClaim": "groups", "roles": map[string]any{"builders": "builder", "admins": "admin"}}})
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": "builder"}), http.StatusCreated)
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": "admin"}), http.StatusCreated)
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	user := e.acmeUser("bob@example.test")
 	id := user["id"].(string)
 	r := e.s.Admin(http.MethodGet, "/admin/realms/acme/users/"+id+"/role-mappings/realm", nil)
@@ -150,7 +150,7 @@ func TestBrokerClaimMappingAndSync(t *testing.T) {
 			c["given_name"], c["family_name"], c["email"] = "Robert", "Builder-Smith", "rob@example.test"
 		}
 	})
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	got := e.s.Admin(http.MethodGet, "/admin/realms/acme/users/"+id, nil).Object(t)
 	if got["firstName"] != "Robert" || got["lastName"] != "Builder-Smith" || got["email"] != "rob@example.test" {
 		t.Fatalf("after sync: %v", got)

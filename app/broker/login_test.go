@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"github.com/idenplane/idenplane/app/apptest"
 	"net/http"
 	"slices"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // same user.
 func TestBrokerFirstLoginThenLinkedLogin(t *testing.T) {
 	e := newEnv(t, nil)
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	claims := e.mustReachApp(e.signIn(b, "alice", alicePassword))
 	user := e.acmeUser("alice")
 	if claims["sub"] != user["id"] || claims["preferred_username"] != "alice" || claims["email"] != "alice@example.test" {
@@ -36,7 +37,7 @@ func TestBrokerFirstLoginThenLinkedLogin(t *testing.T) {
 	}
 
 	// A new browser: the upstream asks again, the link finds the user.
-	b = newBrowser(t)
+	b = apptest.NewBrowser(t)
 	claims = e.mustReachApp(e.signIn(b, "alice", alicePassword))
 	if claims["sub"] != user["id"] {
 		t.Fatalf("second sign-in as %v, want %v", claims["sub"], user["id"])
@@ -53,25 +54,25 @@ func TestBrokerFirstLoginThenLinkedLogin(t *testing.T) {
 // once.
 func TestBrokerCallbackState(t *testing.T) {
 	e := newEnv(t, nil)
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	callback := e.upstreamSignIn(b, e.toUpstreamLogin(b), "alice", alicePassword)
 
 	// Another browser with the whole callback URL.
-	e.mustErrorPage(newBrowser(t).get(callback.String()), http.StatusForbidden, "another browser")
+	e.mustErrorPage(apptest.NewBrowser(t).Get(callback.String()), http.StatusForbidden, "another browser")
 	e.mustLoginError("different_browser")
 	// The state was used up by that attempt: the right browser is refused too.
-	e.mustErrorPage(b.get(callback.String()), http.StatusBadRequest, "could not be checked")
+	e.mustErrorPage(b.Get(callback.String()), http.StatusBadRequest, "could not be checked")
 	e.mustLoginError("invalid_state")
 
 	// A fresh sign-in succeeds; replaying its callback does not.
-	b = newBrowser(t)
+	b = apptest.NewBrowser(t)
 	callback = e.upstreamSignIn(b, e.toUpstreamLogin(b), "alice", alicePassword)
-	e.mustReachApp(b.follow(b.get(callback.String()), e.base))
-	e.mustErrorPage(b.get(callback.String()), http.StatusBadRequest, "could not be checked")
+	e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
+	e.mustErrorPage(b.Get(callback.String()), http.StatusBadRequest, "could not be checked")
 	e.mustLoginError("invalid_state")
 
 	for _, q := range []string{"?state=forged&code=x", "?code=x", "?state=a&state=b&code=x", "?state=only"} {
-		e.mustErrorPage(b.get(e.issuer("acme")+"/broker/corp/callback"+q), http.StatusBadRequest, "could not be checked")
+		e.mustErrorPage(b.Get(e.issuer("acme")+"/broker/corp/callback"+q), http.StatusBadRequest, "could not be checked")
 	}
 	e.mustLoginError("invalid_request")
 }

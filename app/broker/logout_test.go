@@ -42,32 +42,32 @@ func TestUpstreamLogout(t *testing.T) {
 			if got := rep.Object(t); got["logoutUrl"] != endSession || got["upstreamLogout"] != on {
 				t.Fatalf("provider %s", rep.Body)
 			}
-			b := newBrowser(t)
+			b := apptest.NewBrowser(t)
 			e.mustReachApp(e.signIn(b, "alice", alicePassword))
 			if e.realmSessions(upstreamRealm) != 1 || e.realmSessions(downstreamName) != 1 {
 				t.Fatalf("sessions upstream %d, acme %d after the sign-in", e.realmSessions(upstreamRealm), e.realmSessions(downstreamName))
 			}
 
 			q := url.Values{"id_token_hint": {e.idToken}, "post_logout_redirect_uri": {appRedirect}, "state": {"bye"}}
-			p := b.get(e.issuer(downstreamName) + "/protocol/openid-connect/logout?" + q.Encode())
+			p := b.Get(e.issuer(downstreamName) + "/protocol/openid-connect/logout?" + q.Encode())
 			var back *url.URL
 			if on {
-				up := p.location(t)
+				up := p.Location(t)
 				uq := up.Query()
 				if !strings.HasPrefix(up.String(), endSession+"?") || uq.Get("id_token_hint") == "" || uq.Get("client_id") != "acme-broker" ||
 					uq.Get("post_logout_redirect_uri") != e.issuer(downstreamName)+"/broker/corp/endpoint/logout_response" || len(uq.Get("state")) < 32 {
 					t.Fatalf("sent to %s", up)
 				}
-				returned := b.get(up.String()) // the upstream signs out and sends the browser back
-				if loc := returned.location(t); !strings.HasPrefix(loc.String(), e.issuer(downstreamName)+"/broker/corp/endpoint/logout_response?") {
+				returned := b.Get(up.String()) // the upstream signs out and sends the browser back
+				if loc := returned.Location(t); !strings.HasPrefix(loc.String(), e.issuer(downstreamName)+"/broker/corp/endpoint/logout_response?") {
 					t.Fatalf("the upstream sent the browser to %s", loc)
 				}
-				p = b.follow(returned, e.base)
-				back = p.location(t)
+				p = b.Follow(returned, e.base)
+				back = p.Location(t)
 				// The state is used once.
-				e.mustErrorPage(b.get(returned.location(t).String()), http.StatusBadRequest, "sign-out could not be checked")
+				e.mustErrorPage(b.Get(returned.Location(t).String()), http.StatusBadRequest, "sign-out could not be checked")
 			} else {
-				back = p.location(t)
+				back = p.Location(t)
 			}
 			if back.String() != appRedirect+"?state=bye" {
 				t.Fatalf("the logout ended at %s", back)
@@ -91,19 +91,19 @@ func TestUpstreamLogout(t *testing.T) {
 // provider's, is refused there.
 func TestUpstreamLogoutToSignedOutPage(t *testing.T) {
 	e := newEnv(t, map[string]any{"upstreamLogout": true})
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	e.mustReachApp(e.signIn(b, "alice", alicePassword))
-	p := b.follow(b.get(e.issuer(downstreamName)+"/protocol/openid-connect/logout?"+url.Values{"id_token_hint": {e.idToken}}.Encode()), e.base)
-	if p.status != http.StatusOK || !strings.HasPrefix(p.url.String(), e.issuer(downstreamName)+"/broker/corp/endpoint/logout_response?") ||
-		!strings.Contains(string(p.body), "signed out") {
-		t.Fatalf("ended at %d %s: %s", p.status, p.url, p.body)
+	p := b.Follow(b.Get(e.issuer(downstreamName)+"/protocol/openid-connect/logout?"+url.Values{"id_token_hint": {e.idToken}}.Encode()), e.base)
+	if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.String(), e.issuer(downstreamName)+"/broker/corp/endpoint/logout_response?") ||
+		!strings.Contains(string(p.Body), "signed out") {
+		t.Fatalf("ended at %d %s: %s", p.Status, p.URL, p.Body)
 	}
 	if e.realmSessions(upstreamRealm) != 0 {
 		t.Fatal("the upstream session outlived the logout")
 	}
 	for _, path := range []string{"/broker/corp/endpoint/logout_response?state=forged", "/broker/corp/endpoint/logout_response",
 		"/broker/nope/endpoint/logout_response?state=x"} {
-		e.mustErrorPage(b.get(e.issuer(downstreamName)+path), http.StatusBadRequest, "sign-out could not be checked")
+		e.mustErrorPage(b.Get(e.issuer(downstreamName)+path), http.StatusBadRequest, "sign-out could not be checked")
 	}
 }
 

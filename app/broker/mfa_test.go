@@ -24,20 +24,20 @@ func TestBrokerSignInKeepsTheRealmsSecondFactor(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, nil)
 	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme", map[string]any{"mfaRequired": true}), http.StatusOK)
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	setup := e.fakeSignIn(b)
-	m := secretPattern.FindSubmatch(setup.body)
-	if setup.status != http.StatusOK || m == nil {
-		t.Fatalf("expected the TOTP enrolment page, got %d at %s: %s", setup.status, setup.url, setup.body)
+	m := secretPattern.FindSubmatch(setup.Body)
+	if setup.Status != http.StatusOK || m == nil {
+		t.Fatalf("expected the TOTP enrolment page, got %d at %s: %s", setup.Status, setup.URL, setup.Body)
 	}
 	code, err := totp.GenerateCodeCustom(strings.ReplaceAll(string(m[1]), " ", ""), time.Now(),
 		totp.ValidateOpts{Period: identity.TOTPPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := b.follow(b.submit(setup.forms(t)[0], map[string]string{"code": code}), e.base)
-	for i := 0; p.status == http.StatusOK && i < 3; i++ { // the recovery codes, shown once, then on
-		p = b.follow(b.submit(p.forms(t)[0], nil), e.base)
+	p := b.Follow(b.Submit(setup.Forms(t)[0], map[string]string{"code": code}), e.base)
+	for i := 0; p.Status == http.StatusOK && i < 3; i++ { // the recovery codes, shown once, then on
+		p = b.Follow(b.Submit(p.Forms(t)[0], nil), e.base)
 	}
 	claims := e.mustReachApp(p)
 	amr, _ := claims["amr"].([]any)

@@ -38,11 +38,11 @@ var passwordInput = regexp.MustCompile(`<input[^>]*id="password"[^>]*>`)
 
 // signInPage starts app's sign-in asking for the organization scope and
 // returns acme's sign-in page.
-func (e *env) signInPage(b *browser) *page {
+func (e *env) signInPage(b *apptest.Browser) *apptest.Page {
 	e.t.Helper()
-	p := b.follow(b.get(e.authorize(url.Values{"scope": {"openid organization"}})), e.base)
-	if p.status != http.StatusOK || !strings.HasPrefix(p.url.Path, "/realms/acme/") || len(p.forms(e.t)) == 0 {
-		e.t.Fatalf("expected acme's sign-in page, got %d at %s", p.status, p.url)
+	p := b.Follow(b.Get(e.authorize(url.Values{"scope": {"openid organization"}})), e.base)
+	if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.Path, "/realms/acme/") || len(p.Forms(e.t)) == 0 {
+		e.t.Fatalf("expected acme's sign-in page, got %d at %s", p.Status, p.URL)
 	}
 	return p
 }
@@ -67,25 +67,25 @@ func TestHomeRealmDiscovery(t *testing.T) {
 	e := newEnv(t, nil)
 	orgSSO(e, map[string]any{"autoJoin": true}, true)
 
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	login := e.signInPage(b)
-	if in := passwordInput.FindString(string(login.body)); in == "" || strings.Contains(in, "required") {
+	if in := passwordInput.FindString(string(login.Body)); in == "" || strings.Contains(in, "required") {
 		t.Errorf("the password is required where an email alone may do: %q", in)
 	}
-	p := b.submit(login.forms(t)[0], map[string]string{"username": " Alice@EXAMPLE.test ", "password": ""})
-	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(t).String(), e.issuer("acme")+"/broker/corp/login?authRequestID=") {
-		t.Fatalf("expected the way to corp, got %d to %s: %s", p.status, p.header.Get("Location"), p.body)
+	p := b.Submit(login.Forms(t)[0], map[string]string{"username": " Alice@EXAMPLE.test ", "password": ""})
+	if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location(t).String(), e.issuer("acme")+"/broker/corp/login?authRequestID=") {
+		t.Fatalf("expected the way to corp, got %d to %s: %s", p.Status, p.Header.Get("Location"), p.Body)
 	}
-	up := b.follow(p, e.base)
-	if !strings.HasPrefix(up.url.String(), e.issuer(upstreamRealm)+"/") {
-		t.Fatalf("expected the upstream sign-in page, got %d at %s", up.status, up.url)
+	up := b.Follow(p, e.base)
+	if !strings.HasPrefix(up.URL.String(), e.issuer(upstreamRealm)+"/") {
+		t.Fatalf("expected the upstream sign-in page, got %d at %s", up.Status, up.URL)
 	}
 	// The email went on as the provider's login_hint: its page has it.
-	if got := up.forms(t)[0].fields.Get("username"); got != "Alice@EXAMPLE.test" {
+	if got := up.Forms(t)[0].Fields.Get("username"); got != "Alice@EXAMPLE.test" {
 		t.Errorf("upstream sign-in page's username %q", got)
 	}
 	callback := e.upstreamSignIn(b, up, "alice", alicePassword)
-	claims := e.mustReachApp(b.follow(b.get(callback.String()), e.base))
+	claims := e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
 	org, _ := claims["organization"].(map[string]any)
 	if m, _ := org["acme-corp"].(map[string]any); m["role"] != "member" {
 		t.Fatalf("ID token organization claim %v", claims["organization"])
@@ -95,35 +95,35 @@ func TestHomeRealmDiscovery(t *testing.T) {
 	}
 
 	// Signed in again the same way: a member already, nothing changes.
-	b = newBrowser(t)
-	p = b.submit(e.signInPage(b).forms(t)[0], map[string]string{"username": "alice@example.test"})
-	callback = e.upstreamSignIn(b, b.follow(p, e.base), "alice", alicePassword)
-	e.mustReachApp(b.follow(b.get(callback.String()), e.base))
+	b = apptest.NewBrowser(t)
+	p = b.Submit(e.signInPage(b).Forms(t)[0], map[string]string{"username": "alice@example.test"})
+	callback = e.upstreamSignIn(b, b.Follow(p, e.base), "alice", alicePassword)
+	e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
 	if got := e.members(); len(got) != 1 || got[0] != "alice:member" {
 		t.Errorf("members after a second sign-in %v", got)
 	}
 
 	// An application's login_hint of that domain skips acme's page.
-	b = newBrowser(t)
-	p = b.follow(b.get(e.authorize(url.Values{"scope": {"openid organization"}, "login_hint": {"alice@example.test"}})), e.base)
-	if p.status != http.StatusOK || !strings.HasPrefix(p.url.String(), e.issuer(upstreamRealm)+"/") {
-		t.Fatalf("a login_hint of the domain: %d at %s", p.status, p.url)
+	b = apptest.NewBrowser(t)
+	p = b.Follow(b.Get(e.authorize(url.Values{"scope": {"openid organization"}, "login_hint": {"alice@example.test"}})), e.base)
+	if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.String(), e.issuer(upstreamRealm)+"/") {
+		t.Fatalf("a login_hint of the domain: %d at %s", p.Status, p.URL)
 	}
-	e.mustReachApp(b.follow(b.get(e.upstreamSignIn(b, p, "alice", alicePassword).String()), e.base))
+	e.mustReachApp(b.Follow(b.Get(e.upstreamSignIn(b, p, "alice", alicePassword).String()), e.base))
 
 	// Another domain keeps the password sign-in, its login_hint too.
-	b = newBrowser(t)
-	hinted := b.follow(b.get(e.authorize(url.Values{"login_hint": {"bob@other.test"}})), e.base)
-	if hinted.status != http.StatusOK || !strings.HasPrefix(hinted.url.Path, "/realms/acme/") {
-		t.Fatalf("a login_hint of another domain: %d at %s", hinted.status, hinted.url)
+	b = apptest.NewBrowser(t)
+	hinted := b.Follow(b.Get(e.authorize(url.Values{"login_hint": {"bob@other.test"}})), e.base)
+	if hinted.Status != http.StatusOK || !strings.HasPrefix(hinted.URL.Path, "/realms/acme/") {
+		t.Fatalf("a login_hint of another domain: %d at %s", hinted.Status, hinted.URL)
 	}
-	form := e.signInPage(b).forms(t)[0]
-	p = b.submit(form, map[string]string{"username": "bob@other.test", "password": ""})
-	if p.status != http.StatusBadRequest || !strings.Contains(p.header.Get("Content-Type"), "text/html") {
-		t.Fatalf("an email of an unverified domain without a password: %d %s", p.status, p.header.Get("Location"))
+	form := e.signInPage(b).Forms(t)[0]
+	p = b.Submit(form, map[string]string{"username": "bob@other.test", "password": ""})
+	if p.Status != http.StatusBadRequest || !strings.Contains(p.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("an email of an unverified domain without a password: %d %s", p.Status, p.Header.Get("Location"))
 	}
-	p = b.submit(p.forms(t)[0], map[string]string{"username": "bob@other.test", "password": localPassword})
-	e.mustReachApp(b.follow(p, e.base))
+	p = b.Submit(p.Forms(t)[0], map[string]string{"username": "bob@other.test", "password": localPassword})
+	e.mustReachApp(b.Follow(p, e.base))
 	if got := e.members(); len(got) != 1 {
 		t.Errorf("a password sign-in joined: %v", got)
 	}
@@ -150,10 +150,10 @@ func TestHomeRealmDiscoveryOff(t *testing.T) {
 				apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/organizations/acme-corp",
 					map[string]any{"enabled": false}), http.StatusOK)
 			}
-			b := newBrowser(t)
-			p := b.submit(e.signInPage(b).forms(t)[0], map[string]string{"username": "alice@example.test", "password": ""})
-			if p.status != http.StatusBadRequest {
-				t.Fatalf("want the form again for a missing password, got %d to %s", p.status, p.header.Get("Location"))
+			b := apptest.NewBrowser(t)
+			p := b.Submit(e.signInPage(b).Forms(t)[0], map[string]string{"username": "alice@example.test", "password": ""})
+			if p.Status != http.StatusBadRequest {
+				t.Fatalf("want the form again for a missing password, got %d to %s", p.Status, p.Header.Get("Location"))
 			}
 		})
 	}
@@ -164,14 +164,14 @@ func TestHomeRealmDiscoveryOff(t *testing.T) {
 func TestSSOConnectionWithoutAutoJoin(t *testing.T) {
 	e := newEnv(t, nil)
 	id := orgSSO(e, map[string]any{"hideOnLogin": true}, true)
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	login := e.signInPage(b)
-	if strings.Contains(string(login.body), "Sign in with Corp") {
+	if strings.Contains(string(login.Body), "Sign in with Corp") {
 		t.Errorf("a hidden provider has its button")
 	}
-	p := b.submit(login.forms(t)[0], map[string]string{"username": "alice@example.test"})
-	callback := e.upstreamSignIn(b, b.follow(p, e.base), "alice", alicePassword)
-	claims := e.mustReachApp(b.follow(b.get(callback.String()), e.base))
+	p := b.Submit(login.Forms(t)[0], map[string]string{"username": "alice@example.test"})
+	callback := e.upstreamSignIn(b, b.Follow(p, e.base), "alice", alicePassword)
+	claims := e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
 	if _, ok := claims["organization"]; ok {
 		t.Errorf("claim without membership: %v", claims["organization"])
 	}
@@ -180,7 +180,7 @@ func TestSSOConnectionWithoutAutoJoin(t *testing.T) {
 	}
 	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/organizations/acme-corp/sso-connections/"+id,
 		map[string]any{"hideOnLogin": false}), http.StatusOK)
-	if !strings.Contains(string(e.signInPage(newBrowser(t)).body), "Sign in with Corp") {
+	if !strings.Contains(string(e.signInPage(apptest.NewBrowser(t)).Body), "Sign in with Corp") {
 		t.Errorf("the button is still hidden")
 	}
 }

@@ -21,12 +21,12 @@ func TestSignInPageButtons(t *testing.T) {
 	off["enabled"], off["displayName"] = false, "Hidden"
 	createProvider(e.s, "acme", off)
 
-	b := newBrowser(t)
-	login := b.follow(b.get(e.authorize(nil)), e.base)
-	if login.status != http.StatusOK || !strings.HasPrefix(login.url.Path, "/realms/acme/") {
-		t.Fatalf("expected acme's sign-in page, got %d at %s", login.status, login.url)
+	b := apptest.NewBrowser(t)
+	login := b.Follow(b.Get(e.authorize(nil)), e.base)
+	if login.Status != http.StatusOK || !strings.HasPrefix(login.URL.Path, "/realms/acme/") {
+		t.Fatalf("expected acme's sign-in page, got %d at %s", login.Status, login.URL)
 	}
-	body := string(login.body)
+	body := string(login.Body)
 	if !strings.Contains(body, "Sign in with Corp") || !strings.Contains(body, "Sign in with GitHub") || strings.Contains(body, "Hidden") {
 		t.Fatalf("sign-in page buttons: %s", body)
 	}
@@ -48,32 +48,32 @@ func TestSignInPageButtons(t *testing.T) {
 		}
 	}
 	var corp string
-	for _, l := range login.links(t) {
+	for _, l := range login.Links(t) {
 		if strings.Contains(l, "/broker/corp/login") {
 			corp = l
 		}
 	}
 	if corp == "" {
-		t.Fatalf("no corp button in %v", login.links(t))
+		t.Fatalf("no corp button in %v", login.Links(t))
 	}
-	to, err := login.url.Parse(corp)
+	to, err := login.URL.Parse(corp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := b.follow(b.get(to.String()), e.base)
+	up := b.Follow(b.Get(to.String()), e.base)
 	callback := e.upstreamSignIn(b, up, "alice", alicePassword)
-	e.mustReachApp(b.follow(b.get(callback.String()), e.base))
+	e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
 
 	q := url.Values{"authRequestID": {"whatever"}}.Encode()
-	e.mustErrorPage(b.get(e.issuer("acme")+"/broker/off/login?"+q), http.StatusNotFound, "not available")
-	e.mustErrorPage(b.get(e.issuer("acme")+"/broker/nope/login?"+q), http.StatusNotFound, "not available")
-	e.mustErrorPage(b.get(e.issuer("acme")+"/broker/corp/login?"+q), http.StatusBadRequest, "expired or was already used")
-	e.mustErrorPage(b.get(e.issuer("acme")+"/broker/corp/login"), http.StatusBadRequest, "incomplete")
+	e.mustErrorPage(b.Get(e.issuer("acme")+"/broker/off/login?"+q), http.StatusNotFound, "not available")
+	e.mustErrorPage(b.Get(e.issuer("acme")+"/broker/nope/login?"+q), http.StatusNotFound, "not available")
+	e.mustErrorPage(b.Get(e.issuer("acme")+"/broker/corp/login?"+q), http.StatusBadRequest, "expired or was already used")
+	e.mustErrorPage(b.Get(e.issuer("acme")+"/broker/corp/login"), http.StatusBadRequest, "incomplete")
 	// An unknown or disabled hint shows the sign-in page.
 	for _, hint := range []string{"off", "nope"} {
-		p := b.follow(newBrowser(t).get(e.authorize(url.Values{"idp_hint": {hint}})), e.base)
-		if p.status != http.StatusOK || !strings.Contains(string(p.body), "Sign in with Corp") {
-			t.Fatalf("hint %s: %d at %s", hint, p.status, p.url)
+		p := b.Follow(apptest.NewBrowser(t).Get(e.authorize(url.Values{"idp_hint": {hint}})), e.base)
+		if p.Status != http.StatusOK || !strings.Contains(string(p.Body), "Sign in with Corp") {
+			t.Fatalf("hint %s: %d at %s", hint, p.Status, p.URL)
 		}
 	}
 }
@@ -84,22 +84,22 @@ func TestSignInPageButtons(t *testing.T) {
 // runs through the provider to the application.
 func TestDirectBrokerLink(t *testing.T) {
 	e := newEnv(t, nil)
-	b := newBrowser(t)
+	b := apptest.NewBrowser(t)
 	q := url.Values{"client_id": {"app"}, "redirect_uri": {appRedirect}, "scope": {"openid"}, "state": {"app-state"},
 		"nonce": {"app-nonce"}}
-	up := b.follow(b.get(e.issuer("acme")+"/broker/corp/login?"+q.Encode()), e.base)
-	if up.status != http.StatusOK || !strings.HasPrefix(up.url.String(), e.issuer(upstreamRealm)) {
-		t.Fatalf("expected the upstream sign-in page, got %d at %s", up.status, up.url)
+	up := b.Follow(b.Get(e.issuer("acme")+"/broker/corp/login?"+q.Encode()), e.base)
+	if up.Status != http.StatusOK || !strings.HasPrefix(up.URL.String(), e.issuer(upstreamRealm)) {
+		t.Fatalf("expected the upstream sign-in page, got %d at %s", up.Status, up.URL)
 	}
 	callback := e.upstreamSignIn(b, up, "alice", alicePassword)
-	claims := e.mustReachApp(b.follow(b.get(callback.String()), e.base))
+	claims := e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
 	if claims["nonce"] != "app-nonce" {
 		t.Fatalf("claims %v", claims)
 	}
 	q.Set("redirect_uri", "https://evil.example.test/cb")
-	p := b.follow(newBrowser(t).get(e.issuer("acme")+"/broker/corp/login?"+q.Encode()), e.base)
-	if p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-		t.Fatalf("unregistered redirect URI: %d, Location %q", p.status, p.header.Get("Location"))
+	p := b.Follow(apptest.NewBrowser(t).Get(e.issuer("acme")+"/broker/corp/login?"+q.Encode()), e.base)
+	if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+		t.Fatalf("unregistered redirect URI: %d, Location %q", p.Status, p.Header.Get("Location"))
 	}
 	apptest.MustStatus(t, e.s.Request(http.MethodGet, "/realms/nope/broker/corp/login", nil), http.StatusNotFound)
 }

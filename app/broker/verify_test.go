@@ -3,6 +3,7 @@ package broker_test
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"github.com/idenplane/idenplane/app/apptest"
 	"net/http"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestBrokerRefusesBadUpstreamAnswers(t *testing.T) {
 			})
 			f.set(c.bend)
 			e.t = t
-			e.mustErrorPage(e.fakeSignIn(newBrowser(t)), c.status, c.text)
+			e.mustErrorPage(e.fakeSignIn(apptest.NewBrowser(t)), c.status, c.text)
 			e.mustLoginError(c.reason)
 			if n := len(e.events("LOGIN")); n != 0 {
 				t.Fatalf("%d LOGIN events", n)
@@ -76,7 +77,7 @@ func TestBrokerRefusesBadUpstreamAnswers(t *testing.T) {
 		}
 	})
 	e.t = t
-	claims := e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	claims := e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	if claims["preferred_username"] != "bob" {
 		t.Fatalf("claims %v", claims)
 	}
@@ -92,7 +93,7 @@ func TestBrokerRefusesBadUpstreamAnswers(t *testing.T) {
 func TestBrokerUpstreamDown(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, map[string]any{"tokenUrl": "http://127.0.0.1:1/token"})
-	e.mustErrorPage(e.fakeSignIn(newBrowser(t)), http.StatusBadGateway, "could not be reached")
+	e.mustErrorPage(e.fakeSignIn(apptest.NewBrowser(t)), http.StatusBadGateway, "could not be reached")
 	e.mustLoginError("code_exchange_failed")
 }
 
@@ -101,9 +102,9 @@ func TestBrokerUpstreamDown(t *testing.T) {
 func TestBrokerFollowsKeyRotation(t *testing.T) {
 	f := newFakeUpstream(t)
 	e := newFakeEnv(t, f, nil)
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 	f.rotate()
-	e.mustReachApp(e.fakeSignIn(newBrowser(t)))
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
 }
 
 // Microsoft's common endpoint: the ID token's issuer names the user's
@@ -131,7 +132,7 @@ func TestBrokerMicrosoftCommonTenant(t *testing.T) {
 				}
 			})
 			e.t = t
-			p := e.fakeSignIn(newBrowser(t))
+			p := e.fakeSignIn(apptest.NewBrowser(t))
 			if c.ok {
 				e.mustReachApp(p)
 				return
