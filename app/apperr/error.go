@@ -98,3 +98,16 @@ func Message(err error) string {
 	}
 	return err.Error()
 }
+
+// Under moves a field error under prefix, as a nested document (a realm
+// import's list item) names it; any other error comes back as it is.
+func Under(err error, prefix string) error {
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Field == "" {
+		return err
+	}
+	out := *ae
+	out.Field = prefix + "." + ae.Field
+	out.Message = prefix + "." + ae.Message
+	return &out
+}

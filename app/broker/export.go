@@ -75,7 +75,7 @@ func PlanImport(realmID string, in []ProviderImport, ids ImportIDs) ([]*store.Id
 		}
 		fillPreset(p, st.Tenant)
 		if err := validateProvider(p, false); err != nil {
-			return nil, prefixed(err, field)
+			return nil, apperr.Under(err, field)
 		}
 		if seen[p.Alias] {
 			return nil, apperr.Field(field+".alias", "another identity provider of the file has alias %s", p.Alias)
@@ -118,18 +118,6 @@ func WriteImport(ctx context.Context, tx *store.Store, providers []*store.Identi
 		}
 	}
 	return nil
-}
-
-// prefixed moves a validation error's field under prefix.
-func prefixed(err error, prefix string) error {
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || ae.Field == "" {
-		return err
-	}
-	out := *ae
-	out.Field = prefix + "." + ae.Field
-	out.Message = prefix + "." + ae.Message
-	return &out
 }
 
 // ExportLinks is the realm's users' links as the export writes them, by

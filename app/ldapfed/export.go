@@ -76,7 +76,7 @@ func PlanImport(in []ImportedProvider, realmID string, asCopy bool, now int64) (
 			in.BindCredential = "redacted"
 		}
 		if _, err := in.apply(p); err != nil {
-			return nil, nil, prefixed(err, prefix)
+			return nil, nil, apperr.Under(err, prefix)
 		}
 		if redactedCredential {
 			p.BindCredential = ""
@@ -181,16 +181,4 @@ func Write(ctx context.Context, tx *store.Store, ps []*store.FederationProvider)
 		}
 	}
 	return nil
-}
-
-// prefixed moves a validation error's field under prefix.
-func prefixed(err error, prefix string) error {
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || ae.Field == "" {
-		return err
-	}
-	out := *ae
-	out.Field = prefix + "." + ae.Field
-	out.Message = prefix + "." + ae.Message
-	return &out
 }

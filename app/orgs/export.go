@@ -149,7 +149,7 @@ func PlanImport(realmID string, in []OrganizationImport, userIDs map[string]stri
 			o.Slug = slugFromName(oi.Name)
 		}
 		if err := checkSlug(o.Slug); err != nil {
-			return nil, prefixed(err, field)
+			return nil, apperr.Under(err, field)
 		}
 		if slugs[o.Slug] {
 			return nil, apperr.Conflict(field+".slug", "%s.slug: another organization of the file has slug %s", field, o.Slug)
@@ -162,7 +162,7 @@ func PlanImport(realmID string, in []OrganizationImport, userIDs map[string]stri
 			o.Domains = append(o.Domains, store.OrgDomain{Name: d.Name})
 		}
 		if err := checkOrganization(o); err != nil {
-			return nil, prefixed(err, field)
+			return nil, apperr.Under(err, field)
 		}
 		var verified []string
 		for j, d := range oi.Domains {
@@ -219,7 +219,7 @@ func (plan *ImportPlan) planMembers(o *store.Organization, field string, in []Me
 		}
 		role, err := checkRole(given, RoleMember)
 		if err != nil {
-			return prefixed(err, mfield)
+			return apperr.Under(err, mfield)
 		}
 		joined := m.JoinedTimestamp
 		if joined == 0 {
@@ -250,7 +250,7 @@ func planConnection(o *store.Organization, ci SSOConnectionImport, providers []*
 	}
 	c, err := newSSOConnection(o, rep, p)
 	if err != nil {
-		return nil, prefixed(err, field)
+		return nil, apperr.Under(err, field)
 	}
 	return c, nil
 }
@@ -266,7 +266,7 @@ func WriteImport(ctx context.Context, tx *store.Store, plan *ImportPlan) error {
 				return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: field + ".id",
 					Message: field + ".id: another realm has an organization with id " + o.ID, Cause: err}
 			}
-			return prefixed(orgConflict(err, o.Slug), field)
+			return apperr.Under(orgConflict(err, o.Slug), field)
 		}
 		for _, d := range plan.verified[i] {
 			if err := tx.VerifyDomain(ctx, o.ID, d); err != nil {
@@ -289,16 +289,4 @@ func WriteImport(ctx context.Context, tx *store.Store, plan *ImportPlan) error {
 		}
 	}
 	return nil
-}
-
-// prefixed moves a validation error's field under prefix.
-func prefixed(err error, prefix string) error {
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || ae.Field == "" {
-		return err
-	}
-	out := *ae
-	out.Field = prefix + "." + ae.Field
-	out.Message = prefix + "." + ae.Message
-	return &out
 }

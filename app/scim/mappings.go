@@ -330,7 +330,7 @@ func PlanImportMappings(in []ImportedMapping, realmID string, asCopy bool, now i
 		prefix := fmt.Sprintf("scimAttributeMappings[%d]", i)
 		p, err := checkMapping(MappingRep{SCIMPath: im.SCIMPath, Target: im.Target})
 		if err != nil {
-			return nil, prefixed(err, prefix)
+			return nil, apperr.Under(err, prefix)
 		}
 		m := &store.SCIMMapping{ID: uuid.NewString(), RealmID: realmID, Path: p.String(), PathKey: p.key(), Target: im.Target,
 			CreatedAt: now}
@@ -360,20 +360,8 @@ func PlanImportMappings(in []ImportedMapping, realmID string, asCopy bool, now i
 func WriteMappings(ctx context.Context, tx *store.Store, ms []*store.SCIMMapping) error {
 	for i, m := range ms {
 		if err := tx.CreateSCIMMapping(ctx, m); err != nil {
-			return prefixed(mappingConflict(err, m), fmt.Sprintf("scimAttributeMappings[%d]", i))
+			return apperr.Under(mappingConflict(err, m), fmt.Sprintf("scimAttributeMappings[%d]", i))
 		}
 	}
 	return nil
-}
-
-// prefixed moves a validation error's field under prefix.
-func prefixed(err error, prefix string) error {
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || ae.Field == "" {
-		return err
-	}
-	out := *ae
-	out.Field = prefix + "." + ae.Field
-	out.Message = prefix + "." + ae.Message
-	return &out
 }
