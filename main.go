@@ -234,6 +234,7 @@ type config struct {
 	outboundAllow                string
 	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
 	dnsResolver                  string
+	debugAddr                    string // empty: no profiles served
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -292,6 +293,13 @@ func (c *config) validate(serving bool) error {
 	if c.dnsResolver != "" {
 		if _, port, err := net.SplitHostPort(c.dnsResolver); err != nil || port == "" {
 			bad("--dns-resolver (IDENPLANE_DNS_RESOLVER) must be host:port, not %q", c.dnsResolver)
+		}
+	}
+	if c.debugAddr != "" {
+		if _, port, err := net.SplitHostPort(c.debugAddr); err != nil || port == "" {
+			bad("--debug-addr (IDENPLANE_DEBUG_ADDR) must be host:port or :port, not %q", c.debugAddr)
+		} else {
+			c.debugAddr = debugListenAddr(c.debugAddr)
 		}
 	}
 	if prefixes, err := app.ParseTrustedProxies(c.trustedProxies); err != nil {
@@ -436,7 +444,44 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that calls to identity providers may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
 	fs.StringVar(&c.dnsResolver, "dns-resolver", os.Getenv("IDENPLANE_DNS_RESOLVER"),
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
+	fs.StringVar(&c.debugAddr, "debug-addr", os.Getenv("IDENPLANE_DEBUG_ADDR"),
+		"host:port, or :port for loopback, where the runtime's profiles (net/http/pprof) are served; empty: none (IDENPLANE_DEBUG_ADDR)")
 	return fs, c
+}
+
+// debugListenAddr puts a bare :port of --debug-addr on loopback: the
+// profiles reach the network only when the operator names a host.
+func debugListenAddr(addr string) string {
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
+// serveDebug serves the runtime's profiles on c.debugAddr until ctx ends,
+// with block and mutex profiling on: both sample, at a cost too small to
+// see beside a request's own work, and are what shows time lost waiting
+// for the database writer or a lock.
+func serveDebug(ctx context.Context, ln net.Listener, log *slog.Logger) {
+	runtime.SetBlockProfileRate(10_000) // one blocking event per 10 µs spent blocked, on average
+	runtime.SetMutexProfileFraction(100)
+	if ip, err := netip.ParseAddrPort(ln.Addr().String()); err != nil || !ip.Addr().IsLoopback() {
+		log.Warn("profiles are served beyond loopback, without authentication", "addr", ln.Addr().String())
+	}
+	log.Info("profiles listening", "addr", ln.Addr().String(), "path", "/debug/pprof/")
+	srv := &http.Server{
+		Handler:           app.DebugHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      5 * time.Minute, // a CPU profile or trace of up to that long
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		log.Error("profiles no longer served", "err", err)
+	}
 }
 
 func serve(args []string, stdout, stderr io.Writer) error {
@@ -474,6 +519,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if c.debugAddr != "" {
+		dln, err := net.Listen("tcp", c.debugAddr)
+		if err != nil {
+			return fmt.Errorf("--debug-addr: %w", err)
+		}
+		go serveDebug(ctx, dln, log)
 	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {

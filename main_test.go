@@ -393,6 +393,8 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "trusted proxies from env", env: []string{"IDENPLANE_TRUSTED_PROXIES=192.0.2.300"}, want: []string{"--trusted-proxies", "IDENPLANE_TRUSTED_PROXIES"}},
 		{name: "dns resolver without port", args: []string{"--dns-resolver", "127.0.0.1"}, want: []string{"--dns-resolver"}},
 		{name: "dns resolver from env", env: []string{"IDENPLANE_DNS_RESOLVER=ns.example"}, want: []string{"--dns-resolver", "IDENPLANE_DNS_RESOLVER"}},
+		{name: "debug addr without port", args: []string{"--debug-addr", "127.0.0.1"}, want: []string{"--debug-addr"}},
+		{name: "debug addr from env", env: []string{"IDENPLANE_DEBUG_ADDR=localhost"}, want: []string{"--debug-addr", "IDENPLANE_DEBUG_ADDR"}},
 		{
 			name: "several at once",
 			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x", "--trusted-proxies", "nonsense"},
@@ -476,6 +478,49 @@ func TestCLITrustedProxies(t *testing.T) {
 	}
 	if len(events) != 1 || events[0].AuthDetails.IPAddress != "203.0.113.9" {
 		t.Fatalf("admin events %+v, want the role's from 203.0.113.9", events)
+	}
+}
+
+// --debug-addr serves the runtime's profiles, block and mutex ones
+// sampling, on loopback when given a bare port, and never on the server's
+// own address.
+func TestCLIDebugAddr(t *testing.T) {
+	dir := t.TempDir()
+	_, port, err := net.SplitHostPort(cliFreeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cliStartServer(t, filepath.Join(dir, "idenplane.db"), "IDENPLANE_DEBUG_ADDR=:"+port)
+	debug := "http://127.0.0.1:" + port
+	if log := s.stderr.String(); !strings.Contains(log, "127.0.0.1:"+port) {
+		t.Fatalf("no profiles line on loopback in the log:\n%s", log)
+	}
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := cliClient.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(body)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/debug/pprof/", "mutex"},
+		{"/debug/pprof/mutex?debug=1", "sampling period=100"},
+		{"/debug/pprof/block?debug=1", "--- contention:"},
+		{"/debug/pprof/heap?debug=1", "heap profile:"},
+		{"/debug/pprof/goroutine?debug=1", "goroutine profile:"},
+	} {
+		if status, body := get(debug + c.path); status != http.StatusOK || !strings.Contains(body, c.want) {
+			t.Errorf("GET %s: %d, want 200 with %q:\n%.300s", c.path, status, c.want, body)
+		}
+	}
+	if status, _ := get(s.base + "/debug/pprof/"); status != http.StatusNotFound {
+		t.Errorf("the server's own address answers /debug/pprof/ with %d, want 404", status)
 	}
 }
 
