@@ -40,16 +40,17 @@ import (
 var schema string
 
 // defaultMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT sets
-// one. Every password hash allocates 19 MiB that is garbage the moment it
-// is done, and without a limit the collector lets the heap grow to twice
-// its last live size before it runs: a login storm held the RSS near
-// 180 MB. Near the limit the collector runs sooner instead; the limit is
-// soft, so a larger live heap (a big export) is slowed, never refused.
-// It leaves room for every hash slot's buffer: closer to the live heap,
-// the collector and the page faults of memory handed back and taken again
-// cost password sign-ins an eighth of their rate (at 104 MiB on 2 cores).
+// one: the heap's live part (about 16 MiB under a sign-in storm besides
+// the hashes), plus each hash slot's working memory (19 MiB, kept from one
+// hash to the next), plus room for a few megabytes of garbage between
+// collections. Without a limit the collector lets the heap grow to twice
+// its live size, the hashes' memory included. The limit is soft, so a
+// larger live heap (a big export) is slowed, never refused. Measured on 2
+// cores under a 200-connection storm: 64 MiB held the RSS at 92 MB with no
+// loss of sign-ins; at 58 MiB the collector ran so often that half the
+// storm was refused.
 func defaultMemoryLimit() int64 {
-	return 80<<20 + int64(runtime.GOMAXPROCS(0))*identity.HashMemory
+	return 28<<20 + int64(runtime.GOMAXPROCS(0))*identity.HashMemory
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -883,6 +884,32 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	return nil
 }
 
+// peerFlags are the loadtest's -peer flags: NAME=ISSUER_URL[,pid=PID].
+type peerFlags []loadtest.Peer
+
+func (p *peerFlags) String() string { return "" }
+
+func (p *peerFlags) Set(v string) error {
+	name, rest, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return errors.New("want NAME=ISSUER_URL[,pid=PID]")
+	}
+	issuer, pidText, hasPID := strings.Cut(rest, ",pid=")
+	peer := loadtest.Peer{Name: name, URL: issuer}
+	if hasPID {
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			return fmt.Errorf("pid %q: want a process ID", pidText)
+		}
+		peer.PID = pid
+	}
+	if u, err := url.Parse(issuer); err != nil || u.Scheme != "http" || u.Host == "" {
+		return fmt.Errorf("issuer %q: want an http:// URL", issuer)
+	}
+	*p = append(*p, peer)
+	return nil
+}
+
 func loadTest(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -897,12 +924,14 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	inProcess := fs.Bool("in-process", false, "run the server in this process instead of as a child (RSS and CPU then include the load generator)")
 	profile := fs.String("profile", "", "write a CPU profile per scenario into this directory (runs the server in-process)")
 	dir := fs.String("dir", "", "directory for the database (default: a temporary one, removed afterwards)")
+	var peers peerFlags
+	fs.Var(&peers, "peer", "NAME=ISSUER_URL[,pid=PID]: another provider to run cc-rs256, password and refresh against, side by side (repeatable; docs/performance.md)")
 	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	cfg := loadtest.Config{Schema: schema, Version: version, HashPassword: identity.Argon2idHash, Duration: *duration,
+	cfg := loadtest.Config{Schema: schema, Version: version, HashPassword: identity.NewArgon2idHasher(), Duration: *duration,
 		Concurrency: *concurrency, Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut,
-		NoEvents: *noEvents, ProfileDir: *profile, Dir: *dir, Progress: stderr}
+		NoEvents: *noEvents, ProfileDir: *profile, Dir: *dir, Progress: stderr, Peers: peers}
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
 	}

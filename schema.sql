@@ -1296,3 +1296,9 @@ CREATE INDEX users_realm_first_name_fold ON users (realm_id, first_name_fold);
 CREATE INDEX users_realm_last_name_fold ON users (realm_id, last_name_fold);
 ALTER TABLE realm_groups ADD COLUMN name_fold TEXT; -- the group's name folded likewise
 CREATE INDEX realm_groups_name_fold ON realm_groups (realm_id, name_fold);
+
+-- version 30
+-- Clients whose refreshes answer with the access token alone, without a
+-- new ID token (OpenID Connect Core §12.2 allows either); by default a
+-- refresh carries one, as in Keycloak.
+ALTER TABLE clients ADD COLUMN omit_id_token_on_refresh BOOLEAN NOT NULL DEFAULT FALSE;

@@ -46,6 +46,7 @@ type clientRep struct {
 	RequireConsent                   bool     `json:"requireConsent"`
 	BackchannelLogoutURI             string   `json:"backchannelLogoutUri"`
 	BackchannelLogoutSessionRequired bool     `json:"backchannelLogoutSessionRequired"`
+	IDTokenOnRefresh                 bool     `json:"idTokenOnRefresh"`
 	PublicClient                     *bool    `json:"publicClient,omitempty"`           // API
 	ServiceAccountsEnabled           *bool    `json:"serviceAccountsEnabled,omitempty"` // API
 	CreatedTimestamp                 int64    `json:"createdTimestamp"`
@@ -70,7 +71,8 @@ func clientFields(c *store.Client) clientRep {
 		ID: c.ID, ClientID: c.ClientID, Name: c.Name, Description: c.Description, ClientType: c.ClientType,
 		Enabled: c.Enabled, RedirectURIs: orEmpty(c.RedirectURIs), WebOrigins: orEmpty(c.WebOrigins),
 		GrantTypes: orEmpty(c.GrantTypes), RequireConsent: c.RequireConsent, BackchannelLogoutURI: c.BackchannelLogoutURI,
-		BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, CreatedTimestamp: c.CreatedAt,
+		BackchannelLogoutSessionRequired: c.BackchannelLogoutSessionRequired, IDTokenOnRefresh: !c.OmitIDTokenOnRefresh,
+		CreatedTimestamp: c.CreatedAt,
 	}
 }
 
@@ -94,6 +96,7 @@ type clientCreate struct {
 	RequireConsent                   *bool     `json:"requireConsent"`
 	BackchannelLogoutURI             *string   `json:"backchannelLogoutUri"`
 	BackchannelLogoutSessionRequired *bool     `json:"backchannelLogoutSessionRequired"`
+	IDTokenOnRefresh                 *bool     `json:"idTokenOnRefresh"`
 }
 
 func (b *clientCreate) apply(c *store.Client) {
@@ -108,6 +111,9 @@ func (b *clientCreate) apply(c *store.Client) {
 	set(&c.RequireConsent, b.RequireConsent)
 	set(&c.BackchannelLogoutURI, b.BackchannelLogoutURI)
 	set(&c.BackchannelLogoutSessionRequired, b.BackchannelLogoutSessionRequired)
+	if b.IDTokenOnRefresh != nil {
+		c.OmitIDTokenOnRefresh = !*b.IDTokenOnRefresh
+	}
 }
 
 // clientConflict names the field behind a clash of clientIds. A clash of
@@ -228,7 +234,7 @@ func clientUpdateDefaults() map[string]any {
 	return map[string]any{
 		"name": nil, "description": nil, "enabled": true, "redirectUris": nil, "webOrigins": nil,
 		"grantTypes": identity.DefaultGrantTypes(), "requireConsent": false, "backchannelLogoutUri": nil,
-		"backchannelLogoutSessionRequired": true,
+		"backchannelLogoutSessionRequired": true, "idTokenOnRefresh": true,
 	}
 }
 
@@ -247,6 +253,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	c.Name, c.Description, c.Enabled, c.RequireConsent = u.Name, u.Description, u.Enabled, u.RequireConsent
 	c.RedirectURIs, c.WebOrigins, c.GrantTypes = u.RedirectURIs, u.WebOrigins, u.GrantTypes
 	c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired = u.BackchannelLogoutURI, u.BackchannelLogoutSessionRequired
+	c.OmitIDTokenOnRefresh = !u.IDTokenOnRefresh
 	if err := identity.ValidateClient(c); err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func clientsTestClientPath(realm, clientID string) string {
 // clientsTestKeys are every field a client representation has.
 var clientsTestKeys = []string{
 	"id", "clientId", "name", "description", "clientType", "enabled", "redirectUris", "webOrigins", "grantTypes",
-	"requireConsent", "backchannelLogoutUri", "backchannelLogoutSessionRequired", "publicClient",
+	"requireConsent", "backchannelLogoutUri", "backchannelLogoutSessionRequired", "idTokenOnRefresh", "publicClient",
 	"serviceAccountsEnabled", "createdTimestamp",
 }
 
@@ -119,7 +119,7 @@ func clientsTestFull() map[string]any {
 		"webOrigins":     []any{"https://app.example.com", "http://localhost:8080", "+"},
 		"grantTypes":     []any{"authorization_code", "client_credentials", "password", "refresh_token", identity.GrantDeviceCode},
 		"requireConsent": true, "backchannelLogoutUri": "https://app.example.com/logout",
-		"backchannelLogoutSessionRequired": false,
+		"backchannelLogoutSessionRequired": false, "idTokenOnRefresh": false,
 	}
 }
 
@@ -157,7 +157,7 @@ func TestClientCreate(t *testing.T) {
 		"id": minimal["id"], "clientId": "ab", "name": "", "description": "", "clientType": "CONFIDENTIAL", "enabled": true,
 		"redirectUris": []any{}, "webOrigins": []any{}, "grantTypes": []any{"authorization_code", "refresh_token"},
 		"requireConsent": false, "backchannelLogoutUri": "", "backchannelLogoutSessionRequired": true,
-		"publicClient": false, "serviceAccountsEnabled": false, "createdTimestamp": testEpoch.UnixMilli(),
+		"idTokenOnRefresh": true, "publicClient": false, "serviceAccountsEnabled": false, "createdTimestamp": testEpoch.UnixMilli(),
 		"secret": minimal["secret"],
 	})
 	// Null means the default too.

@@ -56,7 +56,7 @@ func TestRepresentationViews(t *testing.T) {
 	s.createRealm("acme")
 	base := "/admin/realms/acme"
 	shared := []string{"id", "clientId", "name", "description", "clientType", "enabled", "redirectUris", "webOrigins",
-		"grantTypes", "requireConsent", "backchannelLogoutUri", "backchannelLogoutSessionRequired"}
+		"grantTypes", "requireConsent", "backchannelLogoutUri", "backchannelLogoutSessionRequired", "idTokenOnRefresh"}
 	apiClient := slices.Concat(shared, []string{"publicClient", "serviceAccountsEnabled", "createdTimestamp"})
 	exportClient := slices.Concat(shared, []string{"createdTimestamp", "defaultClientScopes", "optionalClientScopes"})
 

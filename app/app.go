@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -78,26 +79,29 @@ type App struct {
 	loginThrottle *identity.Throttle
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
-	cache         *caches   // the token endpoints' lookups
-	events        *events.Service
-	saml          *saml.Service
-	broker        *broker.Service
-	ldap          *ldapfed.Service // LDAP user federation
-	scim          *scim.Service
-	nhi           *nhi.Service
-	orgs          *orgs.Service
-	attributes    *attributes.Service
-	backchannel   backchannelSender
-	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
-	assets        *assets.Assets
-	messages      *ui.Catalogues
-	router        *mux.Router
-	table         []route // every route with the access it asks (routes.go)
+	// signSlots bounds the token signatures under way to the cores (see
+	// signWith).
+	signSlots   chan struct{}
+	cache       *caches // the token endpoints' lookups
+	events      *events.Service
+	saml        *saml.Service
+	broker      *broker.Service
+	ldap        *ldapfed.Service // LDAP user federation
+	scim        *scim.Service
+	nhi         *nhi.Service
+	orgs        *orgs.Service
+	attributes  *attributes.Service
+	backchannel backchannelSender
+	mailWake    chan struct{} // wakes the mail worker after an enqueue; buffered (1)
+	assets      *assets.Assets
+	messages    *ui.Catalogues
+	router      *mux.Router
+	table       []route // every route with the access it asks (routes.go)
 }
 
 // New builds the server and makes sure the admin credentials exist.
 func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
-	a := &App{store: st, cfg: cfg, log: cfg.Logger, now: cfg.Now}
+	a := &App{store: st, cfg: cfg, log: cfg.Logger, now: cfg.Now, signSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

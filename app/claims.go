@@ -69,6 +69,14 @@ func buildClaims(in claimsInput) map[string]any {
 	return b.claims
 }
 
+// build runs the mappers for one kind of token over in, which it leaves
+// as it was: the tokens of one grant share it.
+func (in *claimsInput) build(kind tokenKind) map[string]any {
+	one := *in
+	one.Token = kind
+	return buildClaims(one)
+}
+
 // orderedMappers lists the OpenID Connect mappers of the scopes, by scope
 // name then mapper name, so the result never depends on the caller's order.
 func orderedMappers(scopes []*store.ClientScope) []*store.ProtocolMapper {

@@ -64,7 +64,7 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 		return nil, err
 	}
 	g := &tokenGrant{realm: realm, client: client, user: user, scopes: scopes}
-	token, _, exp, err := s.a.accessToken(ctx, g)
+	token, _, exp, err := s.a.accessToken(ctx, g, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,8 @@ import (
 // claims of OpenID Connect Core §2 and §3.1.3.6, with the claims the
 // scope mappers put in ID tokens. nonce is "" on refresh (§12.2). acr is
 // the level amr amounts to (acr.go).
-func (a *App) idToken(ctx context.Context, g *tokenGrant, accessToken, nonce string, amr []string) (string, error) {
-	claims, err := a.claimsFor(ctx, g, idToken)
-	if err != nil {
-		return "", err
-	}
+func (a *App) idToken(ctx context.Context, g *tokenGrant, in *claimsInput, accessToken, nonce string, amr []string) (string, error) {
+	claims := in.build(idToken)
 	// at_hash depends on the algorithm: hash and sign with the same key.
 	key, err := a.realmSigningKey(ctx, g.realm)
 	if err != nil {
@@ -42,5 +39,5 @@ func (a *App) idToken(ctx context.Context, g *tokenGrant, accessToken, nonce str
 	for k, v := range std {
 		claims[k] = v
 	}
-	return signWith(key, "JWT", claims)
+	return a.signWith(key, "JWT", claims)
 }

@@ -24,19 +24,27 @@ type userTokens struct {
 	amr     []string
 	nonce   string
 	refresh string // the refresh token handed out; "" for none
+	// noIDToken leaves the ID token out: a refresh for a client that asked
+	// for none (store.Client.OmitIDTokenOnRefresh).
+	noIDToken bool
 }
 
-// tokenResponse mints the tokens of t.
+// tokenResponse mints the tokens of t. The access token and the ID token
+// share one resolution of the claims' input.
 func (a *App) tokenResponse(ctx context.Context, t *userTokens) (*op.Response, error) {
 	t.g.acr = acrOf(t.amr) // acr.go: the access token carries the level too
-	access, _, exp, err := a.accessToken(ctx, t.g)
+	in, err := a.claimsInputFor(ctx, t.g)
+	if err != nil {
+		return nil, err
+	}
+	access, _, exp, err := a.accessToken(ctx, t.g, in)
 	if err != nil {
 		return nil, err
 	}
 	resp := &oidc.AccessTokenResponse{AccessToken: access, TokenType: oidc.BearerToken, RefreshToken: t.refresh,
 		ExpiresIn: uint64(exp.Sub(a.now()) / time.Second), Scope: strings.Fields(t.g.scopeParam())}
-	if slices.ContainsFunc(t.g.scopes, func(sc *store.ClientScope) bool { return sc.Name == oidc.ScopeOpenID }) {
-		if resp.IDToken, err = a.idToken(ctx, t.g, access, t.nonce, t.amr); err != nil {
+	if !t.noIDToken && slices.ContainsFunc(t.g.scopes, func(sc *store.ClientScope) bool { return sc.Name == oidc.ScopeOpenID }) {
+		if resp.IDToken, err = a.idToken(ctx, t.g, in, access, t.nonce, t.amr); err != nil {
 			return nil, err
 		}
 	}

@@ -66,33 +66,12 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	token := randomToken()
 	next := &store.RefreshToken{ID: uuid.NewString(), TokenHash: store.HashToken(token), Scopes: old.Scopes,
 		CreatedAt: now, ExpiresAt: sess.expires}
-	reused := false
-	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		_, err := tx.RotateRefreshToken(ctx, realm.ID, hash, next, now)
-		if errors.Is(err, store.ErrTokenReused) {
-			reused = true // commit the family's revocation, and end its session
-			if _, err := tx.EndClientSession(ctx, realm.ID, old.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			return nil
-		} else if err != nil {
-			return err
-		}
-		return sess.touch(ctx, tx, now)
-	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, errInvalidRefreshToken()
-	case errors.Is(err, store.ErrTokenRevoked):
-		// Said as it is, and nothing more is ended: the token was never
-		// rotated, so no copy of it was used.
-		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token revoked")
-	case err != nil:
-		return nil, err
-	case reused:
-		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token already used; its session is ended")
-	}
-	event.UserID, event.SessionID = user.ID, sess.sid
+	// The rotation is written while the tokens are signed: the signatures
+	// are most of a refresh's CPU, and the commit's disk flush leaves the
+	// CPU free. The answer waits for both, so it goes out only once its
+	// rotation is durable; tokens signed for a refusal are dropped unsent.
+	rotated := make(chan rotation, 1)
+	go func() { rotated <- a.rotate(ctx, realm, hash, next, old, sess, now) }()
 	// An online token's tokens say how its SSO session is authenticated
 	// now, so that a refresh after a step-up carries the level reached;
 	// an offline token keeps what its sign-in was.
@@ -100,11 +79,57 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	if sess.sso != nil {
 		authTime, amr = sess.sso.AuthTime, sess.sso.AMR
 	}
-	return a.tokenResponse(ctx, &userTokens{
+	resp, signErr := a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sess.sid,
 			authTime: time.UnixMilli(authTime), org: old.Org},
-		amr: amr, refresh: token,
+		amr: amr, refresh: token, noIDToken: client.OmitIDTokenOnRefresh,
 	})
+	rot := <-rotated
+	switch {
+	case errors.Is(rot.err, store.ErrNotFound):
+		return nil, errInvalidRefreshToken()
+	case errors.Is(rot.err, store.ErrTokenRevoked):
+		// Said as it is, and nothing more is ended: the token was never
+		// rotated, so no copy of it was used.
+		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token revoked")
+	case rot.err != nil:
+		return nil, rot.err
+	case rot.reused:
+		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token already used; its session is ended")
+	}
+	event.UserID, event.SessionID = user.ID, sess.sid
+	return resp, signErr
+}
+
+// rotation is the outcome of a refresh token's rotation: reused when the
+// token had been rotated before, its family revoked and session ended.
+type rotation struct {
+	reused bool
+	err    error
+}
+
+// rotate trades the presented token for next and restarts the sessions'
+// idle time. Concurrent refreshes share the commit (and its disk flush);
+// each returns only once its own rotation is durable. The session touches,
+// when written (refreshedSession.touch), ride in the same savepoint: the
+// successor's expiry is the sessions' new one, so neither may be kept
+// without the other.
+func (a *App) rotate(ctx context.Context, realm *store.Realm, hash []byte, next, old *store.RefreshToken, sess *refreshedSession, now int64) rotation {
+	var r rotation
+	r.err = a.store.GroupTx(ctx, func(tx *store.Store) error {
+		_, err := tx.RotateRefreshToken(ctx, realm.ID, hash, next, now)
+		if errors.Is(err, store.ErrTokenReused) {
+			r.reused = true // commit the family's revocation, and end its session
+			if _, err := tx.EndClientSession(ctx, realm.ID, old.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return sess.write(ctx, tx, now)
+	})
+	return r
 }
 
 func errInvalidRefreshToken() error {
@@ -120,7 +145,19 @@ type refreshedSession struct {
 	expires int64  // of the successor token, and of the session it slides
 	oauth   *store.Session
 	sso     *store.Session // nil for offline tokens
+	// touch says whether the refresh writes the sessions' access: not
+	// when the session was written less than sessionTouchInterval ago.
+	touch bool
 }
+
+// sessionTouchInterval spares the sessions a write on every refresh: a
+// session whose last access was written less than this long ago keeps
+// its row, and the successor token its expiry, so that the two still
+// end together. A session's idle time then restarts at most this much
+// before the refresh that would have restarted it. A client refreshing
+// in a loop writes its sessions once per interval instead of on every
+// refresh, and the rotation's commit carries the token rows alone.
+const sessionTouchInterval = 10 * time.Second
 
 func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.RefreshToken, now int64) (*refreshedSession, error) {
 	oauth, err := a.store.GetSession(ctx, realm.ID, t.SessionID)
@@ -129,8 +166,13 @@ func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.R
 	} else if err != nil {
 		return nil, err
 	}
+	recent := func(s *store.Session) bool { return now-s.LastAccessAt < sessionTouchInterval.Milliseconds() }
 	if t.Offline {
-		return &refreshedSession{sid: oauth.ID, oauth: oauth, expires: now + int64(realm.OfflineTokenLifespan)*1000}, nil
+		s := &refreshedSession{sid: oauth.ID, oauth: oauth, expires: now + int64(realm.OfflineTokenLifespan)*1000, touch: true}
+		if recent(oauth) {
+			s.expires, s.touch = oauth.ExpiresAt, false
+		}
+		return s, nil
 	}
 	sso, err := a.store.GetSession(ctx, realm.ID, oauth.ParentID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !sso.Active(now)) {
@@ -138,12 +180,20 @@ func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.R
 	} else if err != nil {
 		return nil, err
 	}
-	return &refreshedSession{sid: sso.ID, oauth: oauth, sso: sso, expires: ssoExpiry(realm, sso.StartedAt, now)}, nil
+	s := &refreshedSession{sid: sso.ID, oauth: oauth, sso: sso, expires: ssoExpiry(realm, sso.StartedAt, now), touch: true}
+	if recent(sso) && recent(oauth) {
+		s.expires, s.touch = min(sso.ExpiresAt, s.expires), false
+	}
+	return s, nil
 }
 
-// touch records the refresh as an access to the sessions.
-func (s *refreshedSession) touch(ctx context.Context, tx *store.Store, now int64) error {
-	if s.sso == nil {
+// write records the refresh as an access to the sessions, when touch
+// says so.
+func (s *refreshedSession) write(ctx context.Context, tx *store.Store, now int64) error {
+	switch {
+	case !s.touch:
+		return nil
+	case s.sso == nil:
 		return tx.TouchSession(ctx, s.oauth.RealmID, s.oauth.ID, now, s.expires)
 	}
 	if err := tx.TouchSession(ctx, s.sso.RealmID, s.sso.ID, now, s.expires); err != nil {

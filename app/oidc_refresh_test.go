@@ -196,3 +196,48 @@ func TestRefreshTokenRevokedOrUsed(t *testing.T) {
 		})
 	}
 }
+
+// A client may take refreshes without a new ID token (the access token
+// alone, as OpenID Connect Core §12.2 allows); by default a refresh carries
+// one. The sign-in itself always answers with one.
+func TestRefreshIDTokenPerClient(t *testing.T) {
+	e := newCodeflowEnv(t)
+	for _, tc := range []struct {
+		client string
+		fields map[string]any
+		want   bool
+	}{
+		{"web", nil, true},
+		{"lean", map[string]any{"idTokenOnRefresh": false}, false},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			secret := e.client(tc.client, tc.fields)
+			cfg := e.oauth2Config(tc.client, secret, "openid")
+			tok := e.codeflowTokens(cfg, e.browser())
+			if tok.Extra("id_token") == nil {
+				t.Fatal("the code exchange answered without an ID token")
+			}
+			next, err := e.refresh(cfg, tok.RefreshToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := next.Extra("id_token") != nil; got != tc.want {
+				t.Fatalf("refresh answered with an ID token: %t, want %t", got, tc.want)
+			}
+			if next.AccessToken == "" || next.RefreshToken == "" {
+				t.Fatalf("refresh answered %+v, want an access and a refresh token", next)
+			}
+			// The setting is read on every refresh: turned over, it applies to
+			// the next one.
+			r := e.admin(http.MethodPatch, "/admin/realms/acme/clients/"+tc.client, map[string]any{"idTokenOnRefresh": !tc.want})
+			mustStatus(t, r, http.StatusOK)
+			last, err := e.refresh(cfg, next.RefreshToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := last.Extra("id_token") != nil; got != !tc.want {
+				t.Fatalf("after the change, refresh answered with an ID token: %t, want %t", got, !tc.want)
+			}
+		})
+	}
+}

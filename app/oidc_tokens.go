@@ -66,13 +66,23 @@ func (a *App) grantScopes(ctx context.Context, realm *store.Realm, c *store.Clie
 	return out, nil
 }
 
-// claimsFor resolves what the mappers need: effective roles and groups.
+// claimsFor resolves what the mappers need and runs them for one token.
 func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map[string]any, error) {
+	in, err := a.claimsInputFor(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return in.build(kind), nil
+}
+
+// claimsInputFor resolves what the mappers need: effective roles, groups,
+// organizations and attributes. A grant's access and ID token share it.
+func (a *App) claimsInputFor(ctx context.Context, g *tokenGrant) (*claimsInput, error) {
 	roles, err := a.effectiveRoles(ctx, g.user.ID)
 	if err != nil {
 		return nil, err
 	}
-	in := claimsInput{Token: kind, ClientID: g.client.ClientID, WebOrigins: g.client.WebOrigins, Scopes: g.scopes,
+	in := &claimsInput{ClientID: g.client.ClientID, WebOrigins: g.client.WebOrigins, Scopes: g.scopes,
 		ClientRoles: map[string][]string{},
 		User: claimUser{ID: g.user.ID, Username: g.user.Username, Email: g.user.Email, EmailVerified: g.user.EmailVerified,
 			FirstName: g.user.FirstName, LastName: g.user.LastName, CreatedTimestamp: g.user.CreatedAt}}
@@ -97,16 +107,19 @@ func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map
 	if in.CustomAttributes, err = a.claimCustomAttributes(ctx, g); err != nil {
 		return nil, err
 	}
-	return buildClaims(in), nil
+	return in, nil
 }
 
 // accessToken mints a JWT access token (RFC 9068: typ at+jwt) and returns
-// it with its jti and expiry.
-func (a *App) accessToken(ctx context.Context, g *tokenGrant) (token, jti string, exp time.Time, err error) {
-	claims, err := a.claimsFor(ctx, g, accessToken)
-	if err != nil {
-		return "", "", time.Time{}, err
+// it with its jti and expiry. in is the grant's claims input; nil
+// resolves it.
+func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (token, jti string, exp time.Time, err error) {
+	if in == nil {
+		if in, err = a.claimsInputFor(ctx, g); err != nil {
+			return "", "", time.Time{}, err
+		}
 	}
+	claims := in.build(accessToken)
 	now := a.now()
 	exp = now.Add(time.Duration(g.realm.AccessTokenLifespan) * time.Second)
 	jti = g.jti
@@ -143,12 +156,21 @@ func (a *App) sign(ctx context.Context, realm *store.Realm, typ string, claims m
 	if err != nil {
 		return "", err
 	}
-	return signWith(key, typ, claims)
+	return a.signWith(key, typ, claims)
 }
 
 // signWith signs claims with key, for a token whose claims depend on the
 // key's algorithm (at_hash).
-func signWith(key *signingKey, typ string, claims map[string]any) (string, error) {
+//
+// At most as many signatures as there are cores run at once; the others
+// wait, not runnable. An RSA signature is a millisecond of CPU that never
+// blocks, and with one per request runnable the scheduler's queue grew
+// so long that the goroutine committing the refresh rotations, which
+// every refresh waits for, waited there tens of milliseconds after each
+// disk write: the cores idled while the requests waited on the commit.
+func (a *App) signWith(key *signingKey, typ string, claims map[string]any) (string, error) {
+	a.signSlots <- struct{}{}
+	defer func() { <-a.signSlots }()
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: key.Algorithm, Key: jose.JSONWebKey{Key: key.Key, KeyID: key.ID}},
 		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
 	if err != nil {

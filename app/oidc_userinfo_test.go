@@ -54,7 +54,7 @@ func userinfoTestGrant(t *testing.T, s *oidcTestServer, username string, scopes 
 // userinfoTestMint mints an access token the way the grants do.
 func userinfoTestMint(t *testing.T, s *oidcTestServer, username string, scopes ...string) string {
 	t.Helper()
-	token, _, _, err := s.app.accessToken(t.Context(), userinfoTestGrant(t, s, username, scopes...))
+	token, _, _, err := s.app.accessToken(t.Context(), userinfoTestGrant(t, s, username, scopes...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func BenchmarkAccessTokenOrganizationClaim(b *testing.B) {
 			g := &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: "s"}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, _, err := a.accessToken(ctx, g); err != nil {
+				if _, _, _, err := a.accessToken(ctx, g, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

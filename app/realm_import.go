@@ -68,6 +68,7 @@ type clientImport struct {
 	RequireConsent                   bool                  `json:"requireConsent"`
 	BackchannelLogoutURI             string                `json:"backchannelLogoutUri"`
 	BackchannelLogoutSessionRequired *bool                 `json:"backchannelLogoutSessionRequired"`
+	IDTokenOnRefresh                 *bool                 `json:"idTokenOnRefresh"`
 	CreatedTimestamp                 *int64                `json:"createdTimestamp"`
 	SecretHash                       string                `json:"secretHash"`
 	DefaultClientScopes              []string              `json:"defaultClientScopes"`

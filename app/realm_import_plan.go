@@ -205,7 +205,8 @@ func (p *importPlan) buildClients(in *realmImport) error {
 			ClientType: ci.ClientType, Enabled: ci.Enabled == nil || *ci.Enabled, RedirectURIs: ci.RedirectURIs,
 			WebOrigins: ci.WebOrigins, GrantTypes: ci.GrantTypes, RequireConsent: ci.RequireConsent,
 			BackchannelLogoutURI: ci.BackchannelLogoutURI, CreatedAt: p.timestamp(ci.CreatedTimestamp),
-			BackchannelLogoutSessionRequired: ci.BackchannelLogoutSessionRequired == nil || *ci.BackchannelLogoutSessionRequired}
+			BackchannelLogoutSessionRequired: ci.BackchannelLogoutSessionRequired == nil || *ci.BackchannelLogoutSessionRequired,
+			OmitIDTokenOnRefresh:             ci.IDTokenOnRefresh != nil && !*ci.IDTokenOnRefresh}
 		if err := validateImportedClient(c); err != nil {
 			return withPrefix(err, prefix)
 		}

@@ -294,7 +294,7 @@ func (e *accountEnv) tokenWithoutSID() string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	token, _, _, err := e.app.accessToken(ctx, &tokenGrant{realm: realm, client: client, user: user, acr: acrOneFactor})
+	token, _, _, err := e.app.accessToken(ctx, &tokenGrant{realm: realm, client: client, user: user, acr: acrOneFactor}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

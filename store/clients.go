@@ -21,12 +21,13 @@ type Client struct {
 	RequireConsent                   bool
 	BackchannelLogoutURI             string
 	BackchannelLogoutSessionRequired bool
+	OmitIDTokenOnRefresh             bool   // a refresh answers with the access token alone
 	SecretHash                       []byte // SHA-256 of the secret; nil for public clients
 	CreatedAt                        int64
 }
 
 const clientColumns = `id, realm_id, client_id, name, description, client_type, enabled, redirect_uris, web_origins,
-	grant_types, require_consent, backchannel_logout_uri, backchannel_logout_session_required, secret_hash, created_at`
+	grant_types, require_consent, backchannel_logout_uri, backchannel_logout_session_required, secret_hash, created_at, omit_id_token_on_refresh`
 
 func jsonList(v []string) string {
 	if v == nil {
@@ -39,7 +40,7 @@ func jsonList(v []string) string {
 func clientValues(c *Client) []any {
 	return []any{c.ID, c.RealmID, c.ClientID, c.Name, c.Description, c.ClientType, c.Enabled,
 		jsonList(c.RedirectURIs), jsonList(c.WebOrigins), jsonList(c.GrantTypes), c.RequireConsent,
-		c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired, c.SecretHash, c.CreatedAt}
+		c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired, c.SecretHash, c.CreatedAt, c.OmitIDTokenOnRefresh}
 }
 
 func scanClient(row scanner) (*Client, error) {
@@ -47,7 +48,7 @@ func scanClient(row scanner) (*Client, error) {
 	var redirects, origins, grants string
 	err := row.Scan(&c.ID, &c.RealmID, &c.ClientID, &c.Name, &c.Description, &c.ClientType, &c.Enabled,
 		&redirects, &origins, &grants, &c.RequireConsent, &c.BackchannelLogoutURI,
-		&c.BackchannelLogoutSessionRequired, &c.SecretHash, &c.CreatedAt)
+		&c.BackchannelLogoutSessionRequired, &c.SecretHash, &c.CreatedAt, &c.OmitIDTokenOnRefresh)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -115,10 +116,11 @@ func (s *Store) ListClients(ctx context.Context, realmID string) ([]*Client, err
 func (s *Store) UpdateClient(ctx context.Context, c *Client) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE clients SET client_id = $1, name = $2, description = $3, client_type = $4,
 		enabled = $5, redirect_uris = $6, web_origins = $7, grant_types = $8, require_consent = $9,
-		backchannel_logout_uri = $10, backchannel_logout_session_required = $11 WHERE realm_id = $12 AND id = $13`,
+		backchannel_logout_uri = $10, backchannel_logout_session_required = $11, omit_id_token_on_refresh = $12
+		WHERE realm_id = $13 AND id = $14`,
 		c.ClientID, c.Name, c.Description, c.ClientType, c.Enabled, jsonList(c.RedirectURIs), jsonList(c.WebOrigins),
 		jsonList(c.GrantTypes), c.RequireConsent, c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired,
-		c.RealmID, c.ID)
+		c.OmitIDTokenOnRefresh, c.RealmID, c.ID)
 	if err != nil {
 		return fmt.Errorf("update client %s: %w", c.ClientID, mapErr(err))
 	}

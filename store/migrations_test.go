@@ -277,7 +277,11 @@ func TestPendingLoginAMRMigration(t *testing.T) {
 	before, path := openBeforeVersion(t, 12)
 	createRealmAtOldSchema(t, before, &Realm{ID: "r1", Name: "acme", CreatedAt: 1000})
 	createUserAtOldSchema(t, before, testUser("alice", "r1", "alice", ""))
-	if err := before.CreateClient(testCtx, &Client{ID: "web", RealmID: "r1", ClientID: "web-app", ClientType: "PUBLIC"}); err != nil {
+	// The columns a client had then: later versions add more.
+	if _, err := before.w.ExecContext(testCtx, `INSERT INTO clients (id, realm_id, client_id, name, description, client_type,
+		enabled, redirect_uris, web_origins, grant_types, require_consent, backchannel_logout_uri,
+		backchannel_logout_session_required, created_at) VALUES ('web', 'r1', 'web-app', '', '', 'PUBLIC', TRUE, '[]', '[]', '[]',
+		FALSE, '', FALSE, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	// The columns an auth request had then: later versions add more.

@@ -56,6 +56,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"locked users page", "SELECT user_id FROM login_failures WHERE realm_id = $1 AND locked_until > $2 ORDER BY locked_until DESC, user_id DESC LIMIT 50", "login_failures_locked"},
 		// The token endpoints' lookups that no cache covers: refresh, revocation, sessions.
 		{"refresh token by hash", "SELECT id FROM refresh_tokens WHERE token_hash = $1 AND realm_id = $2", "sqlite_autoindex_refresh_tokens_2"},
+		{"refresh token rotation", rotateRefreshTokenSQL, "sqlite_autoindex_refresh_tokens_2"},
 		{"refresh tokens of a session", "SELECT id FROM refresh_tokens WHERE session_id = $1", "refresh_tokens_session"},
 		{"access token revoked", "SELECT count(*) FROM revoked_access_tokens WHERE token_id = $1", "sqlite_autoindex_revoked_access_tokens_1"},
 		{"session by ID", "SELECT id FROM user_sessions WHERE realm_id = $1 AND id = $2", "sqlite_autoindex_user_sessions_1"},

@@ -226,8 +226,9 @@ func (c *changes) classify(query string) change {
 	verdict := changedCached
 	upper := strings.ToUpper(trimmed)
 	switch {
-	case strings.HasPrefix(upper, "SELECT"):
-		verdict = changedNothing
+	case strings.HasPrefix(upper, "SELECT"), strings.HasPrefix(upper, "SAVEPOINT"), strings.HasPrefix(upper, "RELEASE"),
+		strings.HasPrefix(upper, "ROLLBACK TO"):
+		verdict = changedNothing // a savepoint's statements change only what the statements inside it do
 	case strings.HasPrefix(upper, "WITH") && !strings.Contains(upper, "INSERT") && !strings.Contains(upper, "UPDATE") &&
 		!strings.Contains(upper, "DELETE"):
 		verdict = changedNothing // a recursive read

@@ -105,7 +105,12 @@ func (s *Store) insertRefreshToken(ctx context.Context, t *RefreshToken) error {
 		return fmt.Errorf("create refresh token %s: session %s of the user, offline=%t: %w",
 			t.ID, t.SessionID, t.Offline, ErrNotFound)
 	}
-	_, err = s.w.ExecContext(ctx, "INSERT INTO refresh_tokens ("+refreshTokenColumns+") VALUES ("+placeholders(16)+")",
+	return s.insertRefreshTokenRow(ctx, t)
+}
+
+// insertRefreshTokenRow stores t as it is.
+func (s *Store) insertRefreshTokenRow(ctx context.Context, t *RefreshToken) error {
+	_, err := s.w.ExecContext(ctx, "INSERT INTO refresh_tokens ("+refreshTokenColumns+") VALUES ("+placeholders(16)+")",
 		t.ID, t.RealmID, t.TokenHash, t.FamilyID, nullString(t.SessionID), t.ClientID, t.UserID, jsonList(t.Scopes),
 		t.Offline, t.AuthTime, jsonList(t.AMR), t.CreatedAt, t.ExpiresAt, nullInt(t.RotatedAt), nullInt(t.RevokedAt),
 		t.Org.column())
@@ -143,53 +148,36 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, realmID string, hash []b
 // one transaction. next brings its ID, TokenHash, Scopes, CreatedAt and
 // ExpiresAt; the family, session, client, user, offline flag, auth time,
 // amr and organization are copied from the presented token, which is
-// returned.
+// returned as it was presented.
 //
 // A token unknown in the realm, expired, or whose session has expired is
 // ErrNotFound. A token already rotated is ErrTokenReused: its whole family
 // is revoked before the error returns, and the presented token is
 // returned with it so the caller can end its session too. A token revoked
 // before it was ever rotated is ErrTokenRevoked.
+//
+// It runs on every refresh, inside the writer's lock: a live token is
+// checked, marked and read back by one statement, and its successor
+// inserted by a second. Only a refused token is read again, to say why.
 func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presentedHash []byte, next *RefreshToken, now int64) (*RefreshToken, error) {
 	var old *RefreshToken
 	reused := false
 	err := s.Tx(ctx, func(tx *Store) error {
 		var err error
-		if old, err = tx.refreshTokenByHash(ctx, tx.w, realmID, presentedHash); err != nil {
+		old, err = scanRefreshToken(tx.w.QueryRowContext(ctx, rotateRefreshTokenSQL, now, presentedHash, realmID))
+		if errors.Is(err, ErrNotFound) {
+			old, reused, err = tx.refusedRotation(ctx, realmID, presentedHash, now)
 			return err
+		} else if err != nil {
+			return fmt.Errorf("rotate refresh token: %w", err)
 		}
-		if old.RotatedAt == 0 && old.RevokedAt != 0 {
-			return fmt.Errorf("refresh token %s: %w", old.ID, ErrTokenRevoked)
-		}
-		if old.RotatedAt != 0 {
-			reused = true
-			_, err := tx.RevokeRefreshFamily(ctx, realmID, old.FamilyID, now)
-			return err
-		}
-		if old.ExpiresAt <= now {
-			return fmt.Errorf("refresh token %s expired: %w", old.ID, ErrNotFound)
-		}
-		if old.SessionID != "" {
-			sess, err := tx.querySessions(ctx, tx.w, "s.id = $1 AND s.expires_at > $2", old.SessionID, now)
-			if err != nil {
-				return err
-			}
-			if len(sess) == 0 {
-				return fmt.Errorf("session %s of refresh token %s expired: %w", old.SessionID, old.ID, ErrNotFound)
-			}
-		}
-		res, err := tx.w.ExecContext(ctx, `UPDATE refresh_tokens SET rotated_at = $1
-			WHERE id = $2 AND rotated_at IS NULL AND revoked_at IS NULL`, now, old.ID)
-		if err != nil {
-			return fmt.Errorf("rotate refresh token %s: %w", old.ID, mapErr(err))
-		}
-		if err := affectedOne(res, "live refresh token "+old.ID); err != nil {
-			return err
-		}
+		old.RotatedAt = 0 // as presented
 		next.RealmID, next.FamilyID, next.SessionID, next.ClientID, next.UserID = old.RealmID, old.FamilyID, old.SessionID, old.ClientID, old.UserID
 		next.Offline, next.AuthTime, next.AMR, next.RotatedAt, next.RevokedAt = old.Offline, old.AuthTime, old.AMR, 0, 0
 		next.Org = old.Org
-		return tx.insertRefreshToken(ctx, next)
+		// The presented token's user, client and session were checked when
+		// it was stored, and the foreign keys hold them since.
+		return tx.insertRefreshTokenRow(ctx, next)
 	})
 	if err != nil {
 		return nil, err
@@ -198,6 +186,31 @@ func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presente
 		return old, fmt.Errorf("refresh token %s of family %s: %w", old.ID, old.FamilyID, ErrTokenReused)
 	}
 	return old, nil
+}
+
+// rotateRefreshTokenSQL marks the presented token rotated if it is live
+// and its session too, and returns it.
+const rotateRefreshTokenSQL = `UPDATE refresh_tokens SET rotated_at = $1
+	WHERE token_hash = $2 AND realm_id = $3 AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $1
+	AND (session_id IS NULL OR EXISTS (SELECT 1 FROM user_sessions s WHERE s.id = refresh_tokens.session_id AND s.expires_at > $1))
+	RETURNING ` + refreshTokenColumns
+
+// refusedRotation says why a presented token could not be rotated, and
+// revokes its family when it had been rotated before: reused reports it.
+func (s *Store) refusedRotation(ctx context.Context, realmID string, hash []byte, now int64) (old *RefreshToken, reused bool, err error) {
+	if old, err = s.refreshTokenByHash(ctx, s.w, realmID, hash); err != nil {
+		return nil, false, err
+	}
+	switch {
+	case old.RotatedAt != 0:
+		_, err := s.RevokeRefreshFamily(ctx, realmID, old.FamilyID, now)
+		return old, err == nil, err
+	case old.RevokedAt != 0:
+		return nil, false, fmt.Errorf("refresh token %s: %w", old.ID, ErrTokenRevoked)
+	case old.ExpiresAt <= now:
+		return nil, false, fmt.Errorf("refresh token %s expired: %w", old.ID, ErrNotFound)
+	}
+	return nil, false, fmt.Errorf("session %s of refresh token %s expired: %w", old.SessionID, old.ID, ErrNotFound)
 }
 
 func rowsAffected(res sql.Result, err error, what string) (int64, error) {

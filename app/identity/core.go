@@ -55,6 +55,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/idenplane/idenplane/store"
@@ -105,6 +106,7 @@ type Core struct {
 	throttle          *Throttle
 	adminThrottle     FailureCounter
 	hashSlots         chan struct{}
+	memories          sync.Pool // the hashes' working memory (hashMemory)
 	hashWait          time.Duration
 	guardedAnswerTime time.Duration
 	sources           []PasswordSource // the local store first

@@ -26,6 +26,7 @@ import (
 // loadResult is one scenario's measurements.
 type loadResult struct {
 	Name        string  `json:"name"`
+	Server      string  `json:"server"`
 	Concurrency int     `json:"concurrency"`
 	Requests    int     `json:"requests"`
 	Errors      int     `json:"errors"`
@@ -35,14 +36,19 @@ type loadResult struct {
 	P95Ms       float64 `json:"p95Ms"`
 	P99Ms       float64 `json:"p99Ms"`
 	CPUPerReqMs float64 `json:"serverCpuPerRequestMs"`
-	RSSMaxMB    float64 `json:"rssMaxMB"`
-	FloorName   string  `json:"floorName,omitempty"`
-	Floor       float64 `json:"floorPerSecond,omitempty"`
-	Ratio       float64 `json:"ratio,omitempty"`
-	Target      string  `json:"target,omitempty"`
-	Value       string  `json:"value,omitempty"`
-	Met         bool    `json:"met"`
-	FirstError  string  `json:"firstError,omitempty"`
+	// ServerCPU and GeneratorCPU are the server's and the load generator's
+	// CPU time over the measured time, in % of one core; GeneratorCPU is
+	// 0 when both run in one process.
+	ServerCPU    float64 `json:"serverCpuPercent"`
+	GeneratorCPU float64 `json:"generatorCpuPercent,omitempty"`
+	RSSMaxMB     float64 `json:"rssMaxMB"`
+	FloorName    string  `json:"floorName,omitempty"`
+	Floor        float64 `json:"floorPerSecond,omitempty"`
+	Ratio        float64 `json:"ratio,omitempty"`
+	Target       string  `json:"target,omitempty"`
+	Value        string  `json:"value,omitempty"`
+	Met          bool    `json:"met"`
+	FirstError   string  `json:"firstError,omitempty"`
 
 	scenario *loadScenario
 }
@@ -77,11 +83,16 @@ type loadScenario struct {
 	target func(r *loadResult) (string, string, bool)
 	// workers prepares n workers' calls, each to be called in a loop by
 	// one goroutine over client.
-	workers func(ctx context.Context, e *loadEnv, conns *loadConns, n int) ([]loadCall, error)
+	workers loadWorkers
 }
 
-// run drives one scenario: a warm-up, then Duration measured.
-func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error) {
+// loadWorkers prepares n workers' calls to server t, each to be called
+// in a loop by one goroutine over conns.
+type loadWorkers func(ctx context.Context, e *loadEnv, t *loadTarget, conns *loadConns, n int) ([]loadCall, error)
+
+// run drives one scenario against server t: a warm-up, then Duration
+// measured.
+func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*loadResult, error) {
 	n := e.cfg.Concurrency
 	switch {
 	case sc.storm:
@@ -92,13 +103,13 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 	// The floor is measured just before the scenario, on the same cores:
 	// a shared machine's speed drifts over a run.
 	var floor float64
-	if op, ok := floorOps(e.cfg.HashPassword)[sc.floor]; ok {
+	if op, ok := floorOps(e.cfg.HashPassword)[sc.floor]; ok && t == e.self {
 		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
 		e.floors[sc.floor] = floor
 	}
-	conns := newLoadConns(e.srv.addr, n)
+	conns := newLoadConns(t.srv.addr, n)
 	defer conns.close()
-	calls, err := sc.workers(ctx, e, conns, n)
+	calls, err := sc.workers(ctx, e, t, conns, n)
 	if err != nil {
 		return nil, err
 	}
@@ -109,21 +120,21 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 	var profile *os.File
 	stopAt := make(chan struct{})
 	var rssMax atomic.Int64
-	var cpuStart time.Duration
+	var cpuStart, genStart time.Duration
 	go func() {
 		time.Sleep(time.Until(begin))
-		cpuStart = e.srv.cpuTime()
+		cpuStart, genStart = t.srv.cpuTime(), processCPU("self")
 		if e.cfg.ProfileDir != "" {
 			if f, err := os.Create(filepath.Join(e.cfg.ProfileDir, sc.name+".pprof")); err == nil && pprof.StartCPUProfile(f) == nil {
 				profile = f
 			}
 		}
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
 		for {
-			rssMax.Store(max(rssMax.Load(), e.srv.rss()))
+			rssMax.Store(max(rssMax.Load(), t.srv.rss()))
 			select {
-			case <-t.C:
+			case <-tick.C:
 			case <-stopAt:
 				return
 			}
@@ -141,7 +152,7 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t := &tallies[w]
+			tl := &tallies[w]
 			for {
 				start := time.Now()
 				if !start.Before(end) || ctx.Err() != nil {
@@ -153,28 +164,28 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 				}
 				switch {
 				case err != nil:
-					t.errors++
-					if t.firstErr == nil {
-						t.firstErr = err
+					tl.errors++
+					if tl.firstErr == nil {
+						tl.firstErr = err
 					}
 				case shed:
-					t.shed++
+					tl.shed++
 				default:
-					t.lat = append(t.lat, time.Since(start))
+					tl.lat = append(tl.lat, time.Since(start))
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(begin)
-	cpu := e.srv.cpuTime() - cpuStart
+	cpu, gen := t.srv.cpuTime()-cpuStart, processCPU("self")-genStart
 	close(stopAt)
 	if profile != nil {
 		pprof.StopCPUProfile()
 		profile.Close()
 	}
 
-	res := &loadResult{Name: sc.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load()), Floor: floor}
+	res := &loadResult{Name: sc.name, Server: t.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load()), Floor: floor}
 	var lat []time.Duration
 	for _, t := range tallies {
 		lat = append(lat, t.lat...)
@@ -190,6 +201,10 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario) (*loadResult, error
 	if len(lat) > 0 {
 		res.P50Ms, res.P95Ms, res.P99Ms = ms(percentile(lat, 50)), ms(percentile(lat, 95)), ms(percentile(lat, 99))
 		res.CPUPerReqMs = ms(cpu) / float64(res.Requests)
+	}
+	res.ServerCPU = 100 * cpu.Seconds() / elapsed.Seconds()
+	if t.srv.child {
+		res.GeneratorCPU = 100 * gen.Seconds() / elapsed.Seconds()
 	}
 	if res.FirstError != "" {
 		fmt.Fprintf(e.cfg.Progress, "  %s: %d errors, the first: %s\n", sc.name, res.Errors, res.FirstError)

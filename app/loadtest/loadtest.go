@@ -57,8 +57,11 @@ type Config struct {
 	NoEvents   bool
 	JSON       bool   // print the results as JSON instead of a table
 	ProfileDir string // write a CPU profile per scenario here (in-process only)
-	Dir        string // where the database goes; a temporary directory when empty
-	Progress   io.Writer
+	// Peers are other providers the grant scenarios then run against,
+	// side by side with this server (peers.go).
+	Peers    []Peer
+	Dir      string // where the database goes; a temporary directory when empty
+	Progress io.Writer
 }
 
 // Scenarios names every scenario, in the order they run.
@@ -80,6 +83,7 @@ type loadEnv struct {
 	svcSecret  map[string]string
 	appSecret  string
 	users      int
+	self       *loadTarget
 	floors     map[string]float64 // per second, by floor name
 	results    map[string]*loadResult
 	hashedPass string
@@ -157,6 +161,15 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	startup := time.Since(start)
 	env.srv = srv
+	env.self = env.selfTarget()
+	var peers []*loadTarget
+	for _, p := range cfg.Peers {
+		t, err := peerTarget(ctx, p)
+		if err != nil {
+			return err
+		}
+		peers = append(peers, t)
+	}
 	// Let start-up work settle before idle memory is read.
 	time.Sleep(time.Second)
 	idle := srv.rss()
@@ -167,7 +180,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(cfg.Progress, "running %s\n", sc.name)
-		res, err := env.run(ctx, sc)
+		res, err := env.run(ctx, sc, env.self)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.name, err)
 		}
@@ -177,7 +190,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	for _, res := range results {
 		res.judge(env)
 	}
-	report := &loadReport{Machine: machineInfo(), Version: cfg.Version, Duration: cfg.Duration.String(),
+	var side []*loadResult
+	if len(peers) > 0 {
+		if side, err = env.compare(ctx, peers); err != nil {
+			return err
+		}
+	}
+	report := &loadReport{SideBySide: side, Machine: machineInfo(), Version: cfg.Version, Duration: cfg.Duration.String(),
 		Users: cfg.Users, Sessions: cfg.Sessions, ServerAlone: srv.child, Events: !cfg.NoEvents, StartupMs: ms(startup), IdleRSSMB: mb(idle),
 		Floors: env.floors, Results: results, FinalRSSMB: mb(srv.rss())}
 	report.judge()
@@ -191,7 +210,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		report.print(out)
 	}
 	failed := 0
-	for _, res := range results {
+	for _, res := range slices.Concat(results, side) {
 		failed += res.Errors
 	}
 	if failed > 0 {
@@ -215,6 +234,7 @@ type loadReport struct {
 	Floors      map[string]float64 `json:"floorsPerSecond"`
 	Results     []*loadResult      `json:"scenarios"`
 	Checks      []loadCheck        `json:"checks"`
+	SideBySide  []*loadResult      `json:"sideBySide,omitempty"` // with the peers, scenario by scenario
 }
 
 // loadCheck is one of the targets, met or not.
@@ -269,17 +289,18 @@ func (r *loadReport) print(w io.Writer) {
 		floors = append(floors, fmt.Sprintf("%s %.0f/s", n, r.Floors[n]))
 	}
 	fmt.Fprintf(w, "crypto alone on all cores, measured just before its scenario: %s\n\n", strings.Join(floors, ", "))
-	fmt.Fprintf(w, "%-16s %5s %9s %8s %8s %8s %6s %5s %9s %8s %9s %6s\n",
-		"scenario", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "shed", "cpu/req", "RSS MB", "floor/s", "ratio")
+	fmt.Fprintf(w, "%-16s %5s %9s %8s %8s %8s %6s %5s %9s %5s %5s %8s %9s %6s\n",
+		"scenario", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "shed", "cpu/req", "cpu%", "gen%", "RSS MB", "floor/s", "ratio")
 	for _, res := range r.Results {
 		floor, ratio := "", ""
 		if res.Floor > 0 {
 			floor, ratio = fmt.Sprintf("%.0f", res.Floor), fmt.Sprintf("%.2f", res.Ratio)
 		}
-		fmt.Fprintf(w, "%-16s %5d %9.0f %8.2f %8.2f %8.2f %6d %5d %7.2fms %8.1f %9s %6s\n",
+		fmt.Fprintf(w, "%-16s %5d %9.0f %8.2f %8.2f %8.2f %6d %5d %7.2fms %5.0f %5.0f %8.1f %9s %6s\n",
 			res.Name, res.Concurrency, res.RPS, res.P50Ms, res.P95Ms, res.P99Ms, res.Errors, res.Shed,
-			res.CPUPerReqMs, res.RSSMaxMB, floor, ratio)
+			res.CPUPerReqMs, res.ServerCPU, res.GeneratorCPU, res.RSSMaxMB, floor, ratio)
 	}
+	printComparison(w, r.SideBySide)
 	fmt.Fprintln(w, "\ntargets:")
 	for _, c := range r.Checks {
 		mark := "met"

@@ -114,20 +114,20 @@ type loadTokens struct {
 	RefreshToken string `json:"refresh_token"`
 }
 
-func (e *loadEnv) client(p *loadConns) *loadClient { return &loadClient{conns: p, base: e.srv.base} }
+func (t *loadTarget) client(p *loadConns) *loadClient { return &loadClient{conns: p, base: t.srv.base} }
 
 // passwordTokens signs user i in with the password grant.
-func (e *loadEnv) passwordTokens(ctx context.Context, c *loadClient, i int, scope string) (*loadTokens, error) {
-	form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(i)}, "password": {e.password}}
+func (t *loadTarget) passwordTokens(ctx context.Context, c *loadClient, i int, scope string) (*loadTokens, error) {
+	form := url.Values{"grant_type": {grantPassword}, "username": {t.username(i)}, "password": {t.password}}
 	if scope != "" {
 		form.Set("scope", scope)
 	}
-	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), form, basicAuth(loadAppClient, e.appSecret), http.StatusOK)
+	body, _, err := c.do(ctx, http.MethodPost, t.tokenPath(loadRealm), form, t.appAuth, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}
-	var t loadTokens
-	return &t, json.Unmarshal(body, &t)
+	var tok loadTokens
+	return &tok, json.Unmarshal(body, &tok)
 }
 
 func same(call loadCall, n int) []loadCall {
@@ -138,29 +138,29 @@ func same(call loadCall, n int) []loadCall {
 	return calls
 }
 
-func ccWorkers(realm string) func(context.Context, *loadEnv, *loadConns, int) ([]loadCall, error) {
-	return func(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-		c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[realm])
+func ccWorkers(realm string) loadWorkers {
+	return func(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+		c, auth, path := t.client(hc), t.svcAuth(realm), t.tokenPath(realm)
 		form := url.Values{"grant_type": {grantClientCredentials}}
 		return same(func(ctx context.Context) (bool, error) {
-			_, shed, err := c.do(ctx, http.MethodPost, tokenPath(realm), form, auth, http.StatusOK)
+			_, shed, err := c.do(ctx, http.MethodPost, path, form, auth, http.StatusOK)
 			return shed, err
 		}, n), nil
 	}
 }
 
 // introspectWorkers introspect one client-credentials access token.
-func introspectWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-	c, auth := e.client(hc), basicAuth(loadSvcClient, e.svcSecret[loadRealm])
+func introspectWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, auth := t.client(hc), basicAuth(loadSvcClient, e.svcSecret[loadRealm])
 	body, _, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), url.Values{"grant_type": {grantClientCredentials}}, auth, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}
-	var t loadTokens
-	if err := json.Unmarshal(body, &t); err != nil {
+	var tok loadTokens
+	if err := json.Unmarshal(body, &tok); err != nil {
 		return nil, err
 	}
-	form := url.Values{"token": {t.AccessToken}}
+	form := url.Values{"token": {tok.AccessToken}}
 	return same(func(ctx context.Context) (bool, error) {
 		body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm)+"/introspect", form, auth, http.StatusOK)
 		if err == nil && !shed && !bytes.Contains(body, []byte(`"active":true`)) {
@@ -170,13 +170,13 @@ func introspectWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([
 	}, n), nil
 }
 
-func userinfoWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-	c := e.client(hc)
-	t, err := e.passwordTokens(ctx, c, 0, "openid")
+func userinfoWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c := t.client(hc)
+	tok, err := t.passwordTokens(ctx, c, 0, "openid")
 	if err != nil {
 		return nil, err
 	}
-	header := http.Header{"Authorization": {"Bearer " + t.AccessToken}}
+	header := http.Header{"Authorization": {"Bearer " + tok.AccessToken}}
 	return same(func(ctx context.Context) (bool, error) {
 		_, shed, err := c.do(ctx, http.MethodGet, "/realms/"+loadRealm+"/protocol/openid-connect/userinfo", nil, header, http.StatusOK)
 		return shed, err
@@ -185,17 +185,20 @@ func userinfoWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]l
 
 // refreshWorkers each sign a user in once, then refresh in a loop: every
 // refresh rotates the token, so each worker follows its own chain.
-func refreshWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
+func refreshWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, auth, path := t.client(hc), t.appAuth, t.tokenPath(loadRealm)
 	calls := make([]loadCall, n)
 	for w := range n {
-		t, err := e.passwordTokens(ctx, c, w%e.users, "")
+		tok, err := t.passwordTokens(ctx, c, w%t.users, t.refreshScope)
 		if err != nil {
 			return nil, err
 		}
-		token := t.RefreshToken
+		if tok.RefreshToken == "" {
+			return nil, fmt.Errorf("%s: the sign-in answered no refresh token", t.name)
+		}
+		token := tok.RefreshToken
 		calls[w] = func(ctx context.Context) (bool, error) {
-			body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm),
+			body, shed, err := c.do(ctx, http.MethodPost, path,
 				url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {token}}, auth, http.StatusOK)
 			if err != nil || shed {
 				return shed, err
@@ -212,11 +215,14 @@ func refreshWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]lo
 }
 
 // passwordWorkers sign random seeded users in.
-func passwordWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-	c, auth := e.client(hc), basicAuth(loadAppClient, e.appSecret)
+func passwordWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, auth, path := t.client(hc), t.appAuth, t.tokenPath(loadRealm)
 	return same(func(ctx context.Context) (bool, error) {
-		form := url.Values{"grant_type": {grantPassword}, "username": {loadUsername(rand.IntN(e.users))}, "password": {e.password}}
-		_, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm), form, auth, http.StatusOK)
+		form := url.Values{"grant_type": {grantPassword}, "username": {t.username(rand.IntN(t.users))}, "password": {t.password}}
+		if t.scope != "" {
+			form.Set("scope", t.scope)
+		}
+		_, shed, err := c.do(ctx, http.MethodPost, path, form, auth, http.StatusOK)
 		return shed, err
 	}, n), nil
 }
@@ -224,8 +230,8 @@ func passwordWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]l
 func (e *loadEnv) adminHeader() http.Header { return http.Header{"X-Admin-API-Key": {e.apiKey}} }
 
 // usersPageWorkers list pages of 50 users among the first 10,000.
-func usersPageWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-	c, header := e.client(hc), e.adminHeader()
+func usersPageWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, header := t.client(hc), e.adminHeader()
 	pages := max(1, min(e.users, 10_000)/50)
 	return same(func(ctx context.Context) (bool, error) {
 		path := "/admin/realms/" + loadRealm + "/users?limit=50&skip=" + strconv.Itoa(rand.IntN(pages)*50)
@@ -235,8 +241,8 @@ func usersPageWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]
 }
 
 // userLookupWorkers look random users up by exact username.
-func userLookupWorkers(ctx context.Context, e *loadEnv, hc *loadConns, n int) ([]loadCall, error) {
-	c, header := e.client(hc), e.adminHeader()
+func userLookupWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, header := t.client(hc), e.adminHeader()
 	return same(func(ctx context.Context) (bool, error) {
 		path := "/admin/realms/" + loadRealm + "/users?exact=true&username=" + loadUsername(rand.IntN(e.users))
 		body, shed, err := c.do(ctx, http.MethodGet, path, nil, header, http.StatusOK)

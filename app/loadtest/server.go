@@ -170,8 +170,11 @@ func (s *loadServer) rss() int64 {
 
 // cpuTime is the CPU time the server has used, user and system, from
 // /proc (in clock ticks of 10 ms).
-func (s *loadServer) cpuTime() time.Duration {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/stat")
+func (s *loadServer) cpuTime() time.Duration { return processCPU(strconv.Itoa(s.pid)) }
+
+// processCPU is the CPU time a process (a PID, or "self") has used.
+func processCPU(pid string) time.Duration {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0
 	}

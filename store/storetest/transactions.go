@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +23,8 @@ func transactionSuite() []subTest {
 		{"TxGenerationsMoveAfterCommit", testTxGenerationsMoveAfterCommit},
 		{"ReadTxSnapshot", testReadTxSnapshot},
 		{"RaceRefreshTokenRotation", testRaceRefreshTokenRotation},
+		{"GroupTxMembersApart", testGroupTxMembersApart},
+		{"RaceRefreshTokenRotationGrouped", testRaceRefreshTokenRotationGrouped},
 		{"RaceSameUsername", testRaceSameUsername},
 		{"RaceLogoutTokenID", testRaceLogoutTokenID},
 		{"RaceActionToken", testRaceActionToken},
@@ -686,5 +689,86 @@ func testRaceConsentGrants(t *testing.T, s *store.Store) {
 	}
 	if history, err := s.ConsentHistory(testCtx, sessionsTestRealm, "alice", 0, 100); err != nil || len(history) != raceWriters {
 		t.Fatalf("consent history: %d events (%v), want %d", len(history), err, raceWriters)
+	}
+}
+
+// testGroupTxMembersApart runs many GroupTx callers at once, so that they
+// share transactions: each gets its own outcome, a failing one loses its
+// own writes alone, and a clash is the loser's alone.
+func testGroupTxMembersApart(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	const n = 48
+	boom := errors.New("boom")
+	errs := race(n, func(i int) error {
+		return s.GroupTx(testCtx, func(tx *store.Store) error {
+			switch i % 3 {
+			case 0: // writes, then fails
+				if err := tx.CreateUser(testCtx, testUser(fmt.Sprintf("failed-%d", i), sessionsTestRealm, fmt.Sprintf("failed-%d", i), "")); err != nil {
+					return err
+				}
+				return fmt.Errorf("member %d: %w", i, boom)
+			case 1: // all of them want one username
+				return tx.CreateUser(testCtx, testUser(fmt.Sprintf("clash-%d", i), sessionsTestRealm, "clash", ""))
+			default:
+				return tx.CreateUser(testCtx, testUser(fmt.Sprintf("kept-%d", i), sessionsTestRealm, fmt.Sprintf("kept-%d", i), ""))
+			}
+		})
+	})
+	clashWinners := 0
+	for i, err := range errs {
+		switch i % 3 {
+		case 0:
+			if !errors.Is(err, boom) {
+				t.Fatalf("member %d: %v, want its own error", i, err)
+			}
+			mustBeErrNotFound(t, fmt.Sprintf("user of failed member %d", i),
+				sessionsTestErr(s.GetUser(testCtx, sessionsTestRealm, fmt.Sprintf("failed-%d", i))))
+		case 1:
+			if err == nil {
+				clashWinners++
+			} else if !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("member %d: %v, want nil or a conflict", i, err)
+			}
+		default:
+			if err != nil {
+				t.Fatalf("member %d: %v", i, err)
+			}
+			if _, err := s.GetUser(testCtx, sessionsTestRealm, fmt.Sprintf("kept-%d", i)); err != nil {
+				t.Fatalf("user of member %d after commit: %v", i, err)
+			}
+		}
+	}
+	if clashWinners != 1 {
+		t.Fatalf("%d members created the user clash, want 1", clashWinners)
+	}
+}
+
+// testRaceRefreshTokenRotationGrouped is RaceRefreshTokenRotation with the
+// rotations sharing transactions, as the token endpoint runs them: the
+// members after the winner see its rotation and revoke the family.
+func testRaceRefreshTokenRotationGrouped(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour))
+	sessionsTestMustCreateToken(t, s, sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour))
+	errs := race(raceWriters, func(i int) error {
+		var reused error
+		err := s.GroupTx(testCtx, func(tx *store.Store) error {
+			_, err := tx.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t1"),
+				sessionsTestNext(fmt.Sprintf("next-%d", i), now, now+hour), now)
+			if errors.Is(err, store.ErrTokenReused) {
+				reused = err // the family's revocation is committed
+				return nil
+			}
+			return err
+		})
+		return cmp.Or(err, reused)
+	})
+	winner := raceTestOneWins(t, "grouped rotations of one token", errs, store.ErrTokenReused)
+	got, err := s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken(fmt.Sprintf("tok-next-%d", winner)))
+	if err != nil || got.RevokedAt != now {
+		t.Fatalf("the winner's successor %+v (%v): want it revoked by the reuse", got, err)
 	}
 }
