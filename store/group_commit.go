@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // groupCommit shares write transactions between concurrent callers of
@@ -22,7 +23,14 @@ type groupCommit struct {
 	mu      sync.Mutex
 	pending []*groupMember
 	writing bool
+	last    time.Time // when the last transaction ended
 }
+
+// minGroupGap spaces the transactions under load, so that more callers
+// share each: a commit writes every page its rows touched (the table's and
+// each index's) and flushes, however few rows it holds. A caller waits at
+// most this long, and only when the previous commit was that recent.
+const minGroupGap = time.Millisecond
 
 type groupMember struct {
 	ctx  context.Context
@@ -55,6 +63,9 @@ func (s *Store) GroupTx(ctx context.Context, fn func(tx *Store) error) error {
 			return err
 		}
 	}
+	if wait := minGroupGap - time.Since(g.last); wait > 0 {
+		time.Sleep(wait)
+	}
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil
@@ -71,6 +82,7 @@ func (s *Store) GroupTx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 
 	g.mu.Lock()
+	g.last = time.Now()
 	if len(g.pending) > 0 {
 		g.pending[0].done <- errLeadNext
 	} else {

@@ -42,9 +42,10 @@ func (e *loadEnv) selfTarget() *loadTarget {
 // Peer is another provider to run the grant scenarios against, side by
 // side with this server. It must have the clients PeerServiceClient
 // (client_credentials) and PeerAppClient (password and refresh_token),
-// with the secrets PeerServiceSecret and PeerAppSecret, and the user
-// PeerUsername with the load test's password; docs/performance.md sets up
-// Dex so.
+// with the secrets PeerServiceSecret and PeerAppSecret, and the users
+// PeerUsername(0) to PeerUsername(PeerUsers-1) with PeerPassword: one per
+// connection, since a provider may keep one refresh token per user and
+// client (Dex does). docs/dex/dex.yaml sets up Dex so.
 type Peer struct {
 	Name string
 	URL  string // its issuer: the token endpoint is read from its discovery document
@@ -57,10 +58,13 @@ const (
 	PeerServiceSecret = "load-svc-secret"
 	PeerAppClient     = "load-app"
 	PeerAppSecret     = "load-app-secret"
-	PeerUsername      = "load@example.com"
-	// PeerPassword is the peer user's password, the seeded users' too.
+	// PeerPassword is the peer users' password, the seeded users' too.
 	PeerPassword = "load-test-password-1"
+	PeerUsers    = 32
 )
+
+// PeerUsername is the peer's user i.
+func PeerUsername(i int) string { return fmt.Sprintf("load%d@example.com", i) }
 
 // peerScenarios are the scenarios a peer runs: the grants every provider
 // has.
@@ -99,13 +103,17 @@ func peerTarget(ctx context.Context, p Peer) (*loadTarget, error) {
 		tokenPath: func(string) string { return token.Path },
 		svcAuth:   func(string) http.Header { return svc },
 		appAuth:   basicAuth(PeerAppClient, PeerAppSecret),
-		username:  func(int) string { return PeerUsername }, users: 1, password: PeerPassword,
+		username:  PeerUsername, users: PeerUsers, password: PeerPassword,
 		scope: "openid", refreshScope: "openid offline_access"}, nil
 }
 
 // compare runs each peer scenario on this server and then on every peer,
 // scenario by scenario, so that the machine's drift touches all alike.
 func (e *loadEnv) compare(ctx context.Context, peers []*loadTarget) ([]*loadResult, error) {
+	if e.cfg.Concurrency > PeerUsers {
+		return nil, fmt.Errorf("a peer has %d users, one per connection of the refresh scenario: -concurrency %d is too many",
+			PeerUsers, e.cfg.Concurrency)
+	}
 	var out []*loadResult
 	for _, sc := range loadScenarios {
 		if !slices.Contains(peerScenarios, sc.name) || (len(e.cfg.Scenarios) > 0 && !slices.Contains(e.cfg.Scenarios, sc.name)) {
@@ -128,8 +136,8 @@ func printComparison(w io.Writer, results []*loadResult) {
 		return
 	}
 	fmt.Fprintf(w, "\nside by side, one load generator, each scenario on every server in turn:\n")
-	fmt.Fprintf(w, "%-16s %-14s %9s %8s %8s %9s %5s %8s %14s\n",
-		"scenario", "server", "req/s", "p50 ms", "p99 ms", "cpu/req", "cpu%", "RSS MB", "vs idenplane")
+	fmt.Fprintf(w, "%-16s %-14s %9s %8s %8s %6s %9s %5s %8s %14s\n",
+		"scenario", "server", "req/s", "p50 ms", "p99 ms", "errors", "cpu/req", "cpu%", "RSS MB", "vs idenplane")
 	var ours float64
 	for _, r := range results {
 		if r.Server == "idenplane" {
@@ -143,7 +151,7 @@ func printComparison(w io.Writer, results []*loadResult) {
 		if r.ServerCPU > 0 {
 			cpu, cpuReq, rss = fmt.Sprintf("%.0f", r.ServerCPU), fmt.Sprintf("%.2fms", r.CPUPerReqMs), fmt.Sprintf("%.1f", r.RSSMaxMB)
 		}
-		fmt.Fprintf(w, "%-16s %-14s %9.0f %8.2f %8.2f %9s %5s %8s %14s\n",
-			r.Name, r.Server, r.RPS, r.P50Ms, r.P99Ms, cpuReq, cpu, rss, vs)
+		fmt.Fprintf(w, "%-16s %-14s %9.0f %8.2f %8.2f %6d %9s %5s %8s %14s\n",
+			r.Name, r.Server, r.RPS, r.P50Ms, r.P99Ms, r.Errors, cpuReq, cpu, rss, vs)
 	}
 }
