@@ -3,9 +3,13 @@ package loadtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,5 +66,86 @@ func TestRunRefusesBadConfig(t *testing.T) {
 				t.Fatalf("error %v, want one naming %s", err, c.want)
 			}
 		})
+	}
+}
+
+// A peer is driven like the server itself, scenario by scenario, through
+// its discovery document, with the clients and users the load test names;
+// a refresh chain follows the peer's rotation.
+func TestRunWithPeer(t *testing.T) {
+	var mu sync.Mutex
+	live := map[string]bool{} // the peer's refresh tokens not yet used
+	served := map[string]int{}
+	next := 0
+	mux := http.NewServeMux()
+	var issuer string
+	mux.HandleFunc("GET /peer/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "token_endpoint": issuer + "/token"})
+	})
+	mux.HandleFunc("POST /peer/token", func(w http.ResponseWriter, r *http.Request) {
+		id, secret, _ := r.BasicAuth()
+		mu.Lock()
+		defer mu.Unlock()
+		grant := r.PostFormValue("grant_type")
+		served[grant]++
+		ok := false
+		switch grant {
+		case "client_credentials":
+			ok = id == PeerServiceClient && secret == PeerServiceSecret
+		case "password":
+			ok = id == PeerAppClient && secret == PeerAppSecret && r.PostFormValue("password") == PeerPassword &&
+				strings.HasSuffix(r.PostFormValue("username"), "@example.com")
+		case "refresh_token":
+			ok = id == PeerAppClient && live[r.PostFormValue("refresh_token")]
+			delete(live, r.PostFormValue("refresh_token"))
+		}
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		next++
+		rt := fmt.Sprintf("rt-%d", next)
+		live[rt] = true
+		_ = json.NewEncoder(w).Encode(map[string]string{"access_token": "at", "refresh_token": rt})
+	})
+	peer := httptest.NewServer(mux)
+	defer peer.Close()
+	issuer = peer.URL + "/peer"
+
+	cfg := Config{Schema: apptest.Schema(t), Version: "test", HashPassword: identity.Argon2idHash,
+		Duration: 500 * time.Millisecond, Concurrency: 2, Users: 5, Sessions: 5, Scenarios: []string{"cc-rs256", "refresh"},
+		JSON: true, Dir: t.TempDir(), Progress: io.Discard, Peers: []Peer{{Name: "fake", URL: issuer}}}
+	var out bytes.Buffer
+	if err := Run(t.Context(), cfg, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.Bytes())
+	}
+	var rep loadReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.SideBySide {
+		got = append(got, r.Name+"@"+r.Server)
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s on %s: %d requests, %d errors (first: %s)", r.Name, r.Server, r.Requests, r.Errors, r.FirstError)
+		}
+	}
+	if want := []string{"cc-rs256@idenplane", "cc-rs256@fake", "refresh@idenplane", "refresh@fake"}; !slices.Equal(got, want) {
+		t.Fatalf("side by side %v, want %v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if served["client_credentials"] == 0 || served["password"] != 2 || served["refresh_token"] == 0 {
+		t.Fatalf("the peer served %v: want client credentials, one sign-in per refresh chain, and refreshes", served)
+	}
+}
+
+func TestRunRefusesUnreachablePeer(t *testing.T) {
+	cfg := Config{Schema: apptest.Schema(t), Version: "test", HashPassword: identity.Argon2idHash,
+		Duration: 100 * time.Millisecond, Concurrency: 1, Users: 1, Sessions: 1, Scenarios: []string{"cc-rs256"},
+		Dir: t.TempDir(), Progress: io.Discard, Peers: []Peer{{Name: "gone", URL: "http://127.0.0.1:1/dex"}}}
+	if err := Run(t.Context(), cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "peer gone") {
+		t.Fatalf("error %v, want one naming the peer", err)
 	}
 }
