@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/rsa"
 	"fmt"
 	"net/url"
 	"slices"
@@ -162,15 +163,19 @@ func (a *App) sign(ctx context.Context, realm *store.Realm, typ string, claims m
 // signWith signs claims with key, for a token whose claims depend on the
 // key's algorithm (at_hash).
 //
-// At most as many signatures as there are cores run at once; the others
-// wait, not runnable. An RSA signature is a millisecond of CPU that never
-// blocks, and with one per request runnable the scheduler's queue grew
-// so long that the goroutine committing the refresh rotations, which
+// At most as many RSA signatures as there are cores run at once; the
+// others wait, not runnable. An RSA signature is a millisecond of CPU that
+// never blocks, and with one per request runnable the scheduler's queue
+// grew so long that the goroutine committing the refresh rotations, which
 // every refresh waits for, waited there tens of milliseconds after each
 // disk write: the cores idled while the requests waited on the commit.
+// ECDSA and EdDSA signatures take tens of microseconds: waiting would cost
+// them more than it saves.
 func (a *App) signWith(key *signingKey, typ string, claims map[string]any) (string, error) {
-	a.signSlots <- struct{}{}
-	defer func() { <-a.signSlots }()
+	if _, isRSA := key.Key.(*rsa.PrivateKey); isRSA {
+		a.signSlots <- struct{}{}
+		defer func() { <-a.signSlots }()
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: key.Algorithm, Key: jose.JSONWebKey{Key: key.Key, KeyID: key.ID}},
 		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
 	if err != nil {

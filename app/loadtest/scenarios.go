@@ -41,8 +41,8 @@ var loadScenarios = []*loadScenario{
 	{name: "user-lookup", conc: 4, workers: userLookupWorkers, target: p99Target("p99 < 10 ms", 10)},
 	{name: "password-storm", storm: true, workers: passwordWorkers,
 		target: func(r *loadResult) (string, string, bool) {
-			return "RSS ≤ 150 MB, overload answered cleanly", fmt.Sprintf("%.1f MB, %d shed", r.RSSMaxMB, r.Shed),
-				r.RSSMaxMB <= 150 && r.Errors == 0
+			return "RSS < 100 MB, overload answered cleanly", fmt.Sprintf("%.1f MB, %d shed", r.RSSMaxMB, r.Shed),
+				r.RSSMaxMB < 100 && r.Errors == 0
 		}},
 }
 
