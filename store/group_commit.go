@@ -2,43 +2,22 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
-// groupCommit shares write transactions between concurrent callers of
-// GroupTx, as the login events' batches do: every caller's work is
-// committed, and flushed to disk, before its GroupTx returns, but callers
-// that arrive while a transaction is under way go into the next one
-// together, each in a savepoint of its own. Under load a refresh then pays
-// a share of one commit and one flush instead of a whole one, and the
-// single writer connection is held for less time per request.
-//
-// There is no writer goroutine: the first caller to find no transaction
-// under way leads, runs what is queued, and hands the lead to the oldest
-// caller that queued meanwhile, so no one caller writes for everyone.
-type groupCommit struct {
-	mu      sync.Mutex
-	pending []*groupMember
-	writing bool
-	last    time.Time // when the last transaction ended
-}
-
-// minGroupGap spaces the transactions under load, so that more callers
-// share each: a commit writes every page its rows touched (the table's and
-// each index's) and flushes, however few rows it holds. A caller waits at
-// most this long, and only when the previous commit was that recent.
-const minGroupGap = time.Millisecond
-
+// GroupTx's members share write transactions, as the login events'
+// batches do (Batcher): each caller's work runs in a savepoint of its own.
+// Under load a refresh then pays a share of one commit and one disk flush
+// instead of a whole one, and the single writer connection is held for
+// less time per request.
 type groupMember struct {
-	ctx  context.Context
-	fn   func(tx *Store) error
-	done chan error // the member's outcome, or errLeadNext
+	ctx context.Context
+	fn  func(tx *Store) error
 }
 
-var errLeadNext = errors.New("lead the next group commit")
+// minGroupGap spaces GroupTx's transactions under load (Batcher.gap).
+const minGroupGap = time.Millisecond
 
 // GroupTx is Tx for short, frequent writes: fn runs in a savepoint of a
 // transaction it may share with other callers, and GroupTx returns once
@@ -51,58 +30,20 @@ func (s *Store) GroupTx(ctx context.Context, fn func(tx *Store) error) error {
 	if s.inTx {
 		return fn(s)
 	}
-	g := s.group
-	me := &groupMember{ctx: context.WithoutCancel(ctx), fn: fn, done: make(chan error, 1)}
-	g.mu.Lock()
-	g.pending = append(g.pending, me)
-	lead := !g.writing
-	g.writing = true
-	g.mu.Unlock()
-	if !lead {
-		if err := <-me.done; !errors.Is(err, errLeadNext) {
-			return err
-		}
-	}
-	if wait := minGroupGap - time.Since(g.last); wait > 0 {
-		time.Sleep(wait)
-	}
-	g.mu.Lock()
-	batch := g.pending
-	g.pending = nil
-	g.mu.Unlock()
-
-	results := s.runGroup(batch)
-	var mine error
-	for i, m := range batch {
-		if m == me {
-			mine = results[i]
-		} else {
-			m.done <- results[i]
-		}
-	}
-
-	g.mu.Lock()
-	g.last = time.Now()
-	if len(g.pending) > 0 {
-		g.pending[0].done <- errLeadNext
-	} else {
-		g.writing = false
-	}
-	g.mu.Unlock()
-	return mine
+	ctx = context.WithoutCancel(ctx)
+	return s.group.Do(ctx, &groupMember{ctx: ctx, fn: fn})
 }
 
 // runGroup runs batch in one transaction, each member in a savepoint, and
 // returns each member's outcome. A failed commit fails every member that
 // had succeeded: none of their writes landed.
-func (s *Store) runGroup(batch []*groupMember) []error {
+func (s *Store) runGroup(ctx context.Context, batch []*groupMember) []error {
 	results := make([]error, len(batch))
 	if len(batch) == 1 {
 		// Alone, a savepoint would only add two statements.
 		results[0] = s.Tx(batch[0].ctx, batch[0].fn)
 		return results
 	}
-	ctx := batch[0].ctx
 	err := s.inTransaction(ctx, s.writer, nil, func(tx *Store) error {
 		for i, m := range batch {
 			var err error

@@ -33,7 +33,7 @@ type Store struct {
 	writer   *stmtCache
 	reader   *stmtCache
 	changes  *changes
-	group    *groupCommit // GroupTx's queue, shared by the Stores inside transactions
+	group    *Batcher[*groupMember] // GroupTx's queue, shared by the Stores inside transactions
 	aead     cipher.AEAD
 	now      func() time.Time
 	unlock   func() error // releases the in-use lock; nil without Config.Lock
@@ -113,7 +113,8 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	reader.SetMaxOpenConns(readers)
 	reader.SetMaxIdleConns(readers)
 	s := &Store{dialect: d, writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
-		changes: &changes{}, group: &groupCommit{}, aead: aead, now: cfg.Now}
+		changes: &changes{}, aead: aead, now: cfg.Now}
+	s.group = NewBatcher(minGroupGap, s.runGroup)
 	s.w = &dbQuerier{stmts: s.writer, changes: s.changes}
 	s.r = &dbQuerier{stmts: s.reader}
 	if s.now == nil {

@@ -35,8 +35,8 @@ type Deps struct {
 // takes, and the admin API's handlers.
 type Service struct {
 	deps  Deps
-	batch eventBatch
+	batch *store.Batcher[*store.LoginEvent]
 }
 
 // New builds the events area.
-func New(d Deps) *Service { return &Service{deps: d} }
+func New(d Deps) *Service { return &Service{deps: d, batch: newEventBatcher(d.Store)} }

@@ -44,7 +44,7 @@ func TestEventBatchConcurrent(t *testing.T) {
 	st, _ := apptest.OpenStore(t)
 	realmID := testRealm(t, st, "acme", true).ID
 	const n = 64
-	var b eventBatch
+	b := newEventBatcher(st)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -53,7 +53,7 @@ func TestEventBatchConcurrent(t *testing.T) {
 			if i == n/2 {
 				e.RealmID = "no-such-realm"
 			}
-			errs[i] = b.add(context.Background(), st, e)
+			errs[i] = b.Do(context.Background(), e)
 		})
 	}
 	wg.Wait()
