@@ -302,12 +302,7 @@ func testTxSeesOwnWrites(t *testing.T, s *store.Store) {
 }
 
 func testTxNestedMethods(t *testing.T, s *store.Store) {
-	sessionsTestFixture(t, s)
-	now, hour := sessionsTestNow, sessionsTestHour
-	sessionsTestMustCreate(t, s,
-		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
-		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour))
-	sessionsTestMustCreateToken(t, s, sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour))
+	now, hour := refreshTokenFixture(t, s)
 	policy := store.LoginFailurePolicy{MaxFailures: 2, LockoutMillis: hour}
 	// The store's methods that are transactions of their own join the
 	// one they are called in: they see its writes, and it sees theirs.
@@ -495,15 +490,23 @@ func raceTestOneWins(t *testing.T, what string, errs []error, want error) int {
 
 const raceWriters = 8
 
-// Two rotations of one refresh token: one wins, and the others are a reuse
-// of the token, which revokes its family (the winner's successor too).
-func testRaceRefreshTokenRotation(t *testing.T, s *store.Store) {
+// refreshTokenFixture makes alice's SSO and OAuth sessions with the live
+// refresh token "tok-t1" (ID t1), and returns the fixture's clock.
+func refreshTokenFixture(t *testing.T, s *store.Store) (now, hour int64) {
+	t.Helper()
 	sessionsTestFixture(t, s)
-	now, hour := sessionsTestNow, sessionsTestHour
+	now, hour = sessionsTestNow, sessionsTestHour
 	sessionsTestMustCreate(t, s,
 		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
 		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour))
 	sessionsTestMustCreateToken(t, s, sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour))
+	return now, hour
+}
+
+// Two rotations of one refresh token: one wins, and the others are a reuse
+// of the token, which revokes its family (the winner's successor too).
+func testRaceRefreshTokenRotation(t *testing.T, s *store.Store) {
+	now, hour := refreshTokenFixture(t, s)
 	errs := race(raceWriters, func(i int) error {
 		_, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t1"),
 			sessionsTestNext(fmt.Sprintf("next-%d", i), now, now+hour), now)
@@ -747,12 +750,7 @@ func testGroupTxMembersApart(t *testing.T, s *store.Store) {
 // rotations sharing transactions, as the token endpoint runs them: the
 // members after the winner see its rotation and revoke the family.
 func testRaceRefreshTokenRotationGrouped(t *testing.T, s *store.Store) {
-	sessionsTestFixture(t, s)
-	now, hour := sessionsTestNow, sessionsTestHour
-	sessionsTestMustCreate(t, s,
-		sessionsTestSSO("sso", sessionsTestRealm, "alice", now-hour, now+hour),
-		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now-hour, now+hour))
-	sessionsTestMustCreateToken(t, s, sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour))
+	now, hour := refreshTokenFixture(t, s)
 	errs := race(raceWriters, func(i int) error {
 		var reused error
 		err := s.GroupTx(testCtx, func(tx *store.Store) error {
