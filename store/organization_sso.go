@@ -74,9 +74,10 @@ func (s *Store) GetOrgSSOConnection(ctx context.Context, orgID, id string) (*Org
 	return c, nil
 }
 
-// ListOrgSSOConnections lists an organization's connections, oldest first.
+// ListOrgSSOConnections lists an organization's connections, oldest first;
+// the rowid keeps creation order among those made in one millisecond.
 func (s *Store) ListOrgSSOConnections(ctx context.Context, orgID string) ([]*OrgSSOConnection, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+ssoColumns+ssoFrom+" WHERE c.org_id = $1 ORDER BY c.created_at, c.id", orgID)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+ssoColumns+ssoFrom+" WHERE c.org_id = $1 ORDER BY c.created_at, c.rowid", orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list sso connections: %w", mapErr(err))
 	}
@@ -137,7 +138,7 @@ func (s *Store) DiscoverSSOConnection(ctx context.Context, realmID, domain strin
 		JOIN organization_domains d ON d.org_id = o.id AND d.name = $2 AND d.verified
 		WHERE o.realm_id = $1 AND o.enabled AND c.enabled AND p.enabled AND c.redirect_when_email_matches
 		AND (c.domain = $2 OR c.domain = $3)
-		ORDER BY CASE WHEN c.domain = $2 THEN 0 ELSE 1 END, c.created_at, c.id LIMIT 1`,
+		ORDER BY CASE WHEN c.domain = $2 THEN 0 ELSE 1 END, c.created_at, c.rowid LIMIT 1`,
 		realmID, domain, AnyVerifiedDomain), &slug)
 	if err != nil {
 		return nil, fmt.Errorf("sso connection for %s: %w", domain, err)
