@@ -55,7 +55,6 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/idenplane/idenplane/store"
@@ -106,7 +105,7 @@ type Core struct {
 	throttle          *Throttle
 	adminThrottle     FailureCounter
 	hashSlots         chan struct{}
-	memories          sync.Pool // the hashes' working memory (hashMemory)
+	memories          *hashMemories
 	hashWait          time.Duration
 	guardedAnswerTime time.Duration
 	sources           []PasswordSource // the local store first
@@ -116,7 +115,8 @@ type Core struct {
 // New builds the core from d, filling in what d leaves out.
 func New(d Deps) *Core {
 	c := &Core{store: d.Store, now: d.Now, log: d.Log, loginEvent: d.LoginEvent, throttle: d.Throttle,
-		adminThrottle: d.AdminThrottle, hashSlots: d.HashSlots, hashWait: d.HashWait, guardedAnswerTime: d.GuardedAnswerTime}
+		adminThrottle: d.AdminThrottle, hashSlots: d.HashSlots, hashWait: d.HashWait, guardedAnswerTime: d.GuardedAnswerTime,
+		memories: &hashMemories{after: hashMemoryIdle}}
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -40,20 +39,9 @@ func (c *Core) HashPassword(ctx context.Context, password string) (string, error
 		return "", err
 	}
 	defer func() { <-c.hashSlots }()
-	m := c.hashMemory()
-	defer c.memories.Put(m)
+	m := c.memories.get()
+	defer c.memories.put(m)
 	return argon2idHashIn(m, password), nil
-}
-
-// hashMemory is a hash's working memory, kept from one hash to the next
-// (sync.Pool): a sign-in then leaves no 19 MiB of garbage behind, and the
-// hash slots bound how many exist. The pool lets them go once the server
-// has been idle for two collections.
-func (c *Core) hashMemory() *argon2id.Memory {
-	if m, ok := c.memories.Get().(*argon2id.Memory); ok {
-		return m
-	}
-	return new(argon2id.Memory)
 }
 
 // Argon2idHash hashes password with a fresh salt, unbounded and in memory
@@ -67,13 +55,10 @@ func Argon2idHash(password string) string {
 // between calls as the server does, for measuring the hash alone. It is
 // safe for concurrent use.
 func NewArgon2idHasher() func(password string) string {
-	var memories sync.Pool
+	memories := &hashMemories{after: hashMemoryIdle}
 	return func(password string) string {
-		m, ok := memories.Get().(*argon2id.Memory)
-		if !ok {
-			m = new(argon2id.Memory)
-		}
-		defer memories.Put(m)
+		m := memories.get()
+		defer memories.put(m)
 		return argon2idHashIn(m, password)
 	}
 }
@@ -103,8 +88,8 @@ func (c *Core) verifyPasswordWithin(ctx context.Context, hash, password string, 
 		return false, err
 	}
 	defer func() { <-c.hashSlots }()
-	m := c.hashMemory()
-	defer c.memories.Put(m)
+	m := c.memories.get()
+	defer c.memories.put(m)
 	key := m.IDKey([]byte(password), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
 	return subtle.ConstantTimeCompare(key, p.key) == 1, nil
 }
