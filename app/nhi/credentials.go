@@ -118,14 +118,14 @@ func (s *Service) CreateCredential(w http.ResponseWriter, r *http.Request) error
 	if body.Type == nil {
 		return apperr.Field("type", "is required: one of %s", strings.Join(identity.CredentialTypes, ", "))
 	}
-	c := &store.NHICredential{Type: *body.Type}
+	now := s.now()
+	c := &store.NHICredential{Type: *body.Type, CreatedAt: now.UnixMilli()}
 	if body.Name != nil {
 		c.Name = *body.Name
 	}
 	if body.Scopes != nil {
 		c.Scopes = *body.Scopes
 	}
-	now := s.now()
 	if body.ExpiresIn != nil {
 		d := time.Duration(*body.ExpiresIn) * time.Second
 		if *body.ExpiresIn <= 0 || d > maxCredentialLifetime {
@@ -149,7 +149,9 @@ type rotation struct {
 
 // issue checks c, of n, completes it (its secret or key), and stores it;
 // with rot, the same transaction marks the old credential replaced. The
-// answer carries the secret.
+// answer carries the secret. A caller that reckoned c's expiry from the
+// clock sets c.CreatedAt to the same reading, so that the lifetime asked
+// for is the lifetime stored.
 func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *store.NHICredential, publicKey json.RawMessage,
 	rot *rotation) (credentialRep, error) {
 	if err := validate.Text("name", c.Name, 255); err != nil {
@@ -158,8 +160,11 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 	if err := checkScopes(c); err != nil {
 		return credentialRep{}, err
 	}
-	now := s.now().UnixMilli()
-	c.ID, c.RealmID, c.NHIID, c.CreatedAt = uuid.NewString(), realm.ID, n.ID, now
+	if c.CreatedAt == 0 {
+		c.CreatedAt = s.now().UnixMilli()
+	}
+	now := c.CreatedAt
+	c.ID, c.RealmID, c.NHIID = uuid.NewString(), realm.ID, n.ID
 	p, err := s.identityPolicy(r.Context(), n)
 	if err != nil {
 		return credentialRep{}, err
@@ -384,7 +389,7 @@ func (s *Service) RotateCredential(w http.ResponseWriter, r *http.Request) error
 		return apperr.New(http.StatusConflict, apperr.CodeInvalidState,
 			"a certificate is renewed by issuing a new one (POST .../certificate), then revoking this one")
 	}
-	repl := &store.NHICredential{Type: old.Type, Name: old.Name, Scopes: old.Scopes}
+	repl := &store.NHICredential{Type: old.Type, Name: old.Name, Scopes: old.Scopes, CreatedAt: now.UnixMilli()}
 	switch {
 	case body.ExpiresIn != nil:
 		d := time.Duration(*body.ExpiresIn) * time.Second

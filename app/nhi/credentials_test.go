@@ -84,6 +84,41 @@ func pemOf(t *testing.T, typ string, der []byte) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
 }
 
+// TestCredentialLifetimeExact issues and rotates credentials on a clock
+// that moves a millisecond at every reading: the lifetime asked for is
+// the one stored, however many readings the request takes.
+func TestCredentialLifetimeExact(t *testing.T) {
+	clk := newClock()
+	s := newServer(t, withClock(clk))
+	n := createIdentity(t, s, map[string]any{"kind": "service", "name": "svc"})
+	clk.step.Store(int64(time.Millisecond))
+	lifetime := func(c credentialJSON) int64 {
+		if c.ExpiresTimestamp == nil {
+			t.Fatalf("no expiry: %+v", c)
+		}
+		return *c.ExpiresTimestamp - c.CreatedTimestamp
+	}
+	for _, typ := range []string{"client_secret", "api_key"} {
+		c := issueCredential(t, s, n.ID, map[string]any{"type": typ, "expiresIn": 3600})
+		if got := lifetime(c); got != 3600_000 {
+			t.Errorf("%s issued for 3600 s lives %d ms", typ, got)
+		}
+		r := s.Admin(http.MethodPost, nhiPath+"/"+n.ID+"/credentials/"+c.ID+"/rotate", map[string]any{"expiresIn": 60})
+		apptest.MustStatus(t, r, http.StatusCreated)
+		var repl credentialJSON
+		r.Decode(t, &repl)
+		if got := lifetime(repl); got != 60_000 {
+			t.Errorf("%s rotated for 60 s lives %d ms", typ, got)
+		}
+		r = s.Admin(http.MethodPost, nhiPath+"/"+n.ID+"/credentials/"+repl.ID+"/rotate", nil)
+		apptest.MustStatus(t, r, http.StatusCreated)
+		r.Decode(t, &repl)
+		if got := lifetime(repl); got != 60_000 {
+			t.Errorf("%s rotated keeping its lifetime lives %d ms, want 60000", typ, got)
+		}
+	}
+}
+
 func TestIssueCredentials(t *testing.T) {
 	s := newServer(t)
 	n := createIdentity(t, s, map[string]any{"kind": "service", "name": "svc"})

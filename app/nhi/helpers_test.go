@@ -14,8 +14,9 @@ import (
 
 const nhiPath = "/admin/realms/acme/nhi"
 
-// clock is the server's clock in a test: it moves when the test says.
-type clock struct{ ns atomic.Int64 }
+// clock is the server's clock in a test: it moves when the test says,
+// and by step at every reading once a test sets one.
+type clock struct{ ns, step atomic.Int64 }
 
 func newClock() *clock {
 	c := &clock{}
@@ -23,7 +24,7 @@ func newClock() *clock {
 	return c
 }
 
-func (c *clock) Now() time.Time            { return time.Unix(0, c.ns.Load()) }
+func (c *clock) Now() time.Time            { return time.Unix(0, c.ns.Add(c.step.Load())) }
 func (c *clock) Advance(d time.Duration)   { c.ns.Add(int64(d)) }
 func (c *clock) Millis() int64             { return c.Now().UnixMilli() }
 func withClock(c *clock) func(*app.Config) { return func(cfg *app.Config) { cfg.Now = c.Now } }
