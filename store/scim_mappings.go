@@ -30,10 +30,11 @@ func (s *Store) CreateSCIMMapping(ctx context.Context, m *SCIMMapping) error {
 	return nil
 }
 
-// ListSCIMMappings lists a realm's mappings, oldest first.
+// ListSCIMMappings lists a realm's mappings, oldest first (in the order
+// written, among those of one millisecond).
 func (s *Store) ListSCIMMappings(ctx context.Context, realmID string) ([]*SCIMMapping, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+scimMappingColumns+
-		" FROM scim_attribute_mappings WHERE realm_id = $1 ORDER BY created_at, id", realmID)
+		" FROM scim_attribute_mappings WHERE realm_id = $1 ORDER BY created_at, rowid", realmID)
 	if err != nil {
 		return nil, fmt.Errorf("list SCIM attribute mappings: %w", mapErr(err))
 	}
