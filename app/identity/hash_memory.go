@@ -20,9 +20,9 @@ const hashMemoryIdle = time.Second
 // the pool, and the memories made anew sat beside the dropped ones until
 // the next collection. With this list the storm's peak RSS, after the
 // load test's other scenarios, fell from 101-107 to 95-96 MB on 20,000
-// users and from 111-120 to 100-109 MB on 100,000. Once idle the memories are dropped and handed back to
-// the system at once: left to the runtime's scavenger, 25 MB of them were
-// still resident seconds later.
+// users and from 111-120 to 100-109 MB on 100,000. Once idle the memories
+// are dropped and handed back to the system at once: left to the
+// runtime's scavenger, 25 MB of them were still resident seconds later.
 type hashMemories struct {
 	mu    sync.Mutex
 	free  []*argon2id.Memory
