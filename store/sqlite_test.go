@@ -325,9 +325,12 @@ func TestSQLitePragmas(t *testing.T) {
 			t.Errorf("%s = %d (%v), want %d", c.name, v, err, c.want)
 		}
 	}
-	var fk, qo int
+	var fk, qo, cache int
 	if err := s.readerDB.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
 		t.Errorf("reader foreign_keys = %d (%v), want 1", fk, err)
+	}
+	if err := s.readerDB.QueryRow("PRAGMA cache_size").Scan(&cache); err != nil || cache != -readerCacheKiB {
+		t.Errorf("reader cache_size = %d (%v), want %d (KiB)", cache, err, -readerCacheKiB)
 	}
 	if err := s.readerDB.QueryRow("PRAGMA query_only").Scan(&qo); err != nil || qo != 1 {
 		t.Errorf("reader query_only = %d (%v), want 1", qo, err)
