@@ -123,23 +123,17 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 // client's (a refresh token is its client's alone, RFC 6749 §10.4, so
 // another client learns nothing of it).
 func (a *App) introspectRefreshToken(ctx context.Context, realm *store.Realm, c *store.Client, token string) (map[string]any, error) {
-	rt, err := a.store.RefreshTokenByHash(ctx, realm.ID, store.HashToken(token))
+	grant, err := a.store.RefreshGrantByHash(ctx, realm.ID, store.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	now := a.now().UnixMilli()
-	if rt.ClientID != c.ID || !rt.Live(now) {
+	rt, user, now := grant.Token, grant.User, a.now().UnixMilli()
+	if rt.ClientID != c.ID || !rt.Live(now) || !user.Enabled {
 		return nil, nil
 	}
-	user, err := a.store.GetUser(ctx, realm.ID, rt.UserID)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !user.Enabled {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	sess, err := a.refreshSession(ctx, realm, rt, now)
+	sess, err := a.refreshSession(ctx, realm, rt, grant.Session, now)
 	var ended *oidc.Error
 	if errors.As(err, &ended) {
 		return nil, nil

@@ -24,12 +24,15 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	event := store.LoginEvent{Type: "REFRESH_TOKEN", ClientID: client.ClientID}
 	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	hash := store.HashToken(r.Data.RefreshToken)
-	old, err := a.store.RefreshTokenByHash(ctx, realm.ID, hash)
+	// A token's user and sessions go with it when deleted: a token found
+	// has both.
+	grant, err := a.store.RefreshGrantByHash(ctx, realm.ID, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errInvalidRefreshToken()
 	} else if err != nil {
 		return nil, err
 	}
+	old, user := grant.Token, grant.User
 	if old.ClientID != client.ID {
 		return nil, errInvalidRefreshToken()
 	}
@@ -43,12 +46,6 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 		}
 		requested = r.Data.Scopes
 	}
-	user, err := a.store.GetUser(ctx, realm.ID, old.UserID)
-	if errors.Is(err, store.ErrNotFound) { // deleted since: its tokens go with it
-		return nil, errInvalidRefreshToken()
-	} else if err != nil {
-		return nil, err
-	}
 	if !user.Enabled {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the user is disabled")
 	}
@@ -59,7 +56,7 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 		return nil, err
 	}
 	now := a.now().UnixMilli()
-	sess, err := a.refreshSession(ctx, realm, old, now)
+	sess, err := a.refreshSession(ctx, realm, old, grant.Session, now)
 	if err != nil {
 		return nil, err
 	}
@@ -159,12 +156,11 @@ type refreshedSession struct {
 // refresh, and the rotation's commit carries the token rows alone.
 const sessionTouchInterval = 10 * time.Second
 
-func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.RefreshToken, now int64) (*refreshedSession, error) {
-	oauth, err := a.store.GetSession(ctx, realm.ID, t.SessionID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !oauth.Active(now)) {
+// refreshSession reads the SSO session above oauth, the token's session,
+// and says what the refresh does to them.
+func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.RefreshToken, oauth *store.Session, now int64) (*refreshedSession, error) {
+	if !oauth.Active(now) {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
-	} else if err != nil {
-		return nil, err
 	}
 	recent := func(s *store.Session) bool { return now-s.LastAccessAt < sessionTouchInterval.Milliseconds() }
 	if t.Offline {

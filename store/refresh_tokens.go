@@ -144,6 +144,38 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, realmID string, hash []b
 	return s.refreshTokenByHash(ctx, s.r, realmID, hash)
 }
 
+// RefreshGrant is a refresh token with what a refresh checks beside it.
+type RefreshGrant struct {
+	Token   *RefreshToken
+	User    *User
+	Session *Session // the token's OAuth session (an offline one for an offline token)
+}
+
+// RefreshGrantByHash finds a token of the realm by its hash, whatever its
+// state (see Live), with its user and its session, in one query: a
+// refresh reads them all. A token without a session is ErrNotFound, as
+// nothing can be refreshed without one.
+func (s *Store) RefreshGrantByHash(ctx context.Context, realmID string, hash []byte) (*RefreshGrant, error) {
+	var g RefreshGrant
+	err := scanJoined(s.r.QueryRowContext(ctx, refreshGrantSQL, hash, realmID),
+		func(row scanner) (err error) { g.Token, err = scanRefreshToken(row); return err },
+		func(row scanner) (err error) { g.User, err = scanUser(row); return err },
+		func(row scanner) (err error) { g.Session, err = scanSession(row); return err })
+	if err != nil {
+		return nil, fmt.Errorf("refresh token: %w", err)
+	}
+	return &g, nil
+}
+
+// refreshGrantSQL reads a token, its user and its session. The session's
+// user is the token's, as CreateRefreshToken checks.
+var refreshGrantSQL = "SELECT " + prefixColumns("t", refreshTokenColumns) + ", " + prefixColumns("u", userColumns) + ", " +
+	sessionSelectColumns + ` FROM refresh_tokens t
+	JOIN users u ON u.id = t.user_id
+	JOIN user_sessions s ON s.id = t.session_id AND s.user_id = t.user_id
+	LEFT JOIN clients c ON c.id = s.client_id
+	WHERE t.token_hash = $1 AND t.realm_id = $2`
+
 // RotateRefreshToken trades the token with the presented hash for next, in
 // one transaction. next brings its ID, TokenHash, Scopes, CreatedAt and
 // ExpiresAt; the family, session, client, user, offline flag, auth time,

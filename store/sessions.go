@@ -62,8 +62,12 @@ func (s *Session) checkShape() error {
 	return nil
 }
 
-const sessionSelect = `SELECT s.id, s.realm_id, s.user_id, s.kind, s.parent_id, s.client_id, s.ip_address,
-	s.started_at, s.last_access_at, s.expires_at, s.auth_time, s.amr, s.offline, u.username, c.client_id
+// sessionSelectColumns are what scanSession reads, from a session s, its
+// user u and its client c.
+const sessionSelectColumns = `s.id, s.realm_id, s.user_id, s.kind, s.parent_id, s.client_id, s.ip_address,
+	s.started_at, s.last_access_at, s.expires_at, s.auth_time, s.amr, s.offline, u.username, c.client_id`
+
+const sessionSelect = `SELECT ` + sessionSelectColumns + `
 	FROM user_sessions s JOIN users u ON u.id = s.user_id LEFT JOIN clients c ON c.id = s.client_id`
 
 func scanSession(row scanner) (*Session, error) {

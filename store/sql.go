@@ -52,3 +52,26 @@ func prefixColumns(alias, cols string) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// scanJoined scans one row that holds several records side by side, each
+// read by its own scan function in the order of the row's columns. Each
+// function's one Scan passes its destinations on to the next function's,
+// so the row is scanned once with all of them, and each function then
+// decodes its own.
+func scanJoined(row scanner, scans ...func(scanner) error) error {
+	return scans[0](joinedScanner{row: row, rest: scans[1:]})
+}
+
+type joinedScanner struct {
+	row  scanner
+	dest []any
+	rest []func(scanner) error
+}
+
+func (j joinedScanner) Scan(dest ...any) error {
+	all := append(j.dest[:len(j.dest):len(j.dest)], dest...)
+	if len(j.rest) == 0 {
+		return j.row.Scan(all...)
+	}
+	return j.rest[0](joinedScanner{row: j.row, dest: all, rest: j.rest[1:]})
+}

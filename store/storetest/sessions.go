@@ -22,6 +22,7 @@ func sessionSuite() []subTest {
 		{"SessionDeleteUser", testSessionDeleteUser},
 		{"SessionDeleteExpired", testSessionDeleteExpired},
 		{"RefreshTokenCreate", testRefreshTokenCreate},
+		{"RefreshGrant", testRefreshGrant},
 		{"RefreshTokenRotate", testRefreshTokenRotate},
 		{"RefreshTokenReuse", testRefreshTokenReuse},
 		{"RefreshTokenRevoke", testRefreshTokenRevoke},
@@ -459,6 +460,52 @@ func testRefreshTokenCreate(t *testing.T, s *store.Store) {
 		t.Fatal("a token that is not a SHA-256 hash was stored")
 	}
 	mustBeErrNotFound(t, "refused token", sessionsTestErr(s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken("tok-t3"))))
+}
+
+func testRefreshGrant(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	now, hour := sessionsTestNow, sessionsTestHour
+	sessionsTestMustCreate(t, s,
+		sessionsTestSSO("sso", sessionsTestRealm, "alice", now, now+hour),
+		sessionsTestOAuth("web", sessionsTestRealm, "alice", "sso", "web", now, now+hour),
+		sessionsTestOAuth("off", sessionsTestRealm, "bob", "", "cli", now, now+hour),
+	)
+	sessionsTestMustCreateToken(t, s,
+		sessionsTestToken("on", "alice", "web", "web", false, now, now+hour),
+		sessionsTestToken("offline", "bob", "cli", "off", true, now, now+hour),
+		&store.RefreshToken{ID: "bare", RealmID: sessionsTestRealm, TokenHash: store.HashToken("tok-bare"), ClientID: "cli",
+			UserID: "bob", Offline: true, CreatedAt: now, ExpiresAt: now + hour},
+	)
+	// A rotated token is read as it is: the refresh finds it reused.
+	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-on"), sessionsTestNext("on2", now+1, now+hour), now+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ token, user, session string }{
+		{"tok-on", "alice", "web"}, {"tok-on2", "alice", "web"}, {"tok-offline", "bob", "off"},
+	} {
+		g, err := s.RefreshGrantByHash(testCtx, sessionsTestRealm, store.HashToken(tc.token))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.token, err)
+		}
+		mustEqual(t, tc.token+": token", g.Token, sessionsTestTokenState(t, s, tc.token))
+		user, err := s.GetUser(testCtx, sessionsTestRealm, tc.user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, tc.token+": user", g.User, user)
+		sess, err := s.GetSession(testCtx, sessionsTestRealm, tc.session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, tc.token+": session", g.Session, sess)
+	}
+	for _, tc := range []struct{ name, realmID, token string }{
+		{"unknown token", sessionsTestRealm, "nope"},
+		{"token of another realm", sessionsTestOther, "tok-offline"},
+		{"token without a session", sessionsTestRealm, "tok-bare"},
+	} {
+		mustBeErrNotFound(t, tc.name, sessionsTestErr(s.RefreshGrantByHash(testCtx, tc.realmID, store.HashToken(tc.token))))
+	}
 }
 
 // sessionsTestNext is the successor of a token, as the provider builds it.
