@@ -133,7 +133,7 @@ func (a *App) introspectRefreshToken(ctx context.Context, realm *store.Realm, c 
 	if rt.ClientID != c.ID || !rt.Live(now) || !user.Enabled {
 		return nil, nil
 	}
-	sess, err := a.refreshSession(ctx, realm, rt, grant.Session, now)
+	sess, err := refreshSession(realm, grant, now)
 	var ended *oidc.Error
 	if errors.As(err, &ended) {
 		return nil, nil

@@ -56,7 +56,7 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 		return nil, err
 	}
 	now := a.now().UnixMilli()
-	sess, err := a.refreshSession(ctx, realm, old, grant.Session, now)
+	sess, err := refreshSession(realm, grant, now)
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +158,9 @@ type refreshedSession struct {
 // refresh, and the rotation's commit carries the token rows alone.
 const sessionTouchInterval = 10 * time.Second
 
-// refreshSession reads the SSO session above oauth, the token's session,
-// and says what the refresh does to them.
-func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.RefreshToken, oauth *store.Session, now int64) (*refreshedSession, error) {
+// refreshSession says what the refresh of g does to its sessions.
+func refreshSession(realm *store.Realm, g *store.RefreshGrant, now int64) (*refreshedSession, error) {
+	t, oauth, sso := g.Token, g.Session, g.SSO
 	if !oauth.Active(now) {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
 	}
@@ -172,11 +172,8 @@ func (a *App) refreshSession(ctx context.Context, realm *store.Realm, t *store.R
 		}
 		return s, nil
 	}
-	sso, err := a.store.GetSession(ctx, realm.ID, oauth.ParentID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !sso.Active(now)) {
+	if sso == nil || !sso.Active(now) {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
-	} else if err != nil {
-		return nil, err
 	}
 	s := &refreshedSession{sid: sso.ID, oauth: oauth, sso: sso, expires: ssoExpiry(realm, sso.StartedAt, now), touch: true}
 	if recent(sso) && recent(oauth) {

@@ -113,3 +113,73 @@ func BenchmarkListUsersPage(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkRefreshGrantRead is what a refresh reads before it rotates its
+// token: the token, its user, its OAuth session and the SSO session above,
+// among 10,000 signed-in users, in one query or one read each.
+func BenchmarkRefreshGrantRead(b *testing.B) {
+	const n = 10_000
+	s := benchStoreOpen(b)
+	r := benchStoreRealm(b, s, "r")
+	benchStoreSeedUsers(b, s, r.ID, n)
+	ctx, now := context.Background(), time.Now().UnixMilli()
+	if err := s.CreateClient(ctx, &Client{ID: "web", RealmID: r.ID, ClientID: "web-app", ClientType: "PUBLIC", CreatedAt: now}); err != nil {
+		b.Fatal(err)
+	}
+	err := s.Tx(ctx, func(tx *Store) error {
+		for i := range n {
+			user, id := benchStoreUser(r.ID, i, now).ID, fmt.Sprint(i)
+			for _, sess := range []*Session{
+				{ID: "sso-" + id, RealmID: r.ID, UserID: user, Kind: SessionSSO, IPAddress: "192.0.2.1", StartedAt: now,
+					LastAccessAt: now, ExpiresAt: now + 3_600_000, AuthTime: now, AMR: []string{"pwd"}},
+				{ID: "oauth-" + id, RealmID: r.ID, UserID: user, Kind: SessionOAuth, ParentID: "sso-" + id, ClientID: "web",
+					IPAddress: "192.0.2.1", StartedAt: now, LastAccessAt: now, ExpiresAt: now + 3_600_000, AuthTime: now},
+			} {
+				if err := tx.CreateSession(ctx, sess); err != nil {
+					return err
+				}
+			}
+			if err := tx.CreateRefreshToken(ctx, &RefreshToken{ID: "rt-" + id, RealmID: r.ID, TokenHash: HashToken(id),
+				SessionID: "oauth-" + id, ClientID: "web", UserID: user, Scopes: []string{"openid"}, AuthTime: now,
+				CreatedAt: now, ExpiresAt: now + 3_600_000}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("one query", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			g, err := s.RefreshGrantByHash(ctx, r.ID, HashToken(fmt.Sprint(i%n)))
+			if err != nil || g.SSO == nil {
+				b.Fatalf("grant %d: %+v, %v", i, g, err)
+			}
+			i += 7919 // a prime: the tokens in a scattered order
+		}
+	})
+	b.Run("four reads", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			t, err := s.RefreshTokenByHash(ctx, r.ID, HashToken(fmt.Sprint(i%n)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.GetUser(ctx, r.ID, t.UserID); err != nil {
+				b.Fatal(err)
+			}
+			oauth, err := s.GetSession(ctx, r.ID, t.SessionID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.GetSession(ctx, r.ID, oauth.ParentID); err != nil {
+				b.Fatal(err)
+			}
+			i += 7919
+		}
+	})
+}

@@ -480,8 +480,8 @@ func testRefreshGrant(t *testing.T, s *store.Store) {
 	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-on"), sessionsTestNext("on2", now+1, now+hour), now+1); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ token, user, session string }{
-		{"tok-on", "alice", "web"}, {"tok-on2", "alice", "web"}, {"tok-offline", "bob", "off"},
+	for _, tc := range []struct{ token, user, session, sso string }{
+		{"tok-on", "alice", "web", "sso"}, {"tok-on2", "alice", "web", "sso"}, {"tok-offline", "bob", "off", ""},
 	} {
 		g, err := s.RefreshGrantByHash(testCtx, sessionsTestRealm, store.HashToken(tc.token))
 		if err != nil {
@@ -498,6 +498,13 @@ func testRefreshGrant(t *testing.T, s *store.Store) {
 			t.Fatal(err)
 		}
 		mustEqual(t, tc.token+": session", g.Session, sess)
+		var sso *store.Session
+		if tc.sso != "" {
+			if sso, err = s.GetSession(testCtx, sessionsTestRealm, tc.sso); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mustEqual(t, tc.token+": SSO session", g.SSO, sso)
 	}
 	for _, tc := range []struct{ name, realmID, token string }{
 		{"unknown token", sessionsTestRealm, "nope"},
