@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -90,6 +92,9 @@ type caches struct {
 	activeKeys      *lookupCache[*store.SigningKey]    // by realm ID
 	publicKeys      *lookupCache[[]publishedKey]       // by realm ID
 	userCounts      *lookupCache[int]                  // by realm ID and filter
+	// clientsWithoutNHI lists the clients that back no non-human
+	// identity, by client ID (clientNHI).
+	clientsWithoutNHI *lookupCache[struct{}]
 	// tokenStandings are AccessTokenLiveUntil answers, by realm ID and jti,
 	// under the store's revocation generation (token_standing.go).
 	tokenStandings *lookupCache[int64]
@@ -102,6 +107,7 @@ func newCaches() *caches {
 		userRoles: newLookupCache[[]*store.Role](), groupPaths: newLookupCache[[]string](),
 		activeKeys: newLookupCache[*store.SigningKey](), publicKeys: newLookupCache[[]publishedKey](),
 		userCounts: newLookupCache[int](), tokenStandings: newLookupCache[int64](),
+		clientsWithoutNHI: newLookupCache[struct{}](),
 	}
 }
 
@@ -126,6 +132,24 @@ func (a *App) cachedClient(ctx context.Context, realmID, clientID string) (*stor
 	}
 	cp := *c
 	return &cp, nil
+}
+
+// clientNHI is GetNHIByClient, with the answer that a client backs no
+// identity kept: most clients back none, and each of their grants asks
+// (a tenth of an ES256 client-credentials grant's CPU). A new identity
+// moves the store's generation, so a client that comes to back one is
+// seen at once; an identity itself, its state and credentials, is read
+// afresh at every use.
+func (a *App) clientNHI(ctx context.Context, clientID string) (*store.NHI, error) {
+	gen, now := a.store.Generation(), time.Now()
+	if _, none := a.cache.clientsWithoutNHI.get(clientID, gen, now); none {
+		return nil, fmt.Errorf("identity of client %s: %w", clientID, store.ErrNotFound)
+	}
+	n, err := a.store.GetNHIByClient(ctx, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		a.cache.clientsWithoutNHI.put(clientID, struct{}{}, gen, now)
+	}
+	return n, err
 }
 
 // serviceAccountUser is the user a client acts as, through the cache.

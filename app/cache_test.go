@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // The token endpoint's lookups are cached; every admin change must reach
@@ -80,6 +83,27 @@ func TestCacheInvalidationOnAdminWrites(t *testing.T) {
 					t.Fatalf("scope %q still lists the unassigned profile", scope)
 				}
 			},
+		},
+		{
+			// No path of the server gives an existing client an identity, but
+			// the store allows it: the cached "backs none" must not outlive it.
+			name: "client comes to back an identity: only its credentials count",
+			change: func(t *testing.T, s *oidcTestServer) {
+				ctx := context.Background()
+				realm, err := s.store.GetRealm(ctx, "acme")
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := s.store.GetClientByClientID(ctx, realm.ID, "reports")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.store.CreateNHI(ctx, &store.NHI{ID: "nhi-reports", RealmID: realm.ID, ClientID: c.ID,
+					Kind: "service", Name: "reports", State: "active", CreatedAt: 1, UpdatedAt: 1}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, r *testResponse) { mustOAuthError(t, r, http.StatusUnauthorized, "invalid_client") },
 		},
 		{
 			name: "signing algorithm changed",

@@ -29,7 +29,7 @@ type nhiUse struct {
 // it answers nil for a client that backs none, which the caller checks as
 // any other client.
 func (a *App) authenticateNHI(ctx context.Context, c *store.Client, secret string) (*nhiUse, error) {
-	n, err := a.store.GetNHIByClient(ctx, c.ID)
+	n, err := a.clientNHI(ctx, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
@@ -59,7 +59,7 @@ func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, cli
 	if !c.Enabled {
 		return nil, nil, errClientAuth
 	}
-	n, err := a.store.GetNHIByClient(ctx, c.ID)
+	n, err := a.clientNHI(ctx, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, errClientAuth // only identities hold keys
 	} else if err != nil {

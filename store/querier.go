@@ -187,7 +187,9 @@ type changes struct {
 // uncachedTables change with every sign-in, token or event, and nothing
 // the server caches is read from them: writing them keeps the generation.
 // Every other table counts as cached, so a table added later invalidates
-// the caches until it is listed here.
+// the caches until it is listed here. One statement on them is counted as
+// a cached change (classify): a new identity, which makes its client one
+// that the cache of clients backing none must no longer list.
 var uncachedTables = []string{
 	"admin_events", "login_events", "consent_events", "user_sessions", "user_consents", "auth_requests",
 	"auth_request_steps", "refresh_tokens", "revoked_access_tokens", "device_authorizations", "logout_token_ids",
@@ -237,7 +239,7 @@ func (c *changes) classify(query string) change {
 		if m := writeTarget.FindStringSubmatch(trimmed); m != nil && !strings.Contains(trimmed, ";") {
 			verb, table := strings.Join(strings.Fields(strings.ToUpper(m[1])), " "), strings.ToLower(m[2])
 			switch {
-			case !slices.Contains(uncachedTables, table):
+			case !slices.Contains(uncachedTables, table), table == "nhi_identities" && verb == "INSERT INTO":
 				verdict = changedCached
 			case !slices.Contains(revocationTables, table):
 				verdict = changedNothing

@@ -52,7 +52,18 @@ func nhiTestNames(list []*store.NHI) []string {
 
 func testNHICreateGetList(t *testing.T, s *store.Store) {
 	nhiTestFixture(t, s)
+	// A new identity changes what its client is, which the server caches
+	// (app/cache.go); a use of one changes nothing cached.
+	gen := s.Generation()
 	one := nhiTestMustCreate(t, s, nhiTestIdentity("n1", clientsTestRealmID, "c1", "svc-one", "service"))
+	if s.Generation() == gen {
+		t.Error("creating an identity kept the generation of cached data")
+	}
+	gen = s.Generation()
+	if err := s.TouchNHI(testCtx, "n1", 5000); err != nil || s.Generation() != gen {
+		t.Errorf("recording a use: %v, generation %d then %d", err, gen, s.Generation())
+	}
+	one.LastUsedAt = 5000
 	nhiTestMustCreate(t, s, nhiTestIdentity("n2", clientsTestRealmID, "c2", "svc-two", "device"))
 	nhiTestMustCreate(t, s, nhiTestIdentity("n3", clientsTestOtherID, "c3", "svc-one", "service"))
 
