@@ -499,7 +499,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.debugAddr == "" {
 		// Nobody can ask for a heap profile, so sample no allocations
-		// for one: the samples' stack table is 2 MB of RSS that only
+		// for one: the samples' stack table is up to 2 MB of RSS that only
 		// grows.
 		runtime.MemProfileRate = 0
 	}

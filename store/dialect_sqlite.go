@@ -48,9 +48,10 @@ func sqliteDSN(path string, readOnly bool) string {
 // readerCacheKiB is a reader's page cache, a quarter of SQLite's default
 // 2000 KiB. The driver's allocator gives each cached 4 KiB page an 8 KiB
 // slot, so the default costs 4 MiB a connection, and a scan of a large
-// realm fills every reader's: 16 MB of RSS on four readers, as much as
-// the Go heap besides the password hashes. A page a reader misses comes
-// from the operating system's file cache, which the connections share.
+// realm fills every reader's: up to 16 MB of RSS on four readers, as
+// much as the Go heap besides the password hashes. A page a reader misses
+// comes from the operating system's file cache, which the connections
+// share.
 const readerCacheKiB = 512
 
 // sqliteFileDSN opens a backup file, or a copy of one, in rollback-journal
