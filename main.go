@@ -932,10 +932,14 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", "", "directory for the database (default: a temporary one, removed afterwards)")
 	var peers peerFlags
 	fs.Var(&peers, "peer", "NAME=ISSUER_URL[,pid=PID]: another provider to run cc-rs256, password and refresh against, side by side (repeatable; docs/performance.md)")
+	rounds := fs.Int("rounds", 1, "with -peer: how many times the side-by-side runs go round every server; the medians are printed")
 	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	cfg := loadtest.Config{Schema: schema, Version: version, HashPassword: identity.NewArgon2idHasher(), Duration: *duration,
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d: want 1 or more", *rounds)
+	}
+	cfg := loadtest.Config{Rounds: *rounds, Schema: schema, Version: version, HashPassword: identity.NewArgon2idHasher(), Duration: *duration,
 		Concurrency: *concurrency, Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut,
 		NoEvents: *noEvents, ProfileDir: *profile, Dir: *dir, Progress: stderr, Peers: peers}
 	if *scenarios != "" {

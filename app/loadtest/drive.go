@@ -49,6 +49,7 @@ type loadResult struct {
 	Value        string  `json:"value,omitempty"`
 	Met          bool    `json:"met"`
 	FirstError   string  `json:"firstError,omitempty"`
+	Round        int     `json:"round,omitempty"` // of a side-by-side run, from 1
 
 	scenario *loadScenario
 }

@@ -59,7 +59,11 @@ type Config struct {
 	ProfileDir string // write a CPU profile per scenario here (in-process only)
 	// Peers are other providers the grant scenarios then run against,
 	// side by side with this server (peers.go).
-	Peers    []Peer
+	Peers []Peer
+	// Rounds is how many times the side-by-side runs go round every
+	// server (one when zero): a shared machine's speed drifts by more than
+	// the gaps being measured, and the median of several rounds does not.
+	Rounds   int
 	Dir      string // where the database goes; a temporary directory when empty
 	Progress io.Writer
 }

@@ -71,7 +71,8 @@ func TestRunRefusesBadConfig(t *testing.T) {
 
 // A peer is driven like the server itself, scenario by scenario, through
 // its discovery document, with the clients and users the load test names;
-// a refresh chain follows the peer's rotation.
+// a refresh chain follows the peer's rotation. A second round runs the
+// servers in the other order.
 func TestRunWithPeer(t *testing.T) {
 	var mu sync.Mutex
 	live := map[string]bool{} // the peer's refresh tokens not yet used
@@ -115,7 +116,7 @@ func TestRunWithPeer(t *testing.T) {
 
 	cfg := Config{Schema: apptest.Schema(t), Version: "test", HashPassword: identity.Argon2idHash,
 		Duration: 500 * time.Millisecond, Concurrency: 2, Users: 5, Sessions: 5, Scenarios: []string{"cc-rs256", "refresh"},
-		JSON: true, Dir: t.TempDir(), Progress: io.Discard, Peers: []Peer{{Name: "fake", URL: issuer}}}
+		JSON: true, Dir: t.TempDir(), Progress: io.Discard, Peers: []Peer{{Name: "fake", URL: issuer}}, Rounds: 2}
 	var out bytes.Buffer
 	if err := Run(t.Context(), cfg, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.Bytes())
@@ -126,17 +127,19 @@ func TestRunWithPeer(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rep.SideBySide {
-		got = append(got, r.Name+"@"+r.Server)
+		got = append(got, fmt.Sprintf("%s@%s/%d", r.Name, r.Server, r.Round))
 		if r.Requests == 0 || r.Errors != 0 {
 			t.Errorf("%s on %s: %d requests, %d errors (first: %s)", r.Name, r.Server, r.Requests, r.Errors, r.FirstError)
 		}
 	}
-	if want := []string{"cc-rs256@idenplane", "cc-rs256@fake", "refresh@idenplane", "refresh@fake"}; !slices.Equal(got, want) {
+	want := []string{"cc-rs256@idenplane/1", "cc-rs256@fake/1", "cc-rs256@fake/2", "cc-rs256@idenplane/2",
+		"refresh@idenplane/1", "refresh@fake/1", "refresh@fake/2", "refresh@idenplane/2"}
+	if !slices.Equal(got, want) {
 		t.Fatalf("side by side %v, want %v", got, want)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if served["client_credentials"] == 0 || served["password"] != 2 || served["refresh_token"] == 0 {
+	if served["client_credentials"] == 0 || served["password"] != 4 || served["refresh_token"] == 0 {
 		t.Fatalf("the peer served %v: want client credentials, one sign-in per refresh chain, and refreshes", served)
 	}
 }
@@ -147,5 +150,52 @@ func TestRunRefusesUnreachablePeer(t *testing.T) {
 		Dir: t.TempDir(), Progress: io.Discard, Peers: []Peer{{Name: "gone", URL: "http://127.0.0.1:1/dex"}}}
 	if err := Run(t.Context(), cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "peer gone") {
 		t.Fatalf("error %v, want one naming the peer", err)
+	}
+}
+
+// The rounds' summary pairs each peer run with this server's run of the
+// same round, and reports medians, so that one slow moment of the machine
+// does not decide the comparison.
+func TestComparisonSummary(t *testing.T) {
+	run := func(name, server string, round int, rps float64) *loadResult {
+		return &loadResult{Name: name, Server: server, Round: round, RPS: rps, CPUPerReqMs: 1000 / rps, ServerCPU: 100}
+	}
+	for _, c := range []struct {
+		name    string
+		results []*loadResult
+		want    []string // scenario server median-rate median-ratio, or nothing when no scenario ran twice
+	}{
+		{"one round has no summary", []*loadResult{
+			run("refresh", "idenplane", 1, 600), run("refresh", "dex", 1, 700)}, nil},
+		{"ratios are paired by round", []*loadResult{
+			run("refresh", "idenplane", 1, 600), run("refresh", "dex", 1, 800),
+			run("refresh", "dex", 2, 500), run("refresh", "idenplane", 2, 700),
+			run("refresh", "idenplane", 3, 650), run("refresh", "dex", 3, 650),
+		}, []string{"refresh idenplane 650 -", "refresh dex 650 1.00"}},
+		{"even rounds average the middle two", []*loadResult{
+			run("cc-rs256", "idenplane", 1, 1000), run("cc-rs256", "dex", 1, 1000),
+			run("cc-rs256", "dex", 2, 800), run("cc-rs256", "idenplane", 2, 1200),
+			run("password", "idenplane", 1, 60), run("password", "dex", 1, 30),
+			run("password", "dex", 2, 20), run("password", "idenplane", 2, 60),
+		}, []string{"cc-rs256 idenplane 1100 -", "cc-rs256 dex 900 1.25", "password idenplane 60 -", "password dex 25 2.50"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, s := range summarize(c.results) {
+				ratio := "-"
+				if len(s.ratios) > 0 {
+					ratio = fmt.Sprintf("%.2f", median(s.ratios))
+				}
+				got = append(got, fmt.Sprintf("%s %s %.0f %s", s.scenario, s.server, median(s.rates), ratio))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("summary %q, want %q", got, c.want)
+			}
+			var out bytes.Buffer
+			printComparison(&out, c.results)
+			if has := strings.Contains(out.String(), "over the rounds"); has != (c.want != nil) {
+				t.Fatalf("summary printed: %v, want %v:\n%s", has, c.want != nil, out.String())
+			}
+		})
 	}
 }
