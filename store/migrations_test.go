@@ -304,3 +304,14 @@ func TestPendingLoginAMRMigration(t *testing.T) {
 		t.Fatalf("pending login saved before version 12: %+v, %v; want alice's, with no amr", got, err)
 	}
 }
+
+// Every start splits schema.sql into its sections.
+func BenchmarkParseMigrations(b *testing.B) {
+	schema := storeTestSchema(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseMigrations(schema); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
