@@ -374,9 +374,9 @@ func (a *App) deleteRealm(w http.ResponseWriter, r *http.Request) error {
 }
 
 var (
-	realmNamePattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
+	realmNamePattern = validate.MustPattern(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`, 1, 63)
 	colorPattern     = regexp.MustCompile(`^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$`)
-	fontPattern      = regexp.MustCompile(`^[A-Za-z0-9 ,'"-]{1,200}$`)
+	fontPattern      = validate.MustPattern(`^[A-Za-z0-9 ,'"-]+$`, 1, 200)
 )
 
 // reservedRealmNames would collide with fixed admin paths.

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -35,7 +35,7 @@ const (
 )
 
 // pkceValue is RFC 7636's syntax of a code verifier and of a challenge.
-var pkceValue = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+var pkceValue = validate.MustPattern(`^[A-Za-z0-9._~-]+$`, 43, 128)
 
 var promptValues = []string{oidc.PromptNone, oidc.PromptLogin, oidc.PromptConsent, oidc.PromptSelectAccount}
 

@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"net/http"
-	"regexp"
 	"slices"
 
 	"github.com/google/uuid"
@@ -21,7 +20,7 @@ const (
 )
 
 var (
-	fieldKeyPattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+	fieldKeyPattern   = validate.MustPattern(`^[a-z][a-z0-9_-]*$`, 1, 64)
 	registrationTypes = []string{"text", "email", "tel", "number", "date", "checkbox", "select"}
 	// builtinUserFields are names a field key may not take: the user's own fields.
 	builtinUserFields = []string{"id", "username", "email", "password", "firstname", "first_name", "first-name",

@@ -170,11 +170,11 @@ func fillPreset(p *store.IdentityProvider, tenant string) {
 }
 
 var (
-	aliasPattern  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
-	tenantPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9.-]{0,127}$`)
+	aliasPattern  = validate.MustPattern(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`, 1, 64)
+	tenantPattern = validate.MustPattern(`^[a-zA-Z0-9][a-zA-Z0-9.-]*$`, 1, 128)
 	// claimPattern is a claim name: what JSON keys in tokens use, with '.'
 	// and ':' for namespaced claims.
-	claimPattern = regexp.MustCompile(`^[a-zA-Z0-9_:./-]{1,128}$`)
+	claimPattern = validate.MustPattern(`^[a-zA-Z0-9_:./-]+$`, 1, 128)
 	scopePattern = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]+$`) // RFC 6749 §3.3 scope-token
 )
 

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +52,7 @@ const (
 	serviceAccountPrefix = "service-account-"
 )
 
-var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{2,` + strconv.Itoa(maxClientIDLength) + `}$`)
+var clientIDPattern = validate.MustPattern(`^[A-Za-z0-9._-]+$`, 2, maxClientIDLength)
 
 // forbiddenURISchemes run code or read files where a browser lands on them.
 var forbiddenURISchemes = []string{"javascript", "data", "vbscript", "file", "blob", "about"}

@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -52,7 +51,7 @@ const (
 	maxNHIMetadataValue = 1024
 )
 
-var nhiMetadataKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+var nhiMetadataKey = validate.MustPattern(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`, 1, 128)
 
 // ValidateNHI checks the fields of an identity about to be stored. Its name
 // becomes its backing client's clientId, so it follows the clientId rule.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -85,7 +86,7 @@ var mappedMultis = map[string][]string{
 
 var (
 	extensionURN    = regexp.MustCompile(`^urn:[A-Za-z0-9][A-Za-z0-9._-]*(:[A-Za-z0-9._-]+)+$`)
-	extensionAttr   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+	extensionAttr   = validate.MustPattern(`^[A-Za-z][A-Za-z0-9_-]*$`, 1, 64)
 	knownSchemaURNs = []string{schemaUser, schemaEnterprise, schemaGroup, schemaSchema, schemaResType,
 		schemaServiceProviderConfig, schemaListResponse, schemaPatchOp}
 )
