@@ -89,3 +89,26 @@ func mustDrawOnly(t *testing.T, name, svg string) {
 		}
 	}
 }
+
+// Each asset is served with its type, whatever MIME databases the host
+// has, and the hashed name caches for a year.
+func TestAssetContentTypes(t *testing.T) {
+	a, err := assets.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, contentType string }{
+		{"idenplane.css", "text/css; charset=utf-8"},
+		{"webauthn.js", "text/javascript; charset=utf-8"},
+		{"idp/generic.svg", "image/svg+xml"},
+	} {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, a.URL(tc.name), nil))
+		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != tc.contentType {
+			t.Errorf("%s: %d %q, want 200 %q", tc.name, rec.Code, rec.Header().Get("Content-Type"), tc.contentType)
+		}
+		if cc := rec.Header().Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+			t.Errorf("%s: Cache-Control %q", tc.name, cc)
+		}
+	}
+}
