@@ -106,7 +106,6 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 	var floor float64
 	if op, ok := floorOps(e.cfg.HashPassword)[sc.floor]; ok && t == e.self {
 		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
-		e.floors[sc.floor] = floor
 	}
 	conns := newLoadConns(t.srv.addr, n)
 	defer conns.close()

@@ -132,6 +132,13 @@ func TestRunWithPeer(t *testing.T) {
 			t.Errorf("%s on %s: %d requests, %d errors (first: %s)", r.Name, r.Server, r.Requests, r.Errors, r.FirstError)
 		}
 	}
+	// The header's floor is the one this server's own table was judged by,
+	// not one measured again for a side-by-side run.
+	for _, r := range rep.Results {
+		if r.Name == "cc-rs256" && (r.Floor <= 0 || rep.Floors["RS256"] != r.Floor) {
+			t.Errorf("RS256 floor %v in the header, %v in the table", rep.Floors["RS256"], r.Floor)
+		}
+	}
 	want := []string{"cc-rs256@idenplane/1", "cc-rs256@fake/1", "cc-rs256@fake/2", "cc-rs256@idenplane/2",
 		"refresh@idenplane/1", "refresh@fake/1", "refresh@fake/2", "refresh@idenplane/2"}
 	if !slices.Equal(got, want) {
