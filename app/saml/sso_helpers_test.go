@@ -37,6 +37,37 @@ type idp struct {
 	*apptest.Server
 	base  string
 	alice string // the user's ID
+
+	// spPorts are the ports its service providers have listened on. An SP's
+	// entity ID is its address, and the realm refuses a second SP with the
+	// same one: a port that an earlier subtest's SP closed is not taken again.
+	mu      sync.Mutex
+	spPorts map[string]bool
+}
+
+// listenSP listens on a loopback port no earlier SP of e had.
+func (e *idp) listenSP(t testing.TB) net.Listener {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var taken []net.Listener // held open until a new port comes, so that none comes back
+	defer func() {
+		for _, ln := range taken {
+			ln.Close()
+		}
+	}()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		if !e.spPorts[port] {
+			e.spPorts[port] = true
+			return ln
+		}
+		taken = append(taken, ln)
+	}
 }
 
 const (
@@ -58,7 +89,7 @@ func newIdP(t testing.TB, opts ...func(*app.Config)) *idp {
 	s.CreateRealm("acme")
 	alice := s.CreateUser("acme", map[string]any{"username": testUser, "email": "alice@example.test", "firstName": "Alice",
 		"lastName": "Liddell", "password": testPassword, "emailVerified": true})
-	return &idp{Server: s, base: base, alice: alice["id"].(string)}
+	return &idp{Server: s, base: base, alice: alice["id"].(string), spPorts: map[string]bool{}}
 }
 
 func (e *idp) metadata(t testing.TB) *crewsaml.EntityDescriptor {
@@ -94,10 +125,7 @@ type spOptions struct {
 
 func newSP(t testing.TB, e *idp, o spOptions) *sp {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := e.listenSP(t)
 	root, _ := url.Parse("http://" + ln.Addr().String())
 	keys := newTestKeyPair(t, "sp")
 	mw, err := samlsp.New(samlsp.Options{URL: *root, Key: keys.key, Certificate: keys.cert, IDPMetadata: e.metadata(t),
