@@ -109,8 +109,8 @@ func StartAD(t testing.TB, users []ADUser, computers ...string) *ActiveDirectory
 	for _, c := range computers {
 		d.tool("computer", "create", c, "-s", d.conf)
 	}
-	d.start()
 	t.Cleanup(d.stop)
+	d.start()
 	return d
 }
 

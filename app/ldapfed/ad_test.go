@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/realapp"
+	"github.com/idenplane/idenplane/app/ldapfed"
 )
 
 // TestActiveDirectory runs the provider against a real Active Directory
@@ -30,6 +31,11 @@ func TestActiveDirectory(t *testing.T) {
 			out := testConnection(t, s, provider(fmt.Sprint("bind ", i), name))
 			if !out.Success || out.Vendor != "ad" {
 				t.Errorf("test-connection bound as %q: %+v", name, out)
+			}
+			// The password counts with every form of the name.
+			wrong := with(provider(fmt.Sprint("wrong ", i), name), "bindCredential", "Not-The-Pass1!")
+			if out := testConnection(t, s, wrong); out.Success || out.Error != ldapfed.KindInvalidCredentials {
+				t.Errorf("test-connection bound as %q with a wrong password: %+v", name, out)
 			}
 		}
 	})
