@@ -1,7 +1,6 @@
 package ldapfed_test
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -19,14 +18,14 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 )
 
-// caCert is a self-signed CA certificate, DER, with serial number 0x7f.
+// caCert is a self-signed CA certificate, DER.
 func caCert(t *testing.T) []byte {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(0x7f), Subject: pkix.Name{CommonName: "corp CA"},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "corp CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
 		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
@@ -34,18 +33,6 @@ func caCert(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return der
-}
-
-// negativeSerial is der with its serial 0x7f made -1, as some older CAs
-// issued them (Go refuses to create one): the version field, then the
-// serial's one-byte INTEGER.
-func negativeSerial(t *testing.T, der []byte) []byte {
-	t.Helper()
-	at := []byte{0xa0, 0x03, 0x02, 0x01, 0x02, 0x02, 0x01, 0x7f}
-	if bytes.Count(der, at) != 1 {
-		t.Fatal("the serial number is not where it was looked for")
-	}
-	return bytes.Replace(der, at, append(at[:len(at)-1:len(at)-1], 0xff), 1)
 }
 
 func pemCert(der []byte, headers map[string]string) string {
@@ -58,14 +45,11 @@ func pemCert(der []byte, headers map[string]string) string {
 func TestProviderCAUnreadable(t *testing.T) {
 	s := realapp.New(t)
 	s.CreateRealm("acme")
-	good := caCert(t)
-	if _, err := x509.ParseCertificate(negativeSerial(t, good)); err == nil {
-		t.Fatal("a certificate with a negative serial number parses")
-	}
+	good, negative := caCert(t), apptest.NegativeSerialCertificate(t)
 	tests := []struct{ name, caPem, want string }{
-		{"negative serial", pemCert(negativeSerial(t, good), nil), "certificate 1 cannot be read: x509: negative serial number"},
+		{"negative serial", negative, "certificate 1 cannot be read: x509: negative serial number"},
 		// The pool would take the first and drop the second.
-		{"negative serial second", pemCert(good, nil) + pemCert(negativeSerial(t, good), nil),
+		{"negative serial second", pemCert(good, nil) + negative,
 			"certificate 2 cannot be read: x509: negative serial number"},
 		{"not DER", pemCert([]byte("junk"), nil), "certificate 1 cannot be read: x509: malformed certificate"},
 		{"headers", pemCert(good, map[string]string{"Proc-Type": "4,ENCRYPTED"}), "certificate 1 has PEM headers"},
