@@ -171,13 +171,13 @@ func parsePEMPublicKey(text string) (any, error) {
 	case "PUBLIC KEY":
 		k, err := x509.ParsePKIXPublicKey(block.Bytes)
 		if err != nil {
-			return nil, apperr.Field("publicKey", "is not a readable PKIX public key")
+			return nil, apperr.Field("publicKey", "is not a readable PKIX public key: %v", err)
 		}
 		return k, nil
 	case "CERTIFICATE":
 		c, err := x509.ParseCertificate(block.Bytes)
 		if err != nil {
-			return nil, apperr.Field("publicKey", "is not a readable certificate")
+			return nil, apperr.Field("publicKey", "is not a readable certificate: %v", err)
 		}
 		return c.PublicKey, nil
 	}

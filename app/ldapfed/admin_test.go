@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -159,10 +160,34 @@ func TestProviderVendorPresets(t *testing.T) {
 		if ad := strings.EqualFold(tc.vendor, "ad"); p.NestedGroups != ad || (p.GroupObjectClass == "group") != ad {
 			t.Errorf("vendor %q: group settings %+v", tc.vendor, p.GroupSettings)
 		}
+		// AD's computer accounts are users too: its preset leaves them out.
+		if ad := strings.EqualFold(tc.vendor, "ad"); (p.UserLDAPFilter == "(!(objectClass=computer))") != ad ||
+			(!ad && p.UserLDAPFilter != "") {
+			t.Errorf("vendor %q: user filter %q", tc.vendor, p.UserLDAPFilter)
+		}
 	}
 	p := createProvider(t, s, with(minimalProvider("unique"), "groupObjectClass", "groupOfUniqueNames"))
 	if p.MembershipLDAPAttr != "uniqueMember" {
 		t.Errorf("groupOfUniqueNames: %+v", p.GroupSettings)
+	}
+}
+
+// bindDn takes a DN, and the user@domain and DOMAIN\user names Active
+// Directory binds by; anything else is refused.
+func TestProviderBindNames(t *testing.T) {
+	s := realapp.New(t)
+	s.CreateRealm("acme")
+	for i, name := range []string{"cn=admin,dc=example,dc=org", "svc-idp@corp.example.com", `CORP\svc-idp`,
+		`corp-eu.1\Jane Doe`} {
+		p := createProvider(t, s, with(minimalProvider(fmt.Sprint("p", i)), "bindDn", name))
+		if p.BindDN != name {
+			t.Errorf("bindDn %q stored as %q", name, p.BindDN)
+		}
+	}
+	for _, name := range []string{"admin", `CORP\`, `\admin`, `CORP\a\b`, `CORP\a,b`, `CORPORATION-EUROPE\a`,
+		"admin@", "@corp.example", "admin@corp example.org", "a b@corp.example", "cn=admin,,dc=x"} {
+		apptest.MustError(t, s.Admin(http.MethodPost, fedPath, with(minimalProvider("bad"), "bindDn", name)),
+			http.StatusBadRequest, "invalid_field", "bindDn")
 	}
 }
 

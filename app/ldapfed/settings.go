@@ -3,6 +3,7 @@ package ldapfed
 import (
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/url"
@@ -52,15 +53,30 @@ const (
 type preset struct {
 	objectClass, username, email, firstName, lastName, uuid string
 	changed                                                 string // the attribute a changed-user sync compares
+	changedFormat                                           string // its time as the directory compares it (a Go layout)
 	groupObjectClass                                        string
+	filter                                                  string // the default userLdapFilter
 }
+
+// Generalized time as a filter value. Active Directory orders its times
+// only against the form with a fraction: against the plain form every
+// entry matches.
+const (
+	generalizedTime   = "20060102150405Z"
+	adGeneralizedTime = "20060102150405.0Z"
+)
+
+// adNotComputer keeps Active Directory's computer accounts (DC1$), which
+// are users too, out of the users.
+const adNotComputer = "(!(objectClass=computer))"
 
 // vendors are the presets by the vendor setting's value. OpenLDAP's
 // inetOrgPerson ones are the defaults of a provider without a vendor.
 var vendors = map[string]preset{
-	"openldap": {"inetOrgPerson", "uid", "mail", "givenName", "sn", "entryUUID", "modifyTimestamp", "groupOfNames"},
-	"389ds":    {"inetOrgPerson", "uid", "mail", "givenName", "sn", "nsUniqueId", "modifyTimestamp", "groupOfNames"},
-	"ad":       {"person, organizationalPerson, user", "sAMAccountName", "mail", "givenName", "sn", "objectGUID", "whenChanged", "group"},
+	"openldap": {"inetOrgPerson", "uid", "mail", "givenName", "sn", "entryUUID", "modifyTimestamp", generalizedTime, "groupOfNames", ""},
+	"389ds":    {"inetOrgPerson", "uid", "mail", "givenName", "sn", "nsUniqueId", "modifyTimestamp", generalizedTime, "groupOfNames", ""},
+	"ad": {"person, organizationalPerson, user", "sAMAccountName", "mail", "givenName", "sn", "objectGUID", "whenChanged",
+		adGeneralizedTime, "group", adNotComputer},
 }
 
 // Settings are a provider's settings besides its name, type, state,
@@ -196,7 +212,7 @@ func (in *Input) apply(p *store.FederationProvider) (*Settings, error) {
 		ReadTimeout:       orDefault(in.ReadTimeout, int(DefaultTimeout/time.Millisecond)),
 		Pagination:        orDefault(in.Pagination, DefaultPagination),
 		BindDN:            strings.TrimSpace(in.BindDN), UsersDN: strings.TrimSpace(in.UsersDN),
-		UserObjectClass: orString(in.UserObjectClass, pre.objectClass), UserLDAPFilter: strings.TrimSpace(in.UserLDAPFilter),
+		UserObjectClass: orString(in.UserObjectClass, pre.objectClass), UserLDAPFilter: orString(in.UserLDAPFilter, pre.filter),
 		SearchScope:      strings.ToLower(orString(in.SearchScope, ScopeSubtree)),
 		UsernameLDAPAttr: orString(in.UsernameLDAPAttr, pre.username), EmailLDAPAttr: orString(in.EmailLDAPAttr, pre.email),
 		FirstNameLDAPAttr: orString(in.FirstNameLDAPAttr, pre.firstName), LastNameLDAPAttr: orString(in.LastNameLDAPAttr, pre.lastName),
@@ -262,9 +278,12 @@ func (s *Settings) check() error {
 		if len(dn.value) > maxDNLength {
 			return apperr.Field(dn.field, "must be at most %d characters", maxDNLength)
 		}
-		if _, err := ldap.ParseDN(dn.value); err != nil {
-			return apperr.Field(dn.field, "is not a distinguished name: %v", err)
-		}
+	}
+	if err := checkBindName("bindDn", s.BindDN); err != nil {
+		return err
+	}
+	if _, err := ldap.ParseDN(s.UsersDN); err != nil {
+		return apperr.Field("usersDn", "is not a distinguished name: %v", err)
 	}
 	for _, oc := range objectClasses(s.UserObjectClass) {
 		if !attrName.MatchString(oc) {
@@ -350,12 +369,42 @@ func checkURL(s *Settings) error {
 		}
 	}
 	if s.CAPEM != "" {
-		if len(s.CAPEM) > maxCALength || !x509.NewCertPool().AppendCertsFromPEM([]byte(s.CAPEM)) {
-			return apperr.Field("caPem", "must hold PEM certificates")
+		if err := checkCAPEM(s.CAPEM); err != nil {
+			return err
 		}
 	}
 	if (u.Scheme == "ldaps" || s.StartTLS) && !s.UseTruststore && s.CAPEM == "" {
 		return apperr.Field("caPem", "is required for TLS when useTruststore is false: nothing would be trusted")
+	}
+	return nil
+}
+
+// checkCAPEM checks caPem: PEM certificates, every one of them readable.
+// The pool the connections build would skip one it cannot read, without
+// saying so; here its reason is the answer.
+func checkCAPEM(s string) error {
+	if len(s) > maxCALength {
+		return apperr.Field("caPem", "must be at most %d characters", maxCALength)
+	}
+	rest, n := []byte(s), 0
+	for {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		n++
+		if len(block.Headers) != 0 {
+			return apperr.Field("caPem", "certificate %d has PEM headers, which a certificate pool does not take", n)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return apperr.Field("caPem", "certificate %d cannot be read: %v", n, err)
+		}
+	}
+	if n == 0 {
+		return apperr.Field("caPem", "must hold PEM certificates")
 	}
 	return nil
 }
@@ -388,6 +437,9 @@ func (s *Settings) readTimeout() time.Duration {
 	return time.Duration(s.ReadTimeout) * time.Millisecond
 }
 
-// changedAttr is the attribute a changed-user sync compares with the time
-// of the last sync.
-func (s *Settings) changedAttr() string { return vendors[s.Vendor].changed }
+// changedFilter is the filter item of the entries changed at or after
+// since, in the directory's own form of the time.
+func (s *Settings) changedFilter(since time.Time) string {
+	pre := vendors[s.Vendor]
+	return "(" + pre.changed + ">=" + since.UTC().Format(pre.changedFormat) + ")"
+}

@@ -171,8 +171,7 @@ func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) e
 	}
 	more := ""
 	if action == ActionChanged && run.p.ChangedSince > 0 {
-		since := time.UnixMilli(run.p.ChangedSince).UTC().Format("20060102150405Z")
-		more = "(" + run.set.changedAttr() + ">=" + since + ")"
+		more = run.set.changedFilter(time.UnixMilli(run.p.ChangedSince))
 	}
 	req := ldap.NewSearchRequest(run.set.UsersDN, run.set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
 		run.set.userFilter(more), run.set.attributes(), nil)

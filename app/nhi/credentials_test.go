@@ -328,3 +328,16 @@ func TestDecommissionRevokesCredentials(t *testing.T) {
 	apptest.MustError(t, s.Admin(http.MethodPost, base+"/"+a.ID+"/rotate", nil), 409, "invalid_state", "")
 	apptest.MustError(t, s.Admin(http.MethodPost, base+"/"+b.ID+"/revoke", nil), 409, "invalid_state", "")
 }
+
+// A public key given as a certificate that cannot be read is refused with
+// the reason.
+func TestPublicKeyCertificateUnreadable(t *testing.T) {
+	s := newServer(t)
+	n := createIdentity(t, s, map[string]any{"kind": "service", "name": "svc"})
+	r := s.Admin(http.MethodPost, nhiPath+"/"+n.ID+"/credentials",
+		map[string]any{"type": "public_key", "publicKey": apptest.NegativeSerialCertificate(t)})
+	apptest.MustError(t, r, http.StatusBadRequest, "invalid_field", "publicKey")
+	if desc, _ := r.Object(t)["error_description"].(string); !strings.Contains(desc, "x509: negative serial number") {
+		t.Fatalf("refused with %q, want the parse error", desc)
+	}
+}

@@ -266,3 +266,17 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("imported settings %v", got)
 	}
 }
+
+// An SP certificate that cannot be read is refused with the reason.
+func TestServiceProviderCertificateUnreadable(t *testing.T) {
+	s := realapp.New(t)
+	s.CreateRealm("acme")
+	for _, field := range []string{"certificate", "encryptionCertificate"} {
+		r := s.Admin(http.MethodPost, spsPath, map[string]any{"entityId": "https://sp.test/metadata", "name": "Wiki",
+			"acsUrl": "https://sp.test/acs", field: apptest.NegativeSerialCertificate(t)})
+		apptest.MustError(t, r, http.StatusBadRequest, "invalid_field", field)
+		if desc, _ := r.Object(t)["error_description"].(string); !strings.Contains(desc, "x509: negative serial number") {
+			t.Fatalf("%s refused with %q, want the parse error", field, desc)
+		}
+	}
+}

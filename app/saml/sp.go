@@ -240,7 +240,7 @@ func parseCertificate(s string) (*x509.Certificate, error) {
 	}
 	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("not a certificate")
+		return nil, fmt.Errorf("not a readable certificate: %w", err)
 	}
 	return cert, nil
 }
