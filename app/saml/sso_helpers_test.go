@@ -19,6 +19,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,10 @@ type sp struct {
 	id   string // its ID at the identity provider
 	keys *testKeyPair
 
+	// postSLO: its single logout service takes HTTP-POST; one that does
+	// not answers a POST with a 500, as Shibboleth's SLO/Redirect does.
+	postSLO bool
+
 	mu             sync.Mutex
 	logoutRequests []crewsaml.LogoutRequest // the identity provider's, received
 }
@@ -156,7 +161,7 @@ func newSP(t testing.TB, e *idp, o spOptions) *sp {
 	if o.nameIDFormat != "" {
 		mw.ServiceProvider.AuthnNameIDFormat = o.nameIDFormat
 	}
-	out := &sp{mw: mw, url: root.String(), keys: keys}
+	out := &sp{mw: mw, url: root.String(), keys: keys, postSLO: slices.Contains(sloBindings, crewsaml.HTTPPostBinding)}
 	mux := http.NewServeMux()
 	mux.Handle("/saml/", mw)
 	mux.HandleFunc("/saml/slo", out.slo)
@@ -222,6 +227,10 @@ func (s *sp) logout(w http.ResponseWriter, r *http.Request) {
 // provider's certificate, recorded, ends the SP's session, and is
 // answered.
 func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && !s.postSLO {
+		http.Error(w, "this endpoint takes HTTP-Redirect messages only", http.StatusInternalServerError)
+		return
+	}
 	_ = r.ParseForm()
 	param := "SAMLRequest"
 	if r.Form.Has("SAMLResponse") {
