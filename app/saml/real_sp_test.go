@@ -225,3 +225,30 @@ func TestUnsignedLogoutNeedsSessionIndex(t *testing.T) {
 		t.Fatalf("a signed LogoutRequest naming the NameID did not end the session: %d %s", p.status, p.url)
 	}
 }
+
+// sloBinding and requestsSigned go through the realm export and import as
+// they were: a service provider with a certificate and unsigned requests
+// stays so.
+func TestServiceProviderSettingsThroughRealmExport(t *testing.T) {
+	e := newIdP(t)
+	entityID := "https://sp.example.org/shibboleth"
+	md := strings.Replace(shibbolethMetadata(t, entityID), `<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" `+
+		`Location="https://sp.example.org/Shibboleth.sso/SLO/POST"/>`, "", 1)
+	r := e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", map[string]any{"metadata": md})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	id := r.Object(t)["id"].(string)
+	export := e.Admin(http.MethodGet, "/admin/realms/acme/export", nil)
+	apptest.MustStatus(t, export, http.StatusOK)
+	apptest.MustStatus(t, e.Admin(http.MethodDelete, "/admin/realms/acme/saml-service-providers/"+id, nil), http.StatusNoContent)
+	apptest.MustStatus(t, e.Admin(http.MethodPost, "/admin/realms/import?overwrite=true", export.Body), http.StatusCreated)
+	var sps []map[string]any
+	e.Admin(http.MethodGet, "/admin/realms/acme/saml-service-providers", nil).Decode(t, &sps)
+	if len(sps) != 1 || sps[0]["entityId"] != entityID || sps[0]["requestsSigned"] != false || sps[0]["certificate"] == "" ||
+		sps[0]["sloBinding"] != "HTTP-Redirect" || sps[0]["sloUrl"] != "https://sp.example.org/Shibboleth.sso/SLO/Redirect" {
+		t.Fatalf("after the import: %v", sps)
+	}
+	signIn := e.Request(http.MethodGet, ssoPath+"?SAMLRequest="+deflated(shibbolethAuthnRequest(e, entityID)), nil)
+	if signIn.Status != http.StatusFound {
+		t.Fatalf("the SP's unsigned AuthnRequest after the import: %d %.600s", signIn.Status, signIn.Body)
+	}
+}
