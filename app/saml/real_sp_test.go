@@ -172,8 +172,17 @@ func TestAsynchronousLogout(t *testing.T) {
 	b := newBrowser(t)
 	at := mustSignedIn(t, b.visit(s.url+"/app", testPassword))
 	mustSignedIn(t, b.visit(other.url+"/app", ""))
+	// One that names no session of the browser's is refused on the error
+	// page, since the SP hears nothing back.
+	_, wrong := s.logoutRequestXML(t, at.NameID, "", "_unknown")
+	p := b.get(e.base + ssoPath + "?SAMLRequest=" + deflated(withAsynchronous(t, wrong)) + "&RelayState=rs")
+	mustRefusedPage(t, &apptest.Response{Status: p.status, Body: []byte(p.body), Header: http.Header{"Content-Type": {"text/html"}}},
+		http.StatusBadRequest, "names another principal or session")
+	if e.sessionsOf(t, e.alice) != 1 {
+		t.Fatal("an asynchronous LogoutRequest naming another session ended this one")
+	}
 	_, doc := s.logoutRequestXML(t, at.NameID, "", at.Attributes["SessionIndex"]...)
-	p := b.visit(e.base+ssoPath+"?SAMLRequest="+deflated(withAsynchronous(t, doc))+"&RelayState=rs", "")
+	p = b.visit(e.base+ssoPath+"?SAMLRequest="+deflated(withAsynchronous(t, doc))+"&RelayState=rs", "")
 	if p.status != http.StatusOK || p.url.Host != mustParse(t, e.base).Host || strings.Contains(p.body, "SAMLResponse") ||
 		strings.Contains(p.body, "logged out; RelayState") {
 		t.Fatalf("an asynchronous logout was answered: %d %s %.400s", p.status, p.url, p.body)
