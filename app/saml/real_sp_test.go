@@ -261,3 +261,21 @@ func TestServiceProviderSettingsThroughRealmExport(t *testing.T) {
 		t.Fatalf("the SP's unsigned AuthnRequest after the import: %d %.600s", signIn.Status, signIn.Body)
 	}
 }
+
+// A service provider with a certificate whose requests need no signature:
+// an unsigned request is taken, and a signature that comes is checked.
+func TestOptionalSignatureIsChecked(t *testing.T) {
+	e := newIdP(t)
+	s := newSP(t, e, spOptions{sign: true, register: map[string]any{"requestsSigned": false}})
+	rsa256 := dsig.RSASHA256SignatureMethod
+	if r := e.Request(http.MethodGet, s.redirect(t, s.authnRequest(t), "", ""), nil); r.Status != http.StatusFound {
+		t.Fatalf("an unsigned request: %d %.300s", r.Status, r.Body)
+	}
+	if r := e.Request(http.MethodGet, s.redirect(t, s.authnRequest(t), "", rsa256), nil); r.Status != http.StatusFound {
+		t.Fatalf("a signed request: %d %.300s", r.Status, r.Body)
+	}
+	tampered := strings.Replace(s.redirect(t, s.authnRequest(t), "state-1", rsa256), "RelayState=state-1", "RelayState=state-2", 1)
+	mustRefusedPage(t, e.Request(http.MethodGet, tampered, nil), http.StatusBadRequest, "does not verify")
+	mustRefusedPage(t, e.Request(http.MethodGet, s.redirect(t, s.authnRequest(t), "", dsig.RSASHA1SignatureMethod), nil),
+		http.StatusBadRequest, "not accepted")
+}
