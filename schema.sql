@@ -1306,3 +1306,13 @@ ALTER TABLE clients ADD COLUMN omit_id_token_on_refresh BOOLEAN NOT NULL DEFAULT
 -- every start, and without these indexes that read the whole table.
 CREATE INDEX users_unfolded ON users (id) WHERE first_name_fold IS NULL OR last_name_fold IS NULL;
 CREATE INDEX realm_groups_unfolded ON realm_groups (id) WHERE name_fold IS NULL;
+
+-- version 31
+-- The binding a service provider's sloUrl takes logout messages with
+-- (HTTP-POST, or HTTP-Redirect as many providers list first), and whether
+-- its requests must be signed, apart from holding its certificate. The
+-- providers of before keep what they had: POST, and signed requests when
+-- they have a certificate.
+ALTER TABLE saml_service_providers ADD COLUMN slo_binding TEXT NOT NULL DEFAULT 'HTTP-POST';
+ALTER TABLE saml_service_providers ADD COLUMN requests_signed BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE saml_service_providers SET requests_signed = TRUE WHERE certificate <> '';

@@ -315,3 +315,32 @@ func BenchmarkParseMigrations(b *testing.B) {
 		}
 	}
 }
+
+// Version 31 keeps what the service providers stored before it had: logout
+// messages by HTTP-POST, and signed requests required of those with a
+// certificate.
+func TestSAMLSPRequestsSignedMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 31)
+	createRealmAtOldSchema(t, before, &Realm{ID: "r1", Name: "acme", CreatedAt: 1000})
+	for _, sp := range []struct{ id, cert string }{{"with", "PEM"}, {"without", ""}} {
+		if _, err := before.w.ExecContext(testCtx, `INSERT INTO saml_service_providers (id, realm_id, entity_id, name, enabled,
+			acs_url, slo_url, certificate, encryption_certificate, encrypt_assertions, name_id_format, sign_assertions,
+			sign_responses, attribute_statements, idp_initiated, created_at) VALUES ($1, 'r1', $2, 'SP', TRUE,
+			'https://sp.test/acs', 'https://sp.test/slo', $3, '', FALSE, 'f', TRUE, TRUE, '{}', FALSE, 1000)`,
+			sp.id, "https://"+sp.id+".test", sp.cert); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	for id, want := range map[string]bool{"with": true, "without": false} {
+		sp, err := s.GetSAMLServiceProvider(testCtx, "r1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.RequestsSigned != want || sp.SLOBinding != SLOBindingPOST {
+			t.Fatalf("migrated SP %s: requestsSigned %t, sloBinding %q", id, sp.RequestsSigned, sp.SLOBinding)
+		}
+	}
+}

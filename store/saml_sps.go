@@ -8,14 +8,19 @@ import (
 
 // SAMLServiceProvider is a service provider a realm signs people in to.
 type SAMLServiceProvider struct {
-	ID                    string
-	RealmID               string
-	EntityID              string // unique in the realm
-	Name                  string
-	Enabled               bool
-	ACSURL                string
-	SLOURL                string // '' when the SP takes no logout requests
-	Certificate           string // PEM; checks the SP's signatures; '' for none
+	ID          string
+	RealmID     string
+	EntityID    string // unique in the realm
+	Name        string
+	Enabled     bool
+	ACSURL      string
+	SLOURL      string // '' when the SP takes no logout requests
+	SLOBinding  string // how logout messages go to SLOURL: SLOBindingPOST or SLOBindingRedirect
+	Certificate string // PEM; checks the SP's signatures; '' for none
+	// RequestsSigned: the SP's AuthnRequests and LogoutRequests must be
+	// signed (with Certificate); without it a signature is checked when
+	// one comes.
+	RequestsSigned        bool
 	EncryptionCertificate string // PEM; '' for none
 	EncryptAssertions     bool
 	NameIDFormat          string
@@ -28,15 +33,22 @@ type SAMLServiceProvider struct {
 	CreatedAt           int64 // Unix milliseconds
 }
 
+// The bindings logout messages are sent to an SP with.
+const (
+	SLOBindingPOST     = "HTTP-POST"
+	SLOBindingRedirect = "HTTP-Redirect"
+)
+
 const samlSPColumns = `id, realm_id, entity_id, name, enabled, acs_url, slo_url, certificate, encryption_certificate,
-	encrypt_assertions, name_id_format, sign_assertions, sign_responses, attribute_statements, idp_initiated, created_at`
+	encrypt_assertions, name_id_format, sign_assertions, sign_responses, attribute_statements, idp_initiated, created_at,
+	slo_binding, requests_signed`
 
 func scanSAMLSP(row scanner) (*SAMLServiceProvider, error) {
 	var sp SAMLServiceProvider
 	var attrs string
 	err := row.Scan(&sp.ID, &sp.RealmID, &sp.EntityID, &sp.Name, &sp.Enabled, &sp.ACSURL, &sp.SLOURL, &sp.Certificate,
 		&sp.EncryptionCertificate, &sp.EncryptAssertions, &sp.NameIDFormat, &sp.SignAssertions, &sp.SignResponses,
-		&attrs, &sp.IDPInitiated, &sp.CreatedAt)
+		&attrs, &sp.IDPInitiated, &sp.CreatedAt, &sp.SLOBinding, &sp.RequestsSigned)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -56,7 +68,7 @@ func samlSPArgs(sp *SAMLServiceProvider) ([]any, error) {
 	}
 	return []any{sp.ID, sp.RealmID, sp.EntityID, sp.Name, sp.Enabled, sp.ACSURL, sp.SLOURL, sp.Certificate,
 		sp.EncryptionCertificate, sp.EncryptAssertions, sp.NameIDFormat, sp.SignAssertions, sp.SignResponses, attrs,
-		sp.IDPInitiated, sp.CreatedAt}, nil
+		sp.IDPInitiated, sp.CreatedAt, sp.SLOBinding, sp.RequestsSigned}, nil
 }
 
 // CreateSAMLServiceProvider inserts sp. An entity ID taken in the realm is
@@ -67,7 +79,7 @@ func (s *Store) CreateSAMLServiceProvider(ctx context.Context, sp *SAMLServicePr
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, "INSERT INTO saml_service_providers ("+samlSPColumns+") VALUES ("+placeholders(16)+")",
+	_, err = s.w.ExecContext(ctx, "INSERT INTO saml_service_providers ("+samlSPColumns+") VALUES ("+placeholders(18)+")",
 		args...)
 	if err != nil {
 		return fmt.Errorf("create SAML SP %s: %w", sp.EntityID, mapErr(err))
@@ -125,10 +137,10 @@ func (s *Store) UpdateSAMLServiceProvider(ctx context.Context, sp *SAMLServicePr
 	res, err := s.w.ExecContext(ctx, `UPDATE saml_service_providers SET entity_id = $1, name = $2, enabled = $3,
 		acs_url = $4, slo_url = $5, certificate = $6, encryption_certificate = $7, encrypt_assertions = $8,
 		name_id_format = $9, sign_assertions = $10, sign_responses = $11, attribute_statements = $12,
-		idp_initiated = $13 WHERE realm_id = $14 AND id = $15`,
+		idp_initiated = $13, slo_binding = $14, requests_signed = $15 WHERE realm_id = $16 AND id = $17`,
 		sp.EntityID, sp.Name, sp.Enabled, sp.ACSURL, sp.SLOURL, sp.Certificate, sp.EncryptionCertificate,
 		sp.EncryptAssertions, sp.NameIDFormat, sp.SignAssertions, sp.SignResponses, attrs, sp.IDPInitiated,
-		sp.RealmID, sp.ID)
+		sp.SLOBinding, sp.RequestsSigned, sp.RealmID, sp.ID)
 	if err != nil {
 		return fmt.Errorf("update SAML SP %s: %w", sp.ID, mapErr(err))
 	}

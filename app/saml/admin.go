@@ -96,7 +96,8 @@ type spUpdate struct {
 // spUpdatable are the fields a PUT may name, with what null sets them to
 // (nil: the field's zero value).
 var spUpdatable = map[string]any{
-	"entityId": nil, "name": nil, "enabled": true, "acsUrl": nil, "sloUrl": "", "certificate": "",
+	"entityId": nil, "name": nil, "enabled": true, "acsUrl": nil, "sloUrl": "", "sloBinding": store.SLOBindingPOST,
+	"certificate": "", "requestsSigned": false,
 	"encryptionCertificate": "", "encryptAssertions": false, "nameIdFormat": NameIDEmail, "signAssertions": true,
 	"signResponses": true, "attributeStatements": map[string]any{}, "idpInitiatedSso": false, "metadata": nil,
 }
@@ -131,6 +132,7 @@ func (s *Service) UpdateServiceProvider(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	sp.EntityID, sp.Name, sp.Enabled, sp.ACSURL, sp.SLOURL = u.EntityID, u.Name, u.Enabled, u.ACSURL, u.SLOURL
+	sp.SLOBinding, sp.RequestsSigned = u.SLOBinding, u.RequestsSigned
 	sp.Certificate, sp.EncryptionCertificate, sp.EncryptAssertions = u.Certificate, u.EncryptionCertificate, u.EncryptAssertions
 	sp.NameIDFormat, sp.SignAssertions, sp.SignResponses = u.NameIDFormat, u.SignAssertions, u.SignResponses
 	sp.AttributeStatements, sp.IDPInitiated = u.AttributeStatements, u.IDPInitiated

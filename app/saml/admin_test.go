@@ -31,8 +31,8 @@ func TestServiceProviderCRUD(t *testing.T) {
 		t.Fatalf("Location %q", loc)
 	}
 	want := map[string]any{"id": id, "entityId": "https://sp.test/metadata", "name": "Wiki", "enabled": true,
-		"acsUrl": "https://sp.test/acs", "sloUrl": "", "certificate": "", "encryptionCertificate": "",
-		"encryptAssertions": false, "nameIdFormat": "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress",
+		"acsUrl": "https://sp.test/acs", "sloUrl": "", "sloBinding": "HTTP-POST", "certificate": "", "requestsSigned": false,
+		"encryptionCertificate": "", "encryptAssertions": false, "nameIdFormat": "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress",
 		"signAssertions": true, "signResponses": true, "attributeStatements": map[string]any{}, "idpInitiatedSso": false}
 	if !reflect.DeepEqual(sp, want) {
 		t.Fatalf("created %v\nwant %v", sp, want)

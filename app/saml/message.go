@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -126,14 +127,18 @@ func inflate(b []byte) ([]byte, error) {
 	return out, nil
 }
 
+var errAmbiguousXML = errBadMessage("the XML reads differently when parsed again (ambiguous names, namespaces or markup)")
+
 // parseXML reads a message's XML: no DTD, and one the encoding/xml round
 // trip leaves unchanged.
 func parseXML(b []byte) (*etree.Element, error) {
 	if err := refuseDTD(b); err != nil {
 		return nil, errBadMessage("%v", err)
 	}
-	if err := xrv.Validate(bytes.NewReader(b)); err != nil {
-		return nil, errBadMessage("the XML is malformed or ambiguous")
+	if err := xrv.Validate(bytes.NewReader(b)); errors.As(err, new(xrv.XMLValidationError)) {
+		return nil, errAmbiguousXML
+	} else if err != nil {
+		return nil, errBadMessage("the XML is malformed")
 	}
 	doc := etree.NewDocument()
 	doc.ReadSettings.Permissive = false
@@ -161,9 +166,11 @@ func signedQuery(raw, param string) string {
 	return out + "&SigAlg=" + vals["SigAlg"]
 }
 
-// redirectAlgorithms are the SigAlg values a Redirect signature may use.
-// SHA-1 is refused: saml2int requires SHA-256 or better.
-var redirectAlgorithms = map[string]crypto.Hash{
+// signatureMethods are the signature algorithms a request may be signed
+// with, over either binding, and digestMethods the digests an XML
+// signature's references may use. SHA-1 is refused: saml2int requires
+// SHA-256 or better.
+var signatureMethods = map[string]crypto.Hash{
 	dsig.RSASHA256SignatureMethod:   crypto.SHA256,
 	dsig.RSASHA384SignatureMethod:   crypto.SHA384,
 	dsig.RSASHA512SignatureMethod:   crypto.SHA512,
@@ -172,11 +179,17 @@ var redirectAlgorithms = map[string]crypto.Hash{
 	dsig.ECDSASHA512SignatureMethod: crypto.SHA512,
 }
 
+var digestMethods = map[string]bool{
+	"http://www.w3.org/2001/04/xmlenc#sha256":       true,
+	"http://www.w3.org/2001/04/xmldsig-more#sha384": true,
+	"http://www.w3.org/2001/04/xmlenc#sha512":       true,
+}
+
 var errBadSignature = errBadMessage("the signature does not verify with the service provider's certificate")
 
 // verifyRedirect checks the query signature of a Redirect message.
 func verifyRedirect(m *message, cert *x509.Certificate) error {
-	h, ok := redirectAlgorithms[m.sigAlg]
+	h, ok := signatureMethods[m.sigAlg]
 	if !ok {
 		return errBadMessage("SigAlg %s is not accepted (RSA or ECDSA with SHA-256 or better)", m.sigAlg)
 	}
@@ -198,10 +211,20 @@ func verifyRedirect(m *message, cert *x509.Certificate) error {
 
 // verifyEnveloped checks the enveloped signature of a POST message and
 // returns the element it signs, which must be the message's root: what is
-// read afterwards is that element and no other (no signature wrapping).
+// read afterwards is that element as the signature covers it, and no
+// other (no signature wrapping). The library looks for a signature
+// anywhere in the document; here the one signature there may be is the
+// root's own child.
 func verifyEnveloped(root *etree.Element, cert *x509.Certificate, now time.Time) (*etree.Element, error) {
-	if signatureOf(root) == nil {
+	sigs := signaturesIn(root, nil)
+	if len(sigs) == 0 {
 		return nil, errNoSignature
+	}
+	if len(sigs) > 1 || sigs[0].Parent() != root {
+		return nil, errMisplacedSignature
+	}
+	if err := checkMethods(sigs[0]); err != nil {
+		return nil, err
 	}
 	ctx := dsig.NewDefaultValidationContext(&dsig.MemoryX509CertificateStore{Roots: []*x509.Certificate{cert}})
 	ctx.Clock = dsig.NewFakeClockAt(now)
@@ -212,14 +235,39 @@ func verifyEnveloped(root *etree.Element, cert *x509.Certificate, now time.Time)
 	return signed, nil
 }
 
-var errNoSignature = errBadMessage("the service provider must sign its requests, and this one is unsigned")
+var (
+	errNoSignature        = errBadMessage("the service provider must sign its requests, and this one is unsigned")
+	errMisplacedSignature = errBadMessage("the message must have one signature, a child of its root element, and no other")
+)
 
-// signatureOf is the root's ds:Signature child, or nil.
-func signatureOf(root *etree.Element) *etree.Element {
-	for _, c := range root.ChildElements() {
-		if c.Tag == "Signature" && c.NamespaceURI() == dsig.Namespace {
-			return c
+// checkMethods refuses an XML signature whose SignatureMethod or any
+// DigestMethod is not accepted (every one is looked at, whichever the
+// library reads).
+func checkMethods(sig *etree.Element) error {
+	methods := sig.FindElements(".//SignatureMethod")
+	if len(methods) == 0 {
+		return errBadSignature
+	}
+	for _, m := range methods {
+		if alg := m.SelectAttrValue("Algorithm", ""); signatureMethods[alg] == 0 {
+			return errBadMessage("SignatureMethod %s is not accepted (RSA or ECDSA with SHA-256 or better)", alg)
+		}
+	}
+	for _, d := range sig.FindElements(".//DigestMethod") {
+		if alg := d.SelectAttrValue("Algorithm", ""); !digestMethods[alg] {
+			return errBadMessage("DigestMethod %s is not accepted (SHA-256 or better)", alg)
 		}
 	}
 	return nil
+}
+
+// signaturesIn appends the ds:Signature elements of el's tree to out.
+func signaturesIn(el *etree.Element, out []*etree.Element) []*etree.Element {
+	for _, c := range el.ChildElements() {
+		if c.Tag == "Signature" && c.NamespaceURI() == dsig.Namespace {
+			out = append(out, c)
+		}
+		out = signaturesIn(c, out)
+	}
+	return out
 }

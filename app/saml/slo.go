@@ -24,9 +24,12 @@ import (
 // session that has an sloUrl, one after the other, each answering with a
 // LogoutResponse here; last, the one that asked gets its LogoutResponse:
 // Success, or PartialLogout when another service provider said it could
-// not log out. A service provider that never answers stops the chain
-// there: the session is already ended, only the later providers are not
-// told.
+// not log out. Each message goes with the binding of the provider's
+// sloUrl (sloBinding): an HTTP-POST form, or an HTTP-Redirect with the
+// query signed. A request with the aslo:Asynchronous extension gets no
+// LogoutResponse: the chain ends on the realm's signed-out page. A service
+// provider that never answers stops the chain there: the session is
+// already ended, only the later providers are not told.
 
 const (
 	logoutLifetime = 10 * time.Minute
@@ -45,6 +48,8 @@ type logoutState struct {
 	Pending []logoutStep `json:"pending"`
 	Current *logoutStep  `json:"current,omitempty"`
 	Partial bool         `json:"partial,omitempty"`
+	// Async: the initiator asked for no LogoutResponse (aslo:Asynchronous).
+	Async bool `json:"async,omitempty"`
 }
 
 type logoutStep struct {
@@ -67,7 +72,7 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	} else if err != nil {
 		return err
 	}
-	signed, err := s.checkSignature(r, realm, sp, m)
+	signed, verified, err := s.checkSignature(r, realm, sp, m)
 	if err != nil {
 		return err
 	}
@@ -75,14 +80,21 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	if err := unmarshalElement(signed, &lr); err != nil {
 		return errBadMessage("the LogoutRequest cannot be read")
 	}
-	if err := s.checkCommon(lr.ID, lr.Version, lr.IssueInstant, lr.Destination, m, realm, sp); err != nil {
+	if err := s.checkCommon(lr.ID, lr.Version, lr.IssueInstant, lr.Destination, verified, realm); err != nil {
 		return err
 	}
-	if sp.SLOURL == "" {
+	async := asynchronous(signed)
+	if sp.SLOURL == "" && !async {
 		return errNoSLOURL
 	}
 	if lr.NameID == nil || strings.TrimSpace(lr.NameID.Value) == "" {
 		return errBadMessage("the LogoutRequest must name its principal with a NameID")
+	}
+	indexes := sessionIndexes(signed)
+	if !verified && len(indexes) == 0 {
+		// A NameID is no secret (an email address, often): any page could
+		// send the browser with it. A SessionIndex is.
+		return errUnsignedNoIndex
 	}
 	if err := s.deps.Store.RecordSAMLRequestID(ctx, realm.ID, sp.EntityID, lr.ID,
 		lr.IssueInstant.Add(maxIssueAge+clockSkew)); errors.Is(err, store.ErrConflict) {
@@ -90,9 +102,12 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	} else if err != nil {
 		return err
 	}
-	sess, err := s.logoutSession(r, realm, sp, lr.NameID, sessionIndexes(signed))
+	sess, err := s.logoutSession(r, realm, sp, lr.NameID, indexes)
 	if errors.Is(err, errUnknownPrincipal) {
 		s.recordLogoutError(r, realm, sp, statusUnknownPrincipal)
+		if async {
+			return errBadMessage("%v", err)
+		}
 		httpx.LogFailure(s.deps.Log, r, http.StatusOK, err)
 		return s.answerLogout(w, r, realm, sp, lr.ID, m.relayState, crewsaml.Status{
 			StatusCode:    crewsaml.StatusCode{Value: crewsaml.StatusRequester, StatusCode: &crewsaml.StatusCode{Value: statusUnknownPrincipal}},
@@ -100,7 +115,7 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 	} else if err != nil {
 		return err
 	}
-	state := &logoutState{InitiatorID: sp.ID, RequestID: lr.ID, RelayState: m.relayState}
+	state := &logoutState{InitiatorID: sp.ID, RequestID: lr.ID, RelayState: m.relayState, Async: async}
 	if sess != nil {
 		others, err := s.deps.Store.ListSAMLSessions(ctx, realm.ID, sess.ID)
 		if err != nil {
@@ -121,6 +136,26 @@ func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *s
 }
 
 const statusUnknownPrincipal = "urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal"
+
+var errUnsignedNoIndex = errBadMessage("an unsigned LogoutRequest must name the session it ends with its SessionIndex")
+
+const nsAsyncSLO = "urn:oasis:names:tc:SAML:2.0:protocol:ext:async-slo"
+
+// asynchronous says whether a LogoutRequest carries the aslo:Asynchronous
+// extension: its sender wants no LogoutResponse.
+func asynchronous(el *etree.Element) bool {
+	for _, ext := range el.ChildElements() {
+		if ext.Tag != "Extensions" || ext.NamespaceURI() != nsProtocol {
+			continue
+		}
+		for _, c := range ext.ChildElements() {
+			if c.Tag == "Asynchronous" && c.NamespaceURI() == nsAsyncSLO {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 var errUnknownPrincipal = errors.New("the LogoutRequest names another principal or session than the one signed in to the service provider")
 
@@ -244,31 +279,24 @@ func (s *Service) nextLogout(w http.ResponseWriter, r *http.Request, realm *stor
 			SessionIndex: &crewsaml.SessionIndex{Value: step.SessionIndex}}
 		until := now.Add(logoutLifetime)
 		req.NotOnOrAfter = &until
-		el, err := signElement(key, req.Element(), func(sig *etree.Element) *etree.Element {
-			req.Signature = sig
-			return req.Element()
-		})
-		if err != nil {
-			return err
-		}
 		step.RequestID = req.ID
 		state.Current = &step
 		if err := s.saveLogout(r, realm, handle, state); err != nil {
 			return err
 		}
-		doc := etree.NewDocument()
-		doc.SetRoot(el)
-		out, err := doc.WriteToBytes()
-		if err != nil {
-			return err
-		}
-		return s.post(w, r, realm, sp.SLOURL, "SAMLRequest", out, handle)
+		return s.sendLogout(w, r, realm, sp, key, "SAMLRequest", req.Element(), func(sig *etree.Element) *etree.Element {
+			req.Signature = sig
+			return req.Element()
+		}, handle)
 	}
 	if handle != "" {
 		sum := sha256.Sum256([]byte(handle))
 		if err := s.deps.Store.DeleteSAMLLogout(ctx, sum[:]); err != nil {
 			return err
 		}
+	}
+	if state.Async {
+		return s.deps.LoggedOut(w, r, realm)
 	}
 	initiator, err := s.deps.Store.GetSAMLServiceProvider(ctx, realm.ID, state.InitiatorID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && initiator.SLOURL == "") {
@@ -295,20 +323,36 @@ func (s *Service) answerLogout(w http.ResponseWriter, r *http.Request, realm *st
 	resp := &crewsaml.LogoutResponse{ID: randomID(), InResponseTo: inResponseTo, Version: "2.0",
 		IssueInstant: s.deps.Now().UTC(), Destination: sp.SLOURL,
 		Issuer: &crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)}, Status: status}
-	el, err := signElement(key, resp.Element(), func(sig *etree.Element) *etree.Element {
+	return s.sendLogout(w, r, realm, sp, key, "SAMLResponse", resp.Element(), func(sig *etree.Element) *etree.Element {
 		resp.Signature = sig
 		return resp.Element()
-	})
+	}, relayState)
+}
+
+// sendLogout hands a logout message (el, unsigned; param SAMLRequest or
+// SAMLResponse) to sp's sloUrl with sp's binding: by HTTP-Redirect, its
+// query signed; by HTTP-POST, with the enveloped signature place puts in.
+func (s *Service) sendLogout(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider,
+	key *signingKey, param string, el *etree.Element, place func(sig *etree.Element) *etree.Element, relayState string) error {
+	if sp.SLOBinding == store.SLOBindingRedirect {
+		target, err := redirectURL(key, sp.SLOURL, param, el, relayState)
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, target, http.StatusFound)
+		return nil
+	}
+	signed, err := signElement(key, el, place)
 	if err != nil {
 		return err
 	}
 	doc := etree.NewDocument()
-	doc.SetRoot(el)
+	doc.SetRoot(signed)
 	out, err := doc.WriteToBytes()
 	if err != nil {
 		return err
 	}
-	return s.post(w, r, realm, sp.SLOURL, "SAMLResponse", out, relayState)
+	return s.post(w, r, realm, sp.SLOURL, param, out, relayState)
 }
 
 func (s *Service) saveLogout(r *http.Request, realm *store.Realm, handle string, state *logoutState) error {
@@ -361,7 +405,7 @@ func (s *Service) logoutResponse(w http.ResponseWriter, r *http.Request, realm *
 	if issuerOf(m.root) != sp.EntityID {
 		return errBadMessage("the LogoutResponse's Issuer is not the service provider it was awaited from")
 	}
-	signed, err := s.checkSignature(r, realm, sp, m)
+	signed, _, err := s.checkSignature(r, realm, sp, m)
 	if err != nil {
 		return err
 	}

@@ -234,7 +234,6 @@ func TestSingleLogoutMatchesTheSession(t *testing.T) {
 		indexes []string
 	}{
 		{"another user", bobAtS.NameID, transient, []string{bobIndex}},
-		{"another user, no SessionIndex", bobAtS.NameID, transient, nil},
 		{"another session index", atS.NameID, transient, []string{bobIndex}},
 		{"an unknown session index", atS.NameID, transient, []string{"_unknown"}},
 		{"the index of the session at another SP", atS.NameID, transient, []string{index(atOther)}},

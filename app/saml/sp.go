@@ -24,7 +24,9 @@ type SP struct {
 	Enabled               bool              `json:"enabled"`
 	ACSURL                string            `json:"acsUrl"`
 	SLOURL                string            `json:"sloUrl"`
+	SLOBinding            string            `json:"sloBinding"`
 	Certificate           string            `json:"certificate"`
+	RequestsSigned        bool              `json:"requestsSigned"`
 	EncryptionCertificate string            `json:"encryptionCertificate"`
 	EncryptAssertions     bool              `json:"encryptAssertions"`
 	NameIDFormat          string            `json:"nameIdFormat"`
@@ -38,7 +40,7 @@ type SP struct {
 // ToSP is sp as the admin API shows it.
 func ToSP(sp *store.SAMLServiceProvider) SP {
 	return SP{ID: sp.ID, EntityID: sp.EntityID, Name: sp.Name, Enabled: sp.Enabled, ACSURL: sp.ACSURL,
-		SLOURL: sp.SLOURL, Certificate: sp.Certificate, EncryptionCertificate: sp.EncryptionCertificate,
+		SLOURL: sp.SLOURL, SLOBinding: sp.SLOBinding, Certificate: sp.Certificate, RequestsSigned: sp.RequestsSigned, EncryptionCertificate: sp.EncryptionCertificate,
 		EncryptAssertions: sp.EncryptAssertions, NameIDFormat: sp.NameIDFormat, SignAssertions: sp.SignAssertions,
 		SignResponses: sp.SignResponses, AttributeStatements: sp.AttributeStatements, IDPInitiated: sp.IDPInitiated}
 }
@@ -59,7 +61,9 @@ type spCreate struct {
 	Enabled               *bool             `json:"enabled"`
 	ACSURL                *string           `json:"acsUrl"`
 	SLOURL                *string           `json:"sloUrl"`
+	SLOBinding            *string           `json:"sloBinding"`
 	Certificate           *string           `json:"certificate"`
+	RequestsSigned        *bool             `json:"requestsSigned"`
 	EncryptionCertificate *string           `json:"encryptionCertificate"`
 	EncryptAssertions     *bool             `json:"encryptAssertions"`
 	NameIDFormat          *string           `json:"nameIdFormat"`
@@ -111,13 +115,18 @@ var userSources = []string{SourceUsername, SourceEmail, SourceFirstName, SourceL
 // body: the metadata's values first, then the body's fields over them.
 func newSP(id, realmID string, body *spCreate, createdAt int64) (*store.SAMLServiceProvider, error) {
 	sp := &store.SAMLServiceProvider{ID: id, RealmID: realmID, Enabled: true, NameIDFormat: NameIDEmail,
-		SignAssertions: true, SignResponses: true, AttributeStatements: map[string]string{}, CreatedAt: createdAt}
+		SLOBinding: store.SLOBindingPOST, SignAssertions: true, SignResponses: true,
+		AttributeStatements: map[string]string{}, CreatedAt: createdAt}
 	if body.Metadata != nil {
 		if err := applyMetadata(sp, *body.Metadata); err != nil {
 			return nil, err
 		}
 	}
 	applyCreate(sp, body)
+	if body.Metadata == nil && body.RequestsSigned == nil {
+		// Given by hand, a certificate is there to check signatures.
+		sp.RequestsSigned = sp.Certificate != ""
+	}
 	if sp.EntityID == "" {
 		return nil, apperr.Field("entityId", "is required")
 	}
@@ -146,7 +155,9 @@ func applyCreate(sp *store.SAMLServiceProvider, b *spCreate) {
 	setBool(&sp.Enabled, b.Enabled)
 	set(&sp.ACSURL, b.ACSURL)
 	set(&sp.SLOURL, b.SLOURL)
+	set(&sp.SLOBinding, b.SLOBinding)
 	set(&sp.Certificate, b.Certificate)
+	setBool(&sp.RequestsSigned, b.RequestsSigned)
 	set(&sp.EncryptionCertificate, b.EncryptionCertificate)
 	setBool(&sp.EncryptAssertions, b.EncryptAssertions)
 	set(&sp.NameIDFormat, b.NameIDFormat)
@@ -182,6 +193,12 @@ func validateSP(sp *store.SAMLServiceProvider) error {
 		if err := endpointURL("sloUrl", sp.SLOURL); err != nil {
 			return err
 		}
+	}
+	if sp.SLOBinding != store.SLOBindingPOST && sp.SLOBinding != store.SLOBindingRedirect {
+		return apperr.Field("sloBinding", "must be %s or %s", store.SLOBindingPOST, store.SLOBindingRedirect)
+	}
+	if sp.RequestsSigned && sp.Certificate == "" {
+		return apperr.Field("requestsSigned", "needs the SP's certificate (or metadata with a signing key)")
 	}
 	for _, c := range []struct{ field, pem string }{
 		{"certificate", sp.Certificate}, {"encryptionCertificate", sp.EncryptionCertificate},

@@ -20,11 +20,12 @@ const maxMetadata = 256 << 10
 
 // applyMetadata takes what an SP's metadata says of it into sp, replacing
 // what sp had: its entity ID, its HTTP-POST assertion consumer service (the
-// default one, else the first), its single logout service (HTTP-Redirect,
-// else HTTP-POST; none if it lists none), its signing and encryption
-// certificates (none if it lists none), and the first NameID format it
-// lists that this server issues. The fields of the request body then go
-// over these.
+// default one, else the first), its single logout service and that
+// endpoint's binding (HTTP-POST, else HTTP-Redirect; none if it lists
+// neither), whether its requests must be signed (AuthnRequestsSigned), its
+// signing and encryption certificates (none if it lists none), and the
+// first NameID format it lists that this server issues. The fields of the
+// request body then go over these.
 func applyMetadata(sp *store.SAMLServiceProvider, doc string) error {
 	ed, err := parseSPMetadata(doc)
 	if err != nil {
@@ -51,14 +52,17 @@ func applyMetadata(sp *store.SAMLServiceProvider, doc string) error {
 		return apperr.Field("metadata", "has no AssertionConsumerService with the HTTP-POST binding")
 	}
 	sp.ACSURL = acs.Location
-	slo := ""
-	for _, b := range []string{crewsaml.HTTPRedirectBinding, crewsaml.HTTPPostBinding} {
-		i := slices.IndexFunc(d.SingleLogoutServices, func(e crewsaml.Endpoint) bool { return e.Binding == b })
-		if i >= 0 && slo == "" {
-			slo = d.SingleLogoutServices[i].Location
+	sp.SLOURL, sp.SLOBinding = "", store.SLOBindingPOST
+	for _, b := range []struct{ urn, name string }{
+		{crewsaml.HTTPPostBinding, store.SLOBindingPOST}, {crewsaml.HTTPRedirectBinding, store.SLOBindingRedirect},
+	} {
+		i := slices.IndexFunc(d.SingleLogoutServices, func(e crewsaml.Endpoint) bool { return e.Binding == b.urn })
+		if i >= 0 {
+			sp.SLOURL, sp.SLOBinding = d.SingleLogoutServices[i].Location, b.name
+			break
 		}
 	}
-	sp.SLOURL = slo
+	sp.RequestsSigned = d.AuthnRequestsSigned != nil && *d.AuthnRequestsSigned
 	var signing, encryption string
 	for _, kd := range d.KeyDescriptors {
 		if len(kd.KeyInfo.X509Data.X509Certificates) == 0 {

@@ -152,7 +152,7 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 	if !sp.Enabled {
 		return nil, errSPDisabled
 	}
-	signed, err := s.checkSignature(r, realm, sp, m)
+	signed, verified, err := s.checkSignature(r, realm, sp, m)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 	if err := unmarshalElement(signed, &ar); err != nil {
 		return nil, errBadMessage("the AuthnRequest cannot be read")
 	}
-	if err := s.checkCommon(ar.ID, ar.Version, ar.IssueInstant, ar.Destination, m, realm, sp); err != nil {
+	if err := s.checkCommon(ar.ID, ar.Version, ar.IssueInstant, ar.Destination, verified, realm); err != nil {
 		return nil, err
 	}
 	if ar.AssertionConsumerServiceURL != "" && ar.AssertionConsumerServiceURL != sp.ACSURL {
@@ -196,42 +196,50 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 	return req, nil
 }
 
-// checkSignature verifies a message of sp when sp has a certificate (or
-// the realm wants every request signed), and returns the element to read:
-// the one the signature covers.
-func (s *Service) checkSignature(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, m *message) (*etree.Element, error) {
+// checkSignature verifies a message of sp, and returns the element to
+// read (the one the signature covers) and whether it was signed. A
+// signature that comes is verified when sp has a certificate; one must
+// come when sp's requests must be signed (requestsSigned), or the realm
+// wants every request signed.
+func (s *Service) checkSignature(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, m *message) (*etree.Element, bool, error) {
 	settings, err := s.settings(r.Context(), realm)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	realmWants := settings.WantAuthnRequestsSigned && (m.root.Tag == "AuthnRequest" || m.root.Tag == "LogoutRequest")
 	if sp.Certificate == "" {
-		if settings.WantAuthnRequestsSigned && (m.root.Tag == "AuthnRequest" || m.root.Tag == "LogoutRequest") {
-			return nil, errBadMessage("the realm wants signed requests and the service provider has no certificate")
+		if realmWants {
+			return nil, false, errBadMessage("the realm wants signed requests and the service provider has no certificate")
 		}
-		return m.root, nil
+		return m.root, false, nil
 	}
 	cert, err := parseCertificate(sp.Certificate)
 	if err != nil {
-		return nil, err // validated when stored
+		return nil, false, err // validated when stored
 	}
-	if m.binding == bindingRedirect && m.signature != nil {
+	switch {
+	case m.binding == bindingRedirect && m.signature != nil:
 		if err := verifyRedirect(m, cert); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return m.root, nil
+		return m.root, true, nil
+	case len(signaturesIn(m.root, nil)) > 0:
+		// POST, or a Redirect message that kept its XML signature (as
+		// crewjam/saml's service provider sends its LogoutRequests): the
+		// enveloped signature is as good, over the same element.
+		signed, err := verifyEnveloped(m.root, cert, s.deps.Now())
+		return signed, err == nil, err
+	case sp.RequestsSigned || realmWants:
+		return nil, false, errNoSignature
 	}
-	// POST, or a Redirect message that kept its XML signature (as
-	// crewjam/saml's service provider sends its LogoutRequests): the
-	// enveloped signature is as good, over the same element.
-	return verifyEnveloped(m.root, cert, s.deps.Now())
+	return m.root, false, nil
 }
 
 // checkCommon checks what AuthnRequests and LogoutRequests share: an ID,
 // version 2.0, an IssueInstant neither stale nor ahead, and a Destination
 // that is this endpoint (required on a signed message, saml-bindings
 // §3.4.5.2 and §3.5.5.2).
-func (s *Service) checkCommon(id, version string, issued time.Time, dest string, m *message, realm *store.Realm,
-	sp *store.SAMLServiceProvider) error {
+func (s *Service) checkCommon(id, version string, issued time.Time, dest string, signed bool, realm *store.Realm) error {
 	if id == "" || len(id) > 256 {
 		return errBadMessage("the request's ID is missing or longer than 256 characters")
 	}
@@ -242,7 +250,7 @@ func (s *Service) checkCommon(id, version string, issued time.Time, dest string,
 	if issued.IsZero() || now.Sub(issued) > maxIssueAge || issued.Sub(now) > clockSkew {
 		return errBadMessage("IssueInstant %s is not within %s of now", issued.UTC().Format(time.RFC3339), maxIssueAge)
 	}
-	if dest == "" && sp.Certificate != "" {
+	if dest == "" && signed {
 		return errBadMessage("a signed request must name its Destination")
 	}
 	if dest != "" && dest != s.ssoURL(realm) {

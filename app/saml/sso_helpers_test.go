@@ -1,17 +1,25 @@
 package saml_test
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -111,6 +119,10 @@ type sp struct {
 	id   string // its ID at the identity provider
 	keys *testKeyPair
 
+	// postSLO: its single logout service takes HTTP-POST; one that does
+	// not answers a POST with a 500, as Shibboleth's SLO/Redirect does.
+	postSLO bool
+
 	mu             sync.Mutex
 	logoutRequests []crewsaml.LogoutRequest // the identity provider's, received
 }
@@ -121,6 +133,9 @@ type spOptions struct {
 	nameIDFormat crewsaml.NameIDFormat
 	forceAuthn   bool
 	register     map[string]any // fields of the registration beyond the metadata
+	// sloBindings its metadata lists its single logout service with;
+	// HTTP-POST and HTTP-Redirect when nil.
+	sloBindings []string
 }
 
 func newSP(t testing.TB, e *idp, o spOptions) *sp {
@@ -128,8 +143,12 @@ func newSP(t testing.TB, e *idp, o spOptions) *sp {
 	ln := e.listenSP(t)
 	root, _ := url.Parse("http://" + ln.Addr().String())
 	keys := newTestKeyPair(t, "sp")
+	sloBindings := o.sloBindings
+	if sloBindings == nil {
+		sloBindings = []string{crewsaml.HTTPPostBinding, crewsaml.HTTPRedirectBinding}
+	}
 	mw, err := samlsp.New(samlsp.Options{URL: *root, Key: keys.key, Certificate: keys.cert, IDPMetadata: e.metadata(t),
-		SignRequest: o.sign, ForceAuthn: o.forceAuthn, LogoutBindings: []string{crewsaml.HTTPRedirectBinding},
+		SignRequest: o.sign, ForceAuthn: o.forceAuthn, LogoutBindings: sloBindings,
 		// Cookies do not tell ports apart: each SP on 127.0.0.1 needs a name of its own.
 		CookieName: "sp_" + root.Port()})
 	if err != nil {
@@ -142,7 +161,7 @@ func newSP(t testing.TB, e *idp, o spOptions) *sp {
 	if o.nameIDFormat != "" {
 		mw.ServiceProvider.AuthnNameIDFormat = o.nameIDFormat
 	}
-	out := &sp{mw: mw, url: root.String(), keys: keys}
+	out := &sp{mw: mw, url: root.String(), keys: keys, postSLO: slices.Contains(sloBindings, crewsaml.HTTPPostBinding)}
 	mux := http.NewServeMux()
 	mux.Handle("/saml/", mw)
 	mux.HandleFunc("/saml/slo", out.slo)
@@ -171,7 +190,8 @@ func newSP(t testing.TB, e *idp, o spOptions) *sp {
 }
 
 // logout starts the SP's single logout: its session goes, and the browser
-// goes to the identity provider with a LogoutRequest.
+// goes to the identity provider with a LogoutRequest naming the session's
+// NameID and SessionIndex (signed when the SP signs its requests).
 func (s *sp) logout(w http.ResponseWriter, r *http.Request) {
 	sess, err := s.mw.Session.GetSession(r)
 	if err != nil {
@@ -180,55 +200,59 @@ func (s *sp) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	claims := sess.(samlsp.JWTSessionClaims)
 	_ = s.mw.Session.DeleteSession(w, r)
-	u, err := s.mw.ServiceProvider.MakeRedirectLogoutRequest(claims.Subject, "sp-state")
+	sp := &s.mw.ServiceProvider
+	method := sp.SignatureMethod
+	sp.SignatureMethod = ""
+	req, err := sp.MakeLogoutRequest(sp.GetSLOBindingLocation(crewsaml.HTTPRedirectBinding), claims.Subject)
+	sp.SignatureMethod = method
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	http.Redirect(w, r, u.String(), http.StatusFound)
+	if index := claims.Attributes.Get("SessionIndex"); index != "" {
+		req.SessionIndex = &crewsaml.SessionIndex{Value: index}
+	}
+	if method != "" {
+		if err := sp.SignLogoutRequest(req); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
+	http.Redirect(w, r, req.Redirect("sp-state").String(), http.StatusFound)
 }
 
-// slo is the SP's single logout service: the identity provider's
-// LogoutResponse ends the SP's logout; its LogoutRequest (another SP's
-// logout) is checked against the identity provider's certificate,
-// recorded, and answered.
+// slo is the SP's single logout service, over HTTP-POST and HTTP-Redirect:
+// the identity provider's LogoutResponse ends the SP's logout; its
+// LogoutRequest (another SP's logout) is checked against the identity
+// provider's certificate, recorded, ends the SP's session, and is
+// answered.
 func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && !s.postSLO {
+		http.Error(w, "this endpoint takes HTTP-Redirect messages only", http.StatusInternalServerError)
+		return
+	}
 	_ = r.ParseForm()
+	param := "SAMLRequest"
 	if r.Form.Has("SAMLResponse") {
-		if err := s.mw.ServiceProvider.ValidateLogoutResponseRequest(r); err != nil {
-			http.Error(w, "bad LogoutResponse: "+err.Error(), http.StatusBadRequest)
+		param = "SAMLResponse"
+	}
+	el, err := s.idpMessage(r, param)
+	if err != nil {
+		http.Error(w, "bad "+param+": "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	d := etree.NewDocument()
+	d.SetRoot(el)
+	b, _ := d.WriteToBytes()
+	if param == "SAMLResponse" {
+		var resp crewsaml.LogoutResponse
+		if err := xml.Unmarshal(b, &resp); err != nil || resp.Status.StatusCode.Value != crewsaml.StatusSuccess {
+			http.Error(w, fmt.Sprintf("bad LogoutResponse: %v %s", err, b), http.StatusBadRequest)
 			return
 		}
 		_, _ = io.WriteString(w, "logged out; RelayState="+r.Form.Get("RelayState"))
 		return
 	}
-	raw, err := base64.StdEncoding.DecodeString(r.PostForm.Get("SAMLRequest"))
-	if err != nil {
-		http.Error(w, "not a POST LogoutRequest", http.StatusBadRequest)
-		return
-	}
-	doc := etree.NewDocument()
-	if err := doc.ReadFromBytes(raw); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var certs []*x509.Certificate
-	for _, kd := range s.mw.ServiceProvider.IDPMetadata.IDPSSODescriptors[0].KeyDescriptors {
-		der, _ := base64.StdEncoding.DecodeString(kd.KeyInfo.X509Data.X509Certificates[0].Data)
-		c, err := x509.ParseCertificate(der)
-		if err == nil {
-			certs = append(certs, c)
-		}
-	}
-	vc := dsig.NewDefaultValidationContext(&dsig.MemoryX509CertificateStore{Roots: certs})
-	signed, err := vc.Validate(doc.Root())
-	if err != nil {
-		http.Error(w, "LogoutRequest signature: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	d := etree.NewDocument()
-	d.SetRoot(signed)
-	b, _ := d.WriteToBytes()
 	var lr crewsaml.LogoutRequest
 	if err := xml.Unmarshal(b, &lr); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -237,12 +261,74 @@ func (s *sp) slo(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.logoutRequests = append(s.logoutRequests, lr)
 	s.mu.Unlock()
-	u, err := s.mw.ServiceProvider.MakeRedirectLogoutResponse(lr.ID, r.PostForm.Get("RelayState"))
+	_ = s.mw.Session.DeleteSession(w, r)
+	u, err := s.mw.ServiceProvider.MakeRedirectLogoutResponse(lr.ID, r.Form.Get("RelayState"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// idpMessage is the identity provider's message param of r, its signature
+// checked: in the query by HTTP-Redirect (deflated, the signature over the
+// query), in the form by HTTP-POST (the signature enveloped).
+func (s *sp) idpMessage(r *http.Request, param string) (*etree.Element, error) {
+	var certs []*x509.Certificate
+	for _, kd := range s.mw.ServiceProvider.IDPMetadata.IDPSSODescriptors[0].KeyDescriptors {
+		der, _ := base64.StdEncoding.DecodeString(kd.KeyInfo.X509Data.X509Certificates[0].Data)
+		if c, err := x509.ParseCertificate(der); err == nil {
+			certs = append(certs, c)
+		}
+	}
+	raw, err := base64.StdEncoding.DecodeString(r.Form.Get(param))
+	if err != nil {
+		return nil, err
+	}
+	if r.Method == http.MethodGet {
+		if raw, err = io.ReadAll(flate.NewReader(bytes.NewReader(raw))); err != nil {
+			return nil, err
+		}
+		q := r.URL.Query()
+		if q.Get("SigAlg") != dsig.RSASHA256SignatureMethod {
+			return nil, fmt.Errorf("SigAlg %q", q.Get("SigAlg"))
+		}
+		sig, err := base64.StdEncoding.DecodeString(q.Get("Signature"))
+		if err != nil {
+			return nil, err
+		}
+		// The octets signed, as they came: param, RelayState, SigAlg.
+		var signed []string
+		for _, name := range []string{param, "RelayState", "SigAlg"} {
+			for part := range strings.SplitSeq(r.URL.RawQuery, "&") {
+				if strings.HasPrefix(part, name+"=") {
+					signed = append(signed, part)
+				}
+			}
+		}
+		sum := sha256.Sum256([]byte(strings.Join(signed, "&")))
+		ok := false
+		for _, c := range certs {
+			ok = ok || rsa.VerifyPKCS1v15(c.PublicKey.(*rsa.PublicKey), crypto.SHA256, sum[:], sig) == nil
+		}
+		if !ok {
+			return nil, errors.New("the query signature does not verify")
+		}
+		doc := etree.NewDocument()
+		if err := doc.ReadFromBytes(raw); err != nil {
+			return nil, err
+		}
+		if doc.Root().FindElement("./Signature") != nil {
+			return nil, errors.New("a Redirect message keeps its XML signature")
+		}
+		return doc.Root(), nil
+	}
+	doc := etree.NewDocument()
+	if err := doc.ReadFromBytes(raw); err != nil {
+		return nil, err
+	}
+	vc := dsig.NewDefaultValidationContext(&dsig.MemoryX509CertificateStore{Roots: certs})
+	return vc.Validate(doc.Root())
 }
 
 // browser is an HTTP client with a cookie jar that does what a person's

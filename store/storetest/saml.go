@@ -121,7 +121,7 @@ func testSAMLSettings(t *testing.T, s *store.Store) {
 
 func samlTestSP(id, realmID, entityID string) *store.SAMLServiceProvider {
 	return &store.SAMLServiceProvider{ID: id, RealmID: realmID, EntityID: entityID, Name: "SP " + entityID, Enabled: true,
-		ACSURL: entityID + "/acs", SLOURL: entityID + "/slo", Certificate: "PEM sign", EncryptionCertificate: "PEM enc",
+		ACSURL: entityID + "/acs", SLOURL: entityID + "/slo", SLOBinding: store.SLOBindingRedirect, Certificate: "PEM sign", RequestsSigned: true, EncryptionCertificate: "PEM enc",
 		EncryptAssertions: true, NameIDFormat: "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent",
 		SignAssertions: true, SignResponses: true, AttributeStatements: map[string]string{"mail": "email"},
 		IDPInitiated: true, CreatedAt: 1234}
@@ -163,6 +163,7 @@ func testSAMLServiceProviders(t *testing.T, s *store.Store) {
 	}
 
 	a.Name, a.Enabled, a.AttributeStatements = "renamed", false, map[string]string{"uid": "username"}
+	a.SLOBinding, a.RequestsSigned = store.SLOBindingPOST, false
 	if err := s.UpdateSAMLServiceProvider(testCtx, a); err != nil {
 		t.Fatal(err)
 	}
