@@ -132,7 +132,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
-		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
+		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout,
+		CallerPermissions: callerPermissions})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
