@@ -138,7 +138,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
-		CallerRole: callerOrgRole})
+		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.mailWake = make(chan struct{}, 1)
