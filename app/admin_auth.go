@@ -232,6 +232,11 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 		if perms, err = authz.Parse(*body.Permissions); err != nil {
 			return apperr.Field("permissions", "%v", err)
 		}
+		// A token that names no permission would carry none in its claims,
+		// which reads as every permission.
+		if len(*body.Permissions) == 0 {
+			return apperr.Field("permissions", "must name at least one permission; leave it out for every permission")
+		}
 	}
 	if body.Username == nil || *body.Username == "" {
 		return apperr.Field("username", "is required")

@@ -132,12 +132,13 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
-		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout})
+		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout,
+		CallerPermissions: callerPermissions})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
-		CallerRole: callerOrgRole})
+		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.mailWake = make(chan struct{}, 1)

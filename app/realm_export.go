@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/ldapfed"
@@ -336,6 +337,27 @@ func parentsFirst(groups []*store.Group) []*store.Group {
 	return out
 }
 
+// exportPermissions are what an export needs beside the route's
+// realm:read: the read permission of every area it holds, the users' with
+// includeUsers, and with includeSecrets the write permissions of the
+// secrets it carries, which the admin API never shows (the realm's SMTP
+// password and directories' bind credentials, client secret hashes,
+// providers' client secrets, users' password hashes).
+func exportPermissions(includeUsers, includeSecrets bool) []authz.Permission {
+	perms := []authz.Permission{authz.ClientsRead, authz.RolesRead, authz.GroupsRead, authz.ScopesRead,
+		authz.IdentityProvidersRead, authz.SCIMRead, authz.OrgsRead}
+	if includeUsers {
+		perms = append(perms, authz.UsersRead)
+	}
+	if includeSecrets {
+		perms = append(perms, authz.RealmWrite, authz.ClientsWrite, authz.IdentityProvidersWrite)
+		if includeUsers {
+			perms = append(perms, authz.UsersWrite)
+		}
+	}
+	return perms
+}
+
 func (a *App) exportRealm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	includeUsers, err := httpx.BoolParam(q.Get("includeUsers"), "includeUsers")
@@ -349,6 +371,12 @@ func (a *App) exportRealm(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
 		return err
+	}
+	held := callerPermissions(r)
+	for _, p := range exportPermissions(includeUsers, includeSecrets) {
+		if !held.Has(p) {
+			return apperr.Forbidden("this export carries what the permission %s covers, which this credential lacks", p)
+		}
 	}
 	data, err := ExportRealm(r.Context(), a.store, realm.Name, includeUsers, includeSecrets)
 	if err != nil {

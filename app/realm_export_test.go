@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/authz"
 )
 
 // testArgon2Hash is a valid argon2id hash of a password no test types.
@@ -474,4 +478,45 @@ func mustRealmID(t testing.TB, s *testServer, name string) string {
 		t.Fatal(err)
 	}
 	return realm.ID
+}
+
+// An export shows its caller nothing their credential does not: the areas
+// it holds need their read permissions, the users users:read, and the
+// secrets, which the admin API never shows, the write permissions of what
+// they open.
+func TestRealmExportNeedsWhatItHolds(t *testing.T) {
+	s := newTestServer(t, authWithAdminUser(nil))
+	s.createRealm("acme")
+	reads := []authz.Permission{authz.RealmRead, authz.ClientsRead, authz.RolesRead, authz.GroupsRead, authz.ScopesRead,
+		authz.IdentityProvidersRead, authz.SCIMRead, authz.OrgsRead}
+	secrets := append(slices.Clone(reads), authz.RealmWrite, authz.ClientsWrite, authz.IdentityProvidersWrite)
+	with := func(base []authz.Permission, more ...authz.Permission) []authz.Permission {
+		return append(slices.Clone(base), more...)
+	}
+	for _, c := range []struct {
+		query   string
+		perms   []authz.Permission
+		lacking authz.Permission // "" for a 200
+	}{
+		{"", []authz.Permission{authz.RealmRead}, authz.ClientsRead},
+		{"", reads, ""},
+		{"includeUsers=true", reads, authz.UsersRead},
+		{"includeUsers=true", with(reads, authz.UsersRead), ""},
+		{"includeSecrets=true", with(reads, authz.UsersRead, authz.UsersWrite), authz.RealmWrite},
+		{"includeSecrets=true", secrets, ""},
+		{"includeUsers=true&includeSecrets=true", with(secrets, authz.UsersRead), authz.UsersWrite},
+		{"includeUsers=true&includeSecrets=true", with(secrets, authz.UsersRead, authz.UsersWrite), ""},
+	} {
+		t.Run(fmt.Sprintf("%s %v", c.query, c.perms), func(t *testing.T) {
+			r := s.request(http.MethodGet, "/admin/realms/acme/export?"+c.query, nil, authBearer(authLoginFor(t, s, c.perms)))
+			if c.lacking == "" {
+				mustStatus(t, r, http.StatusOK)
+				return
+			}
+			mustError(t, r, http.StatusForbidden, "forbidden", "")
+			if !strings.Contains(string(r.Body), string(c.lacking)) {
+				t.Fatalf("the 403 does not name %s: %s", c.lacking, r.Body)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -76,13 +77,50 @@ func TestRouteTableDeclaresAccess(t *testing.T) {
 	}
 }
 
-// Every admin route answers 401 without credentials and 403 to a
-// credential holding every permission but the one it asks; every route of
-// a signed-in person answers an API caller without credentials 401.
+// Every admin route answers 401 without credentials, with a garbage one
+// and with another realm's API key, and 403 to a credential holding every
+// permission but the one it asks or only an unrelated one, whether an
+// admin's token or a service account's API key (which outside a realm is
+// no credential: 401); every route of a signed-in person answers an API
+// caller without credentials 401.
 func TestRoutePermissionsEnforced(t *testing.T) {
 	s := newTestServer(t, authWithAdminUser(nil))
 	s.createRealm("acme")
+	s.createRealm("beta")
 	userID := s.createUser("acme", map[string]any{"username": "alice"})["id"].(string)
+	realmAll := realmPermissions()
+	accounts := 0
+	apiKey := func(realm string, perms []authz.Permission) string {
+		accounts++
+		r := s.admin(http.MethodPost, "/admin/realms/"+realm+"/service-accounts", map[string]any{
+			"name": fmt.Sprintf("caller-%d", accounts), "adminPermissions": permNames(perms)})
+		mustStatus(t, r, http.StatusCreated)
+		r = s.admin(http.MethodPost, "/admin/realms/"+realm+"/service-accounts/"+r.object(t)["id"].(string)+"/api-keys", map[string]any{})
+		mustStatus(t, r, http.StatusCreated)
+		return authBearer(r.object(t)["apiKey"].(string))
+	}
+	otherRealmKey := apiKey("beta", realmAll)
+	garbage := []string{"Authorization: Bearer garbage", "X-Admin-API-Key: garbage", "Authorization: Basic cm9vdDpyb290",
+		"Authorization: Bearer idp_0123456789ab_" + strings.Repeat("A", 43), "Authorization: Bearer " + uuid.NewString() + ".forged"}
+	keysLacking := map[authz.Permission]string{}
+	keyLacking := func(p authz.Permission) string {
+		if _, ok := keysLacking[p]; !ok {
+			keysLacking[p] = apiKey("acme", slices.DeleteFunc(slices.Clone(realmAll), func(q authz.Permission) bool { return q == p }))
+		}
+		return keysLacking[p]
+	}
+	// An unrelated permission: a read of another area.
+	unrelated := func(p authz.Permission) authz.Permission {
+		if p == authz.EventsRead {
+			return authz.SessionsRead
+		}
+		return authz.EventsRead
+	}
+	onlyTokens, onlyKeys := map[authz.Permission]string{}, map[authz.Permission]string{}
+	for _, q := range []authz.Permission{authz.EventsRead, authz.SessionsRead} {
+		onlyTokens[q] = authBearer(authLoginFor(t, s, []authz.Permission{q}))
+		onlyKeys[q] = apiKey("acme", []authz.Permission{q})
+	}
 
 	// One token per permission left out, each signed in for all the others.
 	lacking := map[authz.Permission]string{}
@@ -115,14 +153,31 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		switch rt.access.kind {
 		case accessAdmin:
 			admin++
-			mustError(t, s.request(rt.method, path, body), http.StatusUnauthorized, "unauthorized", "")
+			for _, cred := range append([]string{"", otherRealmKey}, garbage...) {
+				if r := s.request(rt.method, path, body, cred); r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), `"unauthorized"`) {
+					t.Errorf("%s %s with %q: %d %s, want 401 unauthorized", rt.method, path, cred, r.Status, r.Body)
+				}
+			}
 			if rt.access.perm == authz.Authenticated {
 				continue
 			}
-			r := s.request(rt.method, path, body, authBearer(tokenLacking(rt.access.perm)))
-			mustError(t, r, http.StatusForbidden, "forbidden", "")
-			if !strings.Contains(string(r.Body), string(rt.access.perm)) {
-				t.Errorf("%s %s: the 403 does not name %s: %s", rt.method, rt.path, rt.access.perm, r.Body)
+			q := unrelated(rt.access.perm)
+			creds := []string{authBearer(tokenLacking(rt.access.perm)), onlyTokens[q], onlyKeys[q]}
+			if slices.Contains(realmAll, rt.access.perm) {
+				creds = append(creds, keyLacking(rt.access.perm))
+			} else {
+				creds = append(creds, keyLacking(authz.SystemManage)) // every permission a service account may hold
+			}
+			for i, cred := range creds {
+				r := s.request(rt.method, path, body, cred)
+				if i >= 2 && !strings.Contains(rt.path, "{realm}") {
+					mustError(t, r, http.StatusUnauthorized, "unauthorized", "") // an API key acts only in a realm
+					continue
+				}
+				mustError(t, r, http.StatusForbidden, "forbidden", "")
+				if !strings.Contains(string(r.Body), string(rt.access.perm)) {
+					t.Errorf("%s %s: the 403 does not name %s: %s", rt.method, rt.path, rt.access.perm, r.Body)
+				}
 			}
 		case accessUser:
 			user++
@@ -174,4 +229,13 @@ func TestAdminTokenNarrowed(t *testing.T) {
 	r = s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": authTestAdminUser,
 		"password": authTestAdminPassword, "permissions": []string{"users:read", "root"}})
 	mustError(t, r, http.StatusBadRequest, "invalid_field", "permissions")
+
+	// No permission named is refused: the token would carry no list, which
+	// reads as every permission.
+	r = s.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": authTestAdminUser,
+		"password": authTestAdminPassword, "permissions": []string{}})
+	mustError(t, r, http.StatusBadRequest, "invalid_field", "permissions")
+	if !strings.Contains(string(r.Body), "at least one") {
+		t.Fatalf("an empty list refused for another reason: %s", r.Body)
+	}
 }

@@ -208,6 +208,11 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 		if err := identity.CheckNHIWritable(cur); err != nil {
 			return err
 		}
+		// On the identity as the transaction sees it, so that a grant made
+		// meanwhile is not missed.
+		if err := s.checkIssue(r, cur); err != nil {
+			return err
+		}
 		if err := checkRoom(r, tx, n, c, rot, now); err != nil {
 			return err
 		}

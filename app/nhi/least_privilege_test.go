@@ -2,6 +2,7 @@ package nhi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/idenplane/idenplane/app/apptest"
@@ -41,6 +42,34 @@ func TestServiceAccountAdminPermissions(t *testing.T) {
 	if got := getIdentity(t, s, sa.ID); len(got.AdminPermissions) != 2 {
 		t.Fatalf("permissions after its own update %v", got.AdminPermissions)
 	}
+	// Nor issue or rotate a credential of an account that holds more: whoever
+	// holds it acts with that account's permissions.
+	r = s.Admin(http.MethodPost, saPath, map[string]any{"name": "admin-bot", "adminPermissions": []string{"users:read", "users:write"}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	wider := r.Object(t)["id"].(string)
+	r = s.Admin(http.MethodPost, nhiPath+"/"+wider+"/credentials", map[string]any{"type": "client_secret"})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	widerSecret := r.Object(t)["id"].(string)
+	for _, c := range []struct{ name, path string }{
+		{"an API key", saPath + "/" + wider + "/api-keys"},
+		{"a client secret", nhiPath + "/" + wider + "/credentials"},
+		{"a rotation", nhiPath + "/" + wider + "/credentials/" + widerSecret + "/rotate"},
+		{"a certificate", nhiPath + "/" + wider + "/certificate"},
+	} {
+		body := map[string]any{}
+		if c.name == "a client secret" {
+			body["type"] = "client_secret"
+		}
+		r := as(http.MethodPost, c.path, body)
+		apptest.MustError(t, r, 403, "forbidden", "")
+		if !strings.Contains(string(r.Body), "admin-bot holds the permission users:write") {
+			t.Errorf("%s of a wider account refused for another reason: %s", c.name, r.Body)
+		}
+	}
+	r = s.Admin(http.MethodPost, saPath, map[string]any{"name": "reader-bot", "adminPermissions": []string{"users:read"}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	apptest.MustStatus(t, as(http.MethodPost, saPath+"/"+r.Object(t)["id"].(string)+"/api-keys", map[string]any{}), http.StatusCreated)
+
 	// Its writes are recorded as its own.
 	log := auditLog(t, s, "?action=UPDATE&identityId="+sa.ID)
 	if len(log) != 1 || log[0].Actor.Type != "service-account" || log[0].Actor.Name != "automation" {

@@ -140,3 +140,17 @@ func (s *Service) checkGrant(r *http.Request, before, after []string) error {
 	}
 	return nil
 }
+
+// checkIssue refuses a credential of n to a caller that does not hold
+// every admin permission n has: whoever holds the credential acts with
+// them, so issuing or rotating it grants them as a grant does.
+func (s *Service) checkIssue(r *http.Request, n *store.NHI) error {
+	held := s.deps.CallerPermissions(r)
+	for _, p := range n.AdminPermissions {
+		if !held.Has(authz.Permission(p)) {
+			return apperr.Forbidden("%s holds the permission %s: a credential of it cannot be issued by a caller that does not hold it",
+				n.Name, p)
+		}
+	}
+	return nil
+}

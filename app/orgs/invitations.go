@@ -102,6 +102,9 @@ func (s *Service) CreateInvitation(w http.ResponseWriter, r *http.Request) error
 	if role == RoleOwner && !s.mayTouchOwner(r) {
 		return errOwnersOnly
 	}
+	if err := s.checkRoleGrant(r, role); err != nil {
+		return err
+	}
 	lifetime := defaultInvitationLifetime
 	if body.ExpiresIn != nil {
 		lifetime = time.Duration(*body.ExpiresIn) * time.Second

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -76,6 +77,18 @@ func (s *Service) mayTouchOwner(r *http.Request) bool {
 	return role == "" || role == RoleOwner
 }
 
+// checkRoleGrant refuses the owner or admin role to a caller that does
+// not hold organizations:read: the role reads the organization's members
+// and invitations, so giving it grants that permission, and a caller
+// invites an address it reads as readily as another's.
+func (s *Service) checkRoleGrant(r *http.Request, role string) error {
+	if (role == RoleOwner || role == RoleAdmin) && !s.deps.CallerPermissions(r).Has(authz.OrgsRead) {
+		return apperr.Forbidden("the %s role holds the permission %s: it cannot be given by a caller that does not hold it",
+			role, authz.OrgsRead)
+	}
+	return nil
+}
+
 // errLastOwner refuses a change that would leave an organization without
 // an owner.
 func errLastOwner() error {
@@ -114,6 +127,9 @@ func (s *Service) AddMember(w http.ResponseWriter, r *http.Request) error {
 	}
 	if role == RoleOwner && !s.mayTouchOwner(r) {
 		return errOwnersOnly
+	}
+	if err := s.checkRoleGrant(r, role); err != nil {
+		return err
 	}
 	u, err := bodyUser(r.Context(), s.deps.Store, realm.ID, *body.UserID)
 	if err != nil {
@@ -194,6 +210,9 @@ func (s *Service) UpdateMember(w http.ResponseWriter, r *http.Request) error {
 	}
 	role, err := checkRole(body.Role, "")
 	if err != nil {
+		return err
+	}
+	if err := s.checkRoleGrant(r, role); err != nil {
 		return err
 	}
 	var m *store.OrgMember

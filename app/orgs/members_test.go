@@ -3,6 +3,7 @@ package orgs_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -151,5 +152,42 @@ func TestMembersBadInput(t *testing.T) {
 	}
 	if got := members(s, "acme", ""); !slices.Equal(got, []string{"alice:owner"}) {
 		t.Errorf("members after refused requests %v", got)
+	}
+}
+
+// The owner and admin roles read their organization: a caller holding
+// organizations:write without organizations:read gives neither, by adding
+// a member, changing a role or inviting.
+func TestRoleGrantNeedsRead(t *testing.T) {
+	s := newServer(t)
+	createOrg(s, map[string]any{"slug": "acme", "name": "Acme"})
+	alice := userID(s, "acme", "alice")
+	key := func(name string, perms ...string) func(method, path string, body any) *apptest.Response {
+		r := s.Admin(http.MethodPost, "/admin/realms/acme/service-accounts", map[string]any{"name": name, "adminPermissions": perms})
+		apptest.MustStatus(t, r, http.StatusCreated)
+		r = s.Admin(http.MethodPost, "/admin/realms/acme/service-accounts/"+r.Object(t)["id"].(string)+"/api-keys", map[string]any{})
+		apptest.MustStatus(t, r, http.StatusCreated)
+		bearer := "Authorization: Bearer " + r.Object(t)["apiKey"].(string)
+		return func(method, path string, body any) *apptest.Response { return s.Request(method, path, body, bearer) }
+	}
+	writer := key("writer", "organizations:write")
+	refused := func(r *apptest.Response, role string) {
+		t.Helper()
+		apptest.MustError(t, r, http.StatusForbidden, "forbidden", "")
+		if want := "the " + role + " role holds the permission organizations:read"; !strings.Contains(string(r.Body), want) {
+			t.Errorf("refused for another reason than %q: %s", want, r.Body)
+		}
+	}
+	for _, role := range []string{"owner", "admin"} {
+		refused(writer(http.MethodPost, orgsPath+"/acme/members", map[string]any{"userId": alice, "role": role}), role)
+		refused(writer(http.MethodPost, orgsPath+"/acme/invitations", map[string]any{"email": "eve@example.test", "role": role}), role)
+	}
+	apptest.MustStatus(t, writer(http.MethodPost, orgsPath+"/acme/members", map[string]any{"userId": alice}), http.StatusCreated)
+	refused(writer(http.MethodPut, orgsPath+"/acme/members/"+alice, map[string]any{"role": "admin"}), "admin")
+
+	manager := key("manager", "organizations:read", "organizations:write")
+	apptest.MustStatus(t, manager(http.MethodPut, orgsPath+"/acme/members/"+alice, map[string]any{"role": "admin"}), http.StatusOK)
+	if got := members(s, "acme", ""); !slices.Equal(got, []string{"alice:admin"}) {
+		t.Fatalf("members %v", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -42,6 +43,10 @@ type Deps struct {
 	// owner or admin of it calls with their own token; "" for an admin
 	// credential, which may do anything.
 	CallerRole func(r *http.Request) string
+	// CallerPermissions are the admin permissions of the request's caller:
+	// the owner and admin roles are given only by a caller holding what
+	// they hold.
+	CallerPermissions func(r *http.Request) authz.Set
 }
 
 // Service is the organizations area: the admin API's handlers.

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -39,6 +40,10 @@ type Deps struct {
 	// SessionsEnded tells the rest of the server which sessions a
 	// deactivation ended (the back-channel logout of their clients).
 	SessionsEnded func(ctx context.Context, realm *store.Realm, ended []*store.Session)
+	// CallerPermissions are the admin permissions of an admin request's
+	// caller: a token is created only by a caller holding what it amounts
+	// to (TokenPermissions).
+	CallerPermissions func(r *http.Request) authz.Set
 }
 
 // Service is the SCIM area: the SCIM endpoints and the token admin API.

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -71,12 +72,24 @@ func newTokenSecret(id string) (credential string, hash []byte) {
 	return id + "." + secret, sum[:]
 }
 
+// TokenPermissions are what a SCIM token amounts to in admin permissions:
+// it reads, creates, changes and deletes the realm's users (their
+// passwords included) and groups. Only a caller holding them all creates
+// one, so that scim:write grants nothing its holder lacks.
+var TokenPermissions = []authz.Permission{authz.UsersRead, authz.UsersWrite, authz.GroupsRead, authz.GroupsWrite}
+
 // CreateToken makes a token of the realm: {"name", "expiresAt"}. The
 // answer holds the credential, which is never shown again.
 func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
+	}
+	held := s.deps.CallerPermissions(r)
+	for _, p := range TokenPermissions {
+		if !held.Has(p) {
+			return apperr.Forbidden("a SCIM token writes users and groups: it cannot be created by a caller that does not hold the permission %s", p)
+		}
 	}
 	var body struct {
 		Name      string `json:"name"`
