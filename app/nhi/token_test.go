@@ -424,34 +424,43 @@ func TestPrivateKeyJWT(t *testing.T) {
 		{"an unsigned JWT (alg None), its claims good", "billing-worker", unsigned("None"), `accepted algorithm (alg "None")`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := refusals(t, e.s)
-			status, body := e.assertionToken(t, c.clientID, c.assertion)
-			if status != http.StatusUnauthorized || body["error"] != "invalid_client" || body["error_description"] != "client authentication failed" {
-				t.Fatalf("%d %v, want 401 invalid_client", status, body)
-			}
-			var added []string
-			for id, details := range refusals(t, e.s) {
-				if _, seen := before[id]; !seen {
-					added = append(added, details)
-				}
-			}
-			switch {
-			case c.reason == "" && len(added) != 0:
-				t.Fatalf("refusals recorded %v, want none", added)
-			case c.reason != "" && (len(added) != 1 || !strings.Contains(added[0], c.reason)):
-				t.Fatalf("refusals recorded %q, want one with %q", added, c.reason)
-			}
+			e.mustRefuseAssertion(t, c.clientID, c.assertion, c.reason)
 		})
 	}
 
 	// A revoked key, and a suspended identity.
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, nhiPath+"/"+e.n.ID+"/credentials/"+ecCred.ID+"/revoke", nil), http.StatusOK)
-	if status, _ := e.assertionToken(t, "billing-worker", assertion(t, ec, jose.ES256, "", claims(nil))); status != http.StatusUnauthorized {
-		t.Fatalf("revoked key: %d", status)
-	}
+	e.mustRefuseAssertion(t, "billing-worker", assertion(t, ec, jose.ES256, "", claims(nil)), noKey)
+	// Suspending disables the backing client, which refuses before any
+	// identity is looked at; with the client enabled again behind the
+	// identity's back, the identity's state refuses.
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, nhiPath+"/"+e.n.ID+"/suspend", nil), http.StatusOK)
-	if status, _ := e.assertionToken(t, "billing-worker", assertion(t, rs, jose.RS256, "", claims(nil))); status != http.StatusUnauthorized {
-		t.Fatalf("suspended identity: %d", status)
+	e.mustRefuseAssertion(t, "billing-worker", assertion(t, rs, jose.RS256, "", claims(nil)), "")
+	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/clients/billing-worker", map[string]any{"enabled": true}), http.StatusOK)
+	e.mustRefuseAssertion(t, "billing-worker", assertion(t, rs, jose.RS256, "", claims(nil)), "the identity is not active")
+}
+
+// mustRefuseAssertion checks that the assertion is refused with the one
+// invalid_client, and that the refusal recorded in the audit log names
+// reason ("" for an assertion that names no identity: nothing recorded).
+func (e *tokenEnv) mustRefuseAssertion(t *testing.T, clientID, jwtAssertion, reason string) {
+	t.Helper()
+	before := refusals(t, e.s)
+	status, body := e.assertionToken(t, clientID, jwtAssertion)
+	if status != http.StatusUnauthorized || body["error"] != "invalid_client" || body["error_description"] != "client authentication failed" {
+		t.Fatalf("%d %v, want 401 invalid_client", status, body)
+	}
+	var added []string
+	for id, details := range refusals(t, e.s) {
+		if _, seen := before[id]; !seen {
+			added = append(added, details)
+		}
+	}
+	switch {
+	case reason == "" && len(added) != 0:
+		t.Fatalf("refusals recorded %v, want none", added)
+	case reason != "" && (len(added) != 1 || !strings.Contains(added[0], reason)):
+		t.Fatalf("refusals recorded %q, want one with %q", added, reason)
 	}
 }
 
