@@ -271,6 +271,7 @@ func FuzzAdminCreateMapper(f *testing.F) {
 // custom fields; a field made is served on the public form description.
 func FuzzAdminCreateRegistrationField(f *testing.F) {
 	e := newFuzzEnv(f)
+	mustStatus(f, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"registrationAllowed": true}), http.StatusOK)
 	seeds := []string{
 		`{"key":"phone","label":"Phone","type":"tel","required":true,"pattern":"^\\+?[0-9 ]{6,20}$"}`,
 		`{"key":"plan","label":"Plan","type":"select","options":["free","pro"]}`,

@@ -116,7 +116,7 @@ func defaultRealmJSON(name string) map[string]any {
 		"passwordMinLength":    8,
 		"maxLoginFailures":     5,
 		"lockoutDuration":      900,
-		"registrationAllowed":  true,
+		"registrationAllowed":  false,
 		"eventsExpiration":     604800,
 		"themeName":            "idenplane",
 		// Fields the spec gives no default for: the zero value, except the
@@ -188,7 +188,7 @@ func allRealmFields(name string) map[string]any {
 		"passwordRequireDigits": true, "passwordRequireSpecialChars": true,
 		"passwordHistoryCount": 3, "passwordMaxAgeDays": 90, "bruteForceEnabled": false,
 		"maxLoginFailures": 10, "lockoutDuration": 60, "failureResetTime": 600, "permanentLockoutAfter": 4,
-		"registrationAllowed": false, "requireEmailVerification": true, "mfaRequired": true,
+		"registrationAllowed": true, "requireEmailVerification": true, "mfaRequired": true,
 		"eventsEnabled": true, "eventsExpiration": 3600, "adminEventsEnabled": true,
 		"enabledEventTypes": []any{"LOGIN", "LOGIN_ERROR", "REFRESH_TOKEN"},
 		"themeName":         "idenplane-dark",
@@ -449,7 +449,7 @@ var realmUpdateCases = []struct {
 	{"emailProvider", map[string]any{"emailProvider": "postmark", "emailProviderConfig": map[string]any{"serverToken": "pm-1", "from": "a@example.com"}},
 		map[string]any{"emailProvider": "postmark", "emailProviderConfig": map[string]any{"serverToken": redacted, "from": "a@example.com"}}},
 	{"emailProviderConfig", map[string]any{"emailProviderConfig": map[string]any{"region": "eu"}}, nil},
-	{"registrationAllowed", map[string]any{"registrationAllowed": false}, nil},
+	{"registrationAllowed", map[string]any{"registrationAllowed": true}, nil},
 	{"mfaRequired", map[string]any{"mfaRequired": true}, nil},
 	{"themeName", map[string]any{"themeName": "high-contrast"}, nil},
 	{"theme", map[string]any{"theme": map[string]any{"primaryColor": "#112233"}}, nil},
@@ -516,7 +516,7 @@ func nonDefaultUpdate() map[string]any {
 		"smtpHost": "smtp.example.com", "smtpPort": 25, "smtpUser": "u", "smtpPassword": "pw-123",
 		"smtpFrom": "from@example.com", "emailProvider": "sendgrid",
 		"emailProviderConfig": map[string]any{"apiKey": "sg-1", "sender": "x"},
-		"registrationAllowed": false, "mfaRequired": true, "themeName": "idenplane-dark",
+		"registrationAllowed": true, "mfaRequired": true, "themeName": "idenplane-dark",
 		"theme": map[string]any{"primaryColor": "#000000"},
 	}
 }

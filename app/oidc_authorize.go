@@ -131,14 +131,22 @@ func (a *App) verifyAuthRequest(ctx context.Context, realm *store.Realm, client 
 	if authErr := checkPrompt(q, ar); authErr != nil {
 		return ar, authErr, nil
 	}
-	scopes, err := a.grantScopes(ctx, realm, client, strings.Fields(q.Get("scope")))
+	requested := strings.Fields(q.Get("scope"))
+	_, err = a.grantScopes(ctx, realm, client, requested)
 	var oe *oidc.Error
 	if errors.As(err, &oe) {
 		return ar, oe, nil
 	} else if err != nil {
 		return ar, nil, err
 	}
-	ar.Scopes = scopeNames(scopes)
+	// The request keeps the scopes it named, so that the consent page shows
+	// what the application asked for; the client's default scopes join them
+	// wherever the grant is resolved (grantScopes).
+	for _, name := range requested {
+		if !slices.Contains(ar.Scopes, name) {
+			ar.Scopes = append(ar.Scopes, name)
+		}
+	}
 	ar.Nonce, ar.LoginHint = q.Get("nonce"), q.Get("login_hint")
 	if ar.OrgHint, authErr = orgHintParam(q); authErr != nil { // org_select.go
 		return ar, authErr, nil
@@ -251,7 +259,7 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 	if asked, err := a.ssoOrgStep(w, r, realm, client, sso, ar, silent); asked || err != nil { // org_select.go
 		return err
 	}
-	consent, err := a.needsConsent(ctx, client, user.ID, ar)
+	consent, err := a.needsConsent(ctx, realm, client, user.ID, ar)
 	if err != nil {
 		return err
 	}
@@ -303,15 +311,23 @@ func mustLogin(ar *store.AuthRequest, sso *store.Session, now int64) bool {
 
 // needsConsent says whether the consent page must be shown: the client
 // asks for it with prompt=consent, or it requires consent and the user's
-// stored consent does not cover every scope requested.
-func (a *App) needsConsent(ctx context.Context, client *store.Client, userID string, ar *store.AuthRequest) (bool, error) {
+// stored consent does not cover every scope of the grant, its default
+// scopes included.
+func (a *App) needsConsent(ctx context.Context, realm *store.Realm, client *store.Client, userID string, ar *store.AuthRequest) (bool, error) {
 	if slices.Contains(ar.Prompt, oidc.PromptConsent) {
 		return true, nil
 	}
 	if !client.RequireConsent {
 		return false, nil
 	}
-	return a.lacksConsent(ctx, client, userID, ar.Scopes)
+	scopes, err := a.grantScopes(ctx, realm, client, ar.Scopes)
+	var oe *oidc.Error
+	if errors.As(err, &oe) {
+		return true, nil // a scope taken from the client meanwhile: the consent page answers it
+	} else if err != nil {
+		return false, err
+	}
+	return a.lacksConsent(ctx, client, userID, scopeNames(scopes))
 }
 
 // lacksConsent says whether the user's stored consent to client leaves

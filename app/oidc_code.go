@@ -66,7 +66,7 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 	} else if err != nil {
 		return nil, err
 	}
-	plan := planClientGrant(realm, client, sso, oauth, ar.Scopes, now.UnixMilli())
+	plan := planClientGrant(realm, client, sso, oauth, scopeNames(scopes), now.UnixMilli())
 	if plan.refresh != nil {
 		plan.refresh.Org = ar.Org // the refresh tokens keep the sign-in's organization
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
@@ -32,8 +33,9 @@ func (a *App) consentRequest(r *http.Request, realm *store.Realm, id string) (*s
 	return ar, client, nil
 }
 
-// consentPage lists the scopes the client asks for, with their
-// descriptions, for the user to allow or deny.
+// consentPage lists the scopes the client asks for, each in plain words,
+// for the user to allow or deny. A scope the client has by default but did
+// not name in the request's scope parameter is not shown.
 func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	ar, client, err := a.consentRequest(r, realm, r.URL.Query().Get("authRequestID"))
 	if err != nil {
@@ -53,9 +55,27 @@ func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.R
 	form := ui.ConsentForm{Action: a.issuer(realm) + pathConsent, AuthRequestID: ar.ID, CSRFToken: token,
 		ClientName: clientName(client)}
 	for _, sc := range scopes {
-		form.Scopes = append(form.Scopes, ui.ConsentScope{Name: sc.Name, Description: sc.Description})
+		// A request that named no scope asked for the client's defaults.
+		if len(ar.Scopes) == 0 || slices.Contains(ar.Scopes, sc.Name) {
+			form.Scopes = append(form.Scopes, consentScope(sc))
+		}
 	}
 	return a.renderPage(w, r, http.StatusOK, ui.Consent(a.page("consent.title"), form))
+}
+
+// standardScopes are the client scopes every realm starts with, whose
+// consent text is in the pages' catalogues (consent.scope.<name>).
+var standardScopes = []string{"openid", "profile", "email", "address", "phone", "offline_access", "roles",
+	"web-origins", "microprofile-jwt", "organization"}
+
+// consentScope is how the consent page shows sc: a standard scope by its
+// catalogue text, in the reader's language; any other by the description
+// its admin gave it, else by its name.
+func consentScope(sc *store.ClientScope) ui.ConsentScope {
+	if slices.Contains(standardScopes, sc.Name) {
+		return ui.ConsentScope{Key: "consent.scope." + sc.Name, Name: sc.Name}
+	}
+	return ui.ConsentScope{Name: sc.Name, Description: sc.Description}
 }
 
 // consent takes the user's decision: approval is stored as a grant of the
@@ -73,8 +93,15 @@ func (a *App) consent(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	}
 	switch r.PostForm.Get("action") {
 	case "approve":
+		scopes, err := a.grantScopes(r.Context(), realm, client, ar.Scopes)
+		var oe *oidc.Error
+		if errors.As(err, &oe) { // a scope taken from the client meanwhile
+			return a.authErrorResponse(w, r, ar, oe)
+		} else if err != nil {
+			return err
+		}
 		return a.issueCode(w, r, realm, ar, func(tx *store.Store) error {
-			return tx.GrantConsent(r.Context(), ar.UserID, client.ID, ar.Scopes, a.now().UnixMilli())
+			return tx.GrantConsent(r.Context(), ar.UserID, client.ID, scopeNames(scopes), a.now().UnixMilli())
 		})
 	case "deny":
 		if err := a.store.DeleteAuthRequest(r.Context(), realm.ID, ar.ID); err != nil && !errors.Is(err, store.ErrNotFound) {

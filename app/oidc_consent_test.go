@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/ui"
 )
 
 func TestConsent(t *testing.T) {
@@ -26,10 +28,16 @@ func TestConsent(t *testing.T) {
 		t.Fatalf("consent page: %d %s", page.status, page.body)
 	}
 	body := string(page.body)
-	for _, want := range []string{"The Shop", "phone", "OpenID Connect built-in scope: phone", "email",
-		"OpenID Connect built-in scope: email"} {
+	for _, want := range []string{"The Shop", "Know who you are", "See your phone number"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("consent page lacks %q", want)
+		}
+	}
+	// profile and email are the client's by default, but it did not ask.
+	for _, unwanted := range []string{"See your email address", "See your profile", "OpenID Connect built-in scope",
+		">email<", ">profile<", ">phone<"} {
+		if strings.Contains(body, unwanted) {
+			t.Errorf("consent page shows %q:\n%s", unwanted, body)
 		}
 	}
 	form := page.form(t)
@@ -115,4 +123,83 @@ func TestConsentFormChecks(t *testing.T) {
 		t.Fatalf("consent post from another browser: %d", r.status)
 	}
 	e.redirectedBack(b.submit(page, map[string]string{"action": "approve"}))
+}
+
+// The consent page describes each scope the application asked for in the
+// reader's language; a scope of the realm's own by its description, or
+// its name when it has none.
+func TestConsentPageDescribesRequestedScopes(t *testing.T) {
+	e := newCodeflowEnv(t)
+	secret := e.client("shop", map[string]any{"requireConsent": true, "name": "The Shop"})
+	for name, description := range map[string]string{"billing": "Read your invoices", "ledger": ""} {
+		r := e.admin(http.MethodPost, "/admin/realms/acme/client-scopes", map[string]any{"name": name, "description": description})
+		mustStatus(t, r, http.StatusCreated)
+		mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/clients/shop/optional-client-scopes",
+			map[string]any{"clientScopeId": r.object(t)["id"]}), http.StatusCreated)
+	}
+	// Signed in once, the browser goes straight to the consent page.
+	b := e.browser()
+	p := b.follow(e.url, e.oauth2Config("shop", secret, "openid").AuthCodeURL("s"))
+	b.submit(p, map[string]string{"username": "alice", "password": codeflowPassword})
+	consentPage := func(cfg *oauth2.Config, opts ...oauth2.AuthCodeOption) string {
+		t.Helper()
+		p := b.get(cfg.AuthCodeURL("s", opts...))
+		if p.status != http.StatusFound || p.location(t).Path != "/realms/acme/consent" {
+			t.Fatalf("status %d Location %q, want the consent page", p.status, p.header.Get("Location"))
+		}
+		page := b.get(p.location(t).String())
+		if page.status != http.StatusOK {
+			t.Fatalf("consent page: %d %s", page.status, page.body)
+		}
+		return string(page.body)
+	}
+	for _, c := range []struct {
+		name   string
+		cfg    *oauth2.Config
+		opts   []oauth2.AuthCodeOption
+		want   []string
+		unwant []string
+	}{
+		{"standard scopes", e.oauth2Config("shop", secret, "openid", "email", "offline_access"), nil,
+			[]string{"See your email address", "Keep access to your data when you are signed out"},
+			[]string{"See your profile", "See your phone number", "Read your invoices", "ledger"}},
+		{"in German", e.oauth2Config("shop", secret, "openid", "email"), []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("ui_locales", "de")},
+			[]string{"Ihre E-Mail-Adresse sehen"}, []string{"See your email address", "Ihr Profil sehen"}},
+		{"the realm's own scopes", e.oauth2Config("shop", secret, "openid", "billing", "ledger"), nil,
+			[]string{"Read your invoices", "<li>ledger</li>"}, []string{"See your email address", "See your profile"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := consentPage(c.cfg, c.opts...)
+			for _, want := range c.want {
+				if !strings.Contains(body, want) {
+					t.Errorf("consent page lacks %q:\n%s", want, body)
+				}
+			}
+			for _, unwanted := range c.unwant {
+				if strings.Contains(body, unwanted) {
+					t.Errorf("consent page shows %q:\n%s", unwanted, body)
+				}
+			}
+		})
+	}
+}
+
+// Every scope a realm starts with has its consent text in every catalogue.
+func TestStandardScopesHaveConsentText(t *testing.T) {
+	c, err := ui.LoadCatalogues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range defaultClientScopes() {
+		if !slices.Contains(standardScopes, sc.name) {
+			t.Errorf("scope %s has no consent text", sc.name)
+		}
+	}
+	for _, tag := range c.Tags() {
+		for _, name := range standardScopes {
+			if !slices.Contains(c.Keys(tag), "consent.scope."+name) {
+				t.Errorf("catalogue %s lacks consent.scope.%s", tag, name)
+			}
+		}
+	}
 }

@@ -210,7 +210,7 @@ func (a *App) continueAuthRequest(w http.ResponseWriter, r *http.Request, realm 
 // consentOrCode takes an authenticated request on to the consent page, or
 // back to the client with its code.
 func (a *App) consentOrCode(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) error {
-	consent, err := a.needsConsent(r.Context(), client, ar.UserID, ar)
+	consent, err := a.needsConsent(r.Context(), realm, client, ar.UserID, ar)
 	if err != nil {
 		return err
 	}

@@ -45,9 +45,12 @@ func (a *App) authenticateNHI(ctx context.Context, c *store.Client, secret strin
 // authenticateAssertion authenticates the client a client assertion comes
 // from; clientID, when the form names one too, must be that client.
 func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, clientID, assertion string) (*store.Client, *nhiUse, error) {
-	tok, sub, err := identity.AssertionSubject(assertion)
-	if err != nil || (clientID != "" && clientID != sub) {
-		a.log.InfoContext(ctx, "client assertion refused", "realm", realm.Name, "client", clientID, "err", err)
+	tok, sub, refused := identity.AssertionSubject(assertion)
+	if refused == nil && clientID != "" && clientID != sub {
+		refused = &identity.ErrBadAssertion{Reason: "client_id is not the assertion's sub"}
+	}
+	if sub == "" {
+		a.log.InfoContext(ctx, "client assertion refused", "realm", realm.Name, "client", clientID, "err", refused)
 		return nil, nil, errClientAuth
 	}
 	c, err := a.cachedClient(ctx, realm.ID, sub)
@@ -64,6 +67,11 @@ func (a *App) authenticateAssertion(ctx context.Context, realm *store.Realm, cli
 		return nil, nil, errClientAuth // only identities hold keys
 	} else if err != nil {
 		return nil, nil, err
+	}
+	if refused != nil {
+		// Refused before any key was tried, recorded against the identity
+		// the assertion names.
+		return nil, nil, a.nhiRefusal(ctx, n, refused)
 	}
 	iss := a.issuer(realm)
 	cred, err := a.id.CheckClientAssertion(ctx, n, tok, []string{iss, oidcEndpoints.Token.Absolute(iss)})

@@ -18,6 +18,7 @@ import (
 func registerPageEnv(t *testing.T) (*codeflowEnv, *oauth2.Config) {
 	t.Helper()
 	e := newCodeflowEnv(t)
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"registrationAllowed": true}), http.StatusOK)
 	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
 	for _, f := range []map[string]any{
 		{"key": "phone", "label": "Phone number", "type": "tel", "required": true, "pattern": `\+[0-9]{6,15}`, "order": 1},

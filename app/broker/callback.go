@@ -85,7 +85,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, realm *store.
 		return err
 	}
 	if l.ProviderID != p.ID {
-		return fail(errState, "invalid_state", errors.New("the state is another provider's"))
+		return fail(errState, "provider_mismatch", errors.New("the state is another provider's"))
 	}
 	browser := store.HashToken(s.deps.BrowserSecret(w, r, realm))
 	if subtle.ConstantTimeCompare(browser, l.BrowserHash) != 1 {

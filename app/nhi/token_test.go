@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -291,6 +292,26 @@ func assertion(t *testing.T, key crypto.Signer, alg jose.SignatureAlgorithm, kid
 
 // hmacAssertion is a client_secret_jwt assertion, which identities do not
 // use: they hold no secret the server could verify an HMAC with.
+// refusals are the realm's AUTHENTICATION_REFUSED audit records: their
+// details (the reason) by id.
+func refusals(t *testing.T, s *apptest.Server) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, a := range auditLog(t, s, "?action=AUTHENTICATION_REFUSED&max=1000") {
+		out[a.ID] = a.Details
+	}
+	return out
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func hmacAssertion(t *testing.T, claims map[string]any) string {
 	t.Helper()
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte("a shared secret of 32 bytes or more")}, nil)
@@ -371,44 +392,75 @@ func TestPrivateKeyJWT(t *testing.T) {
 	if status, _ := e.assertionToken(t, "billing-worker", replayed); status != http.StatusOK {
 		t.Fatal("first use refused")
 	}
+	unsigned := func(alg string) string {
+		part := func(v any) string { return base64.RawURLEncoding.EncodeToString(mustMarshal(t, v)) }
+		return part(map[string]any{"alg": alg, "typ": "JWT"}) + "." + part(claims(nil)) + "."
+	}
+	const noKey = "no active key of the identity verifies its signature"
+	// Each is refused with the one invalid_client; the reason it names is
+	// the one recorded in the identity's audit log ("" when the assertion
+	// names no identity, and nothing is recorded).
 	for _, c := range []struct {
-		name, clientID, assertion string
+		name, clientID, assertion, reason string
 	}{
-		{"replayed jti", "billing-worker", replayed},
-		{"an unknown key", "billing-worker", assertion(t, stranger, jose.ES256, "", claims(nil))},
-		{"a kid of another key", "billing-worker", assertion(t, ec, jose.ES256, "rsa-1", claims(nil))},
-		{"a key's kid, signed by another", "billing-worker", assertion(t, rs, jose.RS256, ecCred.KeyID, claims(nil))},
-		{"client_secret_jwt (HS256)", "billing-worker", hmacAssertion(t, claims(nil))},
-		{"another audience", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["aud"] = "https://other.test" }))},
-		{"no aud", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { delete(c, "aud") }))},
-		{"expired", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["exp"] = now.Add(-time.Minute).Unix() }))},
-		{"no exp", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { delete(c, "exp") }))},
-		{"exp an hour ahead", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["exp"] = now.Add(time.Hour).Unix() }))},
-		{"nbf ahead", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["nbf"] = now.Add(5 * time.Minute).Unix() }))},
-		{"iat ahead", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["iat"] = now.Add(5 * time.Minute).Unix() }))},
-		{"no jti", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { delete(c, "jti") }))},
-		{"iss not sub", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["iss"] = "other" }))},
-		{"another client_id in the form", "other", assertion(t, ec, jose.ES256, "", claims(nil))},
-		{"a client of no identity", "", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["iss"], c["sub"] = "admin-cli", "admin-cli" }))},
-		{"not a JWT", "billing-worker", "not.a.jwt"},
-		{"an unsigned JWT", "billing-worker", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJiaWxsaW5nLXdvcmtlciJ9."},
+		{"replayed jti", "billing-worker", replayed, "jti already used"},
+		{"an unknown key", "billing-worker", assertion(t, stranger, jose.ES256, "", claims(nil)), noKey},
+		{"a kid of another key", "billing-worker", assertion(t, ec, jose.ES256, "rsa-1", claims(nil)), noKey},
+		{"a key's kid, signed by another", "billing-worker", assertion(t, rs, jose.RS256, ecCred.KeyID, claims(nil)), noKey},
+		{"client_secret_jwt (HS256)", "billing-worker", hmacAssertion(t, claims(nil)), `accepted algorithm (alg "HS256")`},
+		{"another audience", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["aud"] = "https://other.test" })), "aud names neither"},
+		{"no aud", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { delete(c, "aud") })), "aud names neither"},
+		{"expired", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["exp"] = now.Add(-time.Minute).Unix() })), "token is expired (exp)"},
+		{"no exp", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { delete(c, "exp") })), "exp is required"},
+		{"exp an hour ahead", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["exp"] = now.Add(time.Hour).Unix() })), "exp is more than ten minutes ahead"},
+		{"nbf ahead", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["nbf"] = now.Add(5 * time.Minute).Unix() })), "(nbf)"},
+		{"iat ahead", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["iat"] = now.Add(5 * time.Minute).Unix() })), "(iat)"},
+		{"no jti", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { delete(c, "jti") })), "jti is required"},
+		{"iss not sub", "billing-worker", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["iss"] = "other" })), "iss and sub must both be the client_id"},
+		{"another client_id in the form", "other", assertion(t, ec, jose.ES256, "", claims(nil)), "client_id is not the assertion's sub"},
+		{"a client of no identity", "", assertion(t, ec, jose.ES256, "", claims(func(c map[string]any) { c["iss"], c["sub"] = "admin-cli", "admin-cli" })), ""},
+		{"not a JWT", "billing-worker", "not.a.jwt", ""},
+		{"an unsigned JWT (alg none), its claims good", "billing-worker", unsigned("none"), `accepted algorithm (alg "none")`},
+		{"an unsigned JWT (alg None), its claims good", "billing-worker", unsigned("None"), `accepted algorithm (alg "None")`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			status, body := e.assertionToken(t, c.clientID, c.assertion)
-			if status != http.StatusUnauthorized || body["error"] != "invalid_client" {
-				t.Fatalf("%d %v, want 401 invalid_client", status, body)
-			}
+			e.mustRefuseAssertion(t, c.clientID, c.assertion, c.reason)
 		})
 	}
 
 	// A revoked key, and a suspended identity.
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, nhiPath+"/"+e.n.ID+"/credentials/"+ecCred.ID+"/revoke", nil), http.StatusOK)
-	if status, _ := e.assertionToken(t, "billing-worker", assertion(t, ec, jose.ES256, "", claims(nil))); status != http.StatusUnauthorized {
-		t.Fatalf("revoked key: %d", status)
-	}
+	e.mustRefuseAssertion(t, "billing-worker", assertion(t, ec, jose.ES256, "", claims(nil)), noKey)
+	// Suspending disables the backing client, which refuses before any
+	// identity is looked at; with the client enabled again behind the
+	// identity's back, the identity's state refuses.
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, nhiPath+"/"+e.n.ID+"/suspend", nil), http.StatusOK)
-	if status, _ := e.assertionToken(t, "billing-worker", assertion(t, rs, jose.RS256, "", claims(nil))); status != http.StatusUnauthorized {
-		t.Fatalf("suspended identity: %d", status)
+	e.mustRefuseAssertion(t, "billing-worker", assertion(t, rs, jose.RS256, "", claims(nil)), "")
+	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/clients/billing-worker", map[string]any{"enabled": true}), http.StatusOK)
+	e.mustRefuseAssertion(t, "billing-worker", assertion(t, rs, jose.RS256, "", claims(nil)), "the identity is not active")
+}
+
+// mustRefuseAssertion checks that the assertion is refused with the one
+// invalid_client, and that the refusal recorded in the audit log names
+// reason ("" for an assertion that names no identity: nothing recorded).
+func (e *tokenEnv) mustRefuseAssertion(t *testing.T, clientID, jwtAssertion, reason string) {
+	t.Helper()
+	before := refusals(t, e.s)
+	status, body := e.assertionToken(t, clientID, jwtAssertion)
+	if status != http.StatusUnauthorized || body["error"] != "invalid_client" || body["error_description"] != "client authentication failed" {
+		t.Fatalf("%d %v, want 401 invalid_client", status, body)
+	}
+	var added []string
+	for id, details := range refusals(t, e.s) {
+		if _, seen := before[id]; !seen {
+			added = append(added, details)
+		}
+	}
+	switch {
+	case reason == "" && len(added) != 0:
+		t.Fatalf("refusals recorded %v, want none", added)
+	case reason != "" && (len(added) != 1 || !strings.Contains(added[0], reason)):
+		t.Fatalf("refusals recorded %q, want one with %q", added, reason)
 	}
 }
 

@@ -107,9 +107,19 @@ func (s *Service) ListMembers(w http.ResponseWriter, r *http.Request) error {
 	}, toMemberRep)
 }
 
+// errInviteOnly refuses an organization's owner or admin the direct
+// addition of a user: they are ordinary users of the realm, so the user
+// they would add must consent, by accepting an invitation.
+var errInviteOnly = apperr.Forbidden("an owner or admin of an organization invites users; only an administrator adds them directly")
+
 // AddMember answers POST .../members: an existing user of the realm joins
-// with a role (member unless the body names one).
+// with a role (member unless the body names one). Only an admin
+// credential adds directly; the organization's own owners and admins
+// invite.
 func (s *Service) AddMember(w http.ResponseWriter, r *http.Request) error {
+	if s.deps.CallerRole(r) != "" {
+		return errInviteOnly
+	}
 	realm, o, err := s.organization(r)
 	if err != nil {
 		return err
@@ -124,9 +134,6 @@ func (s *Service) AddMember(w http.ResponseWriter, r *http.Request) error {
 	role, err := checkRole(body.Role, RoleMember)
 	if err != nil {
 		return err
-	}
-	if role == RoleOwner && !s.mayTouchOwner(r) {
-		return errOwnersOnly
 	}
 	if err := s.checkRoleGrant(r, role); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/idenplane/idenplane/app/apptest"
@@ -46,9 +47,17 @@ func TestOrganizationAdmins(t *testing.T) {
 		return s.Request(method, orgsPath+path, body, who)
 	}
 
-	// The owner lists, adds, changes and invites.
+	// The owner lists, changes and invites; only an administrator adds a
+	// user directly, without the user's consent.
 	apptest.MustStatus(t, as(owner, http.MethodGet, "/acme-corp/members", nil), http.StatusOK)
-	apptest.MustStatus(t, as(owner, http.MethodPost, "/acme-corp/members", map[string]any{"userId": dave, "role": "admin"}), http.StatusCreated)
+	for _, who := range []string{owner, admin} {
+		r := as(who, http.MethodPost, "/acme-corp/members", map[string]any{"userId": dave, "role": "member"})
+		apptest.MustError(t, r, 403, "forbidden", "")
+		if d := r.Object(t)["error_description"]; !strings.Contains(d.(string), "only an administrator adds them directly") {
+			t.Fatalf("adding directly: %v", d)
+		}
+	}
+	apptest.MustStatus(t, s.Admin(http.MethodPost, orgsPath+"/acme-corp/members", map[string]any{"userId": dave, "role": "admin"}), http.StatusCreated)
 	apptest.MustStatus(t, as(owner, http.MethodPut, "/acme-corp/members/"+carol, map[string]any{"role": "owner"}), http.StatusOK)
 	apptest.MustStatus(t, as(owner, http.MethodPost, "/acme-corp/invitations", map[string]any{"email": "eve@example.test"}), http.StatusCreated)
 	apptest.MustStatus(t, as(owner, http.MethodGet, "/acme-corp/invitations", nil), http.StatusOK)
@@ -63,7 +72,6 @@ func TestOrganizationAdmins(t *testing.T) {
 		{"make an owner", http.MethodPut, "/acme-corp/members/" + bob, map[string]any{"role": "owner"}},
 		{"demote an owner", http.MethodPut, "/acme-corp/members/" + alice, map[string]any{"role": "member"}},
 		{"remove an owner", http.MethodDelete, "/acme-corp/members/" + alice, nil},
-		{"add an owner", http.MethodPost, "/acme-corp/members", map[string]any{"userId": user("frank"), "role": "owner"}},
 		{"invite an owner", http.MethodPost, "/acme-corp/invitations", map[string]any{"email": "x@example.test", "role": "owner"}},
 	} {
 		t.Run("admin may not "+tc.name, func(t *testing.T) {
