@@ -1306,3 +1306,18 @@ ALTER TABLE clients ADD COLUMN omit_id_token_on_refresh BOOLEAN NOT NULL DEFAULT
 -- every start, and without these indexes that read the whole table.
 CREATE INDEX users_unfolded ON users (id) WHERE first_name_fold IS NULL OR last_name_fold IS NULL;
 CREATE INDEX realm_groups_unfolded ON realm_groups (id) WHERE name_fold IS NULL;
+
+-- version 31
+-- The outbox keeps no mail in clear: its links work once, but until then
+-- they sign their reader in. A pending mail's bodies are sealed with the
+-- master key (sealed: JSON of both, bound to the row), and dropped once it
+-- is sent or given up; the row keeps the recipient, the template, the
+-- state and the times until the retention sweep deletes it. html_body and
+-- text_body stay '': the store seals what rows written before held, at
+-- its first start on this version, and overwrites the clear text.
+ALTER TABLE email_outbox ADD COLUMN template TEXT NOT NULL DEFAULT '';
+ALTER TABLE email_outbox ADD COLUMN sealed BLOB;
+CREATE INDEX email_outbox_finished_sent ON email_outbox (sent_at) WHERE sent_at IS NOT NULL;
+CREATE INDEX email_outbox_finished_failed ON email_outbox (failed_at) WHERE failed_at IS NOT NULL;
+-- The rows still in clear: the store looks for them at every start.
+CREATE INDEX email_outbox_clear ON email_outbox (id) WHERE html_body <> '' OR text_body <> '';
