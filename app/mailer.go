@@ -50,7 +50,7 @@ func (a *App) mailerFor(realm *store.Realm) (mailer, error) {
 		}
 		return m, nil
 	case "resend", "sendgrid", "mailgun", "postmark":
-		m, err := httpMailerFor(realm.EmailProvider, realm.EmailProviderConfig)
+		m, err := httpMailerFor(realm.EmailProvider, realm.EmailProviderConfig, a.mailClient)
 		if err != nil {
 			return nil, err
 		}
