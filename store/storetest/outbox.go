@@ -20,7 +20,7 @@ func outboxSuite() []subTest {
 
 func outboxTestMail(id string, due int64) *store.OutboxEmail {
 	return &store.OutboxEmail{ID: id, RealmID: sessionsTestRealm, Recipient: id + "@example.test", Template: "verify-email",
-		Subject: "Subject " + id,
+		Subject:  "Subject " + id,
 		HTMLBody: "<p>" + id + "</p>", TextBody: id, NextAttemptAt: due, CreatedAt: due}
 }
 
