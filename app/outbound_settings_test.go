@@ -3,9 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -182,5 +186,50 @@ func TestOutboundCallsRefusedWhenSent(t *testing.T) {
 	})
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("the internal server was reached %d times", n)
+	}
+}
+
+// outboundClientMakers are what makes an HTTP client or a raw connection
+// of its own, past the outbound guard.
+var outboundClientMakers = regexp.MustCompile(`http\.Client\{|http\.Transport\{|http\.DefaultClient|http\.DefaultTransport|` +
+	`http\.(Get|Post|PostForm|Head)\(|net\.Dialer\{|net\.Dial(Timeout)?\(|tls\.Dial\(`)
+
+// outboundDialers are the files that may dial for themselves, and why.
+var outboundDialers = map[string]string{
+	"httpx/outbound.go": "the guard itself",
+	"mail_smtp.go":      "SMTP relays: a dialer with httpx.LocalNetworkControl",
+	"ldapfed/conn.go":   "LDAP directories: a dialer that refuses link-local addresses",
+	"dns.go":            "the DNS server the operator names with --dns-resolver",
+}
+
+// Every outbound call of the server goes through the guard: no code of the
+// server (test support and the load tester aside) makes an HTTP client,
+// transport or dialer of its own, so that a new caller (a webhook, an
+// audit stream) cannot reach an internal address by forgetting it.
+func TestOutboundCallsUseTheGuard(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (path == "apptest" || path == "loadtest") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if _, ok := outboundDialers[filepath.ToSlash(path)]; ok {
+			return nil
+		}
+		if m := outboundClientMakers.Find(src); m != nil {
+			t.Errorf("%s makes its own %s: outbound calls go through httpx.OutboundClient", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
