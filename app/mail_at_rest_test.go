@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/store"
@@ -161,4 +163,26 @@ func recoveryOutboxAll(t *testing.T, e *codeflowEnv) []*store.OutboxEmail {
 		}
 	}
 	return out
+}
+
+// The hourly upkeep deletes the record of a mail sent more than
+// mailRetention ago, and not before.
+func TestOutboxRecordsExpire(t *testing.T) {
+	s, clock, p, alice := outboxTestServer(t)
+	ctx := context.Background()
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/users/"+alice+"/send-verification-email", nil), http.StatusOK)
+	e := outboxOnly(t, s)
+	if n := s.app.deliverDueMail(ctx); n != 1 || p.count() != 1 {
+		t.Fatalf("sent %d with %d requests", n, p.count())
+	}
+	clock.advance(mailRetention)
+	s.app.expireSessions(ctx)
+	if _, err := s.store.GetOutboxEmail(ctx, e.ID); err != nil {
+		t.Fatalf("the record was deleted at the retention's end, not after: %v", err)
+	}
+	clock.advance(time.Millisecond)
+	s.app.expireSessions(ctx)
+	if _, err := s.store.GetOutboxEmail(ctx, e.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the record outlived its retention: %v", err)
+	}
 }
