@@ -442,7 +442,7 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", os.Getenv("IDENPLANE_TRUSTED_PROXIES"),
 		"comma-separated addresses and CIDR ranges of reverse proxies whose X-Forwarded-For and Forwarded headers are believed (IDENPLANE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.outboundAllow, "outbound-allow", os.Getenv("IDENPLANE_OUTBOUND_ALLOW"),
-		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that calls to identity providers may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
+		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that outbound calls (identity providers, HTTP mail providers, back-channel logout) may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
 	fs.StringVar(&c.dnsResolver, "dns-resolver", os.Getenv("IDENPLANE_DNS_RESOLVER"),
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	fs.StringVar(&c.debugAddr, "debug-addr", os.Getenv("IDENPLANE_DEBUG_ADDR"),

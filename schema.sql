@@ -1316,3 +1316,18 @@ CREATE INDEX realm_groups_unfolded ON realm_groups (id) WHERE name_fold IS NULL;
 ALTER TABLE saml_service_providers ADD COLUMN slo_binding TEXT NOT NULL DEFAULT 'HTTP-POST';
 ALTER TABLE saml_service_providers ADD COLUMN requests_signed BOOLEAN NOT NULL DEFAULT FALSE;
 UPDATE saml_service_providers SET requests_signed = TRUE WHERE certificate <> '';
+
+-- version 32
+-- The outbox keeps no mail in clear: its links work once, but until then
+-- they sign their reader in. A pending mail's bodies are sealed with the
+-- master key (sealed: JSON of both, bound to the row), and dropped once it
+-- is sent or given up; the row keeps the recipient, the template, the
+-- state and the times until the retention sweep deletes it. html_body and
+-- text_body stay '': the store seals what rows written before held, at
+-- its first start on this version, and overwrites the clear text.
+ALTER TABLE email_outbox ADD COLUMN template TEXT NOT NULL DEFAULT '';
+ALTER TABLE email_outbox ADD COLUMN sealed BLOB;
+CREATE INDEX email_outbox_finished_sent ON email_outbox (sent_at) WHERE sent_at IS NOT NULL;
+CREATE INDEX email_outbox_finished_failed ON email_outbox (failed_at) WHERE failed_at IS NOT NULL;
+-- The rows still in clear: the store looks for them at every start.
+CREATE INDEX email_outbox_clear ON email_outbox (id) WHERE html_body <> '' OR text_body <> '';

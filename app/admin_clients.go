@@ -170,6 +170,9 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if err := identity.ValidateClient(&c); err != nil {
 		return err
 	}
+	if err := checkClientOutbound(r.Context(), &c, a.cfg.OutboundAllowed); err != nil {
+		return err
+	}
 	var secret string
 	if c.ClientType == identity.ClientConfidential {
 		secret, c.SecretHash = identity.NewClientSecret()
@@ -255,6 +258,9 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired = u.BackchannelLogoutURI, u.BackchannelLogoutSessionRequired
 	c.OmitIDTokenOnRefresh = !u.IDTokenOnRefresh
 	if err := identity.ValidateClient(c); err != nil {
+		return err
+	}
+	if err := checkClientOutbound(r.Context(), c, a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {

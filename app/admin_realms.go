@@ -254,6 +254,9 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	if err := validateRealm(&realm); err != nil {
 		return err
 	}
+	if err := checkRealmOutbound(r.Context(), &realm, a.cfg.OutboundAllowed); err != nil {
+		return err
+	}
 	realm.ID = uuid.NewString()
 	realm.CreatedAt = a.now().UnixMilli()
 	err := a.store.Tx(r.Context(), func(tx *store.Store) error {
@@ -337,6 +340,9 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.RegistrationAllowed, realm.MFARequired = u.RegistrationAllowed, u.MFARequired
 	realm.ThemeName, realm.Theme = u.ThemeName, u.Theme
 	if err := validateRealm(realm); err != nil {
+		return err
+	}
+	if err := checkRealmOutbound(r.Context(), realm, a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
 	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {

@@ -72,6 +72,7 @@ type App struct {
 	log          *slog.Logger
 	now          func() time.Time
 	adminKeyHash []byte
+	mailClient   *http.Client // the HTTP mail providers' (newMailClient)
 	tokenKey     []byte
 	id           *identity.Core // the rules of users, credentials and clients
 	// loginThrottle is the realms' sign-in flood guard's count, which the
@@ -116,6 +117,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("derive admin token key: %w", err)
 	}
 	a.tokenKey = key
+	a.mailClient = newMailClient(cfg.OutboundAllowed)
+	a.backchannel.allowed = cfg.OutboundAllowed
 	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
 	adminThrottle, err := identity.NewStoredThrottle(ctx, st, a.now)
 	if err != nil {

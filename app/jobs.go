@@ -70,6 +70,9 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"action tokens", a.store.DeleteExpiredActionTokens},
 		{"WebAuthn ceremonies", a.store.DeleteExpiredWebAuthnCeremonies},
 		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},
+		{"outbox mail", func(ctx context.Context, now int64) (int64, error) {
+			return a.store.DeleteFinishedEmails(ctx, now-mailRetention.Milliseconds())
+		}},
 	} {
 		n, err := purge.run(ctx, now)
 		if err != nil {

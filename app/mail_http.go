@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 )
 
@@ -41,9 +43,19 @@ type httpMailer struct {
 	client   *http.Client
 }
 
+// newMailClient is the client of the HTTP providers: the outbound guard's
+// (no non-public address unless allowed), with no redirect followed, since
+// a redirect would carry the API key (in Postmark's own header, which Go
+// does not strip) to wherever it points.
+func newMailClient(allowed []netip.Prefix) *http.Client {
+	c := httpx.OutboundClient(providerTimeout, allowed)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
+
 // httpMailerFor reads and checks the provider's settings: apiKey always,
 // and domain for Mailgun (region "eu" picks its EU endpoint).
-func httpMailerFor(provider string, cfg map[string]any) (*httpMailer, error) {
+func httpMailerFor(provider string, cfg map[string]any, client *http.Client) (*httpMailer, error) {
 	str := func(key string) (string, error) {
 		v, ok := cfg[key]
 		if !ok || v == nil {
@@ -55,7 +67,7 @@ func httpMailerFor(provider string, cfg map[string]any) (*httpMailer, error) {
 		}
 		return strings.TrimSpace(s), nil
 	}
-	m := &httpMailer{provider: provider, baseURL: providerBaseURLs[provider]}
+	m := &httpMailer{provider: provider, baseURL: providerBaseURLs[provider], client: client}
 	var err error
 	if m.apiKey, err = str("apiKey"); err != nil {
 		return nil, err
@@ -89,12 +101,6 @@ func httpMailerFor(provider string, cfg map[string]any) (*httpMailer, error) {
 			return nil, configErrorf("emailProviderConfig.baseUrl must be an http or https URL")
 		}
 		m.baseURL = strings.TrimRight(base, "/")
-	}
-	m.client = &http.Client{
-		Timeout: providerTimeout,
-		// A redirect would carry the API key (in Postmark's own header,
-		// which Go does not strip) to wherever it points: refuse it.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return m, nil
 }

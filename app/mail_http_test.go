@@ -186,7 +186,7 @@ func providerConfig(provider, baseURL string) map[string]any {
 func TestEmailTestProviders(t *testing.T) {
 	for _, provider := range []string{"resend", "sendgrid", "mailgun", "postmark"} {
 		t.Run(provider, func(t *testing.T) {
-			s := newTestServer(t)
+			s := newTestServer(t, allowLoopback)
 			s.createRealm("acme")
 			want := mailMessage{From: `"Acme Corp" <noreply@acme.test>`, To: "bob@example.test",
 				Subject: "Test email from Acme Corp",
@@ -234,7 +234,7 @@ func TestHTTPMailerConfig(t *testing.T) {
 		{"sendgrid", map[string]any{"apiKey": "k"}, "", "https://api.sendgrid.com"},
 		{"resend", map[string]any{"apiKey": "k", "baseUrl": "http://relay.internal:8080/"}, "", "http://relay.internal:8080"},
 	} {
-		m, err := httpMailerFor(tc.provider, tc.cfg)
+		m, err := httpMailerFor(tc.provider, tc.cfg, nil)
 		switch {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s %v: error %v, want %q", tc.provider, tc.cfg, err, tc.wantErr)

@@ -19,6 +19,9 @@ const (
 	mailMaxBatches   = 10 // per pass, so one pass cannot run for ever
 	mailSendTimeout  = 2 * time.Minute
 	mailErrorSize    = 1000 // characters of the last error kept in the outbox
+	// mailRetention is how long the record of a mail sent or given up
+	// (recipient, template, state, times; never its bodies) is kept.
+	mailRetention = 30 * 24 * time.Hour
 )
 
 // mailRetryDelay is the wait after the attempts-th failed attempt, and
@@ -43,7 +46,7 @@ func mailRetryDelay(attempts int) (time.Duration, bool) {
 func (a *App) enqueueMail(ctx context.Context, tx *store.Store, realm *store.Realm, m mailMessage) error {
 	now := a.now().UnixMilli()
 	return tx.EnqueueEmail(ctx, &store.OutboxEmail{ID: uuid.NewString(), RealmID: realm.ID, Recipient: m.To,
-		Subject: m.Subject, HTMLBody: m.HTML, TextBody: m.Text, NextAttemptAt: now, CreatedAt: now})
+		Template: m.Template, Subject: m.Subject, HTMLBody: m.HTML, TextBody: m.Text, NextAttemptAt: now, CreatedAt: now})
 }
 
 // wakeMailer asks the worker for a pass now. A wake already pending is as

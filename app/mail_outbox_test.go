@@ -33,7 +33,7 @@ func (c *testClock) advance(d time.Duration) {
 // through a Resend stand-in, with alice (who has an email) in it.
 func outboxTestServer(t *testing.T) (*testServer, *testClock, *providerTestServer, string) {
 	clock := &testClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	s := newTestServer(t, func(c *Config) { c.Now = clock.now })
+	s := newTestServer(t, allowLoopback, func(c *Config) { c.Now = clock.now })
 	s.createRealm("acme")
 	alice := s.createUser("acme", map[string]any{"username": "alice", "email": "alice@example.test"})
 	p := startProviderTestServer(t, "resend", nil)
@@ -146,7 +146,7 @@ func TestOutboxKeepsMailWhileProviderDown(t *testing.T) {
 // The worker started by RunJobs sends a mail as soon as it is queued: the
 // enqueue wakes it, well before its next poll.
 func TestMailWorkerWokenByEnqueue(t *testing.T) {
-	s := newTestServer(t)
+	s := newTestServer(t, allowLoopback)
 	s.createRealm("acme")
 	alice := s.createUser("acme", map[string]any{"username": "alice", "email": "alice@example.test"})
 	p := startProviderTestServer(t, "resend", nil)

@@ -17,10 +17,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -49,6 +51,9 @@ type smtpMailer struct {
 	plainAuthOK bool
 	tlsConfig   *tls.Config // nil: the system roots, for host; tests trust their own CA
 	now         func() time.Time
+	// dialControl refuses metadata addresses: a relay lives in the
+	// operator's network, loopback or private, but never there.
+	dialControl func(network, address string, c syscall.RawConn) error
 }
 
 func (a *App) smtpMailerFor(realm *store.Realm) (*smtpMailer, error) {
@@ -63,7 +68,8 @@ func (a *App) smtpMailerFor(realm *store.Realm) (*smtpMailer, error) {
 		}
 	}
 	return &smtpMailer{host: realm.SMTPHost, port: port, user: realm.SMTPUser, password: realm.SMTPPassword,
-		secure: realm.SMTPSecure, helloName: a.helloName(), plainAuthOK: isLoopbackHost(realm.SMTPHost), now: a.now}, nil
+		secure: realm.SMTPSecure, helloName: a.helloName(), plainAuthOK: isLoopbackHost(realm.SMTPHost), now: a.now,
+		dialControl: httpx.LocalNetworkControl(a.cfg.OutboundAllowed)}, nil
 }
 
 // helloName is the host of the server's external address: what an SMTP
@@ -96,7 +102,7 @@ func (m *smtpMailer) send(ctx context.Context, msg mailMessage) (err error) {
 	tlsConfig.ServerName = m.host
 	tlsConfig.MinVersion = tls.VersionTLS12
 
-	dialer := &net.Dialer{Timeout: smtpDialTimeout}
+	dialer := &net.Dialer{Timeout: smtpDialTimeout, Control: m.dialControl}
 	var conn net.Conn
 	if m.secure {
 		conn, err = (&tls.Dialer{NetDialer: dialer, Config: tlsConfig}).DialContext(ctx, "tcp", addr)

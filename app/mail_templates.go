@@ -22,6 +22,7 @@ type mailData struct {
 // mailTemplate is one kind of mail: its subject, and its HTML and text
 // bodies from html/template (escaping every value) and text/template.
 type mailTemplate struct {
+	name    string
 	subject *texttemplate.Template
 	html    *htmltemplate.Template
 	text    *texttemplate.Template
@@ -29,6 +30,7 @@ type mailTemplate struct {
 
 func newMailTemplate(name, subject, html, text string) mailTemplate {
 	return mailTemplate{
+		name:    name,
 		subject: texttemplate.Must(texttemplate.New(name + ".subject").Parse(subject)),
 		html:    htmltemplate.Must(htmltemplate.New(name + ".html").Parse(mailLayoutHTML + html)),
 		text:    texttemplate.Must(texttemplate.New(name + ".text").Parse(text)),
@@ -85,7 +87,7 @@ func (t mailTemplate) render(to string, d any) (mailMessage, error) {
 	if err := t.text.Execute(&text, d); err != nil {
 		return mailMessage{}, fmt.Errorf("render mail text: %w", err)
 	}
-	return mailMessage{To: to, Subject: subject.String(), HTML: html.String(), Text: text.String()}, nil
+	return mailMessage{To: to, Template: t.name, Subject: subject.String(), HTML: html.String(), Text: text.String()}, nil
 }
 
 var hexColor = regexp.MustCompile(`^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)

@@ -11,11 +11,14 @@ import (
 // mailMessage is one email, with an HTML and a plain-text body: clients
 // that show no HTML, and spam filters, want the text.
 type mailMessage struct {
-	From    string // an address, optionally with a display name
-	To      string // a bare address
-	Subject string
-	HTML    string
-	Text    string
+	From string // an address, optionally with a display name
+	To   string // a bare address
+	// Template names the kind of mail (verify-email, reset-password, ...):
+	// the outbox keeps it after the bodies are gone.
+	Template string
+	Subject  string
+	HTML     string
+	Text     string
 }
 
 // mailer delivers a message through one provider. Errors name what went
@@ -47,7 +50,7 @@ func (a *App) mailerFor(realm *store.Realm) (mailer, error) {
 		}
 		return m, nil
 	case "resend", "sendgrid", "mailgun", "postmark":
-		m, err := httpMailerFor(realm.EmailProvider, realm.EmailProviderConfig)
+		m, err := httpMailerFor(realm.EmailProvider, realm.EmailProviderConfig, a.mailClient)
 		if err != nil {
 			return nil, err
 		}

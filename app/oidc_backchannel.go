@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -56,8 +58,9 @@ type logoutDelivery struct {
 type backchannelSender struct {
 	once      sync.Once
 	queue     chan logoutDelivery
-	capacity  int           // 0: backchannelQueueSize
-	retryWait time.Duration // 0: backchannelRetryWait
+	capacity  int            // 0: backchannelQueueSize
+	retryWait time.Duration  // 0: backchannelRetryWait
+	allowed   []netip.Prefix // Config.OutboundAllowed
 	client    *http.Client
 }
 
@@ -70,12 +73,10 @@ func (b *backchannelSender) init() {
 			b.retryWait = backchannelRetryWait
 		}
 		b.queue = make(chan logoutDelivery, b.capacity)
-		b.client = &http.Client{
-			Timeout: backchannelTimeout,
-			// A redirect is a failed delivery: the token goes only to the
-			// registered URI.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		b.client = httpx.OutboundClient(backchannelTimeout, b.allowed)
+		// A redirect is a failed delivery: the token goes only to the
+		// registered URI.
+		b.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	})
 }
 

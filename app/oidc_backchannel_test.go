@@ -105,7 +105,7 @@ func (l *logoutTestLog) String() string {
 func (l *logoutTestLog) count(s string) int { return strings.Count(l.String(), s) }
 
 func TestBackchannelLogoutSent(t *testing.T) {
-	s := newOIDCTestServer(t)
+	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
 	rc := newLogoutTestReceiver(t)
 	fx.client(map[string]any{"clientId": "mail", "backchannelLogoutUri": rc.URL + "/mail"})
@@ -160,7 +160,7 @@ func TestBackchannelLogoutSent(t *testing.T) {
 }
 
 func TestBackchannelLogoutRetries(t *testing.T) {
-	s := newOIDCTestServer(t)
+	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
 	flaky := newLogoutTestReceiver(t, http.StatusInternalServerError, http.StatusServiceUnavailable, http.StatusOK)
 	refusing := newLogoutTestReceiver(t, http.StatusBadRequest)
@@ -208,7 +208,7 @@ func TestBackchannelLogoutRetries(t *testing.T) {
 
 func TestBackchannelLogoutQueueFull(t *testing.T) {
 	var logs logoutTestLog
-	s := newOIDCTestServer(t, func(c *Config) {
+	s := newOIDCTestServer(t, allowLoopback, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
 	fx := logoutTestSetup(t, s, "acme")
@@ -241,7 +241,7 @@ func TestBackchannelLogoutExpiresInQueue(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC).UnixNano())
 	var logs logoutTestLog
-	s := newOIDCTestServer(t, func(c *Config) {
+	s := newOIDCTestServer(t, allowLoopback, func(c *Config) {
 		c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
@@ -264,7 +264,7 @@ func TestBackchannelLogoutExpiresInQueue(t *testing.T) {
 // Stopping the workers cancels a delivery in flight instead of waiting on
 // a client that does not answer.
 func TestBackchannelLogoutStops(t *testing.T) {
-	s := newOIDCTestServer(t)
+	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
 	arrived := make(chan struct{}, 1)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -290,7 +290,7 @@ func TestBackchannelLogoutStops(t *testing.T) {
 }
 
 func TestBackchannelLogoutReceived(t *testing.T) {
-	s := newOIDCTestServer(t)
+	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
 	other := logoutTestSetup(t, s, "other")
 	now := s.app.now()
@@ -374,7 +374,7 @@ func TestBackchannelLogoutReceived(t *testing.T) {
 
 // A logout received is passed on to the clients of the sessions it ends.
 func TestBackchannelLogoutReceivedPassedOn(t *testing.T) {
-	s := newOIDCTestServer(t)
+	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
 	rc := newLogoutTestReceiver(t)
 	fx.client(map[string]any{"clientId": "mail", "backchannelLogoutUri": rc.URL})
@@ -394,7 +394,7 @@ func TestBackchannelLogoutReceivedPassedOn(t *testing.T) {
 
 // Ending sessions through the admin API tells the clients too.
 func TestBackchannelLogoutFromAdmin(t *testing.T) {
-	s := newOIDCTestServer(t)
+	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
 	rc := newLogoutTestReceiver(t)
 	fx.client(map[string]any{"clientId": "mail", "backchannelLogoutUri": rc.URL + "/mail"})

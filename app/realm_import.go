@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
@@ -133,6 +134,12 @@ type ImportOptions struct {
 	// without a realm id gets, so an export can sit beside the realm it
 	// was made from under another name.
 	AsCopy bool
+	// CheckOutbound checks the settings that name an address the server
+	// calls as the admin API does when it saves them, against
+	// OutboundAllowed (Config.OutboundAllowed): the admin API's import
+	// does; the command-line import, which the operator runs, does not.
+	CheckOutbound   bool
+	OutboundAllowed []netip.Prefix
 }
 
 // copyHint is how a conflict of kept IDs says what to do instead.
@@ -169,6 +176,11 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil}
 	if err := p.build(&in); err != nil {
 		return nil, err
+	}
+	if opts.CheckOutbound {
+		if err := p.checkOutbound(ctx, opts.OutboundAllowed); err != nil {
+			return nil, err
+		}
 	}
 	err := st.Tx(ctx, func(tx *store.Store) error {
 		existing, err := tx.GetRealm(ctx, p.realm.Name)
@@ -255,7 +267,7 @@ func (p *importPlan) realmIDFree(ctx context.Context, tx *store.Store, overwritt
 
 func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	var opts ImportOptions
+	opts := ImportOptions{CheckOutbound: true, OutboundAllowed: a.cfg.OutboundAllowed}
 	var err error
 	if opts.Overwrite, err = httpx.BoolParam(q.Get("overwrite"), "overwrite"); err != nil {
 		return err

@@ -26,6 +26,10 @@ type dialect struct {
 	// checkpoint makes the database's files hold every committed write on
 	// their own, as a copy or a restore needs them.
 	checkpoint func(ctx context.Context, writer *sql.DB) error
+	// wipeDeleted turns on (or off) the overwriting of what the writer
+	// deletes or replaces, so that a value taken out of clear cannot be
+	// read back from the file's free space.
+	wipeDeleted func(ctx context.Context, writer *sql.DB, on bool) error
 	// backupInto writes a consistent copy of the whole database, beside a
 	// running writer, into the empty file named $1.
 	backupInto string

@@ -21,6 +21,7 @@ var sqliteDialect = dialect{
 	columnExists: "SELECT count(*) FROM pragma_table_info($1) WHERE name = $2",
 	constraint:   sqliteConstraint,
 	checkpoint:   sqliteCheckpoint,
+	wipeDeleted:  sqliteWipeDeleted,
 	backupInto:   "VACUUM INTO $1",
 }
 
@@ -92,6 +93,18 @@ func sqliteConflictColumn(msg string) string {
 	last := strings.TrimSpace(parts[len(parts)-1])
 	_, col, _ := strings.Cut(last, ".")
 	return col
+}
+
+// sqliteWipeDeleted sets secure_delete on the writer's one connection.
+func sqliteWipeDeleted(ctx context.Context, writer *sql.DB, on bool) error {
+	pragma := "PRAGMA secure_delete = OFF"
+	if on {
+		pragma = "PRAGMA secure_delete = ON"
+	}
+	if _, err := writer.ExecContext(ctx, pragma); err != nil {
+		return fmt.Errorf("secure_delete: %w", err)
+	}
+	return nil
 }
 
 // sqliteCheckpoint moves every committed write from the WAL into the

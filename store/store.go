@@ -132,6 +132,10 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 		s.Close()
 		return nil, err
 	}
+	if err := s.sealOutbox(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -60,11 +62,34 @@ func (s *Service) prepare(r *http.Request, p *store.IdentityProvider, discover b
 	fillPreset(p, st.Tenant)
 	var note *DiscoveryNote
 	if discover {
+		// The issuer first: discovery would otherwise be refused by the
+		// dialer, with a less helpful message.
+		if err := httpx.CheckOutboundURL(r.Context(), "issuer", p.Issuer, s.deps.OutboundAllowed); err != nil {
+			return nil, err
+		}
 		if note, err = s.discover(r.Context(), p); err != nil {
 			return nil, err
 		}
 	}
-	return note, validateProvider(p, discover)
+	if err := validateProvider(p, discover); err != nil {
+		return nil, err
+	}
+	return note, CheckOutbound(r.Context(), p, s.deps.OutboundAllowed)
+}
+
+// CheckOutbound refuses a provider whose endpoints the server calls (its
+// issuer's discovery, token, userinfo, keys) are, or resolve to, a
+// non-public address that allowed does not hold. The sign-in and sign-out
+// pages are the browser's to reach, and are not checked.
+func CheckOutbound(ctx context.Context, p *store.IdentityProvider, allowed []netip.Prefix) error {
+	for _, u := range []struct{ field, value string }{
+		{"issuer", p.Issuer}, {"tokenUrl", p.TokenURL}, {"userinfoUrl", p.UserinfoURL}, {"jwksUrl", p.JWKSURL},
+	} {
+		if err := httpx.CheckOutboundURL(ctx, u.field, u.value, allowed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func aliasConflict(err error, alias string) error {

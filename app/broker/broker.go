@@ -18,6 +18,7 @@ import (
 	"github.com/a-h/templ"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
@@ -41,6 +42,10 @@ type Deps struct {
 	// token exchange, userinfo. It must time out and refuse internal
 	// addresses unless configured otherwise (httpx.OutboundClient).
 	Client *http.Client
+	// OutboundAllowed are the non-public addresses Client may still reach
+	// (Config.OutboundAllowed): a provider whose endpoints resolve to
+	// another one is refused when saved.
+	OutboundAllowed []netip.Prefix
 	// Core is the identity core: brokering creates and updates users
 	// through it, and checks the password that confirms a link.
 	Core *identity.Core

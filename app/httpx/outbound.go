@@ -12,8 +12,9 @@ import (
 )
 
 // ErrForbiddenAddress is an outbound call refused because the address it
-// would connect to is not public.
-var ErrForbiddenAddress = errors.New("outbound connection to a non-public address refused")
+// would connect to is not public. Its text names the flag that allows one,
+// since an administrator sees it (a failed discovery, a test mail).
+var ErrForbiddenAddress = errors.New("outbound connection to a non-public address refused (the server's --outbound-allow may allow it)")
 
 // nonPublic are the ranges an outbound call may not reach unless allowed:
 // besides what netip classifies (loopback, private, link-local, which holds
@@ -42,6 +43,16 @@ func PublicAddress(addr netip.Addr) bool {
 	return !slices.ContainsFunc(nonPublic, func(p netip.Prefix) bool { return p.Contains(addr) })
 }
 
+// MetadataAddress says whether addr is where cloud metadata services answer
+// (link-local, and AWS's IPv6 fd00:ec2::254): no mail relay or directory
+// is ever there.
+func MetadataAddress(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	return addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() || addr == awsMetadataIPv6
+}
+
+var awsMetadataIPv6 = netip.MustParseAddr("fd00:ec2::254")
+
 // OutboundClient is the HTTP client of calls the server makes to addresses
 // an administrator configured or a document named (an upstream identity
 // provider's endpoints and keys): each call ends after timeout, and a
@@ -49,6 +60,9 @@ func PublicAddress(addr netip.Addr) bool {
 // of allowed holds it. The address is checked as it is dialled, after name
 // resolution, so a name that resolves to an internal address, or a
 // redirect to one, is refused too. No proxy is used: it would dial for us.
+// Every HTTP call to an address that is not the server's own goes through
+// one of these: identity providers, mail providers' APIs, back-channel
+// logout, and whatever calls out next.
 func OutboundClient(timeout time.Duration, allowed []netip.Prefix) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout, Control: func(_, address string, _ syscall.RawConn) error {
 		return checkDialAddress(address, allowed)
@@ -70,14 +84,34 @@ func OutboundClient(timeout time.Duration, allowed []netip.Prefix) *http.Client 
 		}}
 }
 
+// LocalNetworkControl is the dialer Control of TCP peers that live in the
+// operator's own network, a mail relay or a directory: loopback and
+// private addresses are theirs to use, but a metadata address
+// (MetadataAddress) is refused unless one of allowed holds it.
+func LocalNetworkControl(allowed []netip.Prefix) func(network, address string, c syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		return checkAddress(address, allowed, func(a netip.Addr) bool { return !MetadataAddress(a) })
+	}
+}
+
 func checkDialAddress(address string, allowed []netip.Prefix) error {
+	return checkAddress(address, allowed, PublicAddress)
+}
+
+// checkAddress refuses address (host:port) unless ok says it may be
+// reached or allowed holds it.
+func checkAddress(address string, allowed []netip.Prefix, ok func(netip.Addr) bool) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
 	}
 	addr := ap.Addr().Unmap()
-	if PublicAddress(addr) || slices.ContainsFunc(allowed, func(p netip.Prefix) bool { return p.Contains(addr) }) {
+	if ok(addr) || allowedAddress(addr, allowed) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrForbiddenAddress, addr)
+}
+
+func allowedAddress(addr netip.Addr, allowed []netip.Prefix) bool {
+	return slices.ContainsFunc(allowed, func(p netip.Prefix) bool { return p.Contains(addr) })
 }

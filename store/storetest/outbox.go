@@ -14,11 +14,13 @@ func outboxSuite() []subTest {
 		{"OutboxRetryAndGiveUp", testOutboxRetryAndGiveUp},
 		{"OutboxSentIsFinal", testOutboxSentIsFinal},
 		{"OutboxEnqueueInTx", testOutboxEnqueueInTx},
+		{"OutboxDeleteFinished", testOutboxDeleteFinished},
 	}
 }
 
 func outboxTestMail(id string, due int64) *store.OutboxEmail {
-	return &store.OutboxEmail{ID: id, RealmID: sessionsTestRealm, Recipient: id + "@example.test", Subject: "Subject " + id,
+	return &store.OutboxEmail{ID: id, RealmID: sessionsTestRealm, Recipient: id + "@example.test", Template: "verify-email",
+		Subject:  "Subject " + id,
 		HTMLBody: "<p>" + id + "</p>", TextBody: id, NextAttemptAt: due, CreatedAt: due}
 }
 
@@ -80,7 +82,7 @@ func testOutboxRetryAndGiveUp(t *testing.T, s *store.Store) {
 	if e, err = s.GetOutboxEmail(testCtx, "m"); err != nil {
 		t.Fatal(err)
 	}
-	if e.Attempts != 2 || e.FailedAt != now+70_000 || e.LastError != "still down" {
+	if e.Attempts != 2 || e.FailedAt != now+70_000 || e.LastError != "still down" || e.HTMLBody != "" || e.TextBody != "" {
 		t.Fatalf("after giving up: %+v", e)
 	}
 	mustBeErrNotFound(t, "sending an abandoned mail", s.MarkEmailSent(testCtx, "m", 3, now))
@@ -100,8 +102,11 @@ func testOutboxSentIsFinal(t *testing.T, s *store.Store) {
 	mustBeErrNotFound(t, "failing a sent mail", s.MarkEmailFailed(testCtx, "m", 2, "x", now+60_000, now+6))
 	mustBeErrNotFound(t, "unknown mail", s.MarkEmailSent(testCtx, "nope", 1, now))
 	e, err := s.GetOutboxEmail(testCtx, "m")
-	if err != nil || e.SentAt != now+5 || e.Attempts != 1 {
+	if err != nil || e.SentAt != now+5 || e.Attempts != 1 || e.Template != "verify-email" || e.Recipient != "m@example.test" {
 		t.Fatalf("sent mail %+v, %v", e, err)
+	}
+	if e.HTMLBody != "" || e.TextBody != "" {
+		t.Fatalf("a sent mail kept its bodies: %+v", e)
 	}
 }
 
@@ -124,4 +129,34 @@ func testOutboxEnqueueInTx(t *testing.T, s *store.Store) {
 	bad := outboxTestMail("x", now)
 	bad.RealmID = "no-such-realm"
 	mustBeErrNotFound(t, "unknown realm", s.EnqueueEmail(testCtx, bad))
+}
+
+// The retention sweep deletes what was sent or given up before its limit
+// and leaves pending mail, however old.
+func testOutboxDeleteFinished(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	now := sessionsTestNow
+	for _, id := range []string{"old-sent", "old-failed", "new-sent", "pending"} {
+		if err := s.EnqueueEmail(testCtx, outboxTestMail(id, now-100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, err := range []error{s.MarkEmailSent(testCtx, "old-sent", 1, now-50), s.MarkEmailFailed(testCtx, "old-failed", 5, "down", 0, now-50),
+		s.MarkEmailSent(testCtx, "new-sent", 1, now)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.DeleteFinishedEmails(testCtx, now-10)
+	if err != nil || n != 2 {
+		t.Fatalf("deleted %d, %v; want the 2 finished before the limit", n, err)
+	}
+	for id, kept := range map[string]bool{"old-sent": false, "old-failed": false, "new-sent": true, "pending": true} {
+		_, err := s.GetOutboxEmail(testCtx, id)
+		if kept && err != nil {
+			t.Errorf("%s: %v, want kept", id, err)
+		} else if !kept && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: %v, want deleted", id, err)
+		}
+	}
 }
