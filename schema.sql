@@ -1306,3 +1306,13 @@ ALTER TABLE clients ADD COLUMN omit_id_token_on_refresh BOOLEAN NOT NULL DEFAULT
 -- every start, and without these indexes that read the whole table.
 CREATE INDEX users_unfolded ON users (id) WHERE first_name_fold IS NULL OR last_name_fold IS NULL;
 CREATE INDEX realm_groups_unfolded ON realm_groups (id) WHERE name_fold IS NULL;
+
+-- version 31
+-- The second (Unix seconds) from which the tokens of a user or a client
+-- without a session stand again: access tokens without a session (the
+-- client credentials grant's) issued before it are dead, as Keycloak's
+-- notBefore. Disabling the user or the client, an admin's password reset
+-- and the suspension of an identity move it (with every session and
+-- refresh token ended), so a re-enable revives nothing. 0: never moved.
+ALTER TABLE users ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE clients ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;
