@@ -43,18 +43,15 @@ func (s *Store) EndUserAccess(ctx context.Context, realmID, userID string, notBe
 }
 
 // EndClientAccess ends the client's sessions (its sessions under SSO
-// sessions and its offline sessions; the SSO sessions stay) with every
-// refresh token of the client, and moves the client's not-before to
-// notBefore (Unix seconds) unless it is later already. id is the client's
-// internal ID.
+// sessions and its offline sessions; the SSO sessions stay), which take
+// every refresh token of the client with them (each belongs to its
+// client's session), and moves the client's not-before to notBefore (Unix
+// seconds) unless it is later already. id is the client's internal ID.
 func (s *Store) EndClientAccess(ctx context.Context, realmID, id string, notBefore int64) error {
 	return s.Tx(ctx, func(tx *Store) error {
 		if _, err := tx.w.ExecContext(ctx, `UPDATE clients SET not_before = $3
 			WHERE realm_id = $1 AND id = $2 AND not_before < $3`, realmID, id, notBefore); err != nil {
 			return fmt.Errorf("move not-before of client %s: %w", id, mapErr(err))
-		}
-		if _, err := tx.w.ExecContext(ctx, "DELETE FROM refresh_tokens WHERE realm_id = $1 AND client_id = $2", realmID, id); err != nil {
-			return fmt.Errorf("delete refresh tokens of client %s: %w", id, mapErr(err))
 		}
 		if _, err := tx.w.ExecContext(ctx, "DELETE FROM user_sessions WHERE realm_id = $1 AND client_id = $2", realmID, id); err != nil {
 			return fmt.Errorf("delete sessions of client %s: %w", id, mapErr(err))
