@@ -13,9 +13,10 @@ import (
 // never created again.
 
 // EndUserAccess ends every session of the user (SSO, client and offline)
-// with its refresh tokens, and moves the user's not-before to notBefore
-// (Unix seconds) unless it is later already. It returns the sessions that
-// were active at now.
+// with its refresh tokens, drops the device authorizations the user
+// approved (a device not yet polling would get tokens of before), and
+// moves the user's not-before to notBefore (Unix seconds) unless it is
+// later already. It returns the sessions that were active at now.
 func (s *Store) EndUserAccess(ctx context.Context, realmID, userID string, notBefore, now int64) ([]*Session, error) {
 	var ended []*Session
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -34,6 +35,9 @@ func (s *Store) EndUserAccess(ctx context.Context, realmID, userID string, notBe
 		if _, err := tx.w.ExecContext(ctx, "DELETE FROM user_sessions WHERE realm_id = $1 AND user_id = $2", realmID, userID); err != nil {
 			return fmt.Errorf("delete sessions of user %s: %w", userID, mapErr(err))
 		}
+		if _, err := tx.w.ExecContext(ctx, "DELETE FROM device_authorizations WHERE realm_id = $1 AND user_id = $2", realmID, userID); err != nil {
+			return fmt.Errorf("delete device authorizations of user %s: %w", userID, mapErr(err))
+		}
 		return nil
 	})
 	if err != nil {
@@ -45,8 +49,9 @@ func (s *Store) EndUserAccess(ctx context.Context, realmID, userID string, notBe
 // EndClientAccess ends the client's sessions (its sessions under SSO
 // sessions and its offline sessions; the SSO sessions stay), which take
 // every refresh token of the client with them (each belongs to its
-// client's session), and moves the client's not-before to notBefore (Unix
-// seconds) unless it is later already. id is the client's internal ID.
+// client's session), drops its device authorizations, and moves the
+// client's not-before to notBefore (Unix seconds) unless it is later
+// already. id is the client's internal ID.
 func (s *Store) EndClientAccess(ctx context.Context, realmID, id string, notBefore int64) error {
 	return s.Tx(ctx, func(tx *Store) error {
 		if _, err := tx.w.ExecContext(ctx, `UPDATE clients SET not_before = $3
@@ -55,6 +60,9 @@ func (s *Store) EndClientAccess(ctx context.Context, realmID, id string, notBefo
 		}
 		if _, err := tx.w.ExecContext(ctx, "DELETE FROM user_sessions WHERE realm_id = $1 AND client_id = $2", realmID, id); err != nil {
 			return fmt.Errorf("delete sessions of client %s: %w", id, mapErr(err))
+		}
+		if _, err := tx.w.ExecContext(ctx, "DELETE FROM device_authorizations WHERE realm_id = $1 AND client_id = $2", realmID, id); err != nil {
+			return fmt.Errorf("delete device authorizations of client %s: %w", id, mapErr(err))
 		}
 		return nil
 	})

@@ -213,6 +213,14 @@ func testEndUserAccess(t *testing.T, s *store.Store) {
 	if err := s.CreateRefreshToken(testCtx, sessionsTestToken("t-off", "alice", "cli", "offline-cli", true, 3000, 20_000)); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.CreateDeviceAuthorization(testCtx, &store.DeviceAuthorization{DeviceCodeHash: store.HashToken("device"),
+		UserCode: "ABCDEFGH", RealmID: sessionsTestRealm, ClientID: "cli", Scopes: []string{"openid"}, Status: store.DevicePending,
+		Interval: 5, CreatedAt: 1000, ExpiresAt: 1_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApproveDeviceAuthorization(testCtx, sessionsTestRealm, "ABCDEFGH", "alice", 1000, 2000); err != nil {
+		t.Fatal(err)
+	}
 	noSession := func(iat int64) int64 {
 		t.Helper()
 		got, err := s.AccessTokenLiveUntil(testCtx, &store.AccessTokenClaims{RealmID: sessionsTestRealm, TokenID: "jti",
@@ -236,6 +244,9 @@ func testEndUserAccess(t *testing.T, s *store.Store) {
 	}
 	if _, err := s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken("tok-t-off")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the offline refresh token: %v, want it gone", err)
+	}
+	if _, _, err := s.PollDeviceAuthorization(testCtx, sessionsTestRealm, store.HashToken("device"), "cli", 9000); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a device authorization alice approved: %v, want it gone", err)
 	}
 	if live, err := s.ListUserSessions(testCtx, sessionsTestRealm, "dave", 0); err != nil || len(live) != 1 {
 		t.Fatalf("dave's sessions: %v, %v; want his own kept", sessionsTestIDs(live), err)
