@@ -1331,3 +1331,13 @@ CREATE INDEX email_outbox_finished_sent ON email_outbox (sent_at) WHERE sent_at 
 CREATE INDEX email_outbox_finished_failed ON email_outbox (failed_at) WHERE failed_at IS NOT NULL;
 -- The rows still in clear: the store looks for them at every start.
 CREATE INDEX email_outbox_clear ON email_outbox (id) WHERE html_body <> '' OR text_body <> '';
+
+-- version 33
+-- The second (Unix seconds) from which the tokens of a user or a client
+-- without a session stand again: access tokens without a session (the
+-- client credentials grant's) issued before it are dead, as Keycloak's
+-- notBefore. Disabling the user or the client, an admin's password reset
+-- and the suspension of an identity move it (with every session and
+-- refresh token ended), so a re-enable revives nothing. 0: never moved.
+ALTER TABLE users ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE clients ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;

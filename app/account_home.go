@@ -279,7 +279,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		u.EmailVerified = false
 	}
 	err := a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := a.id.UpdateUser(ctx, tx, &u); err != nil {
+		if _, err := a.id.UpdateUser(ctx, tx, &u); err != nil {
 			return err
 		}
 		if body.attrs != nil {

@@ -264,7 +264,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := tx.UpdateClient(r.Context(), c); err != nil {
+		if err := a.id.UpdateClient(r.Context(), tx, c); err != nil {
 			return err
 		}
 		return a.id.SyncServiceAccount(r.Context(), tx, realm, c)

@@ -99,9 +99,22 @@ func (a *App) deleteFactors(w http.ResponseWriter, r *http.Request, types ...str
 			return err
 		}
 	}
-	if _, err := a.store.DeleteCredentials(r.Context(), realm.ID, u.ID, types...); err != nil {
+	// Removing a user's factors logs them out everywhere, as an admin's
+	// password reset does: a session signed in with a lost or stolen factor
+	// does not outlive it. Removing none ends nothing.
+	var ended []*store.Session
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		removed, err := tx.DeleteCredentials(r.Context(), realm.ID, u.ID, types...)
+		if err != nil || removed == 0 {
+			return err
+		}
+		ended, err = a.id.EndUserAccess(r.Context(), tx, realm.ID, u.ID)
+		return err
+	})
+	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	if totpBefore != nil {
 		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: u.ID, IPAddress: a.clientIP(r),
 			Details: map[string]string{"username": u.Username, "by": "admin"}})

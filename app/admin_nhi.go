@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -46,6 +47,16 @@ func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPri
 	case n.Kind != identity.NHIService:
 		return nil, errUnauthorized
 	}
+	// The key acts as the account's user and client: while either is
+	// disabled, it does not act at all.
+	if enabled, err := a.serviceAccountEnabled(ctx, realm, n); err != nil {
+		return nil, err
+	} else if !enabled {
+		if err := a.id.RecordNHIRefusal(ctx, n, a.adminActor(r), errServiceAccountDisabled.Error()); err != nil {
+			a.log.ErrorContext(ctx, "refusal of an identity not recorded", "identity", n.ID, "err", err)
+		}
+		return nil, errUnauthorized
+	}
 	perms, err := authz.Parse(n.AdminPermissions)
 	if err != nil {
 		return nil, err
@@ -57,6 +68,29 @@ func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPri
 		a.log.ErrorContext(ctx, "use of an identity not recorded", "identity", n.ID, "err", err)
 	}
 	return p, nil
+}
+
+// errServiceAccountDisabled: the user or the client a service account acts
+// as is disabled.
+var errServiceAccountDisabled = errors.New("the service account's user or client is disabled")
+
+// serviceAccountEnabled says whether identity n's client and
+// service-account user are both there and enabled; both are read through
+// the caches, which every write to them empties.
+func (a *App) serviceAccountEnabled(ctx context.Context, realm *store.Realm, n *store.NHI) (bool, error) {
+	c, err := a.cachedClient(ctx, realm.ID, n.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	u, err := a.serviceAccountUser(ctx, n.ClientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return c.Enabled && u.Enabled, nil
 }
 
 // callerPermissions are the permissions of an admin request's caller.

@@ -216,8 +216,9 @@ func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) err
 	}
 	u.Username, u.Email, u.FirstName, u.LastName = upd.Username, upd.Email, upd.FirstName, upd.LastName
 	u.Enabled, u.EmailVerified, u.RequirePasswordReset = upd.Enabled, upd.EmailVerified, upd.RequirePasswordReset
+	var ended []*store.Session
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := a.id.UpdateUser(r.Context(), tx, u); err != nil {
+		if ended, err = a.id.UpdateUser(r.Context(), tx, u); err != nil {
 			return err
 		}
 		return a.setUserAttributes(r.Context(), tx, realm.ID, u, values)
@@ -225,6 +226,7 @@ func (a *App) updateUser(w http.ResponseWriter, r *http.Request, merge bool) err
 	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	rep, err := a.withAttributes(r.Context(), realm.ID, u)
 	if err != nil {
 		return err
@@ -265,9 +267,20 @@ func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	temporary := body.Temporary != nil && *body.Temporary
-	if err := a.id.SetPassword(r.Context(), a.store, realm, u.ID, hash, temporary); err != nil {
+	// An admin's reset logs the user out everywhere, as in Keycloak: whoever
+	// held the old password holds no session or token of it.
+	var ended []*store.Session
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		if err := a.id.SetPassword(r.Context(), tx, realm, u.ID, hash, temporary); err != nil {
+			return err
+		}
+		ended, err = a.id.EndUserAccess(r.Context(), tx, realm.ID, u.ID)
+		return err
+	})
+	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -64,6 +64,9 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 		return nil, err
 	}
 	g := &tokenGrant{realm: realm, client: client, user: user, scopes: scopes}
+	if use := r.Client.(*oidcClient).nhi; use != nil {
+		g.credential = use.cred.ID
+	}
 	token, _, exp, err := s.a.accessToken(ctx, g, nil)
 	if err != nil {
 		return nil, err

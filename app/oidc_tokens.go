@@ -26,6 +26,9 @@ type tokenGrant struct {
 	authTime time.Time
 	jti      string // the access token's ID when it must be known beforehand; random if empty
 	acr      string // the level the user authenticated at (acr.go); "" for client credentials
+	// credential is the identity's credential the token is obtained with
+	// (oidc_nhi.go); "" for none.
+	credential string
 	// org is the organization the sign-in settled on for the organization
 	// claim (org_select.go); not made, the claim holds every membership.
 	org store.OrgChoice
@@ -139,6 +142,12 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 	}
 	if g.acr != "" {
 		std["acr"] = g.acr
+	}
+	// Only the grant names the credential that the token stands by
+	// (token_standing.go), never a mapper.
+	delete(claims, credentialClaim)
+	if g.credential != "" {
+		std[credentialClaim] = g.credential
 	}
 	if _, ok := claims["aud"]; !ok {
 		// Without audience mappers the token is for the client itself.

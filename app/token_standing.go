@@ -26,6 +26,15 @@ import (
 // keeps the generation, so under load the entries stay; a session that
 // reaches the expiry the entry read is asked again, since it may have
 // slid since.
+//
+// A token an identity obtained with one of its credentials names it in
+// credentialClaim, and stands while that credential is not revoked: a
+// revoked API key or client secret takes its tokens with it at once, not
+// when they expire.
+
+// credentialClaim names the identity's credential (its ID) an access token
+// was obtained with.
+const credentialClaim = "credential_id"
 
 // accessTokenStands says whether the verified access token with these
 // claims still stands.
@@ -42,7 +51,9 @@ func (a *App) accessTokenStands(ctx context.Context, realm *store.Realm, claims 
 	}
 	azp, _ := claims["azp"].(string)
 	sid, _ := claims["sid"].(string)
-	t := &store.AccessTokenClaims{RealmID: realm.ID, TokenID: std.ID, UserID: std.Subject, ClientID: azp, SessionID: sid}
+	cred, _ := claims[credentialClaim].(string)
+	t := &store.AccessTokenClaims{RealmID: realm.ID, TokenID: std.ID, UserID: std.Subject, ClientID: azp, SessionID: sid,
+		CredentialID: cred}
 	if std.IssuedAt != nil {
 		t.IssuedAt = std.IssuedAt.Time().Unix()
 	}

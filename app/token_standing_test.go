@@ -250,7 +250,8 @@ func TestAccessTokenRevocationSeenAtOnce(t *testing.T) {
 }
 
 // Client-credentials tokens have no session: they stand while their client
-// and its service account are enabled, as in Keycloak.
+// and its service account are enabled, and a disable ends them for good,
+// as Keycloak's notBefore does.
 func TestClientCredentialsTokenStanding(t *testing.T) {
 	e := newCodeflowEnv(t)
 	secret := e.machineClient(t, "acme", "svc")
@@ -277,13 +278,18 @@ func TestClientCredentialsTokenStanding(t *testing.T) {
 		{"service account disabled", "/admin/realms/acme/users/" + sa, map[string]any{"enabled": false}, map[string]any{"enabled": true}, cfg},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			tok := token()
+			e.mustStand(tc.introspecting, tok, "a fresh token")
 			mustStatus(t, e.admin(http.MethodPatch, tc.path, tc.off), http.StatusOK)
 			e.mustBeEnded(tc.introspecting, tok, "the token")
 			mustStatus(t, e.admin(http.MethodPatch, tc.path, tc.on), http.StatusOK)
-			e.mustStand(tc.introspecting, tok, "the token once enabled again")
+			e.mustBeEnded(tc.introspecting, tok, "the token once enabled again")
+			e.clock.advance(time.Second)
+			e.mustStand(tc.introspecting, token(), "a new token once enabled again")
 		})
 	}
 	// Revoked by its client, it is over for good.
+	tok = token()
 	r := e.request(http.MethodPost, "/realms/acme/protocol/openid-connect/revoke", "token="+url.QueryEscape(tok),
 		"Content-Type: application/x-www-form-urlencoded", codeflowBasic("svc", secret))
 	mustStatus(t, r, http.StatusOK)

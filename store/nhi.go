@@ -276,11 +276,14 @@ func (s *Store) RevokeNHICredentials(ctx context.Context, nhiID string, at int64
 	return nil
 }
 
+// touchNHICredentialSQL records a use: it ends no token (credentialKeepers).
+const touchNHICredentialSQL = `UPDATE nhi_credentials SET last_used_at = $2
+	WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`
+
 // TouchNHICredential records a use of the credential at the given time; an
 // earlier time than the one stored changes nothing.
 func (s *Store) TouchNHICredential(ctx context.Context, id string, at int64) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE nhi_credentials SET last_used_at = $2
-		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`, id, at)
+	_, err := s.w.ExecContext(ctx, touchNHICredentialSQL, id, at)
 	if err != nil {
 		return fmt.Errorf("record use of credential %s: %w", id, mapErr(err))
 	}

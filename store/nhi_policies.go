@@ -141,13 +141,23 @@ func (s *Store) ListWorkingNHICredentials(ctx context.Context, realmID, policyID
 	return out, mapErr(rows.Err())
 }
 
+// The upkeep job's statements on credentials. None ends a token: a token
+// stands while its credential is not revoked, whatever the credential's
+// own expiry (credentialKeepers).
+const (
+	noticeExpiringSQL      = `UPDATE nhi_credentials SET expiring_noticed_at = $2 WHERE id = $1 AND expiring_noticed_at IS NULL`
+	noticeExpiredSQL       = `UPDATE nhi_credentials SET expired_noticed_at = $2 WHERE id = $1 AND expired_noticed_at IS NULL`
+	expireNHICredentialSQL = `UPDATE nhi_credentials SET expires_at = $2
+		WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)`
+)
+
 // NoticeNHICredential records that the upkeep job announced the
 // credential expiring (expired false) or expired, at at; it answers
 // false when that was already announced, so that each is announced once.
 func (s *Store) NoticeNHICredential(ctx context.Context, id string, expired bool, at int64) (bool, error) {
-	q := `UPDATE nhi_credentials SET expiring_noticed_at = $2 WHERE id = $1 AND expiring_noticed_at IS NULL`
+	q := noticeExpiringSQL
 	if expired {
-		q = `UPDATE nhi_credentials SET expired_noticed_at = $2 WHERE id = $1 AND expired_noticed_at IS NULL`
+		q = noticeExpiredSQL
 	}
 	res, err := s.w.ExecContext(ctx, q, id, at)
 	if err != nil {
@@ -160,8 +170,7 @@ func (s *Store) NoticeNHICredential(ctx context.Context, id string, expired bool
 // ExpireNHICredential brings the credential's expiry forward to at, as a
 // policy's maximum age does; a credential expiring earlier keeps its own.
 func (s *Store) ExpireNHICredential(ctx context.Context, id string, at int64) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE nhi_credentials SET expires_at = $2
-		WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)`, id, at)
+	_, err := s.w.ExecContext(ctx, expireNHICredentialSQL, id, at)
 	if err != nil {
 		return fmt.Errorf("expire credential %s: %w", id, mapErr(err))
 	}

@@ -203,9 +203,9 @@ var uncachedTables = []string{
 
 // revocationTables are the uncached tables an access token's standing is
 // read from (AccessTokenLiveUntil): a write to them moves the revocation
-// generation, except the ones that cannot end a token: a new session, and
-// the statements of sessionKeepers.
-var revocationTables = []string{"user_sessions", "revoked_access_tokens"}
+// generation, except the ones that cannot end a token: a new session or
+// credential, and the statements of sessionKeepers and credentialKeepers.
+var revocationTables = []string{"user_sessions", "revoked_access_tokens", "nhi_credentials"}
 
 // sessionKeepers are the statements that write user_sessions without
 // ending or shortening any session: they only slide its expiry forward
@@ -213,6 +213,11 @@ var revocationTables = []string{"user_sessions", "revoked_access_tokens"}
 // every refresh and sign-in, which must not empty the cache of token
 // checks.
 var sessionKeepers = []string{touchSessionSQL, reauthenticateSessionSQL}
+
+// credentialKeepers are the statements that write nhi_credentials without
+// revoking one: the record of its use, which runs with the tokens it
+// obtains, and the upkeep job's.
+var credentialKeepers = []string{touchNHICredentialSQL, noticeExpiringSQL, noticeExpiredSQL, expireNHICredentialSQL}
 
 var writeTarget = regexp.MustCompile(`(?is)^\s*(INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(\w+)`)
 
@@ -243,9 +248,9 @@ func (c *changes) classify(query string) change {
 				verdict = changedCached
 			case !slices.Contains(revocationTables, table):
 				verdict = changedNothing
-			case table == "user_sessions" && verb == "INSERT INTO":
-				verdict = changedNothing // a new session ends nothing
-			case slices.Contains(sessionKeepers, query):
+			case (table == "user_sessions" || table == "nhi_credentials") && verb == "INSERT INTO":
+				verdict = changedNothing // a new session or credential ends nothing
+			case slices.Contains(sessionKeepers, query), slices.Contains(credentialKeepers, query):
 				verdict = changedNothing
 			default:
 				verdict = changedRevocations

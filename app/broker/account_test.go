@@ -31,6 +31,10 @@ func TestAccountLinkedAccountsAPI(t *testing.T) {
 	id := e.acmeUser("bob")["id"].(string)
 	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/users/"+id+"/reset-password",
 		map[string]any{"password": localPassword, "temporary": false}), http.StatusNoContent)
+	// An admin's reset signs him out everywhere: he signs in again.
+	apptest.MustError(t, e.s.Request(http.MethodGet, "/realms/acme/account/linked-accounts", nil, bearer), 401, "invalid_token", "")
+	e.mustReachApp(e.fakeSignIn(apptest.NewBrowser(t)))
+	bearer = "Authorization: Bearer " + e.accessToken
 	apptest.MustStatus(t, e.s.Request(http.MethodDelete, "/realms/acme/account/linked-accounts/corp", nil, bearer), http.StatusNoContent)
 	links, err := e.s.Store.ListFederatedIdentities(context.Background(), e.s.Realm("acme").ID, id)
 	if err != nil || len(links) != 0 {

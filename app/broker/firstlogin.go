@@ -152,11 +152,11 @@ func (s *Service) syncLinked(ctx context.Context, tx *store.Store, realm *store.
 		if ident.Email != "" && ident.Email != user.Email {
 			updated.Email, updated.EmailVerified = ident.Email, p.TrustEmail && ident.EmailVerified
 		}
-		err := s.deps.Core.UpdateUser(ctx, tx, &updated)
+		_, err := s.deps.Core.UpdateUser(ctx, tx, &updated)
 		var ae *apperr.Error
 		if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 			updated.Email, updated.EmailVerified = user.Email, user.EmailVerified
-			err = s.deps.Core.UpdateUser(ctx, tx, &updated)
+			_, err = s.deps.Core.UpdateUser(ctx, tx, &updated)
 		}
 		if errors.As(err, &ae) && ae.Status < 500 {
 			// Upstream names the realm's rules refuse: the account stays as it was.

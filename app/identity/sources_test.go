@@ -152,7 +152,7 @@ func TestCredentialSourcesAccountStanding(t *testing.T) {
 	e, dir := newDirectoryEnv(t)
 	carol := *dir.user
 	carol.Enabled = false
-	if err := e.core.UpdateUser(t.Context(), e.store, &carol); err != nil {
+	if _, err := e.core.UpdateUser(t.Context(), e.store, &carol); err != nil {
 		t.Fatal(err)
 	}
 	dir.user = &carol
@@ -161,7 +161,7 @@ func TestCredentialSourcesAccountStanding(t *testing.T) {
 		t.Fatalf("disabled: %v %v, want ErrUserDisabled with carol", user, err)
 	}
 	carol.Enabled = true
-	if err := e.core.UpdateUser(t.Context(), e.store, &carol); err != nil {
+	if _, err := e.core.UpdateUser(t.Context(), e.store, &carol); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.ChangeUserStatus(t.Context(), e.realm.ID, carol.ID, store.UserActive, store.UserPending); err != nil {

@@ -140,26 +140,50 @@ func (c *Core) CreateUser(ctx context.Context, st *store.Store, realm *store.Rea
 // The profile of a user of a READ_ONLY directory is its directory's: a
 // change of its username, email or names is refused (a 400 naming the
 // field); its flags stay the realm's. The password has its own way:
-// SetPassword.
-func (c *Core) UpdateUser(ctx context.Context, st *store.Store, u *store.User) error {
+// SetPassword. A user written disabled has their access ended
+// (EndUserAccess): UpdateUser returns the sessions that ended, for the
+// back-channel logout the caller sends once st has committed.
+func (c *Core) UpdateUser(ctx context.Context, st *store.Store, u *store.User) ([]*store.Session, error) {
 	if err := ValidateUser(u); err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.checkProfileWritable(ctx, st, u); err != nil {
-		return err
+		return nil, err
 	}
-	return userConflict(st.UpdateUser(ctx, u))
+	return c.writeUser(ctx, st, u)
 }
 
 // UpdateLinkedUser writes the profile of a user linked to a directory
 // entry as the directory has it: UpdateUser's rules, but the directory's
 // own write, so a READ_ONLY profile changes too. Only the federation
 // calls it.
-func (c *Core) UpdateLinkedUser(ctx context.Context, st *store.Store, u *store.User) error {
+func (c *Core) UpdateLinkedUser(ctx context.Context, st *store.Store, u *store.User) ([]*store.Session, error) {
 	if err := ValidateUser(u); err != nil {
-		return err
+		return nil, err
 	}
-	return userConflict(st.UpdateUser(ctx, u))
+	return c.writeUser(ctx, st, u)
+}
+
+// writeUser stores u and, when u is disabled, ends their access in the
+// same transaction. A disabled user has no session left to end and no
+// token to kill, so writing one again ends nothing more.
+func (c *Core) writeUser(ctx context.Context, st *store.Store, u *store.User) ([]*store.Session, error) {
+	if u.Enabled {
+		return nil, userConflict(st.UpdateUser(ctx, u))
+	}
+	var ended []*store.Session
+	err := st.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.UpdateUser(ctx, u); err != nil {
+			return userConflict(err)
+		}
+		var err error
+		ended, err = c.EndUserAccess(ctx, tx, u.RealmID, u.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ended, nil
 }
 
 // checkProfileWritable refuses a change of the profile of a user whose

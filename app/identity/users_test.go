@@ -83,7 +83,8 @@ func TestUserConflicts(t *testing.T) {
 		mustFieldError(t, "create in a transaction, "+c.name, err, 409, c.field)
 		changed := *bob
 		changed.Username, changed.Email = c.user.Username, c.user.Email
-		mustFieldError(t, "update, "+c.name, e.core.UpdateUser(t.Context(), e.store, &changed), 409, c.field)
+		_, err = e.core.UpdateUser(t.Context(), e.store, &changed)
+		mustFieldError(t, "update, "+c.name, err, 409, c.field)
 	}
 	if users, _, err := e.store.ListUsers(t.Context(), e.realm.ID, store.UserFilter{Limit: 10}); err != nil || len(users) != 2 {
 		t.Fatalf("users %v %v, want alice and bob only", users, err)

@@ -359,7 +359,7 @@ func (run *syncRun) removeMissing(ctx context.Context) error {
 					continue
 				}
 				u.Enabled = false
-				if err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u); err != nil {
+				if _, err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u); err != nil {
 					return err
 				}
 				disabled++

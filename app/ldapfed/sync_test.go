@@ -67,6 +67,13 @@ func TestFullSync(t *testing.T) {
 	// Nothing changed: nothing written.
 	mustCount(t, syncNow(t, s, p.ID, "?action=full"), counts{read: 5, failed: 2})
 
+	// cy is signed in: the sync's disable ends that, as every disable does.
+	now := time.Now().UnixMilli()
+	if err := s.Store.CreateSession(context.Background(), &store.Session{ID: "cy-sso", RealmID: s.Realm("acme").ID,
+		UserID: realmUser(t, s, "cy").ID, Kind: store.SessionSSO, StartedAt: now, LastAccessAt: now, ExpiresAt: now + 3_600_000,
+		AMR: []string{"pwd"}}); err != nil {
+		t.Fatal(err)
+	}
 	d.Modify("dn: uid=bob," + d.PeopleDN + "\nchangetype: modify\nreplace: sn\nsn: Raymond\n\n" +
 		"dn: uid=cy," + d.PeopleDN + "\nchangetype: delete\n")
 	mustCount(t, syncNow(t, s, p.ID, ""), counts{read: 4, updated: 1, disabled: 1, failed: 2})
@@ -75,6 +82,9 @@ func TestFullSync(t *testing.T) {
 	}
 	if cy := realmUser(t, s, "cy"); cy == nil || cy.Enabled {
 		t.Fatalf("cy, gone from the directory: %+v", cy)
+	}
+	if live, err := s.Store.ListUserSessions(context.Background(), s.Realm("acme").ID, realmUser(t, s, "cy").ID, 0); err != nil || len(live) != 0 {
+		t.Fatalf("cy's sessions after the sync disabled him: %d, %v; want none", len(live), err)
 	}
 	got := getProvider(t, s, p.ID)
 	if last := got.SyncStatus.LastSync; last == nil || last.Updated != 1 || last.Disabled != 1 || last.Action != "full" || got.SyncStatus.Running != nil {

@@ -53,7 +53,7 @@ func (s *Service) refreshUser(ctx context.Context, st *store.Store, realm *store
 		return false, err
 	}
 	if changed {
-		if err := s.deps.Identity().UpdateLinkedUser(ctx, st, &next); err != nil {
+		if _, err := s.deps.Identity().UpdateLinkedUser(ctx, st, &next); err != nil {
 			return false, err
 		}
 		*u = next

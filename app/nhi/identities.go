@@ -342,8 +342,8 @@ var auditActions = map[string]string{identity.NHISuspend: identity.AuditSuspend,
 
 // transition applies action. The backing client is enabled exactly when
 // the identity is active, so that a suspended or decommissioned identity's
-// tokens stop standing at introspection and userinfo as a disabled
-// client's do; decommissioning also revokes every credential.
+// tokens end as a disabled client's do, for good: reactivating revives none;
+// decommissioning also revokes every credential.
 func (s *Service) transition(w http.ResponseWriter, r *http.Request, action string) error {
 	realm, n, err := s.identity(r)
 	if err != nil {
@@ -383,7 +383,7 @@ func (s *Service) transition(w http.ResponseWriter, r *http.Request, action stri
 		}
 		if enabled := state == identity.NHIActive; c.Enabled != enabled {
 			c.Enabled = enabled
-			return tx.UpdateClient(r.Context(), c)
+			return s.deps.Core.UpdateClient(r.Context(), tx, c)
 		}
 		return nil
 	})

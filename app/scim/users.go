@@ -224,7 +224,6 @@ func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func
 		if err != nil {
 			return err
 		}
-		wasEnabled := u.Enabled
 		if u.Email != doc.email {
 			u.EmailVerified = doc.email != "" // the provisioning client vouches for it
 		}
@@ -232,7 +231,7 @@ func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func
 		if doc.active != nil {
 			u.Enabled = *doc.active
 		}
-		if err := s.deps.Identity.UpdateUser(ctx, tx, u); err != nil {
+		if ended, err = s.deps.Identity.UpdateUser(ctx, tx, u); err != nil {
 			return err
 		}
 		if doc.password != nil {
@@ -254,11 +253,6 @@ func (s *Service) changeUser(w http.ResponseWriter, r *http.Request, change func
 		}
 		if err := tx.PutSCIMUser(ctx, realm.ID, u.ID, su, values); err != nil {
 			return err
-		}
-		if wasEnabled && !u.Enabled {
-			if ended, err = tx.DeleteUserSessions(ctx, realm.ID, u.ID, now); err != nil {
-				return err
-			}
 		}
 		res, err = s.loadUser(r, tx, id)
 		return err

@@ -171,7 +171,8 @@ func TestPatchUser(t *testing.T) {
 }
 
 // Entra ID deactivates with {"op": "Replace", "path": "active", "value":
-// "False"}: the user is disabled and their sessions end.
+// "False"}: the user is disabled and their sessions end, offline ones
+// too, for good: a reactivation revives none.
 func TestDeactivateEndsSessions(t *testing.T) {
 	p := newProvisioner(t)
 	u := p.create(userBody("bjensen", "password", "correct horse battery 1"))
@@ -185,6 +186,11 @@ func TestDeactivateEndsSessions(t *testing.T) {
 		"grant_type=password&username=bjensen&password="+url.QueryEscape("correct horse battery 1"), form, basic)
 	apptest.MustStatus(t, grant, http.StatusOK)
 	refresh := grant.Object(t)["refresh_token"].(string)
+	grant = p.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+		"grant_type=password&scope=openid+offline_access&username=bjensen&password="+url.QueryEscape("correct horse battery 1"),
+		form, basic)
+	apptest.MustStatus(t, grant, http.StatusOK)
+	offline := grant.Object(t)["refresh_token"].(string)
 	sessions := func() int {
 		var list []any
 		p.Admin(http.MethodGet, "/admin/realms/acme/users/"+id+"/sessions", nil).Decode(t, &list)
@@ -208,6 +214,12 @@ func TestDeactivateEndsSessions(t *testing.T) {
 	// Okta's shape reactivates.
 	r = p.do(http.MethodPatch, "/Users/"+id, patchBody(op("replace", "", map[string]any{"active": true})))
 	apptest.MustStatus(t, r, http.StatusOK)
+	for _, rt := range []string{refresh, offline} {
+		r = p.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token", "grant_type=refresh_token&refresh_token="+rt, form, basic)
+		if r.Status != http.StatusBadRequest || r.Object(t)["error"] != "invalid_grant" {
+			t.Fatalf("a refresh token of before the deactivation, once reactivated: %d %s", r.Status, r.Body)
+		}
+	}
 	grant = p.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
 		"grant_type=password&username=bjensen&password="+url.QueryEscape("correct horse battery 1"), form, basic)
 	apptest.MustStatus(t, grant, http.StatusOK)

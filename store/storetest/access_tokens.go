@@ -13,6 +13,9 @@ import (
 func accessTokenSuite() []subTest {
 	return []subTest{
 		{"AccessTokenLiveUntil", testAccessTokenLiveUntil},
+		{"AccessTokenOfCredential", testAccessTokenOfCredential},
+		{"EndUserAccess", testEndUserAccess},
+		{"EndClientAccess", testEndClientAccess},
 		{"EndClientSession", testEndClientSession},
 		{"RevocationGenerationMoves", testRevocationGenerationMoves},
 		{"RevocationGenerationKeepsOnSessionUse", testRevocationGenerationKeepsOnSessionUse},
@@ -146,6 +149,167 @@ func testEndClientSession(t *testing.T, s *store.Store) {
 	}
 	mustEqual(t, "ended", sessionsTestIDs(ended), []string{"offline-cli"})
 	mustEqual(t, "sessions left", left(), []string{"sso", "sso-2", "sso-2-web", "sso-cli", "offline-cli-2"})
+}
+
+// A token obtained with an identity's credential stands while the
+// credential is not revoked, and until a revocation still to come; a
+// revocation moves the revocation generation, a use of the credential
+// does not.
+func testAccessTokenOfCredential(t *testing.T, s *store.Store) {
+	accessTokensTestFixture(t, s)
+	nhiTestMustCreate(t, s, &store.NHI{ID: "n1", RealmID: sessionsTestRealm, ClientID: "cli", Kind: "workload", Name: "cli-app",
+		State: "active", CreatedAt: 1, UpdatedAt: 1})
+	for _, id := range []string{"key", "later"} {
+		if err := s.CreateNHICredential(testCtx, &store.NHICredential{ID: id, RealmID: sessionsTestRealm, NHIID: "n1",
+			Type: "api_key", Prefix: "p-" + id, SecretHash: []byte(id), CreatedAt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	standing := func(cred string) int64 {
+		t.Helper()
+		got, err := s.AccessTokenLiveUntil(testCtx, &store.AccessTokenClaims{RealmID: sessionsTestRealm, TokenID: "jti",
+			UserID: "alice", ClientID: "cli-app", IssuedAt: 3, CredentialID: cred})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := standing("key"); got != math.MaxInt64 {
+		t.Fatalf("a working credential's token: %d, want MaxInt64", got)
+	}
+	if got := standing("gone"); got != 0 {
+		t.Fatalf("an unknown credential's token: %d, want 0", got)
+	}
+	before := s.RevocationGeneration()
+	if err := s.TouchNHICredential(testCtx, "key", 5000); err != nil {
+		t.Fatal(err)
+	}
+	if s.RevocationGeneration() != before {
+		t.Fatal("a use of a credential moved the revocation generation")
+	}
+	if err := s.RevokeNHICredential(testCtx, "n1", "key", 4000, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeNHICredential(testCtx, "n1", "later", 90_000, ""); err != nil {
+		t.Fatal(err)
+	}
+	if s.RevocationGeneration() == before {
+		t.Fatal("revoking a credential kept the revocation generation")
+	}
+	if got := standing("key"); got != 4000 {
+		t.Fatalf("a revoked credential's token: %d, want 4000, its revocation", got)
+	}
+	if got := standing("later"); got != 90_000 {
+		t.Fatalf("the token of a credential revoked later: %d, want 90000", got)
+	}
+}
+
+// EndUserAccess ends every session of the user, offline ones too, with
+// their refresh tokens, and the tokens without a session issued before
+// its not-before; the other users' stay.
+func testEndUserAccess(t *testing.T, s *store.Store) {
+	accessTokensTestFixture(t, s)
+	sessionsTestMustCreate(t, s, sessionsTestSSO("sso-dave", sessionsTestRealm, "dave", 1000, 10_000))
+	if err := s.CreateRefreshToken(testCtx, sessionsTestToken("t-off", "alice", "cli", "offline-cli", true, 3000, 20_000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateDeviceAuthorization(testCtx, &store.DeviceAuthorization{DeviceCodeHash: store.HashToken("device"),
+		UserCode: "ABCDEFGH", RealmID: sessionsTestRealm, ClientID: "cli", Scopes: []string{"openid"}, Status: store.DevicePending,
+		Interval: 5, CreatedAt: 1000, ExpiresAt: 1_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApproveDeviceAuthorization(testCtx, sessionsTestRealm, "ABCDEFGH", "alice", 1000, 2000); err != nil {
+		t.Fatal(err)
+	}
+	noSession := func(iat int64) int64 {
+		t.Helper()
+		got, err := s.AccessTokenLiveUntil(testCtx, &store.AccessTokenClaims{RealmID: sessionsTestRealm, TokenID: "jti",
+			UserID: "alice", ClientID: "cli-app", IssuedAt: iat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	before := s.RevocationGeneration()
+	ended, err := s.EndUserAccess(testCtx, sessionsTestRealm, "alice", 10, 9000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.RevocationGeneration() == before {
+		t.Fatal("ending a user's access kept the revocation generation")
+	}
+	mustEqual(t, "ended", sessionsTestIDs(ended), []string{"sso", "offline-cli"})
+	if live, err := s.ListUserSessions(testCtx, sessionsTestRealm, "alice", 0); err != nil || len(live) != 0 {
+		t.Fatalf("alice's sessions left: %v, %v; want none", sessionsTestIDs(live), err)
+	}
+	if _, err := s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken("tok-t-off")); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the offline refresh token: %v, want it gone", err)
+	}
+	if _, _, err := s.PollDeviceAuthorization(testCtx, sessionsTestRealm, store.HashToken("device"), "cli", 9000); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a device authorization alice approved: %v, want it gone", err)
+	}
+	if live, err := s.ListUserSessions(testCtx, sessionsTestRealm, "dave", 0); err != nil || len(live) != 1 {
+		t.Fatalf("dave's sessions: %v, %v; want his own kept", sessionsTestIDs(live), err)
+	}
+	if got := noSession(9); got != 0 {
+		t.Fatalf("a token issued before the not-before: %d, want 0", got)
+	}
+	if got := noSession(10); got != math.MaxInt64 {
+		t.Fatalf("a token issued at the not-before: %d, want MaxInt64", got)
+	}
+	// An earlier not-before never brings tokens back.
+	if _, err := s.EndUserAccess(testCtx, sessionsTestRealm, "alice", 5, 9000); err != nil {
+		t.Fatal(err)
+	}
+	if got := noSession(9); got != 0 {
+		t.Fatalf("after an earlier not-before: %d, want 0", got)
+	}
+}
+
+// EndClientAccess ends the client's sessions under every SSO session and
+// its offline ones, with its refresh tokens, and its tokens without a
+// session issued before its not-before; the SSO sessions and the other
+// clients' sessions stay.
+func testEndClientAccess(t *testing.T, s *store.Store) {
+	accessTokensTestFixture(t, s)
+	sessionsTestMustCreate(t, s, sessionsTestOAuth("sso-cli", sessionsTestRealm, "alice", "sso", "cli", 2500, 9000))
+	for _, tok := range []*store.RefreshToken{
+		sessionsTestToken("t-web", "alice", "web", "sso-web", false, 2000, 8000),
+		sessionsTestToken("t-off", "alice", "cli", "offline-cli", true, 3000, 20_000),
+	} {
+		if err := s.CreateRefreshToken(testCtx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := s.RevocationGeneration()
+	if err := s.EndClientAccess(testCtx, sessionsTestRealm, "cli", 10); err != nil {
+		t.Fatal(err)
+	}
+	if s.RevocationGeneration() == before {
+		t.Fatal("ending a client's access kept the revocation generation")
+	}
+	live, err := s.ListUserSessions(testCtx, sessionsTestRealm, "alice", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "sessions left", sessionsTestIDs(live), []string{"sso", "sso-web"})
+	if _, err := s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken("tok-t-off")); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the client's refresh token: %v, want it gone", err)
+	}
+	if _, err := s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken("tok-t-web")); err != nil {
+		t.Fatalf("another client's refresh token: %v, want it kept", err)
+	}
+	for _, tc := range []struct {
+		client string
+		iat    int64
+		want   int64
+	}{{"cli-app", 9, 0}, {"cli-app", 10, math.MaxInt64}, {"web-app", 9, math.MaxInt64}} {
+		got, err := s.AccessTokenLiveUntil(testCtx, &store.AccessTokenClaims{RealmID: sessionsTestRealm, TokenID: "jti",
+			UserID: "alice", ClientID: tc.client, IssuedAt: tc.iat})
+		if err != nil || got != tc.want {
+			t.Fatalf("token of %s issued at %d: %d, %v; want %d", tc.client, tc.iat, got, err, tc.want)
+		}
+	}
 }
 
 // Every committed write that may end an access token moves the revocation
