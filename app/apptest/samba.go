@@ -148,27 +148,7 @@ func (d *ActiveDirectory) start() {
 		d.t.Fatalf("start samba: %v", err)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := ldap.DialURL(d.URL, ldap.DialWithDialer(&net.Dialer{Timeout: time.Second}))
-		if err == nil {
-			err = c.Bind(d.AdminDN, d.AdminPassword)
-			c.Close()
-			if err == nil {
-				return
-			}
-		}
-		select {
-		case <-d.done:
-			d.t.Fatalf("samba exited: %s", d.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			d.stop()
-			d.t.Fatalf("samba did not answer within 60s: %v; %s", err, d.log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitForBind(d.t, "samba", d.URL, d.AdminDN, d.AdminPassword, 60*time.Second, d.done, d.stop, d.log.String)
 }
 
 // stop kills samba's process group and waits for it.

@@ -161,24 +161,34 @@ func (d *Directory) start(slapd string) {
 		d.t.Fatalf("start slapd: %v", err)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.done) }()
-	deadline := time.Now().Add(15 * time.Second)
+	waitForBind(d.t, "slapd", d.URL, d.AdminDN, d.AdminPassword, 15*time.Second, d.done, d.Stop, d.stderr.String)
+}
+
+// waitForBind waits until dn binds with password at url, the directory
+// server name started. It fails the test when the server exits (done is
+// closed) or does not answer within timeout, which stop ends it for, with
+// what the server wrote (log).
+func waitForBind(t testing.TB, name, url, dn, password string, timeout time.Duration, done <-chan struct{},
+	stop func(), log func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
-		c, err := ldap.DialURL(d.URL, ldap.DialWithDialer(&net.Dialer{Timeout: time.Second}))
+		c, err := ldap.DialURL(url, ldap.DialWithDialer(&net.Dialer{Timeout: time.Second}))
 		if err == nil {
-			err = c.Bind(d.AdminDN, d.AdminPassword)
+			err = c.Bind(dn, password)
 			c.Close()
 			if err == nil {
 				return
 			}
 		}
 		select {
-		case <-d.done:
-			d.t.Fatalf("slapd exited: %s", d.stderr.String())
+		case <-done:
+			t.Fatalf("%s exited: %s", name, log())
 		default:
 		}
 		if time.Now().After(deadline) {
-			d.Stop()
-			d.t.Fatalf("slapd did not answer within 15s: %v; %s", err, d.stderr.String())
+			stop()
+			t.Fatalf("%s did not answer within %s: %v; %s", name, timeout, err, log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

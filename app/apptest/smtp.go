@@ -1,10 +1,15 @@
 package apptest
 
 import (
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net"
+	"net/mail"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,5 +199,32 @@ func (l *loginServer) Next(response []byte) ([]byte, bool, error) {
 		return []byte("Password:"), false, nil
 	default:
 		return nil, true, l.check(l.user, string(response))
+	}
+}
+
+// Text is the text part of the message as a mail client decodes it.
+func (m SMTPMessage) Text(t testing.TB) string {
+	t.Helper()
+	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			t.Fatalf("no text part in the mail to %v: %v", m.To, err)
+		}
+		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
+			b, err := io.ReadAll(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
 	}
 }

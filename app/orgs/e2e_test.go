@@ -1,12 +1,7 @@
 package orgs_test
 
 import (
-	"bytes"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
-	"net/mail"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -112,33 +107,6 @@ func mustBeMember(t *testing.T, id, access map[string]any, role string) {
 	}
 }
 
-// mailedText is the text part of a mail as a mail client decodes it.
-func mailedText(t *testing.T, m apptest.SMTPMessage) string {
-	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			t.Fatalf("no text part: %v", err)
-		}
-		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
-			b, err := io.ReadAll(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return string(b)
-		}
-	}
-}
-
 // The whole of an organization's life for its people: an invitation by
 // email, through a real SMTP server, to someone without an account, who
 // registers on the hosted page, accepts on the invitation page and signs
@@ -153,7 +121,7 @@ func TestOrganizationEndToEnd(t *testing.T) {
 	// Invited by email: the mail goes out through SMTP.
 	invite(s, "acme-corp", map[string]any{"email": "carol@example.test", "role": "member"})
 	m := e.smtp.WaitFor(t, "carol@example.test")
-	link := invitationLink.FindString(mailedText(t, m))
+	link := invitationLink.FindString(m.Text(t))
 	if !strings.HasPrefix(link, e.issuer("acme")+"/account/organizations/acme-corp/invitations/") {
 		t.Fatalf("invitation link %q in %s", link, m.Data)
 	}
