@@ -59,6 +59,7 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go mod tidy -diff
 	go vet ./...
+	go tool staticcheck ./...
 
 # Generated templ files are committed; CI fails if they are stale.
 check-generated: generate

@@ -144,7 +144,7 @@ var errKeysTestUnpublished = errors.New("the token's kid is not in the realm's k
 // relying party does, and returns the kid it was signed with.
 func keysTestVerify(t *testing.T, s *testServer, realm *store.Realm, token string) (string, error) {
 	t.Helper()
-	jws, err := jose.ParseSigned(token, keyAlgorithms)
+	jws, err := jose.ParseSignedCompact(token, keyAlgorithms)
 	if err != nil {
 		t.Fatalf("parse token: %v", err)
 	}
@@ -259,7 +259,7 @@ func TestKeysSignVerifyPerAlgorithm(t *testing.T) {
 			if k.ID != active.KID || k.Algorithm != tc.alg || !tc.keyType(k.Key) {
 				t.Fatalf("signing key %s %s %T, want %s %s", k.ID, k.Algorithm, k.Key, active.KID, tc.alg)
 			}
-			jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{tc.alg})
+			jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{tc.alg})
 			if err != nil {
 				t.Fatalf("token is not %s: %v", tc.alg, err)
 			}

@@ -287,7 +287,7 @@ type protocolFailureKey struct{}
 // answers the library writes: err as oauthFailure makes it, its
 // Retry-After kept for challengeWriter to add.
 func (a *App) protocolError(ctx context.Context, err error) error {
-	oauthErr, e := a.oauthFailure(ctx, err)
+	e, oauthErr := a.oauthFailure(ctx, err)
 	if f, ok := ctx.Value(protocolFailureKey{}).(*protocolFailure); ok && e != nil {
 		f.err = e
 	}
@@ -297,7 +297,7 @@ func (a *App) protocolError(ctx context.Context, err error) error {
 // writeOAuthError answers err in RFC 6749's error format where the
 // library does not, as protocolError does.
 func (a *App) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
-	oauthErr, e := a.oauthFailure(r.Context(), err)
+	e, oauthErr := a.oauthFailure(r.Context(), err)
 	if e != nil {
 		httpx.SetRetryAfter(w, e)
 	}
@@ -308,17 +308,17 @@ func (a *App) writeOAuthError(w http.ResponseWriter, r *http.Request, err error)
 // as it is (e nil); any other error by its classification e (oauthErrorOf),
 // a fault of the server logged with its cause: the library would
 // otherwise show the cause's text to the client.
-func (a *App) oauthFailure(ctx context.Context, err error) (oauthErr error, e *apperr.Error) {
+func (a *App) oauthFailure(ctx context.Context, err error) (e *apperr.Error, oauthErr error) {
 	var oe *oidc.Error
 	var se op.StatusError
 	if err == nil || errors.As(err, &oe) || errors.As(err, &se) {
-		return err, nil
+		return nil, err
 	}
 	e = httpx.Classify(err)
 	if e.Status >= http.StatusInternalServerError {
 		a.log.ErrorContext(ctx, "protocol request failed", "status", e.Status, "err", err)
 	}
-	return op.NewStatusError(oauthErrorOf(e), e.Status), e
+	return e, op.NewStatusError(oauthErrorOf(e), e.Status)
 }
 
 // oauthCodes are the OAuth errors of the codes of the vocabulary that

@@ -46,7 +46,7 @@ func eventsTestActivity(t *testing.T, s *oidcTestServer, fx *logoutTestRealm, se
 	}
 	post("/protocol/openid-connect/revoke", "token="+url.QueryEscape(tok.AccessToken), "reports", secret)
 
-	byToken, refresh := fx.login("web")
+	_, refresh := fx.login("web")
 	post("/protocol/openid-connect/revoke", "token="+url.QueryEscape(refresh["web"]), "web", fx.secrets["web"])
 	byToken, refresh = fx.login("web")
 	if status := post("/protocol/openid-connect/logout", "refresh_token="+url.QueryEscape(refresh["web"]), "web", fx.secrets["web"]); status != 204 {

@@ -33,11 +33,10 @@ const tokenPath = "/realms/acme/protocol/openid-connect/token"
 // with an identity whose service-account user holds the realm role
 // "billing".
 type tokenEnv struct {
-	s     *apptest.Server
-	clk   *clock
-	url   string // the listener's base URL
-	n     identityJSON
-	realm string
+	s   *apptest.Server
+	clk *clock
+	url string // the listener's base URL
+	n   identityJSON
 }
 
 func newTokenEnv(t *testing.T) *tokenEnv {

@@ -6,42 +6,6 @@ package argon2id
 
 var useSSE4 bool
 
-// useLSX reports whether the loong64 LSX vector implementation should be
-// used. It is set from cpu.Loong64.HasLSX in blamka_loong64.go's init().
-var useLSX bool
-
-func processBlockGeneric(out, in1, in2 *block, xor bool) {
-	var t block
-	for i := range t {
-		t[i] = in1[i] ^ in2[i]
-	}
-	for i := 0; i < blockLength; i += 16 {
-		blamkaGeneric(
-			&t[i+0], &t[i+1], &t[i+2], &t[i+3],
-			&t[i+4], &t[i+5], &t[i+6], &t[i+7],
-			&t[i+8], &t[i+9], &t[i+10], &t[i+11],
-			&t[i+12], &t[i+13], &t[i+14], &t[i+15],
-		)
-	}
-	for i := 0; i < blockLength/8; i += 2 {
-		blamkaGeneric(
-			&t[i], &t[i+1], &t[16+i], &t[16+i+1],
-			&t[32+i], &t[32+i+1], &t[48+i], &t[48+i+1],
-			&t[64+i], &t[64+i+1], &t[80+i], &t[80+i+1],
-			&t[96+i], &t[96+i+1], &t[112+i], &t[112+i+1],
-		)
-	}
-	if xor {
-		for i := range t {
-			out[i] ^= in1[i] ^ in2[i] ^ t[i]
-		}
-	} else {
-		for i := range t {
-			out[i] = in1[i] ^ in2[i] ^ t[i]
-		}
-	}
-}
-
 func blamkaGeneric(t00, t01, t02, t03, t04, t05, t06, t07, t08, t09, t10, t11, t12, t13, t14, t15 *uint64) {
 	v00, v01, v02, v03 := *t00, *t01, *t02, *t03
 	v04, v05, v06, v07 := *t04, *t05, *t06, *t07
