@@ -125,7 +125,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
-		Realm: a.realm, BaseURL: cfg.BaseURL})
+		Realm: a.realm, BaseURL: cfg.BaseURL, SessionsEnded: a.backchannelLogout})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st)
 	a.signingKeys = newKeyCache()

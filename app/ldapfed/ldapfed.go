@@ -10,6 +10,7 @@
 package ldapfed
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -39,6 +40,10 @@ type Deps struct {
 	// SyncTick is how often the periodic sync looks for due providers;
 	// zero means DefaultSyncTick.
 	SyncTick time.Duration
+	// SessionsEnded tells the rest of the server which sessions a
+	// directory's disable of a user ended, once that is committed, for the
+	// back-channel logouts that other disables send too. Nil: none.
+	SessionsEnded func(ctx context.Context, realm *store.Realm, ended []*store.Session)
 }
 
 // Service is the federation: the admin API's handlers, the credential
@@ -50,6 +55,13 @@ type Service struct {
 	mu      sync.Mutex
 	running map[string]*progress
 	conns   *connPool // the sign-ins' connections
+}
+
+// sessionsEnded passes on the sessions a committed write ended.
+func (s *Service) sessionsEnded(ctx context.Context, realm *store.Realm, ended []*store.Session) {
+	if len(ended) > 0 && s.deps.SessionsEnded != nil {
+		s.deps.SessionsEnded(context.WithoutCancel(ctx), realm, ended)
+	}
 }
 
 // New builds the federation.

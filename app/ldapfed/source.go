@@ -101,9 +101,11 @@ func (s *Service) checkNew(ctx context.Context, at identity.PasswordAttempt, p *
 		if u, err = s.deps.Store.GetUser(ctx, at.Realm.ID, link.UserID); err != nil {
 			return identity.Answer{}, err
 		}
-		if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, u, link, eu, set); err != nil {
+		_, ended, err := s.refreshUser(ctx, s.deps.Store, at.Realm, u, link, eu, set)
+		if err != nil {
 			return identity.Answer{}, err
 		}
+		s.sessionsEnded(ctx, at.Realm, ended)
 	}
 	if err := s.syncSignInGroups(ctx, sess.c, set, at.Realm, u, e); err != nil {
 		return identity.Answer{}, err
@@ -162,9 +164,11 @@ func (s *Service) checkLinked(ctx context.Context, at identity.PasswordAttempt) 
 		s.deps.Log.Warn("a linked user's directory entry cannot be read", "provider", p.Name, "dn", e.DN, "err", err)
 		return wrong, nil
 	}
-	if _, err := s.refreshUser(ctx, s.deps.Store, at.Realm, at.User, link, eu, set); err != nil {
+	_, ended, err := s.refreshUser(ctx, s.deps.Store, at.Realm, at.User, link, eu, set)
+	if err != nil {
 		return identity.Answer{}, err
 	}
+	s.sessionsEnded(ctx, at.Realm, ended)
 	if err := s.syncSignInGroups(ctx, sess.c, set, at.Realm, at.User, e); err != nil {
 		return identity.Answer{}, s.unavailable(ctx, p, err)
 	}

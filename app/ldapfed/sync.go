@@ -142,6 +142,9 @@ type syncRun struct {
 	groups      *directoryGroups
 	realmGroups *realmGroups
 	memberships map[string][]string
+	// ended holds the sessions the transaction under way ended, passed on
+	// once it commits.
+	ended []*store.Session
 }
 
 func (run *syncRun) sync(ctx context.Context, action string) error {
@@ -207,7 +210,7 @@ func (run *syncRun) writePage(ctx context.Context, page []*ldap.Entry) error {
 	var created, updated int
 	var failures []Failure
 	err := run.s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-		created, updated, failures = 0, 0, nil
+		created, updated, failures, run.ended = 0, 0, nil, nil
 		for _, e := range page {
 			ok, err := run.writeEntry(ctx, tx, e)
 			var ae *apperr.Error
@@ -227,6 +230,7 @@ func (run *syncRun) writePage(ctx context.Context, page []*ldap.Entry) error {
 	if err != nil {
 		return err
 	}
+	run.s.sessionsEnded(ctx, run.realm, run.ended)
 	run.res.Read += len(page)
 	run.res.Created += created
 	run.res.Updated += updated
@@ -290,9 +294,11 @@ func (run *syncRun) writeEntry(ctx context.Context, tx *store.Store, e *ldap.Ent
 		if err != nil {
 			return entryUnchanged, err
 		}
-		if changed, err = run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set); err != nil {
+		var ended []*store.Session
+		if changed, ended, err = run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set); err != nil {
 			return entryUnchanged, err
 		}
+		run.ended = append(run.ended, ended...)
 	}
 	userID := link.UserID
 	groupsChanged, err := run.setGroups(ctx, tx, userID, e)
@@ -340,7 +346,7 @@ func (run *syncRun) removeMissing(ctx context.Context) error {
 		batch := missing[start:min(start+run.set.Pagination, len(missing))]
 		var disabled, deleted int
 		err := run.s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-			disabled, deleted = 0, 0
+			disabled, deleted, run.ended = 0, 0, nil
 			for _, l := range batch {
 				u, err := tx.GetUser(ctx, run.realm.ID, l.UserID)
 				if errors.Is(err, store.ErrNotFound) {
@@ -359,9 +365,11 @@ func (run *syncRun) removeMissing(ctx context.Context) error {
 					continue
 				}
 				u.Enabled = false
-				if _, err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u); err != nil {
+				ended, err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u)
+				if err != nil {
 					return err
 				}
+				run.ended = append(run.ended, ended...)
 				disabled++
 			}
 			return nil
@@ -369,6 +377,7 @@ func (run *syncRun) removeMissing(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		run.s.sessionsEnded(ctx, run.realm, run.ended)
 		run.res.Disabled += disabled
 		run.res.Deleted += deleted
 	}

@@ -45,27 +45,28 @@ func (s *Service) createLinked(ctx context.Context, tx *store.Store, realm *stor
 // refreshUser writes the entry's profile (username, email, names, and
 // Active Directory's disabled flag) onto u, its linked user, on st, and
 // moves the link when the entry's DN changed. It says whether anything
-// changed; u is updated in place.
+// changed, and which sessions a disable ended, for the caller to pass on
+// once st has committed; u is updated in place.
 func (s *Service) refreshUser(ctx context.Context, st *store.Store, realm *store.Realm, u *store.User, link *store.FederationLink,
-	eu entryUser, set *Settings) (bool, error) {
+	eu entryUser, set *Settings) (changed bool, ended []*store.Session, err error) {
 	next, changed, err := profileOf(u, eu, set)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if changed {
-		if _, err := s.deps.Identity().UpdateLinkedUser(ctx, st, &next); err != nil {
-			return false, err
+		if ended, err = s.deps.Identity().UpdateLinkedUser(ctx, st, &next); err != nil {
+			return false, nil, err
 		}
 		*u = next
 	}
 	if link.DN != eu.DN {
 		link.DN = eu.DN
 		if err := st.PutFederationLink(ctx, link); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		changed = true
 	}
-	return changed, nil
+	return changed, ended, nil
 }
 
 // profileOf is u with the entry's profile, and whether that differs from
