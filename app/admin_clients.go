@@ -263,8 +263,9 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	if err := checkClientOutbound(r.Context(), c, a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
+	var ended []*store.Session
 	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := a.id.UpdateClient(r.Context(), tx, c); err != nil {
+		if ended, err = a.id.UpdateClient(r.Context(), tx, c); err != nil {
 			return err
 		}
 		return a.id.SyncServiceAccount(r.Context(), tx, realm, c)
@@ -272,6 +273,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	a.backchannelLogout(r.Context(), realm, ended)
 	return httpx.OK(w, toClientRep(c))
 }
 

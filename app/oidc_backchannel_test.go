@@ -421,3 +421,26 @@ func TestBackchannelLogoutFromAdmin(t *testing.T) {
 		})
 	}
 }
+
+// Disabling a client ends its sessions, and it hears of each by
+// back-channel logout, as it does when a user is disabled; another
+// client's session under the same SSO session hears nothing.
+func TestBackchannelLogoutOnClientDisable(t *testing.T) {
+	s := newOIDCTestServer(t, allowLoopback)
+	fx := logoutTestSetup(t, s, "acme")
+	rc := newLogoutTestReceiver(t)
+	fx.client(map[string]any{"clientId": "mail", "backchannelLogoutUri": rc.URL + "/mail"})
+	fx.client(map[string]any{"clientId": "wiki", "backchannelLogoutUri": rc.URL + "/wiki"})
+	logoutTestDeliver(t, s)
+	sid, _ := fx.login("mail", "wiki")
+
+	mustStatus(t, s.admin(http.MethodPatch, "/admin/realms/acme/clients/mail", map[string]any{"enabled": false}), http.StatusOK)
+	_, claims := jwtParts(t, rc.next(t))
+	if claims["aud"] != "mail" || claims["sub"] != fx.user || claims["sid"] != sid {
+		t.Fatalf("logout token claims %v, want mail's for %s in %s", claims, fx.user, sid)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := rc.received(); len(got) != 1 {
+		t.Fatalf("%d deliveries, want mail's alone", len(got))
+	}
+}

@@ -51,12 +51,19 @@ func (s *Store) EndUserAccess(ctx context.Context, realmID, userID string, notBe
 // every refresh token of the client with them (each belongs to its
 // client's session), drops its device authorizations, and moves the
 // client's not-before to notBefore (Unix seconds) unless it is later
-// already. id is the client's internal ID.
-func (s *Store) EndClientAccess(ctx context.Context, realmID, id string, notBefore int64) error {
-	return s.Tx(ctx, func(tx *Store) error {
+// already. id is the client's internal ID. It returns the sessions that
+// were active at now.
+func (s *Store) EndClientAccess(ctx context.Context, realmID, id string, notBefore, now int64) ([]*Session, error) {
+	var ended []*Session
+	err := s.Tx(ctx, func(tx *Store) error {
 		if _, err := tx.w.ExecContext(ctx, `UPDATE clients SET not_before = $3
 			WHERE realm_id = $1 AND id = $2 AND not_before < $3`, realmID, id, notBefore); err != nil {
 			return fmt.Errorf("move not-before of client %s: %w", id, mapErr(err))
+		}
+		var err error
+		if ended, err = tx.querySessions(ctx, tx.w, `s.realm_id = $1 AND s.client_id = $2 AND s.expires_at > $3
+			ORDER BY s.started_at, s.id`, realmID, id, now); err != nil {
+			return err
 		}
 		if _, err := tx.w.ExecContext(ctx, "DELETE FROM user_sessions WHERE realm_id = $1 AND client_id = $2", realmID, id); err != nil {
 			return fmt.Errorf("delete sessions of client %s: %w", id, mapErr(err))
@@ -66,4 +73,8 @@ func (s *Store) EndClientAccess(ctx context.Context, realmID, id string, notBefo
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return ended, nil
 }

@@ -25,17 +25,27 @@ func (c *Core) EndUserAccess(ctx context.Context, st *store.Store, realmID, user
 }
 
 // UpdateClient writes cl on st; a client written disabled has its sessions
-// and refresh tokens ended, and every access token issued to it so far.
-func (c *Core) UpdateClient(ctx context.Context, st *store.Store, cl *store.Client) error {
+// and refresh tokens ended, and every access token issued to it so far. It
+// returns the sessions that were active, for the back-channel logout the
+// caller sends once st has committed.
+func (c *Core) UpdateClient(ctx context.Context, st *store.Store, cl *store.Client) ([]*store.Session, error) {
 	if cl.Enabled {
-		return st.UpdateClient(ctx, cl)
+		return nil, st.UpdateClient(ctx, cl)
 	}
-	return st.Tx(ctx, func(tx *store.Store) error {
+	var ended []*store.Session
+	err := st.Tx(ctx, func(tx *store.Store) error {
 		if err := tx.UpdateClient(ctx, cl); err != nil {
 			return err
 		}
-		return tx.EndClientAccess(ctx, cl.RealmID, cl.ID, notBefore(c.now()))
+		now := c.now()
+		var err error
+		ended, err = tx.EndClientAccess(ctx, cl.RealmID, cl.ID, notBefore(now), now.UnixMilli())
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return ended, nil
 }
 
 // notBefore is the first second whose tokens stand after an end of access

@@ -87,14 +87,23 @@ func TestDisableEndsAccessForGood(t *testing.T) {
 
 	create()
 	client.Enabled = false
-	if err := e.core.UpdateClient(ctx, e.store, client); err != nil {
+	ended, err = e.core.UpdateClient(ctx, e.store, client)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ended) == 0 {
+		t.Fatal("disabling the client answered no ended session, for the back-channel logouts")
+	}
+	for _, s := range ended {
+		if s.ClientID != client.ID {
+			t.Fatalf("disabling the client answered session %s of client %s as ended", s.ID, s.ClientID)
+		}
 	}
 	if n := left(); n != 1 {
 		t.Fatalf("disabling the client left %d sessions of bob, want his SSO session alone", n)
 	}
 	client.Enabled = true
-	if err := e.core.UpdateClient(ctx, e.store, client); err != nil {
+	if _, err := e.core.UpdateClient(ctx, e.store, client); err != nil {
 		t.Fatal(err)
 	}
 	if stands() {

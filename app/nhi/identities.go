@@ -383,7 +383,10 @@ func (s *Service) transition(w http.ResponseWriter, r *http.Request, action stri
 		}
 		if enabled := state == identity.NHIActive; c.Enabled != enabled {
 			c.Enabled = enabled
-			return s.deps.Core.UpdateClient(r.Context(), tx, c)
+			// An identity's client signs no people in: its sessions,
+			// if any, need no back-channel logout.
+			_, err := s.deps.Core.UpdateClient(r.Context(), tx, c)
+			return err
 		}
 		return nil
 	})

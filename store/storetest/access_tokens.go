@@ -282,9 +282,11 @@ func testEndClientAccess(t *testing.T, s *store.Store) {
 		}
 	}
 	before := s.RevocationGeneration()
-	if err := s.EndClientAccess(testCtx, sessionsTestRealm, "cli", 10); err != nil {
+	ended, err := s.EndClientAccess(testCtx, sessionsTestRealm, "cli", 10, 2600)
+	if err != nil {
 		t.Fatal(err)
 	}
+	mustEqual(t, "sessions ended", sessionsTestIDs(ended), []string{"sso-cli", "offline-cli"})
 	if s.RevocationGeneration() == before {
 		t.Fatal("ending a client's access kept the revocation generation")
 	}
