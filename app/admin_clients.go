@@ -170,7 +170,7 @@ func (a *App) createClient(w http.ResponseWriter, r *http.Request) error {
 	if err := identity.ValidateClient(&c); err != nil {
 		return err
 	}
-	if err := checkClientOutbound(r.Context(), &c, a.cfg.OutboundAllowed); err != nil {
+	if err := checkClientOutbound(r.Context(), &c, "", a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
 	var secret string
@@ -253,6 +253,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	storedBackchannel := c.BackchannelLogoutURI
 	c.Name, c.Description, c.Enabled, c.RequireConsent = u.Name, u.Description, u.Enabled, u.RequireConsent
 	c.RedirectURIs, c.WebOrigins, c.GrantTypes = u.RedirectURIs, u.WebOrigins, u.GrantTypes
 	c.BackchannelLogoutURI, c.BackchannelLogoutSessionRequired = u.BackchannelLogoutURI, u.BackchannelLogoutSessionRequired
@@ -260,7 +261,7 @@ func (a *App) updateClient(w http.ResponseWriter, r *http.Request) error {
 	if err := identity.ValidateClient(c); err != nil {
 		return err
 	}
-	if err := checkClientOutbound(r.Context(), c, a.cfg.OutboundAllowed); err != nil {
+	if err := checkClientOutbound(r.Context(), c, storedBackchannel, a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
 	var ended []*store.Session

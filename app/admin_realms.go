@@ -254,7 +254,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	if err := validateRealm(&realm); err != nil {
 		return err
 	}
-	if err := checkRealmOutbound(r.Context(), &realm, a.cfg.OutboundAllowed); err != nil {
+	if err := checkRealmOutbound(r.Context(), &realm, nil, a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
 	realm.ID = uuid.NewString()
@@ -329,6 +329,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	stored := *realm
 	realm.DisplayName, realm.Enabled = u.DisplayName, u.Enabled
 	realm.AccessTokenLifespan, realm.RefreshTokenLifespan = u.AccessTokenLifespan, u.RefreshTokenLifespan
 	realm.SMTPHost, realm.SMTPPort, realm.SMTPUser, realm.SMTPFrom = u.SMTPHost, u.SMTPPort, u.SMTPUser, u.SMTPFrom
@@ -342,7 +343,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	if err := validateRealm(realm); err != nil {
 		return err
 	}
-	if err := checkRealmOutbound(r.Context(), realm, a.cfg.OutboundAllowed); err != nil {
+	if err := checkRealmOutbound(r.Context(), realm, &stored, a.cfg.OutboundAllowed); err != nil {
 		return err
 	}
 	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {

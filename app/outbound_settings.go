@@ -20,19 +20,30 @@ import (
 // checkRealmOutbound checks a realm's mail settings: an HTTP provider's
 // baseUrl, which must be public, and the SMTP relay, which may be on
 // loopback or in a private network (a local relay is common) but never at
-// a metadata address.
-func checkRealmOutbound(ctx context.Context, r *store.Realm, allowed []netip.Prefix) error {
-	if base, ok := r.EmailProviderConfig["baseUrl"].(string); ok {
+// a metadata address. An update checks only what it changes (before is the
+// realm as stored; nil for a new one), so that a setting saved before the
+// guard, refused by every call now, never blocks an unrelated change.
+func checkRealmOutbound(ctx context.Context, r, before *store.Realm, allowed []netip.Prefix) error {
+	base, _ := r.EmailProviderConfig["baseUrl"].(string)
+	if before == nil || base != before.EmailProviderConfig["baseUrl"] {
 		if err := httpx.CheckOutboundURL(ctx, "emailProviderConfig.baseUrl", base, allowed); err != nil {
 			return err
 		}
+	}
+	if before != nil && r.SMTPHost == before.SMTPHost {
+		return nil
 	}
 	return httpx.CheckLocalNetworkHost(ctx, "smtpHost", r.SMTPHost, allowed)
 }
 
 // checkClientOutbound checks a client's back-channel logout URI, which
-// the server posts logout tokens to.
-func checkClientOutbound(ctx context.Context, c *store.Client, allowed []netip.Prefix) error {
+// the server posts logout tokens to, when it is new (before is the URI as
+// stored; "" for a new client): disabling a client whose URI the guard
+// refuses must not need that URI removed first.
+func checkClientOutbound(ctx context.Context, c *store.Client, before string, allowed []netip.Prefix) error {
+	if c.BackchannelLogoutURI == before {
+		return nil
+	}
 	return httpx.CheckOutboundURL(ctx, "backchannelLogoutUri", c.BackchannelLogoutURI, allowed)
 }
 
@@ -40,11 +51,11 @@ func checkClientOutbound(ctx context.Context, c *store.Client, allowed []netip.P
 // clients and its identity providers, before the import's transaction
 // (a name lookup is network I/O).
 func (p *importPlan) checkOutbound(ctx context.Context, allowed []netip.Prefix) error {
-	if err := checkRealmOutbound(ctx, p.realm, allowed); err != nil {
+	if err := checkRealmOutbound(ctx, p.realm, nil, allowed); err != nil {
 		return err
 	}
 	for i, c := range p.clientList {
-		if err := checkClientOutbound(ctx, c, allowed); err != nil {
+		if err := checkClientOutbound(ctx, c, "", allowed); err != nil {
 			return withPrefix(err, fmt.Sprintf("clients[%d]", i))
 		}
 	}

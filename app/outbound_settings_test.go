@@ -206,6 +206,34 @@ var outboundDialers = map[string]string{
 // server (test support and the load tester aside) makes an HTTP client,
 // transport or dialer of its own, so that a new caller (a webhook, an
 // audit stream) cannot reach an internal address by forgetting it.
+// A setting saved before the guard, which it refuses now, blocks no
+// unrelated change: a client with such a back-channel URI is disabled, and
+// a realm with such a mail provider renamed, without removing it first;
+// changing the setting itself is checked as ever.
+func TestOutboundSettingsKeptAreNotCheckedAgain(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{
+		"clientId": "intranet", "redirectUris": []string{"https://intranet.example.test/cb"},
+	}), http.StatusCreated)
+	c := s.clientsTestStored("acme", "intranet")
+	c.BackchannelLogoutURI = "http://10.0.0.5/logout"
+	if err := s.store.UpdateClient(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	s.setRealmEmail("acme", func(r *store.Realm) {
+		r.EmailProvider, r.EmailProviderConfig = "resend", providerConfig("resend", "http://10.0.0.6")
+	})
+
+	mustStatus(t, s.admin(http.MethodPatch, "/admin/realms/acme/clients/intranet", map[string]any{"enabled": false}),
+		http.StatusOK)
+	mustStatus(t, s.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"displayName": "Acme"}), http.StatusOK)
+
+	r := s.admin(http.MethodPatch, "/admin/realms/acme/clients/intranet",
+		map[string]any{"backchannelLogoutUri": "http://10.0.0.7/logout"})
+	mustError(t, r, http.StatusBadRequest, "invalid_field", "backchannelLogoutUri")
+}
+
 func TestOutboundCallsUseTheGuard(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
