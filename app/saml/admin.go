@@ -119,9 +119,15 @@ func (s *Service) UpdateServiceProvider(w http.ResponseWriter, r *http.Request) 
 		_ = json.Unmarshal(body, &peek) // a malformed body is reported by Update
 	}
 	if peek.Metadata != nil {
+		// Metadata may ask for signed requests, never drop them: most SPs
+		// leave AuthnRequestsSigned out, and a refresh of their metadata
+		// must not turn off what an admin (or the upgrade, for an SP with
+		// a certificate) required. The body's own requestsSigned decides.
+		signed := sp.RequestsSigned
 		if err := applyMetadata(sp, *peek.Metadata); err != nil {
 			return err
 		}
+		sp.RequestsSigned = sp.RequestsSigned || signed && sp.Certificate != ""
 	}
 	current, err := httpx.AsJSONMap(ToSP(sp), spUpdatable)
 	if err != nil {

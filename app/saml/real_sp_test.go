@@ -87,8 +87,28 @@ func TestShibbolethSPFromMetadata(t *testing.T) {
 		})
 	}
 
+	// A refresh of the metadata, which leaves AuthnRequestsSigned out,
+	// keeps the signed requests an admin asked for; the body decides.
+	entityID := "https://sp.example.org/shibboleth/refreshed"
+	r := e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers",
+		map[string]any{"metadata": shibbolethMetadata(t, entityID)})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	path := "/admin/realms/acme/saml-service-providers/" + r.Object(t)["id"].(string)
+	apptest.MustStatus(t, e.Admin(http.MethodPut, path, map[string]any{"requestsSigned": true}), http.StatusOK)
+	r = e.Admin(http.MethodPut, path, map[string]any{"metadata": shibbolethMetadata(t, entityID)})
+	apptest.MustStatus(t, r, http.StatusOK)
+	if r.Object(t)["requestsSigned"] != true {
+		t.Fatalf("a metadata refresh turned signed requests off: %s", r.Body)
+	}
+	mustRefusedPage(t, e.Request(http.MethodGet, ssoPath+"?SAMLRequest="+deflated(shibbolethAuthnRequest(e, entityID)), nil),
+		http.StatusBadRequest, "this one is unsigned")
+	r = e.Admin(http.MethodPut, path, map[string]any{"metadata": shibbolethMetadata(t, entityID), "requestsSigned": false})
+	if apptest.MustStatus(t, r, http.StatusOK); r.Object(t)["requestsSigned"] != false {
+		t.Fatalf("requestsSigned false in the body beside the metadata: %s", r.Body)
+	}
+
 	// requestsSigned is the admin's to set, and needs a certificate.
-	r := e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", map[string]any{
+	r = e.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", map[string]any{
 		"entityId": "https://hand.test", "name": "by hand", "acsUrl": "https://hand.test/acs", "requestsSigned": true})
 	apptest.MustStatus(t, r, http.StatusBadRequest)
 	if !strings.Contains(string(r.Body), "requestsSigned") {
