@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -155,6 +156,12 @@ func signedQuery(raw, param string) string {
 	vals := map[string]string{}
 	for part := range strings.SplitSeq(raw, "&") {
 		k, v, _ := strings.Cut(part, "=")
+		// Keyed as the query's reader decodes them, so that a parameter
+		// spelled another way (Relay%53tate) is one the signature covers,
+		// not one read beside it.
+		if dk, err := url.QueryUnescape(k); err == nil {
+			k = dk
+		}
 		if _, seen := vals[k]; !seen {
 			vals[k] = v
 		}

@@ -71,3 +71,19 @@ func TestVerifyEnvelopedReturnsTheSignedElement(t *testing.T) {
 		t.Fatalf("SessionIndex %q", index.Text())
 	}
 }
+
+// The octets a Redirect signature is checked over carry every parameter
+// the message is read with: a RelayState smuggled in under an escaped
+// name (Relay%53tate), which the query's reader takes for RelayState, is
+// in them, so a signature made without it fails.
+func TestSignedQueryReadsKeysAsDecoded(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{"SAMLRequest=abc&SigAlg=alg&Signature=sig", "SAMLRequest=abc&SigAlg=alg"},
+		{"SAMLRequest=abc&SigAlg=alg&Signature=sig&Relay%53tate=evil", "SAMLRequest=abc&RelayState=evil&SigAlg=alg"},
+		{"SAML%52equest=abc&RelayState=r%2F1&SigAlg=alg", "SAMLRequest=abc&RelayState=r%2F1&SigAlg=alg"},
+	} {
+		if got := signedQuery(tc.raw, "SAMLRequest"); got != tc.want {
+			t.Errorf("signedQuery(%q) = %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+}
