@@ -34,8 +34,8 @@ func (a *App) consentRequest(r *http.Request, realm *store.Realm, id string) (*s
 }
 
 // consentPage lists the scopes the client asks for, each in plain words,
-// for the user to allow or deny. A scope the client has by default but did
-// not name in the request's scope parameter is not shown.
+// for the user to allow or deny, and apart from them the client's default
+// scopes the request did not name, which the grant holds too.
 func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	ar, client, err := a.consentRequest(r, realm, r.URL.Query().Get("authRequestID"))
 	if err != nil {
@@ -55,9 +55,13 @@ func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.R
 	form := ui.ConsentForm{Action: a.issuer(realm) + pathConsent, AuthRequestID: ar.ID, CSRFToken: token,
 		ClientName: clientName(client)}
 	for _, sc := range scopes {
-		// A request that named no scope asked for the client's defaults.
+		// A request that named no scope asked for the client's defaults;
+		// the defaults a request did not name are granted all the same, so
+		// they are shown apart rather than hidden.
 		if len(ar.Scopes) == 0 || slices.Contains(ar.Scopes, sc.Name) {
 			form.Scopes = append(form.Scopes, consentScope(sc))
+		} else {
+			form.AlsoShared = append(form.AlsoShared, consentScope(sc))
 		}
 	}
 	return a.renderPage(w, r, http.StatusOK, ui.Consent(a.page("consent.title"), form))

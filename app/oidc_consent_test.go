@@ -33,9 +33,15 @@ func TestConsent(t *testing.T) {
 			t.Errorf("consent page lacks %q", want)
 		}
 	}
-	// profile and email are the client's by default, but it did not ask.
-	for _, unwanted := range []string{"See your email address", "See your profile", "OpenID Connect built-in scope",
-		">email<", ">profile<", ">phone<"} {
+	// profile and email are the client's by default: it did not ask, but
+	// gets them, and the page says so apart. Scope names show nowhere.
+	_, shared, _ := strings.Cut(body, "It also receives, as it always does:")
+	for _, want := range []string{"See your email address", "See your profile"} {
+		if !strings.Contains(shared, want) {
+			t.Errorf("consent page lacks %q among the defaults not asked for:\n%s", want, body)
+		}
+	}
+	for _, unwanted := range []string{"OpenID Connect built-in scope", ">email<", ">profile<", ">phone<"} {
 		if strings.Contains(body, unwanted) {
 			t.Errorf("consent page shows %q:\n%s", unwanted, body)
 		}
@@ -153,26 +159,45 @@ func TestConsentPageDescribesRequestedScopes(t *testing.T) {
 		}
 		return string(page.body)
 	}
+	// The scopes asked for are listed first; the client's defaults the
+	// request did not name, granted all the same, after the line that says
+	// so; an optional scope not asked for nowhere.
 	for _, c := range []struct {
 		name   string
 		cfg    *oauth2.Config
 		opts   []oauth2.AuthCodeOption
-		want   []string
+		also   string // the line before the defaults not asked for
+		asked  []string
+		shared []string
 		unwant []string
 	}{
 		{"standard scopes", e.oauth2Config("shop", secret, "openid", "email", "offline_access"), nil,
+			"It also receives, as it always does:",
 			[]string{"See your email address", "Keep access to your data when you are signed out"},
-			[]string{"See your profile", "See your phone number", "Read your invoices", "ledger"}},
-		{"in German", e.oauth2Config("shop", secret, "openid", "email"), []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("ui_locales", "de")},
-			[]string{"Ihre E-Mail-Adresse sehen"}, []string{"See your email address", "Ihr Profil sehen"}},
+			[]string{"See your profile"},
+			[]string{"See your phone number", "Read your invoices", "ledger"}},
 		{"the realm's own scopes", e.oauth2Config("shop", secret, "openid", "billing", "ledger"), nil,
-			[]string{"Read your invoices", "<li>ledger</li>"}, []string{"See your email address", "See your profile"}},
+			"It also receives, as it always does:",
+			[]string{"Read your invoices", "<li>ledger</li>"}, []string{"See your email address", "See your profile"},
+			[]string{"See your phone number"}},
+		{"in German", e.oauth2Config("shop", secret, "openid", "email"), []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("ui_locales", "de")},
+			"Außerdem erhält sie, wie bei jeder Anmeldung:",
+			[]string{"Ihre E-Mail-Adresse sehen"}, []string{"Ihr Profil sehen"}, []string{"See your email address"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := consentPage(c.cfg, c.opts...)
-			for _, want := range c.want {
-				if !strings.Contains(body, want) {
-					t.Errorf("consent page lacks %q:\n%s", want, body)
+			asked, shared, ok := strings.Cut(body, c.also)
+			if !ok {
+				t.Fatalf("consent page lacks %q:\n%s", c.also, body)
+			}
+			for _, want := range c.asked {
+				if !strings.Contains(asked, want) {
+					t.Errorf("consent page lacks %q among the scopes asked for:\n%s", want, body)
+				}
+			}
+			for _, want := range c.shared {
+				if !strings.Contains(shared, want) || strings.Contains(asked, want) {
+					t.Errorf("consent page lacks %q among the defaults not asked for:\n%s", want, body)
 				}
 			}
 			for _, unwanted := range c.unwant {
