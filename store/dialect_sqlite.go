@@ -120,7 +120,11 @@ func sqliteCheckpoint(ctx context.Context, writer *sql.DB) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	if busy != 0 {
-		return errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
+		return errCheckpointBusy
 	}
 	return nil
 }
+
+// errCheckpointBusy: another process kept reading the database through a
+// checkpoint, so its -wal file still holds recent writes.
+var errCheckpointBusy = errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
