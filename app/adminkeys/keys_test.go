@@ -1,7 +1,10 @@
 package adminkeys_test
 
 import (
+	"bytes"
+	"errors"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +28,21 @@ func TestNamedKeyCreateListUse(t *testing.T) {
 		t.Fatalf("prefix %q of key %q", k.Prefix, k.APIKey)
 	}
 	secret := k.APIKey[strings.LastIndex(k.APIKey, "_")+1:]
+
+	// Only its hash is stored: the database file holds its name, not its
+	// secret.
+	var file []byte
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(s.DBPath + suffix)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		file = append(file, data...)
+	}
+	if !bytes.Contains(file, []byte("reports")) || bytes.Contains(file, []byte(secret)) {
+		t.Fatalf("the database file holds the name: %v, the secret: %v", bytes.Contains(file, []byte("reports")),
+			bytes.Contains(file, []byte(secret)))
+	}
 
 	r := s.Admin(http.MethodGet, keysPath, nil)
 	apptest.MustStatus(t, r, http.StatusOK)
