@@ -103,9 +103,10 @@ func principalFrom(ctx context.Context) *adminPrincipal {
 	return p
 }
 
-// requireAdmin lets a request through only with the admin API key or a live
-// admin token that holds perm: 401 without, 403 with a credential that
-// lacks it.
+// requireAdmin lets a request through only with an admin credential that
+// holds perm (the bootstrap API key, a named admin API key, a service
+// account's API key, or a live admin token): 401 without, 403 with a
+// credential that lacks it.
 func (a *App) requireAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := a.authenticateAdmin(r)
