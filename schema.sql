@@ -1341,3 +1341,30 @@ CREATE INDEX email_outbox_clear ON email_outbox (id) WHERE html_body <> '' OR te
 -- refresh token ended), so a re-enable revives nothing. 0: never moved.
 ALTER TABLE users ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE clients ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;
+
+-- version 34
+-- Named admin API keys, for automation: each with its own permissions (a
+-- JSON list of permission names, or ["all"]), optionally confined to one
+-- realm's routes, and optionally expiring. The key is
+-- ipk_<id>_<secret>; only its SHA-256 is kept, and prefix (ipk_<id>_ and
+-- the secret's first characters) only shows which secret is current. A
+-- rotation keeps the previous secret's hash working until
+-- previous_valid_until (Unix milliseconds), so a running job can switch
+-- without a restart. last_used_at is written at most once a minute.
+CREATE TABLE admin_api_keys (
+    id                   TEXT PRIMARY KEY,
+    name                 TEXT NOT NULL UNIQUE,
+    secret_hash          BLOB NOT NULL,
+    prefix               TEXT NOT NULL,
+    permissions          TEXT NOT NULL,
+    realm_id             TEXT REFERENCES realms (id) ON DELETE CASCADE,
+    expires_at           BIGINT NOT NULL DEFAULT 0,
+    created_at           BIGINT NOT NULL,
+    created_by           TEXT NOT NULL,
+    last_used_at         BIGINT NOT NULL DEFAULT 0,
+    revoked_at           BIGINT NOT NULL DEFAULT 0,
+    rotated_at           BIGINT NOT NULL DEFAULT 0,
+    previous_secret_hash BLOB,
+    previous_valid_until BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX admin_api_keys_realm ON admin_api_keys (realm_id);

@@ -16,6 +16,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -80,9 +81,14 @@ func (a *App) bootstrapAdmin(ctx context.Context) error {
 	return err
 }
 
+// principalAPIKey is the kind of an admin principal that is an admin API
+// key: the bootstrap key, or a named key (its ID and name in UserID and
+// Username).
+const principalAPIKey = "api-key"
+
 // adminPrincipal is who an admin request acts as.
 type adminPrincipal struct {
-	Kind        string // "api-key" or "user"
+	Kind        string // principalAPIKey, "user" or principalServiceAccount
 	UserID      string
 	Username    string
 	TokenID     string
@@ -97,9 +103,10 @@ func principalFrom(ctx context.Context) *adminPrincipal {
 	return p
 }
 
-// requireAdmin lets a request through only with the admin API key or a live
-// admin token that holds perm: 401 without, 403 with a credential that
-// lacks it.
+// requireAdmin lets a request through only with an admin credential that
+// holds perm (the bootstrap API key, a named admin API key, a service
+// account's API key, or a live admin token): 401 without, 403 with a
+// credential that lacks it.
 func (a *App) requireAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := a.authenticateAdmin(r)
@@ -116,14 +123,17 @@ func (a *App) requireAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.
 func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 	if key := r.Header.Get("X-Admin-API-Key"); key != "" {
 		h := sha256.Sum256([]byte(key))
-		if subtle.ConstantTimeCompare(h[:], a.adminKeyHash) != 1 {
-			return nil, errUnauthorized
+		if subtle.ConstantTimeCompare(h[:], a.adminKeyHash) == 1 {
+			return &adminPrincipal{Kind: principalAPIKey, Username: adminkeys.BootstrapName, Permissions: authz.Everything()}, nil
 		}
-		return &adminPrincipal{Kind: "api-key", Permissions: authz.Everything()}, nil
+		return a.authenticateNamedKey(r, key)
 	}
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return nil, errUnauthorized
+	}
+	if strings.HasPrefix(token, adminkeys.Mark) {
+		return a.authenticateNamedKey(r, token)
 	}
 	if identity.APIKeyPrefix(token) != "" {
 		return a.authenticateServiceAccount(r, token)
@@ -268,8 +278,12 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 
 func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())
-	if p.Kind == "api-key" {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"type": "api-key", "permissions": authz.Names(p.Permissions)})
+	if p.Kind == principalAPIKey {
+		me := map[string]any{"type": principalAPIKey, "permissions": authz.Names(p.Permissions)}
+		if p.UserID != "" {
+			me["id"], me["name"] = p.UserID, p.Username
+		}
+		httpx.WriteJSON(w, http.StatusOK, me)
 		return nil
 	}
 	user, err := a.store.GetAdminUser(r.Context(), p.UserID)

@@ -212,7 +212,7 @@ func TestAdminEventsRecordWrites(t *testing.T) {
 	var got []summary
 	for _, e := range events {
 		got = append(got, summary{e.OperationType, e.ResourceType, e.ResourcePath})
-		if e.RealmID != realm.ID || e.AuthDetails != (authDetailsRep{Type: "api-key", IPAddress: "192.0.2.1"}) || e.ID == "" || e.Time == 0 {
+		if e.RealmID != realm.ID || e.AuthDetails != (authDetailsRep{Type: "api-key", Username: "bootstrap", IPAddress: "192.0.2.1"}) || e.ID == "" || e.Time == 0 {
 			t.Fatalf("event %+v: wrong realm, auth details, id or time", e)
 		}
 	}

@@ -23,14 +23,8 @@ const principalServiceAccount = "service-account"
 // (realms, admin sign-in), does not know the key.
 func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPrincipal, error) {
 	ctx := r.Context()
-	name := mux.Vars(r)["realm"]
-	if name == "" {
-		return nil, apperr.Unauthorized("an API key acts only in its service account's realm")
-	}
-	realm, err := a.cachedRealm(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errUnauthorized
-	} else if err != nil {
+	realm, err := a.confiningRealm(r)
+	if err != nil {
 		return nil, err
 	}
 	n, cred, err := a.id.CheckAPIKey(ctx, realm.ID, key)
@@ -68,6 +62,22 @@ func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPri
 		a.log.ErrorContext(ctx, "use of an identity not recorded", "identity", n.ID, "err", err)
 	}
 	return p, nil
+}
+
+// confiningRealm is the realm an API key confined to one realm (a service
+// account's, or a named admin key given a realm) may act in: the realm the
+// route's path names. A route of no realm (realms, admin sign-in, admin
+// keys) or of an unknown realm does not know such a key.
+func (a *App) confiningRealm(r *http.Request) (*store.Realm, error) {
+	name := mux.Vars(r)["realm"]
+	if name == "" {
+		return nil, apperr.Unauthorized("an API key confined to a realm acts only on that realm's routes")
+	}
+	realm, err := a.cachedRealm(r.Context(), name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errUnauthorized
+	}
+	return realm, err
 }
 
 // errServiceAccountDisabled: the user or the client a service account acts

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
@@ -90,6 +91,7 @@ type App struct {
 	ldap        *ldapfed.Service // LDAP user federation
 	scim        *scim.Service
 	nhi         *nhi.Service
+	adminKeys   *adminkeys.Service // the named admin API keys
 	orgs        *orgs.Service
 	attributes  *attributes.Service
 	backchannel backchannelSender
@@ -139,6 +141,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		CallerPermissions: callerPermissions})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
+	a.adminKeys = adminkeys.New(adminkeys.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
+		Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})

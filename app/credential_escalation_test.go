@@ -143,6 +143,10 @@ func TestCredentialsNeverExceedTheirIssuer(t *testing.T) {
 	r = s.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "backend",
 		"grantTypes": []string{"client_credentials"}})
 	mustStatus(t, r, http.StatusCreated)
+	// A named admin API key holding every permission of a realm, to rotate.
+	r = s.admin(http.MethodPost, "/admin/api-keys", map[string]any{"name": "realm-automation", "permissions": permNames(realmAll)})
+	mustStatus(t, r, http.StatusCreated)
+	adminKeyID := r.object(t)["id"].(string)
 
 	n := 0
 	routes := []mintRoute{
@@ -182,6 +186,13 @@ func TestCredentialsNeverExceedTheirIssuer(t *testing.T) {
 		{name: "client secret regeneration of a service account's client", method: http.MethodPost,
 			template: "/admin/realms/{realm}/clients/root-automation/regenerate-secret", perm: authz.ClientsWrite,
 			kind: mintsClientSecret, clientID: "root-automation"},
+		{name: "named admin API key", method: http.MethodPost, template: "/admin/api-keys", perm: authz.SystemManage,
+			holder: realmAll, kind: mintsAdminKey, body: func() any {
+				n++
+				return map[string]any{"name": fmt.Sprintf("automation-%d", n), "permissions": permNames(realmAll)}
+			}},
+		{name: "named admin API key rotation", method: http.MethodPost, template: "/admin/api-keys/{id}/rotate",
+			perm: authz.SystemManage, holder: realmAll, kind: mintsAdminKey},
 		{name: "client creation", method: http.MethodPost, template: "/admin/realms/{realm}/clients", perm: authz.ClientsWrite,
 			kind: mintsClientSecret, body: func() any {
 				n++
@@ -189,6 +200,9 @@ func TestCredentialsNeverExceedTheirIssuer(t *testing.T) {
 			}},
 	}
 	path := func(tpl string) string {
+		if strings.HasPrefix(tpl, "/admin/api-keys/") {
+			return strings.Replace(tpl, "{id}", adminKeyID, 1)
+		}
 		return strings.NewReplacer("{realm}", "acme", "{id}", target, "{clientId}", "backend", "{keyId}", keyID,
 			"{credentialId}", secretID).Replace(tpl)
 	}
@@ -206,6 +220,7 @@ func TestCredentialsNeverExceedTheirIssuer(t *testing.T) {
 	}
 
 	sets := [][]authz.Permission{
+		{authz.SystemManage, authz.NHIWrite},
 		{authz.NHIWrite},
 		{authz.NHIRead, authz.NHIWrite},
 		{authz.NHIWrite, authz.UsersWrite, authz.ClientsWrite},
@@ -224,12 +239,17 @@ func TestCredentialsNeverExceedTheirIssuer(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The callers holding the set: a token of an admin signed in for
-		// it, and a service account's API key when the set is a realm's.
+		// it, a named admin API key, and a service account's API key when
+		// the set is a realm's.
 		token := authLoginFor(t, s, set)
 		if got := probePermissions(t, s, authBearer(token)); !slices.Equal(permNames(got), authz.Names(held)) {
 			t.Fatalf("admin sign-in for %v: the token passes the probes of %v", set, got)
 		}
 		callers := map[string]string{"admin token": authBearer(token)}
+		r := s.admin(http.MethodPost, "/admin/api-keys", map[string]any{"name": fmt.Sprintf("caller-%d", i),
+			"permissions": permNames(set)})
+		mustStatus(t, r, http.StatusCreated)
+		callers["named admin API key"] = authBearer(r.object(t)["apiKey"].(string))
 		if len(outside(set, authz.Everything().Without(authz.SystemRead, authz.SystemManage))) == 0 {
 			r := s.admin(http.MethodPost, "/admin/realms/acme/service-accounts", map[string]any{
 				"name": fmt.Sprintf("caller-%d", i), "adminPermissions": permNames(set)})
@@ -247,6 +267,10 @@ func TestCredentialsNeverExceedTheirIssuer(t *testing.T) {
 					body = rt.body()
 				}
 				r := s.request(rt.method, path(rt.template), body, cred)
+				if callerKind == "service account API key" && !strings.Contains(rt.template, "{realm}") {
+					mustError(t, r, http.StatusUnauthorized, "unauthorized", "") // it acts only in its realm
+					continue
+				}
 				missing := outside(append([]authz.Permission{rt.perm}, rt.holder...), held)
 				if len(missing) > 0 {
 					if r.Status == http.StatusForbidden {

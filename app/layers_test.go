@@ -37,6 +37,8 @@ func TestLayers(t *testing.T) {
 		{"app/scim", []string{module + "/app", module + "/app/loadtest", module + "/app/events", module + "/ui", testSupport}},
 		{"app/nhi", []string{module + "/app", module + "/app/events", module + "/app/loadtest", module + "/ui", testSupport}},
 		{"app/orgs", []string{module + "/app", module + "/app/events", module + "/app/loadtest", testSupport}},
+		{"app/adminkeys", []string{module + "/app", module + "/app/events", module + "/app/nhi", module + "/app/loadtest",
+			module + "/ui", testSupport}},
 		{"app/attributes", []string{module + "/app", module + "/app/orgs", module + "/app/loadtest", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},

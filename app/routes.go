@@ -187,6 +187,14 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/auth/me", authz.Authenticated, a.adminMe)
 	admin(http.MethodPost, "/admin/auth/logout", authz.Authenticated, a.adminLogout)
 
+	// Named admin API keys, for automation (app/adminkeys).
+	ak := a.adminKeys
+	admin(http.MethodGet, "/admin/api-keys", authz.SystemManage, ak.List)
+	admin(http.MethodPost, "/admin/api-keys", authz.SystemManage, ak.Create)
+	admin(http.MethodGet, "/admin/api-keys/{id}", authz.SystemManage, ak.Get)
+	admin(http.MethodPost, "/admin/api-keys/{id}/rotate", authz.SystemManage, ak.Rotate)
+	admin(http.MethodDelete, "/admin/api-keys/{id}", authz.SystemManage, ak.Revoke)
+
 	// Realms. Fixed paths come before {realm}, which would swallow them.
 	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, a.listThemes)
 	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)

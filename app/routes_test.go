@@ -78,10 +78,11 @@ func TestRouteTableDeclaresAccess(t *testing.T) {
 }
 
 // Every admin route answers 401 without credentials, with a garbage one
-// and with another realm's API key, and 403 to a credential holding every
-// permission but the one it asks or only an unrelated one, whether an
-// admin's token or a service account's API key (which outside a realm is
-// no credential: 401); every route of a signed-in person answers an API
+// and with another realm's API key (a service account's, or a named admin
+// key confined there), and 403 to a credential holding every permission
+// but the one it asks or only an unrelated one, whether an admin's token,
+// a named admin API key, or a service account's API key (which outside a
+// realm is no credential: 401); every route of a signed-in person answers an API
 // caller without credentials 401.
 func TestRoutePermissionsEnforced(t *testing.T) {
 	s := newTestServer(t, authWithAdminUser(nil))
@@ -100,6 +101,18 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		return authBearer(r.object(t)["apiKey"].(string))
 	}
 	otherRealmKey := apiKey("beta", realmAll)
+	namedKey := func(realm string, perms []string) string {
+		accounts++
+		body := map[string]any{"name": fmt.Sprintf("caller-%d", accounts), "permissions": perms}
+		if realm != "" {
+			body["realm"] = realm
+		}
+		r := s.admin(http.MethodPost, "/admin/api-keys", body)
+		mustStatus(t, r, http.StatusCreated)
+		return authBearer(r.object(t)["apiKey"].(string))
+	}
+	otherRealmNamedKey := namedKey("beta", []string{"all"})
+	namedLacking := map[authz.Permission]string{}
 	garbage := []string{"Authorization: Bearer garbage", "X-Admin-API-Key: garbage", "Authorization: Basic cm9vdDpyb290",
 		"Authorization: Bearer idp_0123456789ab_" + strings.Repeat("A", 43), "Authorization: Bearer " + uuid.NewString() + ".forged"}
 	keysLacking := map[authz.Permission]string{}
@@ -153,7 +166,7 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		switch rt.access.kind {
 		case accessAdmin:
 			admin++
-			for _, cred := range append([]string{"", otherRealmKey}, garbage...) {
+			for _, cred := range append([]string{"", otherRealmKey, otherRealmNamedKey}, garbage...) {
 				if r := s.request(rt.method, path, body, cred); r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), `"unauthorized"`) {
 					t.Errorf("%s %s with %q: %d %s, want 401 unauthorized", rt.method, path, cred, r.Status, r.Body)
 				}
@@ -162,7 +175,10 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 				continue
 			}
 			q := unrelated(rt.access.perm)
-			creds := []string{authBearer(tokenLacking(rt.access.perm)), onlyTokens[q], onlyKeys[q]}
+			if _, ok := namedLacking[rt.access.perm]; !ok {
+				namedLacking[rt.access.perm] = namedKey("", authz.Names(authz.Everything().Without(rt.access.perm)))
+			}
+			creds := []string{authBearer(tokenLacking(rt.access.perm)), namedLacking[rt.access.perm], onlyTokens[q], onlyKeys[q]}
 			if slices.Contains(realmAll, rt.access.perm) {
 				creds = append(creds, keyLacking(rt.access.perm))
 			} else {
@@ -170,7 +186,7 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 			}
 			for i, cred := range creds {
 				r := s.request(rt.method, path, body, cred)
-				if i >= 2 && !strings.Contains(rt.path, "{realm}") {
+				if i >= 3 && !strings.Contains(rt.path, "{realm}") {
 					mustError(t, r, http.StatusUnauthorized, "unauthorized", "") // an API key acts only in a realm
 					continue
 				}

@@ -1,9 +1,9 @@
 // Package authz names what an admin credential may do. Every admin route
 // is registered with the one Permission it needs (app/routes.go); a
-// credential holds a Set. The admin API key and admin users hold every
-// permission; an admin user may sign in for fewer (a token for a script
-// that only reads), and organization admins, service accounts and API
-// keys will be granted subsets.
+// credential holds a Set. The bootstrap admin API key and admin users hold
+// every permission; an admin user may sign in for fewer (a token for a
+// script that only reads), and named admin API keys, service accounts and
+// organization admins are granted subsets.
 package authz
 
 import (
