@@ -1,21 +1,25 @@
 package app
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/store"
 )
 
-// authenticateNamedKey admits a named admin API key (app/adminkeys) with
-// its permissions; one confined to a realm acts on that realm's routes
-// alone, by the rule of a service account's key (confiningRealm).
-func (a *App) authenticateNamedKey(r *http.Request, key string) (*adminPrincipal, error) {
-	k, perms, err := a.adminKeys.Authenticate(r.Context(), key)
+// namedKeyPrincipal admits a named admin API key (app/adminkeys) with its
+// permissions; one confined to a realm acts on that realm's routes alone,
+// by the rule of a service account's key (confiningRealm).
+func namedKeyPrincipal(r *http.Request, key string, keys *adminkeys.Service,
+	realmNamed func(context.Context, string) (*store.Realm, error)) (*adminPrincipal, error) {
+	k, perms, err := keys.Authenticate(r.Context(), key)
 	if err != nil {
 		return nil, err
 	}
 	if k.RealmID != "" {
-		realm, err := a.confiningRealm(r)
+		realm, err := confiningRealm(r, realmNamed)
 		if err != nil {
 			return nil, err
 		}

@@ -126,14 +126,14 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 		if subtle.ConstantTimeCompare(h[:], a.adminKeyHash) == 1 {
 			return &adminPrincipal{Kind: principalAPIKey, Username: adminkeys.BootstrapName, Permissions: authz.Everything()}, nil
 		}
-		return a.authenticateNamedKey(r, key)
+		return namedKeyPrincipal(r, key, a.adminKeys, a.cachedRealm)
 	}
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return nil, errUnauthorized
 	}
 	if strings.HasPrefix(token, adminkeys.Mark) {
-		return a.authenticateNamedKey(r, token)
+		return namedKeyPrincipal(r, token, a.adminKeys, a.cachedRealm)
 	}
 	if identity.APIKeyPrefix(token) != "" {
 		return a.authenticateServiceAccount(r, token)

@@ -23,7 +23,7 @@ const principalServiceAccount = "service-account"
 // (realms, admin sign-in), does not know the key.
 func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPrincipal, error) {
 	ctx := r.Context()
-	realm, err := a.confiningRealm(r)
+	realm, err := confiningRealm(r, a.cachedRealm)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPri
 	}
 	// The key acts as the account's user and client: while either is
 	// disabled, it does not act at all.
-	if enabled, err := a.serviceAccountEnabled(ctx, realm, n); err != nil {
+	if enabled, err := serviceAccountEnabled(ctx, realm, n, a.cachedClient, a.serviceAccountUser); err != nil {
 		return nil, err
 	} else if !enabled {
 		if err := a.id.RecordNHIRefusal(ctx, n, a.adminActor(r), errServiceAccountDisabled.Error()); err != nil {
@@ -66,14 +66,15 @@ func (a *App) authenticateServiceAccount(r *http.Request, key string) (*adminPri
 
 // confiningRealm is the realm an API key confined to one realm (a service
 // account's, or a named admin key given a realm) may act in: the realm the
-// route's path names. A route of no realm (realms, admin sign-in, admin
-// keys) or of an unknown realm does not know such a key.
-func (a *App) confiningRealm(r *http.Request) (*store.Realm, error) {
+// route's path names, looked up with realmNamed. A route of no realm
+// (realms, admin sign-in, admin keys) or of an unknown realm does not know
+// such a key.
+func confiningRealm(r *http.Request, realmNamed func(context.Context, string) (*store.Realm, error)) (*store.Realm, error) {
 	name := mux.Vars(r)["realm"]
 	if name == "" {
 		return nil, apperr.Unauthorized("an API key confined to a realm acts only on that realm's routes")
 	}
-	realm, err := a.cachedRealm(r.Context(), name)
+	realm, err := realmNamed(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errUnauthorized
 	}
@@ -85,16 +86,18 @@ func (a *App) confiningRealm(r *http.Request) (*store.Realm, error) {
 var errServiceAccountDisabled = errors.New("the service account's user or client is disabled")
 
 // serviceAccountEnabled says whether identity n's client and
-// service-account user are both there and enabled; both are read through
-// the caches, which every write to them empties.
-func (a *App) serviceAccountEnabled(ctx context.Context, realm *store.Realm, n *store.NHI) (bool, error) {
-	c, err := a.cachedClient(ctx, realm.ID, n.Name)
+// service-account user are both there and enabled; both are read with
+// clientOf and userOf, the caches, which every write to them empties.
+func serviceAccountEnabled(ctx context.Context, realm *store.Realm, n *store.NHI,
+	clientOf func(ctx context.Context, realmID, clientID string) (*store.Client, error),
+	userOf func(ctx context.Context, clientID string) (*store.User, error)) (bool, error) {
+	c, err := clientOf(ctx, realm.ID, n.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	u, err := a.serviceAccountUser(ctx, n.ClientID)
+	u, err := userOf(ctx, n.ClientID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	} else if err != nil {
