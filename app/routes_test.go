@@ -111,7 +111,7 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		mustStatus(t, r, http.StatusCreated)
 		return authBearer(r.object(t)["apiKey"].(string))
 	}
-	otherRealmNamedKey := namedKey("beta", []string{"all"})
+	otherRealmNamedKey := namedKey("beta", permNames(realmAll))
 	namedLacking := map[authz.Permission]string{}
 	garbage := []string{"Authorization: Bearer garbage", "X-Admin-API-Key: garbage", "Authorization: Basic cm9vdDpyb290",
 		"Authorization: Bearer idp_0123456789ab_" + strings.Repeat("A", 43), "Authorization: Bearer " + uuid.NewString() + ".forged"}

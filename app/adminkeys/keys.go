@@ -206,6 +206,15 @@ func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		k.RealmID = realm.ID
+		// A key of one realm acts on that realm's routes alone, where a
+		// system permission would reach only the deletion of its own realm:
+		// as a service account's, it holds none.
+		for _, p := range k.Permissions {
+			if p == AllPermissions || p == string(authz.SystemRead) || p == string(authz.SystemManage) {
+				return apperr.Field("permissions", "a key confined to a realm holds no system permission (%s, %s), nor %q",
+					authz.SystemRead, authz.SystemManage, AllPermissions)
+			}
+		}
 	}
 	if err := s.checkGrant(r, k.Name, k.Permissions, "made"); err != nil {
 		return err

@@ -83,8 +83,7 @@ func TestNamedKeyCreateListUse(t *testing.T) {
 // realm's, or a route of no realm, does not know it.
 func TestNamedKeyConfinedToItsRealm(t *testing.T) {
 	s := newServer(t, newClock())
-	k := createKey(t, s, map[string]any{"name": "acme-sync", "permissions": []string{"users:read", "system:read"},
-		"realm": "acme"})
+	k := createKey(t, s, map[string]any{"name": "acme-sync", "permissions": []string{"users:read"}, "realm": "acme"})
 	if k.Realm != "acme" {
 		t.Fatalf("realm %q", k.Realm)
 	}
@@ -223,6 +222,10 @@ func TestNamedKeyRefusals(t *testing.T) {
 		{"both expiries", map[string]any{"name": "n", "permissions": perms, "expiresInDays": 1,
 			"expiresAt": c.Millis() + 1000}, 400, "invalid_field", "expiresInDays", "not both"},
 		{"unknown field", map[string]any{"name": "n", "permissions": perms, "secret": "mine"}, 400, "unknown_field", "secret", ""},
+		{"a realm's key with a system permission", map[string]any{"name": "n", "realm": "acme",
+			"permissions": []string{"users:read", "system:manage"}}, 400, "invalid_field", "permissions", "no system permission"},
+		{"a realm's key with every permission", map[string]any{"name": "n", "realm": "acme", "permissions": []string{"all"}},
+			400, "invalid_field", "permissions", "no system permission"},
 		{"duplicate name", map[string]any{"name": "taken", "permissions": perms}, 409, "conflict", "name", `named \"taken\" exists`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
