@@ -39,6 +39,8 @@ func TestLayers(t *testing.T) {
 		{"app/orgs", []string{module + "/app", module + "/app/events", module + "/app/loadtest", testSupport}},
 		{"app/adminkeys", []string{module + "/app", module + "/app/events", module + "/app/nhi", module + "/app/loadtest",
 			module + "/ui", testSupport}},
+		{"app/adminaccounts", []string{module + "/app", module + "/app/events", module + "/app/adminkeys", module + "/app/loadtest",
+			module + "/ui", testSupport}},
 		{"app/attributes", []string{module + "/app", module + "/app/orgs", module + "/app/loadtest", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},
