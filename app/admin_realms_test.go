@@ -512,7 +512,7 @@ func nonDefaultUpdate() map[string]any {
 		"smtpFrom": "from@example.com", "emailProvider": "sendgrid",
 		"emailProviderConfig": map[string]any{"apiKey": "sg-1", "sender": "x"},
 		"registrationAllowed": true, "mfaRequired": true, "themeName": "idenplane-dark",
-		"theme": map[string]any{"primaryColor": "#000000"},
+		"theme":                map[string]any{"primaryColor": "#000000"},
 		"offlineTokenLifespan": 100, "smtpSecure": true, "passwordMinLength": 12, "passwordRequireUppercase": true,
 		"passwordRequireLowercase": true, "passwordRequireDigits": true, "passwordRequireSpecialChars": true,
 		"passwordHistoryCount": 3, "passwordMaxAgeDays": 90, "bruteForceEnabled": false, "maxLoginFailures": 3,
