@@ -696,7 +696,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Addr:              c.addr,
-		Handler:           tlsserver.HSTS(a.Handler()),
+		Handler:           a.Handler(),
 		TLSConfig:         tlsConf,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,

@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
 	"testing"
@@ -25,7 +24,7 @@ func serveTLS(t *testing.T, cfg *tls.Config, h http.Handler) (net.Listener, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: tlsserver.HSTS(h), TLSConfig: cfg, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, TLSConfig: cfg, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln, "https://" + ln.Addr().String()
@@ -178,31 +177,6 @@ func TestConfigRefusesOldTLS(t *testing.T) {
 	}
 }
 
-// Strict-Transport-Security is sent over TLS and never over plain HTTP.
-func TestHSTSOnlyOverTLS(t *testing.T) {
-	ca := tlstest.NewCA(t)
-	certPath, keyPath := ca.WriteServerFiles(t, t.TempDir(), 5001)
-	files, err := tlsserver.LoadCertFiles(certPath, keyPath, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, base := serveTLS(t, tlsserver.Config(files.GetCertificate), http.HandlerFunc(hello))
-	resp, _, _ := get(t, client(ca), base)
-	if got := resp.Header.Get("Strict-Transport-Security"); got != "max-age=31536000" {
-		t.Errorf("over TLS: Strict-Transport-Security %q, want max-age=31536000", got)
-	}
-	plain := httptest.NewServer(tlsserver.HSTS(http.HandlerFunc(hello)))
-	defer plain.Close()
-	resp, err = http.Get(plain.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got, ok := resp.Header["Strict-Transport-Security"]; ok {
-		t.Errorf("over plain HTTP: Strict-Transport-Security %q, want none", got)
-	}
-}
-
 // A certificate comes from a local ACME CA at the first handshake that
 // names the domain, through the TLS-ALPN-01 challenge answered on the
 // same listener, and is kept in the cache directory.
@@ -215,7 +189,7 @@ func TestACMEIssuance(t *testing.T) {
 	cache := t.TempDir()
 	m := tlsserver.ACME{Domains: []string{"idp.idenplane.test"}, Email: "ops@idenplane.test", CacheDir: cache,
 		DirectoryURL: ca.DirectoryURL, HTTPClient: ca.Client}.Manager()
-	srv := &http.Server{Handler: tlsserver.HSTS(http.HandlerFunc(hello)), TLSConfig: tlsserver.TLSConfig(m),
+	srv := &http.Server{Handler: http.HandlerFunc(hello), TLSConfig: tlsserver.TLSConfig(m),
 		ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
