@@ -552,26 +552,33 @@ func (c *config) validateTLS() []error {
 func (c *config) servesTLS() bool { return c.tlsCert != "" || c.acmeDomain != "" }
 
 // serverTLS is the listener's TLS configuration, nil when the server
-// serves plain HTTP. Certificate files are watched, and read again on
-// SIGHUP, until ctx ends. ACME keeps its account and certificates in
+// serves plain HTTP. Certificate files are watched, and read again at each
+// value of hup (SIGHUP), until ctx ends; without them SIGHUP is logged and
+// changes nothing (systemctl reload must not stop the server). ACME keeps
+// its account and certificates in
 // "acme" beside the database. Its calls to the CA do not go through the
 // outbound guard: the operator names the CA, as the database, and no
 // realm administrator can point them elsewhere.
-func (c *config) serverTLS(ctx context.Context, log *slog.Logger) (*tls.Config, error) {
-	switch {
-	case c.tlsCert != "":
+func (c *config) serverTLS(ctx context.Context, hup <-chan os.Signal, log *slog.Logger) (*tls.Config, error) {
+	if c.tlsCert != "" {
 		files, err := tlsserver.LoadCertFiles(c.tlsCert, c.tlsKey, log)
 		if err != nil {
 			return nil, err
 		}
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		go func() {
-			defer signal.Stop(hup)
-			files.Watch(ctx, tlsserver.PollInterval, hup)
-		}()
+		go files.Watch(ctx, tlsserver.PollInterval, hup)
 		return tlsserver.Config(files.GetCertificate), nil
-	case c.acmeDomain != "":
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: no certificate files to read again (--tls-cert); nothing changed")
+			}
+		}
+	}()
+	if c.acmeDomain != "" {
 		m := tlsserver.ACME{Domains: c.acmeDomains, Email: c.acmeEmail, DirectoryURL: c.acmeDirectory,
 			CacheDir: filepath.Join(filepath.Dir(c.db), "acme")}.Manager()
 		return tlsserver.TLSConfig(m), nil
@@ -680,6 +687,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	// Certificate files that do not load stop the start before the
+	// database is touched.
+	tlsConf, err := c.serverTLS(ctx, hup, log)
+	if err != nil {
+		return err
+	}
 
 	st, key, err := c.openStore(ctx)
 	if err != nil {
@@ -687,10 +703,6 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	defer st.Close()
 	a, err := c.newApp(ctx, st, key, stdout, log)
-	if err != nil {
-		return err
-	}
-	tlsConf, err := c.serverTLS(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -159,8 +159,10 @@ func TestCLITLSCertificateSwap(t *testing.T) {
 	s.stopGracefully()
 }
 
-// Plain HTTP under an http base URL carries no HSTS.
-func TestCLIPlainHTTPNoHSTS(t *testing.T) {
+// Plain HTTP under an http base URL carries no HSTS. SIGHUP, which the
+// systemd unit's reload sends, leaves a server without certificate files
+// running, as it was.
+func TestCLIPlainHTTPNoHSTSAndSIGHUP(t *testing.T) {
 	s := cliStartServer(t, filepath.Join(t.TempDir(), "idenplane.db"))
 	resp, err := http.Get(s.base + "/health")
 	if err != nil {
@@ -170,6 +172,20 @@ func TestCLIPlainHTTPNoHSTS(t *testing.T) {
 	if got, ok := resp.Header["Strict-Transport-Security"]; ok {
 		t.Errorf("Strict-Transport-Security %q over plain HTTP, want none", got)
 	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(cliWaitBound)
+	for !strings.Contains(s.stderr.String(), "SIGHUP: no certificate files to read again") && !s.exited() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s.exited() {
+		t.Fatalf("SIGHUP ended the server: %v", s.cmd.ProcessState)
+	}
+	if err := s.waitReady(); err != nil {
+		t.Fatalf("after SIGHUP: %v", err)
+	}
+	s.stopGracefully()
 }
 
 // A certificate from a local ACME CA (pebble, in this process) at the
@@ -259,6 +275,9 @@ func TestCLITLSConfigValidation(t *testing.T) {
 			"--tls-cert", missing, "--tls-key", keyPath, "--base-url", "https://id.example.com")
 		if res.code != 1 || !strings.Contains(res.stderr, missing) || !strings.Contains(res.stderr, "no such file") {
 			t.Fatalf("code %d, want 1 naming %s:\n%s", res.code, missing, res.stderr)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("a certificate that does not load left files behind: %v", entries)
 		}
 	})
 }
