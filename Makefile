@@ -70,11 +70,12 @@ check-generated: generate
 		git status --short -- '*_templ.go'; echo "templ files are stale: run make generate and commit"; exit 1; fi
 
 # The release into DIST: a static binary per platform (docs/release.md),
-# an SBOM of each (CycloneDX), the deployment files of docs/deploy, and
+# an SBOM of each (CycloneDX), the deployment files of docs/deploy (the
+# Containerfile builds from the repository, so it stays there), and
 # SHA256SUMS of them all. One binary alone: make dist/idenplane-linux-amd64.
 DIST ?= dist
 PLATFORMS := linux-amd64 linux-arm64 linux-armv7 darwin-arm64 windows-amd64
-DEPLOY := Containerfile idenplane.service compose.yaml Caddyfile nginx.conf
+DEPLOY := idenplane.service compose.yaml Caddyfile nginx.conf
 exe = $(if $(filter windows-%,$(1)),.exe)
 release:
 	rm -rf $(DIST)
