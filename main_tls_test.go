@@ -158,6 +158,12 @@ func TestCLITLSCertificateSwap(t *testing.T) {
 	if s.exited() {
 		t.Fatal("the server exited")
 	}
+
+	// The health probe reads the same settings and asks over TLS.
+	env := cliEnv("IDENPLANE_TLS_CERT="+certPath, "IDENPLANE_TLS_KEY="+keyPath)
+	if res := cliRun(t, dir, env, "", "health", "--addr", addr); res.code != 0 || res.stdout != "ok\n" {
+		t.Errorf("health: code %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
 	s.stopGracefully()
 }
 
