@@ -55,7 +55,7 @@ func NewCA(t testing.TB) *CA {
 	return &CA{cert: cert, key: key, Pool: pool, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-// WriteServerFiles issues a certificate for localhost and 127.0.0.1 with
+// WriteServerFiles signs a certificate for localhost and 127.0.0.1 with
 // the serial given and writes it and its key as PEM to cert.pem and
 // key.pem in dir, through a file renamed into place as a renewal does.
 // It returns the two paths.

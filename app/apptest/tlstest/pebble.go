@@ -26,7 +26,7 @@ import (
 type ACMEServer struct {
 	DirectoryURL string
 	// Client trusts the directory's own certificate (not one pebble
-	// issues), for acme.Client.HTTPClient.
+	// signs), for acme.Client.HTTPClient.
 	Client *http.Client
 	// DirectoryCAPEM is that certificate, for SSL_CERT_FILE of a child
 	// process.
@@ -62,7 +62,7 @@ func StartACME(t *testing.T, tlsPort int) *ACMEServer {
 	}
 }
 
-// Roots trusts the certificates pebble issues.
+// Roots trusts the certificates pebble signs.
 func (s *ACMEServer) Roots() *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(s.ca.GetRootCert(0).Cert)
