@@ -45,8 +45,46 @@ type userCreate struct {
 	EmailVerified        *bool   `json:"emailVerified"`
 	RequirePasswordReset *bool   `json:"requirePasswordReset"`
 	Password             *string `json:"password"`
+	// Credentials is Keycloak's way of giving the first password, so that
+	// its scripts work unchanged: one {"type": "password", "value",
+	// "temporary"?}. A realm import's users have credentials of their own
+	// (userImport), which take the name's place.
+	Credentials []keycloakCredential `json:"credentials"`
 	// Attributes are custom attribute values (admin_user_attributes.go).
 	Attributes json.RawMessage `json:"attributes"`
+}
+
+type keycloakCredential struct {
+	Type      string `json:"type"`
+	Value     string `json:"value"`
+	Temporary bool   `json:"temporary"`
+}
+
+// credentialsPassword takes the first password from a Keycloak
+// credentials array into body's password, a temporary one asking for a
+// change at the next sign-in.
+func (body *userCreate) credentialsPassword() error {
+	switch {
+	case body.Credentials == nil:
+		return nil
+	case body.Password != nil:
+		return apperr.Field("credentials", "give the password in password or in credentials, not both")
+	case len(body.Credentials) != 1:
+		return apperr.Field("credentials", "must hold exactly one credential, of type password")
+	}
+	c := body.Credentials[0]
+	if c.Type != "password" {
+		return apperr.Field("credentials[0].type", "only password is set here; second factors are enrolled by their user")
+	}
+	if c.Value == "" {
+		return apperr.Field("credentials[0].value", "is required")
+	}
+	body.Password = &c.Value
+	if c.Temporary {
+		temporary := true
+		body.RequirePasswordReset = &temporary
+	}
+	return nil
 }
 
 func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
@@ -60,6 +98,9 @@ func (a *App) createUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	if body.Username == nil {
 		return apperr.Field("username", "is required")
+	}
+	if err := body.credentialsPassword(); err != nil {
+		return err
 	}
 	nu := identity.NewUser{Password: body.Password}
 	set(&nu.Username, body.Username)

@@ -194,7 +194,7 @@ func TestUserCreateInvalid(t *testing.T) {
 		{"unknown field", with("role", "admin"), nil, 400, "unknown_field", "role"},
 		{"id", with("id", "6f1c7a43-0000-4000-8000-000000000000"), nil, 400, "unknown_field", "id"},
 		{"createdTimestamp", with("createdTimestamp", 1), nil, 400, "unknown_field", "createdTimestamp"},
-		{"credentials", with("credentials", []any{}), nil, 400, "unknown_field", "credentials"},
+		{"empty credentials", with("credentials", []any{}), nil, 400, "invalid_field", "credentials"},
 		{"malformed", `{"username":"bob"`, nil, 400, "invalid_json", ""},
 		{"array", `[{"username":"bob"}]`, nil, 400, "invalid_json", ""},
 		{"empty body", "", nil, 400, "invalid_json", ""},
@@ -701,5 +701,46 @@ func TestUserDeleteRefusesServiceAccount(t *testing.T) {
 	s.admin(http.MethodGet, "/admin/realms/acme/users", nil).decode(t, &page)
 	if page.Total != 0 {
 		t.Fatalf("service account listed: total %d", page.Total)
+	}
+}
+
+// TestUserCreateKeycloakCredentials: a Keycloak script's credentials array
+// gives the first password; a temporary one asks for a change.
+func TestUserCreateKeycloakCredentials(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "cli",
+		"clientType": "PUBLIC", "grantTypes": []string{"password"}}), http.StatusCreated)
+	grant := func(username, password string) *testResponse {
+		return s.request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+			"grant_type=password&client_id=cli&username="+username+"&password="+password,
+			"Content-Type: application/x-www-form-urlencoded")
+	}
+	cred := func(typ, value string, temporary bool) []map[string]any {
+		return []map[string]any{{"type": typ, "value": value, "temporary": temporary}}
+	}
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/users", map[string]any{"username": "kc",
+		"credentials": cred("password", "a-long-enough-password", false)}), http.StatusCreated)
+	mustStatus(t, grant("kc", "a-long-enough-password"), http.StatusOK)
+	r := s.admin(http.MethodPost, "/admin/realms/acme/users", map[string]any{"username": "temp",
+		"credentials": cred("password", "a-long-enough-password", true)})
+	mustStatus(t, r, http.StatusCreated)
+	if r.object(t)["requirePasswordReset"] != true {
+		t.Fatalf("a temporary password asks for no change: %s", r.Body)
+	}
+	for _, tc := range []struct {
+		name  string
+		body  map[string]any
+		field string
+	}{
+		{"both", map[string]any{"username": "b1", "password": "a-long-enough-password", "credentials": cred("password", "a-long-enough-password", false)}, "credentials"},
+		{"otp", map[string]any{"username": "b2", "credentials": cred("otp", "123456", false)}, "credentials[0].type"},
+		{"empty value", map[string]any{"username": "b3", "credentials": cred("password", "", false)}, "credentials[0].value"},
+		{"two", map[string]any{"username": "b4", "credentials": append(cred("password", "x", false), cred("password", "y", false)...)}, "credentials"},
+		{"too short", map[string]any{"username": "b5", "credentials": cred("password", "short", false)}, "password"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustError(t, s.admin(http.MethodPost, "/admin/realms/acme/users", tc.body), http.StatusBadRequest, "invalid_field", tc.field)
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"reflect"
@@ -123,20 +122,29 @@ func checkFieldNames(v any, t reflect.Type, path string) error {
 }
 
 // jsonFields maps the exact JSON names of a struct's fields, embedded
-// structs included, to their types.
+// structs included, to their types. As in encoding/json, a field of the
+// struct itself hides an embedded struct's field of the same name.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
+	var embedded []reflect.Type
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
 		case name == "-":
 		case f.Anonymous && name == "":
-			maps.Copy(out, jsonFields(f.Type))
+			embedded = append(embedded, f.Type)
 		case f.IsExported():
 			if name == "" {
 				name = f.Name
 			}
 			out[name] = f.Type
+		}
+	}
+	for _, e := range embedded {
+		for name, ft := range jsonFields(e) {
+			if _, hidden := out[name]; !hidden {
+				out[name] = ft
+			}
 		}
 	}
 	return out
