@@ -33,6 +33,7 @@ import (
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/configfile"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
 	"github.com/idenplane/idenplane/app/tlsserver"
@@ -100,6 +101,7 @@ func commandList() []commandInfo {
 		{"import", "[flags] FILE", `create a realm from an export ("-" reads stdin)`},
 		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
 		{"admin", "create [flags] NAME", "create an administrator and print a one-time enrolment link"},
+		{"config", "check|example [flags]", "check a configuration file and show the settings it gives, or print a commented example"},
 		{"help", "[COMMAND]", "print this, or a command's flags"},
 	}
 }
@@ -164,6 +166,8 @@ func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return loadTest(args, stdout, stderr)
 	case "admin":
 		return adminCreate(args, stdout, stderr)
+	case "config":
+		return configCommand(args, stdout, stderr)
 	case "help":
 		if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
 			printUsage(stdout)
@@ -195,7 +199,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		_, _ = stderr.Write(out.Bytes())
 		return errUsage
 	}
-	return nil
+	return applyConfigFile(fs)
 }
 
 // printCommandUsage writes a command's synopsis, purpose and flags to the
@@ -293,9 +297,59 @@ func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		adminPassword: os.Getenv("IDENPLANE_ADMIN_PASSWORD"),
 		metricsPublic: os.Getenv("IDENPLANE_METRICS_PUBLIC"),
 	}
+	fs.String(configFlag, os.Getenv("IDENPLANE_CONFIG"), "TOML file of settings named as these flags; a flag or its environment variable beats it (IDENPLANE_CONFIG)")
 	fs.StringVar(&c.db, "db", envOr("IDENPLANE_DB", "./idenplane.db"), "SQLite database file (IDENPLANE_DB)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("IDENPLANE_LOG_FORMAT", "text"), "log format, text or json (IDENPLANE_LOG_FORMAT)")
 	return fs, c
+}
+
+// configFlag names the configuration file (app/configfile).
+const configFlag = "config"
+
+// flagEnv is the environment variable of a flag: IDENPLANE_BASE_URL for
+// --base-url.
+func flagEnv(name string) string {
+	return "IDENPLANE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// configKeys says whether a key is a setting of the configuration file:
+// a flag of serve, the command with them all, but the file itself.
+func configKeys() func(string) bool {
+	fs, _ := serveFlags("serve", io.Discard)
+	return func(key string) bool { return key != configFlag && fs.Lookup(key) != nil }
+}
+
+// applyConfigFile sets, from the file --config names, each flag of fs
+// given neither on the command line nor by its environment variable. A
+// setting of another command's flag is left for that command.
+func applyConfigFile(fs *flag.FlagSet) error {
+	f := fs.Lookup(configFlag)
+	if f == nil || f.Value.String() == "" {
+		return nil
+	}
+	path := f.Value.String()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	settings, err := configfile.Parse(data, configKeys())
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, st := range settings {
+		if fs.Lookup(st.Key) == nil || given[st.Key] {
+			continue
+		}
+		if _, set := os.LookupEnv(flagEnv(st.Key)); set {
+			continue
+		}
+		if err := fs.Set(st.Key, st.Value); err != nil {
+			return fmt.Errorf("config %s: line %d: %s: %w", path, st.Line, st.Key, err)
+		}
+	}
+	return nil
 }
 
 func envOr(name, def string) string {
@@ -1133,6 +1187,64 @@ func adminCreate(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Created administrator %s (%s).\nEnrolment link, for one use within %s: %s\n", rep.Username,
 		strings.Join(rep.Permissions, ", "), adminaccounts.EnrolmentLifetime, rep.EnrolmentLink)
+	return nil
+}
+
+// configCommand is `idenplane config check --config FILE` (the settings
+// the file, the environment and the flags give serve, each with where it
+// came from, checked as serve checks them) and `idenplane config example`.
+func configCommand(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "check" && args[0] != "example") {
+		if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+			fmt.Fprintln(stdout, "usage: idenplane config check --config FILE [flags] | idenplane config example")
+			return flag.ErrHelp
+		}
+		fmt.Fprintln(stderr, "usage: idenplane config check --config FILE [flags] | idenplane config example")
+		return errUsage
+	}
+	fs, c := serveFlags("config", stderr)
+	if args[0] == "example" {
+		if err := parseNoArgs(fs, args[1:], stdout, stderr); err != nil {
+			return err
+		}
+		configfile.Example(stdout, fs, configFlag)
+		return nil
+	}
+	if err := parseNoArgs(fs, args[1:], stdout, stderr); err != nil {
+		return err
+	}
+	if fs.Lookup(configFlag).Value.String() == "" {
+		return usageFailure(fs, stderr, "--config is required")
+	}
+	if err := c.validate(true); err != nil {
+		return err
+	}
+	// Where each setting came from: the command line's flags alone, then
+	// the environment, then the file.
+	bare, _ := serveFlags("config", io.Discard)
+	_ = bare.Parse(args[1:])
+	given := map[string]bool{}
+	bare.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fromFile := map[string]bool{}
+	if data, err := os.ReadFile(fs.Lookup(configFlag).Value.String()); err == nil {
+		settings, _ := configfile.Parse(data, configKeys())
+		for _, st := range settings {
+			fromFile[st.Key] = true
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		from := "default"
+		_, env := os.LookupEnv(flagEnv(f.Name))
+		switch {
+		case given[f.Name]:
+			from = "flag"
+		case env:
+			from = "environment"
+		case fromFile[f.Name]:
+			from = "file"
+		}
+		fmt.Fprintf(stdout, "%s = %s  # %s\n", f.Name, strconv.Quote(f.Value.String()), from)
+	})
 	return nil
 }
 

@@ -42,6 +42,7 @@ func TestLayers(t *testing.T) {
 		{"app/adminaccounts", []string{module + "/app", module + "/app/events", module + "/app/adminkeys", module + "/app/loadtest",
 			module + "/ui", testSupport}},
 		{"app/attributes", []string{module + "/app", module + "/app/orgs", module + "/app/loadtest", testSupport}},
+		{"app/configfile", []string{module + "/app", module + "/store", module + "/app/httpx", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},
 		// Below app and the modules, whose own tests import it.

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// configRun runs a command in this process and answers its output and
+// error.
+func configRun(args ...string) (string, string, error) {
+	var stdout, stderr bytes.Buffer
+	err := run(args, strings.NewReader(""), &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "idenplane.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestConfigFilePrecedence: a flag given beats its environment variable,
+// which beats the configuration file, which beats the default.
+func TestConfigFilePrecedence(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "IDENPLANE_") {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
+	t.Setenv("IDENPLANE_MASTER_KEY", cliMasterKey(t))
+	t.Setenv("IDENPLANE_LOG_FORMAT", "text")
+	path := writeConfig(t, `# the file
+base-url = "https://id.example.com"
+addr = ":8443"
+log-format = "json"
+trusted-proxies = ["10.0.0.0/8", "192.0.2.1"]
+`)
+	out, errOut, err := configRun("config", "check", "--config", path, "--addr", ":9000")
+	if err != nil {
+		t.Fatalf("config check: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{
+		`addr = ":9000"  # flag`,
+		`log-format = "text"  # environment`,
+		`base-url = "https://id.example.com"  # file`,
+		`trusted-proxies = "10.0.0.0/8,192.0.2.1"  # file`,
+		`db = "./idenplane.db"  # default`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("config check lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestConfigFileRefusals: a key no flag has, a table, a value of the
+// wrong kind and bad syntax are refused with their line; a value a flag
+// refuses, with its line and key; and serve's own checks apply.
+func TestConfigFileRefusals(t *testing.T) {
+	t.Setenv("IDENPLANE_MASTER_KEY", cliMasterKey(t))
+	for _, tc := range []struct{ name, text, want string }{
+		{"unknown key", "addr = \":3000\"\n\nbase_url = \"https://x.example\"\n", `line 3: unknown key "base_url"`},
+		{"table", "addr = \":3000\"\n[server]\nport = 1\n", `line 2: unknown key "server"`},
+		{"list of numbers", "trusted-proxies = [1, 2]\n", "line 1: trusted-proxies must be a list of strings"},
+		{"syntax", "addr = \":3000\"\nbase-url = \n", "line 2"},
+		{"invalid setting", "addr = \"nowhere\"\n", "--addr (IDENPLANE_ADDR) must be host:port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := configRun("config", "check", "--config", writeConfig(t, tc.text))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("config check: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConfigExampleRoundTrips: the example, every setting uncommented, is
+// a file that config check takes, each setting coming from it.
+func TestConfigExampleRoundTrips(t *testing.T) {
+	t.Setenv("IDENPLANE_MASTER_KEY", cliMasterKey(t))
+	example, _, err := configRun("config", "example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := regexp.MustCompile(`(?m)^#([a-z-]+ = .*)$`)
+	if n := len(settings.FindAllString(example, -1)); n < 10 {
+		t.Fatalf("the example holds %d settings:\n%s", n, example)
+	}
+	file := writeConfig(t, settings.ReplaceAllString(example, "$1"))
+	out, errOut, err := configRun("config", "check", "--config", file)
+	if err != nil {
+		t.Fatalf("config check of the example: %v\n%s", err, errOut)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasSuffix(l, "# file") && !strings.HasPrefix(l, "config = ") && !strings.HasSuffix(l, "# environment") {
+			t.Errorf("not from the file: %s", l)
+		}
+	}
+}
+
+// TestServeReadsConfigFile: serve takes its settings from the file the
+// environment names.
+func TestServeReadsConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "idenplane.toml")
+	if err := os.WriteFile(path, []byte("log-format = \"json\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := cliStartServer(t, filepath.Join(dir, "a.db"), "IDENPLANE_MASTER_KEY="+cliMasterKey(t), "IDENPLANE_CONFIG="+path)
+	s.stopGracefully()
+	lines := strings.Split(strings.TrimSpace(s.stderr.String()), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "{") {
+		t.Fatalf("the server did not log JSON as its file says:\n%s", s.stderr)
+	}
+}
