@@ -3,6 +3,7 @@ module github.com/idenplane/idenplane
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/a-h/templ v0.3.977
 	github.com/beevik/etree v1.7.0
 	github.com/chromedp/cdproto v0.159.0
@@ -35,7 +36,6 @@ require (
 require (
 	dario.cat/mergo v1.0.0 // indirect
 	github.com/Azure/go-ntlmssp v0.1.1 // indirect
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/CycloneDX/cyclonedx-go v0.9.3 // indirect
 	github.com/CycloneDX/cyclonedx-gomod v1.10.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
