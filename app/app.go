@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -19,6 +20,7 @@ import (
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
@@ -94,6 +96,7 @@ type App struct {
 	adminKeys   *adminkeys.Service // the named admin API keys
 	orgs        *orgs.Service
 	attributes  *attributes.Service
+	console     *console.Service // the admin console (/console)
 	backchannel backchannelSender
 	mailWake    chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets      *assets.Assets
@@ -158,9 +161,31 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
+	// The console reaches the API through the router, in process, once
+	// the routes exist; its cookies are sealed with a key of their own.
+	consoleKey, err := hkdf.Key(sha256.New, cfg.MasterKey, nil, "idenplane console cookies", 32)
+	if err != nil {
+		return nil, fmt.Errorf("derive console cookie key: %w", err)
+	}
+	a.console, err = console.New(console.Deps{
+		API:         http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }),
+		BaseURL:     cfg.BaseURL,
+		SystemRealm: consoleRealm, ClientID: consoleClientID,
+		CookieKey: consoleKey, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
+		Log: a.log, Now: a.now, RenderPage: a.renderPage, Asset: a.assets.URL,
+	})
+	if err != nil {
+		return nil, err
+	}
 	a.router = a.routes()
 	return a, nil
 }
+
+// The console signs in as a public client of the administrators' realm.
+const (
+	consoleRealm    = "idenplane-admin"
+	consoleClientID = "idenplane-console"
+)
 
 // identityDeps is what the identity core works with: the server's store,
 // clock, log, login events and sign-in throttle, and the LDAP federation's
