@@ -575,6 +575,14 @@ func (a *App) routes() *mux.Router {
 	consolePage(http.MethodGet, cRealm+"/events/export", cs.ExportLoginEvents)
 	consolePage(http.MethodGet, cRealm+"/admin-events", cs.AdminEvents)
 	consolePage(http.MethodGet, cRealm+"/admin-events/export", cs.ExportAdminEvents)
+	for _, res := range console.Resources {
+		base := cRealm + "/" + res.Path
+		consolePage(http.MethodGet, base, cs.ResourceList(res))
+		consolePage(http.MethodGet, base+"/new", cs.NewResource(res))
+		consolePage(http.MethodPost, base+"/new", cs.CreateResource(res))
+		consolePage(http.MethodGet, base+"/{id}/delete", cs.ConfirmDeleteResource(res))
+		consolePage(http.MethodPost, base+"/{id}/delete", cs.DeleteResource(res))
+	}
 	return r
 }
 

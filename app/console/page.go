@@ -146,6 +146,13 @@ func (c *Ctx) nav(r *http.Request, section, title string, args ...any) pages.Nav
 	n.TitleArgs = args
 	n.Username, n.Section, n.CSRF, n.Perms = c.me.Username, section, c.sess.CSRF, c.me.perms
 	n.Realm = pathVar(r, "realm")
+	if n.Realm != "" {
+		for _, res := range Resources {
+			if c.can(res.Read) {
+				n.More = append(n.More, pages.NavLink{Section: res.Path, Href: res.page(n.Realm), Label: res.title()})
+			}
+		}
+	}
 	n.Confined = c.me.Realm != ""
 	n.Flash = r.URL.Query()["done"]
 	return n

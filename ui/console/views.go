@@ -17,8 +17,9 @@ type Nav struct {
 	Section     string   // the section the page belongs to (Section* constants)
 	CSRF        string
 	Perms       authz.Set
-	Confined    bool     // the administrator acts in one realm only
-	Flash       []string // what a change did, each a message
+	Confined    bool      // the administrator acts in one realm only
+	More        []NavLink // the realm's other sections the administrator may read
+	Flash       []string  // what a change did, each a message
 	Stylesheets []string
 	Script      string
 	Title       string // a message key, or run-time text
@@ -42,6 +43,9 @@ const (
 	SectionAdminEvents = "admin-events"
 	SectionAccount     = "account"
 )
+
+// NavLink is a section of the navigation.
+type NavLink struct{ Section, Href, Label string }
 
 // Form is the state of a form shown again after a refusal: every field's
 // message at once, and a message about the form as a whole.
@@ -150,6 +154,7 @@ type ClientSecret struct {
 	ClientID string `json:"clientId"`
 	Secret   string `json:"secret"`
 	Done     string `json:"-"` // what was done, a message key
+	Label    string `json:"-"` // the secret's label, a message key; "" for a client secret
 }
 
 // SessionRow is a session in a list.
@@ -257,3 +262,36 @@ type AccountView struct {
 
 // Error makes a Failure an error a handler may return.
 func (f *Failure) Error() string { return f.Message }
+
+// FieldSpec is one input of a generic form: its name (the API's), kind
+// (text, password, url, number, check, select, textarea) and the choices
+// of a select.
+type FieldSpec struct {
+	Name     string
+	Kind     string
+	Options  []string
+	Required bool
+}
+
+// ResourceList is a list of one kind of a realm's resources.
+type ResourceList struct {
+	Columns []string // the API's field names, each labelled console.field.<name>
+	Rows    []ResourceRow
+	New     string // the address of the create form; "" when the administrator may not create
+}
+
+// ResourceRow is one resource in its list: the cells by column and the
+// address of its deletion, "" when the administrator may not delete.
+type ResourceRow struct {
+	Cells  []string
+	Name   string // how the row is named to assistive technology
+	Delete string
+}
+
+// ResourceForm is the create form of a generic resource.
+type ResourceForm struct {
+	Form
+	Values map[string]string
+	Fields []FieldSpec
+	Action string
+}
