@@ -94,7 +94,9 @@ func forward(from, to *http.Request) {
 // serve sends one request to the API in process and returns what it
 // recorded.
 func (s *Service) serve(ctx context.Context, from *http.Request, method, path, contentType string, body io.Reader, token string) (*recorder, error) {
-	req, err := http.NewRequestWithContext(ctx, method, s.deps.BaseURL+path, body)
+	// The router serves the paths at the root: a base address's own path
+	// is a proxy's, stripped before the server sees a request.
+	req, err := http.NewRequestWithContext(ctx, method, s.origin+path, body)
 	if err != nil {
 		return nil, err
 	}

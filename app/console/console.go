@@ -8,8 +8,10 @@
 package console
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
@@ -44,6 +46,7 @@ type Deps struct {
 type Service struct {
 	deps   Deps
 	cookie *sealer
+	origin string // the scheme and host of BaseURL
 }
 
 // New builds the console. A key of the wrong length is a defect of the
@@ -59,5 +62,9 @@ func New(deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{deps: deps, cookie: c}, nil
+	base, err := url.Parse(deps.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("console base URL: %w", err)
+	}
+	return &Service{deps: deps, cookie: c, origin: base.Scheme + "://" + base.Host}, nil
 }
