@@ -46,6 +46,9 @@ func (s *Service) Dashboard(w http.ResponseWriter, r *http.Request, c *Ctx) erro
 		if err := c.call(r, http.MethodGet, adminRealm(d.Realm, "/stats"), nil, d.Stats); err != nil {
 			return err
 		}
+		if d.Failing, err = failingSyncs(r, c, d.Realm); err != nil {
+			return err
+		}
 	}
 	if c.can(authz.EventsRead) {
 		if d.Chart, err = s.signInChart(r, c, d.Realm); err != nil {
@@ -62,6 +65,35 @@ func (s *Service) Dashboard(w http.ResponseWriter, r *http.Request, c *Ctx) erro
 		}
 	}
 	return c.render(w, r, http.StatusOK, pages.DashboardPage(nav, d))
+}
+
+// failingSyncs are the realm's LDAP directories whose last sync stopped
+// with an error or failed entries.
+func failingSyncs(r *http.Request, c *Ctx, realm string) ([]pages.Failing, error) {
+	var providers []struct {
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		SyncStatus *struct {
+			LastSync *struct {
+				StartedAt int64  `json:"startedAt"`
+				Failed    int    `json:"failed"`
+				Error     string `json:"error"`
+			} `json:"lastSync"`
+		} `json:"syncStatus"`
+	}
+	if err := c.call(r, http.MethodGet, adminRealm(realm, "/user-federation"), nil, &providers); err != nil {
+		return nil, err
+	}
+	var out []pages.Failing
+	for _, p := range providers {
+		if p.SyncStatus == nil || p.SyncStatus.LastSync == nil {
+			continue
+		}
+		if last := p.SyncStatus.LastSync; last.Error != "" || last.Failed > 0 {
+			out = append(out, pages.Failing{Name: p.Name, At: last.StartedAt, Error: last.Error, Failed: last.Failed})
+		}
+	}
+	return out, nil
 }
 
 // signInChart counts the realm's sign-ins and failures a day, over the

@@ -248,6 +248,16 @@ type Dashboard struct {
 	Chart       []Day  // nil likewise
 	AdminEvents []AdminEventRow
 	Locked      []LockedRow
+	Failing     []Failing // nil when the administrator may not read it
+}
+
+// Failing is a part of the realm that fails: an LDAP directory's last
+// sync.
+type Failing struct {
+	Name   string
+	At     int64 // Unix milliseconds
+	Error  string
+	Failed int // entries that failed
 }
 
 // AccountView is the signed-in administrator's own page.
