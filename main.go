@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/app"
+	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
@@ -87,6 +88,7 @@ func commandList() []commandInfo {
 		{"export", "--realm NAME [flags]", "print a realm as JSON"},
 		{"import", "[flags] FILE", `create a realm from an export ("-" reads stdin)`},
 		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
+		{"admin", "create [flags] NAME", "create an administrator and print a one-time enrolment link"},
 		{"help", "[COMMAND]", "print this, or a command's flags"},
 	}
 }
@@ -147,6 +149,8 @@ func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return importRealm(args, stdin, stdout, stderr)
 	case "loadtest":
 		return loadTest(args, stdout, stderr)
+	case "admin":
+		return adminCreate(args, stdout, stderr)
 	case "help":
 		if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
 			printUsage(stdout)
@@ -887,6 +891,51 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		return fmt.Errorf("import: %s", apperr.Message(err))
 	}
 	fmt.Fprintf(stdout, "imported realm %s\n", realm.Name)
+	return nil
+}
+
+// adminCreate is `idenplane admin create NAME`: an administrator of the
+// system realm, who chooses a password through the link printed and
+// enrols a second factor at the first console sign-in.
+func adminCreate(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		args = append([]string{"create"}, args...)
+	}
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprintln(stderr, "usage: idenplane admin create [flags] NAME")
+		return errUsage
+	}
+	fs, c := serveFlags("admin", stderr)
+	perms := fs.String("permissions", "", "comma-separated permissions the administrator holds; empty: every one")
+	realm := fs.String("realm", "", "the one realm the administrator acts in; empty: every realm")
+	email := fs.String("email", "", "the administrator's email address")
+	name, err := parseWithArg(fs, args[1:], stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if err := c.validate(true); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, key, err := c.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a, err := c.newApp(ctx, st, key, stdout, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	na := adminaccounts.NewAccount{Username: name, Email: *email, Realm: *realm, CreatedBy: "cli"}
+	if *perms != "" {
+		na.Permissions = strings.Split(*perms, ",")
+	}
+	rep, err := app.CreateAdminAccount(ctx, a, na)
+	if err != nil {
+		return fmt.Errorf("admin create: %s", apperr.Message(err))
+	}
+	fmt.Fprintf(stdout, "Created administrator %s (%s).\nEnrolment link, for one use within %s: %s\n", rep.Username,
+		strings.Join(rep.Permissions, ", "), adminaccounts.EnrolmentLifetime, rep.EnrolmentLink)
 	return nil
 }
 

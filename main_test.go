@@ -1021,3 +1021,54 @@ func TestCLIMissingKeyFileOnExistingDatabase(t *testing.T) {
 		t.Errorf("a new master key file was made for an existing database")
 	}
 }
+
+// TestAdminCreateCommand: `idenplane admin create` makes an administrator
+// with the permissions given and prints a one-time enrolment link, which
+// the server then serves as the page where the password is chosen.
+func TestAdminCreateCommand(t *testing.T) {
+	dir := t.TempDir()
+	masterKey := "IDENPLANE_MASTER_KEY=" + cliMasterKey(t)
+	db := filepath.Join(dir, "a.db")
+	res := cliRun(t, dir, cliEnv(masterKey), "", "admin", "create", "--db", db, "--base-url", "https://id.example.test",
+		"--permissions", "users:read,realm:read", "--email", "ada@example.test", "ada")
+	if res.code != 0 {
+		t.Fatalf("admin create: code %d, stderr:\n%s", res.code, res.stderr)
+	}
+	m := regexp.MustCompile(`https://id\.example\.test(/realms/idenplane-admin/reset-password\?token=[A-Za-z0-9_-]{43})\n`).FindStringSubmatch(res.stdout)
+	if m == nil || !strings.Contains(res.stdout, "Created administrator ada (realm:read, users:read)") {
+		t.Fatalf("admin create printed:\n%s", res.stdout)
+	}
+	for _, bad := range [][]string{
+		{"admin", "create", "--db", db, "ada"},                                                   // taken
+		{"admin", "create", "--db", db, "--permissions", "users:fly", "bea"},                     // unknown permission
+		{"admin", "create", "--db", db, "--realm", "nope", "--permissions", "users:read", "cid"}, // unknown realm
+		{"admin", "create", "--db", db},                                                          // no name
+	} {
+		if res := cliRun(t, dir, cliEnv(masterKey), "", bad...); res.code == 0 {
+			t.Errorf("%v: succeeded, stdout %s", bad, res.stdout)
+		}
+	}
+
+	s := cliStartServer(t, db, masterKey, "IDENPLANE_ADMIN_API_KEY="+cliAPIKey)
+	resp, err := http.Get(s.base + m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `name="password"`) {
+		t.Fatalf("enrolment link: status %d\n%s", resp.StatusCode, page)
+	}
+	var accounts []struct {
+		Username    string   `json:"username"`
+		Permissions []string `json:"permissions"`
+		CreatedBy   string   `json:"createdBy"`
+	}
+	if err := json.Unmarshal(s.must(http.MethodGet, "/admin/accounts", cliAPIKey, nil, http.StatusOK), &accounts); err != nil {
+		t.Fatal(err)
+	}
+	if len(accounts) != 1 || accounts[0].Username != "ada" || strings.Join(accounts[0].Permissions, ",") != "realm:read,users:read" ||
+		accounts[0].CreatedBy != "cli" {
+		t.Fatalf("accounts %+v", accounts)
+	}
+}

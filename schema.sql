@@ -1368,3 +1368,24 @@ CREATE TABLE admin_api_keys (
     previous_valid_until BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX admin_api_keys_realm ON admin_api_keys (realm_id);
+
+-- version 35
+-- Administrators are people: users of the system realm (one row here names
+-- it), signing in through the hosted pages with that realm's second
+-- factors and lockout. admin_accounts says what each may do: permission
+-- names as a JSON list, or ["all"], and optionally the one realm whose
+-- routes the account acts on. A user of the system realm without a row
+-- holds no admin permission. The admin users of earlier versions are moved
+-- into the system realm at the first start (their password hashes kept).
+CREATE TABLE system_realm (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    realm_id  TEXT NOT NULL REFERENCES realms (id)
+);
+CREATE TABLE admin_accounts (
+    user_id      TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    permissions  TEXT NOT NULL,
+    realm_id     TEXT REFERENCES realms (id) ON DELETE CASCADE,
+    created_at   BIGINT NOT NULL,
+    created_by   TEXT NOT NULL
+);
+CREATE INDEX admin_accounts_realm ON admin_accounts (realm_id);

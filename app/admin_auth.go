@@ -16,6 +16,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
@@ -61,24 +62,28 @@ func (a *App) bootstrapAdmin(ctx context.Context) error {
 	}
 	a.adminKeyHash = stored
 
-	if a.cfg.AdminUser == "" {
-		return nil
-	}
-	n, err := a.store.CountAdminUsers(ctx)
-	if err != nil || n > 0 {
-		return err
-	}
-	hash, err := a.id.HashPassword(ctx, a.cfg.AdminPassword)
+	sys, err := ensureSystemRealm(ctx, a.store, a.now(), a.cfg.BaseURL, a.seedAccountConsole)
 	if err != nil {
 		return err
 	}
-	err = a.store.CreateAdminUser(ctx, &store.AdminUser{
-		ID: uuid.NewString(), Username: a.cfg.AdminUser, PasswordHash: hash, CreatedAt: a.now().UnixMilli(),
-	})
-	if err == nil {
-		a.log.Info("created first admin user", "username", a.cfg.AdminUser)
+	a.systemRealmID = sys.ID
+	if err := moveAdminUsers(ctx, a.store, sys, a.now()); err != nil {
+		return err
 	}
-	return err
+	if a.cfg.AdminUser == "" {
+		return nil
+	}
+	accounts, err := a.store.ListAdminAccounts(ctx)
+	if err != nil || len(accounts) > 0 {
+		return err
+	}
+	_, err = a.adminAccounts.CreateAccount(ctx, adminaccounts.NewAccount{Username: a.cfg.AdminUser,
+		Password: &a.cfg.AdminPassword, CreatedBy: "environment"})
+	if err != nil {
+		return fmt.Errorf("create the first administrator from IDENPLANE_ADMIN_USER: %w", err)
+	}
+	a.log.Info("created first administrator", "username", a.cfg.AdminUser, "realm", SystemRealmName)
+	return nil
 }
 
 // principalAPIKey is the kind of an admin principal that is an admin API
@@ -86,14 +91,20 @@ func (a *App) bootstrapAdmin(ctx context.Context) error {
 // Username).
 const principalAPIKey = "api-key"
 
+// principalUser is the kind of an admin principal that is an
+// administrator: a user of the system realm with an admin account.
+const principalUser = "user"
+
 // adminPrincipal is who an admin request acts as.
 type adminPrincipal struct {
-	Kind        string // principalAPIKey, "user" or principalServiceAccount
+	Kind        string // principalAPIKey, principalUser or principalServiceAccount
 	UserID      string
 	Username    string
 	TokenID     string
 	Expiry      time.Time
 	Permissions authz.Set
+	// Realm is the one realm an administrator confined to it acts in.
+	Realm string
 }
 
 type principalKey struct{}
@@ -115,6 +126,9 @@ func (a *App) requireAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.
 		}
 		if !p.Permissions.Has(perm) {
 			return apperr.Forbidden("this credential lacks the permission %s", perm)
+		}
+		if err := guardSystemRealm(r, SystemRealmName, p); err != nil {
+			return err
 		}
 		return next(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	}
@@ -140,7 +154,9 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 	}
 	claims, perms, err := a.parseAdminToken(token)
 	if err != nil {
-		return nil, &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized, Message: "invalid or expired admin token", Cause: err}
+		// Not an admin token: the console's, an access token of the
+		// system realm.
+		return a.accountAuth.consoleToken(r, token)
 	}
 	revoked, err := a.store.AdminTokenRevoked(r.Context(), claims.ID)
 	if err != nil {
@@ -149,14 +165,7 @@ func (a *App) authenticateAdmin(r *http.Request) (*adminPrincipal, error) {
 	if revoked {
 		return nil, apperr.Unauthorized("admin token has been revoked")
 	}
-	user, err := a.store.GetAdminUser(r.Context(), claims.Subject)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apperr.Unauthorized("admin user no longer exists")
-	} else if err != nil {
-		return nil, err
-	}
-	return &adminPrincipal{Kind: "user", UserID: user.ID, Username: user.Username, TokenID: claims.ID,
-		Expiry: claims.Expiry.Time(), Permissions: perms}, nil
+	return a.accountAuth.adminToken(r, claims, perms)
 }
 
 func (a *App) adminIssuer() string { return a.cfg.BaseURL + "/admin" }
@@ -170,7 +179,7 @@ type adminTokenClaims struct {
 	Permissions []string `json:"permissions,omitempty"`
 }
 
-func (a *App) signAdminToken(user *store.AdminUser, perms authz.Set) (string, error) {
+func (a *App) signAdminToken(user *store.User, perms authz.Set) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: a.tokenKey},
 		(&jose.SignerOptions{}).WithType("JWT"))
 	if err != nil {
@@ -225,10 +234,19 @@ type adminUserRep struct {
 	CreatedTimestamp int64  `json:"createdTimestamp"`
 }
 
+// adminAPIClient names the admin login in login events, as Keycloak's
+// admin-cli.
+const adminAPIClient = "admin-api"
+
+// adminLogin signs an administrator in to the admin API for a script:
+// the system realm's password, and its TOTP code ("totp") when the
+// account has one. An account whose second factor is a passkey signs in
+// through the console only: a script uses a named API key.
 func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
+		TOTP     string  `json:"totp"`
 		// Permissions, when given, narrow the token to them: a script
 		// that only reads signs in for the read permissions.
 		Permissions *[]string `json:"permissions"`
@@ -245,7 +263,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 		// A token that names no permission would carry none in its claims,
 		// which reads as every permission.
 		if len(*body.Permissions) == 0 {
-			return apperr.Field("permissions", "must name at least one permission; leave it out for every permission")
+			return apperr.Field("permissions", "must name at least one permission; leave it out for every one")
 		}
 	}
 	if body.Username == nil || *body.Username == "" {
@@ -254,14 +272,25 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if body.Password == nil || *body.Password == "" {
 		return apperr.Field("password", "is required")
 	}
-	user, err := a.id.CheckAdminLogin(r.Context(), *body.Username, *body.Password, a.clientIP(r))
-	var throttled *identity.ThrottledError
-	if errors.As(err, &throttled) {
-		httpx.RetryAfter(w, throttled.Wait)
-		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed logins; try again later")
+	ctx, ip := r.Context(), a.clientIP(r)
+	sys, err := a.store.GetRealmByID(ctx, a.systemRealmID)
+	if err != nil {
+		return err
+	}
+	user, err := a.id.CheckAdminLogin(ctx, sys, *body.Username, *body.Password, ip)
+	if err == nil {
+		err = adminSecondFactor(ctx, a.id, sys, user, body.TOTP, ip)
+	}
+	if err != nil {
+		return adminLoginRefusal(w, sys, user, *body.Username, ip, err, a.loginEvent, ctx)
+	}
+	if _, err := a.store.GetAdminAccount(ctx, user.ID); errors.Is(err, store.ErrNotFound) {
+		// A user of the system realm without an account administers nothing.
+		return adminLoginRefusal(w, sys, user, *body.Username, ip, identity.ErrBadCredentials, a.loginEvent, ctx)
 	} else if err != nil {
 		return err
 	}
+	a.loginEvent(ctx, sys, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: adminAPIClient, IPAddress: ip})
 	token, err := a.signAdminToken(user, perms)
 	if err != nil {
 		return err
@@ -286,20 +315,29 @@ func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 		httpx.WriteJSON(w, http.StatusOK, me)
 		return nil
 	}
-	user, err := a.store.GetAdminUser(r.Context(), p.UserID)
+	if p.Kind == principalServiceAccount {
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"type": p.Kind, "id": p.UserID, "username": p.Username,
+			"permissions": authz.Names(p.Permissions)})
+		return nil
+	}
+	user, err := a.store.GetUser(r.Context(), a.systemRealmID, p.UserID)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{
-		"type": "user", "id": user.ID, "username": user.Username, "createdTimestamp": user.CreatedAt,
+	me := map[string]any{
+		"type": "user", "id": user.ID, "username": user.Username, "email": user.Email, "createdTimestamp": user.CreatedAt,
 		"tokenExpiresAt": p.Expiry.UTC().Format(time.RFC3339), "permissions": authz.Names(p.Permissions),
-	})
+	}
+	if p.Realm != "" {
+		me["realm"] = p.Realm
+	}
+	httpx.WriteJSON(w, http.StatusOK, me)
 	return nil
 }
 
 func (a *App) adminLogout(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())
-	if p.Kind != "user" {
+	if p.Kind != principalUser {
 		return apperr.Invalid("only an admin token can be logged out; the API key stays valid until rotated")
 	}
 	if err := a.store.RevokeAdminToken(r.Context(), p.TokenID, p.Expiry.UnixMilli()); err != nil {

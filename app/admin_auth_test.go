@@ -237,7 +237,7 @@ func authBearer(token string) string { return "Authorization: Bearer " + token }
 func TestAdminAuthUserLogin(t *testing.T) {
 	clock := newAuthTestClock()
 	s := newTestServer(t, authWithAdminUser(clock))
-	stored, err := s.store.GetAdminUserByUsername(context.Background(), authTestAdminUser)
+	stored, err := s.systemUser(authTestAdminUser)
 	if err != nil {
 		t.Fatalf("first admin user not created: %v", err)
 	}
@@ -568,7 +568,7 @@ func TestAdminAuthLoginThrottleSurvivesRestart(t *testing.T) {
 func TestAdminAuthUserCreatedOnlyOnFirstStart(t *testing.T) {
 	s := newTestServer(t, authWithAdminUser(nil))
 	ctx := context.Background()
-	first, err := s.store.GetAdminUserByUsername(ctx, "root")
+	first, err := s.systemUser("root")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,14 +583,14 @@ func TestAdminAuthUserCreatedOnlyOnFirstStart(t *testing.T) {
 	if _, err := New(ctx, s.store, cfg); err != nil {
 		t.Fatalf("third New: %v", err)
 	}
-	if n, err := s.store.CountAdminUsers(ctx); err != nil || n != 1 {
-		t.Fatalf("admin users = %d, %v; want 1", n, err)
+	if accounts, err := s.store.ListAdminAccounts(ctx); err != nil || len(accounts) != 1 {
+		t.Fatalf("admin accounts = %d, %v; want 1", len(accounts), err)
 	}
-	if _, err := s.store.GetAdminUserByUsername(ctx, "other-admin"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.systemUser("other-admin"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("other-admin lookup: %v, want ErrNotFound", err)
 	}
-	again, err := s.store.GetAdminUserByUsername(ctx, "root")
-	if err != nil || *again != *first {
+	again, err := s.systemUser("root")
+	if err != nil || again.PasswordHash != first.PasswordHash || again.ID != first.ID {
 		t.Fatalf("root after restart %+v (%v), want unchanged %+v", again, err, first)
 	}
 

@@ -71,6 +71,12 @@ var adminResourceRules = []struct{ pattern, resourceType string }{
 
 // adminResourceType names the resource a write on the route template acts on.
 func adminResourceType(template string) string {
+	switch {
+	case strings.HasPrefix(template, "/admin/accounts"):
+		return "ADMIN_ACCOUNT"
+	case strings.HasPrefix(template, "/admin/api-keys"):
+		return "ADMIN_API_KEY"
+	}
 	rel, ok := strings.CutPrefix(template, "/admin/realms/{realm}/")
 	if !ok {
 		return "REALM" // the realm itself, its creation and import
@@ -142,9 +148,18 @@ func (a *App) recordAdminEvent(next httpx.HandlerFunc) httpx.HandlerFunc {
 	}
 }
 
+// systemTemplate says whether a route changes the administration itself:
+// admin accounts and named API keys.
+func systemTemplate(template string) bool {
+	return strings.HasPrefix(template, "/admin/accounts") || strings.HasPrefix(template, "/admin/api-keys")
+}
+
 // recordedTemplate says whether writes on a route are realm changes that
 // admin events record. Deleting a realm is not: its events go with it.
 func recordedTemplate(method, template string) bool {
+	if systemTemplate(template) {
+		return true
+	}
 	switch template {
 	case "/admin/realms", "/admin/realms/import":
 		return method == http.MethodPost
@@ -163,7 +178,13 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		_ = json.Unmarshal(res.body.Bytes(), &created)
 	}
 	realmName, path := mux.Vars(r)["realm"], ""
-	if realmName == "" {
+	if systemTemplate(template) {
+		// The administrators and their keys: the system realm's trail.
+		realmName, path = SystemRealmName, strings.TrimPrefix(r.URL.Path, "/admin/")
+		if id, ok := created["id"].(string); ok && id != "" {
+			path += "/" + id
+		}
+	} else if realmName == "" {
 		realmName, _ = created["name"].(string) // a realm created or imported
 	} else {
 		path = strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/admin/realms/"+realmName), "/")

@@ -5,10 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idenplane/idenplane/app/httpx"
-	"github.com/idenplane/idenplane/store"
 )
 
 // FuzzAdminLogin fuzzes POST /admin/auth/login, the one admin endpoint
@@ -20,11 +18,8 @@ import (
 func FuzzAdminLogin(f *testing.F) {
 	const password = "admin-password-0123"
 	e := newFuzzEnv(f)
-	err := e.store.CreateAdminUser(f.Context(), &store.AdminUser{ID: "11111111-2222-3333-4444-555555555555", Username: "root",
-		PasswordHash: cheapArgon2Hash(password), CreatedAt: time.Now().UnixMilli()})
-	if err != nil {
-		f.Fatal(err)
-	}
+	e.createAdmin(f, "root", cheapArgon2Hash(password))
+	e.systemMFA(false)
 	for _, s := range []string{
 		`{"username":"root","password":"` + password + `"}`, `{"username":"root","password":"wrong"}`,
 		`{"username":"nobody","password":"x"}`, `{"username":"","password":""}`, `{"username":"root"}`, `{"username":1,"password":2}`, `{"user":"root"}`, `[]`, ``,

@@ -106,7 +106,7 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 // isSecretKey says whether a provider config entry holds a credential.
 func isSecretKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"key", "secret", "token", "password", "bindcredential"} {
+	for _, s := range []string{"key", "secret", "token", "password", "bindcredential", "enrolmentlink"} {
 		if strings.Contains(k, s) {
 			return true
 		}
@@ -280,11 +280,14 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listRealms lists the realms administered: the system realm, which holds
+// the administrators, is reached by its name (SystemRealmName) only.
 func (a *App) listRealms(w http.ResponseWriter, r *http.Request) error {
 	realms, err := a.store.ListRealms(r.Context())
 	if err != nil {
 		return err
 	}
+	realms = slices.DeleteFunc(realms, func(realm *store.Realm) bool { return realm.Name == SystemRealmName })
 	return httpx.List(w, realms, toRealmAPIRep)
 }
 
@@ -373,6 +376,9 @@ func (a *App) deleteRealm(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
 		return err
+	}
+	if realm.Name == SystemRealmName {
+		return apperr.New(http.StatusConflict, apperr.CodeInvalidState, "%s is the system realm, which holds the administrators: it is never deleted", SystemRealmName)
 	}
 	// The spec answers a deletion with the realm as it was.
 	if err := a.store.DeleteRealm(r.Context(), realm.Name); err != nil {

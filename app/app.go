@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/broker"
@@ -85,24 +86,29 @@ type App struct {
 	signingKeys   *keyCache // parsed private signing keys by kid
 	// signSlots bounds the token signatures under way to the cores (see
 	// signWith).
-	signSlots   chan struct{}
-	cache       *caches // the token endpoints' lookups
-	events      *events.Service
-	saml        *saml.Service
-	broker      *broker.Service
-	ldap        *ldapfed.Service // LDAP user federation
-	scim        *scim.Service
-	nhi         *nhi.Service
-	adminKeys   *adminkeys.Service // the named admin API keys
-	orgs        *orgs.Service
-	attributes  *attributes.Service
-	console     *console.Service // the admin console (/console)
-	backchannel backchannelSender
-	mailWake    chan struct{} // wakes the mail worker after an enqueue; buffered (1)
-	assets      *assets.Assets
-	messages    *ui.Catalogues
-	router      *mux.Router
-	table       []route // every route with the access it asks (routes.go)
+	signSlots chan struct{}
+	cache     *caches // the token endpoints' lookups
+	events    *events.Service
+	saml      *saml.Service
+	broker    *broker.Service
+	ldap      *ldapfed.Service // LDAP user federation
+	scim      *scim.Service
+	nhi       *nhi.Service
+	adminKeys *adminkeys.Service // the named admin API keys
+	// adminAccounts are the administrators; accountAuth admits their
+	// tokens; systemRealmID is the realm they are users of.
+	adminAccounts *adminaccounts.Service
+	accountAuth   *accountAuth
+	systemRealmID string
+	orgs          *orgs.Service
+	attributes    *attributes.Service
+	console       *console.Service // the admin console (/console)
+	backchannel   backchannelSender
+	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
+	assets        *assets.Assets
+	messages      *ui.Catalogues
+	router        *mux.Router
+	table         []route // every route with the access it asks (routes.go)
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -146,6 +152,10 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.adminKeys = adminkeys.New(adminkeys.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Caller: a.adminActor, CallerPermissions: callerPermissions})
+	systemRealm := func(ctx context.Context) (*store.Realm, error) { return st.GetRealmByID(ctx, a.systemRealmID) }
+	a.adminAccounts = adminaccounts.New(adminaccounts.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
+		SystemRealm: systemRealm, Caller: a.adminActor, CallerPermissions: callerPermissions, SessionsEnded: a.backchannelLogout})
+	a.accountAuth = &accountAuth{store: st, systemRealm: systemRealm, realmNamed: a.cachedRealm, verifyAccessToken: a.verifyAccessToken}
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
@@ -170,7 +180,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.console, err = console.New(console.Deps{
 		API:         http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }),
 		BaseURL:     cfg.BaseURL,
-		SystemRealm: consoleRealm, ClientID: consoleClientID,
+		SystemRealm: SystemRealmName, ClientID: ConsoleClientID,
 		CookieKey: consoleKey, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
 		Log: a.log, Now: a.now, RenderPage: a.renderPage, Asset: a.assets.URL,
 	})
@@ -180,12 +190,6 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.router = a.routes()
 	return a, nil
 }
-
-// The console signs in as a public client of the administrators' realm.
-const (
-	consoleRealm    = "idenplane-admin"
-	consoleClientID = "idenplane-console"
-)
 
 // identityDeps is what the identity core works with: the server's store,
 // clock, log, login events and sign-in throttle, and the LDAP federation's

@@ -1,14 +1,12 @@
 package app
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/idenplane/idenplane/app/authz"
-	"github.com/idenplane/idenplane/store"
 )
 
 func TestHealthLive(t *testing.T) {
@@ -138,10 +136,7 @@ func TestHealthMetrics(t *testing.T) {
 	}
 
 	t.Run("bearer token works", func(t *testing.T) {
-		admin := &store.AdminUser{ID: "5e7a1d2c-0000-4000-8000-000000000001", Username: "ops", PasswordHash: testArgon2Hash, CreatedAt: 1}
-		if err := s.store.CreateAdminUser(context.Background(), admin); err != nil {
-			t.Fatal(err)
-		}
+		admin := s.createAdmin(t, "ops", testArgon2Hash)
 		token, err := s.app.signAdminToken(admin, authz.Everything())
 		if err != nil {
 			t.Fatal(err)

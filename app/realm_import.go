@@ -192,6 +192,9 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		case !opts.Overwrite:
 			return apperr.New(http.StatusConflict, apperr.CodeConflict, "realm %s already exists; import with overwrite to replace it", p.realm.Name)
 		}
+		if p.realm.Name == SystemRealmName {
+			return apperr.Field("name", "%s is the system realm, which holds the administrators: an import never replaces it", SystemRealmName)
+		}
 		if err := p.realmIDFree(ctx, tx, existing); err != nil {
 			return err
 		}

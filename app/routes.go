@@ -194,6 +194,15 @@ func (a *App) routes() *mux.Router {
 
 	// Named admin API keys, for automation (app/adminkeys).
 	ak := a.adminKeys
+	ac := a.adminAccounts
+	admin(http.MethodGet, "/admin/accounts", authz.SystemManage, ac.List)
+	admin(http.MethodPost, "/admin/accounts", authz.SystemManage, ac.Create)
+	admin(http.MethodGet, "/admin/accounts/{id}", authz.SystemManage, ac.Get)
+	admin(http.MethodPut, "/admin/accounts/{id}", authz.SystemManage, ac.Update)
+	admin(http.MethodDelete, "/admin/accounts/{id}", authz.SystemManage, ac.Delete)
+	admin(http.MethodGet, "/admin/accounts/{id}/sessions", authz.SystemManage, ac.Sessions)
+	admin(http.MethodDelete, "/admin/accounts/{id}/sessions", authz.SystemManage, ac.EndSessions)
+	admin(http.MethodPost, "/admin/accounts/{id}/enrolment", authz.SystemManage, ac.Enrol)
 	admin(http.MethodGet, "/admin/api-keys", authz.SystemManage, ak.List)
 	admin(http.MethodPost, "/admin/api-keys", authz.SystemManage, ak.Create)
 	admin(http.MethodGet, "/admin/api-keys/{id}", authz.SystemManage, ak.Get)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/identity"
-	"github.com/idenplane/idenplane/store"
 )
 
 // Tokens from outside: access tokens at introspection and userinfo, ID
@@ -375,11 +374,7 @@ func FuzzBackchannelLogoutToken(f *testing.F) {
 // header and payload, verified here without go-jose.
 func FuzzAdminToken(f *testing.F) {
 	e := &tokenFuzzEnv{fuzzEnv: newFuzzEnv(f)}
-	root := &store.AdminUser{ID: "11111111-2222-3333-4444-555555555555", Username: "root", PasswordHash: identity.Argon2idHash("unused"),
-		CreatedAt: time.Now().UnixMilli()}
-	if err := e.store.CreateAdminUser(f.Context(), root); err != nil {
-		f.Fatal(err)
-	}
+	root := e.createAdmin(f, "root", identity.Argon2idHash("unused"))
 	token, err := e.app.signAdminToken(root, authz.Everything())
 	if err != nil {
 		f.Fatal(err)

@@ -43,33 +43,6 @@ func (s *Store) CreateAdminUser(ctx context.Context, a *AdminUser) error {
 	return nil
 }
 
-// CountAdminUsers says how many admin users exist.
-func (s *Store) CountAdminUsers(ctx context.Context) (int, error) {
-	var n int
-	err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM admin_users").Scan(&n)
-	return n, mapErr(err)
-}
-
-func (s *Store) getAdminUser(ctx context.Context, col, val string) (*AdminUser, error) {
-	var a AdminUser
-	err := s.r.QueryRowContext(ctx, "SELECT id, username, password_hash, created_at FROM admin_users WHERE "+col+" = $1", val).
-		Scan(&a.ID, &a.Username, &a.PasswordHash, &a.CreatedAt)
-	if err != nil {
-		return nil, fmt.Errorf("admin user %s: %w", val, mapErr(err))
-	}
-	return &a, nil
-}
-
-// GetAdminUser finds an admin user by ID.
-func (s *Store) GetAdminUser(ctx context.Context, id string) (*AdminUser, error) {
-	return s.getAdminUser(ctx, "id", id)
-}
-
-// GetAdminUserByUsername finds an admin user by username.
-func (s *Store) GetAdminUserByUsername(ctx context.Context, username string) (*AdminUser, error) {
-	return s.getAdminUser(ctx, "username", username)
-}
-
 // RevokeAdminToken records that a token must no longer be accepted, and
 // forgets revocations of tokens that have expired by now.
 func (s *Store) RevokeAdminToken(ctx context.Context, tokenID string, expiresAt int64) error {

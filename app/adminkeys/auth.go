@@ -49,7 +49,7 @@ func (s *Service) Authenticate(ctx context.Context, presented string) (*store.Ad
 	case !current && k.PreviousUntil <= now:
 		return nil, authz.Set{}, apperr.Unauthorized("admin API key %s was rotated: this secret no longer works", k.Name)
 	}
-	perms, err := permissionSet(k.Permissions)
+	perms, err := authz.ParseStored(k.Permissions)
 	if err != nil {
 		return nil, authz.Set{}, err
 	}

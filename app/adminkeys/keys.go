@@ -22,7 +22,7 @@ const (
 	maxGrace    = 30 * 24 * time.Hour
 	// AllPermissions, alone in a key's list, is every permission: those
 	// there are and those a later version adds, as the bootstrap key.
-	AllPermissions = "all"
+	AllPermissions = authz.AllName
 	// BootstrapName names the bootstrap key in admin events; no named key
 	// takes it.
 	BootstrapName = "bootstrap"
@@ -77,14 +77,6 @@ func (s *Service) rep(r *http.Request, k *store.AdminAPIKey) (keyRep, error) {
 		rep.Realm = realm.Name
 	}
 	return rep, nil
-}
-
-// permissionSet is the set a key's list of permission names holds.
-func permissionSet(names []string) (authz.Set, error) {
-	if slices.Equal(names, []string{AllPermissions}) {
-		return authz.Everything(), nil
-	}
-	return authz.Parse(names)
 }
 
 // checkGrant refuses a key holding a permission the caller lacks: whoever

@@ -113,3 +113,27 @@ func (s Set) Without(drop ...Permission) Set {
 	}
 	return out
 }
+
+// AllName, alone in a stored list of permission names, is every
+// permission: those there are and those a later version adds.
+const AllName = "all"
+
+// ParseStored is the set a stored list of names holds: ParseStored of
+// [AllName] is Everything.
+func ParseStored(names []string) (Set, error) {
+	if slices.Equal(names, []string{AllName}) {
+		return Everything(), nil
+	}
+	return Parse(names)
+}
+
+// Intersect is the permissions both s and o hold.
+func (s Set) Intersect(o Set) Set {
+	var out Set
+	for _, p := range s.perms {
+		if o.Has(p) {
+			out.perms = append(out.perms, p)
+		}
+	}
+	return out
+}

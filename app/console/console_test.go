@@ -14,7 +14,7 @@ import (
 	"github.com/gorilla/mux"
 )
 
-// fakeAPI answers /admin/me and counts every call it gets.
+// fakeAPI answers /admin/auth/me and counts every call it gets.
 type fakeAPI struct {
 	calls []string
 }
@@ -27,7 +27,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.URL.Path {
-	case "/admin/me":
+	case "/admin/auth/me":
 		_, _ = io.WriteString(w, `{"type":"user","id":"1","username":"ada","permissions":["users:read"]}`)
 	default:
 		w.WriteHeader(http.StatusBadRequest)

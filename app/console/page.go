@@ -25,7 +25,7 @@ type Ctx struct {
 	me   me
 }
 
-// me is the API's answer to GET /admin/me: the signed-in administrator.
+// me is the API's answer to GET /admin/auth/me: the signed-in administrator.
 type me struct {
 	Type        string   `json:"type"`
 	ID          string   `json:"id"`
@@ -71,7 +71,7 @@ func (s *Service) Page(h Handler) http.Handler {
 			}
 		}
 		c := &Ctx{s: s, sess: sess}
-		if err := s.call(r, sess, http.MethodGet, "/admin/me", nil, &c.me); err != nil {
+		if err := s.call(r, sess, http.MethodGet, "/admin/auth/me", nil, &c.me); err != nil {
 			var ae *apiError
 			if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
 				s.clearSealed(w, r, sessionCookie)

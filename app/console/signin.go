@@ -83,7 +83,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	sess := &session{AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken, Expires: now.Unix() + tr.ExpiresIn,
 		Until: now.Add(sessionLifetime).Unix(), CSRF: randomToken()}
 	var who me
-	if err := s.call(r, sess, http.MethodGet, "/admin/me", nil, &who); err != nil {
+	if err := s.call(r, sess, http.MethodGet, "/admin/auth/me", nil, &who); err != nil {
 		// A person of the system realm who is no administrator.
 		s.deps.Log.InfoContext(r.Context(), "console sign-in: not an administrator", "err", err)
 		s.fail(w, r, nil, &pages.Failure{Status: http.StatusForbidden, Message: "console.error.notAdmin", Back: pathSignedOut})
