@@ -235,3 +235,16 @@ func TestSignInStateAndPKCE(t *testing.T) {
 		t.Fatalf("forged state: %d %s, API calls %v", out.Code, out.Body, api.calls)
 	}
 }
+
+// The tests' list of the generic pages' kinds is the module's.
+func TestResourcesListed(t *testing.T) {
+	var got []string
+	for _, r := range Resources {
+		got = append(got, r.Path)
+	}
+	want := []string{"roles", "groups", "client-scopes", "identity-providers", "saml-service-providers",
+		"user-federation", "scim-tokens", "organizations", "nhi"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("Resources %v; update resourcePaths in console_access_test.go to %v", got, want)
+	}
+}

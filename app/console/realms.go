@@ -66,17 +66,18 @@ func (s *Service) RealmSettings(w http.ResponseWriter, r *http.Request, c *Ctx) 
 		return err
 	}
 	return c.render(w, r, http.StatusOK, pages.RealmSettings(c.nav(r, pages.SectionSettings, "console.settings.title", realm),
-		pages.RealmForm{Values: stringValues(rep, realmFields)}))
+		pages.RealmForm{Values: stringValues(rep, realmFields), Fixed: stringValues(rep, realmFields)}))
 }
 
 // realmNumbers and realmChecks are the settings whose inputs are numbers
 // and checkboxes.
 var (
-	realmNumbers = []string{"accessTokenLifespan", "refreshTokenLifespan", "passwordMinLength", "passwordHistoryCount",
-		"maxLoginFailures", "lockoutDuration", "smtpPort"}
-	realmChecks = []string{"enabled", "passwordRequireDigits", "bruteForceEnabled", "registrationAllowed",
-		"requireEmailVerification", "mfaRequired", "eventsEnabled", "adminEventsEnabled"}
-	realmTexts = []string{"displayName", "smtpHost", "smtpFrom"}
+	// The settings the realm's PATCH takes; the password policy, the
+	// brute-force protection and the events' settings the API sets
+	// elsewhere or at creation, and the page shows them read-only.
+	realmNumbers = []string{"accessTokenLifespan", "refreshTokenLifespan", "smtpPort"}
+	realmChecks  = []string{"enabled", "registrationAllowed", "mfaRequired"}
+	realmTexts   = []string{"displayName", "smtpHost", "smtpFrom"}
 )
 
 // SaveRealmSettings changes a realm's settings with PATCH, and says which
@@ -101,7 +102,8 @@ func (s *Service) SaveRealmSettings(w http.ResponseWriter, r *http.Request, c *C
 			return err
 		}
 	}
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(nav, pages.RealmForm{Form: f, Values: formValues(r)}))
+	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(nav, pages.RealmForm{Form: f, Values: formValues(r),
+		Fixed: stringValues(before, realmFields)}))
 }
 
 // readForm reads a form's texts, numbers and checkboxes into an API body.

@@ -95,6 +95,7 @@ type RealmRow struct {
 type RealmForm struct {
 	Form
 	Values map[string]string
+	Fixed  map[string]string // the settings shown, not changed here
 }
 
 // UserRow is a user in the list.
