@@ -261,3 +261,33 @@ func equalJSON(a, b map[string]any) bool {
 	}
 	return true
 }
+
+// The generic pages create and delete through the API: a role, made
+// and deleted after a confirmation, and a SCIM token, shown once.
+func TestConsoleResources(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	p := c.submit("/console/realms/acme/roles/new", "/console/realms/acme/roles/new",
+		map[string]string{"name": "auditor", "description": "reads the books"})
+	if loc := p.Location(t); loc.Path != "/console/realms/acme/roles" || loc.Query().Get("done") != "console.done.created" {
+		t.Fatalf("after creating a role: %s", loc)
+	}
+	if got := f.api("/admin/realms/acme/roles/auditor")["description"]; got != "reads the books" {
+		t.Fatalf("the role's description %v", got)
+	}
+	// A refusal of the API is at its field: a second role of that name.
+	p = c.submit("/console/realms/acme/roles/new", "/console/realms/acme/roles/new", map[string]string{"name": "auditor"})
+	if p.Status != http.StatusUnprocessableEntity || !strings.Contains(string(p.Body), `aria-invalid="true"`) {
+		t.Fatalf("a duplicate role: %d %s", p.Status, p.Body)
+	}
+	c.submit("/console/realms/acme/roles/auditor/delete", "/console/realms/acme/roles/auditor/delete", nil)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodGet, "/admin/realms/acme/roles/auditor", nil), http.StatusNotFound)
+
+	p = c.submit("/console/realms/acme/scim-tokens/new", "/console/realms/acme/scim-tokens/new", map[string]string{"name": "hr"})
+	m := regexp.MustCompile(`id="client-secret" value="([^"]+)"`).FindSubmatch(p.Body)
+	if p.Status != http.StatusCreated || m == nil {
+		t.Fatalf("the SCIM token is not shown: %d %s", p.Status, p.Body)
+	}
+	r := f.srv.Request(http.MethodGet, "/scim/v2/acme/Users", nil, "Authorization: Bearer "+string(m[1]))
+	apptest.MustStatus(t, r, http.StatusOK)
+}
