@@ -135,8 +135,9 @@ func (s *Service) Client(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, pages.Client(c.nav(r, pages.SectionClients, "console.client.title", str(rep["clientId"])),
-		clientForm(stringValues(rep, clientFields), pages.Form{})))
+	f := clientForm(stringValues(rep, clientFields), pages.Form{})
+	f.Endpoints = s.endpoints(pathVar(r, "realm"), rep)
+	return c.render(w, r, http.StatusOK, pages.Client(c.nav(r, pages.SectionClients, "console.client.title", str(rep["clientId"])), f))
 }
 
 // SaveClient changes a client with PATCH; a refusal shows every field's
@@ -203,4 +204,17 @@ func (s *Service) DeleteClient(w http.ResponseWriter, r *http.Request, c *Ctx) e
 	}
 	redirect(w, r, realmPath(realm, "/clients"), "console.done.clientDeleted")
 	return nil
+}
+
+// endpoints are the realm's OpenID Connect addresses, for an application
+// of the client.
+func (s *Service) endpoints(realm string, rep map[string]any) *pages.Endpoints {
+	issuer := s.deps.BaseURL + "/realms/" + url.PathEscape(realm)
+	p := issuer + "/protocol/openid-connect/"
+	e := &pages.Endpoints{Issuer: issuer, Discovery: issuer + "/.well-known/openid-configuration", Authorization: p + "auth",
+		Token: p + "token", Userinfo: p + "userinfo", Logout: p + "logout"}
+	if uris, _ := rep["redirectUris"].([]any); len(uris) > 0 {
+		e.Redirect, _ = uris[0].(string)
+	}
+	return e
 }

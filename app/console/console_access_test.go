@@ -21,6 +21,10 @@ var consolePosts = []string{
 	"/console/realms/{realm}/users/{userId}/password",
 	"/console/realms/{realm}/users/{userId}/logout",
 	"/console/realms/{realm}/users/{userId}/delete",
+	"/console/realms/{realm}/users/{userId}/mfa",
+	"/console/realms/{realm}/users/{userId}/unlock",
+	"/console/realms/{realm}/email/test",
+	"/console/realms/{realm}/keys/rotate",
 	"/console/realms/{realm}/clients/new",
 	"/console/realms/{realm}/clients/{clientId}",
 	"/console/realms/{realm}/clients/{clientId}/secret",
@@ -67,6 +71,7 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 		"Content-Type: application/x-www-form-urlencoded"), http.StatusOK)
 	pages := []string{"/console/", "/console/realms/new", "/console/realms/acme/settings", "/console/realms/acme/users/new",
 		"/console/realms/acme/users/" + user, "/console/realms/acme/users/" + user + "/delete",
+		"/console/realms/acme/users/" + user + "/mfa", "/console/realms/acme/keys",
 		"/console/realms/acme/clients/new", "/console/realms/acme/clients/shop", "/console/realms/acme/clients/shop/secret",
 		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions"}
 	for _, p := range resourcePaths {
@@ -127,7 +132,7 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	var csrf string
 	for _, path := range []string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
 		"/console/realms/acme/users/" + user, "/console/realms/acme/clients", "/console/realms/acme/clients/shop",
-		"/console/realms/acme/sessions"} {
+		"/console/realms/acme/sessions", "/console/realms/acme/keys"} {
 		p := c.get(path)
 		for _, form := range p.Forms(t) {
 			token := form.Fields.Get("csrf")

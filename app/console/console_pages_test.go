@@ -291,3 +291,22 @@ func TestConsoleResources(t *testing.T) {
 	r := f.srv.Request(http.MethodGet, "/scim/v2/acme/Users", nil, "Authorization: Bearer "+string(m[1]))
 	apptest.MustStatus(t, r, http.StatusOK)
 }
+
+// A realm's keys rotate from the console, and a test mail's bad address
+// is refused at its field.
+func TestConsoleRealmKeysAndMail(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	var before []any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/keys", nil).Decode(t, &before)
+	c.submit("/console/realms/acme/keys", "/console/realms/acme/keys/rotate", map[string]string{"immediate": "true"})
+	var after []any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/keys", nil).Decode(t, &after)
+	if len(after) != len(before)+1 {
+		t.Fatalf("%d keys after a rotation, %d before", len(after), len(before))
+	}
+	p := c.submit("/console/realms/acme/settings", "/console/realms/acme/email/test", map[string]string{"to": "not an address"})
+	if p.Status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="to"[^>]*aria-invalid="true"`).Match(p.Body) {
+		t.Fatalf("a bad address: %d %s", p.Status, p.Body)
+	}
+}

@@ -115,6 +115,12 @@ func (s *Service) userPage(r *http.Request, c *Ctx, f pages.Form, values map[str
 			return p, err
 		}
 	}
+	if c.can(authz.UsersRead) {
+		p.MFA = &pages.MFAStatus{}
+		if err := c.call(r, http.MethodGet, adminUser(realm, id, "/mfa/status"), nil, p.MFA); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
 }
 
@@ -207,5 +213,38 @@ func (s *Service) DeleteUser(w http.ResponseWriter, r *http.Request, c *Ctx) err
 		return err
 	}
 	redirect(w, r, realmPath(realm, "/users"), "console.done.userDeleted")
+	return nil
+}
+
+// ConfirmRemoveFactors asks before a user's second factors are removed.
+func (s *Service) ConfirmRemoveFactors(w http.ResponseWriter, r *http.Request, c *Ctx) error {
+	realm, id := pathVar(r, "realm"), pathVar(r, "userId")
+	var rep map[string]any
+	if err := c.call(r, http.MethodGet, adminUser(realm, id, ""), nil, &rep); err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, pages.ConfirmPage(c.nav(r, pages.SectionUsers, "console.confirm.title"), pages.Confirm{
+		Message: "console.user.removeFactorsConfirm", Args: []any{str(rep["username"])}, Action: userPath(realm, id, "/mfa"),
+		Cancel: userPath(realm, id, ""), Button: "console.user.removeFactors"}))
+}
+
+// RemoveFactors removes every second factor of a user (and signs them
+// out, as the API does).
+func (s *Service) RemoveFactors(w http.ResponseWriter, r *http.Request, c *Ctx) error {
+	realm, id := pathVar(r, "realm"), pathVar(r, "userId")
+	if err := c.call(r, http.MethodDelete, adminUser(realm, id, "/mfa"), nil, nil); err != nil {
+		return err
+	}
+	redirect(w, r, userPath(realm, id, ""), "console.done.factorsRemoved")
+	return nil
+}
+
+// Unlock lifts a user's brute-force lockout.
+func (s *Service) Unlock(w http.ResponseWriter, r *http.Request, c *Ctx) error {
+	realm, id := pathVar(r, "realm"), pathVar(r, "userId")
+	if err := c.call(r, http.MethodPost, adminRealm(realm, "/brute-force/users/"+url.PathEscape(id)+"/unlock"), nil, nil); err != nil {
+		return err
+	}
+	redirect(w, r, userPath(realm, id, ""), "console.done.unlocked")
 	return nil
 }

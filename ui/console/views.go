@@ -42,6 +42,7 @@ const (
 	SectionLoginEvents = "login-events"
 	SectionAdminEvents = "admin-events"
 	SectionAccount     = "account"
+	SectionKeys        = "keys"
 )
 
 // NavLink is a section of the navigation.
@@ -96,6 +97,30 @@ type RealmForm struct {
 	Form
 	Values map[string]string
 	Fixed  map[string]string // the settings shown, not changed here
+	Mail   Form              // the test mail's form
+	MailTo string
+}
+
+// KeyRow is a realm's signing key.
+type KeyRow struct {
+	KID              string `json:"kid"`
+	Algorithm        string `json:"algorithm"`
+	Status           string `json:"status"`
+	CreatedTimestamp int64  `json:"createdTimestamp"`
+}
+
+// Endpoints are what an application needs to sign people in with a
+// client of the realm.
+type Endpoints struct {
+	Issuer, Discovery, Authorization, Token, Userinfo, Logout string
+	Redirect                                                  string // the client's first redirect URI
+}
+
+// MFAStatus is a user's second factors.
+type MFAStatus struct {
+	Enabled                bool     `json:"enabled"`
+	Factors                []string `json:"factors"`
+	RecoveryCodesRemaining int      `json:"recoveryCodesRemaining"`
 }
 
 // UserRow is a user in the list.
@@ -127,6 +152,7 @@ type UserPage struct {
 	Form
 	Values   map[string]string
 	Sessions []SessionRow
+	MFA      *MFAStatus // nil when the administrator may not read it
 }
 
 // ClientRow is a client in the list.
@@ -147,7 +173,8 @@ type ClientList struct {
 type ClientForm struct {
 	Form
 	Values     map[string]string
-	GrantTypes []string // the grants offered
+	GrantTypes []string   // the grants offered
+	Endpoints  *Endpoints // on a client's page
 }
 
 // ClientSecret is a client's secret, shown once.
