@@ -112,7 +112,7 @@ func TestBrowserConsoleFirstHour(t *testing.T) {
 	// Every other page of the realm, each checked by axe on arrival.
 	for _, page := range []string{"/sessions", "/events", "/admin-events", "/settings", "/roles", "/groups", "/client-scopes",
 		"/identity-providers", "/saml-service-providers", "/user-federation", "/scim-tokens", "/organizations", "/nhi",
-		"/roles/new", "/groups/new", "/users"} {
+		"/roles/new", "/groups/new", "/users", "/keys", "/clients"} {
 		if status := b.open("", e.srv.base+"/console/realms/shop"+page); status != http.StatusOK {
 			t.Errorf("%s: %d", page, status)
 		}
@@ -126,6 +126,15 @@ func TestBrowserConsoleFirstHour(t *testing.T) {
 	b.click("", "Delete client")
 	b.mustShow("The client is deleted.")
 	e.srv.must(http.MethodGet, "/admin/realms/shop/clients/web", cliAPIKey, nil, http.StatusNotFound)
+
+	// In German, as the browser asks.
+	b.acceptLanguage("de")
+	b.open("", e.srv.base+"/console/?realm=shop")
+	if h := b.heading(); h != "Übersicht" {
+		t.Errorf("the dashboard in German: %q", h)
+	}
+	b.acceptLanguage("en")
+	b.open("", e.srv.base+"/console/")
 
 	b.click("console-signed-out", "Sign out")
 	b.mustShow("You are signed out of the console.")
