@@ -310,3 +310,71 @@ func TestConsoleRealmKeysAndMail(t *testing.T) {
 		t.Fatalf("a bad address: %d %s", p.Status, p.Body)
 	}
 }
+
+// bob's sign-in shows among the sessions and the login events; the
+// console ends his session, and the events download as CSV.
+func TestConsoleSessionsAndEvents(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}),
+		http.StatusOK)
+	f.srv.CreateUser("acme", map[string]any{"username": "bob", "password": "a long enough password"})
+	r := f.srv.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "shop",
+		"redirectUris": []string{"https://shop.example/cb"}, "grantTypes": []string{"authorization_code", "password"}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	apptest.MustStatus(t, f.srv.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+		url.Values{"grant_type": {"password"}, "username": {"bob"}, "password": {"a long enough password"},
+			"client_id": {"shop"}, "client_secret": {r.Object(t)["secret"].(string)}}.Encode(),
+		"Content-Type: application/x-www-form-urlencoded"), http.StatusOK)
+
+	page := c.get("/console/realms/acme/sessions")
+	if !strings.Contains(string(page.Body), "<td>bob</td>") {
+		t.Fatalf("the sessions page does not show bob: %s", page.Body)
+	}
+	events := c.get("/console/realms/acme/events?type=LOGIN")
+	if !strings.Contains(string(events.Body), "<td>LOGIN</td>") {
+		t.Fatalf("the events page does not show the sign-in: %s", events.Body)
+	}
+	csv := c.b.Get(f.base + "/console/realms/acme/events/export?type=LOGIN")
+	if csv.Status != http.StatusOK || !strings.HasPrefix(csv.Header.Get("Content-Type"), "text/csv") ||
+		!strings.Contains(csv.Header.Get("Content-Disposition"), "acme-login-events.csv") || !strings.Contains(string(csv.Body), ",LOGIN,") {
+		t.Fatalf("the CSV: %d %v %s", csv.Status, csv.Header, csv.Body)
+	}
+	// A bad filter is the API's refusal, shown at its field.
+	bad := c.get("/console/realms/acme/events?dateFrom=yesterday")
+	if !regexp.MustCompile(`id="dateFrom"[^>]*aria-invalid="true"`).Match(bad.Body) {
+		t.Fatalf("a bad date is not refused at its field: %s", bad.Body)
+	}
+
+	for _, form := range page.Forms(t) {
+		if strings.HasSuffix(form.Action, "/end") {
+			c.b.Submit(form, nil)
+		}
+	}
+	var left []any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/sessions", nil).Decode(t, &left)
+	if len(left) != 0 {
+		t.Fatalf("sessions left after ending them: %v", left)
+	}
+}
+
+// An administrator confined to a realm sees that realm only, and the API
+// refuses them another.
+func TestConsoleConfinedAdmin(t *testing.T) {
+	f := newFixture(t)
+	f.srv.CreateRealm("beta")
+	body := map[string]any{"username": "acmeadmin", "password": adminPassword, "realm": "acme",
+		"permissions": []string{"realm:read", "users:read", "users:write"}}
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/accounts", body), http.StatusCreated)
+	c := &console{f: f, b: apptest.NewBrowser(t)}
+	c.signIn("acmeadmin", adminPassword)
+	realms := string(c.get("/console/realms").Body)
+	if !strings.Contains(realms, ">acme</a>") || strings.Contains(realms, "beta") {
+		t.Fatalf("the realms a confined administrator sees: %s", realms)
+	}
+	c.get("/console/realms/acme/users")
+	if p := c.b.Get(f.base + "/console/realms/beta/users"); p.Status != http.StatusUnauthorized ||
+		!strings.Contains(string(p.Body), "acts only in their own realm") {
+		t.Fatalf("another realm's users: %d %s", p.Status, p.Body)
+	}
+}
