@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/descope/virtualwebauthn"
 	"golang.org/x/oauth2"
 
 	"github.com/idenplane/idenplane/app/authz"
@@ -33,7 +34,7 @@ func (e *codeflowEnv) consoleSignIn(b *codeflowBrowser, username, password strin
 	verifier := oauth2.GenerateVerifier()
 	p := b.follow(e.url, cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)))
 	p = b.submit(p, map[string]string{"username": username, "password": password})
-	if p.status == http.StatusSeeOther && strings.HasPrefix(p.location(e.t).Path, "/realms/"+SystemRealmName+"/totp") {
+	if p.status == http.StatusSeeOther && strings.HasPrefix(p.location(e.t).Path, "/realms/"+SystemRealmName+"/") {
 		p = second(b.follow(e.url, p.location(e.t).String()))
 	}
 	if p.status/100 != 3 {
@@ -322,4 +323,49 @@ func TestAdminUsersMovedIntoSystemRealm(t *testing.T) {
 	if left, err := s.store.ListAdminUsers(ctx); err != nil || len(left) != 0 {
 		t.Fatalf("admin users left %v %v", left, err)
 	}
+}
+
+// TestAdminAccountPasskey: an administrator may enrol a passkey instead
+// of an authenticator app at the first console sign-in; from then on the
+// passkey is the console's second step, and the password login, which
+// cannot ask for it, sends the administrator to the console.
+func TestAdminAccountPasskey(t *testing.T) {
+	e := newWebAuthnEnv(t)
+	mustStatus(t, e.admin(http.MethodPost, "/admin/accounts", map[string]any{"username": "grace", "password": codeflowPassword}),
+		http.StatusCreated)
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{})
+	sysWebAuthn := e.url + "/realms/" + SystemRealmName + "/webauthn"
+	b := e.browser()
+	token := e.consoleSignIn(b, "grace", codeflowPassword, func(setup *codeflowPage) *codeflowPage {
+		p := b.get(pageLink(t, setup, `[^"]*/realms/`+SystemRealmName+`/webauthn\?authRequestID=[^"]*`))
+		mustPage(t, p, http.StatusOK, "Register a security key")
+		f := webauthnForm(t, p, "register")
+		id, opts := pageCeremony(t, b, sysWebAuthn+"/register/options", map[string]any{"authRequestID": f.fields.Get("authRequestID")},
+			"X-CSRF-Token: "+f.fields.Get("csrf"))
+		return webauthnSubmit(b, p, f, id, e.attest(key, opts, ""), map[string]string{"name": "grace's key"})
+	})
+	me := e.request(http.MethodGet, "/admin/auth/me", nil, authBearer(token))
+	mustStatus(t, me, http.StatusOK)
+	list := e.admin(http.MethodGet, "/admin/accounts", nil)
+	mustStatus(t, list, http.StatusOK)
+	if !strings.Contains(string(list.Body), `"passkeys":1`) {
+		t.Fatalf("accounts after the enrolment: %s", list.Body)
+	}
+
+	var asked bool
+	b = e.browser()
+	e.consoleSignIn(b, "grace", codeflowPassword, func(p *codeflowPage) *codeflowPage {
+		asked = true
+		if p.url.Path != "/realms/"+SystemRealmName+"/webauthn" {
+			t.Fatalf("second step at %s, want the passkey's page", p.url)
+		}
+		f := webauthnForm(t, p, "authenticate")
+		id, body := pageCeremony(t, b, sysWebAuthn+"/authenticate/options", map[string]any{"authRequestID": f.fields.Get("authRequestID")})
+		return webauthnSubmit(b, p, f, id, e.assertWith(key, body, ""), nil)
+	})
+	if !asked {
+		t.Fatal("the second console sign-in asked for no passkey")
+	}
+	mustError(t, e.request(http.MethodPost, "/admin/auth/login", map[string]any{"username": "grace", "password": codeflowPassword}),
+		http.StatusForbidden, "forbidden", "")
 }

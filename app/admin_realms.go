@@ -309,8 +309,10 @@ func (a *App) getRealm(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, toRealmAPIRep(realm))
 }
 
-// realmUpdateDefaults names the fields an update may change, exactly the
-// spec's updatable ones, and what null resets each to.
+// realmUpdateDefaults names the fields an update may change, and what null
+// resets each to: the spec's updatable ones, and the password policy,
+// brute-force and sign-in settings, which an administrator tunes after
+// creation as in Keycloak's realm settings (docs/decisions.md).
 func realmUpdateDefaults() map[string]any {
 	d := defaultRealm()
 	return map[string]any{
@@ -319,6 +321,13 @@ func realmUpdateDefaults() map[string]any {
 		"smtpUser": "", "smtpPassword": nil, "smtpFrom": "", "emailProvider": d.EmailProvider,
 		"emailProviderConfig": nil, "registrationAllowed": d.RegistrationAllowed,
 		"mfaRequired": d.MFARequired, "themeName": d.ThemeName, "theme": nil,
+		"offlineTokenLifespan": d.OfflineTokenLifespan, "smtpSecure": d.SMTPSecure,
+		"passwordMinLength": d.PasswordMinLength, "passwordRequireUppercase": false, "passwordRequireLowercase": false,
+		"passwordRequireDigits": false, "passwordRequireSpecialChars": false,
+		"passwordHistoryCount": d.PasswordHistoryCount, "passwordMaxAgeDays": d.PasswordMaxAgeDays,
+		"bruteForceEnabled": d.BruteForceEnabled, "maxLoginFailures": d.MaxLoginFailures, "lockoutDuration": d.LockoutDuration,
+		"failureResetTime": d.FailureResetTime, "permanentLockoutAfter": d.PermanentLockoutAfter,
+		"requireEmailVerification": d.RequireEmailVerification,
 	}
 }
 
@@ -343,6 +352,14 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.EmailProviderConfig = keepRedacted(u.EmailProviderConfig, realm.EmailProviderConfig)
 	realm.RegistrationAllowed, realm.MFARequired = u.RegistrationAllowed, u.MFARequired
 	realm.ThemeName, realm.Theme = u.ThemeName, u.Theme
+	realm.OfflineTokenLifespan, realm.SMTPSecure = u.OfflineTokenLifespan, u.SMTPSecure
+	realm.PasswordMinLength, realm.PasswordRequireUppercase = u.PasswordMinLength, u.PasswordRequireUppercase
+	realm.PasswordRequireLowercase, realm.PasswordRequireDigits = u.PasswordRequireLowercase, u.PasswordRequireDigits
+	realm.PasswordRequireSpecialChars, realm.PasswordHistoryCount = u.PasswordRequireSpecialChars, u.PasswordHistoryCount
+	realm.PasswordMaxAgeDays, realm.BruteForceEnabled = u.PasswordMaxAgeDays, u.BruteForceEnabled
+	realm.MaxLoginFailures, realm.LockoutDuration = u.MaxLoginFailures, u.LockoutDuration
+	realm.FailureResetTime, realm.PermanentLockoutAfter = u.FailureResetTime, u.PermanentLockoutAfter
+	realm.RequireEmailVerification = u.RequireEmailVerification
 	if err := validateRealm(realm); err != nil {
 		return err
 	}

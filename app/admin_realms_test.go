@@ -487,12 +487,7 @@ func TestRealmUpdateRejectsCreateOnlyFields(t *testing.T) {
 		field string
 		value any
 	}{
-		{"name", "renamed"}, {"offlineTokenLifespan", 100}, {"smtpSecure", false},
-		{"passwordMinLength", 10}, {"passwordRequireUppercase", false}, {"passwordRequireLowercase", false},
-		{"passwordRequireDigits", false}, {"passwordRequireSpecialChars", false}, {"passwordHistoryCount", 1},
-		{"passwordMaxAgeDays", 1}, {"bruteForceEnabled", true}, {"maxLoginFailures", 3},
-		{"lockoutDuration", 30}, {"failureResetTime", 30}, {"permanentLockoutAfter", 1},
-		{"requireEmailVerification", false}, {"eventsEnabled", false}, {"eventsExpiration", 120},
+		{"name", "renamed"}, {"eventsEnabled", false}, {"eventsExpiration", 120},
 		{"adminEventsEnabled", false}, {"loginTheme", "idenplane"}, {"accountTheme", "high-contrast"},
 		{"emailTheme", "idenplane"}, {"id", "6f1c7a43-0000-4000-8000-000000000000"}, {"createdTimestamp", 1},
 		{"foo", 1}, {"DisplayName", "x"},
@@ -517,14 +512,18 @@ func nonDefaultUpdate() map[string]any {
 		"smtpFrom": "from@example.com", "emailProvider": "sendgrid",
 		"emailProviderConfig": map[string]any{"apiKey": "sg-1", "sender": "x"},
 		"registrationAllowed": true, "mfaRequired": true, "themeName": "idenplane-dark",
-		"theme": map[string]any{"primaryColor": "#000000"},
+		"theme":                map[string]any{"primaryColor": "#000000"},
+		"offlineTokenLifespan": 100, "smtpSecure": true, "passwordMinLength": 12, "passwordRequireUppercase": true,
+		"passwordRequireLowercase": true, "passwordRequireDigits": true, "passwordRequireSpecialChars": true,
+		"passwordHistoryCount": 3, "passwordMaxAgeDays": 90, "bruteForceEnabled": false, "maxLoginFailures": 3,
+		"lockoutDuration": 30, "failureResetTime": 60, "permanentLockoutAfter": 2, "requireEmailVerification": true,
 	}
 }
 
 func TestRealmUpdateNullResetsToDefault(t *testing.T) {
 	s := newTestServer(t, fixedClock)
 	// Create-only settings away from their defaults must survive the reset.
-	createOnly := map[string]any{"smtpSecure": true, "passwordMinLength": 10, "loginTheme": "high-contrast", "eventsExpiration": 120}
+	createOnly := map[string]any{"loginTheme": "high-contrast", "eventsExpiration": 120}
 	for _, method := range []string{http.MethodPut, http.MethodPatch} {
 		t.Run(method, func(t *testing.T) {
 			name := strings.ToLower(method)

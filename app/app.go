@@ -142,7 +142,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
-		ValidateRealm: validateRealm, DefaultRealm: defaultRealm()})
+		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
+		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }})
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,

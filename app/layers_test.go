@@ -39,6 +39,8 @@ func TestLayers(t *testing.T) {
 		{"app/orgs", []string{module + "/app", module + "/app/events", module + "/app/loadtest", testSupport}},
 		{"app/adminkeys", []string{module + "/app", module + "/app/events", module + "/app/nhi", module + "/app/loadtest",
 			module + "/ui", testSupport}},
+		{"app/adminaccounts", []string{module + "/app", module + "/app/events", module + "/app/adminkeys", module + "/app/loadtest",
+			module + "/ui", testSupport}},
 		{"app/attributes", []string{module + "/app", module + "/app/orgs", module + "/app/loadtest", testSupport}},
 		// The console reaches the rest of the server only through the API.
 		{"app/console", []string{module + "/app", module + "/app/events", module + "/app/nhi", module + "/app/orgs",

@@ -312,3 +312,14 @@ func (d *Directory) writeTLS() string {
 	}
 	return fmt.Sprintf("TLSCACertificateFile %[1]s/ca.pem\nTLSCertificateFile %[1]s/cert.pem\nTLSCertificateKeyFile %[1]s/key.pem\n", d.dir)
 }
+
+// NeedTool answers the path of a tool the test needs: missing, the test
+// is skipped, or failed under CI=true.
+func NeedTool(t testing.TB, name, what string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		missingTool(t, what)
+	}
+	return p
+}

@@ -29,6 +29,9 @@ type Deps struct {
 	// DefaultRealm holds a new realm's settings: a PUT of the events
 	// configuration falls back to them for the fields it leaves out.
 	DefaultRealm store.Realm
+	// SystemRealm says whether a realm is the administrators': their
+	// sign-ins have a log line of their own.
+	SystemRealm func(*store.Realm) bool
 }
 
 // Service is the events area: Record, the login event writer every area

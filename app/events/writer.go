@@ -18,6 +18,7 @@ import (
 // (filling in the caller's address), and a module takes it in its Deps as a
 // function, so that it need not import this package.
 func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
+	s.logSignIn(ctx, realm, &e)
 	if realm == nil || !realm.EventsEnabled || !recordsEventType(realm, e.Type) {
 		return
 	}
