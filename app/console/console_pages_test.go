@@ -184,7 +184,8 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 		}, "/clients/shop"},
 		{"change the realm's settings", func(realm string) {
 			path := "/console/realms/" + realm + "/settings"
-			values := map[string]string{"displayName": "Shop people", "accessTokenLifespan": "600", "registrationAllowed": "true"}
+			values := map[string]string{"displayName": "Shop people", "accessTokenLifespan": "600", "registrationAllowed": "true",
+				"passwordMinLength": "12", "bruteForceEnabled": "true", "maxLoginFailures": "7"}
 			p := c.get(path)
 			form := formWith(t, p, "displayName")
 			for k, v := range form.Fields {
@@ -200,7 +201,8 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 			c.b.Submit(form, values)
 		}, func(realm string) {
 			apptest.MustStatus(t, f.srv.Admin(http.MethodPatch, "/admin/realms/"+realm, map[string]any{
-				"displayName": "Shop people", "accessTokenLifespan": 600, "registrationAllowed": true}), http.StatusOK)
+				"displayName": "Shop people", "accessTokenLifespan": 600, "registrationAllowed": true,
+				"passwordMinLength": 12, "bruteForceEnabled": true, "maxLoginFailures": 7}), http.StatusOK)
 		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,10 +29,8 @@ func (s *Service) Realms(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 
 // realmFields are the realm settings the console's forms show, by the
 // API's names.
-var realmFields = []string{"name", "displayName", "enabled", "accessTokenLifespan", "refreshTokenLifespan",
-	"passwordMinLength", "passwordRequireDigits", "passwordHistoryCount", "bruteForceEnabled", "maxLoginFailures",
-	"lockoutDuration", "registrationAllowed", "requireEmailVerification", "mfaRequired", "smtpHost", "smtpPort",
-	"smtpFrom", "eventsEnabled", "adminEventsEnabled"}
+var realmFields = slices.Concat([]string{"name"}, realmTexts, realmNumbers, realmChecks,
+	[]string{"eventsEnabled", "adminEventsEnabled"})
 
 // NewRealm shows the form of a new realm.
 func (s *Service) NewRealm(w http.ResponseWriter, r *http.Request, c *Ctx) error {
@@ -72,12 +71,15 @@ func (s *Service) RealmSettings(w http.ResponseWriter, r *http.Request, c *Ctx) 
 // realmNumbers and realmChecks are the settings whose inputs are numbers
 // and checkboxes.
 var (
-	// The settings the realm's PATCH takes; the password policy, the
-	// brute-force protection and the events' settings the API sets
-	// elsewhere or at creation, and the page shows them read-only.
-	realmNumbers = []string{"accessTokenLifespan", "refreshTokenLifespan", "smtpPort"}
-	realmChecks  = []string{"enabled", "registrationAllowed", "mfaRequired"}
-	realmTexts   = []string{"displayName", "smtpHost", "smtpFrom"}
+	// The events' settings are the events module's (events/config), and
+	// the page shows them read-only.
+	realmNumbers = []string{"accessTokenLifespan", "refreshTokenLifespan", "offlineTokenLifespan", "passwordMinLength",
+		"passwordHistoryCount", "passwordMaxAgeDays", "maxLoginFailures", "lockoutDuration", "failureResetTime",
+		"permanentLockoutAfter", "smtpPort"}
+	realmChecks = []string{"enabled", "registrationAllowed", "requireEmailVerification", "mfaRequired",
+		"passwordRequireUppercase", "passwordRequireLowercase", "passwordRequireDigits", "passwordRequireSpecialChars",
+		"bruteForceEnabled", "smtpSecure"}
+	realmTexts = []string{"displayName", "smtpHost", "smtpUser", "smtpFrom"}
 )
 
 // SaveRealmSettings changes a realm's settings with PATCH, and says which
