@@ -21,12 +21,21 @@ type fakeAPI struct {
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
-	if r.Header.Get("Authorization") != "Bearer good" {
+	if r.Header.Get("Authorization") != "Bearer good" && !strings.HasSuffix(r.URL.Path, "/token") {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, `{"error":"unauthorized","error_description":"no"}`)
 		return
 	}
 	switch r.URL.Path {
+	case "/realms/idenplane-admin/protocol/openid-connect/token":
+		_ = r.ParseForm()
+		if r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != "live" ||
+			r.PostForm.Get("client_id") != "idenplane-console" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"access_token":"good","refresh_token":"next","expires_in":300}`)
 	case "/admin/auth/me":
 		_, _ = io.WriteString(w, `{"type":"user","id":"1","username":"ada","permissions":["users:read"]}`)
 	default:
@@ -246,5 +255,56 @@ func TestResourcesListed(t *testing.T) {
 		"user-federation", "scim-tokens", "organizations", "nhi"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("Resources %v; update resourcePaths in console_access_test.go to %v", got, want)
+	}
+}
+
+// An access token about to expire is refreshed in process before the
+// page runs, and the session written back; a refused refresh ends the
+// console session and leads to the sign-in.
+func TestPageRefreshesTheToken(t *testing.T) {
+	api := &fakeAPI{}
+	s := newTestService(t, api)
+	ran := 0
+	h := s.Page(func(w http.ResponseWriter, r *http.Request, c *Ctx) error {
+		ran++
+		if c.sess.AccessToken != "good" {
+			t.Errorf("the page ran with %q", c.sess.AccessToken)
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		name, refresh string
+		signIn        bool
+	}{
+		{"live refresh token", "live", false},
+		{"refused refresh token", "ended", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran = 0
+			cookies := sessionCookies(t, s, &session{AccessToken: "stale", RefreshToken: tc.refresh, CSRF: "c",
+				Expires: time.Now().Unix() + 5, Until: time.Now().Add(time.Hour).Unix()})
+			r := httptest.NewRequest(http.MethodGet, "/console/", nil)
+			for _, c := range cookies {
+				r.AddCookie(c)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if tc.signIn {
+				if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/console/login") || ran != 0 {
+					t.Fatalf("%d to %q, page ran %d times", rec.Code, rec.Header().Get("Location"), ran)
+				}
+				return
+			}
+			if ran != 1 {
+				t.Fatalf("the page did not run: %d %s", rec.Code, rec.Body)
+			}
+			back := httptest.NewRequest(http.MethodGet, "/console/", nil)
+			for _, c := range rec.Result().Cookies() {
+				back.AddCookie(c)
+			}
+			if got := s.currentSession(back); got == nil || got.AccessToken != "good" || got.RefreshToken != "next" {
+				t.Fatalf("the refreshed session was not written back: %+v", got)
+			}
+		})
 	}
 }
