@@ -23,6 +23,10 @@ var consolePosts = []string{
 	"/console/realms/{realm}/users/{userId}/delete",
 	"/console/realms/{realm}/users/{userId}/mfa",
 	"/console/realms/{realm}/users/{userId}/unlock",
+	"/console/realms/{realm}/users/{userId}/groups",
+	"/console/realms/{realm}/users/{userId}/groups/remove",
+	"/console/realms/{realm}/users/{userId}/roles",
+	"/console/realms/{realm}/users/{userId}/roles/remove",
 	"/console/realms/{realm}/email/test",
 	"/console/realms/{realm}/keys/rotate",
 	"/console/realms/{realm}/clients/new",
@@ -63,6 +67,20 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 	r := f.srv.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "shop",
 		"redirectUris": []string{"https://shop.example/cb"}, "grantTypes": []string{"authorization_code", "password"}})
 	apptest.MustStatus(t, r, http.StatusCreated)
+	// bob holds a group and a role, and may get another of each, so that
+	// his page shows the forms that add and remove them.
+	for _, g := range []string{"staff", "ops"} {
+		apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/groups", map[string]any{"name": g}), http.StatusCreated)
+	}
+	for _, role := range []string{"auditor", "clerk"} {
+		apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": role}), http.StatusCreated)
+	}
+	var groups []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/groups", nil).Decode(t, &groups)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/acme/users/"+user+"/groups/"+groups[0]["id"].(string), nil),
+		http.StatusOK)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/users/"+user+"/role-mappings/realm",
+		map[string]any{"roleNames": []string{"auditor"}}), http.StatusOK)
 	// bob signs in, so that his page and the sessions' list show their
 	// sessions' forms.
 	apptest.MustStatus(t, f.srv.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",

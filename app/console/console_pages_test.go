@@ -380,3 +380,31 @@ func TestConsoleConfinedAdmin(t *testing.T) {
 		t.Fatalf("another realm's users: %d %s", p.Status, p.Body)
 	}
 }
+
+// A user joins and leaves a group and is granted and revoked a realm role
+// from their page.
+func TestConsoleUserMemberships(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	user := f.srv.CreateUser("acme", map[string]any{"username": "bob"})["id"].(string)
+	r := f.srv.Admin(http.MethodPost, "/admin/realms/acme/groups", map[string]any{"name": "staff"})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	group := r.Object(t)["id"].(string)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": "auditor"}), http.StatusCreated)
+	page := "/console/realms/acme/users/" + user
+	held := func() (groups, roles []any) {
+		f.srv.Admin(http.MethodGet, "/admin/realms/acme/users/"+user+"/groups", nil).Decode(t, &groups)
+		f.srv.Admin(http.MethodGet, "/admin/realms/acme/users/"+user+"/role-mappings/realm", nil).Decode(t, &roles)
+		return groups, roles
+	}
+	c.submit(page, page+"/groups", map[string]string{"groupId": group})
+	c.submit(page, page+"/roles", map[string]string{"roleName": "auditor"})
+	if groups, roles := held(); len(groups) != 1 || len(roles) != 1 {
+		t.Fatalf("after adding: groups %v roles %v", groups, roles)
+	}
+	c.submit(page, page+"/groups/remove", nil)
+	c.submit(page, page+"/roles/remove", nil)
+	if groups, roles := held(); len(groups) != 0 || len(roles) != 0 {
+		t.Fatalf("after removing: groups %v roles %v", groups, roles)
+	}
+}

@@ -37,7 +37,7 @@ func (s *Service) Dashboard(w http.ResponseWriter, r *http.Request, c *Ctx) erro
 		}
 	}
 	nav := c.nav(r, pages.SectionDashboard, "console.dashboard.title")
-	nav.Realm = d.Realm
+	c.inRealm(&nav, d.Realm)
 	if d.Realm == "" {
 		return c.render(w, r, http.StatusOK, pages.DashboardPage(nav, d))
 	}

@@ -145,17 +145,24 @@ func (c *Ctx) nav(r *http.Request, section, title string, args ...any) pages.Nav
 	n := c.s.bareNav(title)
 	n.TitleArgs = args
 	n.Username, n.Section, n.CSRF, n.Perms = c.me.Username, section, c.sess.CSRF, c.me.perms
-	n.Realm = pathVar(r, "realm")
-	if n.Realm != "" {
-		for _, res := range Resources {
-			if c.can(res.Read) {
-				n.More = append(n.More, pages.NavLink{Section: res.Path, Href: res.page(n.Realm), Label: res.title()})
-			}
-		}
-	}
+	c.inRealm(&n, pathVar(r, "realm"))
 	n.Confined = c.me.Realm != ""
 	n.Flash = r.URL.Query()["done"]
 	return n
+}
+
+// inRealm makes realm the one the navigation is about, with the sections
+// of it the administrator may read.
+func (c *Ctx) inRealm(n *pages.Nav, realm string) {
+	n.Realm, n.More = realm, nil
+	if realm == "" {
+		return
+	}
+	for _, res := range Resources {
+		if c.can(res.Read) {
+			n.More = append(n.More, pages.NavLink{Section: res.Path, Href: res.page(realm), Label: res.title()})
+		}
+	}
 }
 
 // pathVar is a variable of the route's path, as the router read it.

@@ -115,6 +115,9 @@ func (s *Service) userPage(r *http.Request, c *Ctx, f pages.Form, values map[str
 			return p, err
 		}
 	}
+	if err := s.memberships(r, c, realm, id, &p); err != nil {
+		return p, err
+	}
 	if c.can(authz.UsersRead) {
 		p.MFA = &pages.MFAStatus{}
 		if err := c.call(r, http.MethodGet, adminUser(realm, id, "/mfa/status"), nil, p.MFA); err != nil {

@@ -153,7 +153,14 @@ type UserPage struct {
 	Values   map[string]string
 	Sessions []SessionRow
 	MFA      *MFAStatus // nil when the administrator may not read it
+	// The user's groups and realm roles (nil when the administrator may
+	// not read them), and those that may be added.
+	Groups, Roles             []Choice
+	GroupChoices, RoleChoices []Choice
 }
+
+// Choice is an option of a select, and an entry of a list.
+type Choice struct{ Value, Label string }
 
 // ClientRow is a client in the list.
 type ClientRow struct {
