@@ -601,6 +601,9 @@ func (a *App) routes() *mux.Router {
 		consolePage(http.MethodPost, base+"/new", cs.CreateResource(res))
 		consolePage(http.MethodGet, base+"/{id}/delete", cs.ConfirmDeleteResource(res))
 		consolePage(http.MethodPost, base+"/{id}/delete", cs.DeleteResource(res))
+		for _, action := range res.Actions {
+			consolePage(http.MethodPost, base+"/{id}/"+action, cs.ResourceAction(res, action))
+		}
 	}
 	return r
 }

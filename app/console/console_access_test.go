@@ -44,6 +44,8 @@ func init() {
 	for _, p := range resourcePaths {
 		consolePosts = append(consolePosts, "/console/realms/{realm}/"+p+"/new", "/console/realms/{realm}/"+p+"/{id}/delete")
 	}
+	consolePosts = append(consolePosts, "/console/realms/{realm}/user-federation/{id}/test-connection",
+		"/console/realms/{realm}/user-federation/{id}/sync")
 }
 
 // routeOf is the route template a form's action matches, "" for none.
@@ -81,6 +83,10 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 		http.StatusOK)
 	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/users/"+user+"/role-mappings/realm",
 		map[string]any{"roleNames": []string{"auditor"}}), http.StatusOK)
+	// A directory, whose row shows its actions' forms.
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/user-federation", map[string]any{"name": "corp",
+		"providerType": "ldap", "connectionUrl": "ldap://127.0.0.1:1", "usersDn": "ou=people,dc=example,dc=org",
+		"bindDn": "cn=admin,dc=example,dc=org", "bindCredential": "s3cret-bind"}), http.StatusCreated)
 	// bob signs in, so that his page and the sessions' list show their
 	// sessions' forms.
 	apptest.MustStatus(t, f.srv.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
@@ -93,7 +99,7 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 		"/console/realms/acme/clients/new", "/console/realms/acme/clients/shop", "/console/realms/acme/clients/shop/secret",
 		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions"}
 	for _, p := range resourcePaths {
-		pages = append(pages, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
+		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
 	}
 	met := map[string]bool{}
 	for _, path := range pages {

@@ -408,3 +408,26 @@ func TestConsoleUserMemberships(t *testing.T) {
 		t.Fatalf("after removing: groups %v roles %v", groups, roles)
 	}
 }
+
+// An LDAP directory's connection is tested from its row, and the API's
+// answer shown: here no directory listens.
+func TestConsoleLDAPTestConnection(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	p := c.submit("/console/realms/acme/user-federation/new", "/console/realms/acme/user-federation/new", map[string]string{
+		"name": "corp", "providerType": "ldap", "connectionUrl": "ldap://127.0.0.1:1", "usersDn": "ou=people,dc=example,dc=org",
+		"bindDn": "cn=admin,dc=example,dc=org", "bindCredential": "s3cret-bind", "enabled": "true"})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("creating the directory: %d %s", p.Status, p.Body)
+	}
+	var list []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/user-federation", nil).Decode(t, &list)
+	if len(list) != 1 {
+		t.Fatalf("directories %v", list)
+	}
+	action := "/console/realms/acme/user-federation/" + list[0]["id"].(string) + "/test-connection"
+	p = c.submit("/console/realms/acme/user-federation", action, nil)
+	if p.Status != http.StatusOK || !regexp.MustCompile(`<dt><code>success</code></dt><dd>–</dd>`).Match(p.Body) {
+		t.Fatalf("the test's answer: %d %s", p.Status, p.Body)
+	}
+}

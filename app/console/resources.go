@@ -2,8 +2,10 @@ package console
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/idenplane/idenplane/app/authz"
@@ -22,6 +24,9 @@ type Resource struct {
 	Columns []string
 	Fields  []pages.FieldSpec
 	Secret  string // the field of the create answer shown once; "" for none
+	// Actions are posts on one (test-connection, sync), each a button of
+	// its row whose answer the console shows.
+	Actions []string
 	Read    authz.Permission
 	Write   authz.Permission
 }
@@ -59,9 +64,10 @@ var Resources = []Resource{
 			{Name: "enabled", Kind: "check"}},
 		Read: authz.ClientsRead, Write: authz.ClientsWrite},
 	{Path: "user-federation", Key: "id", Columns: []string{"name", "connectionUrl", "enabled"},
-		Fields: []pages.FieldSpec{text("name", true), {Name: "connectionUrl", Kind: "url", Required: true}, text("usersDn", true),
+		Fields: []pages.FieldSpec{text("name", true), {Name: "providerType", Kind: "select", Options: []string{"ldap"}},
+			{Name: "connectionUrl", Kind: "url", Required: true}, text("usersDn", true),
 			text("bindDn", false), {Name: "bindCredential", Kind: "password"}, {Name: "enabled", Kind: "check"}},
-		Read: authz.RealmRead, Write: authz.RealmWrite},
+		Actions: []string{"test-connection", "sync"}, Read: authz.RealmRead, Write: authz.RealmWrite},
 	{Path: "scim-tokens", API: "/scim/tokens", Key: "id", Columns: []string{"name", "status"},
 		Fields: []pages.FieldSpec{text("name", true)}, Secret: "token", Read: authz.SCIMRead, Write: authz.SCIMWrite},
 	{Path: "organizations", Key: "slug", Columns: []string{"slug", "name", "enabled"},
@@ -113,7 +119,11 @@ func (s *Service) ResourceList(res Resource) Handler {
 				row.Cells = append(row.Cells, cell(item[col]))
 			}
 			if c.can(res.Write) {
-				row.Delete = res.page(realm) + "/" + url.PathEscape(cell(item[res.Key])) + "/delete"
+				one := res.page(realm) + "/" + url.PathEscape(cell(item[res.Key]))
+				row.Delete = one + "/delete"
+				for _, a := range res.Actions {
+					row.Actions = append(row.Actions, pages.Choice{Value: one + "/" + a, Label: "console.action." + a})
+				}
 			}
 			l.Rows = append(l.Rows, row)
 		}
@@ -185,5 +195,24 @@ func (s *Service) DeleteResource(res Resource) Handler {
 		}
 		redirect(w, r, res.page(realm), "console.done.deleted")
 		return nil
+	}
+}
+
+// ResourceAction posts one of res's actions on one and shows the API's
+// answer, field by field.
+func (s *Service) ResourceAction(res Resource, action string) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c *Ctx) error {
+		realm, id := pathVar(r, "realm"), pathVar(r, "id")
+		var answer map[string]any
+		if err := c.call(r, http.MethodPost, adminRealm(realm, res.api()+"/"+url.PathEscape(id)+"/"+action), nil, &answer); err != nil {
+			return err
+		}
+		var rows []pages.Choice
+		for _, k := range slices.Sorted(maps.Keys(answer)) {
+			if v := cell(answer[k]); v != "" && !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "map[") {
+				rows = append(rows, pages.Choice{Label: k, Value: v})
+			}
+		}
+		return c.render(w, r, http.StatusOK, pages.ActionResult(c.nav(r, res.Path, "console.action."+action), rows, res.page(realm)))
 	}
 }

@@ -328,9 +328,10 @@ type ResourceList struct {
 // ResourceRow is one resource in its list: the cells by column and the
 // address of its deletion, "" when the administrator may not delete.
 type ResourceRow struct {
-	Cells  []string
-	Name   string // how the row is named to assistive technology
-	Delete string
+	Cells   []string
+	Name    string // how the row is named to assistive technology
+	Delete  string
+	Actions []Choice // posts on the resource: where to, and the button's message key
 }
 
 // ResourceForm is the create form of a generic resource.
