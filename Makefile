@@ -1,10 +1,13 @@
 # Idenplane: `make run` starts the server, `make test` runs every test.
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# The commit's date, not the clock's: the same commit builds the same binary.
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 export CGO_ENABLED := 0
 
-.PHONY: build run test fuzz bench generate lint check-generated screenshots
+.PHONY: build run test fuzz bench generate lint check-generated screenshots release FORCE
 
 build: generate
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/idenplane .
@@ -60,8 +63,38 @@ lint:
 	go mod tidy -diff
 	go vet ./...
 	go tool staticcheck ./...
+	GOOS=linux GOARCH=arm GOARM=7 go build ./... # 32-bit: an int constant that overflows there fails the armv7 release
 
 # Generated templ files are committed; CI fails if they are stale.
 check-generated: generate
 	@if [ -n "$$(git status --porcelain -- '*_templ.go')" ]; then \
 		git status --short -- '*_templ.go'; echo "templ files are stale: run make generate and commit"; exit 1; fi
+
+# The release into DIST: a static binary per platform (docs/release.md),
+# an SBOM of each (CycloneDX), the deployment files of docs/deploy (the
+# Containerfile builds from the repository, so it stays there), and
+# SHA256SUMS of them all. One binary alone: make dist/idenplane-linux-amd64.
+DIST ?= dist
+PLATFORMS := linux-amd64 linux-arm64 linux-armv7 darwin-arm64 windows-amd64
+DEPLOY := idenplane.service compose.yaml Caddyfile nginx.conf
+exe = $(if $(filter windows-%,$(1)),.exe)
+release:
+	rm -rf $(DIST)
+	$(MAKE) --no-print-directory $(foreach p,$(PLATFORMS),$(DIST)/idenplane-$(p)$(call exe,$(p)) $(DIST)/idenplane-$(p).cdx.json)
+	cp $(addprefix docs/deploy/,$(DEPLOY)) $(DIST)/
+	cd $(DIST) && sha256sum -- * > SHA256SUMS
+
+# A platform's GOOS and GOARCH from its name (armv7 is GOARCH=arm with
+# GOARM=7; GOARM is read by no other GOARCH).
+goenv = GOOS=$(word 1,$(subst -, ,$(basename $(1)))) GOARCH=$(patsubst armv7,arm,$(word 2,$(subst -, ,$(basename $(1))))) GOARM=7
+
+# The SBOM tool is built for this machine once (go tool would build it for
+# the target's GOOS), then reads the module for each target.
+CYCLONEDX = $(shell go tool -n cyclonedx-gomod)
+$(DIST)/idenplane-%: FORCE
+	@mkdir -p $(@D)
+	$(if $(filter %.cdx.json,$*),\
+		$(call goenv,$(*:.cdx.json=)) $(CYCLONEDX) app -json -licenses -output $@ .,\
+		$(call goenv,$*) go build -trimpath -ldflags '$(LDFLAGS)' -o $@ .)
+
+FORCE:

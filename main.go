@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -34,6 +35,8 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
+	"github.com/idenplane/idenplane/app/tlsserver"
+	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -54,8 +57,15 @@ func defaultMemoryLimit() int64 {
 	return 28<<20 + int64(runtime.GOMAXPROCS(0))*identity.HashMemory
 }
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version, commit and date are set at build time with -ldflags
+// "-X main.version=… -X main.commit=… -X main.date=…" (make build, make
+// release). A build without them shows the commit and time the go command
+// recorded, when it built from a checkout.
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
 
 func main() {
 	err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
@@ -82,7 +92,8 @@ func commandList() []commandInfo {
 	return []commandInfo{
 		{"serve", "[flags]", "run the server (the command when none is given)"},
 		{"routes", "[flags]", `print every route as "METHOD PATH"`},
-		{"version", "", "print the version (also --version)"},
+		{"version", "", "print the version, commit and build date (also --version)"},
+		{"health", "[flags]", "ask the server on this machine whether it is ready; exit status 0 if so (a container's health check)"},
 		{"backup", "[flags] FILE", "write the database, and its master key sealed under a passphrase, to one file; safe while the server runs"},
 		{"restore", "[flags] FILE", "put a backup back as the database and its master key; never over a database in use"},
 		{"export", "--realm NAME [flags]", "print a realm as JSON"},
@@ -139,6 +150,8 @@ func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return printRoutes(args, stdout, stderr)
 	case "version":
 		return printVersion(args, stdout, stderr)
+	case "health":
+		return probeHealth(args, stdout, stderr)
 	case "backup":
 		return backup(args, stdout, stderr)
 	case "restore":
@@ -223,8 +236,32 @@ func printVersion(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "idenplane", version)
+	c, d := buildStamp()
+	fmt.Fprintf(stdout, "idenplane %s (commit %s, built %s)\n", version, c, d)
 	return nil
+}
+
+// buildStamp is the commit and build date stamped by -ldflags, else those
+// the go command recorded from the checkout, else "unknown".
+func buildStamp() (string, string) {
+	c, d := commit, date
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision" && c == "":
+				c = s.Value
+			case s.Key == "vcs.time" && d == "":
+				d = s.Value
+			}
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	if d == "" {
+		d = "unknown"
+	}
+	return c, d
 }
 
 // config is every setting, each a flag with an environment twin.
@@ -240,6 +277,10 @@ type config struct {
 	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
 	dnsResolver                  string
 	debugAddr                    string // empty: no profiles served
+	tlsCert, tlsKey              string // PEM files; empty: no TLS from files
+	acmeDomain, acmeEmail        string
+	acmeDomains                  []string // acmeDomain, read by validate
+	acmeDirectory                string
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -289,6 +330,10 @@ func (c *config) validate(serving bool) error {
 	if u, err := url.Parse(c.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		bad("--base-url (IDENPLANE_BASE_URL) must be an absolute http or https URL without query or fragment, not %q", c.baseURL)
+	} else {
+		// The scheme in lower case, as the parser reads it: the server
+		// tells https by its prefix (Secure cookies, links, the issuer).
+		c.baseURL = u.Scheme + c.baseURL[len(u.Scheme):]
 	}
 	if c.metricsPublic != "" {
 		if _, err := strconv.ParseBool(c.metricsPublic); err != nil {
@@ -317,6 +362,7 @@ func (c *config) validate(serving bool) error {
 	} else {
 		c.outboundPrefixes = prefixes
 	}
+	errs = append(errs, c.validateTLS()...)
 	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
 		bad("IDENPLANE_ADMIN_API_KEY must be at least 32 characters")
 	}
@@ -451,7 +497,141 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	fs.StringVar(&c.debugAddr, "debug-addr", os.Getenv("IDENPLANE_DEBUG_ADDR"),
 		"host:port, or :port for loopback, where the runtime's profiles (net/http/pprof) are served; empty: none (IDENPLANE_DEBUG_ADDR)")
+	tlsFlags(fs, c)
 	return fs, c
+}
+
+// tlsFlags are the settings of the server's own TLS: certificate files,
+// or certificates from an ACME CA.
+func tlsFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.tlsCert, "tls-cert", os.Getenv("IDENPLANE_TLS_CERT"),
+		"PEM file of the TLS certificate (its chain after it) to serve HTTPS with; read again when it changes or on SIGHUP (IDENPLANE_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", os.Getenv("IDENPLANE_TLS_KEY"), "PEM file of the TLS certificate's private key (IDENPLANE_TLS_KEY)")
+	fs.StringVar(&c.acmeDomain, "acme-domain", os.Getenv("IDENPLANE_ACME_DOMAIN"),
+		"comma-separated domains to get TLS certificates for from an ACME CA (Let's Encrypt), accepting its terms; the CA must reach this server on port 443 of each (IDENPLANE_ACME_DOMAIN)")
+	fs.StringVar(&c.acmeEmail, "acme-email", os.Getenv("IDENPLANE_ACME_EMAIL"), "contact address of the ACME account, for expiry notices (IDENPLANE_ACME_EMAIL)")
+	fs.StringVar(&c.acmeDirectory, "acme-directory", envOr("IDENPLANE_ACME_DIRECTORY", tlsserver.DefaultDirectoryURL),
+		"the ACME CA's directory URL (IDENPLANE_ACME_DIRECTORY)")
+}
+
+// validateTLS checks the TLS settings: files or ACME, never both, and an
+// https base URL when the server serves TLS, so that its links, issuer and
+// Secure cookies say so.
+func (c *config) validateTLS() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		bad("--tls-cert (IDENPLANE_TLS_CERT) and --tls-key (IDENPLANE_TLS_KEY) must be set together")
+	}
+	if c.acmeDomain != "" && c.tlsCert != "" {
+		bad("--acme-domain (IDENPLANE_ACME_DOMAIN) and --tls-cert (IDENPLANE_TLS_CERT) exclude each other: certificates come from the CA or from files")
+	}
+	c.acmeDomains = nil
+	for d := range strings.SplitSeq(c.acmeDomain, ",") {
+		if d = strings.ToLower(strings.TrimSpace(d)); d == "" {
+			continue
+		}
+		if validate.Host("acme-domain", d) != nil || !strings.Contains(d, ".") || net.ParseIP(d) != nil {
+			bad("--acme-domain (IDENPLANE_ACME_DOMAIN): %q is not a domain name", d)
+		}
+		c.acmeDomains = append(c.acmeDomains, d)
+	}
+	if c.acmeDomain == "" && c.acmeEmail != "" {
+		bad("--acme-email (IDENPLANE_ACME_EMAIL) needs --acme-domain (IDENPLANE_ACME_DOMAIN)")
+	}
+	if c.acmeEmail != "" {
+		if _, err := validate.NormalizeEmail(c.acmeEmail); err != nil {
+			bad("--acme-email (IDENPLANE_ACME_EMAIL) is not an email address: %q", c.acmeEmail)
+		}
+	}
+	if u, err := url.Parse(c.acmeDirectory); err != nil || u.Scheme != "https" || u.Host == "" {
+		bad("--acme-directory (IDENPLANE_ACME_DIRECTORY) must be an https URL, not %q", c.acmeDirectory)
+	}
+	if c.servesTLS() && !strings.HasPrefix(c.baseURL, "https://") {
+		bad("--base-url (IDENPLANE_BASE_URL) must be an https URL when the server serves TLS, not %q", c.baseURL)
+	}
+	return errs
+}
+
+func (c *config) servesTLS() bool { return c.tlsCert != "" || c.acmeDomain != "" }
+
+// serverTLS is the listener's TLS configuration, nil when the server
+// serves plain HTTP. Certificate files are watched, and read again at each
+// value of hup (SIGHUP), until ctx ends; without them SIGHUP is logged and
+// changes nothing (systemctl reload must not stop the server). ACME keeps
+// its account and certificates in
+// "acme" beside the database. Its calls to the CA do not go through the
+// outbound guard: the operator names the CA, as the database, and no
+// realm administrator can point them elsewhere.
+func (c *config) serverTLS(ctx context.Context, hup <-chan os.Signal, log *slog.Logger) (*tls.Config, error) {
+	if c.tlsCert != "" {
+		files, err := tlsserver.LoadCertFiles(c.tlsCert, c.tlsKey, log)
+		if err != nil {
+			return nil, err
+		}
+		go files.Watch(ctx, tlsserver.PollInterval, hup)
+		return tlsserver.Config(files.GetCertificate), nil
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: no certificate files to read again (--tls-cert); nothing changed")
+			}
+		}
+	}()
+	if c.acmeDomain != "" {
+		m := tlsserver.ACME{Domains: c.acmeDomains, Email: c.acmeEmail, DirectoryURL: c.acmeDirectory,
+			CacheDir: filepath.Join(filepath.Dir(c.db), "acme")}.Manager()
+		return tlsserver.TLSConfig(m), nil
+	}
+	return nil, nil
+}
+
+// probeHealth asks the server listening at --addr on this machine for
+// /health/ready, over TLS when the server serves it. It is the health
+// check of an image with no shell or curl in it, so it reads the same
+// settings from the environment as serve does.
+func probeHealth(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("health", flag.ContinueOnError)
+	c := &config{}
+	fs.StringVar(&c.addr, "addr", envOr("IDENPLANE_ADDR", ":3000"), "the server's listen address (IDENPLANE_ADDR)")
+	tlsFlags(fs, c)
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	host, port, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return usageFailure(fs, stderr, "--addr must be host:port or :port, not %q", c.addr)
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	scheme := "http"
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if c.servesTLS() {
+		// The server on this machine is asked whether it runs, not whether
+		// its certificate is good: it is reached by address, not by the
+		// name the certificate holds. ACME's certificates are chosen by
+		// that name.
+		scheme = "https"
+		serverName, _, _ := strings.Cut(c.acmeDomain, ",")
+		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, ServerName: strings.TrimSpace(serverName)}
+	}
+	client := &http.Client{Timeout: *timeout, Transport: transport}
+	resp, err := client.Get(scheme + "://" + net.JoinHostPort(host, port) + "/health/ready")
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health: the server answered %s", resp.Status)
+	}
+	fmt.Fprintln(stdout, "ok")
+	return nil
 }
 
 // debugListenAddr puts a bare :port of --debug-addr on loopback: the
@@ -511,6 +691,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	// Certificate files that do not load stop the start before the
+	// database is touched.
+	tlsConf, err := c.serverTLS(ctx, hup, log)
+	if err != nil {
+		return err
+	}
 
 	st, key, err := c.openStore(ctx)
 	if err != nil {
@@ -524,6 +713,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	srv := &http.Server{
 		Addr:              c.addr,
 		Handler:           a.Handler(),
+		TLSConfig:         tlsConf,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -542,14 +732,21 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version)
+	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version,
+		"tls", tlsConf != nil)
 	jobsDone := make(chan struct{})
 	go func() {
 		a.RunJobs(ctx)
 		close(jobsDone)
 	}()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsConf != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	var serveErr error
 	select {
 	case serveErr = <-errc:

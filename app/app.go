@@ -138,7 +138,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
 		Realm: a.realm, BaseURL: cfg.BaseURL, SessionsEnded: a.backchannelLogout})
 	a.id = identity.New(a.identityDeps(adminThrottle))
-	a.metrics = newMetrics(st)
+	a.metrics = newMetrics(st, a.now)
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,

@@ -53,6 +53,8 @@ func TestLayers(t *testing.T) {
 			module + "/app/scim", module + "/app/saml", module + "/app/nhi"}},
 		// The identity core: rules, no HTTP.
 		{"app/identity", httpPackages},
+		// The server's own TLS, which main.go sets up: nothing of the server.
+		{"app/tlsserver", []string{module + "/app/...", module + "/store", module + "/ui"}},
 		// A leaf: the standard library and the error vocabulary only.
 		{"app/validate", slices.Concat(httpPackages, []string{module + "/app/authz", module + "/app/identity"})},
 	} {

@@ -19,9 +19,10 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	identity *identityMetrics
 }
 
-func newMetrics(st *store.Store) *metrics {
+func newMetrics(st *store.Store, now func() time.Time) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -42,6 +43,7 @@ func newMetrics(st *store.Store) *metrics {
 		collectors.NewDBStatsCollector(writer, "writer"),
 		collectors.NewDBStatsCollector(reader, "reader"),
 	)
+	m.identity = newIdentityMetrics(m.registry, st, now)
 	return m
 }
 

@@ -200,6 +200,7 @@ var outboundDialers = map[string]string{
 	"mail_smtp.go":      "SMTP relays: a dialer with httpx.LocalNetworkControl",
 	"ldapfed/conn.go":   "LDAP directories: a dialer that refuses link-local addresses",
 	"dns.go":            "the DNS server the operator names with --dns-resolver",
+	"tlsserver/acme.go": "the ACME CA the operator names with --acme-directory",
 }
 
 // Every outbound call of the server goes through the guard: no code of the

@@ -107,3 +107,24 @@ func (s *Store) GetConsentStats(ctx context.Context, realmID string) (*ConsentSt
 	slices.SortStableFunc(st.Clients, func(a, b ClientConsents) int { return cmp.Compare(b.Users, a.Users) })
 	return st, nil
 }
+
+// ActiveSessionsByRealm counts the live SSO sessions of each realm at now
+// (Unix milliseconds), by realm name; realms without one are left out.
+func (s *Store) ActiveSessionsByRealm(ctx context.Context, now int64) (map[string]int, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT r.name, count(*) FROM user_sessions s JOIN realms r ON r.id = s.realm_id
+		WHERE s.kind = 'sso' AND s.expires_at > $1 GROUP BY r.name`, now)
+	if err != nil {
+		return nil, fmt.Errorf("active sessions: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, mapErr(err)
+		}
+		out[name] = n
+	}
+	return out, mapErr(rows.Err())
+}

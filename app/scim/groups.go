@@ -114,7 +114,7 @@ func (s *Service) renderGroup(r *http.Request, st *store.Store, g *store.Group, 
 	meta := map[string]any{"resourceType": "Group", "created": scimTime(g.CreatedAt), "lastModified": scimTime(modified),
 		"location": s.location(r, "Groups/"+g.ID), "version": groupVersion(doc, modified, count)}
 	if withMembers && count > 0 {
-		users, err := st.ListGroupMembers(ctx, g.ID, 0, math.MaxInt64)
+		users, err := st.ListGroupMembers(ctx, g.ID, 0, math.MaxInt)
 		if err != nil {
 			return nil, err
 		}
