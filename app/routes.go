@@ -561,6 +561,7 @@ func (a *App) routes() *mux.Router {
 	consolePage(http.MethodGet, cRealm+"/settings", cs.RealmSettings)
 	consolePage(http.MethodPost, cRealm+"/settings", cs.SaveRealmSettings)
 	consolePage(http.MethodPost, cRealm+"/email/test", cs.TestMail)
+	consolePage(http.MethodPost, cRealm+"/events/config", cs.SaveEventsConfig)
 	consolePage(http.MethodGet, cRealm+"/keys", cs.Keys)
 	consolePage(http.MethodPost, cRealm+"/keys/rotate", cs.RotateKeys)
 	consolePage(http.MethodGet, cRealm+"/users", cs.Users)

@@ -28,6 +28,7 @@ var consolePosts = []string{
 	"/console/realms/{realm}/users/{userId}/roles",
 	"/console/realms/{realm}/users/{userId}/roles/remove",
 	"/console/realms/{realm}/email/test",
+	"/console/realms/{realm}/events/config",
 	"/console/realms/{realm}/keys/rotate",
 	"/console/realms/{realm}/clients/new",
 	"/console/realms/{realm}/clients/{clientId}",

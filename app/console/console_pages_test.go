@@ -204,6 +204,15 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 				"displayName": "Shop people", "accessTokenLifespan": 600, "registrationAllowed": true,
 				"passwordMinLength": 12, "bruteForceEnabled": true, "maxLoginFailures": 7}), http.StatusOK)
 		}, ""},
+		{"change the events' settings", func(realm string) {
+			path := "/console/realms/" + realm + "/settings"
+			c.submit(path, "/console/realms/"+realm+"/events/config", map[string]string{"eventsEnabled": "true",
+				"eventsExpiration": "3600", "adminEventsEnabled": "true"})
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/"+realm+"/events/config", map[string]any{
+				"eventsEnabled": true, "eventsExpiration": 3600, "adminEventsEnabled": true, "enabledEventTypes": []string{}}),
+				http.StatusOK)
+		}, "/events/config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.console("viaconsole")

@@ -43,7 +43,9 @@ func (s *Service) TestMail(w http.ResponseWriter, r *http.Request, c *Ctx) error
 	if err := c.call(r, http.MethodGet, adminRealm(realm, ""), nil, &rep); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(c.nav(r, pages.SectionSettings, "console.settings.title", realm),
-		pages.RealmForm{Values: stringValues(rep, realmFields), Fixed: stringValues(rep, realmFields), Mail: f,
-			MailTo: r.PostForm.Get("to")}))
+	rf := pages.RealmForm{Values: stringValues(rep, realmFields), Mail: f, MailTo: r.PostForm.Get("to")}
+	if err := readEvents(r, c, realm, &rf); err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(c.nav(r, pages.SectionSettings, "console.settings.title", realm), rf))
 }

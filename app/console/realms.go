@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/authz"
 	pages "github.com/idenplane/idenplane/ui/console"
 )
 
@@ -29,8 +30,58 @@ func (s *Service) Realms(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 
 // realmFields are the realm settings the console's forms show, by the
 // API's names.
-var realmFields = slices.Concat([]string{"name"}, realmTexts, realmNumbers, realmChecks,
-	[]string{"eventsEnabled", "adminEventsEnabled"})
+var realmFields = slices.Concat([]string{"name"}, realmTexts, realmNumbers, realmChecks)
+
+// eventsFields are the events' settings the console's form shows, by
+// the API's names (events/config).
+var eventsFields = []string{"eventsEnabled", "eventsExpiration", "adminEventsEnabled"}
+
+// readEvents adds the realm's events settings to its settings page, when
+// the administrator may read them.
+func readEvents(r *http.Request, c *Ctx, realm string, f *pages.RealmForm) error {
+	if !c.can(authz.EventsRead) {
+		return nil
+	}
+	var cfg map[string]any
+	if err := c.call(r, http.MethodGet, adminRealm(realm, "/events/config"), nil, &cfg); err != nil {
+		return err
+	}
+	if f.Events == nil {
+		f.Events = stringValues(cfg, eventsFields)
+	}
+	return nil
+}
+
+// SaveEventsConfig changes which events the realm keeps and how long:
+// the events' settings are a whole (PUT), so the event types kept stay
+// as they are.
+func (s *Service) SaveEventsConfig(w http.ResponseWriter, r *http.Request, c *Ctx) error {
+	realm := pathVar(r, "realm")
+	var before map[string]any
+	if err := c.call(r, http.MethodGet, adminRealm(realm, "/events/config"), nil, &before); err != nil {
+		return err
+	}
+	body, f := readForm(r, nil, []string{"eventsExpiration"}, []string{"eventsEnabled", "adminEventsEnabled"})
+	body["enabledEventTypes"] = before["enabledEventTypes"]
+	if len(f.Errors) == 0 {
+		var after map[string]any
+		err := c.call(r, http.MethodPut, adminRealm(realm, "/events/config"), body, &after)
+		if err == nil {
+			redirect(w, r, realmPath(realm, "/settings"), changed(before, after, eventsFields)...)
+			return nil
+		}
+		var ok bool
+		if f, ok = formFailure(err, eventsFields...); !ok {
+			return err
+		}
+	}
+	var rep map[string]any
+	if err := c.call(r, http.MethodGet, adminRealm(realm, ""), nil, &rep); err != nil {
+		return err
+	}
+	rf := pages.RealmForm{Values: stringValues(rep, realmFields), Events: formValues(r), EventsForm: f}
+	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(c.nav(r, pages.SectionSettings, "console.settings.title", realm), rf))
+}
 
 // NewRealm shows the form of a new realm.
 func (s *Service) NewRealm(w http.ResponseWriter, r *http.Request, c *Ctx) error {
@@ -64,8 +115,11 @@ func (s *Service) RealmSettings(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	if err := c.call(r, http.MethodGet, adminRealm(realm, ""), nil, &rep); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, pages.RealmSettings(c.nav(r, pages.SectionSettings, "console.settings.title", realm),
-		pages.RealmForm{Values: stringValues(rep, realmFields), Fixed: stringValues(rep, realmFields)}))
+	f := pages.RealmForm{Values: stringValues(rep, realmFields)}
+	if err := readEvents(r, c, realm, &f); err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, pages.RealmSettings(c.nav(r, pages.SectionSettings, "console.settings.title", realm), f))
 }
 
 // realmNumbers and realmChecks are the settings whose inputs are numbers
@@ -104,8 +158,11 @@ func (s *Service) SaveRealmSettings(w http.ResponseWriter, r *http.Request, c *C
 			return err
 		}
 	}
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(nav, pages.RealmForm{Form: f, Values: formValues(r),
-		Fixed: stringValues(before, realmFields)}))
+	rf := pages.RealmForm{Form: f, Values: formValues(r)}
+	if err := readEvents(r, c, realm, &rf); err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusUnprocessableEntity, pages.RealmSettings(nav, rf))
 }
 
 // readForm reads a form's texts, numbers and checkboxes into an API body.

@@ -96,9 +96,12 @@ type RealmRow struct {
 type RealmForm struct {
 	Form
 	Values map[string]string
-	Fixed  map[string]string // the settings shown, not changed here
-	Mail   Form              // the test mail's form
+	Mail   Form // the test mail's form
 	MailTo string
+	// Events are the events' settings (nil when the administrator may
+	// not read them), and the state of their form.
+	Events     map[string]string
+	EventsForm Form
 }
 
 // KeyRow is a realm's signing key.
