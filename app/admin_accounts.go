@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/apperr"
@@ -70,6 +71,16 @@ func (aa *accountAuth) admin(r *http.Request, userID string, iat int64, limit au
 	p := &adminPrincipal{Kind: principalUser, UserID: user.ID, Username: user.Username, TokenID: tokenID,
 		Permissions: held.Intersect(limit)}
 	if acct.RealmID != "" {
+		// Asking who one is (or signing out) is no act in a realm: a
+		// confined administrator learns there which realm is theirs.
+		if perm, _ := ctx.Value(routePermKey{}).(authz.Permission); perm == authz.Authenticated && mux.Vars(r)["realm"] == "" {
+			realm, err := aa.store.GetRealmByID(ctx, acct.RealmID)
+			if err != nil {
+				return nil, err
+			}
+			p.Realm = realm.Name
+			return p, nil
+		}
 		realm, err := confiningRealm(r, aa.realmNamed)
 		if err != nil {
 			return nil, err

@@ -174,8 +174,14 @@ func TestAdminAccountPermissions(t *testing.T) {
 	mustError(t, s.request(http.MethodGet, "/admin/realms/other/users", nil, authBearer(reader)), http.StatusUnauthorized, "unauthorized", "")
 	mustError(t, s.request(http.MethodPost, "/admin/realms/acme/users", map[string]any{"username": "x"}, authBearer(reader)),
 		http.StatusForbidden, "forbidden", "")
+	// A confined account acts on its realm's routes alone, but may ask who
+	// it is: the answer names its realm (the console needs it to sign in).
 	me := s.request(http.MethodGet, "/admin/auth/me", nil, authBearer(reader))
-	mustStatus(t, me, http.StatusUnauthorized) // a confined account acts on its realm's routes alone
+	mustStatus(t, me, http.StatusOK)
+	if got := me.object(t)["realm"]; got != "acme" {
+		t.Fatalf("a confined account's me names the realm %v, want acme", got)
+	}
+	mustError(t, s.request(http.MethodGet, "/admin/realms", nil, authBearer(reader)), http.StatusUnauthorized, "unauthorized", "")
 
 	for _, tc := range []struct {
 		name  string

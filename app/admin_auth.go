@@ -109,6 +109,10 @@ type adminPrincipal struct {
 
 type principalKey struct{}
 
+// routePermKey holds, while a credential is checked, the permission its
+// route asks.
+type routePermKey struct{}
+
 func principalFrom(ctx context.Context) *adminPrincipal {
 	p, _ := ctx.Value(principalKey{}).(*adminPrincipal)
 	return p
@@ -120,7 +124,7 @@ func principalFrom(ctx context.Context) *adminPrincipal {
 // credential that lacks it.
 func (a *App) requireAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, err := a.authenticateAdmin(r)
+		p, err := a.authenticateAdmin(r.WithContext(context.WithValue(r.Context(), routePermKey{}, perm)))
 		if err != nil {
 			return err
 		}

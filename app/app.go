@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -20,6 +21,7 @@ import (
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
@@ -100,6 +102,7 @@ type App struct {
 	systemRealmID string
 	orgs          *orgs.Service
 	attributes    *attributes.Service
+	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
@@ -167,6 +170,22 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("load message catalogues: %w", err)
 	}
 	if err := a.bootstrapAdmin(ctx); err != nil {
+		return nil, err
+	}
+	// The console reaches the API through the router, in process, once
+	// the routes exist; its cookies are sealed with a key of their own.
+	consoleKey, err := hkdf.Key(sha256.New, cfg.MasterKey, nil, "idenplane console cookies", 32)
+	if err != nil {
+		return nil, fmt.Errorf("derive console cookie key: %w", err)
+	}
+	a.console, err = console.New(console.Deps{
+		API:         http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }),
+		BaseURL:     cfg.BaseURL,
+		SystemRealm: SystemRealmName, ClientID: ConsoleClientID,
+		CookieKey: consoleKey, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
+		Log: a.log, Now: a.now, RenderPage: a.renderPage, Asset: a.assets.URL,
+	})
+	if err != nil {
 		return nil, err
 	}
 	a.router = a.routes()

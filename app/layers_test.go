@@ -43,6 +43,10 @@ func TestLayers(t *testing.T) {
 			module + "/ui", testSupport}},
 		{"app/attributes", []string{module + "/app", module + "/app/orgs", module + "/app/loadtest", testSupport}},
 		{"app/configfile", []string{module + "/app", module + "/store", module + "/app/httpx", testSupport}},
+		// The console reaches the rest of the server only through the API.
+		{"app/console", []string{module + "/app", module + "/app/events", module + "/app/nhi", module + "/app/orgs",
+			module + "/app/scim", module + "/app/saml", module + "/app/broker", module + "/app/ldapfed",
+			module + "/app/adminkeys", module + "/app/attributes", module + "/app/identity", module + "/app/loadtest", testSupport}},
 		// A tool beside the server: it starts the server through app.
 		{"app/loadtest", []string{testSupport}},
 		// Below app and the modules, whose own tests import it.

@@ -10,6 +10,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/assets"
@@ -21,7 +22,7 @@ import (
 // admin credential holding a permission, or a signed-in person of the
 // realm (a Bearer token of theirs or the browser's SSO session).
 type access struct {
-	kind string // accessPublic, accessAdmin, accessUser or accessSCIM
+	kind string // accessPublic, accessAdmin, accessUser, accessSCIM or accessConsole
 	perm authz.Permission
 }
 
@@ -31,6 +32,10 @@ const (
 	accessUser   = "user"
 	// accessSCIM is a SCIM token of the path's realm (app/scim checks it).
 	accessSCIM = "scim"
+	// accessConsole is a signed-in console session (app/console): the
+	// console holds no permission of its own, and each API call its page
+	// makes asks the administrator's.
+	accessConsole = "console"
 )
 
 // route is one entry of the table, for `idenplane routes` and the test
@@ -534,6 +539,73 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, user1+"/attributes", authz.UsersWrite, at.PutUserAttributes)
 	admin(http.MethodGet, user1+"/federated-identity", authz.UsersRead, br.ListUserLinks)
 	admin(http.MethodDelete, user1+"/federated-identity/{alias}", authz.UsersWrite, br.DeleteUserLink)
+
+	// The admin console (the module app/console): its sign-in is public,
+	// its pages need a console session, and every page calls the API
+	// above with the administrator's token, so its permissions are those.
+	cs := a.console
+	add(http.MethodGet, console.Prefix, public, http.HandlerFunc(cs.Root))
+	add(http.MethodGet, console.Prefix+"/login", public, http.HandlerFunc(cs.Login))
+	add(http.MethodGet, console.Prefix+"/callback", public, http.HandlerFunc(cs.Callback))
+	add(http.MethodGet, console.Prefix+"/signed-out", public, http.HandlerFunc(cs.SignedOut))
+	consolePage := func(method, path string, h console.Handler) {
+		add(method, console.Prefix+path, access{kind: accessConsole}, cs.Page(h))
+	}
+	consolePage(http.MethodGet, "/", cs.Dashboard)
+	consolePage(http.MethodPost, "/logout", cs.Logout)
+	consolePage(http.MethodGet, "/account", cs.Account)
+	consolePage(http.MethodGet, "/realms", cs.Realms)
+	consolePage(http.MethodGet, "/realms/new", cs.NewRealm)
+	consolePage(http.MethodPost, "/realms/new", cs.CreateRealm)
+	const cRealm, cUser1, cClient1 = "/realms/{realm}", "/realms/{realm}/users/{userId}", "/realms/{realm}/clients/{clientId}"
+	consolePage(http.MethodGet, cRealm+"/settings", cs.RealmSettings)
+	consolePage(http.MethodPost, cRealm+"/settings", cs.SaveRealmSettings)
+	consolePage(http.MethodPost, cRealm+"/email/test", cs.TestMail)
+	consolePage(http.MethodPost, cRealm+"/events/config", cs.SaveEventsConfig)
+	consolePage(http.MethodGet, cRealm+"/keys", cs.Keys)
+	consolePage(http.MethodPost, cRealm+"/keys/rotate", cs.RotateKeys)
+	consolePage(http.MethodGet, cRealm+"/users", cs.Users)
+	consolePage(http.MethodGet, cRealm+"/users/new", cs.NewUser)
+	consolePage(http.MethodPost, cRealm+"/users/new", cs.CreateUser)
+	consolePage(http.MethodGet, cUser1, cs.User)
+	consolePage(http.MethodPost, cUser1, cs.SaveUser)
+	consolePage(http.MethodPost, cUser1+"/password", cs.ResetPassword)
+	consolePage(http.MethodPost, cUser1+"/logout", cs.EndUserSessions)
+	consolePage(http.MethodGet, cUser1+"/mfa", cs.ConfirmRemoveFactors)
+	consolePage(http.MethodPost, cUser1+"/mfa", cs.RemoveFactors)
+	consolePage(http.MethodPost, cUser1+"/unlock", cs.Unlock)
+	consolePage(http.MethodPost, cUser1+"/groups", cs.JoinGroup)
+	consolePage(http.MethodPost, cUser1+"/groups/remove", cs.LeaveGroup)
+	consolePage(http.MethodPost, cUser1+"/roles", cs.GrantRole)
+	consolePage(http.MethodPost, cUser1+"/roles/remove", cs.RevokeRole)
+	consolePage(http.MethodGet, cUser1+"/delete", cs.ConfirmDeleteUser)
+	consolePage(http.MethodPost, cUser1+"/delete", cs.DeleteUser)
+	consolePage(http.MethodGet, cRealm+"/clients", cs.Clients)
+	consolePage(http.MethodGet, cRealm+"/clients/new", cs.NewClient)
+	consolePage(http.MethodPost, cRealm+"/clients/new", cs.CreateClient)
+	consolePage(http.MethodGet, cClient1, cs.Client)
+	consolePage(http.MethodPost, cClient1, cs.SaveClient)
+	consolePage(http.MethodGet, cClient1+"/secret", cs.ConfirmRegenerateSecret)
+	consolePage(http.MethodPost, cClient1+"/secret", cs.RegenerateSecret)
+	consolePage(http.MethodGet, cClient1+"/delete", cs.ConfirmDeleteClient)
+	consolePage(http.MethodPost, cClient1+"/delete", cs.DeleteClient)
+	consolePage(http.MethodGet, cRealm+"/sessions", cs.Sessions)
+	consolePage(http.MethodPost, cRealm+"/sessions/{sessionId}/end", cs.EndSession)
+	consolePage(http.MethodGet, cRealm+"/events", cs.LoginEvents)
+	consolePage(http.MethodGet, cRealm+"/events/export", cs.ExportLoginEvents)
+	consolePage(http.MethodGet, cRealm+"/admin-events", cs.AdminEvents)
+	consolePage(http.MethodGet, cRealm+"/admin-events/export", cs.ExportAdminEvents)
+	for _, res := range console.Resources {
+		base := cRealm + "/" + res.Path
+		consolePage(http.MethodGet, base, cs.ResourceList(res))
+		consolePage(http.MethodGet, base+"/new", cs.NewResource(res))
+		consolePage(http.MethodPost, base+"/new", cs.CreateResource(res))
+		consolePage(http.MethodGet, base+"/{id}/delete", cs.ConfirmDeleteResource(res))
+		consolePage(http.MethodPost, base+"/{id}/delete", cs.DeleteResource(res))
+		for _, action := range res.Actions {
+			consolePage(http.MethodPost, base+"/{id}/"+action, cs.ResourceAction(res, action))
+		}
+	}
 	return r
 }
 

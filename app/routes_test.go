@@ -49,7 +49,7 @@ func TestRouteTableDeclaresAccess(t *testing.T) {
 			t.Errorf("%s is in the table but not served", key)
 		}
 		switch rt.access.kind {
-		case accessPublic, accessUser, accessSCIM:
+		case accessPublic, accessUser, accessSCIM, accessConsole:
 			if rt.access.perm != "" {
 				t.Errorf("%s is %s but names the permission %s", key, rt.access.kind, rt.access.perm)
 			}
@@ -156,7 +156,7 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		return body.AccessToken
 	}
 
-	var admin, user, scim int
+	var admin, user, scim, consolePages int
 	for _, rt := range s.app.table {
 		path := authFillPath(t, rt.path, "acme", userID)
 		var body any
@@ -202,6 +202,17 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 				t.Errorf("%s %s without credentials: %d %q, want 401 with a Bearer challenge", rt.method, path,
 					r.Status, r.Header.Get("WWW-Authenticate"))
 			}
+		case accessConsole:
+			// No console session, or a forged one: the sign-in, and nothing
+			// done (a form post is not read at all).
+			consolePages++
+			for _, cred := range [][]string{nil, {"Cookie: idenplane_console=" + strings.Repeat("A", 120)}} {
+				r := s.request(rt.method, path, body, cred...)
+				if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/console/login") {
+					t.Errorf("%s %s with %q: %d to %q, want 303 to the console's sign-in", rt.method, path, cred, r.Status,
+						r.Header.Get("Location"))
+				}
+			}
 		case accessSCIM:
 			scim++
 			for _, cred := range [][]string{nil, {"Authorization: Bearer " + uuid.NewString() + ".forged"}} {
@@ -212,8 +223,8 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 			}
 		}
 	}
-	if scim == 0 {
-		t.Fatal("checked no SCIM route")
+	if scim == 0 || consolePages == 0 {
+		t.Fatalf("checked %d SCIM and %d console routes", scim, consolePages)
 	}
 	if admin < 100 || user < 10 {
 		t.Fatalf("checked %d admin and %d user routes: the table is not what this test thinks", admin, user)

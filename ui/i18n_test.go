@@ -84,7 +84,7 @@ func TestEveryKeyHasEnglish(t *testing.T) {
 	}
 	en := c.Keys(DefaultLocale)
 	var files []string
-	for _, pattern := range []string{"*.templ", "../app/*.go"} {
+	for _, pattern := range []string{"*.templ", "../app/*.go", "console/*.templ", "console/*.go", "../app/console/*.go"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,196 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/idenplane/idenplane/app/apptest"
+)
+
+// consolePosts are the console's form posts, by route (app/routes.go):
+// the crawl below must meet a form of each.
+var consolePosts = []string{
+	"/console/logout",
+	"/console/realms/new",
+	"/console/realms/{realm}/settings",
+	"/console/realms/{realm}/users/new",
+	"/console/realms/{realm}/users/{userId}",
+	"/console/realms/{realm}/users/{userId}/password",
+	"/console/realms/{realm}/users/{userId}/logout",
+	"/console/realms/{realm}/users/{userId}/delete",
+	"/console/realms/{realm}/users/{userId}/mfa",
+	"/console/realms/{realm}/users/{userId}/unlock",
+	"/console/realms/{realm}/users/{userId}/groups",
+	"/console/realms/{realm}/users/{userId}/groups/remove",
+	"/console/realms/{realm}/users/{userId}/roles",
+	"/console/realms/{realm}/users/{userId}/roles/remove",
+	"/console/realms/{realm}/email/test",
+	"/console/realms/{realm}/events/config",
+	"/console/realms/{realm}/keys/rotate",
+	"/console/realms/{realm}/clients/new",
+	"/console/realms/{realm}/clients/{clientId}",
+	"/console/realms/{realm}/clients/{clientId}/secret",
+	"/console/realms/{realm}/clients/{clientId}/delete",
+	"/console/realms/{realm}/sessions/{sessionId}/end",
+}
+
+// resourcePaths are the kinds the generic pages serve (console.Resources).
+var resourcePaths = []string{"roles", "groups", "client-scopes", "identity-providers", "saml-service-providers",
+	"user-federation", "scim-tokens", "organizations", "nhi"}
+
+func init() {
+	for _, p := range resourcePaths {
+		consolePosts = append(consolePosts, "/console/realms/{realm}/"+p+"/new", "/console/realms/{realm}/"+p+"/{id}/delete")
+	}
+	consolePosts = append(consolePosts, "/console/realms/{realm}/user-federation/{id}/test-connection",
+		"/console/realms/{realm}/user-federation/{id}/sync")
+}
+
+// routeOf is the route template a form's action matches, "" for none.
+func routeOf(action string) string {
+	for _, tpl := range consolePosts {
+		re := "^" + regexp.MustCompile(`\\\{[a-zA-Z]+\\\}`).ReplaceAllString(regexp.QuoteMeta(tpl), `[^/]+`) + "$"
+		if regexp.MustCompile(re).MatchString(action) {
+			return tpl
+		}
+	}
+	return ""
+}
+
+// Every form of the console refuses a post without the session's CSRF
+// token, or with another token, with the page that says so; and changes
+// nothing.
+func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	user := f.srv.CreateUser("acme", map[string]any{"username": "bob", "password": "a long enough password"})["id"].(string)
+	r := f.srv.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "shop",
+		"redirectUris": []string{"https://shop.example/cb"}, "grantTypes": []string{"authorization_code", "password"}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	// bob holds a group and a role, and may get another of each, so that
+	// his page shows the forms that add and remove them.
+	for _, g := range []string{"staff", "ops"} {
+		apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/groups", map[string]any{"name": g}), http.StatusCreated)
+	}
+	for _, role := range []string{"auditor", "clerk"} {
+		apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": role}), http.StatusCreated)
+	}
+	var groups []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/groups", nil).Decode(t, &groups)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/acme/users/"+user+"/groups/"+groups[0]["id"].(string), nil),
+		http.StatusOK)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/users/"+user+"/role-mappings/realm",
+		map[string]any{"roleNames": []string{"auditor"}}), http.StatusOK)
+	// A directory, whose row shows its actions' forms.
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/user-federation", map[string]any{"name": "corp",
+		"providerType": "ldap", "connectionUrl": "ldap://127.0.0.1:1", "usersDn": "ou=people,dc=example,dc=org",
+		"bindDn": "cn=admin,dc=example,dc=org", "bindCredential": "s3cret-bind"}), http.StatusCreated)
+	// bob signs in, so that his page and the sessions' list show their
+	// sessions' forms.
+	apptest.MustStatus(t, f.srv.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+		url.Values{"grant_type": {"password"}, "username": {"bob"}, "password": {"a long enough password"},
+			"client_id": {"shop"}, "client_secret": {r.Object(t)["secret"].(string)}}.Encode(),
+		"Content-Type: application/x-www-form-urlencoded"), http.StatusOK)
+	pages := []string{"/console/", "/console/realms/new", "/console/realms/acme/settings", "/console/realms/acme/users/new",
+		"/console/realms/acme/users/" + user, "/console/realms/acme/users/" + user + "/delete",
+		"/console/realms/acme/users/" + user + "/mfa", "/console/realms/acme/keys",
+		"/console/realms/acme/clients/new", "/console/realms/acme/clients/shop", "/console/realms/acme/clients/shop/secret",
+		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions"}
+	for _, p := range resourcePaths {
+		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
+	}
+	met := map[string]bool{}
+	for _, path := range pages {
+		for _, form := range c.get(path).Forms(t) {
+			u, err := url.Parse(form.Action)
+			if err != nil || form.Fields.Get("csrf") == "" {
+				continue // a search form, which changes nothing
+			}
+			tpl := routeOf(u.Path)
+			if tpl == "" {
+				t.Errorf("the form of %s posts to %s, which no console route is", path, u.Path)
+				continue
+			}
+			if met[tpl] {
+				continue
+			}
+			met[tpl] = true
+			for name, token := range map[string][]string{"missing": nil, "wrong": {"forged-token"}} {
+				fields := url.Values{}
+				for k, v := range form.Fields {
+					fields[k] = v
+				}
+				fields.Del("csrf")
+				if token != nil {
+					fields["csrf"] = token
+				}
+				p := c.b.Post(form.Action, fields)
+				if p.Status != http.StatusForbidden || !strings.Contains(string(p.Body), "did not come from the console") {
+					t.Errorf("%s token to %s: %d %s, want 403 with the CSRF message", name, u.Path, p.Status, p.Body)
+				}
+			}
+		}
+	}
+	for _, tpl := range consolePosts {
+		if !met[tpl] {
+			t.Errorf("no page shows a form that posts to %s", tpl)
+		}
+	}
+	// Nothing was changed: bob, the client and the session are all there.
+	f.api("/admin/realms/acme/users/" + user)
+	f.api("/admin/realms/acme/clients/shop")
+	c.get("/console/account")
+}
+
+// A read-only administrator sees no control of a change, and a post they
+// forge (with a good CSRF token, from the sign-out form) is the API's
+// 403: the console holds no permission of its own.
+func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
+	f := newFixture(t)
+	user := f.srv.CreateUser("acme", map[string]any{"username": "bob", "firstName": "Bob"})["id"].(string)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "shop",
+		"redirectUris": []string{"https://shop.example/cb"}}), http.StatusCreated)
+	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read")
+	var csrf string
+	for _, path := range []string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
+		"/console/realms/acme/users/" + user, "/console/realms/acme/clients", "/console/realms/acme/clients/shop",
+		"/console/realms/acme/sessions", "/console/realms/acme/keys"} {
+		p := c.get(path)
+		for _, form := range p.Forms(t) {
+			token := form.Fields.Get("csrf")
+			if u, _ := url.Parse(form.Action); u.Path != "/console/logout" && token != "" {
+				t.Errorf("%s shows a form posting to %s to a read-only administrator", path, u.Path)
+			} else if token != "" {
+				csrf = token
+			}
+		}
+		for _, link := range p.Links(t) {
+			if strings.HasSuffix(link, "/new") || strings.HasSuffix(link, "/delete") || strings.HasSuffix(link, "/secret") {
+				t.Errorf("%s links to %s, a change, for a read-only administrator", path, link)
+			}
+		}
+	}
+	if csrf == "" {
+		t.Fatal("no page had the sign-out form")
+	}
+	for action, fields := range map[string]url.Values{
+		"/console/realms/acme/users/" + user:             {"username": {"bob"}, "firstName": {"Mallory"}, "enabled": {"true"}},
+		"/console/realms/acme/users/" + user + "/delete": {},
+		"/console/realms/acme/clients/shop/delete":       {},
+		"/console/realms/new":                            {"name": {"forged"}},
+	} {
+		fields.Set("csrf", csrf)
+		p := c.b.Post(f.base+action, fields)
+		if p.Status != http.StatusForbidden || !strings.Contains(string(p.Body), "lacks the permission") {
+			t.Errorf("forged post to %s: %d %s, want the API's 403", action, p.Status, p.Body)
+		}
+	}
+	if got := f.api("/admin/realms/acme/users/" + user)["firstName"]; got != "Bob" {
+		t.Fatalf("the forged change went through: firstName %v", got)
+	}
+	f.api("/admin/realms/acme/clients/shop")
+	apptest.MustStatus(t, f.srv.Admin(http.MethodGet, "/admin/realms/forged", nil), http.StatusNotFound)
+}
