@@ -744,3 +744,38 @@ func TestUserCreateKeycloakCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestUserSearchPrefix: Keycloak's "foo*" finds the users whose username,
+// email, first or last name begin so, case aside; "*foo*" a part
+// anywhere, as a plain search does.
+func TestUserSearchPrefix(t *testing.T) {
+	s := newTestServer(t)
+	s.createRealm("acme")
+	for _, u := range []map[string]any{
+		{"username": "alice", "email": "alice@example.com"},
+		{"username": "bob", "email": "ali.bob@corp.test"},
+		{"username": "carol", "firstName": "Alicia"},
+		{"username": "dave", "lastName": "Aliyev"},
+		{"username": "erin", "email": "erin@ali.test"},
+		{"username": "emile", "firstName": "Élise"},
+	} {
+		s.createUser("acme", u)
+	}
+	for _, c := range []struct {
+		search string
+		want   []string
+	}{
+		{"ali*", []string{"alice", "bob", "carol", "dave"}},
+		{"ALI*", []string{"alice", "bob", "carol", "dave"}},
+		{"*ali*", []string{"alice", "bob", "carol", "dave", "erin"}},
+		{"ali", []string{"alice", "bob", "carol", "dave", "erin"}},
+		{"éli*", []string{"emile"}},
+		{"ÉLI*", []string{"emile"}},
+		{"zz*", []string{}},
+	} {
+		total, names := s.listUsers("acme", "?search="+url.QueryEscape(c.search))
+		if total != len(c.want) || !slices.Equal(names, c.want) {
+			t.Errorf("search %q: total %d users %v, want %v", c.search, total, names, c.want)
+		}
+	}
+}

@@ -91,7 +91,10 @@ func (s *Store) GetUserByUsername(ctx context.Context, realmID, username string)
 
 // UserFilter narrows a user listing. Empty fields do not filter.
 type UserFilter struct {
-	Search   string // substring of username, email, first or last name
+	// Search is a substring of username, email, first or last name; with
+	// a trailing * and no leading one (Keycloak's "foo*"), a prefix of
+	// them, which the indexes find in a realm of any size.
+	Search   string
 	Username string
 	Email    string
 	Exact    bool // Username and Email match whole values instead of substrings
@@ -160,8 +163,29 @@ func userConditions(realmID string, f UserFilter) (string, []any) {
 		}
 		where = append(where, cond)
 	}
-	if f.Search != "" {
-		p := likePattern(f.Search)
+	if prefix, ok := searchPrefix(f.Search); ok {
+		// The rows of each indexed column's range, by ID, so that the
+		// planner looks them up rather than walk the realm's users in
+		// order (realm_id || '' keeps it off the realm's index, in
+		// SQLite and PostgreSQL alike): "\U0010FFFF" sorts after every
+		// character a value may hold after the prefix.
+		where[0] = "realm_id || '' = $1"
+		lower, folded := strings.ToLower(prefix), FoldCase(prefix)
+		add(`id IN (SELECT id FROM users WHERE realm_id = ? AND username >= ? AND username < ?
+			UNION SELECT id FROM users WHERE realm_id = ? AND email >= ? AND email < ? AND email <> ''
+			UNION SELECT id FROM users WHERE realm_id = ? AND first_name_fold >= ? AND first_name_fold < ?
+			UNION SELECT id FROM users WHERE realm_id = ? AND last_name_fold >= ? AND last_name_fold < ?)`,
+			realmID, lower, lower+"\U0010FFFF", realmID, lower, lower+"\U0010FFFF",
+			realmID, folded, folded+"\U0010FFFF", realmID, folded, folded+"\U0010FFFF")
+	} else if f.Search != "" {
+		// "*foo*", Keycloak's spelling of a substring, is the default's.
+		search := f.Search
+		if inner, ok := strings.CutPrefix(search, "*"); ok && len(inner) > 1 {
+			if inner, ok = strings.CutSuffix(inner, "*"); ok {
+				search = inner
+			}
+		}
+		p := likePattern(search)
 		add(`(username LIKE ? ESCAPE '\' OR email LIKE ? ESCAPE '\' OR name_search LIKE ? ESCAPE '\')`, p, p, p)
 	}
 	for _, m := range []struct{ col, val string }{{"username", f.Username}, {"email", f.Email}} {
@@ -177,6 +201,15 @@ func userConditions(realmID string, f UserFilter) (string, []any) {
 		add("enabled = ?", *f.Enabled)
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// searchPrefix is the prefix a search of the form "foo*" asks for.
+func searchPrefix(search string) (string, bool) {
+	prefix, ok := strings.CutSuffix(search, "*")
+	if !ok || prefix == "" || strings.HasPrefix(prefix, "*") {
+		return "", false
+	}
+	return prefix, true
 }
 
 // AllUsers returns every user of a realm, for export.

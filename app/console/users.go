@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/idenplane/idenplane/app/authz"
 	pages "github.com/idenplane/idenplane/ui/console"
@@ -19,6 +20,17 @@ func adminUser(realm, id, rest string) string {
 	return adminRealm(realm, "/users/"+url.PathEscape(id)+rest)
 }
 
+// searchQuery is what the users page asks the API for: the beginning of
+// a username, email, first or last name ("ali" finds Alice), which the
+// API finds by index in a realm of any size; "*lid*" asks for a part
+// anywhere, which reads every user.
+func searchQuery(search string) string {
+	if strings.Contains(search, "*") {
+		return search
+	}
+	return search + "*"
+}
+
 // Users lists a realm's users a page at a time, found by ?search.
 func (s *Service) Users(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 	realm := pathVar(r, "realm")
@@ -28,7 +40,7 @@ func (s *Service) Users(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 	search := q.Get("search")
 	api := url.Values{"skip": {strconv.Itoa(page * usersPageSize)}, "limit": {strconv.Itoa(usersPageSize)}}
 	if search != "" {
-		api.Set("search", search)
+		api.Set("search", searchQuery(search))
 	}
 	var list struct {
 		Total int             `json:"total"`
