@@ -198,6 +198,8 @@ func TestBrowserConsoleFirstHour(t *testing.T) {
 		}
 	}
 	b.open("console-account", e.srv.base+"/console/account")
+	b.open("console-accounts", e.srv.base+"/console/accounts")
+	b.open("console-account-new", e.srv.base+"/console/accounts/new")
 	b.open("console-dashboard", e.srv.base+"/console/?realm=shop")
 
 	// The client goes, after a confirmation.

@@ -43,6 +43,7 @@ const (
 	SectionAdminEvents = "admin-events"
 	SectionAccount     = "account"
 	SectionKeys        = "keys"
+	SectionAccounts    = "accounts"
 )
 
 // NavLink is a section of the navigation.
@@ -193,6 +194,18 @@ type ClientSecret struct {
 	Secret   string `json:"secret"`
 	Done     string `json:"-"` // what was done, a message key
 	Label    string `json:"-"` // the secret's label, a message key; "" for a client secret
+	Once     string `json:"-"` // the sentence saying it is shown once, a message key; "" for a secret's
+}
+
+// AccountRow is an administrator in the list of them.
+type AccountRow struct {
+	ID          string   `json:"id"`
+	Username    string   `json:"username"`
+	Email       string   `json:"email"`
+	Enabled     bool     `json:"enabled"`
+	Permissions []string `json:"permissions"`
+	TOTP        bool     `json:"totp"`
+	Passkeys    int      `json:"passkeys"`
 }
 
 // SessionRow is a session in a list.
