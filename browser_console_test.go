@@ -200,6 +200,10 @@ func TestBrowserConsoleFirstHour(t *testing.T) {
 	b.open("console-account", e.srv.base+"/console/account")
 	b.open("console-accounts", e.srv.base+"/console/accounts")
 	b.open("console-account-new", e.srv.base+"/console/accounts/new")
+	e.admin(http.MethodPost, "/admin/api-keys", map[string]any{"name": "backup", "permissions": []string{"realm:read"}},
+		http.StatusCreated, nil)
+	b.open("console-api-keys", e.srv.base+"/console/api-keys")
+	b.open("console-api-key-new", e.srv.base+"/console/api-keys/new")
 	b.open("console-dashboard", e.srv.base+"/console/?realm=shop")
 
 	// The client goes, after a confirmation.

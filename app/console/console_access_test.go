@@ -38,6 +38,9 @@ var consolePosts = []string{
 	"/console/accounts/new",
 	"/console/accounts/{id}/enabled",
 	"/console/accounts/{id}/logout",
+	"/console/api-keys/new",
+	"/console/api-keys/{id}/rotate",
+	"/console/api-keys/{id}/revoke",
 }
 
 // resourcePaths are the kinds the generic pages serve (console.Resources).
@@ -101,7 +104,8 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 		"/console/realms/acme/users/" + user, "/console/realms/acme/users/" + user + "/delete",
 		"/console/realms/acme/users/" + user + "/mfa", "/console/realms/acme/keys",
 		"/console/realms/acme/clients/new", "/console/realms/acme/clients/shop", "/console/realms/acme/clients/shop/secret",
-		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions", "/console/accounts", "/console/accounts/new"}
+		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions", "/console/accounts", "/console/accounts/new",
+		"/console/api-keys", "/console/api-keys/new", "/console/api-keys/some-id/rotate", "/console/api-keys/some-id/revoke"}
 	for _, p := range resourcePaths {
 		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
 	}
@@ -171,7 +175,7 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 			}
 		}
 		for _, link := range p.Links(t) {
-			if strings.HasSuffix(link, "/console/accounts") {
+			if strings.HasSuffix(link, "/console/accounts") || strings.HasSuffix(link, "/console/api-keys") {
 				t.Errorf("%s links to the administrators for a read-only administrator", path)
 			}
 			if strings.HasSuffix(link, "/new") || strings.HasSuffix(link, "/delete") || strings.HasSuffix(link, "/secret") {
@@ -188,6 +192,7 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 		"/console/realms/acme/clients/shop/delete":       {},
 		"/console/realms/new":                            {"name": {"forged"}},
 		"/console/accounts/new":                          {"username": {"forged"}},
+		"/console/api-keys/new":                          {"name": {"forged"}, "permissions": {"realm:read"}},
 	} {
 		fields.Set("csrf", csrf)
 		p := c.b.Post(f.base+action, fields)
@@ -205,6 +210,13 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	for _, a := range accounts {
 		if a["username"] == "forged" {
 			t.Fatal("the forged administrator was made")
+		}
+	}
+	var keys []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/api-keys", nil).Decode(t, &keys)
+	for _, k := range keys {
+		if k["name"] == "forged" {
+			t.Fatal("the forged API key was made")
 		}
 	}
 }

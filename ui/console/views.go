@@ -44,6 +44,7 @@ const (
 	SectionAccount     = "account"
 	SectionKeys        = "keys"
 	SectionAccounts    = "accounts"
+	SectionAPIKeys     = "api-keys"
 )
 
 // NavLink is a section of the navigation.
@@ -195,6 +196,19 @@ type ClientSecret struct {
 	Done     string `json:"-"` // what was done, a message key
 	Label    string `json:"-"` // the secret's label, a message key; "" for a client secret
 	Once     string `json:"-"` // the sentence saying it is shown once, a message key; "" for a secret's
+}
+
+// APIKeyRow is a named admin API key as the API shows it; APIKey is its
+// secret, in the answer of its creation or rotation only.
+type APIKeyRow struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Prefix      string   `json:"prefix"`
+	Permissions []string `json:"permissions"`
+	State       string   `json:"state"`
+	ExpiresAt   int64    `json:"expiresAt"`
+	LastUsedAt  int64    `json:"lastUsedAt"`
+	APIKey      string   `json:"apiKey"`
 }
 
 // AccountRow is an administrator in the list of them.
