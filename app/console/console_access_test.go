@@ -35,6 +35,12 @@ var consolePosts = []string{
 	"/console/realms/{realm}/clients/{clientId}/secret",
 	"/console/realms/{realm}/clients/{clientId}/delete",
 	"/console/realms/{realm}/sessions/{sessionId}/end",
+	"/console/accounts/new",
+	"/console/accounts/{id}/enabled",
+	"/console/accounts/{id}/logout",
+	"/console/api-keys/new",
+	"/console/api-keys/{id}/rotate",
+	"/console/api-keys/{id}/revoke",
 }
 
 // resourcePaths are the kinds the generic pages serve (console.Resources).
@@ -98,7 +104,8 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 		"/console/realms/acme/users/" + user, "/console/realms/acme/users/" + user + "/delete",
 		"/console/realms/acme/users/" + user + "/mfa", "/console/realms/acme/keys",
 		"/console/realms/acme/clients/new", "/console/realms/acme/clients/shop", "/console/realms/acme/clients/shop/secret",
-		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions"}
+		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions", "/console/accounts", "/console/accounts/new",
+		"/console/api-keys", "/console/api-keys/new", "/console/api-keys/some-id/rotate", "/console/api-keys/some-id/revoke"}
 	for _, p := range resourcePaths {
 		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
 	}
@@ -168,6 +175,9 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 			}
 		}
 		for _, link := range p.Links(t) {
+			if strings.HasSuffix(link, "/console/accounts") || strings.HasSuffix(link, "/console/api-keys") {
+				t.Errorf("%s links to the administrators for a read-only administrator", path)
+			}
 			if strings.HasSuffix(link, "/new") || strings.HasSuffix(link, "/delete") || strings.HasSuffix(link, "/secret") {
 				t.Errorf("%s links to %s, a change, for a read-only administrator", path, link)
 			}
@@ -181,6 +191,8 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 		"/console/realms/acme/users/" + user + "/delete": {},
 		"/console/realms/acme/clients/shop/delete":       {},
 		"/console/realms/new":                            {"name": {"forged"}},
+		"/console/accounts/new":                          {"username": {"forged"}},
+		"/console/api-keys/new":                          {"name": {"forged"}, "permissions": {"realm:read"}},
 	} {
 		fields.Set("csrf", csrf)
 		p := c.b.Post(f.base+action, fields)
@@ -193,4 +205,18 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	}
 	f.api("/admin/realms/acme/clients/shop")
 	apptest.MustStatus(t, f.srv.Admin(http.MethodGet, "/admin/realms/forged", nil), http.StatusNotFound)
+	var accounts []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/accounts", nil).Decode(t, &accounts)
+	for _, a := range accounts {
+		if a["username"] == "forged" {
+			t.Fatal("the forged administrator was made")
+		}
+	}
+	var keys []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/api-keys", nil).Decode(t, &keys)
+	for _, k := range keys {
+		if k["name"] == "forged" {
+			t.Fatal("the forged API key was made")
+		}
+	}
 }

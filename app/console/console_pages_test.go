@@ -303,6 +303,47 @@ func TestConsoleResources(t *testing.T) {
 	apptest.MustStatus(t, r, http.StatusOK)
 }
 
+// spMetadata is a service provider's metadata as SPs publish it: an
+// endpoint a binding, the POST one not first, and unsigned requests.
+const spMetadata = `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://wiki.example/saml/metadata">
+  <SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://wiki.example/saml/slo"/>
+    <AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="https://wiki.example/saml/artifact" index="1"/>
+    <AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://wiki.example/saml/acs" index="2"/>
+  </SPSSODescriptor>
+</EntityDescriptor>`
+
+// A SAML service provider is made from its metadata, pasted in the form,
+// as the API's POST with the metadata makes it; metadata that is not an
+// SP's is refused at its field.
+func TestConsoleSAMLServiceProviderFromMetadata(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	const form = "/console/realms/acme/saml-service-providers/new"
+	p := c.submit(form, form, map[string]string{"metadata": `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example"/>`})
+	if p.Status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="metadata"[^>]*aria-invalid="true"`).Match(p.Body) ||
+		!strings.Contains(string(p.Body), "has no SPSSODescriptor") {
+		t.Fatalf("metadata without an SP: %d %s", p.Status, p.Body)
+	}
+	p = c.submit(form, form, map[string]string{"metadata": spMetadata, "name": "Wiki", "enabled": "true"})
+	if loc := p.Location(t); loc.Path != "/console/realms/acme/saml-service-providers" || loc.Query().Get("done") != "console.done.created" {
+		t.Fatalf("after creating the SP: %d %s", p.Status, p.Body)
+	}
+	r := f.srv.Admin(http.MethodGet, "/admin/realms/acme/saml-service-providers", nil)
+	var sps []map[string]any
+	r.Decode(t, &sps)
+	if len(sps) != 1 {
+		t.Fatalf("service providers %v, want the one made", sps)
+	}
+	want := map[string]any{"entityId": "https://wiki.example/saml/metadata", "name": "Wiki", "acsUrl": "https://wiki.example/saml/acs",
+		"sloUrl": "https://wiki.example/saml/slo", "sloBinding": "HTTP-Redirect", "requestsSigned": false, "enabled": true}
+	for k, v := range want {
+		if sps[0][k] != v {
+			t.Errorf("the SP's %s: %v, want %v", k, sps[0][k], v)
+		}
+	}
+}
+
 // A realm's keys rotate from the console, and a test mail's bad address
 // is refused at its field.
 func TestConsoleRealmKeysAndMail(t *testing.T) {

@@ -60,8 +60,10 @@ var Resources = []Resource{
 			{Name: "enabled", Kind: "check"}},
 		Read: authz.IdentityProvidersRead, Write: authz.IdentityProvidersWrite},
 	{Path: "saml-service-providers", Key: "id", Columns: []string{"entityId", "name", "acsUrl", "enabled"},
-		Fields: []pages.FieldSpec{text("entityId", true), text("name", false), {Name: "acsUrl", Kind: "url", Required: true},
-			{Name: "enabled", Kind: "check"}},
+		// The metadata (XML, as the SP publishes it) gives the entity ID
+		// and endpoints; a field filled in takes precedence over it.
+		Fields: []pages.FieldSpec{{Name: "metadata", Kind: "textarea"}, text("entityId", false), text("name", false),
+			{Name: "acsUrl", Kind: "url"}, {Name: "enabled", Kind: "check"}},
 		Read: authz.ClientsRead, Write: authz.ClientsWrite},
 	{Path: "user-federation", Key: "id", Columns: []string{"name", "connectionUrl", "enabled"},
 		Fields: []pages.FieldSpec{text("name", true), {Name: "providerType", Kind: "select", Options: []string{"ldap"}},

@@ -369,7 +369,7 @@ func NewResource(n Nav, f ResourceForm) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				case "textarea":
-					templ_7745c5c3_Err = textarea(f.Form, f.Values, s.Name).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = textareaHinted(f.Form, f.Values, s.Name, "console.hint."+s.Name).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -43,6 +43,8 @@ const (
 	SectionAdminEvents = "admin-events"
 	SectionAccount     = "account"
 	SectionKeys        = "keys"
+	SectionAccounts    = "accounts"
+	SectionAPIKeys     = "api-keys"
 )
 
 // NavLink is a section of the navigation.
@@ -193,6 +195,31 @@ type ClientSecret struct {
 	Secret   string `json:"secret"`
 	Done     string `json:"-"` // what was done, a message key
 	Label    string `json:"-"` // the secret's label, a message key; "" for a client secret
+	Once     string `json:"-"` // the sentence saying it is shown once, a message key; "" for a secret's
+}
+
+// APIKeyRow is a named admin API key as the API shows it; APIKey is its
+// secret, in the answer of its creation or rotation only.
+type APIKeyRow struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Prefix      string   `json:"prefix"`
+	Permissions []string `json:"permissions"`
+	State       string   `json:"state"`
+	ExpiresAt   int64    `json:"expiresAt"`
+	LastUsedAt  int64    `json:"lastUsedAt"`
+	APIKey      string   `json:"apiKey"`
+}
+
+// AccountRow is an administrator in the list of them.
+type AccountRow struct {
+	ID          string   `json:"id"`
+	Username    string   `json:"username"`
+	Email       string   `json:"email"`
+	Enabled     bool     `json:"enabled"`
+	Permissions []string `json:"permissions"`
+	TOTP        bool     `json:"totp"`
+	Passkeys    int      `json:"passkeys"`
 }
 
 // SessionRow is a session in a list.
