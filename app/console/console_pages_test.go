@@ -19,12 +19,12 @@ const adminPassword = "correct horse battery staple"
 
 // fixture is the whole server over HTTP on loopback, with the realm acme.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *apptest.Server
 	base string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	srv, base := realapp.Live(t)
 	srv.CreateRealm("acme")
@@ -101,7 +101,7 @@ func (c *console) submit(path, action string, values map[string]string) *apptest
 }
 
 // formWith is the page's form that has an input named field.
-func formWith(t *testing.T, p *apptest.Page, field string) *apptest.Form {
+func formWith(t testing.TB, p *apptest.Page, field string) *apptest.Form {
 	t.Helper()
 	for _, f := range p.Forms(t) {
 		if _, ok := f.Fields[field]; ok {
