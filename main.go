@@ -1173,6 +1173,9 @@ func adminCreate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	// The OpenID Connect library logs through the default logger only,
+	// as serve sets it: here nothing but the link is printed.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	a, err := c.newApp(ctx, st, key, stdout, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
@@ -1185,8 +1188,8 @@ func adminCreate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("admin create: %s", apperr.Message(err))
 	}
-	fmt.Fprintf(stdout, "Created administrator %s (%s).\nEnrolment link, for one use within %s: %s\n", rep.Username,
-		strings.Join(rep.Permissions, ", "), adminaccounts.EnrolmentLifetime, rep.EnrolmentLink)
+	fmt.Fprintf(stdout, "Created administrator %s (%s).\nEnrolment link, for one use within %d hours: %s\n", rep.Username,
+		strings.Join(rep.Permissions, ", "), int(adminaccounts.EnrolmentLifetime.Hours()), rep.EnrolmentLink)
 	return nil
 }
 
