@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,8 +13,8 @@ import (
 // identityMetrics count what happens to identities, from the login events
 // every sign-in, grant and lockout writes (whether or not the realm keeps
 // them), and read the live sessions at each scrape. Labels are bounded:
-// realms are the administrators' to make, event types are a fixed list,
-// and an error outside the known shape counts as "other".
+// realms are the administrators' to make, event types are the code's
+// constants, and an error outside the known shape counts as "other".
 type identityMetrics struct {
 	events   *prometheus.CounterVec
 	lockouts *prometheus.CounterVec
@@ -48,11 +47,7 @@ func (m *identityMetrics) loginEvent(realm *store.Realm, e *store.LoginEvent) {
 	if errLabel != "" && !eventErrorLabel.MatchString(errLabel) {
 		errLabel = "other"
 	}
-	typ := e.Type
-	if len(typ) > 40 || strings.ToUpper(typ) != typ {
-		typ = "other"
-	}
-	m.events.WithLabelValues(realm.Name, typ, errLabel).Inc()
+	m.events.WithLabelValues(realm.Name, e.Type, errLabel).Inc()
 	if kind := e.Details["lockout"]; kind == "temporary" || kind == "permanent" {
 		m.lockouts.WithLabelValues(realm.Name, kind).Inc()
 	}

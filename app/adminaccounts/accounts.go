@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/gorilla/mux"
 
@@ -248,16 +247,9 @@ func (s *Service) enrolment(ctx context.Context, tx *store.Store, sys *store.Rea
 func (s *Service) checkGrant(ctx context.Context, names []string, realmName string) ([]string, string, error) {
 	perms := []string{authz.AllName}
 	if names != nil {
-		if slices.Contains(names, authz.AllName) {
-			if len(names) != 1 {
-				return nil, "", apperr.Field("permissions", "%q stands alone: it is every permission", authz.AllName)
-			}
-		} else {
-			set, err := authz.Parse(names)
-			if err != nil {
-				return nil, "", apperr.Field("permissions", "%v", err)
-			}
-			perms = authz.Names(set)
+		var err error
+		if perms, err = authz.ParseGrant(names); err != nil {
+			return nil, "", apperr.Field("permissions", "%v", err)
 		}
 	}
 	if realmName == "" {
@@ -276,13 +268,8 @@ func (s *Service) checkGrant(ctx context.Context, names []string, realmName stri
 	if realm.ID == sys.ID {
 		return nil, "", apperr.Field("realm", "an account confined to the system realm would administer the administrators: give it %s instead", authz.SystemManage)
 	}
-	// Confined to a realm, a system permission would reach only the
-	// deletion of that realm, as for a named key: it holds none.
-	for _, p := range perms {
-		if p == authz.AllName || p == string(authz.SystemRead) || p == string(authz.SystemManage) {
-			return nil, "", apperr.Field("permissions", "an account confined to a realm holds no system permission (%s, %s), nor %q: list the realm's permissions",
-				authz.SystemRead, authz.SystemManage, authz.AllName)
-		}
+	if err := authz.CheckConfined(perms); err != nil {
+		return nil, "", apperr.Field("permissions", "%v: list the realm's permissions", err)
 	}
 	return perms, realm.ID, nil
 }

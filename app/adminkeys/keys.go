@@ -198,14 +198,8 @@ func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		k.RealmID = realm.ID
-		// A key of one realm acts on that realm's routes alone, where a
-		// system permission would reach only the deletion of its own realm:
-		// as a service account's, it holds none.
-		for _, p := range k.Permissions {
-			if p == AllPermissions || p == string(authz.SystemRead) || p == string(authz.SystemManage) {
-				return apperr.Field("permissions", "a key confined to a realm holds no system permission (%s, %s), nor %q",
-					authz.SystemRead, authz.SystemManage, AllPermissions)
-			}
+		if err := authz.CheckConfined(k.Permissions); err != nil {
+			return apperr.Field("permissions", "%v", err)
 		}
 	}
 	if err := s.checkGrant(r, k.Name, k.Permissions, "made"); err != nil {
@@ -229,23 +223,13 @@ func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
 	return httpx.Created(w, s.deps.BaseURL+r.URL.Path+"/"+k.ID, rep)
 }
 
-// checkPermissions checks a new key's permission names: known ones, at
-// least one, or "all" alone. It answers them in the order of authz.All.
+// checkPermissions checks a new key's permission names (authz.ParseGrant).
 func checkPermissions(names []string) ([]string, error) {
-	if len(names) == 0 {
-		return nil, apperr.Field("permissions", "must name at least one permission, or %q for every one", AllPermissions)
-	}
-	if slices.Contains(names, AllPermissions) {
-		if len(names) != 1 {
-			return nil, apperr.Field("permissions", "%q stands alone: it is every permission", AllPermissions)
-		}
-		return names, nil
-	}
-	set, err := authz.Parse(names)
+	perms, err := authz.ParseGrant(names)
 	if err != nil {
 		return nil, apperr.Field("permissions", "%v", err)
 	}
-	return authz.Names(set), nil
+	return perms, nil
 }
 
 // Rotate gives a key a new secret, shown once in the answer. The old one

@@ -137,3 +137,39 @@ func (s Set) Intersect(o Set) Set {
 	}
 	return out
 }
+
+// ParseGrant checks the list of names a credential is to hold, as stored:
+// at least one, known ones, or AllName alone. It answers them in the
+// order of All, or [AllName].
+func ParseGrant(names []string) ([]string, error) {
+	switch {
+	case len(names) == 0:
+		return nil, fmt.Errorf("must name at least one permission, or %q for every one", AllName)
+	case slices.Contains(names, AllName) && len(names) != 1:
+		return nil, fmt.Errorf("%q stands alone: it is every permission", AllName)
+	case names[0] == AllName:
+		return []string{AllName}, nil
+	}
+	set, err := Parse(names)
+	if err != nil {
+		return nil, err
+	}
+	return Names(set), nil
+}
+
+// ErrSystemInRealm: a credential confined to one realm acts on that
+// realm's routes alone, where a system permission would reach only the
+// deletion of its own realm, so it holds none.
+var ErrSystemInRealm = fmt.Errorf("a credential confined to a realm holds no system permission (%s, %s), nor %q",
+	SystemRead, SystemManage, AllName)
+
+// CheckConfined refuses a stored grant that a credential confined to a
+// realm may not hold.
+func CheckConfined(names []string) error {
+	for _, p := range names {
+		if p == AllName || p == string(SystemRead) || p == string(SystemManage) {
+			return ErrSystemInRealm
+		}
+	}
+	return nil
+}
