@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,4 +146,62 @@ func docsMissingTool(t *testing.T, tool string) {
 		t.Fatalf("%s is not installed, and CI=true needs it", tool)
 	}
 	t.Skipf("%s is not installed: skipping the docs' examples", tool)
+}
+
+// The examples run in a folder of their own, not in the source tree, and
+// a server they leave running in the background neither holds the test
+// up nor outlives it.
+func TestDocsRunContainsTheScript(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		docsMissingTool(t, "bash")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := docsRun(t, "sleep 300 & echo $!; pwd", nil)
+	if err != nil {
+		t.Fatalf("the script failed: %v\n%s", err, out)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("a background process held the run for %v", d)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 2 {
+		t.Fatalf("output %q: want the background pid and the folder", out)
+	}
+	if lines[1] == wd {
+		t.Errorf("the script ran in the source tree %s", wd)
+	}
+	pid, err := strconv.Atoi(lines[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Signal 0 checks existence: the killed process is gone once init,
+	// its parent after bash, has reaped it.
+	for range 100 {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("the background process %d outlived the run", pid)
+}
+
+// Every how-to page is linked from the README's list.
+func TestDocsHowtosLinked(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob("docs/howto/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		if !strings.Contains(string(readme), "]("+page+")") {
+			t.Errorf("README.md does not link %s", page)
+		}
+	}
 }
