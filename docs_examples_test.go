@@ -31,7 +31,7 @@ var docsPages = map[string]docsPage{
 	// The upstream provider is a realm of the same server, on loopback,
 	// which outbound calls reach only when allowed.
 	"brokering.md":     {serverEnv: []string{"IDENPLANE_OUTBOUND_ALLOW=127.0.0.1"}},
-	"ldap.md":          {setup: docsDirectory},
+	"ldap.md":          {tools: []string{"ldapmodify"}, setup: docsDirectory},
 	"reverse-proxy.md": {tools: []string{"openssl", "caddy", "nginx"}},
 }
 
@@ -41,7 +41,8 @@ func docsDirectory(t *testing.T) []string {
 		apptest.Person("bob", "Bob", "Ray", "bob@example.org", "bob-password")+
 		apptest.Group("engineering", apptest.PersonDN("ann"), apptest.PersonDN("bob")))
 	return []string{"LDAP_URL=" + d.URL, "LDAP_BIND_DN=" + d.AdminDN, "LDAP_BIND_PASSWORD=" + d.AdminPassword,
-		"LDAP_USERS_DN=" + d.PeopleDN, "LDAP_GROUPS_DN=" + d.GroupsDN}
+		"LDAP_USERS_DN=" + d.PeopleDN, "LDAP_GROUPS_DN=" + d.GroupsDN,
+		"LDAP_USER=ann", "LDAP_USER_PASSWORD=ann-password"}
 }
 
 // TestDocsExamples runs the shell examples of every how-to page in
