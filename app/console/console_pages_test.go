@@ -134,7 +134,12 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 			apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/custom-attributes", attr), http.StatusCreated)
 		}
 	}
-	userID := map[string]string{}
+	userID, accountID := map[string]string{}, map[string]string{}
+	for _, realm := range []string{"viaconsole", "viaapi"} {
+		r := f.srv.Admin(http.MethodPost, "/admin/accounts", map[string]any{"username": realm + "-operator", "password": adminPassword})
+		apptest.MustStatus(t, r, http.StatusCreated)
+		accountID[realm] = r.Object(t)["id"].(string)
+	}
 	for _, tc := range []struct {
 		name    string
 		console func(realm string)
@@ -190,7 +195,7 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 		}, "/users/{user}"},
 		{"remove one passkey", func(realm string) {
 			giveFactors(f, realm, userID[realm])
-			path := "/console/realms/" + realm + "/users/" + userID[realm] + "/passkeys/"+realm+"-key-1/remove"
+			path := "/console/realms/" + realm + "/users/" + userID[realm] + "/passkeys/" + realm + "-key-1/remove"
 			c.submit(path, path, nil)
 		}, func(realm string) {
 			giveFactors(f, realm, userID[realm])
@@ -259,12 +264,27 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 				"eventsEnabled": true, "eventsExpiration": 3600, "adminEventsEnabled": true, "enabledEventTypes": []string{}}),
 				http.StatusOK)
 		}, "/events/config"},
+		{"change an administrator's permissions and realm", func(realm string) {
+			path := "/console/accounts/" + accountID[realm]
+			c.submit(path, path, map[string]string{"permissions": "users:read\nusers:write", "realm": "acme"})
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/accounts/"+accountID[realm], map[string]any{
+				"permissions": []string{"users:read", "users:write"}, "realm": "acme"}), http.StatusOK)
+		}, "/admin/accounts/{account}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.console("viaconsole")
 			tc.api("viaapi")
 			read := func(realm string) map[string]any {
-				rep := f.api("/admin/realms/" + realm + strings.ReplaceAll(tc.read, "{user}", userID[realm]))
+				path := "/admin/realms/" + realm + tc.read
+				if strings.HasPrefix(tc.read, "/admin/") {
+					path = tc.read
+				}
+				path = strings.NewReplacer("{user}", userID[realm], "{account}", accountID[realm]).Replace(path)
+				rep := f.api(path)
+				if strings.HasPrefix(tc.read, "/admin/accounts/") {
+					delete(rep, "username") // the realm's name in it
+				}
 				for _, volatile := range []string{"id", "name", "createdTimestamp"} {
 					if volatile != "name" || tc.read == "" {
 						delete(rep, volatile)
