@@ -58,7 +58,7 @@ func TestBrowserConsoleUsers(t *testing.T) {
 	if status := b.submit("console-user-attribute-error", "Value"); status != http.StatusUnprocessableEntity {
 		t.Fatalf("a value against the pattern: %d", status)
 	}
-	if msg, invalid := b.errorOf("Value"); !strings.Contains(msg, "pattern") || !invalid {
+	if msg, invalid := b.errorOf("Value"); !strings.Contains(msg, `"sales" does not match`) || strings.Contains(msg, "attributes.") || !invalid {
 		t.Fatalf("the value's refusal is not at its field: %q %v", msg, invalid)
 	}
 	b.fill("Value", "Sales")

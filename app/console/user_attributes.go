@@ -153,9 +153,12 @@ func attributeFailure(err error, name, posted string) (pages.AttributeForm, bool
 			others = append(others, field+": "+msg)
 		}
 	}
-	add(ae.Field, ae.Description)
+	// Each of errors has its own message; field's is all of them joined.
 	for _, f := range ae.Errors {
 		add(f.Field, f.Description)
+	}
+	if len(ae.Errors) == 0 {
+		add(ae.Field, ae.Description)
 	}
 	if af.Error == "" {
 		af.Error = ae.Description
