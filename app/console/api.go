@@ -94,6 +94,17 @@ func forward(from, to *http.Request) {
 // serve sends one request to the API in process and returns what it
 // recorded.
 func (s *Service) serve(ctx context.Context, from *http.Request, method, path, contentType string, body io.Reader, token string) (*recorder, error) {
+	req, err := s.apiRequest(ctx, from, method, path, contentType, body, token)
+	if err != nil {
+		return nil, err
+	}
+	rec := newRecorder()
+	s.deps.API.ServeHTTP(rec, req)
+	return rec, nil
+}
+
+// apiRequest is one request to the API in process.
+func (s *Service) apiRequest(ctx context.Context, from *http.Request, method, path, contentType string, body io.Reader, token string) (*http.Request, error) {
 	// The router serves the paths at the root: a base address's own path
 	// is a proxy's, stripped before the server sees a request.
 	req, err := http.NewRequestWithContext(ctx, method, s.origin+path, body)
@@ -108,9 +119,7 @@ func (s *Service) serve(ctx context.Context, from *http.Request, method, path, c
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	rec := newRecorder()
-	s.deps.API.ServeHTTP(rec, req)
-	return rec, nil
+	return req, nil
 }
 
 // call makes one admin API call with the session's access token: in is

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -27,6 +28,13 @@ var consolePosts = []string{
 	"/console/realms/{realm}/users/{userId}/groups/remove",
 	"/console/realms/{realm}/users/{userId}/roles",
 	"/console/realms/{realm}/users/{userId}/roles/remove",
+	"/console/realms/{realm}/users/{userId}/attributes",
+	"/console/realms/{realm}/users/{userId}/attributes/remove",
+	"/console/realms/{realm}/users/{userId}/required-actions",
+	"/console/realms/{realm}/users/{userId}/password/mail",
+	"/console/realms/{realm}/users/{userId}/totp/remove",
+	"/console/realms/{realm}/users/{userId}/passkeys/{credentialId}/remove",
+	"/console/realms/{realm}/users/{userId}/identities/{alias}/unlink",
 	"/console/realms/{realm}/email/test",
 	"/console/realms/{realm}/events/config",
 	"/console/realms/{realm}/keys/rotate",
@@ -38,6 +46,9 @@ var consolePosts = []string{
 	"/console/accounts/new",
 	"/console/accounts/{id}/enabled",
 	"/console/accounts/{id}/logout",
+	"/console/accounts/{id}",
+	"/console/accounts/{id}/delete",
+	"/console/accounts/{id}/enrolment",
 	"/console/api-keys/new",
 	"/console/api-keys/{id}/rotate",
 	"/console/api-keys/{id}/revoke",
@@ -100,12 +111,28 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 		url.Values{"grant_type": {"password"}, "username": {"bob"}, "password": {"a long enough password"},
 			"client_id": {"shop"}, "client_secret": {r.Object(t)["secret"].(string)}}.Encode(),
 		"Content-Type: application/x-www-form-urlencoded"), http.StatusOK)
+	// bob holds an attribute and may get another, has second factors (given after
+	// his sign-in, which is a password grant) and a linked identity, so that his page shows the forms of each.
+	for _, attr := range []string{"department", "team"} {
+		apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/custom-attributes",
+			map[string]any{"name": attr, "type": "string"}), http.StatusCreated)
+	}
+	putAttributes(f, "acme", user, map[string]any{"department": "Sales"})
+	giveFactors(f, "acme", user)
+	linkIdentity(f, "acme", user)
+	// Another administrator, whose page shows its forms.
+	ra := f.srv.Admin(http.MethodPost, "/admin/accounts", map[string]any{"username": "grace", "password": adminPassword})
+	apptest.MustStatus(t, ra, http.StatusCreated)
+	grace := ra.Object(t)["id"].(string)
 	pages := []string{"/console/", "/console/realms/new", "/console/realms/acme/settings", "/console/realms/acme/users/new",
 		"/console/realms/acme/users/" + user, "/console/realms/acme/users/" + user + "/delete",
 		"/console/realms/acme/users/" + user + "/mfa", "/console/realms/acme/keys",
 		"/console/realms/acme/clients/new", "/console/realms/acme/clients/shop", "/console/realms/acme/clients/shop/secret",
 		"/console/realms/acme/clients/shop/delete", "/console/realms/acme/sessions", "/console/accounts", "/console/accounts/new",
-		"/console/api-keys", "/console/api-keys/new", "/console/api-keys/some-id/rotate", "/console/api-keys/some-id/revoke"}
+		"/console/api-keys", "/console/api-keys/new", "/console/api-keys/some-id/rotate", "/console/api-keys/some-id/revoke",
+		"/console/realms/acme/users/" + user + "/totp/remove", "/console/realms/acme/users/" + user + "/passkeys/acme-key-1/remove",
+		"/console/realms/acme/users/" + user + "/identities/corp/unlink", "/console/accounts/" + grace,
+		"/console/accounts/" + grace + "/delete", "/console/accounts/" + grace + "/enrolment"}
 	for _, p := range resourcePaths {
 		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
 	}
@@ -160,6 +187,11 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	user := f.srv.CreateUser("acme", map[string]any{"username": "bob", "firstName": "Bob"})["id"].(string)
 	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "shop",
 		"redirectUris": []string{"https://shop.example/cb"}}), http.StatusCreated)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/custom-attributes",
+		map[string]any{"name": "department", "type": "string"}), http.StatusCreated)
+	putAttributes(f, "acme", user, map[string]any{"department": "Sales"})
+	giveFactors(f, "acme", user)
+	linkIdentity(f, "acme", user)
 	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read")
 	var csrf string
 	for _, path := range []string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
@@ -178,7 +210,8 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 			if strings.HasSuffix(link, "/console/accounts") || strings.HasSuffix(link, "/console/api-keys") {
 				t.Errorf("%s links to the administrators for a read-only administrator", path)
 			}
-			if strings.HasSuffix(link, "/new") || strings.HasSuffix(link, "/delete") || strings.HasSuffix(link, "/secret") {
+			if strings.HasSuffix(link, "/new") || strings.HasSuffix(link, "/delete") || strings.HasSuffix(link, "/secret") ||
+				strings.HasSuffix(link, "/remove") || strings.HasSuffix(link, "/unlink") || strings.HasSuffix(link, "/mfa") {
 				t.Errorf("%s links to %s, a change, for a read-only administrator", path, link)
 			}
 		}
@@ -187,12 +220,19 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 		t.Fatal("no page had the sign-out form")
 	}
 	for action, fields := range map[string]url.Values{
-		"/console/realms/acme/users/" + user:             {"username": {"bob"}, "firstName": {"Mallory"}, "enabled": {"true"}},
-		"/console/realms/acme/users/" + user + "/delete": {},
-		"/console/realms/acme/clients/shop/delete":       {},
-		"/console/realms/new":                            {"name": {"forged"}},
-		"/console/accounts/new":                          {"username": {"forged"}},
-		"/console/api-keys/new":                          {"name": {"forged"}, "permissions": {"realm:read"}},
+		"/console/realms/acme/users/" + user:                                 {"username": {"bob"}, "firstName": {"Mallory"}, "enabled": {"true"}},
+		"/console/realms/acme/users/" + user + "/delete":                     {},
+		"/console/realms/acme/users/" + user + "/attributes":                 {"name": {"department"}, "value": {"forged"}},
+		"/console/realms/acme/users/" + user + "/attributes/remove":          {"name": {"department"}},
+		"/console/realms/acme/users/" + user + "/required-actions":           {"UPDATE_PASSWORD": {"true"}},
+		"/console/realms/acme/users/" + user + "/password/mail":              {},
+		"/console/realms/acme/users/" + user + "/totp/remove":                {},
+		"/console/realms/acme/users/" + user + "/passkeys/acme-key-1/remove": {},
+		"/console/realms/acme/users/" + user + "/identities/corp/unlink":     {},
+		"/console/realms/acme/clients/shop/delete":                           {},
+		"/console/realms/new":   {"name": {"forged"}},
+		"/console/accounts/new": {"username": {"forged"}},
+		"/console/api-keys/new": {"name": {"forged"}, "permissions": {"realm:read"}},
 	} {
 		fields.Set("csrf", csrf)
 		p := c.b.Post(f.base+action, fields)
@@ -200,8 +240,17 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 			t.Errorf("forged post to %s: %d %s, want the API's 403", action, p.Status, p.Body)
 		}
 	}
-	if got := f.api("/admin/realms/acme/users/" + user)["firstName"]; got != "Bob" {
-		t.Fatalf("the forged change went through: firstName %v", got)
+	if got := f.api("/admin/realms/acme/users/" + user); got["firstName"] != "Bob" || got["requirePasswordReset"] != false ||
+		fmt.Sprint(got["attributes"]) != "map[department:[Sales]]" {
+		t.Fatalf("the forged change went through: %v", got)
+	}
+	if mfa := f.api("/admin/realms/acme/users/" + user + "/mfa/status"); mfa["totp"] == nil || len(mfa["webauthn"].([]any)) != 2 {
+		t.Fatalf("the forged removal went through: %v", mfa)
+	}
+	var links []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/users/"+user+"/federated-identity", nil).Decode(t, &links)
+	if len(links) != 1 {
+		t.Fatalf("the forged unlink went through: %v", links)
 	}
 	f.api("/admin/realms/acme/clients/shop")
 	apptest.MustStatus(t, f.srv.Admin(http.MethodGet, "/admin/realms/forged", nil), http.StatusNotFound)

@@ -3,6 +3,7 @@ package console_test
 import (
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -128,8 +129,17 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 	c := f.newAdmin("ada")
 	for _, realm := range []string{"viaconsole", "viaapi"} {
 		f.srv.CreateRealm(realm)
+		for _, attr := range []map[string]any{{"name": "department", "type": "string"},
+			{"name": "team", "type": "string", "multivalued": true}} {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/custom-attributes", attr), http.StatusCreated)
+		}
 	}
-	userID := map[string]string{}
+	userID, accountID := map[string]string{}, map[string]string{}
+	for _, realm := range []string{"viaconsole", "viaapi"} {
+		r := f.srv.Admin(http.MethodPost, "/admin/accounts", map[string]any{"username": realm + "-operator", "password": adminPassword})
+		apptest.MustStatus(t, r, http.StatusCreated)
+		accountID[realm] = r.Object(t)["id"].(string)
+	}
 	for _, tc := range []struct {
 		name    string
 		console func(realm string)
@@ -152,12 +162,53 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 		{"change the user", func(realm string) {
 			path := "/console/realms/" + realm + "/users/" + userID[realm]
 			c.submit(path, path, map[string]string{"username": "ann", "email": "ann.lee@example.test", "firstName": "Annie",
-				"lastName": "Lee", "enabled": "true", "requirePasswordReset": "true"})
+				"lastName": "Lee", "enabled": "true"})
 		}, func(realm string) {
 			apptest.MustStatus(t, f.srv.Admin(http.MethodPatch, "/admin/realms/"+realm+"/users/"+userID[realm], map[string]any{
-				"username": "ann", "email": "ann.lee@example.test", "firstName": "Annie", "lastName": "Lee", "enabled": true,
-				"emailVerified": false, "requirePasswordReset": true}), http.StatusOK)
+				"username": "ann", "email": "ann.lee@example.test", "firstName": "Annie", "lastName": "Lee", "enabled": true}),
+				http.StatusOK)
 		}, "/users/{user}"},
+		{"set the user's required actions", func(realm string) {
+			path := "/console/realms/" + realm + "/users/" + userID[realm]
+			c.submit(path, path+"/required-actions", map[string]string{"UPDATE_PASSWORD": "true", "VERIFY_EMAIL": "true"})
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPatch, "/admin/realms/"+realm+"/users/"+userID[realm], map[string]any{
+				"requirePasswordReset": true, "emailVerified": false}), http.StatusOK)
+		}, "/users/{user}"},
+		{"give the user attributes", func(realm string) {
+			path := "/console/realms/" + realm + "/users/" + userID[realm]
+			c.b.Submit(attributeForm(c, path, ""), map[string]string{"name": "department", "value": "Sales"})
+			c.b.Submit(attributeForm(c, path, ""), map[string]string{"name": "team", "value": "red\nblue\n"})
+		}, func(realm string) {
+			putAttributes(f, realm, userID[realm], map[string]any{"department": "Sales", "team": []string{"red", "blue"}})
+		}, "/users/{user}"},
+		{"change and remove the user's attributes", func(realm string) {
+			path := "/console/realms/" + realm + "/users/" + userID[realm]
+			c.b.Submit(attributeForm(c, path, "department"), map[string]string{"value": "Marketing"})
+			for _, form := range c.get(path).Forms(t) {
+				if strings.HasSuffix(form.Action, "/attributes/remove") && form.Fields.Get("name") == "team" {
+					c.b.Submit(form, nil)
+				}
+			}
+		}, func(realm string) {
+			putAttributes(f, realm, userID[realm], map[string]any{"department": "Marketing"})
+		}, "/users/{user}"},
+		{"remove one passkey", func(realm string) {
+			giveFactors(f, realm, userID[realm])
+			path := "/console/realms/" + realm + "/users/" + userID[realm] + "/passkeys/" + realm + "-key-1/remove"
+			c.submit(path, path, nil)
+		}, func(realm string) {
+			giveFactors(f, realm, userID[realm])
+			apptest.MustStatus(t, f.srv.Admin(http.MethodDelete, "/admin/realms/"+realm+"/users/"+userID[realm]+"/mfa/webauthn/"+realm+"-key-1", nil),
+				http.StatusNoContent)
+		}, "/users/{user}/mfa/status"},
+		{"remove the authenticator app", func(realm string) {
+			path := "/console/realms/" + realm + "/users/" + userID[realm] + "/totp/remove"
+			c.submit(path, path, nil)
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodDelete, "/admin/realms/"+realm+"/users/"+userID[realm]+"/mfa/totp", nil),
+				http.StatusNoContent)
+		}, "/users/{user}/mfa/status"},
 		{"create a client", func(realm string) {
 			p := c.submit("/console/realms/"+realm+"/clients/new", "/console/realms/"+realm+"/clients/new", map[string]string{
 				"clientId": "shop", "clientType": "CONFIDENTIAL", "name": "Shop", "enabled": "true",
@@ -213,16 +264,35 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 				"eventsEnabled": true, "eventsExpiration": 3600, "adminEventsEnabled": true, "enabledEventTypes": []string{}}),
 				http.StatusOK)
 		}, "/events/config"},
+		{"change an administrator's permissions and realm", func(realm string) {
+			path := "/console/accounts/" + accountID[realm]
+			c.submit(path, path, map[string]string{"permissions": "users:read\nusers:write", "realm": "acme"})
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/accounts/"+accountID[realm], map[string]any{
+				"permissions": []string{"users:read", "users:write"}, "realm": "acme"}), http.StatusOK)
+		}, "/admin/accounts/{account}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.console("viaconsole")
 			tc.api("viaapi")
 			read := func(realm string) map[string]any {
-				rep := f.api("/admin/realms/" + realm + strings.ReplaceAll(tc.read, "{user}", userID[realm]))
+				path := "/admin/realms/" + realm + tc.read
+				if strings.HasPrefix(tc.read, "/admin/") {
+					path = tc.read
+				}
+				path = strings.NewReplacer("{user}", userID[realm], "{account}", accountID[realm]).Replace(path)
+				rep := f.api(path)
+				if strings.HasPrefix(tc.read, "/admin/accounts/") {
+					delete(rep, "username") // the realm's name in it
+				}
 				for _, volatile := range []string{"id", "name", "createdTimestamp"} {
 					if volatile != "name" || tc.read == "" {
 						delete(rep, volatile)
 					}
+				}
+				keys, _ := rep["webauthn"].([]any)
+				for _, k := range keys {
+					delete(k.(map[string]any), "id") // the store's, one per row
 				}
 				return rep
 			}
@@ -256,7 +326,7 @@ func equalJSON(a, b map[string]any) bool {
 		switch v := v.(type) {
 		case []any:
 			wl, ok := w.([]any)
-			if !ok || !slices.EqualFunc(v, wl, func(x, y any) bool { return x == y }) {
+			if !ok || !slices.EqualFunc(v, wl, func(x, y any) bool { return reflect.DeepEqual(x, y) }) {
 				return false
 			}
 		case map[string]any:

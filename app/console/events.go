@@ -74,7 +74,9 @@ func flat(v url.Values) map[string]string {
 }
 
 // ExportLoginEvents and ExportAdminEvents download the filtered events
-// as CSV: the API's export, passed through.
+// as CSV: the API's export, passed on to the browser as the API writes
+// it, a flush at a time, so that a download of any size costs the
+// console no memory.
 func (s *Service) ExportLoginEvents(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 	return s.export(w, r, c, "/events/login/export", loginEventFilters)
 }
@@ -84,19 +86,67 @@ func (s *Service) ExportAdminEvents(w http.ResponseWriter, r *http.Request, c *C
 }
 
 func (s *Service) export(w http.ResponseWriter, r *http.Request, c *Ctx, path string, names []string) error {
-	rec, err := s.serve(r.Context(), r, http.MethodGet, adminRealm(pathVar(r, "realm"), path+"?"+filters(r, names).Encode()),
+	req, err := s.apiRequest(r.Context(), r, http.MethodGet, adminRealm(pathVar(r, "realm"), path+"?"+filters(r, names).Encode()),
 		"", nil, c.sess.AccessToken)
 	if err != nil {
 		return err
 	}
-	if rec.result() != http.StatusOK {
-		return decodeAnswer(rec, nil)
+	sw := &streamWriter{w: w, header: http.Header{}}
+	s.deps.API.ServeHTTP(sw, req)
+	if sw.refused != nil {
+		return decodeAnswer(sw.refused, nil)
+	}
+	if sw.status == 0 { // an export that wrote nothing
+		sw.WriteHeader(http.StatusOK)
+	}
+	return nil
+}
+
+// streamWriter passes an API's download on to the browser as it comes.
+// An answer other than 200 is kept whole instead, to be shown as the
+// console's error page.
+type streamWriter struct {
+	w       http.ResponseWriter
+	header  http.Header
+	status  int
+	refused *recorder
+}
+
+func (sw *streamWriter) Header() http.Header { return sw.header }
+
+func (sw *streamWriter) WriteHeader(status int) {
+	if sw.status != 0 {
+		return
+	}
+	sw.status = status
+	if status != http.StatusOK {
+		sw.refused = newRecorder()
+		sw.refused.header = sw.header
+		sw.refused.WriteHeader(status)
+		return
 	}
 	for _, h := range []string{"Content-Type", "Content-Disposition"} {
-		w.Header().Set(h, rec.header.Get(h))
+		sw.w.Header().Set(h, sw.header.Get(h))
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(rec.body.Bytes())
-	return err
+	sw.w.Header().Set("Cache-Control", "no-store")
+	sw.w.WriteHeader(http.StatusOK)
+}
+
+func (sw *streamWriter) Write(b []byte) (int, error) {
+	if sw.status == 0 {
+		sw.WriteHeader(http.StatusOK)
+	}
+	if sw.refused != nil {
+		return sw.refused.Write(b)
+	}
+	return sw.w.Write(b)
+}
+
+// FlushError sends what the API flushed on to the browser
+// (http.ResponseController finds it).
+func (sw *streamWriter) FlushError() error {
+	if sw.refused != nil || sw.status == 0 {
+		return nil
+	}
+	return http.NewResponseController(sw.w).Flush()
 }

@@ -136,7 +136,11 @@ func (s *Service) userPage(r *http.Request, c *Ctx, f pages.Form, values map[str
 			return p, err
 		}
 	}
-	return p, nil
+	p.Actions = requiredActions(rep, p.MFA)
+	if err := s.userAttributes(r, c, realm, rep, &p); err != nil {
+		return p, err
+	}
+	return p, s.identities(r, c, realm, id, &p)
 }
 
 func str(v any) string {
@@ -161,7 +165,9 @@ func (s *Service) SaveUser(w http.ResponseWriter, r *http.Request, c *Ctx) error
 	if err := c.call(r, http.MethodGet, adminUser(realm, id, ""), nil, &before); err != nil {
 		return err
 	}
-	body, _ := readForm(r, userTexts, nil, userChecks)
+	// The required actions' boxes are a form of their own
+	// (SetRequiredActions): this one leaves them as they are.
+	body, _ := readForm(r, userTexts, nil, []string{"enabled"})
 	var after map[string]any
 	err := c.call(r, http.MethodPatch, adminUser(realm, id, ""), body, &after)
 	if err == nil {

@@ -123,9 +123,12 @@ type Endpoints struct {
 
 // MFAStatus is a user's second factors.
 type MFAStatus struct {
-	Enabled                bool     `json:"enabled"`
-	Factors                []string `json:"factors"`
-	RecoveryCodesRemaining int      `json:"recoveryCodesRemaining"`
+	Enabled                bool         `json:"enabled"`
+	Factors                []string     `json:"factors"`
+	RecoveryCodesRemaining int          `json:"recoveryCodesRemaining"`
+	Required               bool         `json:"required"` // the realm asks everyone for a second factor
+	TOTP                   *TOTPRow     `json:"totp"`
+	WebAuthn               []PasskeyRow `json:"webauthn"`
 }
 
 // UserRow is a user in the list.
@@ -162,6 +165,15 @@ type UserPage struct {
 	// not read them), and those that may be added.
 	Groups, Roles             []Choice
 	GroupChoices, RoleChoices []Choice
+	// The realm's custom attributes the user holds, and those they may
+	// get (nil when the realm has none the administrator may see).
+	Attributes       []AttributeRow
+	AttributeChoices []Choice
+	AttributeForm    AttributeForm
+	Actions          RequiredActions
+	ActionsForm      Form
+	MailForm         Form          // the password reset mail's refusal
+	Identities       []IdentityRow // nil when the administrator may not read them
 }
 
 // Choice is an option of a select, and an entry of a list.
@@ -220,6 +232,7 @@ type AccountRow struct {
 	Permissions []string `json:"permissions"`
 	TOTP        bool     `json:"totp"`
 	Passkeys    int      `json:"passkeys"`
+	Realm       string   `json:"realm"` // the realm the account is confined to; "" for any
 }
 
 // SessionRow is a session in a list.
