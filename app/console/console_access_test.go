@@ -109,6 +109,8 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 	for _, p := range resourcePaths {
 		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
 	}
+	access, _ := accessPages(t, f)
+	pages = append(pages, access...)
 	met := map[string]bool{}
 	for _, path := range pages {
 		for _, form := range c.get(path).Forms(t) {
@@ -160,11 +162,13 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	user := f.srv.CreateUser("acme", map[string]any{"username": "bob", "firstName": "Bob"})["id"].(string)
 	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "shop",
 		"redirectUris": []string{"https://shop.example/cb"}}), http.StatusCreated)
-	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read")
+	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read",
+		"roles:read", "groups:read", "scopes:read")
+	_, access := accessPages(t, f)
 	var csrf string
-	for _, path := range []string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
+	for _, path := range append([]string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
 		"/console/realms/acme/users/" + user, "/console/realms/acme/clients", "/console/realms/acme/clients/shop",
-		"/console/realms/acme/sessions", "/console/realms/acme/keys"} {
+		"/console/realms/acme/sessions", "/console/realms/acme/keys"}, access...) {
 		p := c.get(path)
 		for _, form := range p.Forms(t) {
 			token := form.Fields.Get("csrf")

@@ -1,7 +1,9 @@
 package console_test
 
 import (
+	"html"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +230,116 @@ func accessRows(t *testing.T, f *fixture, c *console, ids map[string]map[string]
 			func(realm string) {
 				api(http.MethodDelete, realm, "/users/"+at(realm, "sa")+"/role-mappings/realm", map[string]any{"roleNames": []string{"auditor"}})
 			}, "/users/{sa}/role-mappings/realm"},
+	}
+}
+
+func init() {
+	// After the generic pages' routes, which the detail pages' patterns
+	// would match too (roles/new is a create form, not a role's page).
+	for _, p := range []string{"/roles/{roleName}", "/roles/{roleName}/composites", "/roles/{roleName}/composites/remove",
+		"/groups/{groupId}", "/groups/{groupId}/move", "/groups/{groupId}/members", "/groups/{groupId}/members/remove",
+		"/groups/{groupId}/roles", "/groups/{groupId}/roles/remove", "/client-scopes/{scopeId}",
+		"/client-scopes/{scopeId}/mappers/new", "/client-scopes/{scopeId}/mappers/{mapperId}",
+		"/client-scopes/{scopeId}/mappers/{mapperId}/delete", "/clients/{clientId}/scopes/default",
+		"/clients/{clientId}/scopes/default/remove", "/clients/{clientId}/scopes/optional",
+		"/clients/{clientId}/scopes/optional/remove", "/clients/{clientId}/service-account/roles",
+		"/clients/{clientId}/service-account/roles/remove"} {
+		consolePosts = append(consolePosts, "/console/realms/{realm}"+p)
+	}
+}
+
+// accessPages makes in acme what shows every control of the pages of a
+// role, a group, a client scope and its mapper, and a client's scopes and
+// service account: a composite role, a group with a member, a subgroup and
+// a role, a scope with a mapper, a client with a service account holding
+// a role. It answers every such page, and those a reader may open.
+func accessPages(t *testing.T, f *fixture) (all, read []string) {
+	t.Helper()
+	admin := func(method, path string, body any) *apptest.Response {
+		r := f.srv.Admin(method, "/admin/realms/acme"+path, body)
+		if r.Status >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+		}
+		return r
+	}
+	for _, role := range []string{"boss", "intern"} {
+		admin(http.MethodPost, "/roles", map[string]any{"name": role})
+	}
+	admin(http.MethodPost, "/roles/boss/composites", map[string]any{"roleNames": []string{"intern"}})
+	group := admin(http.MethodPost, "/groups", map[string]any{"name": "crew"}).Object(t)["id"].(string)
+	admin(http.MethodPost, "/groups/"+group+"/children", map[string]any{"name": "deckhands"})
+	admin(http.MethodPost, "/groups", map[string]any{"name": "shore"})
+	admin(http.MethodPost, "/groups/"+group+"/role-mappings/realm", map[string]any{"roleNames": []string{"boss"}})
+	member := admin(http.MethodPost, "/users", map[string]any{"username": "sailor"}).Object(t)["id"].(string)
+	admin(http.MethodPut, "/users/"+member+"/groups/"+group, nil)
+	scope := admin(http.MethodPost, "/client-scopes", map[string]any{"name": "extra", "protocolMappers": []map[string]any{{
+		"name": "tier", "mapperType": "oidc-hardcoded-claim-mapper", "config": map[string]string{"claim.name": "tier", "claim.value": "gold"}}}}).Object(t)
+	admin(http.MethodPost, "/client-scopes", map[string]any{"name": "spare"}) // one to link
+	mapper := scope["protocolMappers"].([]any)[0].(map[string]any)["id"].(string)
+	admin(http.MethodPost, "/clients", map[string]any{"clientId": "desk", "grantTypes": []string{"client_credentials"}})
+	sa := admin(http.MethodGet, "/clients/desk/service-account-user", nil).Object(t)["id"].(string)
+	admin(http.MethodPost, "/users/"+sa+"/role-mappings/realm", map[string]any{"roleNames": []string{"boss"}})
+	admin(http.MethodPost, "/clients/desk/optional-client-scopes", map[string]any{"clientScopeId": scope["id"]})
+	base := "/console/realms/acme"
+	scopePage := base + "/client-scopes/" + scope["id"].(string)
+	read = []string{base + "/roles", base + "/roles/boss", base + "/groups", base + "/groups/" + group, base + "/client-scopes",
+		scopePage, scopePage + "/mappers/" + mapper, base + "/clients/desk/access"}
+	all = append(slices.Clone(read), scopePage+"/mappers/new?type=oidc-hardcoded-claim-mapper", scopePage+"/mappers/"+mapper+"/delete")
+	return all, read
+}
+
+// The API's refusals of the new forms are shown at their fields: a
+// mapper's claim the server sets, a group name holding '/', a move under
+// the group's own subgroup (a forged choice the select does not offer),
+// a member no user is.
+func TestConsoleAccessRefusalsAtTheirFields(t *testing.T) {
+	f := newFixture(t)
+	c := f.newAdmin("ada")
+	accessPages(t, f)
+	var groups []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/groups", nil).Decode(t, &groups)
+	var crew, deckhands string
+	for _, g := range groups {
+		if g["name"] == "crew" {
+			crew = g["id"].(string)
+			deckhands = g["subGroups"].([]any)[0].(map[string]any)["id"].(string)
+		}
+	}
+	scope := ""
+	var scopes []map[string]any
+	f.srv.Admin(http.MethodGet, "/admin/realms/acme/client-scopes", nil).Decode(t, &scopes)
+	for _, sc := range scopes {
+		if sc["name"] == "extra" {
+			scope = sc["id"].(string)
+		}
+	}
+	base := "/console/realms/acme"
+	for _, tc := range []struct {
+		name, page, action string
+		values             map[string]string
+		field, message     string
+	}{
+		{"a claim the server sets", base + "/client-scopes/" + scope + "/mappers/new?type=oidc-hardcoded-claim-mapper",
+			base + "/client-scopes/" + scope + "/mappers/new", map[string]string{"name": "forged", "config.claim.name": "sub",
+				"config.claim.value": "admin"}, "config.claim.name", "is set by the server"},
+		{"a group name with a slash", base + "/groups/" + crew, base + "/groups/" + crew, map[string]string{"name": "a/b"},
+			"name", "must not contain '/'"},
+		{"a move under its own subgroup", base + "/groups/" + crew, base + "/groups/" + crew + "/move",
+			map[string]string{"parent": deckhands}, "parent", "would create a cycle"},
+		{"a member no user is", base + "/groups/" + crew, base + "/groups/" + crew + "/members",
+			map[string]string{"username": "nobody"}, "username", "No user of the realm has this username."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := c.submit(tc.page, tc.action, tc.values)
+			body := string(p.Body)
+			errID := `id="` + tc.field + `-error"`
+			if p.Status != http.StatusUnprocessableEntity || !strings.Contains(body, errID) {
+				t.Fatalf("%d, want 422 with the message at %s: %s", p.Status, tc.field, body)
+			}
+			at := html.UnescapeString(body[strings.Index(body, errID):])
+			if !strings.Contains(at[:min(len(at), 400)], tc.message) {
+				t.Fatalf("the message at %s is not %q: %s", tc.field, tc.message, at[:min(len(at), 400)])
+			}
+		})
 	}
 }

@@ -30,10 +30,10 @@ type Resource struct {
 	// Detail says the kind has a page of its own at Path/{Key}, each
 	// row's link; Tree names the field of a representation holding its
 	// children, shown nested under it ("" for a flat list).
-	Detail  bool
-	Tree    string
-	Read    authz.Permission
-	Write   authz.Permission
+	Detail bool
+	Tree   string
+	Read   authz.Permission
+	Write  authz.Permission
 }
 
 func (res Resource) api() string {
