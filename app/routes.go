@@ -611,7 +611,7 @@ func (a *App) routes() *mux.Router {
 	// Roles, groups, client scopes and a client's links: their own pages
 	// beside the generic lists below, each row of which leads to them.
 	// Their names are any path segment but "new", the generic create form's.
-	const notNew = `[^/]{4,}|[^/]{1,2}|[^n/][^/]{2}|n[^e/][^/]|ne[^w/]`
+	const notNew = `[^/][^/][^/][^/]+|[^/][^/]?|[^n/][^/][^/]|n[^e/][^/]|ne[^w/]`
 	cRole1 := cRealm + "/roles/{roleName:" + notNew + "}"
 	cGroup1 := cRealm + "/groups/{groupId:" + notNew + "}"
 	cScope1 := cRealm + "/client-scopes/{scopeId:" + notNew + "}"
