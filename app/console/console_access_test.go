@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -190,14 +191,16 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	if csrf == "" {
 		t.Fatal("no page had the sign-out form")
 	}
-	for action, fields := range map[string]url.Values{
+	forged := map[string]url.Values{
 		"/console/realms/acme/users/" + user:             {"username": {"bob"}, "firstName": {"Mallory"}, "enabled": {"true"}},
 		"/console/realms/acme/users/" + user + "/delete": {},
 		"/console/realms/acme/clients/shop/delete":       {},
 		"/console/realms/new":                            {"name": {"forged"}},
 		"/console/accounts/new":                          {"username": {"forged"}},
 		"/console/api-keys/new":                          {"name": {"forged"}, "permissions": {"realm:read"}},
-	} {
+	}
+	maps.Copy(forged, accessForgedPosts)
+	for action, fields := range forged {
 		fields.Set("csrf", csrf)
 		p := c.b.Post(f.base+action, fields)
 		if p.Status != http.StatusForbidden || !strings.Contains(string(p.Body), "lacks the permission") {

@@ -3,6 +3,7 @@ package console_test
 import (
 	"html"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -246,6 +247,14 @@ func init() {
 		"/clients/{clientId}/service-account/roles/remove"} {
 		consolePosts = append(consolePosts, "/console/realms/{realm}"+p)
 	}
+}
+
+// accessForgedPosts are posts of the new pages' forms a reader forges
+// (on what accessPages made), each the API's 403.
+var accessForgedPosts = map[string]url.Values{
+	"/console/realms/acme/roles/boss/composites":               {"composite": {"client=&role=intern"}},
+	"/console/realms/acme/clients/desk/scopes/optional/remove": {"scopeId": {"00000000-0000-4000-8000-000000000000"}},
+	"/console/realms/acme/clients/desk/service-account/roles":  {"role": {"client=&role=intern"}},
 }
 
 // accessPages makes in acme what shows every control of the pages of a
