@@ -345,6 +345,10 @@ func TestConsoleAccessRefusalsAtTheirFields(t *testing.T) {
 			if p.Status != http.StatusUnprocessableEntity || !strings.Contains(body, errID) {
 				t.Fatalf("%d, want 422 with the message at %s: %s", p.Status, tc.field, body)
 			}
+			// The select offers no such parent: only inputs show it again.
+			if v, ok := tc.values[tc.field]; ok && tc.field != "parent" && !strings.Contains(body, `value="`+html.EscapeString(v)+`"`) {
+				t.Errorf("the refused value %q is not in its field again", v)
+			}
 			at := html.UnescapeString(body[strings.Index(body, errID):])
 			if !strings.Contains(at[:min(len(at), 400)], tc.message) {
 				t.Fatalf("the message at %s is not %q: %s", tc.field, tc.message, at[:min(len(at), 400)])

@@ -35,6 +35,8 @@ func (s *Service) groupPage(r *http.Request, c *Ctx, f pages.Form, values map[st
 	if p.Values == nil {
 		p.Values = map[string]string{"name": p.Group.Name, "description": p.Group.Description}
 	}
+	// A refused member's username stays in its field.
+	p.Values["username"] = strings.TrimSpace(r.PostForm.Get("username"))
 	if c.can(authz.GroupsWrite) {
 		var tree []groupNode
 		if err := c.call(r, http.MethodGet, adminRealm(realm, "/groups"), nil, &tree); err != nil {
