@@ -123,8 +123,9 @@ func (r authRoute) isLogin() bool {
 	return r.method == http.MethodPost && r.template == "/admin/auth/login"
 }
 
-// authOtherVar is any path variable but {realm} and {userId}.
-var authOtherVar = regexp.MustCompile(`\{[A-Za-z]+\}`)
+// authOtherVar is any path variable but {realm} and {userId}, with its
+// pattern if it has one.
+var authOtherVar = regexp.MustCompile(`\{[A-Za-z]+(?::[^{}]*)?\}`)
 
 // authFillPath replaces the path variables of a route template. Other IDs
 // need not exist: the credentials are refused before any lookup.

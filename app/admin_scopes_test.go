@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -732,4 +733,41 @@ func TestScopesRealmDeleteRemovesScopes(t *testing.T) {
 	if n := len(scopesTestByName(t, s, "acme")); n != 10 {
 		t.Fatalf("recreated realm has %d scopes, want the 10 seeded", n)
 	}
+}
+
+// The mapper types the API lists are those it accepts, each with the
+// config keys it takes: a mapper made of a listed type's required keys
+// and flags is stored, and an unknown realm is a 404.
+func TestProtocolMapperTypesListed(t *testing.T) {
+	s := scopesTestSetup(t)
+	r := s.admin(http.MethodGet, "/admin/realms/acme/protocol-mapper-types", nil)
+	mustStatus(t, r, http.StatusOK)
+	var types []mapperTypeRep
+	r.decode(t, &types)
+	if got := len(types); got != len(mapperTypes) {
+		t.Fatalf("%d types listed, want %d", got, len(mapperTypes))
+	}
+	scope := scopesTestCreate(t, s, map[string]any{"name": "listed"})
+	for i, mt := range types {
+		if mt.MapperType != mapperTypes[i] || mt.Protocol != protocolOIDC {
+			t.Fatalf("type %d: %+v, want %s", i, mt, mapperTypes[i])
+		}
+		cfg := map[string]string{}
+		for _, k := range mt.Required {
+			cfg[k] = "claim_" + strconv.Itoa(i)
+		}
+		for _, k := range mt.Tokens {
+			cfg[k] = "true"
+		}
+		switch mt.MapperType {
+		case mapperUserProperty:
+			cfg[cfgUserAttribute] = "email"
+		case mapperAudience:
+			cfg[cfgCustomAudience] = "api"
+		}
+		r := s.admin(http.MethodPost, scopesTestBase+"/"+scope["id"].(string)+"/protocol-mappers", map[string]any{
+			"name": mt.MapperType, "mapperType": mt.MapperType, "protocol": mt.Protocol, "config": cfg})
+		mustStatus(t, r, http.StatusCreated)
+	}
+	mustStatus(t, s.admin(http.MethodGet, "/admin/realms/nowhere/protocol-mapper-types", nil), http.StatusNotFound)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 )
 
@@ -346,4 +347,40 @@ func convertClaim(label, v string) (any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// mapperTypeRep is a mapper type as GET .../protocol-mapper-types shows
+// it: the config keys it requires and reads, and the flags of the tokens
+// it can reach, so that a form can offer exactly those.
+type mapperTypeRep struct {
+	MapperType string   `json:"mapperType"`
+	Protocol   string   `json:"protocol"`
+	Required   []string `json:"required"`
+	Optional   []string `json:"optional"`
+	Tokens     []string `json:"tokens"`
+}
+
+// listMapperTypes answers with the supported mapper types, in the order
+// of mapperTypes.
+func (a *App) listMapperTypes(w http.ResponseWriter, r *http.Request) error {
+	if _, err := a.realm(r); err != nil {
+		return err
+	}
+	reps := make([]mapperTypeRep, 0, len(mapperTypes))
+	for _, t := range mapperTypes {
+		spec := mapperSpecs[t]
+		rep := mapperTypeRep{MapperType: t, Protocol: protocolOIDC, Required: slices.Clone(spec.required),
+			Optional: slices.Clone(spec.optional), Tokens: []string{}}
+		if rep.Required == nil {
+			rep.Required = []string{}
+		}
+		if rep.Optional == nil {
+			rep.Optional = []string{}
+		}
+		for _, k := range spec.tokens {
+			rep.Tokens = append(rep.Tokens, k.flag())
+		}
+		reps = append(reps, rep)
+	}
+	return httpx.OK(w, reps)
 }

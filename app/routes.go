@@ -357,6 +357,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, a.getMapper)
 	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.putMapper)
 	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.deleteMapper)
+	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, a.listMapperTypes)
 
 	// Events (the module app/events).
 	ev := a.events
@@ -625,6 +626,39 @@ func (a *App) routes() *mux.Router {
 	consolePage(http.MethodGet, cRealm+"/events/export", cs.ExportLoginEvents)
 	consolePage(http.MethodGet, cRealm+"/admin-events", cs.AdminEvents)
 	consolePage(http.MethodGet, cRealm+"/admin-events/export", cs.ExportAdminEvents)
+	// Roles, groups, client scopes and a client's links: their own pages
+	// beside the generic lists below, each row of which leads to them.
+	// Their names are any path segment but "new", the generic create form's.
+	const notNew = `[^/][^/][^/][^/]+|[^/][^/]?|[^n/][^/][^/]|n[^e/][^/]|ne[^w/]`
+	cRole1 := cRealm + "/roles/{roleName:" + notNew + "}"
+	cGroup1 := cRealm + "/groups/{groupId:" + notNew + "}"
+	cScope1 := cRealm + "/client-scopes/{scopeId:" + notNew + "}"
+	consolePage(http.MethodGet, cRole1, cs.Role)
+	consolePage(http.MethodPost, cRole1, cs.SaveRole)
+	consolePage(http.MethodPost, cRole1+"/composites", cs.AddComposite)
+	consolePage(http.MethodPost, cRole1+"/composites/remove", cs.RemoveComposite)
+	consolePage(http.MethodGet, cGroup1, cs.Group)
+	consolePage(http.MethodPost, cGroup1, cs.SaveGroup)
+	consolePage(http.MethodPost, cGroup1+"/move", cs.MoveGroup)
+	consolePage(http.MethodPost, cGroup1+"/members", cs.AddMember)
+	consolePage(http.MethodPost, cGroup1+"/members/remove", cs.RemoveMember)
+	consolePage(http.MethodPost, cGroup1+"/roles", cs.GrantGroupRole)
+	consolePage(http.MethodPost, cGroup1+"/roles/remove", cs.RevokeGroupRole)
+	consolePage(http.MethodGet, cScope1, cs.Scope)
+	consolePage(http.MethodPost, cScope1, cs.SaveScope)
+	consolePage(http.MethodGet, cScope1+"/mappers/new", cs.NewMapper)
+	consolePage(http.MethodPost, cScope1+"/mappers/new", cs.CreateMapper)
+	consolePage(http.MethodGet, cScope1+"/mappers/{mapperId}", cs.Mapper)
+	consolePage(http.MethodPost, cScope1+"/mappers/{mapperId}", cs.SaveMapper)
+	consolePage(http.MethodGet, cScope1+"/mappers/{mapperId}/delete", cs.ConfirmDeleteMapper)
+	consolePage(http.MethodPost, cScope1+"/mappers/{mapperId}/delete", cs.DeleteMapper)
+	consolePage(http.MethodGet, cClient1+"/access", cs.ClientAccess)
+	for _, kind := range console.ScopeKinds {
+		consolePage(http.MethodPost, cClient1+"/scopes/"+kind, cs.LinkScope(kind))
+		consolePage(http.MethodPost, cClient1+"/scopes/"+kind+"/remove", cs.UnlinkScope(kind))
+	}
+	consolePage(http.MethodPost, cClient1+"/service-account/roles", cs.GrantServiceAccountRole)
+	consolePage(http.MethodPost, cClient1+"/service-account/roles/remove", cs.RevokeServiceAccountRole)
 	for _, res := range console.Resources {
 		base := cRealm + "/" + res.Path
 		consolePage(http.MethodGet, base, cs.ResourceList(res))

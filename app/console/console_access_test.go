@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -136,6 +137,8 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 	for _, p := range resourcePaths {
 		pages = append(pages, "/console/realms/acme/"+p, "/console/realms/acme/"+p+"/new", "/console/realms/acme/"+p+"/some-id/delete")
 	}
+	access, _ := accessPages(t, f)
+	pages = append(pages, access...)
 	met := map[string]bool{}
 	for _, path := range pages {
 		for _, form := range c.get(path).Forms(t) {
@@ -192,11 +195,13 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	putAttributes(f, "acme", user, map[string]any{"department": "Sales"})
 	giveFactors(f, "acme", user)
 	linkIdentity(f, "acme", user)
-	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read")
+	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read",
+		"roles:read", "groups:read", "scopes:read")
+	_, access := accessPages(t, f)
 	var csrf string
-	for _, path := range []string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
+	for _, path := range append([]string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
 		"/console/realms/acme/users/" + user, "/console/realms/acme/clients", "/console/realms/acme/clients/shop",
-		"/console/realms/acme/sessions", "/console/realms/acme/keys"} {
+		"/console/realms/acme/sessions", "/console/realms/acme/keys"}, access...) {
 		p := c.get(path)
 		for _, form := range p.Forms(t) {
 			token := form.Fields.Get("csrf")
@@ -219,7 +224,7 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	if csrf == "" {
 		t.Fatal("no page had the sign-out form")
 	}
-	for action, fields := range map[string]url.Values{
+	forged := map[string]url.Values{
 		"/console/realms/acme/users/" + user:                                 {"username": {"bob"}, "firstName": {"Mallory"}, "enabled": {"true"}},
 		"/console/realms/acme/users/" + user + "/delete":                     {},
 		"/console/realms/acme/users/" + user + "/attributes":                 {"name": {"department"}, "value": {"forged"}},
@@ -233,7 +238,9 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 		"/console/realms/new":   {"name": {"forged"}},
 		"/console/accounts/new": {"username": {"forged"}},
 		"/console/api-keys/new": {"name": {"forged"}, "permissions": {"realm:read"}},
-	} {
+	}
+	maps.Copy(forged, accessForgedPosts)
+	for action, fields := range forged {
 		fields.Set("csrf", csrf)
 		p := c.b.Post(f.base+action, fields)
 		if p.Status != http.StatusForbidden || !strings.Contains(string(p.Body), "lacks the permission") {

@@ -27,8 +27,13 @@ type Resource struct {
 	// Actions are posts on one (test-connection, sync), each a button of
 	// its row whose answer the console shows.
 	Actions []string
-	Read    authz.Permission
-	Write   authz.Permission
+	// Detail says the kind has a page of its own at Path/{Key}, each
+	// row's link; Tree names the field of a representation holding its
+	// children, shown nested under it ("" for a flat list).
+	Detail bool
+	Tree   string
+	Read   authz.Permission
+	Write  authz.Permission
 }
 
 func (res Resource) api() string {
@@ -45,13 +50,15 @@ func text(name string, required bool) pages.FieldSpec {
 // Resources are the kinds the generic pages serve.
 var Resources = []Resource{
 	{Path: "roles", Key: "name", Columns: []string{"name", "description", "composite"},
-		Fields: []pages.FieldSpec{text("name", true), text("description", false)}, Read: authz.RolesRead, Write: authz.RolesWrite},
+		Fields: []pages.FieldSpec{text("name", true), text("description", false)}, Detail: true,
+		Read: authz.RolesRead, Write: authz.RolesWrite},
 	{Path: "groups", Key: "id", Columns: []string{"name", "path"},
-		Fields: []pages.FieldSpec{text("name", true), text("description", false)}, Read: authz.GroupsRead, Write: authz.GroupsWrite},
+		Fields: []pages.FieldSpec{text("name", true), text("description", false)}, Detail: true, Tree: "subGroups",
+		Read: authz.GroupsRead, Write: authz.GroupsWrite},
 	{Path: "client-scopes", Key: "id", Columns: []string{"name", "description", "protocol"},
 		Fields: []pages.FieldSpec{text("name", true), text("description", false),
 			{Name: "protocol", Kind: "select", Options: []string{"openid-connect", "saml"}}},
-		Read: authz.ScopesRead, Write: authz.ScopesWrite},
+		Detail: true, Read: authz.ScopesRead, Write: authz.ScopesWrite},
 	{Path: "identity-providers", Key: "alias", Columns: []string{"alias", "displayName", "providerType", "enabled"},
 		Fields: []pages.FieldSpec{text("alias", true), text("displayName", false),
 			{Name: "providerType", Kind: "select", Options: []string{"oidc", "oauth2", "google", "microsoft", "github", "gitlab",
@@ -103,6 +110,18 @@ func cell(v any) string {
 	return fmt.Sprint(v)
 }
 
+// children are the representations of a tree's field of children.
+func children(v any) []map[string]any {
+	list, _ := v.([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // ResourceList lists a realm's resources of res's kind.
 func (s *Service) ResourceList(res Resource) Handler {
 	return func(w http.ResponseWriter, r *http.Request, c *Ctx) error {
@@ -115,20 +134,30 @@ func (s *Service) ResourceList(res Resource) Handler {
 		if c.can(res.Write) {
 			l.New = res.page(realm) + "/new"
 		}
-		for _, item := range list {
-			row := pages.ResourceRow{Name: cell(item[res.Columns[0]])}
-			for _, col := range res.Columns {
-				row.Cells = append(row.Cells, cell(item[col]))
-			}
-			if c.can(res.Write) {
+		var add func(items []map[string]any, depth int)
+		add = func(items []map[string]any, depth int) {
+			for _, item := range items {
+				row := pages.ResourceRow{Name: cell(item[res.Columns[0]]), Depth: depth}
+				for _, col := range res.Columns {
+					row.Cells = append(row.Cells, cell(item[col]))
+				}
 				one := res.page(realm) + "/" + url.PathEscape(cell(item[res.Key]))
-				row.Delete = one + "/delete"
-				for _, a := range res.Actions {
-					row.Actions = append(row.Actions, pages.Choice{Value: one + "/" + a, Label: "console.action." + a})
+				if res.Detail {
+					row.Href = one
+				}
+				if c.can(res.Write) {
+					row.Delete = one + "/delete"
+					for _, a := range res.Actions {
+						row.Actions = append(row.Actions, pages.Choice{Value: one + "/" + a, Label: "console.action." + a})
+					}
+				}
+				l.Rows = append(l.Rows, row)
+				if res.Tree != "" {
+					add(children(item[res.Tree]), depth+1)
 				}
 			}
-			l.Rows = append(l.Rows, row)
 		}
+		add(list, 0)
 		return c.render(w, r, http.StatusOK, pages.Resources(c.nav(r, res.Path, res.title()), l))
 	}
 }

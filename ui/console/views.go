@@ -373,6 +373,8 @@ type ResourceList struct {
 type ResourceRow struct {
 	Cells   []string
 	Name    string // how the row is named to assistive technology
+	Href    string // the resource's own page, "" for none
+	Depth   int    // the nesting of a subgroup in a tree, 0 at the top
 	Delete  string
 	Actions []Choice // posts on the resource: where to, and the button's message key
 }
