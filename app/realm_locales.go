@@ -39,3 +39,12 @@ func localeOffer(realm *store.Realm) ui.Offer {
 	}
 	return ui.Offer{Supported: realm.SupportedLocales, Default: realm.DefaultLocale}
 }
+
+// realmLanguages are the languages a realm's pages speak: those it offers,
+// else every catalogue's.
+func realmLanguages(realm *store.Realm, c *ui.Catalogues) []string {
+	if len(realm.SupportedLocales) > 0 {
+		return realm.SupportedLocales
+	}
+	return c.Tags()
+}
