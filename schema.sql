@@ -1389,3 +1389,11 @@ CREATE TABLE admin_accounts (
     created_by   TEXT NOT NULL
 );
 CREATE INDEX admin_accounts_realm ON admin_accounts (realm_id);
+
+-- version 36
+-- A realm's languages, as Keycloak's defaultLocale and supportedLocales:
+-- the language of its pages and mails when neither the request nor the
+-- user chooses one ('' for English), and the languages it offers (a JSON
+-- array of tags; empty offers every catalogue).
+ALTER TABLE realms ADD COLUMN default_locale TEXT NOT NULL DEFAULT '';
+ALTER TABLE realms ADD COLUMN supported_locales TEXT NOT NULL DEFAULT '[]';

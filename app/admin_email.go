@@ -124,7 +124,7 @@ func (a *App) newVerification(realm *store.Realm, u *store.User) (*verification,
 		return nil, err
 	}
 	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
-	msg, err := verifyEmailMail.render(u.Email, newMailData(realm, greeting(u), link, int(verifyEmailTokenLifetime/time.Hour)))
+	msg, err := verifyEmailMail.render(u.Email, a.mailLocalizer(realm), newMailData(realm, greeting(u), link, int(verifyEmailTokenLifetime/time.Hour)))
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,8 @@ type realmRep struct {
 	LoginTheme                  string         `json:"loginTheme"`
 	AccountTheme                string         `json:"accountTheme"`
 	EmailTheme                  string         `json:"emailTheme"`
+	DefaultLocale               string         `json:"defaultLocale"`
+	SupportedLocales            []string       `json:"supportedLocales"`
 	CreatedTimestamp            int64          `json:"createdTimestamp"`
 }
 
@@ -92,6 +94,7 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 		EnabledEventTypes: events.EnabledTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled,
 		ThemeName: r.ThemeName, Theme: r.Theme,
 		LoginTheme: r.LoginTheme, AccountTheme: r.AccountTheme, EmailTheme: r.EmailTheme,
+		DefaultLocale: r.DefaultLocale, SupportedLocales: append([]string{}, r.SupportedLocales...),
 		CreatedTimestamp: r.CreatedAt,
 	}
 	if !withSecrets {
@@ -173,6 +176,8 @@ type realmCreate struct {
 	LoginTheme                  *string        `json:"loginTheme"`
 	AccountTheme                *string        `json:"accountTheme"`
 	EmailTheme                  *string        `json:"emailTheme"`
+	DefaultLocale               *string        `json:"defaultLocale"`
+	SupportedLocales            []string       `json:"supportedLocales"`
 }
 
 // defaultRealm holds the defaults of the spec's realm table; where the spec
@@ -239,6 +244,10 @@ func (c *realmCreate) apply(r *store.Realm) {
 	set(&r.LoginTheme, c.LoginTheme)
 	set(&r.AccountTheme, c.AccountTheme)
 	set(&r.EmailTheme, c.EmailTheme)
+	set(&r.DefaultLocale, c.DefaultLocale)
+	if c.SupportedLocales != nil {
+		r.SupportedLocales = c.SupportedLocales
+	}
 }
 
 func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
@@ -328,6 +337,7 @@ func realmUpdateDefaults() map[string]any {
 		"bruteForceEnabled": d.BruteForceEnabled, "maxLoginFailures": d.MaxLoginFailures, "lockoutDuration": d.LockoutDuration,
 		"failureResetTime": d.FailureResetTime, "permanentLockoutAfter": d.PermanentLockoutAfter,
 		"requireEmailVerification": d.RequireEmailVerification,
+		"defaultLocale":            "", "supportedLocales": []any{},
 	}
 }
 
@@ -360,6 +370,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.MaxLoginFailures, realm.LockoutDuration = u.MaxLoginFailures, u.LockoutDuration
 	realm.FailureResetTime, realm.PermanentLockoutAfter = u.FailureResetTime, u.PermanentLockoutAfter
 	realm.RequireEmailVerification = u.RequireEmailVerification
+	realm.DefaultLocale, realm.SupportedLocales = u.DefaultLocale, u.SupportedLocales
 	if err := validateRealm(realm); err != nil {
 		return err
 	}
@@ -455,6 +466,9 @@ func validateRealm(r *store.Realm) error {
 		}
 	}
 	if err := events.CheckEnabledTypes(r.EnabledEventTypes); err != nil {
+		return err
+	}
+	if err := checkRealmLocales(r); err != nil {
 		return err
 	}
 	if r.SMTPHost != "" {

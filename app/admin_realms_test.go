@@ -129,6 +129,8 @@ func defaultRealmJSON(name string) map[string]any {
 		"requireEmailVerification": false, "mfaRequired": false, "eventsEnabled": false,
 		"adminEventsEnabled": false, "loginTheme": "", "accountTheme": "", "emailTheme": "",
 		"enabledEventTypes": []any{}, // Keycloak's default set
+		// Every language, English by default.
+		"defaultLocale": "", "supportedLocales": []any{},
 	}
 }
 
@@ -198,6 +200,7 @@ func allRealmFields(name string) map[string]any {
 			"textColor": "#202124", "linkColor": "#abcdef", "fontFamily": `"Inter", Arial, sans-serif`,
 		},
 		"loginTheme": "high-contrast", "accountTheme": "idenplane", "emailTheme": "idenplane-dark",
+		"defaultLocale": "fr", "supportedLocales": []any{"fr", "de", "en"},
 	}
 }
 

@@ -212,7 +212,7 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 		ClaimsSupported:                            sortedUnique(claims),
 		CodeChallengeMethodsSupported:              []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256},
 		ACRValuesSupported:                         acrValuesSupported,
-		UILocalesSupported:                         oidc.ParseLocales(s.a.messages.Tags()), // the pages' languages
+		UILocalesSupported:                         oidc.ParseLocales(realmLanguages(realm, s.a.messages)),
 	}), nil
 }
 

@@ -38,3 +38,15 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 		mustStatus(t, s.request(http.MethodGet, path, nil), http.StatusNotFound)
 	}
 }
+
+// TestDiscoveryListsRealmLanguages: ui_locales_supported is what the realm
+// offers once it narrows its languages.
+func TestDiscoveryListsRealmLanguages(t *testing.T) {
+	s := newOIDCTestServer(t)
+	s.createRealm("acme")
+	mustStatus(t, s.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"supportedLocales": []string{"fr", "de"}}), http.StatusOK)
+	doc := s.request(http.MethodGet, "/realms/acme/.well-known/openid-configuration", nil).object(t)
+	if locales, _ := doc["ui_locales_supported"].([]any); !slices.Equal(locales, []any{"fr", "de"}) {
+		t.Fatalf("ui_locales_supported %v, want [fr de]", doc["ui_locales_supported"])
+	}
+}

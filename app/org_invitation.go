@@ -17,36 +17,28 @@ import (
 // The invitation to join an organization: its mail, the endpoint a user's
 // application calls to accept it, and the hosted page the mail links to.
 
-const orgInvitationHTML = `{{define "action"}}Accept the invitation{{end}}<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Join {{.Organization}}</title></head>
-<body style="margin:0;padding:24px;background:#f4f5f7;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1f2328">
-<table role="presentation" width="100%" cellspacing="0" cellpadding="0"><tr><td align="center">
-<table role="presentation" width="560" cellspacing="0" cellpadding="24" style="max-width:560px;background:#ffffff;border-radius:8px">
-<tr><td>
-<h1 style="font-size:20px;margin:0 0 16px">{{.Realm}}</h1>
-<p>Hello,</p>
-<p>You are invited to join {{.Organization}} as {{.Role}}. Sign in with this email address, or create an account with it, to accept:</p>
+const orgInvitationHTML = `{{define "title"}}{{t "mail.invite.title" .Organization}}{{end}}{{define "action"}}{{t "mail.invite.action"}}{{end}}{{define "body"}}
+<p>{{t "mail.greetingAll"}}</p>
+<p>{{t "mail.invite.intro" .Organization .Role}}</p>
 {{template "button" .}}
-<p style="font-size:13px;color:#57606a">The link works once, until {{.Until}}. If the button does not work, copy this address into your browser:<br>
-<a href="{{.Link}}" style="color:#57606a;word-break:break-all">{{.Link}}</a></p>
-<p style="font-size:13px;color:#57606a">If you did not expect this message, you can ignore it.</p>
-</td></tr></table></td></tr></table>
-</body></html>
-`
+<p style="font-size:13px;color:#57606a">{{t "mail.invite.expiry" .Until}} {{t "mail.linkFallback"}}<br>
+<a href="{{.Link}}" style="color:#57606a;word-break:break-all" dir="ltr">{{.Link}}</a></p>
+<p style="font-size:13px;color:#57606a">{{t "mail.ignore"}}</p>
+{{end}}`
 
-const orgInvitationText = `Hello,
+const orgInvitationText = `{{t "mail.greetingAll"}}
 
-You are invited to join {{.Organization}} as {{.Role}}. Sign in with this email address, or create an account with it, to accept by opening this link:
+{{t "mail.invite.introLink" .Organization .Role}}
 
 {{.Link}}
 
-The link works once, until {{.Until}}. If you did not expect this message, you can ignore it.
+{{t "mail.invite.expiry" .Until}} {{t "mail.ignore"}}
 
 -- 
 {{.Realm}}
 `
 
-var orgInvitationMail = newMailTemplate("organization-invitation", "Join {{.Organization}} on {{.Realm}}",
+var orgInvitationMail = newMailTemplate("organization-invitation", `{{t "mail.invite.subject" .Organization .Realm}}`,
 	orgInvitationHTML, orgInvitationText)
 
 // orgInvitationData is what the invitation mail shows.
@@ -66,7 +58,7 @@ func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *sto
 	if _, err := mailSender(realm, false); err != nil {
 		return errNoMailSender
 	}
-	msg, err := orgInvitationMail.render(m.To, orgInvitationData{mailData: newMailData(realm, "", m.Link, 0),
+	msg, err := orgInvitationMail.render(m.To, a.mailLocalizer(realm), orgInvitationData{mailData: newMailData(realm, "", m.Link, 0),
 		Organization: m.Organization, Role: m.Role, Until: m.Expires.UTC().Format(time.RFC1123)})
 	if err != nil {
 		return err

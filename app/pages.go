@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
-	"strings"
 
 	"github.com/a-h/templ"
 
@@ -88,7 +87,8 @@ func pageNonce() string {
 }
 
 // pageLocale is the language of a page: ui_locales on the request, then
-// the language a sign-in chose, then Accept-Language.
+// the language a sign-in chose, then Accept-Language, then the realm's
+// default, among the languages the realm offers.
 func (a *App) pageLocale(r *http.Request) string {
 	var explicit []string
 	if v := r.URL.Query().Get("ui_locales"); v != "" {
@@ -97,7 +97,7 @@ func (a *App) pageLocale(r *http.Request) string {
 	if c, err := r.Cookie(localeCookie); err == nil {
 		explicit = append(explicit, c.Value)
 	}
-	return a.messages.Negotiate(explicit, r.Header.Get("Accept-Language"))
+	return a.messages.Negotiate(localeOffer(realmFrom(r.Context())), explicit, r.Header.Get("Accept-Language"))
 }
 
 // rememberLocale keeps the ui_locales of an authorization request for the
@@ -106,18 +106,9 @@ func (a *App) rememberLocale(w http.ResponseWriter, realm *store.Realm, uiLocale
 	if uiLocales == "" {
 		return
 	}
-	if tag := a.messages.Negotiate([]string{uiLocales}, ""); tag != ui.DefaultLocale || hasTag(uiLocales, ui.DefaultLocale) {
+	if tag, ok := a.messages.Match(localeOffer(realm), uiLocales); ok {
 		http.SetCookie(w, a.pageCookie(realm, localeCookie, tag))
 	}
-}
-
-func hasTag(list, tag string) bool {
-	for _, t := range strings.Fields(list) {
-		if t == tag {
-			return true
-		}
-	}
-	return false
 }
 
 // themeVars maps a realm's theme overrides to the stylesheet's custom

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/ui"
 )
 
 // The look and language of the hosted pages: the realm's theme and frame,
@@ -56,12 +58,15 @@ func TestPagesSpeakTheAskedLanguage(t *testing.T) {
 	authURL := func(opts ...oauth2.AuthCodeOption) string {
 		return cfg.AuthCodeURL("st", append(opts, oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))...)
 	}
-	lang := regexp.MustCompile(`<html lang="([a-z-]+)"`)
+	lang := regexp.MustCompile(`<html lang="([A-Za-z-]+)" dir="(ltr|rtl)"`)
 	pageLang := func(p *codeflowPage) string {
 		t.Helper()
 		m := lang.FindSubmatch(p.body)
 		if m == nil {
-			t.Fatalf("no lang in %s", p.body)
+			t.Fatalf("no lang and dir in %s", p.body)
+		}
+		if dir := ui.Direction(string(m[1])); string(m[2]) != dir {
+			t.Fatalf("html lang %q dir %q, want dir %q", m[1], m[2], dir)
 		}
 		if p.header.Get("Content-Language") != string(m[1]) {
 			t.Fatalf("Content-Language %q, html lang %q", p.header.Get("Content-Language"), m[1])
@@ -85,7 +90,7 @@ func TestPagesSpeakTheAskedLanguage(t *testing.T) {
 	// ui_locales on the authorization request carries over to the pages of
 	// that sign-in, whatever the browser's own preference.
 	b = e.browser()
-	req, _ = http.NewRequest(http.MethodGet, authURL(oauth2.SetAuthURLParam("ui_locales", "fr de")), nil)
+	req, _ = http.NewRequest(http.MethodGet, authURL(oauth2.SetAuthURLParam("ui_locales", "sv de")), nil)
 	req.Header.Set("Accept-Language", "en")
 	p = b.do(req)
 	for p.status == http.StatusFound || p.status == http.StatusSeeOther {
@@ -98,7 +103,38 @@ func TestPagesSpeakTheAskedLanguage(t *testing.T) {
 	}
 	// A language without a catalogue changes nothing.
 	b = e.browser()
-	if p := b.follow(e.url, authURL(oauth2.SetAuthURLParam("ui_locales", "fr"))); pageLang(p) != "en" {
-		t.Fatal("ui_locales=fr should leave English")
+	if p := b.follow(e.url, authURL(oauth2.SetAuthURLParam("ui_locales", "sv"))); pageLang(p) != "en" {
+		t.Fatal("ui_locales=sv should leave English")
+	}
+
+	// The realm's default language is the last step: it speaks where the
+	// request asks for nothing, or for nothing the realm has.
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"defaultLocale": "de"}), http.StatusOK)
+	if p := e.browser().get(e.url + "/realms/acme/consent?authRequestID=nope"); pageLang(p) != "de" {
+		t.Fatal("realm default de without a preference")
+	}
+	req, _ = http.NewRequest(http.MethodGet, e.url+"/realms/acme/consent?authRequestID=nope", nil)
+	req.Header.Set("Accept-Language", "en-GB")
+	if p := e.browser().do(req); pageLang(p) != "en" {
+		t.Fatal("the browser's English goes before the realm's default")
+	}
+	// A realm offering some languages speaks only those.
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"supportedLocales": []string{"de"}}), http.StatusOK)
+	if p := e.browser().follow(e.url, authURL(oauth2.SetAuthURLParam("ui_locales", "en"))); pageLang(p) != "de" {
+		t.Fatal("ui_locales=en in a realm offering only de")
+	}
+	for _, tc := range []struct {
+		body        map[string]any
+		field, want string
+	}{
+		{map[string]any{"defaultLocale": "xx"}, "defaultLocale", `"xx" is not one of the pages' languages`},
+		{map[string]any{"supportedLocales": []string{"de", "de_AT"}}, "supportedLocales", `"de_AT" is not one of the pages' languages`},
+		{map[string]any{"supportedLocales": []string{"de"}, "defaultLocale": "en"}, "defaultLocale", "must be one of supportedLocales"},
+	} {
+		res := e.admin(http.MethodPatch, "/admin/realms/acme", tc.body)
+		mustError(t, res, http.StatusBadRequest, "invalid_field", tc.field)
+		if msg := res.object(t)["error_description"].(string); !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %q, want %s", tc.body, msg, tc.want)
+		}
 	}
 }

@@ -83,7 +83,7 @@ func (a *App) queueActionMail(ctx context.Context, realm *store.Realm, u *store.
 		q[k] = v
 	}
 	link := a.issuer(realm) + path + "?" + q.Encode()
-	msg, err := tmpl.render(u.Email, newMailData(realm, greeting(u), link, int(lifetime/time.Hour)))
+	msg, err := tmpl.render(u.Email, a.mailLocalizer(realm), newMailData(realm, greeting(u), link, int(lifetime/time.Hour)))
 	if err != nil {
 		return err
 	}

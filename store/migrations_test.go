@@ -344,3 +344,27 @@ func TestSAMLSPRequestsSignedMigration(t *testing.T) {
 		}
 	}
 }
+
+// Version 36 gives the realms made before it no default language and no
+// narrowed list: English by default, every language offered.
+func TestRealmLocalesMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 36)
+	createRealmAtOldSchema(t, before, testRealm("r1", "acme", 1000))
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	r, err := s.GetRealm(testCtx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DefaultLocale != "" || r.SupportedLocales != nil {
+		t.Fatalf("migrated realm: default locale %q, supported %v; want none", r.DefaultLocale, r.SupportedLocales)
+	}
+	r.DefaultLocale, r.SupportedLocales = "fr", []string{"fr", "de"}
+	if err := s.UpdateRealm(testCtx, r); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = s.GetRealm(testCtx, "acme"); err != nil || r.DefaultLocale != "fr" || !slices.Equal(r.SupportedLocales, []string{"fr", "de"}) {
+		t.Fatalf("realm after update: %+v, %v", r, err)
+	}
+}

@@ -48,7 +48,9 @@ type Realm struct {
 	LoginTheme                  string
 	AccountTheme                string
 	EmailTheme                  string
-	CreatedAt                   int64 // Unix milliseconds
+	DefaultLocale               string   // the pages' and mails' language when nothing else chooses; empty: English
+	SupportedLocales            []string // the languages offered; empty: every catalogue
+	CreatedAt                   int64    // Unix milliseconds
 }
 
 const realmColumns = `id, name, display_name, enabled, access_token_lifespan, refresh_token_lifespan,
@@ -58,7 +60,8 @@ const realmColumns = `id, name, display_name, enabled, access_token_lifespan, re
 	password_history_count, password_max_age_days, brute_force_enabled, max_login_failures,
 	lockout_duration, failure_reset_time, permanent_lockout_after, registration_allowed,
 	require_email_verification, mfa_required, events_enabled, events_expiration,
-	admin_events_enabled, theme_name, theme, login_theme, account_theme, email_theme, created_at, enabled_event_types`
+	admin_events_enabled, theme_name, theme, login_theme, account_theme, email_theme, created_at, enabled_event_types,
+	default_locale, supported_locales`
 
 // realmValues lists a realm's column values in realmColumns order, sealing
 // the secrets.
@@ -87,6 +90,10 @@ func (s *Store) realmValues(r *Realm) ([]any, error) {
 	if err != nil || r.EnabledEventTypes == nil {
 		eventTypes = []byte("[]")
 	}
+	locales, err := json.Marshal(r.SupportedLocales)
+	if err != nil || r.SupportedLocales == nil {
+		locales = []byte("[]")
+	}
 	return []any{r.ID, r.Name, r.DisplayName, r.Enabled, r.AccessTokenLifespan, r.RefreshTokenLifespan,
 		r.OfflineTokenLifespan, r.SMTPHost, r.SMTPPort, r.SMTPUser, smtpPassword, r.SMTPFrom, r.SMTPSecure,
 		r.EmailProvider, providerConfig, r.PasswordMinLength, r.PasswordRequireUppercase,
@@ -95,7 +102,7 @@ func (s *Store) realmValues(r *Realm) ([]any, error) {
 		r.LockoutDuration, r.FailureResetTime, r.PermanentLockoutAfter, r.RegistrationAllowed,
 		r.RequireEmailVerification, r.MFARequired, r.EventsEnabled, r.EventsExpiration,
 		r.AdminEventsEnabled, r.ThemeName, theme, r.LoginTheme, r.AccountTheme, r.EmailTheme, r.CreatedAt,
-		string(eventTypes)}, nil
+		string(eventTypes), r.DefaultLocale, string(locales)}, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -104,7 +111,7 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 	var r Realm
 	var smtpPassword, providerConfig []byte
 	var theme sql.NullString
-	var eventTypes string
+	var eventTypes, locales string
 	err := row.Scan(&r.ID, &r.Name, &r.DisplayName, &r.Enabled, &r.AccessTokenLifespan, &r.RefreshTokenLifespan,
 		&r.OfflineTokenLifespan, &r.SMTPHost, &r.SMTPPort, &r.SMTPUser, &smtpPassword, &r.SMTPFrom, &r.SMTPSecure,
 		&r.EmailProvider, &providerConfig, &r.PasswordMinLength, &r.PasswordRequireUppercase,
@@ -113,7 +120,7 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 		&r.LockoutDuration, &r.FailureResetTime, &r.PermanentLockoutAfter, &r.RegistrationAllowed,
 		&r.RequireEmailVerification, &r.MFARequired, &r.EventsEnabled, &r.EventsExpiration,
 		&r.AdminEventsEnabled, &r.ThemeName, &theme, &r.LoginTheme, &r.AccountTheme, &r.EmailTheme, &r.CreatedAt,
-		&eventTypes)
+		&eventTypes, &r.DefaultLocale, &locales)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -139,6 +146,12 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 	}
 	if len(r.EnabledEventTypes) == 0 {
 		r.EnabledEventTypes = nil
+	}
+	if err := json.Unmarshal([]byte(locales), &r.SupportedLocales); err != nil {
+		return nil, fmt.Errorf("decode supported locales of realm %s: %w", r.Name, err)
+	}
+	if len(r.SupportedLocales) == 0 {
+		r.SupportedLocales = nil
 	}
 	return &r, nil
 }

@@ -1,154 +1,132 @@
 package ui
 
 import (
-	"bufio"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/text/language"
 )
 
-// Messages of the hosted pages live in catalogues, one per language:
-// messages/<tag>.properties, "key = text" lines. English is complete;
-// another catalogue may leave keys out, and those fall back to English.
+// Messages of the hosted pages, the account pages, the console and the
+// mails live in catalogues, one per language: messages/<tag>.properties
+// (see parseCatalogue). English is the reference: every other catalogue
+// has exactly its keys, with the same placeholders, or the server does
+// not start, so no page ever mixes two languages.
 
 //go:embed messages/*.properties
 var catalogueFiles embed.FS
 
-// DefaultLocale is the catalogue every other one falls back to.
+// DefaultLocale is the reference catalogue, and the language of a realm
+// that names no default of its own.
 const DefaultLocale = "en"
 
 // Catalogues holds every embedded message catalogue by language tag.
 type Catalogues struct {
-	byTag map[string]map[string]string
-	tags  []string
+	byTag    map[string]map[string]string
+	tags     []string
+	matchers sync.Map // Offer key → *offerMatcher
 }
 
-// LoadCatalogues parses the embedded catalogues. A malformed line is a
-// build defect, so it is an error here and a failed test.
+// LoadCatalogues parses the embedded catalogues and checks each against
+// English. A defect is a build defect, so it is an error here and a
+// failed test.
 func LoadCatalogues() (*Catalogues, error) {
 	entries, err := catalogueFiles.ReadDir("messages")
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalogues{byTag: map[string]map[string]string{}}
+	files := map[string]string{}
 	for _, e := range entries {
-		tag := strings.TrimSuffix(e.Name(), ".properties")
 		b, err := catalogueFiles.ReadFile(path.Join("messages", e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		m, err := parseCatalogue(string(b))
+		files[e.Name()] = string(b)
+	}
+	return buildCatalogues(files)
+}
+
+// buildCatalogues parses catalogue files by file name.
+func buildCatalogues(files map[string]string) (*Catalogues, error) {
+	c := &Catalogues{byTag: map[string]map[string]string{}}
+	for name, text := range files {
+		tag := strings.TrimSuffix(name, ".properties")
+		t, err := language.Parse(tag)
+		if err != nil || t.String() != tag {
+			return nil, fmt.Errorf("catalogue %s: the name must be a canonical BCP 47 tag", name)
+		}
+		m, err := parseCatalogue(text)
 		if err != nil {
-			return nil, fmt.Errorf("catalogue %s: %w", e.Name(), err)
+			return nil, fmt.Errorf("catalogue %s: %w", name, err)
 		}
 		c.byTag[tag] = m
 		c.tags = append(c.tags, tag)
 	}
-	if _, ok := c.byTag[DefaultLocale]; !ok {
+	en, ok := c.byTag[DefaultLocale]
+	if !ok {
 		return nil, fmt.Errorf("no %s catalogue", DefaultLocale)
 	}
 	slices.Sort(c.tags)
-	return c, nil
+	var errs []error
+	for _, tag := range c.tags {
+		errs = append(errs, compareCatalogue(tag, en, c.byTag[tag])...)
+	}
+	return c, errors.Join(errs...)
 }
 
-func parseCatalogue(s string) (map[string]string, error) {
-	m := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+var placeholder = regexp.MustCompile(`\{[0-9]+\}`)
+
+// compareCatalogue lists how a catalogue departs from English: a key
+// missing, a key English lacks (a typo, which would never show), or
+// other placeholders than English's.
+func compareCatalogue(tag string, en, m map[string]string) []error {
+	var errs []error
+	for _, k := range sortedKeys(en) {
+		v, ok := m[k]
+		if !ok {
+			errs = append(errs, fmt.Errorf("catalogue %s: no %s", tag, k))
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("line %d: want key = text", n)
+		if want, got := placeholders(en[k]), placeholders(v); !slices.Equal(want, got) {
+			errs = append(errs, fmt.Errorf("catalogue %s: %s has placeholders %v, English %v", tag, k, got, want))
 		}
-		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("line %d: %s defined twice", n, k)
-		}
-		m[k] = v
 	}
-	return m, sc.Err()
+	for _, k := range sortedKeys(m) {
+		if _, ok := en[k]; !ok {
+			errs = append(errs, fmt.Errorf("catalogue %s: %s is not an English key", tag, k))
+		}
+	}
+	return errs
 }
 
-// Tags lists the languages there are catalogues for.
-func (c *Catalogues) Tags() []string { return slices.Clone(c.tags) }
+func placeholders(s string) []string {
+	p := placeholder.FindAllString(s, -1)
+	slices.Sort(p)
+	return slices.Compact(p)
+}
 
-// Keys lists the keys of a catalogue, for tests that check coverage.
-func (c *Catalogues) Keys(tag string) []string {
-	var keys []string
-	for k := range c.byTag[tag] {
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	return keys
 }
 
-// Negotiate picks the catalogue for a request: the first of the caller's
-// explicit choices (ui_locales, a space-separated list, or the locale
-// cookie) that is present, else the best Accept-Language match, else
-// English. A regional tag such as de-CH falls back to its language.
-func (c *Catalogues) Negotiate(explicit []string, acceptLanguage string) string {
-	for _, pref := range explicit {
-		for _, tag := range strings.Fields(pref) {
-			if t := c.match(tag); t != "" {
-				return t
-			}
-		}
-	}
-	type ranked struct {
-		tag string
-		q   float64
-	}
-	var prefs []ranked
-	for _, part := range strings.Split(acceptLanguage, ",") {
-		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				continue
-			}
-			q = f
-		}
-		if tag != "" && q > 0 {
-			prefs = append(prefs, ranked{tag, q})
-		}
-	}
-	slices.SortStableFunc(prefs, func(a, b ranked) int {
-		switch {
-		case a.q > b.q:
-			return -1
-		case a.q < b.q:
-			return 1
-		}
-		return 0
-	})
-	for _, p := range prefs {
-		if t := c.match(p.tag); t != "" {
-			return t
-		}
-	}
-	return DefaultLocale
-}
+// Tags lists the languages there are catalogues for.
+func (c *Catalogues) Tags() []string { return slices.Clone(c.tags) }
 
-func (c *Catalogues) match(tag string) string {
-	tag = strings.ToLower(strings.ReplaceAll(tag, "_", "-"))
-	if _, ok := c.byTag[tag]; ok {
-		return tag
-	}
-	if base, _, ok := strings.Cut(tag, "-"); ok {
-		if _, ok := c.byTag[base]; ok {
-			return base
-		}
-	}
-	return ""
-}
+// Keys lists the keys of a catalogue, for tests that check coverage.
+func (c *Catalogues) Keys(tag string) []string { return sortedKeys(c.byTag[tag]) }
 
 // Localizer renders the messages of one language.
 type Localizer struct {
@@ -170,14 +148,33 @@ func (c *Catalogues) Localizer(tag string) *Localizer {
 func (l *Localizer) T(key string, args ...any) string {
 	s, ok := l.c.byTag[l.Tag][key]
 	if !ok {
-		if s, ok = l.c.byTag[DefaultLocale][key]; !ok {
-			s = key
-		}
+		s = key
 	}
 	for i, arg := range args {
 		s = strings.ReplaceAll(s, "{"+strconv.Itoa(i)+"}", fmt.Sprint(arg))
 	}
 	return s
+}
+
+// Dir is the writing direction of the localizer's language.
+func (l *Localizer) Dir() string { return Direction(l.Tag) }
+
+// rtlScripts are the scripts written right to left that a catalogue may
+// be in (Arabic for ar, fa, ur, ps; Hebrew for he, yi; Thaana; Syriac;
+// N'Ko; Adlam; Hanifi Rohingya).
+var rtlScripts = []string{"Arab", "Hebr", "Thaa", "Syrc", "Nkoo", "Adlm", "Rohg"}
+
+// Direction is "rtl" for a language written right to left, else "ltr":
+// the value of the dir attribute of a page or mail in that language.
+func Direction(tag string) string {
+	t, err := language.Parse(tag)
+	if err != nil {
+		return "ltr"
+	}
+	if s, _ := t.Script(); slices.Contains(rtlScripts, s.String()) {
+		return "rtl"
+	}
+	return "ltr"
 }
 
 type localizerKey struct{}
@@ -202,4 +199,18 @@ func Lang(ctx context.Context) string {
 		return l.Tag
 	}
 	return DefaultLocale
+}
+
+// Dir is the writing direction of ctx's language, for the html element.
+func Dir(ctx context.Context) string { return Direction(Lang(ctx)) }
+
+// CatalogueTags lists the languages there are catalogues for, without
+// parsing them: what a realm's settings may name.
+func CatalogueTags() []string {
+	entries, _ := catalogueFiles.ReadDir("messages")
+	tags := make([]string, 0, len(entries))
+	for _, e := range entries {
+		tags = append(tags, strings.TrimSuffix(e.Name(), ".properties"))
+	}
+	return tags
 }

@@ -22,11 +22,11 @@ func FuzzNegotiate(f *testing.F) {
 	}
 	tags := c.Tags()
 	f.Fuzz(func(t *testing.T, explicit, acceptLanguage string) {
-		got := c.Negotiate([]string{explicit}, acceptLanguage)
+		got := c.Negotiate(Offer{}, []string{explicit}, acceptLanguage)
 		if !slices.Contains(tags, got) && got != DefaultLocale {
 			t.Fatalf("Negotiate(%q, %q) = %q, not one of %q", explicit, acceptLanguage, got, tags)
 		}
-		if again := c.Negotiate([]string{explicit}, acceptLanguage); again != got {
+		if again := c.Negotiate(Offer{}, []string{explicit}, acceptLanguage); again != got {
 			t.Fatalf("Negotiate(%q, %q) = %q, then %q", explicit, acceptLanguage, got, again)
 		}
 	})

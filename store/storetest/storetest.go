@@ -66,7 +66,7 @@ func testRealm(id, name string, createdAt int64) *store.Realm {
 		EnabledEventTypes: []string{"LOGIN", "REFRESH_TOKEN"}, AdminEventsEnabled: true, ThemeName: "idenplane-dark",
 		Theme:      map[string]any{"primaryColor": "#112233", "logoUrl": "https://" + name + ".test/logo.png"},
 		LoginTheme: "high-contrast", AccountTheme: "idenplane", EmailTheme: "idenplane-dark",
-		CreatedAt: createdAt,
+		DefaultLocale: "fr", SupportedLocales: []string{"fr", "de"}, CreatedAt: createdAt,
 	}
 }
 
