@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -17,45 +16,9 @@ import (
 // The invitation to join an organization: its mail, the endpoint a user's
 // application calls to accept it, and the hosted page the mail links to.
 
-const orgInvitationHTML = `{{define "action"}}Accept the invitation{{end}}<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Join {{.Organization}}</title></head>
-<body style="margin:0;padding:24px;background:#f4f5f7;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1f2328">
-<table role="presentation" width="100%" cellspacing="0" cellpadding="0"><tr><td align="center">
-<table role="presentation" width="560" cellspacing="0" cellpadding="24" style="max-width:560px;background:#ffffff;border-radius:8px">
-<tr><td>
-<h1 style="font-size:20px;margin:0 0 16px">{{.Realm}}</h1>
-<p>Hello,</p>
-<p>You are invited to join {{.Organization}} as {{.Role}}. Sign in with this email address, or create an account with it, to accept:</p>
-{{template "button" .}}
-<p style="font-size:13px;color:#57606a">The link works once, until {{.Until}}. If the button does not work, copy this address into your browser:<br>
-<a href="{{.Link}}" style="color:#57606a;word-break:break-all">{{.Link}}</a></p>
-<p style="font-size:13px;color:#57606a">If you did not expect this message, you can ignore it.</p>
-</td></tr></table></td></tr></table>
-</body></html>
-`
-
-const orgInvitationText = `Hello,
-
-You are invited to join {{.Organization}} as {{.Role}}. Sign in with this email address, or create an account with it, to accept by opening this link:
-
-{{.Link}}
-
-The link works once, until {{.Until}}. If you did not expect this message, you can ignore it.
-
--- 
-{{.Realm}}
-`
-
-var orgInvitationMail = newMailTemplate("organization-invitation", "Join {{.Organization}} on {{.Realm}}",
-	orgInvitationHTML, orgInvitationText)
-
-// orgInvitationData is what the invitation mail shows.
-type orgInvitationData struct {
-	mailData
-	Organization string
-	Role         string
-	Until        string // the expiry, in UTC
-}
+// orgInvitationDate is how an invitation mail writes its expiry: the
+// same in every language.
+const orgInvitationDate = "2006-01-02 15:04 MST"
 
 // errNoMailSender refuses an invitation the realm could not mail.
 var errNoMailSender = apperr.Invalid("the realm cannot send mail: set its SMTP server or email provider first")
@@ -66,12 +29,38 @@ func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *sto
 	if _, err := mailSender(realm, false); err != nil {
 		return errNoMailSender
 	}
-	msg, err := orgInvitationMail.render(m.To, orgInvitationData{mailData: newMailData(realm, "", m.Link, 0),
-		Organization: m.Organization, Role: m.Role, Until: m.Expires.UTC().Format(time.RFC1123)})
+	l, err := a.inviteeLocalizer(ctx, tx, realm, m.To)
+	if err != nil {
+		return err
+	}
+	msg, err := orgInvitationMail(l, realm, m)
 	if err != nil {
 		return err
 	}
 	return a.enqueueMail(ctx, tx, realm, msg)
+}
+
+// orgInvitationMail is the invitation m in l's language.
+func orgInvitationMail(l *ui.Localizer, realm *store.Realm, m orgs.InvitationMail) (mailMessage, error) {
+	c := newMailContent(l, realm)
+	c.Subject = l.T("mail.orgInvitation.subject", m.Organization, c.Realm)
+	c.Greeting = l.T("mail.orgInvitation.greeting")
+	c.Body = []string{l.T("mail.orgInvitation.intro", m.Organization, m.Role)}
+	c.Action, c.Link = l.T("mail.orgInvitation.action"), m.Link
+	c.Notes = []string{l.T("mail.orgInvitation.expiry", m.Expires.UTC().Format(orgInvitationDate)),
+		l.T("mail.orgInvitation.ignore")}
+	return c.render("organization-invitation", m.To)
+}
+
+// inviteeLocalizer is the language of an invitation to address: that of
+// the realm's user with the address when there is one, else the realm's.
+// The request that invites is an administrator's, not the invitee's.
+func (a *App) inviteeLocalizer(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
+	users, _, err := tx.ListUsers(ctx, realm.ID, store.UserFilter{Email: address, Exact: true, Limit: 1})
+	if err != nil || len(users) == 0 {
+		return a.messages.Localizer(mailLocale(realm, "")), err
+	}
+	return a.mailLocalizer(ctx, realm, users[0], nil)
 }
 
 // userHandler serves a JSON route for the user whose access token the

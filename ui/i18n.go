@@ -94,6 +94,16 @@ func (c *Catalogues) Keys(tag string) []string {
 // cookie) that is present, else the best Accept-Language match, else
 // English. A regional tag such as de-CH falls back to its language.
 func (c *Catalogues) Negotiate(explicit []string, acceptLanguage string) string {
+	if tag := c.Preferred(explicit, acceptLanguage); tag != "" {
+		return tag
+	}
+	return DefaultLocale
+}
+
+// Preferred is what Negotiate picks when the caller asked for a language
+// there is a catalogue for, else "": a mail then falls back to the realm's
+// language rather than to English.
+func (c *Catalogues) Preferred(explicit []string, acceptLanguage string) string {
 	for _, pref := range explicit {
 		for _, tag := range strings.Fields(pref) {
 			if t := c.match(tag); t != "" {
@@ -134,17 +144,23 @@ func (c *Catalogues) Negotiate(explicit []string, acceptLanguage string) string 
 			return t
 		}
 	}
-	return DefaultLocale
+	return ""
 }
 
+// match is the catalogue for tag, compared without regard to case as
+// language tags are: the tag's own (pt-br is pt-BR), else its language's
+// (de-CH is de), else one of the same language in another region (pt is
+// pt-BR).
 func (c *Catalogues) match(tag string) string {
-	tag = strings.ToLower(strings.ReplaceAll(tag, "_", "-"))
-	if _, ok := c.byTag[tag]; ok {
-		return tag
-	}
-	if base, _, ok := strings.Cut(tag, "-"); ok {
-		if _, ok := c.byTag[base]; ok {
-			return base
+	tag = strings.ReplaceAll(tag, "_", "-")
+	base, _, _ := strings.Cut(tag, "-")
+	for _, same := range []func(t string) bool{
+		func(t string) bool { return strings.EqualFold(t, tag) },
+		func(t string) bool { return strings.EqualFold(t, base) },
+		func(t string) bool { l, _, _ := strings.Cut(t, "-"); return strings.EqualFold(l, base) },
+	} {
+		if i := slices.IndexFunc(c.tags, same); i >= 0 {
+			return c.tags[i]
 		}
 	}
 	return ""

@@ -25,13 +25,16 @@ func TestNegotiate(t *testing.T) {
 		{"accept-language", nil, "de", "de"},
 		{"region falls back to language", nil, "de-CH,en;q=0.5", "de"},
 		{"quality order", nil, "en;q=0.4, de;q=0.8", "de"},
-		{"unknown languages", nil, "fr, ja;q=0.9", "en"},
-		{"q=0 excluded", nil, "de;q=0, fr", "en"},
+		{"unknown languages", nil, "sv, fi;q=0.9", "en"},
+		{"q=0 excluded", nil, "de;q=0, sv", "en"},
 		{"malformed quality ignored", nil, "de;q=x, en", "en"},
-		{"ui_locales first match wins over header", []string{"fr de"}, "en", "de"},
-		{"ui_locales unknown falls to header", []string{"fr"}, "de", "de"},
+		{"ui_locales first match wins over header", []string{"sv de"}, "en", "de"},
+		{"ui_locales unknown falls to header", []string{"sv"}, "de", "de"},
 		{"underscore tag", []string{"de_AT"}, "", "de"},
 		{"case-insensitive", []string{"DE"}, "", "de"},
+		{"regional catalogue", []string{"pt-br"}, "", "pt-BR"},
+		{"regional catalogue by header", nil, "zh-CN,zh;q=0.9", "zh-CN"},
+		{"language of a regional catalogue", nil, "pt-PT", "pt-BR"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := c.Negotiate(tc.explicit, tc.accept); got != tc.want {

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// mailLanguageReset asks, from a sign-in begun with uiLocales (none when
+// ""), for alice's password reset mail, the form posted with
+// acceptLanguage (none when ""), and returns the mail.
+func mailLanguageReset(t *testing.T, e *codeflowEnv, cfg *oauth2.Config, uiLocales, acceptLanguage string) *store.OutboxEmail {
+	t.Helper()
+	var opts []oauth2.AuthCodeOption
+	if uiLocales != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("ui_locales", uiLocales))
+	}
+	b := e.browser()
+	login := b.follow(e.url, cfg.AuthCodeURL("s", opts...))
+	arID := login.form(t).fields.Get("authRequestID")
+	forgot := b.get(e.issuer("acme") + pathForgotPassword + "?" + url.Values{"authRequestID": {arID}}.Encode())
+	f := forgot.form(t)
+	values := url.Values{}
+	for k, v := range f.fields {
+		values[k] = v
+	}
+	values.Set("login", "alice")
+	action, err := forgot.url.Parse(f.action)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, action.String(), strings.NewReader(values.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if acceptLanguage != "" {
+		req.Header.Set("Accept-Language", acceptLanguage)
+	}
+	if p := b.do(req); p.status != http.StatusOK {
+		t.Fatalf("forgot password: status %d: %s", p.status, p.body)
+	}
+	mails := recoveryOutbox(e)
+	if len(mails) == 0 || mails[len(mails)-1].Template != "reset-password" {
+		t.Fatalf("no reset mail queued: %+v", mails)
+	}
+	return mails[len(mails)-1]
+}
+
+// A mail is in the recipient's language: the user's locale attribute
+// first, whatever the request asks; without one, the language of the
+// request that caused the mail (ui_locales of the sign-in, or
+// Accept-Language); without either, the realm's. A mail an administrator
+// causes takes the user's language, not the administrator's.
+func TestMailLanguage(t *testing.T) {
+	e := recoveryEnv(t, func(*store.Realm) {})
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	const (
+		french   = "Réinitialisez votre mot de passe pour Acme Corp"
+		japanese = "Acme Corp のパスワードの再設定"
+		german   = "Passwort für Acme Corp zurücksetzen"
+	)
+
+	if m := mailLanguageReset(t, e, cfg, "fr", "de"); m.Subject != french ||
+		!strings.Contains(m.HTMLBody, `<html lang="fr" dir="ltr">`) || !strings.Contains(m.TextBody, "Bonjour Alice,") {
+		t.Fatalf("ui_locales=fr: %q\n%s", m.Subject, m.TextBody)
+	}
+	if m := mailLanguageReset(t, e, cfg, "", "ja, en;q=0.5"); m.Subject != japanese {
+		t.Fatalf("Accept-Language ja: %q", m.Subject)
+	}
+
+	// The admin API sets the attribute once the realm's schema has it.
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/custom-attributes", map[string]any{"attributes": []map[string]any{
+		{"name": "locale", "displayName": "Language", "type": "string", "editableBy": "user"}}}), http.StatusOK)
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID+"/attributes",
+		map[string]any{"locale": "de"}), http.StatusOK)
+	m := mailLanguageReset(t, e, cfg, "fr", "ja")
+	if m.Subject != german || !strings.Contains(m.HTMLBody, `<html lang="de" dir="ltr">`) ||
+		!strings.Contains(m.TextBody, "Hallo Alice,") || !strings.Contains(m.HTMLBody, "Neues Passwort wählen") {
+		t.Fatalf("locale=de: %q\n%s\n%s", m.Subject, m.TextBody, m.HTMLBody)
+	}
+
+	// An administrator asking in French: the user's German.
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/send-verification-email", nil,
+		"Accept-Language: fr"), http.StatusOK)
+	mails := recoveryOutbox(e)
+	if got := mails[len(mails)-1].Subject; got != "Bestätigen Sie Ihre E-Mail-Adresse für Acme Corp" {
+		t.Fatalf("verification mail asked for by an administrator: %q", got)
+	}
+	// Arabic reads right to left.
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID+"/attributes",
+		map[string]any{"locale": "ar"}), http.StatusOK)
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/send-verification-email", nil), http.StatusOK)
+	mails = recoveryOutbox(e)
+	if m := mails[len(mails)-1]; m.Subject != "تأكيد عنوان بريدك الإلكتروني في Acme Corp" ||
+		!strings.Contains(m.HTMLBody, `<html lang="ar" dir="rtl">`) {
+		t.Fatalf("locale=ar: %q\n%s", m.Subject, m.HTMLBody)
+	}
+	// A user without a locale, mailed by an administrator asking in
+	// French: the realm's language.
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID+"/attributes",
+		map[string]any{}), http.StatusOK)
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/send-verification-email", nil,
+		"Accept-Language: fr"), http.StatusOK)
+	mails = recoveryOutbox(e)
+	if got := mails[len(mails)-1].Subject; got != "Verify your email address for Acme Corp" {
+		t.Fatalf("verification mail to a user without a locale: %q", got)
+	}
+}
