@@ -32,7 +32,7 @@ func (a *App) mailLocalizer(ctx context.Context, realm *store.Realm, u *store.Us
 }
 
 // userLocale is the catalogue matching u's locale attribute: a custom
-// attribute (the admin, account and SCIM APIs), else one stored at
+// attribute (the admin and account APIs), else one stored at
 // registration or by brokering; "" when u has none a catalogue matches.
 func (a *App) userLocale(ctx context.Context, u *store.User) (string, error) {
 	custom, err := a.store.UserCustomAttributes(ctx, u.ID)
