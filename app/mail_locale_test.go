@@ -5,11 +5,29 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/idenplane/idenplane/store"
 )
+
+// newestMail is the mail queued last: each action of the test below
+// moves the clock first, as the outbox orders by time only.
+func newestMail(t *testing.T, e *codeflowEnv) *store.OutboxEmail {
+	t.Helper()
+	mails := recoveryOutbox(e)
+	if len(mails) == 0 {
+		t.Fatal("no mail queued")
+	}
+	newest := mails[0]
+	for _, m := range mails[1:] {
+		if m.CreatedAt > newest.CreatedAt {
+			newest = m
+		}
+	}
+	return newest
+}
 
 // mailLanguageReset asks, from a sign-in begun with uiLocales (none when
 // ""), for alice's password reset mail, the form posted with
@@ -20,6 +38,7 @@ func mailLanguageReset(t *testing.T, e *codeflowEnv, cfg *oauth2.Config, uiLocal
 	if uiLocales != "" {
 		opts = append(opts, oauth2.SetAuthURLParam("ui_locales", uiLocales))
 	}
+	e.clock.advance(time.Second)
 	b := e.browser()
 	login := b.follow(e.url, cfg.AuthCodeURL("s", opts...))
 	arID := login.form(t).fields.Get("authRequestID")
@@ -45,11 +64,11 @@ func mailLanguageReset(t *testing.T, e *codeflowEnv, cfg *oauth2.Config, uiLocal
 	if p := b.do(req); p.status != http.StatusOK {
 		t.Fatalf("forgot password: status %d: %s", p.status, p.body)
 	}
-	mails := recoveryOutbox(e)
-	if len(mails) == 0 || mails[len(mails)-1].Template != "reset-password" {
-		t.Fatalf("no reset mail queued: %+v", mails)
+	m := newestMail(t, e)
+	if m.Template != "reset-password" {
+		t.Fatalf("newest mail %+v", m)
 	}
-	return mails[len(mails)-1]
+	return m
 }
 
 // A mail is in the recipient's language: the user's locale attribute
@@ -86,29 +105,42 @@ func TestMailLanguage(t *testing.T) {
 	}
 
 	// An administrator asking in French: the user's German.
+	e.clock.advance(time.Second)
 	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/send-verification-email", nil,
 		"Accept-Language: fr"), http.StatusOK)
-	mails := recoveryOutbox(e)
-	if got := mails[len(mails)-1].Subject; got != "Bestätigen Sie Ihre E-Mail-Adresse für Acme Corp" {
+	if got := newestMail(t, e).Subject; got != "Bestätigen Sie Ihre E-Mail-Adresse für Acme Corp" {
 		t.Fatalf("verification mail asked for by an administrator: %q", got)
 	}
 	// Arabic reads right to left.
 	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID+"/attributes",
 		map[string]any{"locale": "ar"}), http.StatusOK)
+	e.clock.advance(time.Second)
 	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/send-verification-email", nil), http.StatusOK)
-	mails = recoveryOutbox(e)
-	if m := mails[len(mails)-1]; m.Subject != "تأكيد عنوان بريدك الإلكتروني في Acme Corp" ||
+	if m := newestMail(t, e); m.Subject != "تأكيد عنوان بريدك الإلكتروني في Acme Corp" ||
 		!strings.Contains(m.HTMLBody, `<html lang="ar" dir="rtl">`) {
 		t.Fatalf("locale=ar: %q\n%s", m.Subject, m.HTMLBody)
+	}
+	// An invitation takes the language of the realm's user with its
+	// address, else the realm's.
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/organizations",
+		map[string]any{"slug": "widgets", "name": "Widgets"}), http.StatusCreated)
+	for to, want := range map[string]string{"alice@example.test": "انضم إلى Widgets في Acme Corp",
+		"nobody@example.test": "Join Widgets on Acme Corp"} {
+		e.clock.advance(time.Second)
+		mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/organizations/widgets/invitations",
+			map[string]any{"email": to, "role": "member"}, "Accept-Language: fr"), http.StatusCreated)
+		if got := newestMail(t, e); got.Recipient != to || got.Subject != want {
+			t.Fatalf("invitation to %s: %q", got.Recipient, got.Subject)
+		}
 	}
 	// A user without a locale, mailed by an administrator asking in
 	// French: the realm's language.
 	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID+"/attributes",
 		map[string]any{}), http.StatusOK)
+	e.clock.advance(time.Second)
 	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/send-verification-email", nil,
 		"Accept-Language: fr"), http.StatusOK)
-	mails = recoveryOutbox(e)
-	if got := mails[len(mails)-1].Subject; got != "Verify your email address for Acme Corp" {
+	if got := newestMail(t, e).Subject; got != "Verify your email address for Acme Corp" {
 		t.Fatalf("verification mail to a user without a locale: %q", got)
 	}
 }
