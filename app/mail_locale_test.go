@@ -1,7 +1,10 @@
 package app
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -142,5 +145,29 @@ func TestMailLanguage(t *testing.T) {
 		"Accept-Language: fr"), http.StatusOK)
 	if got := newestMail(t, e).Subject; got != "Verify your email address for Acme Corp" {
 		t.Fatalf("verification mail to a user without a locale: %q", got)
+	}
+}
+
+// A registration through the public API is answered by a verification
+// mail in the language its request asks for.
+func TestRegistrationMailLanguage(t *testing.T) {
+	s := registrationServer(t)
+	body, err := json.Marshal(registrationUser("bob", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/realms/acme/registration/register", bytes.NewReader(body))
+	req.RemoteAddr = "192.0.2.7:1234"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept-Language", "pl-PL, en;q=0.5")
+	rec := httptest.NewRecorder()
+	s.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("register: %d %s", rec.Code, rec.Body)
+	}
+	mails := registrationOutbox(t, s)
+	if len(mails) != 1 || mails[0].Subject != "Potwierdź swój adres e-mail w Acme Corp" ||
+		!strings.Contains(mails[0].HTMLBody, `<html lang="pl" dir="ltr">`) {
+		t.Fatalf("outbox %+v", mails)
 	}
 }
