@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"html"
 	"net/http"
 	"net/url"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
 )
 
 // verifyEmailTokenLifetime is how long a verification link works.
@@ -64,11 +64,11 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 	if smtpOnly && realm.SMTPHost == "" {
 		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
-	title := realmTitle(realm)
-	msg := mailMessage{To: to, Subject: "Test email from " + title,
-		Text: "This is a test email from " + title + ", sent through " + provider + ".\n\nDelivery works.\n",
-		HTML: "<!doctype html><html lang=\"en\"><body><p>This is a test email from <strong>" + html.EscapeString(title) +
-			"</strong>, sent through " + provider + ".</p><p>Delivery works.</p></body></html>\n"}
+	// The administrator asking is the one to read it: their language.
+	msg, err := deliveryTestMail(a.messages.Localizer(mailLocale(a.messages, realm, a.requestLocale(r))), realm, provider, to)
+	if err != nil {
+		return err
+	}
 	if err := a.sendNow(r.Context(), realm, msg, smtpOnly); err != nil {
 		var bad mailConfigError
 		if errors.As(err, &bad) {
@@ -79,6 +79,15 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 	}
 	httpx.WriteJSON(w, http.StatusOK, testMailResult{Success: true, Message: "test email sent to " + to + " through " + provider})
 	return nil
+}
+
+// deliveryTestMail is the message that checks delivery through
+// provider, in l's language.
+func deliveryTestMail(l *ui.Localizer, realm *store.Realm, provider, to string) (mailMessage, error) {
+	c := newMailContent(l, realm)
+	c.Subject = l.T("mail.testMail.subject", c.Realm)
+	c.Body = []string{l.T("mail.testMail.intro", c.Realm, provider), l.T("mail.testMail.done")}
+	return c.render("test", to)
 }
 
 // sendVerificationEmail mails the user a single-use link that verifies
@@ -95,7 +104,12 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 	if _, err := mailSender(realm, false); err != nil {
 		return apperr.Invalid("%s", err.Error())
 	}
-	v, err := a.newVerification(realm, u)
+	// An administrator's request: the mail takes the user's language.
+	l, err := a.mailLocalizer(r.Context(), realm, u, nil)
+	if err != nil {
+		return err
+	}
+	v, err := a.newVerification(l, realm, u)
 	if err != nil {
 		return err
 	}
@@ -117,14 +131,14 @@ type verification struct {
 }
 
 // newVerification makes a token and renders the mail with its link for u,
-// who must have an email address.
-func (a *App) newVerification(realm *store.Realm, u *store.User) (*verification, error) {
+// who must have an email address, in l's language.
+func (a *App) newVerification(l *ui.Localizer, realm *store.Realm, u *store.User) (*verification, error) {
 	token, err := newActionToken()
 	if err != nil {
 		return nil, err
 	}
 	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
-	msg, err := verifyEmailMail.render(u.Email, a.mailLocalizer(realm), newMailData(realm, greeting(u), link, int(verifyEmailTokenLifetime/time.Hour)))
+	msg, err := verifyEmailMail.render(l, realm, u, link)
 	if err != nil {
 		return nil, err
 	}

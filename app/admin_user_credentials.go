@@ -70,8 +70,8 @@ func (a *App) sendResetPasswordEmail(w http.ResponseWriter, r *http.Request) err
 	case !u.Enabled:
 		return apperr.New(http.StatusConflict, apperr.CodeInvalidState, "the user is disabled: enable them first")
 	}
-	err = a.queueActionMail(r.Context(), realm, u, store.ActionResetPassword, resetPasswordTokenLifetime,
-		pathResetPassword, nil, resetPasswordMail)
+	err = a.queueActionMail(r.Context(), nil, realm, u, store.ActionResetPassword, pathResetPassword, nil,
+		resetPasswordMail)
 	if errors.Is(err, errMailUnavailable) {
 		_, cause := mailSender(realm, false)
 		return apperr.Invalid("%s", cause.Error())

@@ -188,11 +188,12 @@ func TestEmailTestProviders(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			s := newTestServer(t, allowLoopback)
 			s.createRealm("acme")
-			want := mailMessage{From: `"Acme Corp" <noreply@acme.test>`, To: "bob@example.test",
-				Subject: "Test email from Acme Corp",
-				Text:    "This is a test email from Acme Corp, sent through " + provider + ".\n\nDelivery works.\n",
-				HTML: "<!doctype html><html lang=\"en\"><body><p>This is a test email from <strong>Acme Corp</strong>, sent through " +
-					provider + ".</p><p>Delivery works.</p></body></html>\n"}
+			want, err := deliveryTestMail(testCatalogues.Localizer("en"), &store.Realm{Name: "acme", DisplayName: "Acme Corp"}, provider, "bob@example.test")
+			if err != nil || want.Subject != "Test email from Acme Corp" ||
+				!strings.HasPrefix(want.Text, "This is a test email from Acme Corp, sent through "+provider+".\n\nDelivery works.\n") {
+				t.Fatalf("test mail %+v: %v", want, err)
+			}
+			want.From = `"Acme Corp" <noreply@acme.test>`
 			p := startProviderTestServer(t, provider, func() mailMessage { return want })
 			s.setRealmEmail("acme", func(r *store.Realm) {
 				r.EmailProvider, r.EmailProviderConfig = provider, providerConfig(provider, p.url)

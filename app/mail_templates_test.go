@@ -1,47 +1,102 @@
 package app
 
 import (
+	"html"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
 
-// TestMailsSpeakEveryLanguage: each mail renders in every catalogue's
-// language with no key left untranslated, its html element naming the
-// language and its direction (dir="rtl" for Arabic, Hebrew…).
-func TestMailsSpeakEveryLanguage(t *testing.T) {
-	data := newMailData(&store.Realm{Name: "acme", DisplayName: "Acme Corp"}, "Alice", "https://idp.example/x?token=t", 24)
-	for _, tag := range testCatalogues.Tags() {
-		l := testCatalogues.Localizer(tag)
-		for _, tc := range []struct {
-			tmpl mailTemplate
-			data any
-		}{
-			{verifyEmailMail, data},
-			{resetPasswordMail, data},
-			{orgInvitationMail, orgInvitationData{mailData: data, Organization: "Globex", Role: "member", Until: "Mon, 30 Nov 2026 10:00:00 UTC"}},
-		} {
-			m, err := tc.tmpl.render("alice@example.test", l, tc.data)
-			if err != nil {
-				t.Fatalf("%s %s: %v", tag, tc.tmpl.name, err)
-			}
-			for part, text := range map[string]string{"subject": m.Subject, "html": m.HTML, "text": m.Text} {
-				if strings.Contains(text, "mail.") || !strings.Contains(text, "Acme Corp") && part != "subject" {
-					t.Errorf("%s %s %s: %s", tag, tc.tmpl.name, part, text)
-				}
-			}
-			if want := `<html lang="` + tag + `" dir="` + ui.Direction(tag) + `">`; !strings.Contains(m.HTML, want) {
-				t.Errorf("%s %s: no %s in %s", tag, tc.tmpl.name, want, m.HTML)
-			}
+// mailPlaceholder is a catalogue placeholder left unfilled.
+var mailPlaceholder = regexp.MustCompile(`\{[0-9]+\}`)
+
+// Every mail renders in every catalogue language: its keys all present in
+// that catalogue, the subject translated, every placeholder filled, the
+// values escaped in the HTML, and the html element carrying the language
+// and, for Arabic, the right-to-left direction.
+func TestMailsInEveryLanguage(t *testing.T) {
+	realm := &store.Realm{Name: "acme", DisplayName: `Acme <b>&</b> Co`}
+	u := &store.User{Username: "alice", FirstName: "Alice", Email: "alice@example.test"}
+	const link = "https://id.example.test/realms/acme/x?token=abc&n=1"
+	mails := map[string]func(l *ui.Localizer) (mailMessage, error){
+		"verify-email":   func(l *ui.Localizer) (mailMessage, error) { return verifyEmailMail.render(l, realm, u, link) },
+		"reset-password": func(l *ui.Localizer) (mailMessage, error) { return resetPasswordMail.render(l, realm, u, link) },
+		"test":           func(l *ui.Localizer) (mailMessage, error) { return deliveryTestMail(l, realm, "smtp", u.Email) },
+		"organization-invitation": func(l *ui.Localizer) (mailMessage, error) {
+			return orgInvitationMail(l, realm, orgs.InvitationMail{To: u.Email, Organization: "Alice Corp", Role: "member",
+				Link: link, Expires: time.Date(2030, 1, 2, 15, 4, 0, 0, time.UTC)})
+		},
+	}
+	english := map[string]mailMessage{}
+	for name, render := range mails {
+		m, err := render(testCatalogues.Localizer(ui.DefaultLocale))
+		if err != nil {
+			t.Fatal(err)
+		}
+		english[name] = m
+	}
+
+	var mailKeys []string
+	for _, k := range testCatalogues.Keys(ui.DefaultLocale) {
+		if strings.HasPrefix(k, "mail.") {
+			mailKeys = append(mailKeys, k)
 		}
 	}
-	m, err := verifyEmailMail.render("alice@example.test", testCatalogues.Localizer("de"), data)
-	if err != nil {
-		t.Fatal(err)
+	if len(mailKeys) < 20 {
+		t.Fatalf("only %d mail keys in English", len(mailKeys))
 	}
-	if m.Subject != "Bestätigen Sie Ihre E-Mail-Adresse für Acme Corp" || !strings.HasPrefix(m.Text, "Hallo Alice,") {
-		t.Fatalf("German mail: %q %q", m.Subject, m.Text)
+	tags := testCatalogues.Tags()
+	for _, want := range []string{"en", "de", "fr", "es", "it", "nl", "pl", "pt-BR", "ja", "zh-CN", "ar"} {
+		if !slices.Contains(tags, want) {
+			t.Errorf("no %s catalogue among %v", want, tags)
+		}
+	}
+	for _, tag := range tags {
+		t.Run(tag, func(t *testing.T) {
+			held := testCatalogues.Keys(tag)
+			for _, k := range mailKeys {
+				if !slices.Contains(held, k) {
+					t.Errorf("%s lacks %s", tag, k)
+				}
+			}
+			l := testCatalogues.Localizer(tag)
+			for name, render := range mails {
+				m, err := render(l)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if tag != ui.DefaultLocale && m.Subject == english[name].Subject {
+					t.Errorf("%s: subject %q is English", name, m.Subject)
+				}
+				for part, s := range map[string]string{"subject": m.Subject, "html": m.HTML, "text": m.Text} {
+					if p := mailPlaceholder.FindString(s); p != "" {
+						t.Errorf("%s %s: %s left in %q", name, part, p, s)
+					}
+				}
+				if !strings.Contains(m.Subject, realm.DisplayName) || !strings.Contains(m.Text, realm.DisplayName) {
+					t.Errorf("%s: the realm's name is missing: %q %q", name, m.Subject, m.Text)
+				}
+				if strings.Contains(m.HTML, "<b>&</b>") || !strings.Contains(m.HTML, html.EscapeString(realm.DisplayName)) {
+					t.Errorf("%s: the realm's name is not escaped in %s", name, m.HTML)
+				}
+				dir := "ltr"
+				if tag == "ar" {
+					dir = "rtl"
+				}
+				if !strings.Contains(m.HTML, `<html lang="`+tag+`" dir="`+dir+`">`) {
+					t.Errorf("%s: html element of %s", name, m.HTML)
+				}
+				if name != "test" && (!strings.Contains(m.Text, link) || !strings.Contains(m.Text, "Alice") ||
+					!strings.Contains(m.HTML, `href="`+html.EscapeString(link)+`"`)) {
+					t.Errorf("%s: link or name missing: %s\n%s", name, m.Text, m.HTML)
+				}
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -17,37 +16,9 @@ import (
 // The invitation to join an organization: its mail, the endpoint a user's
 // application calls to accept it, and the hosted page the mail links to.
 
-const orgInvitationHTML = `{{define "title"}}{{t "mail.invite.title" .Organization}}{{end}}{{define "action"}}{{t "mail.invite.action"}}{{end}}{{define "body"}}
-<p>{{t "mail.greetingAll"}}</p>
-<p>{{t "mail.invite.intro" .Organization .Role}}</p>
-{{template "button" .}}
-<p style="font-size:13px;color:#57606a">{{t "mail.invite.expiry" .Until}} {{t "mail.linkFallback"}}<br>
-<a href="{{.Link}}" style="color:#57606a;word-break:break-all" dir="ltr">{{.Link}}</a></p>
-<p style="font-size:13px;color:#57606a">{{t "mail.ignore"}}</p>
-{{end}}`
-
-const orgInvitationText = `{{t "mail.greetingAll"}}
-
-{{t "mail.invite.introLink" .Organization .Role}}
-
-{{.Link}}
-
-{{t "mail.invite.expiry" .Until}} {{t "mail.ignore"}}
-
--- 
-{{.Realm}}
-`
-
-var orgInvitationMail = newMailTemplate("organization-invitation", `{{t "mail.invite.subject" .Organization .Realm}}`,
-	orgInvitationHTML, orgInvitationText)
-
-// orgInvitationData is what the invitation mail shows.
-type orgInvitationData struct {
-	mailData
-	Organization string
-	Role         string
-	Until        string // the expiry, in UTC
-}
+// orgInvitationDate is how an invitation mail writes its expiry: the
+// same in every language.
+const orgInvitationDate = "2006-01-02 15:04 MST"
 
 // errNoMailSender refuses an invitation the realm could not mail.
 var errNoMailSender = apperr.Invalid("the realm cannot send mail: set its SMTP server or email provider first")
@@ -58,12 +29,38 @@ func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *sto
 	if _, err := mailSender(realm, false); err != nil {
 		return errNoMailSender
 	}
-	msg, err := orgInvitationMail.render(m.To, a.mailLocalizer(realm), orgInvitationData{mailData: newMailData(realm, "", m.Link, 0),
-		Organization: m.Organization, Role: m.Role, Until: m.Expires.UTC().Format(time.RFC1123)})
+	l, err := a.inviteeLocalizer(ctx, tx, realm, m.To)
+	if err != nil {
+		return err
+	}
+	msg, err := orgInvitationMail(l, realm, m)
 	if err != nil {
 		return err
 	}
 	return a.enqueueMail(ctx, tx, realm, msg)
+}
+
+// orgInvitationMail is the invitation m in l's language.
+func orgInvitationMail(l *ui.Localizer, realm *store.Realm, m orgs.InvitationMail) (mailMessage, error) {
+	c := newMailContent(l, realm)
+	c.Subject = l.T("mail.orgInvitation.subject", m.Organization, c.Realm)
+	c.Greeting = l.T("mail.orgInvitation.greeting")
+	c.Body = []string{l.T("mail.orgInvitation.intro", m.Organization, m.Role)}
+	c.Action, c.Link = l.T("mail.orgInvitation.action"), m.Link
+	c.Notes = []string{l.T("mail.orgInvitation.expiry", m.Expires.UTC().Format(orgInvitationDate)),
+		l.T("mail.orgInvitation.ignore")}
+	return c.render("organization-invitation", m.To)
+}
+
+// inviteeLocalizer is the language of an invitation to address: that of
+// the realm's user with the address when there is one, else the realm's.
+// The request that invites is an administrator's, not the invitee's.
+func (a *App) inviteeLocalizer(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
+	users, _, err := tx.ListUsers(ctx, realm.ID, store.UserFilter{Email: address, Exact: true, Limit: 1})
+	if err != nil || len(users) == 0 {
+		return a.messages.Localizer(mailLocale(a.messages, realm, "")), err
+	}
+	return a.mailLocalizer(ctx, realm, users[0], nil)
 }
 
 // userHandler serves a JSON route for the user whose access token the

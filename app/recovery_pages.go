@@ -68,11 +68,16 @@ func (a *App) loginURL(realm *store.Realm, authRequestID string) string {
 }
 
 // queueActionMail creates u's token of kind and queues the mail carrying
-// its link, in one transaction.
-func (a *App) queueActionMail(ctx context.Context, realm *store.Realm, u *store.User, kind string, lifetime time.Duration,
-	path string, query url.Values, tmpl mailTemplate) error {
+// its link, in one transaction. own is u's own request, whose language the
+// mail takes when u has not chosen one; nil when an administrator asked.
+func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *store.Realm, u *store.User, kind string,
+	path string, query url.Values, m linkMail) error {
 	if _, err := mailSender(realm, false); err != nil {
 		return errMailUnavailable
+	}
+	l, err := a.mailLocalizer(ctx, realm, u, own)
+	if err != nil {
+		return err
 	}
 	token, err := newActionToken()
 	if err != nil {
@@ -83,7 +88,7 @@ func (a *App) queueActionMail(ctx context.Context, realm *store.Realm, u *store.
 		q[k] = v
 	}
 	link := a.issuer(realm) + path + "?" + q.Encode()
-	msg, err := tmpl.render(u.Email, a.mailLocalizer(realm), newMailData(realm, greeting(u), link, int(lifetime/time.Hour)))
+	msg, err := m.render(l, realm, u, link)
 	if err != nil {
 		return err
 	}
@@ -91,7 +96,7 @@ func (a *App) queueActionMail(ctx context.Context, realm *store.Realm, u *store.
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
 		if err := tx.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(token), RealmID: realm.ID,
 			UserID: u.ID, Kind: kind, Email: u.Email, CreatedAt: now.UnixMilli(),
-			ExpiresAt: now.Add(lifetime).UnixMilli()}); err != nil {
+			ExpiresAt: now.Add(m.lifetime).UnixMilli()}); err != nil {
 			return err
 		}
 		return a.enqueueMail(ctx, tx, realm, msg)
@@ -193,8 +198,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 			if arID != "" {
 				query = url.Values{"authRequestID": {arID}}
 			}
-			err := a.queueActionMail(ctx, realm, user, store.ActionResetPassword, resetPasswordTokenLifetime,
-				pathResetPassword, query, resetPasswordMail)
+			err := a.queueActionMail(r.Context(), r, realm, user, store.ActionResetPassword, pathResetPassword, query, resetPasswordMail)
 			switch {
 			case errors.Is(err, errMailUnavailable):
 				a.log.WarnContext(ctx, "password reset requested, but the realm cannot send mail", "realm", realm.Name)
@@ -395,7 +399,7 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 	}
 	a.loginThrottle.Fail(key)
 	a.loginThrottle.Fail(ipKey)
-	err = a.queueActionMail(ctx, realm, user, store.ActionVerifyEmail, verifyEmailTokenLifetime, pathVerifyEmail, nil, verifyEmailMail)
+	err = a.queueActionMail(r.Context(), r, realm, user, store.ActionVerifyEmail, pathVerifyEmail, nil, verifyEmailMail)
 	if errors.Is(err, errMailUnavailable) {
 		f.Error = "login.error.mailUnavailable"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusServiceUnavailable, f)

@@ -127,7 +127,7 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	reg := registration{Attributes: body.Attributes}
+	reg := registration{Attributes: body.Attributes, Locale: a.requestLocale(r)}
 	set(&reg.Username, body.Username)
 	set(&reg.Email, body.Email)
 	set(&reg.FirstName, body.FirstName)
@@ -229,7 +229,11 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if status != store.UserRejected {
-			v, err := a.newVerification(realm, users[0])
+			l, err := a.mailLocalizer(r.Context(), realm, users[0], r)
+			if err != nil {
+				return err
+			}
+			v, err := a.newVerification(l, realm, users[0])
 			if err != nil {
 				return err
 			}

@@ -36,6 +36,9 @@ type registration struct {
 	// Confirm, when set (the page's form), must repeat Password.
 	Confirm    *string
 	Attributes map[string]string // by field key
+	// Locale is the language the request asks for, "" when none: the
+	// verification mail's unless the new user chose one.
+	Locale string
 }
 
 // fieldProblem is one invalid field: the API's error, whose Field names
@@ -114,7 +117,11 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	u.PasswordChangedAt = u.CreatedAt
 	var v *verification
 	if _, err := mailSender(realm, false); err == nil && u.Email != "" {
-		if v, err = a.newVerification(realm, u); err != nil {
+		chosen := a.chosenLocale(custom[userLocaleAttribute], attrs[userLocaleAttribute])
+		if chosen == "" {
+			chosen = reg.Locale
+		}
+		if v, err = a.newVerification(a.messages.Localizer(mailLocale(a.messages, realm, chosen)), realm, u); err != nil {
 			return nil, err
 		}
 	}

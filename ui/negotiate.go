@@ -32,6 +32,16 @@ type offerMatcher struct {
 // one regional catalogue (pt to pt-BR, zh and zh-Hans to zh-CN), but never
 // across languages or scripts (zh-TW is not zh-CN).
 func (c *Catalogues) Negotiate(offer Offer, explicit []string, acceptLanguage string) string {
+	if t := c.Preferred(offer, explicit, acceptLanguage); t != "" {
+		return t
+	}
+	return c.offerMatcher(offer).fallback
+}
+
+// Preferred is what Negotiate picks when the caller asked for a language
+// the offer has, else "": a mail then falls back to the recipient's realm
+// rather than to the language of whoever caused it.
+func (c *Catalogues) Preferred(offer Offer, explicit []string, acceptLanguage string) string {
 	for _, pref := range explicit {
 		if t, ok := c.Match(offer, pref); ok {
 			return t
@@ -43,7 +53,7 @@ func (c *Catalogues) Negotiate(offer Offer, explicit []string, acceptLanguage st
 			return t
 		}
 	}
-	return om.fallback
+	return ""
 }
 
 // Match is the catalogue the first tag of list (space-separated, as
