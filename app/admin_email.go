@@ -65,7 +65,7 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
 	// The administrator asking is the one to read it: their language.
-	msg, err := deliveryTestMail(a.messages.Localizer(mailLocale(a.messages, realm, a.requestLocale(r))), realm, provider, to)
+	msg, err := deliveryTestMail(a.messages.Localizer(mailLocale(a.messages, realm, requestLocale(a.messages, r))), realm, provider, to)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 		return apperr.Invalid("%s", err.Error())
 	}
 	// An administrator's request: the mail takes the user's language.
-	l, err := a.mailLocalizer(r.Context(), realm, u, nil)
+	l, err := mailLanguages{a.store, a.messages}.localizer(r.Context(), realm, u, nil)
 	if err != nil {
 		return err
 	}

@@ -202,7 +202,7 @@ func (a *App) identityDeps(adminThrottle identity.FailureCounter) identity.Deps 
 
 // Handler is the whole server, middleware included.
 func (a *App) Handler() http.Handler {
-	return a.measure(a.recoverPanics(a.securityHeaders(a.limitBody(a.router))))
+	return a.measure(a.recoverPanics(a.securityHeaders(limitBody(a.router))))
 }
 
 // Routes lists every registered route as "METHOD PATH", in registration order.

@@ -9,7 +9,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 )
 
-func (a *App) health(w http.ResponseWriter, r *http.Request) error {
+func health(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }

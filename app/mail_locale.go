@@ -18,39 +18,57 @@ import (
 // userLocaleAttribute is the user attribute naming the user's language.
 const userLocaleAttribute = "locale"
 
-// mailLocalizer is the language of a mail to u. r is the request u made
+// mailLanguages picks the language of mails from the store's users and
+// the catalogues.
+type mailLanguages struct {
+	store    *store.Store
+	messages *ui.Catalogues
+}
+
+// localizer is the language of a mail to u. own is the request u made
 // that caused it, nil when the mail is not the answer to one of u's own.
-func (a *App) mailLocalizer(ctx context.Context, realm *store.Realm, u *store.User, r *http.Request) (*ui.Localizer, error) {
-	tag, err := a.userLocale(ctx, u)
+func (m mailLanguages) localizer(ctx context.Context, realm *store.Realm, u *store.User, own *http.Request) (*ui.Localizer, error) {
+	tag, err := m.userLocale(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	if tag == "" && r != nil {
-		tag = a.requestLocale(r)
+	if tag == "" && own != nil {
+		tag = requestLocale(m.messages, own)
 	}
-	return a.messages.Localizer(mailLocale(a.messages, realm, tag)), nil
+	return m.messages.Localizer(mailLocale(m.messages, realm, tag)), nil
 }
 
 // userLocale is the catalogue matching u's locale attribute: a custom
 // attribute (the admin and account APIs), else one stored at
 // registration or by brokering; "" when u has none a catalogue matches.
-func (a *App) userLocale(ctx context.Context, u *store.User) (string, error) {
-	custom, err := a.store.UserCustomAttributes(ctx, u.ID)
+func (m mailLanguages) userLocale(ctx context.Context, u *store.User) (string, error) {
+	custom, err := m.store.UserCustomAttributes(ctx, u.ID)
 	if err != nil {
 		return "", err
 	}
-	plain, err := a.store.UserAttributes(ctx, u.ID)
+	plain, err := m.store.UserAttributes(ctx, u.ID)
 	if err != nil {
 		return "", err
 	}
-	return a.chosenLocale(custom[userLocaleAttribute], plain[userLocaleAttribute]), nil
+	return chosenLocale(m.messages, custom[userLocaleAttribute], plain[userLocaleAttribute]), nil
+}
+
+// invitee is the language of an invitation to address: that of the
+// realm's user with the address when there is one, else the realm's. The
+// request that invites is an administrator's, not the invitee's.
+func (m mailLanguages) invitee(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
+	users, _, err := tx.ListUsers(ctx, realm.ID, store.UserFilter{Email: address, Exact: true, Limit: 1})
+	if err != nil || len(users) == 0 {
+		return m.messages.Localizer(mailLocale(m.messages, realm, "")), err
+	}
+	return m.localizer(ctx, realm, users[0], nil)
 }
 
 // chosenLocale is the catalogue matching a user's locale attribute, held
 // as a custom attribute's values or a plain attribute's value; "" when
 // none matches.
-func (a *App) chosenLocale(custom []string, plain string) string {
-	return a.messages.Preferred(ui.Offer{}, append(slices.Clone(custom), plain), "")
+func chosenLocale(c *ui.Catalogues, custom []string, plain string) string {
+	return c.Preferred(ui.Offer{}, append(slices.Clone(custom), plain), "")
 }
 
 // mailLocale is tag, the language the recipient or their request chose,

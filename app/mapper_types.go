@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
+	"github.com/idenplane/idenplane/store"
 )
 
 // Protocol mapper types, by Keycloak's names, so mappers exported from
@@ -361,26 +362,28 @@ type mapperTypeRep struct {
 }
 
 // listMapperTypes answers with the supported mapper types, in the order
-// of mapperTypes.
-func (a *App) listMapperTypes(w http.ResponseWriter, r *http.Request) error {
-	if _, err := a.realm(r); err != nil {
-		return err
+// of mapperTypes, for a realm that realmOf finds.
+func listMapperTypes(realmOf func(*http.Request) (*store.Realm, error)) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := realmOf(r); err != nil {
+			return err
+		}
+		reps := make([]mapperTypeRep, 0, len(mapperTypes))
+		for _, t := range mapperTypes {
+			spec := mapperSpecs[t]
+			rep := mapperTypeRep{MapperType: t, Protocol: protocolOIDC, Required: slices.Clone(spec.required),
+				Optional: slices.Clone(spec.optional), Tokens: []string{}}
+			if rep.Required == nil {
+				rep.Required = []string{}
+			}
+			if rep.Optional == nil {
+				rep.Optional = []string{}
+			}
+			for _, k := range spec.tokens {
+				rep.Tokens = append(rep.Tokens, k.flag())
+			}
+			reps = append(reps, rep)
+		}
+		return httpx.OK(w, reps)
 	}
-	reps := make([]mapperTypeRep, 0, len(mapperTypes))
-	for _, t := range mapperTypes {
-		spec := mapperSpecs[t]
-		rep := mapperTypeRep{MapperType: t, Protocol: protocolOIDC, Required: slices.Clone(spec.required),
-			Optional: slices.Clone(spec.optional), Tokens: []string{}}
-		if rep.Required == nil {
-			rep.Required = []string{}
-		}
-		if rep.Optional == nil {
-			rep.Optional = []string{}
-		}
-		for _, k := range spec.tokens {
-			rep.Tokens = append(rep.Tokens, k.flag())
-		}
-		reps = append(reps, rep)
-	}
-	return httpx.OK(w, reps)
 }

@@ -14,7 +14,7 @@ import (
 // maxBodyBytes caps every request body.
 const maxBodyBytes = 1 << 20
 
-func (a *App) limitBody(next http.Handler) http.Handler {
+func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			limit := int64(maxBodyBytes)

@@ -29,7 +29,7 @@ func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *sto
 	if _, err := mailSender(realm, false); err != nil {
 		return errNoMailSender
 	}
-	l, err := a.inviteeLocalizer(ctx, tx, realm, m.To)
+	l, err := mailLanguages{a.store, a.messages}.invitee(ctx, tx, realm, m.To)
 	if err != nil {
 		return err
 	}
@@ -50,17 +50,6 @@ func orgInvitationMail(l *ui.Localizer, realm *store.Realm, m orgs.InvitationMai
 	c.Notes = []string{l.T("mail.orgInvitation.expiry", m.Expires.UTC().Format(orgInvitationDate)),
 		l.T("mail.orgInvitation.ignore")}
 	return c.render("organization-invitation", m.To)
-}
-
-// inviteeLocalizer is the language of an invitation to address: that of
-// the realm's user with the address when there is one, else the realm's.
-// The request that invites is an administrator's, not the invitee's.
-func (a *App) inviteeLocalizer(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
-	users, _, err := tx.ListUsers(ctx, realm.ID, store.UserFilter{Email: address, Exact: true, Limit: 1})
-	if err != nil || len(users) == 0 {
-		return a.messages.Localizer(mailLocale(a.messages, realm, "")), err
-	}
-	return a.mailLocalizer(ctx, realm, users[0], nil)
 }
 
 // userHandler serves a JSON route for the user whose access token the

@@ -90,7 +90,7 @@ func pageNonce() string {
 // the language a sign-in chose, then Accept-Language, then the realm's
 // default, among the languages the realm offers.
 func (a *App) pageLocale(r *http.Request) string {
-	if tag := a.requestLocale(r); tag != "" {
+	if tag := requestLocale(a.messages, r); tag != "" {
 		return tag
 	}
 	return a.messages.Negotiate(localeOffer(realmFrom(r.Context())), nil, "")
@@ -98,7 +98,7 @@ func (a *App) pageLocale(r *http.Request) string {
 
 // requestLocale is the language r asks for, as pageLocale reads it; ""
 // when it asks for none there is a catalogue for.
-func (a *App) requestLocale(r *http.Request) string {
+func requestLocale(c *ui.Catalogues, r *http.Request) string {
 	var explicit []string
 	if v := r.URL.Query().Get("ui_locales"); v != "" {
 		explicit = append(explicit, v)
@@ -106,7 +106,7 @@ func (a *App) requestLocale(r *http.Request) string {
 	if c, err := r.Cookie(localeCookie); err == nil {
 		explicit = append(explicit, c.Value)
 	}
-	return a.messages.Preferred(localeOffer(realmFrom(r.Context())), explicit, r.Header.Get("Accept-Language"))
+	return c.Preferred(localeOffer(realmFrom(r.Context())), explicit, r.Header.Get("Accept-Language"))
 }
 
 // rememberLocale keeps the ui_locales of an authorization request for the

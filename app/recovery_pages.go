@@ -75,7 +75,7 @@ func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *sto
 	if _, err := mailSender(realm, false); err != nil {
 		return errMailUnavailable
 	}
-	l, err := a.mailLocalizer(ctx, realm, u, own)
+	l, err := mailLanguages{a.store, a.messages}.localizer(ctx, realm, u, own)
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		values[attr.Name] = strings.TrimSpace(r.PostForm.Get("attributes." + attr.Name))
 	}
 	confirm := r.PostForm.Get("confirm")
-	reg := registration{Locale: a.requestLocale(r), Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
+	reg := registration{Locale: requestLocale(a.messages, r), Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
 		FirstName: strings.TrimSpace(r.PostForm.Get("firstName")), LastName: strings.TrimSpace(r.PostForm.Get("lastName")),
 		Password: r.PostForm.Get("password"), Confirm: &confirm, Attributes: values}
 	form := ui.RegisterForm{AuthRequestID: arID, Username: reg.Username, Email: reg.Email, FirstName: reg.FirstName,

@@ -127,7 +127,7 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	reg := registration{Attributes: body.Attributes, Locale: a.requestLocale(r)}
+	reg := registration{Attributes: body.Attributes, Locale: requestLocale(a.messages, r)}
 	set(&reg.Username, body.Username)
 	set(&reg.Email, body.Email)
 	set(&reg.FirstName, body.FirstName)
@@ -229,7 +229,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if status != store.UserRejected {
-			l, err := a.mailLocalizer(r.Context(), realm, users[0], r)
+			l, err := mailLanguages{a.store, a.messages}.localizer(r.Context(), realm, users[0], r)
 			if err != nil {
 				return err
 			}

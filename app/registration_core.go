@@ -117,7 +117,7 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	u.PasswordChangedAt = u.CreatedAt
 	var v *verification
 	if _, err := mailSender(realm, false); err == nil && u.Email != "" {
-		chosen := a.chosenLocale(custom[userLocaleAttribute], attrs[userLocaleAttribute])
+		chosen := chosenLocale(a.messages, custom[userLocaleAttribute], attrs[userLocaleAttribute])
 		if chosen == "" {
 			chosen = reg.Locale
 		}

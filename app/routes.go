@@ -85,8 +85,8 @@ func (a *App) routes() *mux.Router {
 	api(http.MethodGet, "/", a.welcome)
 	r.PathPrefix(assets.Prefix).Handler(a.assets).Methods(http.MethodGet, http.MethodHead)
 	a.table = append(a.table, route{http.MethodGet, assets.Prefix, public}, route{http.MethodHead, assets.Prefix, public})
-	api(http.MethodGet, "/health", a.health)
-	api(http.MethodGet, "/health/live", a.health)
+	api(http.MethodGet, "/health", health)
+	api(http.MethodGet, "/health/live", health)
 	api(http.MethodGet, "/health/ready", a.ready)
 	if a.cfg.MetricsPublic {
 		api(http.MethodGet, "/admin/metrics", a.serveMetrics)
@@ -210,7 +210,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, "/admin/api-keys/{id}", authz.SystemManage, ak.Revoke)
 
 	// Realms. Fixed paths come before {realm}, which would swallow them.
-	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, a.listThemes)
+	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, listThemes)
 	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)
 	admin(http.MethodPost, "/admin/realms", authz.SystemManage, a.createRealm)
 	admin(http.MethodGet, "/admin/realms", authz.SystemRead, a.listRealms)
@@ -357,7 +357,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, a.getMapper)
 	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.putMapper)
 	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.deleteMapper)
-	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, a.listMapperTypes)
+	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, listMapperTypes(a.realm))
 
 	// Events (the module app/events).
 	ev := a.events

@@ -17,7 +17,7 @@ func themeNames() []string { return slices.Clone(themePresets) }
 
 func isTheme(name string) bool { return slices.Contains(themePresets, name) }
 
-func (a *App) listThemes(w http.ResponseWriter, r *http.Request) error {
+func listThemes(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, themePresets)
 	return nil
 }
