@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/telemetry"
 )
 
@@ -17,21 +18,18 @@ func newAccessLog(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, nil))
 }
 
-// secretPathVars are the route variables that carry a credential in the
-// path (an organization invitation's token): the access log shows their
-// name in their place.
-var secretPathVars = []string{"token"}
-
 // logAccess writes the access log line of a request. It holds no value a
 // request carries in its query, where codes, tokens and secrets travel
 // (code, state, id_token_hint, key …), only the parameters' names; nor
-// the path's own secrets (secretPathVars); nor a header.
+// the path's own secrets (httpx.RedactPath); nor a header. The path and
+// query are those the request came with, before a handler stripped a
+// prefix.
 func (a *App) logAccess(r *http.Request, rec *statusRecorder, m *matched, start time.Time, elapsed time.Duration) {
 	attrs := []slog.Attr{
 		slog.String("client", a.clientIP(r)),
 		slog.String("method", r.Method),
-		slog.String("path", loggedPath(r.URL.EscapedPath(), m.vars)),
-		slog.String("query", queryNames(r.URL.RawQuery)),
+		slog.String("path", httpx.RedactPath(m.path, m.vars)),
+		slog.String("query", queryNames(m.query)),
 		slog.Int("status", rec.status),
 		slog.Int64("bytes", rec.bytes),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
@@ -62,23 +60,4 @@ func queryNames(raw string) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ",")
-}
-
-// loggedPath is path with the values of secretPathVars among the route's
-// variables replaced by the variable's name in braces.
-func loggedPath(path string, vars map[string]string) string {
-	for _, name := range secretPathVars {
-		v := vars[name]
-		if v == "" {
-			continue
-		}
-		segments := strings.Split(path, "/")
-		for i, s := range segments {
-			if u, err := url.PathUnescape(s); err == nil && u == v {
-				segments[i] = "{" + name + "}"
-			}
-		}
-		path = strings.Join(segments, "/")
-	}
-	return path
 }

@@ -102,6 +102,7 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 type matched struct {
 	route, realm string
 	vars         map[string]string
+	path, query  string // as the request came, for the access log
 }
 
 type routeKey struct{}
@@ -120,6 +121,9 @@ func (a *App) measure(next http.Handler) http.Handler {
 			r, span = a.tracing.StartServer(r, a.clientIP(r))
 		}
 		m := &matched{route: "unmatched"}
+		if a.accessLog != nil {
+			m.path, m.query = r.URL.EscapedPath(), r.URL.RawQuery
+		}
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeKey{}, m)))
 		if rec.status == 0 {

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -207,4 +209,46 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// BenchmarkTokenEndpointTracing measures the client credentials grant
+// through the handler, with tracing off and on (spans exported in batches
+// to a loopback collector).
+func BenchmarkTokenEndpointTracing(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/x-protobuf")
+			}))
+			defer collector.Close()
+			s := newTestServer(b, func(c *Config) {
+				if on {
+					tp, err := telemetry.NewProvider(b.Context(), collector.URL, "bench")
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+					c.Tracer = tp
+				}
+			})
+			s.createRealm("bench")
+			r := s.admin(http.MethodPost, "/admin/realms/bench/clients", map[string]any{
+				"clientId": "svc", "grantTypes": []string{"client_credentials"}})
+			mustStatus(b, r, http.StatusCreated)
+			auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("svc:"+r.object(b)["secret"].(string)))
+			grant := func() {
+				r := s.request(http.MethodPost, "/realms/bench/protocol/openid-connect/token", "grant_type=client_credentials",
+					"Content-Type: application/x-www-form-urlencoded", auth)
+				if r.Status != http.StatusOK {
+					b.Fatalf("status %d: %s", r.Status, r.Body)
+				}
+			}
+			grant()
+			b.ReportAllocs()
+			for b.Loop() {
+				grant()
+			}
+		})
+	}
 }
