@@ -40,6 +40,8 @@ func statementName(query string) string {
 	for {
 		f, more := frames.Next()
 		if method, ok := strings.CutPrefix(f.Function, storeMethods); ok {
+			// A closure inside the method (CreateSession.func1) is the method's.
+			method, _, _ = strings.Cut(method, ".")
 			if r, _ := utf8.DecodeRuneInString(method); unicode.IsUpper(r) {
 				return "store." + method
 			}

@@ -79,6 +79,12 @@ func TestTracer(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("spans %+v, want %+v", got, want)
 	}
+	if err := s.TraceTestClosure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.take(); len(got) != 1 || got[0].name != "store.TraceTestClosure" {
+		t.Fatalf("spans of a statement run by a closure of a method %+v, want it named by the method", got)
+	}
 	if err := s.ReadTx(ctx, func(tx *Store) error { _, err := tx.GetRealm(ctx, "acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +96,16 @@ func TestTracer(t *testing.T) {
 			t.Fatalf("span named by its SQL: %+v", sp)
 		}
 	}
+}
+
+// TraceTestClosure runs a statement from a closure, as methods that
+// build their statements in one do.
+func (s *Store) TraceTestClosure(ctx context.Context) error {
+	run := func() error {
+		_, err := s.w.ExecContext(ctx, "SELECT 1")
+		return err
+	}
+	return run()
 }
 
 // BenchmarkGetRealm measures one statement outside a transaction, the
