@@ -24,7 +24,7 @@ func newAccessLog(w io.Writer) *slog.Logger {
 // the path's own secrets (httpx.RedactPath); nor a header. The path and
 // query are those the request came with, before a handler stripped a
 // prefix.
-func (a *App) logAccess(r *http.Request, rec *statusRecorder, m *matched, start time.Time, elapsed time.Duration) {
+func (a *App) logAccess(r *http.Request, rec *statusRecorder, m *matched, elapsed time.Duration) {
 	attrs := []slog.Attr{
 		slog.String("client", a.clientIP(r)),
 		slog.String("method", r.Method),

@@ -135,7 +135,7 @@ func (a *App) measure(next http.Handler) http.Handler {
 			telemetry.EndServer(span, r.Method, m.route, rec.status)
 		}
 		if a.accessLog != nil {
-			a.logAccess(r, rec, m, start, elapsed)
+			a.logAccess(r, rec, m, elapsed)
 		}
 		a.log.Debug("request", "method", r.Method, "route", m.route, "status", rec.status, "duration", elapsed)
 	})
