@@ -30,12 +30,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/configfile"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
+	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/app/tlsserver"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -285,6 +288,11 @@ type config struct {
 	acmeDomain, acmeEmail        string
 	acmeDomains                  []string // acmeDomain, read by validate
 	acmeDirectory                string
+	accessLog                    string // "", stdout, stderr or a file
+	otlpEndpoint                 string // "": no tracing
+	// Opened by serve from the two above, for newApp.
+	accessLogWriter io.Writer
+	tracer          trace.TracerProvider
 }
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -416,6 +424,12 @@ func (c *config) validate(serving bool) error {
 	} else {
 		c.outboundPrefixes = prefixes
 	}
+	if c.otlpEndpoint != "" {
+		if u, err := url.Parse(c.otlpEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			bad("--otlp-endpoint (IDENPLANE_OTLP_ENDPOINT) must be an absolute http or https URL without query or fragment, not %q", c.otlpEndpoint)
+		}
+	}
 	errs = append(errs, c.validateTLS()...)
 	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
 		bad("IDENPLANE_ADMIN_API_KEY must be at least 32 characters")
@@ -535,7 +549,7 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
 		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,
-		Stdout: stdout, Logger: log,
+		Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
 	})
 }
 
@@ -551,6 +565,10 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	fs.StringVar(&c.debugAddr, "debug-addr", os.Getenv("IDENPLANE_DEBUG_ADDR"),
 		"host:port, or :port for loopback, where the runtime's profiles (net/http/pprof) are served; empty: none (IDENPLANE_DEBUG_ADDR)")
+	fs.StringVar(&c.accessLog, "access-log", os.Getenv("IDENPLANE_ACCESS_LOG"),
+		"where to write a JSON line per request: stdout, stderr or a file (appended to); empty: no access log (IDENPLANE_ACCESS_LOG)")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", os.Getenv("IDENPLANE_OTLP_ENDPOINT"),
+		"base URL of an OTLP/HTTP collector (http://collector:4318) to send OpenTelemetry traces to, at /v1/traces; empty: no tracing (IDENPLANE_OTLP_ENDPOINT)")
 	tlsFlags(fs, c)
 	return fs, c
 }
@@ -755,6 +773,28 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	closeAccessLog, err := c.openAccessLog(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAccessLog()
+	if c.otlpEndpoint != "" {
+		tp, err := telemetry.NewProvider(ctx, c.otlpEndpoint, version)
+		if err != nil {
+			return err
+		}
+		// Deferred before the store closes, so it runs after: the spans
+		// of the last requests and jobs are sent.
+		defer func() {
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(flushCtx); err != nil {
+				log.Warn("the last traces were not sent", "err", err)
+			}
+		}()
+		c.tracer = tp
+	}
+
 	st, key, err := c.openStore(ctx)
 	if err != nil {
 		return err
@@ -818,6 +858,26 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		log.Warn("the database file is not complete without its -wal file", "db", c.db, "err", err)
 	}
 	return serveErr
+}
+
+// openAccessLog opens where --access-log writes, and says how to close it.
+func (c *config) openAccessLog(stdout, stderr io.Writer) (func(), error) {
+	switch c.accessLog {
+	case "":
+		return func() {}, nil
+	case "stdout":
+		c.accessLogWriter = stdout
+		return func() {}, nil
+	case "stderr":
+		c.accessLogWriter = stderr
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(c.accessLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("--access-log: %w", err)
+	}
+	c.accessLogWriter = f
+	return func() { f.Close() }, nil
 }
 
 func printRoutes(args []string, stdout, stderr io.Writer) error {

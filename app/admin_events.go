@@ -199,7 +199,7 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 	}
 	realm, err := a.store.GetRealm(ctx, realmName)
 	if err != nil {
-		a.log.Error("admin event not recorded: realm lookup failed", "realm", realmName, "path", r.URL.Path, "err", err)
+		a.log.Error("admin event not recorded: realm lookup failed", "realm", realmName, "path", httpx.LoggedPath(r), "err", err)
 		return
 	}
 	if !realm.AdminEventsEnabled {
@@ -221,7 +221,7 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		AuthUsername: p.Username, IPAddress: a.clientIP(r), Representation: redactedJSON(rep),
 	}
 	if err := a.store.AddAdminEvent(ctx, e); err != nil {
-		a.log.Error("admin event not recorded", "realm", realm.Name, "operation", op, "path", r.URL.Path, "err", err)
+		a.log.Error("admin event not recorded", "realm", realm.Name, "operation", op, "path", httpx.LoggedPath(r), "err", err)
 	}
 }
 

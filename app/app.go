@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
@@ -29,6 +30,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -63,6 +65,11 @@ type Config struct {
 	OutboundAllowed []netip.Prefix
 	// OutboundTimeout bounds each of those calls; 0 means 10 seconds.
 	OutboundTimeout time.Duration
+	// AccessLog, when set, gets a line per request (access_log.go).
+	AccessLog io.Writer
+	// Tracer, when set, traces requests, the store and outbound calls
+	// (app/telemetry); nil, and nothing is traced.
+	Tracer trace.TracerProvider
 }
 
 // defaultOutboundTimeout bounds each call to an address an administrator
@@ -108,7 +115,9 @@ type App struct {
 	assets        *assets.Assets
 	messages      *ui.Catalogues
 	router        *mux.Router
-	table         []route // every route with the access it asks (routes.go)
+	table         []route            // every route with the access it asks (routes.go)
+	tracing       *telemetry.Tracing // nil: tracing off
+	accessLog     *slog.Logger       // nil: no access log
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -128,8 +137,14 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("derive admin token key: %w", err)
 	}
 	a.tokenKey = key
-	a.mailClient = newMailClient(cfg.OutboundAllowed)
-	a.backchannel.allowed = cfg.OutboundAllowed
+	if a.tracing = telemetry.New(cfg.Tracer); a.tracing != nil {
+		st.SetTracer(a.tracing.Store)
+	}
+	if cfg.AccessLog != nil {
+		a.accessLog = newAccessLog(cfg.AccessLog)
+	}
+	a.mailClient = a.traced(newMailClient(cfg.OutboundAllowed))
+	a.backchannel.allowed, a.backchannel.traced = cfg.OutboundAllowed, a.traced
 	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
 	adminThrottle, err := identity.NewStoredThrottle(ctx, st, a.now)
 	if err != nil {
@@ -190,6 +205,15 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.router = a.routes()
 	return a, nil
+}
+
+// traced makes the calls of an outbound client spans of the request
+// that makes them, when tracing is on.
+func (a *App) traced(c *http.Client) *http.Client {
+	if a.tracing != nil {
+		c.Transport = a.tracing.Transport(c.Transport)
+	}
+	return c
 }
 
 // identityDeps is what the identity core works with: the server's store,

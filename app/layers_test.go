@@ -24,7 +24,8 @@ func TestLayers(t *testing.T) {
 		pkg   string
 		never []string
 	}{
-		{"store", []string{module + "/app/...", module + "/ui"}},
+		// The store knows its Tracer hook, never a tracing library.
+		{"store", []string{module + "/app/...", module + "/ui", "go.opentelemetry.io/..."}},
 		{"app/apperr", httpPackages},
 		{"app/authz", []string{module + "/store", module + "/app/...", module + "/ui"}},
 		{"app/httpx", []string{module + "/app", module + "/ui"}},
@@ -56,6 +57,7 @@ func TestLayers(t *testing.T) {
 		{"app/identity", httpPackages},
 		// The server's own TLS, which main.go sets up: nothing of the server.
 		{"app/tlsserver", []string{module + "/app/...", module + "/store", module + "/ui"}},
+		{"app/telemetry", []string{module + "/app/...", module + "/store", module + "/ui"}},
 		// A leaf: the standard library and the error vocabulary only.
 		{"app/validate", slices.Concat(httpPackages, []string{module + "/app/authz", module + "/app/identity"})},
 	} {

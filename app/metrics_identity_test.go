@@ -10,7 +10,7 @@ import (
 // get locked out and are issued tokens, in realms that keep no events.
 func TestIdentityMetrics(t *testing.T) {
 	s := newTestServer(t)
-	s.createRealm("acme")
+	mustStatus(t, s.admin(http.MethodPost, "/admin/realms", map[string]any{"name": "acme", "eventsEnabled": false}), http.StatusCreated)
 	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "cli",
 		"clientType": "PUBLIC", "grantTypes": []string{"password", "refresh_token"}}), http.StatusCreated)
 	s.createUser("acme", map[string]any{"username": "alice", "password": "a-long-enough-password"})

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/idenplane/idenplane/app/telemetry"
 )
 
 // maxBodyBytes caps every request body.
@@ -68,10 +71,12 @@ func (a *App) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// statusRecorder remembers the status a handler wrote, for metrics and logs.
+// statusRecorder remembers the status a handler wrote, and how many bytes
+// of body, for metrics and logs.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	bytes  int64
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -85,39 +90,67 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// matched is what the router found for a request: its route template and
+// realm, which recordRoute fills in for measure.
+type matched struct {
+	route, realm string
+	vars         map[string]string
+	path, query  string // as the request came, for the access log
+}
+
 type routeKey struct{}
 
 // measure counts and times requests by route template, never by raw path,
-// so label cardinality stays bounded whatever clients send.
+// so label cardinality stays bounded whatever clients send; it starts and
+// ends the request's span when tracing is on, and writes its access log
+// line when that is on.
 func (a *App) measure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		a.metrics.inFlight.Inc()
 		defer a.metrics.inFlight.Dec()
-		route := "unmatched"
+		var span trace.Span
+		if a.tracing != nil {
+			r, span = a.tracing.StartServer(r, a.clientIP(r))
+		}
+		m := &matched{route: "unmatched"}
+		if a.accessLog != nil {
+			m.path, m.query = r.URL.EscapedPath(), r.URL.RawQuery
+		}
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeKey{}, &route)))
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeKey{}, m)))
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
 		elapsed := time.Since(start)
-		a.metrics.observe(r.Method, route, rec.status, elapsed)
-		a.log.Debug("request", "method", r.Method, "route", route, "status", rec.status, "duration", elapsed)
+		a.metrics.observe(r.Method, m.route, rec.status, elapsed)
+		if span != nil {
+			telemetry.EndServer(span, r.Method, m.route, rec.status)
+		}
+		if a.accessLog != nil {
+			a.logAccess(r, rec, m, elapsed)
+		}
+		a.log.Debug("request", "method", r.Method, "route", m.route, "status", rec.status, "duration", elapsed)
 	})
 }
 
-// recordRoute runs after the router matched, and tells measure the template.
+// recordRoute runs after the router matched, and tells measure the
+// template and the realm.
 func recordRoute(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
+		if m, ok := r.Context().Value(routeKey{}).(*matched); ok {
 			if tpl, err := mux.CurrentRoute(r).GetPathTemplate(); err == nil {
-				*p = tpl
+				m.route = tpl
 			}
+			m.vars = mux.Vars(r)
+			m.realm = m.vars["realm"]
 		}
 		next.ServeHTTP(w, r)
 	})

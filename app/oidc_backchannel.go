@@ -58,9 +58,10 @@ type logoutDelivery struct {
 type backchannelSender struct {
 	once      sync.Once
 	queue     chan logoutDelivery
-	capacity  int            // 0: backchannelQueueSize
-	retryWait time.Duration  // 0: backchannelRetryWait
-	allowed   []netip.Prefix // Config.OutboundAllowed
+	capacity  int                             // 0: backchannelQueueSize
+	retryWait time.Duration                   // 0: backchannelRetryWait
+	allowed   []netip.Prefix                  // Config.OutboundAllowed
+	traced    func(*http.Client) *http.Client // App.traced
 	client    *http.Client
 }
 
@@ -73,7 +74,7 @@ func (b *backchannelSender) init() {
 			b.retryWait = backchannelRetryWait
 		}
 		b.queue = make(chan logoutDelivery, b.capacity)
-		b.client = httpx.OutboundClient(backchannelTimeout, b.allowed)
+		b.client = b.traced(httpx.OutboundClient(backchannelTimeout, b.allowed))
 		// A redirect is a failed delivery: the token goes only to the
 		// registered URI.
 		b.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

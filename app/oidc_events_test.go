@@ -174,6 +174,7 @@ func TestLoginEventsDefaultTypes(t *testing.T) {
 func TestLoginEventsOff(t *testing.T) {
 	s := newOIDCTestServer(t)
 	fx := logoutTestSetup(t, s, "acme")
+	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": false}), http.StatusOK)
 	secret := s.machineClient(t, "acme", "reports")
 	eventsTestActivity(t, s, fx, secret)
 	var events []loginEventRep

@@ -107,6 +107,9 @@ func (p *importPlan) timestamp(t *int64) int64 {
 
 func (p *importPlan) build(in *realmImport) error {
 	realm := defaultRealm()
+	// A file keeps the events it says: one that says nothing (as a
+	// Keycloak export without the fields) keeps none, as Keycloak reads it.
+	realm.EventsEnabled, realm.AdminEventsEnabled = false, false
 	in.apply(&realm)
 	var err error
 	if realm.ID, err = p.id(in.ID, "id"); err != nil {

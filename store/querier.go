@@ -88,26 +88,42 @@ func (c *stmtCache) close() {
 type dbQuerier struct {
 	stmts   *stmtCache
 	changes *changes // nil for the readers
+	trace   Tracer   // nil: not traced
 }
 
-func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	defer d.changes.after(query)
+	if d.trace != nil {
+		var end func(error)
+		ctx, end = d.trace(ctx, statementName(query))
+		defer func() { end(err) }()
+	}
 	if st := d.stmts.prepare(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
 	return d.stmts.db.ExecContext(ctx, query, args...)
 }
 
-func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any) (rows *sql.Rows, err error) {
 	defer d.changes.after(query)
+	if d.trace != nil {
+		var end func(error)
+		ctx, end = d.trace(ctx, statementName(query))
+		defer func() { end(err) }()
+	}
 	if st := d.stmts.prepare(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return d.stmts.db.QueryContext(ctx, query, args...)
 }
 
-func (d *dbQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (d *dbQuerier) QueryRowContext(ctx context.Context, query string, args ...any) (row *sql.Row) {
 	defer d.changes.after(query)
+	if d.trace != nil {
+		var end func(error)
+		ctx, end = d.trace(ctx, statementName(query))
+		defer func() { end(row.Err()) }()
+	}
 	if st := d.stmts.prepare(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -123,6 +139,16 @@ type txQuerier struct {
 	misses  []string
 	changed change // the most any statement changed: the generations move after commit
 	changes *changes
+	trace   Tracer          // nil: not traced
+	span    context.Context // the transaction's span, each statement's parent
+}
+
+// traced starts the span of a statement of the transaction, a child of the
+// transaction's own; the statement runs in the caller's context, which
+// the caller may cancel.
+func (t *txQuerier) traced(query string) func(error) {
+	_, end := t.trace(t.span, statementName(query))
+	return end
 }
 
 func (t *txQuerier) stmt(ctx context.Context, query string) *sql.Stmt {
@@ -138,21 +164,33 @@ func (t *txQuerier) stmt(ctx context.Context, query string) *sql.Stmt {
 	return nil
 }
 
-func (t *txQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (t *txQuerier) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	if t.trace != nil {
+		end := t.traced(query)
+		defer func() { end(err) }()
+	}
 	if st := t.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, query, args...)
 }
 
-func (t *txQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (t *txQuerier) QueryContext(ctx context.Context, query string, args ...any) (rows *sql.Rows, err error) {
+	if t.trace != nil {
+		end := t.traced(query)
+		defer func() { end(err) }()
+	}
 	if st := t.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return t.tx.QueryContext(ctx, query, args...)
 }
 
-func (t *txQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (t *txQuerier) QueryRowContext(ctx context.Context, query string, args ...any) (row *sql.Row) {
+	if t.trace != nil {
+		end := t.traced(query)
+		defer func() { end(row.Err()) }()
+	}
 	if st := t.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

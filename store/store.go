@@ -37,6 +37,7 @@ type Store struct {
 	aead     cipher.AEAD
 	now      func() time.Time
 	unlock   func() error // releases the in-use lock; nil without Config.Lock
+	trace    Tracer       // nil: nothing traced (SetTracer)
 }
 
 // Config says where the database is and how to open it.
@@ -170,15 +171,24 @@ func (s *Store) ReadTx(ctx context.Context, fn func(tx *Store) error) error {
 	return s.inTransaction(ctx, s.reader, &sql.TxOptions{ReadOnly: true}, fn)
 }
 
-func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.TxOptions, fn func(tx *Store) error) error {
+func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.TxOptions, fn func(tx *Store) error) (err error) {
 	if s.inTx {
 		return fn(s)
+	}
+	if s.trace != nil {
+		name := "store.Tx"
+		if opts != nil && opts.ReadOnly {
+			name = "store.ReadTx"
+		}
+		var end func(error)
+		ctx, end = s.trace(ctx, name)
+		defer func() { end(err) }()
 	}
 	tx, err := stmts.db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
-	q := &txQuerier{tx: tx, stmts: stmts}
+	q := &txQuerier{tx: tx, stmts: stmts, trace: s.trace, span: ctx}
 	if stmts == s.writer {
 		q.changes = s.changes
 	}

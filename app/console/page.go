@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/httpx"
 	pages "github.com/idenplane/idenplane/ui/console"
 )
 
@@ -116,7 +117,7 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err error
 				f.Message = "console.error.forbidden"
 			}
 		default:
-			s.deps.Log.ErrorContext(r.Context(), "console page failed", "path", r.URL.Path, "err", err)
+			s.deps.Log.ErrorContext(r.Context(), "console page failed", "path", httpx.LoggedPath(r), "err", err)
 			f = &pages.Failure{Status: http.StatusInternalServerError, Message: "console.error.internal"}
 		}
 	}

@@ -50,7 +50,7 @@ func LogFailure(log *slog.Logger, r *http.Request, status int, err error) {
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
 		level = slog.LevelWarn
 	}
-	log.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	log.Log(r.Context(), level, "request failed", "method", r.Method, "path", LoggedPath(r), "status", status, "err", err)
 }
 
 // WriteError answers err in the APIs' JSON error shape. A server fault is
