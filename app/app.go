@@ -143,8 +143,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if cfg.AccessLog != nil {
 		a.accessLog = newAccessLog(cfg.AccessLog)
 	}
-	a.mailClient = a.traced(newMailClient(cfg.OutboundAllowed))
-	a.backchannel.allowed, a.backchannel.traced = cfg.OutboundAllowed, a.traced
+	a.mailClient = a.tracing.Client(newMailClient(cfg.OutboundAllowed))
+	a.backchannel.allowed, a.backchannel.traced = cfg.OutboundAllowed, a.tracing.Client
 	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
 	adminThrottle, err := identity.NewStoredThrottle(ctx, st, a.now)
 	if err != nil {
@@ -205,15 +205,6 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.router = a.routes()
 	return a, nil
-}
-
-// traced makes the calls of an outbound client spans of the request
-// that makes them, when tracing is on.
-func (a *App) traced(c *http.Client) *http.Client {
-	if a.tracing != nil {
-		c.Transport = a.tracing.Transport(c.Transport)
-	}
-	return c
 }
 
 // identityDeps is what the identity core works with: the server's store,

@@ -22,7 +22,7 @@ func (a *App) brokerDeps() broker.Deps {
 		timeout = defaultOutboundTimeout
 	}
 	return broker.Deps{BaseURL: a.cfg.BaseURL, Store: a.store, Log: a.log, Now: a.now, Realm: a.realm,
-		Client: a.traced(httpx.OutboundClient(timeout, a.cfg.OutboundAllowed)), OutboundAllowed: a.cfg.OutboundAllowed, Core: a.id, ClientIP: a.clientIP,
+		Client: a.tracing.Client(httpx.OutboundClient(timeout, a.cfg.OutboundAllowed)), OutboundAllowed: a.cfg.OutboundAllowed, Core: a.id, ClientIP: a.clientIP,
 		LoginEvent: a.loginEvent, BrowserSecret: a.browserSecret, SignIn: a.brokerSignIn,
 		CSRFToken: a.csrfToken, CheckCSRF: a.checkCSRF,
 		RenderPage: func(w http.ResponseWriter, r *http.Request, status int, title string, body func(ui.Page) templ.Component) error {

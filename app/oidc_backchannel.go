@@ -61,7 +61,7 @@ type backchannelSender struct {
 	capacity  int                             // 0: backchannelQueueSize
 	retryWait time.Duration                   // 0: backchannelRetryWait
 	allowed   []netip.Prefix                  // Config.OutboundAllowed
-	traced    func(*http.Client) *http.Client // App.traced
+	traced    func(*http.Client) *http.Client // telemetry.Tracing.Client
 	client    *http.Client
 }
 

@@ -103,6 +103,15 @@ func (t *Tracing) Store(ctx context.Context, name string) (context.Context, func
 	}
 }
 
+// Client makes the calls of c spans of the request that makes them; with
+// tracing off (a nil Tracing) c is left as it is.
+func (t *Tracing) Client(c *http.Client) *http.Client {
+	if t != nil {
+		c.Transport = t.Transport(c.Transport)
+	}
+	return c
+}
+
 // Transport traces the calls of an outbound client: a span per call, its
 // context passed on in the traceparent header.
 func (t *Tracing) Transport(base http.RoundTripper) http.RoundTripper {
