@@ -197,6 +197,9 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 			path += "/" + id
 		}
 	}
+	// A credential in the path (an invitation's token) is the route's
+	// variable in the trail, as in the logs.
+	path = httpx.RedactPath(path, mux.Vars(r))
 	realm, err := a.store.GetRealm(ctx, realmName)
 	if err != nil {
 		a.log.Error("admin event not recorded: realm lookup failed", "realm", realmName, "path", httpx.LoggedPath(r), "err", err)

@@ -116,6 +116,15 @@ func TestInvitations(t *testing.T) {
 	}
 	// Used: refused, and no longer pending.
 	apptest.MustError(t, accept(s, "acme-corp", token, alice), 400, "invalid_token", "token")
+	// The link is a credential: the events that recorded its use name the
+	// route's variable, never the token.
+	for _, events := range []string{"/admin/realms/acme/admin-events", "/admin/realms/acme/events"} {
+		r = s.Admin(http.MethodGet, events, nil)
+		apptest.MustStatus(t, r, http.StatusOK)
+		if strings.Contains(string(r.Body), token) {
+			t.Errorf("%s holds the invitation's token: %s", events, r.Body)
+		}
+	}
 	r = s.Admin(http.MethodGet, orgsPath+"/acme-corp/invitations", nil)
 	if r.Decode(t, &pending); len(pending) != 0 {
 		t.Errorf("pending after use %+v", pending)
