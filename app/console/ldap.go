@@ -91,7 +91,7 @@ func (s *Service) LDAPSync(w http.ResponseWriter, r *http.Request, c *Ctx) error
 	}
 	path := apiOne(realm, ldapKind, id, "/sync") + "?action=" + action
 	return c.submit(w, r, http.MethodPost, path, nil, "sync-now", []string{"action"},
-		one(realm, ldapKind, id, "#sync"), "console.done.synced", s.ldapPage)
+		one(realm, ldapKind, id, ""), "console.done.synced", s.ldapPage)
 }
 
 // syncState is what the sync's script polls: the count of a running

@@ -124,7 +124,7 @@ func (s *Service) RevokeNHICredential(w http.ResponseWriter, r *http.Request, c 
 	if err := c.call(r, http.MethodPost, apiOne(realm, nhiKind, id, "/credentials/"+url.PathEscape(cred)+"/revoke"), nil, nil); err != nil {
 		return err
 	}
-	redirect(w, r, one(realm, nhiKind, id, "#credentials"), "console.done.credentialRevoked")
+	redirect(w, r, one(realm, nhiKind, id, ""), "console.done.credentialRevoked")
 	return nil
 }
 

@@ -145,7 +145,7 @@ func (s *Service) AddOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx) e
 	}
 	body := map[string]any{"userId": id, "role": r.PostForm.Get("role")}
 	return c.submit(w, r, http.MethodPost, apiOne(realm, orgKind, slug, "/members"), body, "member", []string{"role"},
-		one(realm, orgKind, slug, "#members"), "console.done.memberAdded", s.orgPage)
+		one(realm, orgKind, slug, ""), "console.done.memberAdded", s.orgPage)
 }
 
 // ConfirmRemoveOrgMember asks before a member is removed.
@@ -161,7 +161,7 @@ func (s *Service) RemoveOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx
 	if err := c.call(r, http.MethodDelete, apiOne(realm, orgKind, slug, "/members/"+url.PathEscape(user)), nil, nil); err != nil {
 		return err
 	}
-	redirect(w, r, one(realm, orgKind, slug, "#members"), "console.done.memberRemoved")
+	redirect(w, r, one(realm, orgKind, slug, ""), "console.done.memberRemoved")
 	return nil
 }
 
@@ -196,7 +196,7 @@ func (s *Service) RevokeOrgInvitation(w http.ResponseWriter, r *http.Request, c 
 	if err := c.call(r, http.MethodDelete, apiOne(realm, orgKind, slug, "/invitations/"+url.PathEscape(inv)), nil, nil); err != nil {
 		return err
 	}
-	redirect(w, r, one(realm, orgKind, slug, "#invitations"), "console.done.invitationRevoked")
+	redirect(w, r, one(realm, orgKind, slug, ""), "console.done.invitationRevoked")
 	return nil
 }
 
@@ -212,7 +212,7 @@ func (s *Service) AddOrgDomain(w http.ResponseWriter, r *http.Request, c *Ctx) e
 	domains := append(rep.Domains, map[string]any{"name": strings.TrimSpace(r.PostForm.Get("domain"))})
 	err := c.call(r, http.MethodPut, apiOne(realm, orgKind, slug, ""), map[string]any{"domains": domains}, nil)
 	if err == nil {
-		redirect(w, r, one(realm, orgKind, slug, "#domains"), "console.done.domainAdded")
+		redirect(w, r, one(realm, orgKind, slug, ""), "console.done.domainAdded")
 		return nil
 	}
 	f, ok := formFailure(err, "domains", "domain")
@@ -252,5 +252,5 @@ func (s *Service) VerifyOrgDomain(w http.ResponseWriter, r *http.Request, c *Ctx
 	realm, slug := pathVar(r, "realm"), pathVar(r, "id")
 	return c.submit(w, r, http.MethodPost, apiOne(realm, orgKind, slug, "/verify-domain"),
 		map[string]any{"domain": r.PostForm.Get("domain")}, "verify", []string{"domain"},
-		one(realm, orgKind, slug, "#domains"), "console.done.domainVerified", s.orgPage)
+		one(realm, orgKind, slug, ""), "console.done.domainVerified", s.orgPage)
 }
