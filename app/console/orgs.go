@@ -115,17 +115,19 @@ func (s *Service) orgPageWith(w http.ResponseWriter, r *http.Request, c *Ctx, st
 
 // userID is the ID of the realm's user of a username, "" for none.
 func (c *Ctx) userID(r *http.Request, realm, username string) (string, error) {
-	var found []struct {
-		ID string `json:"id"`
+	var found struct {
+		Users []struct {
+			ID string `json:"id"`
+		} `json:"users"`
 	}
-	q := url.Values{"username": {username}, "exact": {"true"}}
+	q := url.Values{"username": {username}, "exact": {"true"}, "skip": {"0"}, "limit": {"2"}}
 	if err := c.call(r, http.MethodGet, adminRealm(realm, "/users?"+q.Encode()), nil, &found); err != nil {
 		return "", err
 	}
-	if len(found) != 1 {
+	if len(found.Users) != 1 {
 		return "", nil
 	}
-	return found[0].ID, nil
+	return found.Users[0].ID, nil
 }
 
 // AddOrgMember adds a user of the realm, named by username, as a member.
