@@ -1,7 +1,7 @@
 package main
 
 // The console's walks of federation in a real browser: an LDAP directory
-// (a real slapd) added, its connection tested, synced and its people seen
+// (a real slapd) added, its connection tested and synced on its page, its people seen
 // among the users; a SAML service provider added from the metadata it
 // publishes (crewjam/saml's samlsp). axe-core checks every page.
 
@@ -46,13 +46,13 @@ func TestBrowserConsoleFederation(t *testing.T) {
 	b.fill("Bind password", d.AdminPassword)
 	b.click("console-ldap-created", "Create")
 	b.mustShow("Created.", d.URL)
-	b.clickLabelled("console-ldap-tested", "Test the connection: corp-directory")
-	if ok, users := b.stat("success"), b.stat("userCount"); ok != "✓" || users != "2" {
+	b.click("console-ldap-page", "corp-directory")
+	b.click("console-ldap-tested", "Test the connection")
+	if ok, users := b.stat("Connected"), b.stat("Users found"); ok != "✓" || users != "2" {
 		t.Errorf("the connection's test: success %q, users %q; page:\n%s", ok, users, b.text())
 	}
-	b.open("", directories)
-	b.clickLabelled("console-ldap-synced", "Sync now: corp-directory")
-	if created, failed := b.stat("created"), b.stat("failed"); created != "2" || failed != "0" {
+	b.click("console-ldap-synced", "Sync now")
+	if created, failed := b.stat("Users created"), b.stat("Entries failed"); created != "2" || failed != "0" {
 		t.Errorf("the sync: %q created, %q failed; page:\n%s", created, failed, b.text())
 	}
 	b.open("console-ldap-users", e.srv.base+"/console/realms/corp/users")

@@ -36,7 +36,7 @@ func TestBrowserConsoleRoles(t *testing.T) {
 	e.admin(http.MethodPost, "/admin/accounts", map[string]any{"username": "ada", "email": "ada@example.test",
 		"password": browserPassword}, http.StatusCreated, nil)
 	realm := "/admin/realms/crm"
-	e.admin(http.MethodPost, "/admin/realms", map[string]any{"realm": "crm", "enabled": true}, http.StatusCreated, nil)
+	e.admin(http.MethodPost, "/admin/realms", map[string]any{"name": "crm", "enabled": true}, http.StatusCreated, nil)
 	for _, role := range []string{"clerk", "auditor"} {
 		e.admin(http.MethodPost, realm+"/roles", map[string]any{"name": role}, http.StatusCreated, nil)
 	}

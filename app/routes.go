@@ -396,6 +396,8 @@ func (a *App) routes() *mux.Router {
 	add(http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
 	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
+	// A discovery by itself, to fill a form: the server fetches, as a create does.
+	admin(http.MethodPost, idps+"/discover", authz.IdentityProvidersWrite, br.Discover)
 	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)
 	admin(http.MethodPut, idp1, authz.IdentityProvidersWrite, br.UpdateProvider)
 	admin(http.MethodDelete, idp1, authz.IdentityProvidersWrite, br.DeleteProvider)
@@ -516,6 +518,7 @@ func (a *App) routes() *mux.Router {
 	orgAdmin(http.MethodDelete, org1+"/members/{userId}", authz.OrgsWrite, og.RemoveMember)
 	orgAdmin(http.MethodGet, org1+"/invitations", authz.OrgsRead, og.ListInvitations)
 	orgAdmin(http.MethodPost, org1+"/invitations", authz.OrgsWrite, og.CreateInvitation)
+	orgAdmin(http.MethodDelete, org1+"/invitations/{invitationId}", authz.OrgsWrite, og.RevokeInvitation)
 	// Accepted by the invited user, with their access token.
 	add(http.MethodPost, org1+"/invitations/{token}/accept", user, a.userEndpoint(og.AcceptInvitation))
 	admin(http.MethodPost, org1+"/verify-domain/initiate", authz.OrgsWrite, og.InitiateDomainVerification)
@@ -626,13 +629,20 @@ func (a *App) routes() *mux.Router {
 	consolePage(http.MethodGet, cRealm+"/events/export", cs.ExportLoginEvents)
 	consolePage(http.MethodGet, cRealm+"/admin-events", cs.AdminEvents)
 	consolePage(http.MethodGet, cRealm+"/admin-events/export", cs.ExportAdminEvents)
+	for _, res := range console.Resources {
+		base := cRealm + "/" + res.Path
+		consolePage(http.MethodGet, base, cs.ResourceList(res))
+		if res.Fields != nil {
+			consolePage(http.MethodGet, base+"/new", cs.NewResource(res))
+			consolePage(http.MethodPost, base+"/new", cs.CreateResource(res))
+		}
+		consolePage(http.MethodGet, base+"/{id}/delete", cs.ConfirmDeleteResource(res))
+		consolePage(http.MethodPost, base+"/{id}/delete", cs.DeleteResource(res))
+	}
 	// Roles, groups, client scopes and a client's links: their own pages
-	// beside the generic lists below, each row of which leads to them.
-	// Their names are any path segment but "new", the generic create form's.
-	const notNew = `[^/][^/][^/][^/]+|[^/][^/]?|[^n/][^/][^/]|n[^e/][^/]|ne[^w/]`
-	cRole1 := cRealm + "/roles/{roleName:" + notNew + "}"
-	cGroup1 := cRealm + "/groups/{groupId:" + notNew + "}"
-	cScope1 := cRealm + "/client-scopes/{scopeId:" + notNew + "}"
+	// beside the generic lists above, each row of which leads to them;
+	// after those, so that a generic create form's "new" is not a name.
+	const cRole1, cGroup1, cScope1 = cRealm + "/roles/{roleName}", cRealm + "/groups/{groupId}", cRealm + "/client-scopes/{scopeId}"
 	consolePage(http.MethodGet, cRole1, cs.Role)
 	consolePage(http.MethodPost, cRole1, cs.SaveRole)
 	consolePage(http.MethodPost, cRole1+"/composites", cs.AddComposite)
@@ -659,17 +669,43 @@ func (a *App) routes() *mux.Router {
 	}
 	consolePage(http.MethodPost, cClient1+"/service-account/roles", cs.GrantServiceAccountRole)
 	consolePage(http.MethodPost, cClient1+"/service-account/roles/remove", cs.RevokeServiceAccountRole)
-	for _, res := range console.Resources {
-		base := cRealm + "/" + res.Path
-		consolePage(http.MethodGet, base, cs.ResourceList(res))
-		consolePage(http.MethodGet, base+"/new", cs.NewResource(res))
-		consolePage(http.MethodPost, base+"/new", cs.CreateResource(res))
-		consolePage(http.MethodGet, base+"/{id}/delete", cs.ConfirmDeleteResource(res))
-		consolePage(http.MethodPost, base+"/{id}/delete", cs.DeleteResource(res))
-		for _, action := range res.Actions {
-			consolePage(http.MethodPost, base+"/{id}/"+action, cs.ResourceAction(res, action))
-		}
-	}
+	// The console's pages of federation and organizations (app/console:
+	// idps.go, samlsps.go, ldap.go, orgs.go, nhi.go): each one's page, and
+	// the forms that change it through the API.
+	const cIdP, cSP, cLDAP = cRealm + "/identity-providers", cRealm + "/saml-service-providers", cRealm + "/user-federation/{id}"
+	consolePage(http.MethodGet, cIdP+"/new", cs.NewIdentityProvider)
+	consolePage(http.MethodPost, cIdP+"/new", cs.CreateIdentityProvider)
+	consolePage(http.MethodPost, cIdP+"/new/discover", cs.DiscoverNewIdentityProvider)
+	consolePage(http.MethodGet, cIdP+"/{id}", cs.IdentityProvider)
+	consolePage(http.MethodPost, cIdP+"/{id}", cs.SaveIdentityProvider)
+	consolePage(http.MethodPost, cIdP+"/{id}/discover", cs.DiscoverIdentityProvider)
+	consolePage(http.MethodGet, cSP+"/new", cs.NewSAMLServiceProvider)
+	consolePage(http.MethodPost, cSP+"/new", cs.CreateSAMLServiceProvider)
+	consolePage(http.MethodGet, cSP+"/{id}", cs.SAMLServiceProvider)
+	consolePage(http.MethodPost, cSP+"/{id}", cs.SaveSAMLServiceProvider)
+	consolePage(http.MethodGet, cLDAP, cs.LDAPProvider)
+	consolePage(http.MethodPost, cLDAP+"/test-connection", cs.LDAPTestConnection)
+	consolePage(http.MethodPost, cLDAP+"/sync", cs.LDAPSync)
+	consolePage(http.MethodGet, cLDAP+"/sync-status", cs.LDAPSyncStatus)
+	const cOrg, cNHI = cRealm + "/organizations/{id}", cRealm + "/nhi/{id}"
+	consolePage(http.MethodGet, cOrg, cs.Organization)
+	consolePage(http.MethodPost, cOrg+"/members", cs.AddOrgMember)
+	consolePage(http.MethodGet, cOrg+"/members/{userId}/remove", cs.ConfirmRemoveOrgMember)
+	consolePage(http.MethodPost, cOrg+"/members/{userId}/remove", cs.RemoveOrgMember)
+	consolePage(http.MethodPost, cOrg+"/invitations", cs.InviteToOrg)
+	consolePage(http.MethodGet, cOrg+"/invitations/{invitationId}/revoke", cs.ConfirmRevokeOrgInvitation)
+	consolePage(http.MethodPost, cOrg+"/invitations/{invitationId}/revoke", cs.RevokeOrgInvitation)
+	consolePage(http.MethodPost, cOrg+"/domains", cs.AddOrgDomain)
+	consolePage(http.MethodPost, cOrg+"/domains/record", cs.ShowOrgDomainRecord)
+	consolePage(http.MethodPost, cOrg+"/domains/verify", cs.VerifyOrgDomain)
+	consolePage(http.MethodGet, cNHI, cs.NHIIdentity)
+	consolePage(http.MethodPost, cNHI+"/credentials", cs.IssueNHICredential)
+	consolePage(http.MethodGet, cNHI+"/credentials/{credentialId}/revoke", cs.ConfirmRevokeNHICredential)
+	consolePage(http.MethodPost, cNHI+"/credentials/{credentialId}/revoke", cs.RevokeNHICredential)
+	consolePage(http.MethodPost, cNHI+"/suspend", cs.MoveNHI("suspend"))
+	consolePage(http.MethodPost, cNHI+"/reactivate", cs.MoveNHI("reactivate"))
+	consolePage(http.MethodGet, cNHI+"/decommission", cs.ConfirmDecommissionNHI)
+	consolePage(http.MethodPost, cNHI+"/decommission", cs.MoveNHI("decommission"))
 	return r
 }
 

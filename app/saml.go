@@ -8,16 +8,21 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
+
+// samlMetadataTimeout bounds each call of the fetch of an SP's metadata.
+const samlMetadataTimeout = 10 * time.Second
 
 // newSAML builds the SAML identity provider (the module app/saml) with
 // what it takes of the server: the realm lookups, the key rotation
@@ -27,7 +32,9 @@ func (a *App) newSAML() *saml.Service {
 		Realm: a.samlRealm, AdminRealm: a.realm, RotationDays: a.samlRotationDays, ErrorPage: a.samlErrorPage,
 		Session: a.ssoSession, SignIn: a.samlSignIn, PostForm: a.samlPostForm, NameIDKey: a.samlNameIDKey(),
 		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent,
-		TwoFactors: func(amr []string) bool { return acrOf(amr) == acrTwoFactors }})
+		TwoFactors:      func(amr []string) bool { return acrOf(amr) == acrTwoFactors },
+		Client:          httpx.OutboundClient(samlMetadataTimeout, a.cfg.OutboundAllowed),
+		OutboundAllowed: a.cfg.OutboundAllowed})
 }
 
 // samlRealm is the enabled realm of a SAML protocol path.

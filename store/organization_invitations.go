@@ -105,3 +105,14 @@ func (s *Store) GetOrganizationByID(ctx context.Context, realmID, id string) (*O
 	}
 	return o, nil
 }
+
+// DeleteOrgInvitation deletes an organization's invitation not used yet,
+// so that its link no longer works; ErrNotFound when it is unknown or
+// used already.
+func (s *Store) DeleteOrgInvitation(ctx context.Context, orgID, id string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM organization_invitations WHERE org_id = $1 AND id = $2 AND used_at = 0`, orgID, id)
+	if err != nil {
+		return fmt.Errorf("delete invitation %s: %w", id, mapErr(err))
+	}
+	return affectedOne(res, "unused invitation "+id)
+}

@@ -63,8 +63,66 @@ func init() {
 	for _, p := range resourcePaths {
 		consolePosts = append(consolePosts, "/console/realms/{realm}/"+p+"/new", "/console/realms/{realm}/"+p+"/{id}/delete")
 	}
-	consolePosts = append(consolePosts, "/console/realms/{realm}/user-federation/{id}/test-connection",
-		"/console/realms/{realm}/user-federation/{id}/sync")
+	// The pages of one (app/console's idps.go, samlsps.go, ldap.go,
+	// orgs.go, nhi.go), after the create forms their paths also match.
+	for _, p := range []string{
+		"/identity-providers/new/discover", "/identity-providers/{id}", "/identity-providers/{id}/discover",
+		"/saml-service-providers/{id}",
+		"/user-federation/{id}/test-connection", "/user-federation/{id}/sync",
+		"/organizations/{id}/members", "/organizations/{id}/members/{userId}/remove", "/organizations/{id}/invitations",
+		"/organizations/{id}/invitations/{invitationId}/revoke", "/organizations/{id}/domains",
+		"/organizations/{id}/domains/record", "/organizations/{id}/domains/verify",
+		"/nhi/{id}/credentials", "/nhi/{id}/credentials/{credentialId}/revoke", "/nhi/{id}/suspend", "/nhi/{id}/reactivate",
+		"/nhi/{id}/decommission",
+	} {
+		consolePosts = append(consolePosts, "/console/realms/{realm}"+p)
+	}
+}
+
+// federationPages makes in acme one of each kind that has a page of its
+// own, with what shows every form of its page, and answers those pages
+// and their confirmations.
+func federationPages(t *testing.T, f *fixture, user string) []string {
+	t.Helper()
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/identity-providers", map[string]any{
+		"alias": "corp", "providerType": "oidc", "clientId": "c", "clientSecret": "s", "authorizationUrl": "https://idp.example/auth",
+		"tokenUrl": "https://idp.example/token", "jwksUrl": "https://idp.example/jwks", "issuer": "https://idp.example"}), http.StatusCreated)
+	r := f.srv.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", map[string]any{
+		"entityId": "https://sp.example", "name": "SP", "acsUrl": "https://sp.example/acs"})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	sp := r.Object(t)["id"].(string)
+	r = f.srv.Admin(http.MethodPost, "/admin/realms/acme/user-federation", map[string]any{"name": "directory",
+		"providerType": "ldap", "connectionUrl": "ldap://127.0.0.1:1", "usersDn": "ou=people,dc=example,dc=org",
+		"bindDn": "cn=admin,dc=example,dc=org", "bindCredential": "s3cret-bind"})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	fed := r.Object(t)["id"].(string)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/organizations", map[string]any{"slug": "acme-org",
+		"name": "Acme", "domains": []map[string]any{{"name": "acme.example"}}}), http.StatusCreated)
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/organizations/acme-org/members",
+		map[string]any{"userId": user}), http.StatusCreated)
+	// An invitation is mailed: the realm has a mail server (the mail waits
+	// in the outbox).
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"smtpHost": "127.0.0.1",
+		"smtpPort": 2525, "smtpFrom": "idp@example.test"}), http.StatusOK)
+	r = f.srv.Admin(http.MethodPost, "/admin/realms/acme/organizations/acme-org/invitations", map[string]any{"email": "eve@example.test"})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	invitation := r.Object(t)["id"].(string)
+	nhis := map[string]string{}
+	for _, name := range []string{"active-bot", "suspended-bot"} {
+		r = f.srv.Admin(http.MethodPost, "/admin/realms/acme/nhi", map[string]any{"name": name, "kind": "bot"})
+		apptest.MustStatus(t, r, http.StatusCreated)
+		nhis[name] = r.Object(t)["id"].(string)
+	}
+	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/nhi/"+nhis["suspended-bot"]+"/suspend", nil), http.StatusOK)
+	r = f.srv.Admin(http.MethodPost, "/admin/realms/acme/nhi/"+nhis["active-bot"]+"/credentials", map[string]any{"name": "k", "type": "api_key"})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	cred := r.Object(t)["id"].(string)
+	nhi := "/console/realms/acme/nhi/" + nhis["active-bot"]
+	return []string{"/console/realms/acme/identity-providers/corp", "/console/realms/acme/saml-service-providers/" + sp,
+		"/console/realms/acme/user-federation/" + fed, "/console/realms/acme/organizations/acme-org",
+		"/console/realms/acme/organizations/acme-org/members/" + user + "/remove",
+		"/console/realms/acme/organizations/acme-org/invitations/" + invitation + "/revoke",
+		nhi, nhi + "/credentials/" + cred + "/revoke", nhi + "/decommission", "/console/realms/acme/nhi/" + nhis["suspended-bot"]}
 }
 
 // routeOf is the route template a form's action matches, "" for none.
@@ -139,6 +197,7 @@ func TestEveryConsoleFormRefusesAForgedPost(t *testing.T) {
 	}
 	access, _ := accessPages(t, f)
 	pages = append(pages, access...)
+	pages = append(pages, federationPages(t, f, user)...)
 	met := map[string]bool{}
 	for _, path := range pages {
 		for _, form := range c.get(path).Forms(t) {
@@ -196,12 +255,15 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 	giveFactors(f, "acme", user)
 	linkIdentity(f, "acme", user)
 	c := f.newAdmin("reader", "system:read", "realm:read", "users:read", "clients:read", "sessions:read", "events:read",
-		"roles:read", "groups:read", "scopes:read")
+		"roles:read", "groups:read", "scopes:read", "identity-providers:read", "organizations:read", "nhi:read")
 	_, access := accessPages(t, f)
+	federation := federationPages(t, f, user)
 	var csrf string
-	for _, path := range append([]string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
+	for _, path := range append(append([]string{"/console/", "/console/realms", "/console/realms/acme/settings", "/console/realms/acme/users",
 		"/console/realms/acme/users/" + user, "/console/realms/acme/clients", "/console/realms/acme/clients/shop",
-		"/console/realms/acme/sessions", "/console/realms/acme/keys"}, access...) {
+		"/console/realms/acme/sessions", "/console/realms/acme/keys", "/console/realms/acme/identity-providers",
+		"/console/realms/acme/saml-service-providers", "/console/realms/acme/user-federation", "/console/realms/acme/organizations",
+		"/console/realms/acme/nhi"}, federation[0], federation[1], federation[2], federation[3], federation[6], federation[9]), access...) {
 		p := c.get(path)
 		for _, form := range p.Forms(t) {
 			token := form.Fields.Get("csrf")
@@ -216,7 +278,8 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 				t.Errorf("%s links to the administrators for a read-only administrator", path)
 			}
 			if strings.HasSuffix(link, "/new") || strings.HasSuffix(link, "/delete") || strings.HasSuffix(link, "/secret") ||
-				strings.HasSuffix(link, "/remove") || strings.HasSuffix(link, "/unlink") || strings.HasSuffix(link, "/mfa") {
+				strings.HasSuffix(link, "/remove") || strings.HasSuffix(link, "/unlink") || strings.HasSuffix(link, "/mfa") ||
+				strings.HasSuffix(link, "/revoke") || strings.HasSuffix(link, "/decommission") {
 				t.Errorf("%s links to %s, a change, for a read-only administrator", path, link)
 			}
 		}
@@ -239,6 +302,8 @@ func TestReadOnlyAdminSeesNoEditsAndIsRefused(t *testing.T) {
 		"/console/accounts/new": {"username": {"forged"}},
 		"/console/api-keys/new": {"name": {"forged"}, "permissions": {"realm:read"}},
 	}
+	forged["/console/realms/acme/organizations/acme-org/domains"] = url.Values{"domain": {"forged.example"}}
+	forged[federation[6]+"/suspend"] = url.Values{}
 	maps.Copy(forged, accessForgedPosts)
 	for action, fields := range forged {
 		fields.Set("csrf", csrf)

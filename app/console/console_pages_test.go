@@ -133,7 +133,7 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 			apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/custom-attributes", attr), http.StatusCreated)
 		}
 	}
-	userID, accountID := map[string]string{}, map[string]string{}
+	userID, accountID, spID := map[string]string{}, map[string]string{}, map[string]string{}
 	for _, realm := range []string{"viaconsole", "viaapi"} {
 		r := f.srv.Admin(http.MethodPost, "/admin/accounts", map[string]any{"username": realm + "-operator", "password": adminPassword})
 		apptest.MustStatus(t, r, http.StatusCreated)
@@ -266,6 +266,58 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/accounts/"+accountID[realm], map[string]any{
 				"permissions": []string{"users:read", "users:write"}, "realm": "acme"}), http.StatusOK)
 		}, "/admin/accounts/{account}"},
+		{"create an identity provider from a preset", func(realm string) {
+			path := "/console/realms/" + realm + "/identity-providers/new"
+			p := c.submit(path, path, map[string]string{"providerType": "github", "alias": "gh", "displayName": "GitHub",
+				"clientId": "app-1", "clientSecret": "s3cret-app", "enabled": "true", "trustEmail": "true"})
+			if loc := p.Location(t); loc.Path != "/console/realms/"+realm+"/identity-providers/gh" {
+				t.Fatalf("after creating the provider: %d %s", p.Status, p.Body)
+			}
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/identity-providers", map[string]any{
+				"providerType": "github", "alias": "gh", "displayName": "GitHub", "clientId": "app-1", "clientSecret": "s3cret-app",
+				"enabled": true, "trustEmail": true, "syncUserProfile": false}), http.StatusCreated)
+		}, "/identity-providers/gh"},
+		{"change the identity provider", func(realm string) {
+			path := "/console/realms/" + realm + "/identity-providers/gh"
+			c.submit(path, path, map[string]string{"displayName": "GitHub login", "clientId": "app-2", "enabled": "true"})
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/"+realm+"/identity-providers/gh", map[string]any{
+				"displayName": "GitHub login", "clientId": "app-2", "trustEmail": false}), http.StatusOK)
+		}, "/identity-providers/gh"},
+		{"create a SAML service provider from its metadata", func(realm string) {
+			path := "/console/realms/" + realm + "/saml-service-providers/new"
+			p := c.submit(path, path, map[string]string{"metadata": spMetadata, "name": "Wiki", "enabled": "true"})
+			loc := p.Location(t)
+			spID[realm] = loc.Path[strings.LastIndex(loc.Path, "/")+1:]
+		}, func(realm string) {
+			r := f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/saml-service-providers", map[string]any{
+				"metadata": spMetadata, "name": "Wiki", "enabled": true})
+			apptest.MustStatus(t, r, http.StatusCreated)
+			spID[realm] = r.Object(t)["id"].(string)
+		}, "/saml-service-providers/{sp}"},
+		{"change the SAML service provider", func(realm string) {
+			path := "/console/realms/" + realm + "/saml-service-providers/" + spID[realm]
+			c.submit(path, path, map[string]string{"name": "Team wiki", "enabled": "true", "signAssertions": "true",
+				"signResponses": "true"})
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/"+realm+"/saml-service-providers/"+spID[realm],
+				map[string]any{"name": "Team wiki"}), http.StatusOK)
+		}, "/saml-service-providers/{sp}"},
+		{"add a domain to an organization", func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/organizations",
+				map[string]any{"slug": "acme-org", "name": "Acme"}), http.StatusCreated)
+			path := "/console/realms/" + realm + "/organizations/acme-org"
+			p := c.submit(path, path+"/domains", map[string]string{"domain": "acme.example"})
+			if loc := p.Location(t); loc.Query().Get("done") != "console.done.domainAdded" {
+				t.Fatalf("after adding the domain: %d %s", p.Status, p.Body)
+			}
+		}, func(realm string) {
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/"+realm+"/organizations",
+				map[string]any{"slug": "acme-org", "name": "Acme"}), http.StatusCreated)
+			apptest.MustStatus(t, f.srv.Admin(http.MethodPut, "/admin/realms/"+realm+"/organizations/acme-org",
+				map[string]any{"domains": []map[string]any{{"name": "acme.example"}}}), http.StatusOK)
+		}, "/organizations/acme-org"},
 	}, accessRows(t, f, c, ids)...) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.console("viaconsole")
@@ -275,7 +327,7 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 				if strings.HasPrefix(tc.read, "/admin/") {
 					path = tc.read
 				}
-				path = strings.NewReplacer("{user}", userID[realm], "{account}", accountID[realm]).Replace(path)
+				path = strings.NewReplacer("{user}", userID[realm], "{account}", accountID[realm], "{sp}", spID[realm]).Replace(path)
 				for k, v := range ids[realm] {
 					path = strings.ReplaceAll(path, "{"+k+"}", v)
 				}
@@ -283,7 +335,7 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 				if strings.HasPrefix(tc.read, "/admin/accounts/") {
 					delete(rep, "username") // the realm's name in it
 				}
-				for _, volatile := range []string{"id", "name", "createdTimestamp"} {
+				for _, volatile := range []string{"id", "internalId", "name", "createdTimestamp"} {
 					if volatile != "name" || tc.read == "" {
 						delete(rep, volatile)
 					}
@@ -389,19 +441,20 @@ func TestConsoleSAMLServiceProviderFromMetadata(t *testing.T) {
 	c := f.newAdmin("ada")
 	const form = "/console/realms/acme/saml-service-providers/new"
 	p := c.submit(form, form, map[string]string{"metadata": `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example"/>`})
-	if p.Status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="metadata"[^>]*aria-invalid="true"`).Match(p.Body) ||
+	if p.Status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="sp-metadata"[^>]*aria-invalid="true"`).Match(p.Body) ||
 		!strings.Contains(string(p.Body), "has no SPSSODescriptor") {
 		t.Fatalf("metadata without an SP: %d %s", p.Status, p.Body)
 	}
 	p = c.submit(form, form, map[string]string{"metadata": spMetadata, "name": "Wiki", "enabled": "true"})
-	if loc := p.Location(t); loc.Path != "/console/realms/acme/saml-service-providers" || loc.Query().Get("done") != "console.done.created" {
-		t.Fatalf("after creating the SP: %d %s", p.Status, p.Body)
-	}
 	r := f.srv.Admin(http.MethodGet, "/admin/realms/acme/saml-service-providers", nil)
 	var sps []map[string]any
 	r.Decode(t, &sps)
 	if len(sps) != 1 {
 		t.Fatalf("service providers %v, want the one made", sps)
+	}
+	if loc := p.Location(t); loc.Path != "/console/realms/acme/saml-service-providers/"+sps[0]["id"].(string) ||
+		loc.Query().Get("done") != "console.done.created" {
+		t.Fatalf("after creating the SP: %d %s", p.Status, p.Body)
 	}
 	want := map[string]any{"entityId": "https://wiki.example/saml/metadata", "name": "Wiki", "acsUrl": "https://wiki.example/saml/acs",
 		"sloUrl": "https://wiki.example/saml/slo", "sloBinding": "HTTP-Redirect", "requestsSigned": false, "enabled": true}
@@ -527,8 +580,8 @@ func TestConsoleUserMemberships(t *testing.T) {
 	}
 }
 
-// An LDAP directory's connection is tested from its row, and the API's
-// answer shown: here no directory listens.
+// An LDAP directory's connection is tested from its page, and the API's
+// answer shown there: here no directory listens.
 func TestConsoleLDAPTestConnection(t *testing.T) {
 	f := newFixture(t)
 	c := f.newAdmin("ada")
@@ -543,9 +596,12 @@ func TestConsoleLDAPTestConnection(t *testing.T) {
 	if len(list) != 1 {
 		t.Fatalf("directories %v", list)
 	}
-	action := "/console/realms/acme/user-federation/" + list[0]["id"].(string) + "/test-connection"
-	p = c.submit("/console/realms/acme/user-federation", action, nil)
-	if p.Status != http.StatusOK || !regexp.MustCompile(`<dt><code>success</code></dt><dd>–</dd>`).Match(p.Body) {
+	page := "/console/realms/acme/user-federation/" + list[0]["id"].(string)
+	if !strings.Contains(string(c.get("/console/realms/acme/user-federation").Body), `href="`+page+`"`) {
+		t.Fatal("the directory's row does not lead to its page")
+	}
+	p = c.submit(page, page+"/test-connection", nil)
+	if p.Status != http.StatusOK || !regexp.MustCompile(`<dt>Connected</dt><dd>–</dd>`).Match(p.Body) {
 		t.Fatalf("the test's answer: %d %s", p.Status, p.Body)
 	}
 }

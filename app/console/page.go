@@ -54,7 +54,7 @@ func (s *Service) Page(h Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost {
-			if err := r.ParseForm(); err != nil || !sess.checkCSRF(r.PostForm.Get(csrfField)) {
+			if err := parsePost(w, r); err != nil || !sess.checkCSRF(r.PostForm.Get(csrfField)) {
 				s.fail(w, r, nil, &pages.Failure{Status: http.StatusForbidden, Message: "console.error.csrf", Back: Prefix + "/"})
 				return
 			}

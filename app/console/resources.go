@@ -2,10 +2,8 @@ package console
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/idenplane/idenplane/app/authz"
@@ -24,12 +22,10 @@ type Resource struct {
 	Columns []string
 	Fields  []pages.FieldSpec
 	Secret  string // the field of the create answer shown once; "" for none
-	// Actions are posts on one (test-connection, sync), each a button of
-	// its row whose answer the console shows.
-	Actions []string
-	// Detail says the kind has a page of its own at Path/{Key}, each
-	// row's link; Tree names the field of a representation holding its
-	// children, shown nested under it ("" for a flat list).
+	// Detail says the kind has a page of each one, its row's link. A
+	// kind without Fields has a create page of its own. Tree names the
+	// field of a representation holding its children, shown nested under
+	// it ("" for a flat list).
 	Detail bool
 	Tree   string
 	Read   authz.Permission
@@ -60,32 +56,23 @@ var Resources = []Resource{
 			{Name: "protocol", Kind: "select", Options: []string{"openid-connect", "saml"}}},
 		Detail: true, Read: authz.ScopesRead, Write: authz.ScopesWrite},
 	{Path: "identity-providers", Key: "alias", Columns: []string{"alias", "displayName", "providerType", "enabled"},
-		Fields: []pages.FieldSpec{text("alias", true), text("displayName", false),
-			{Name: "providerType", Kind: "select", Options: []string{"oidc", "oauth2", "google", "microsoft", "github", "gitlab",
-				"apple", "facebook", "linkedin", "discord"}},
-			text("clientId", true), {Name: "clientSecret", Kind: "password"}, {Name: "issuer", Kind: "url"},
-			{Name: "enabled", Kind: "check"}},
-		Read: authz.IdentityProvidersRead, Write: authz.IdentityProvidersWrite},
+		Detail: true, Read: authz.IdentityProvidersRead, Write: authz.IdentityProvidersWrite},
 	{Path: "saml-service-providers", Key: "id", Columns: []string{"entityId", "name", "acsUrl", "enabled"},
-		// The metadata (XML, as the SP publishes it) gives the entity ID
-		// and endpoints; a field filled in takes precedence over it.
-		Fields: []pages.FieldSpec{{Name: "metadata", Kind: "textarea"}, text("entityId", false), text("name", false),
-			{Name: "acsUrl", Kind: "url"}, {Name: "enabled", Kind: "check"}},
-		Read: authz.ClientsRead, Write: authz.ClientsWrite},
+		Detail: true, Read: authz.ClientsRead, Write: authz.ClientsWrite},
 	{Path: "user-federation", Key: "id", Columns: []string{"name", "connectionUrl", "enabled"},
 		Fields: []pages.FieldSpec{text("name", true), {Name: "providerType", Kind: "select", Options: []string{"ldap"}},
 			{Name: "connectionUrl", Kind: "url", Required: true}, text("usersDn", true),
 			text("bindDn", false), {Name: "bindCredential", Kind: "password"}, {Name: "enabled", Kind: "check"}},
-		Actions: []string{"test-connection", "sync"}, Read: authz.RealmRead, Write: authz.RealmWrite},
+		Detail: true, Read: authz.RealmRead, Write: authz.RealmWrite},
 	{Path: "scim-tokens", API: "/scim/tokens", Key: "id", Columns: []string{"name", "status"},
 		Fields: []pages.FieldSpec{text("name", true)}, Secret: "token", Read: authz.SCIMRead, Write: authz.SCIMWrite},
 	{Path: "organizations", Key: "slug", Columns: []string{"slug", "name", "enabled"},
 		Fields: []pages.FieldSpec{text("slug", true), text("name", true), text("description", false)},
-		Read:   authz.OrgsRead, Write: authz.OrgsWrite},
+		Detail: true, Read: authz.OrgsRead, Write: authz.OrgsWrite},
 	{Path: "nhi", Key: "id", Columns: []string{"name", "kind", "state", "clientId"},
 		Fields: []pages.FieldSpec{text("name", true), {Name: "kind", Kind: "select",
 			Options: []string{"service", "workload", "device", "bot", "ai_agent"}}, text("description", false)},
-		Read: authz.NHIRead, Write: authz.NHIWrite},
+		Detail: true, Read: authz.NHIRead, Write: authz.NHIWrite},
 }
 
 func (res Resource) title() string { return "console." + res.Path + ".title" }
@@ -147,9 +134,6 @@ func (s *Service) ResourceList(res Resource) Handler {
 				}
 				if c.can(res.Write) {
 					row.Delete = one + "/delete"
-					for _, a := range res.Actions {
-						row.Actions = append(row.Actions, pages.Choice{Value: one + "/" + a, Label: "console.action." + a})
-					}
 				}
 				l.Rows = append(l.Rows, row)
 				if res.Tree != "" {
@@ -226,24 +210,5 @@ func (s *Service) DeleteResource(res Resource) Handler {
 		}
 		redirect(w, r, res.page(realm), "console.done.deleted")
 		return nil
-	}
-}
-
-// ResourceAction posts one of res's actions on one and shows the API's
-// answer, field by field.
-func (s *Service) ResourceAction(res Resource, action string) Handler {
-	return func(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-		realm, id := pathVar(r, "realm"), pathVar(r, "id")
-		var answer map[string]any
-		if err := c.call(r, http.MethodPost, adminRealm(realm, res.api()+"/"+url.PathEscape(id)+"/"+action), nil, &answer); err != nil {
-			return err
-		}
-		var rows []pages.Choice
-		for _, k := range slices.Sorted(maps.Keys(answer)) {
-			if v := cell(answer[k]); v != "" && !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "map[") {
-				rows = append(rows, pages.Choice{Label: k, Value: v})
-			}
-		}
-		return c.render(w, r, http.StatusOK, pages.ActionResult(c.nav(r, res.Path, "console.action."+action), rows, res.page(realm)))
 	}
 }

@@ -36,13 +36,15 @@ type InvitationMail struct {
 }
 
 // InvitationRep is an invitation as the API shows it: never its token,
-// which only the mail carries.
+// but in the answer of its creation, once, the link the mail carries, for
+// an administrator to hand over another way.
 type InvitationRep struct {
 	ID               string `json:"id"`
 	Email            string `json:"email"`
 	Role             string `json:"role"`
 	CreatedTimestamp int64  `json:"createdTimestamp"`
 	ExpiresTimestamp int64  `json:"expiresTimestamp"`
+	Link             string `json:"link,omitempty"`
 }
 
 func toInvitationRep(inv *store.OrgInvitation) InvitationRep {
@@ -141,7 +143,25 @@ func (s *Service) CreateInvitation(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	s.deps.MailQueued()
-	return httpx.Created(w, s.deps.BaseURL+r.URL.Path+"/"+inv.ID, toInvitationRep(inv))
+	out := toInvitationRep(inv)
+	out.Link = link
+	return httpx.Created(w, s.deps.BaseURL+r.URL.Path+"/"+inv.ID, out)
+}
+
+// RevokeInvitation answers DELETE .../invitations/{invitationId}: an
+// invitation not used yet is deleted, and its link no longer works.
+func (s *Service) RevokeInvitation(w http.ResponseWriter, r *http.Request) error {
+	_, o, err := s.organization(r)
+	if err != nil {
+		return err
+	}
+	id := mux.Vars(r)["invitationId"]
+	if err := s.deps.Store.DeleteOrgInvitation(r.Context(), o.ID, id); errors.Is(err, store.ErrNotFound) {
+		return apperr.NotFound("pending invitation " + id)
+	} else if err != nil {
+		return err
+	}
+	return httpx.NoContent(w)
 }
 
 func newToken() string {

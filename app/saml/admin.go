@@ -32,11 +32,26 @@ func (s *Service) CreateServiceProvider(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	var body spCreate
+	var body struct {
+		spCreate
+		// MetadataURL is where the SP publishes its metadata, fetched
+		// once, now, instead of the document given as metadata.
+		MetadataURL *string `json:"metadataUrl"`
+	}
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	sp, err := newSP(uuid.NewString(), realm.ID, &body, s.deps.Now().UnixMilli())
+	if body.MetadataURL != nil {
+		if body.Metadata != nil {
+			return apperr.Field("metadataUrl", "give the metadata or its address, not both")
+		}
+		doc, err := s.fetchMetadata(r.Context(), *body.MetadataURL)
+		if err != nil {
+			return err
+		}
+		body.Metadata = &doc
+	}
+	sp, err := newSP(uuid.NewString(), realm.ID, &body.spCreate, s.deps.Now().UnixMilli())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -57,6 +58,11 @@ type Deps struct {
 	TwoFactors func(amr []string) bool
 	// LoginEvent records a login event (the events module's writer).
 	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
+	// Client fetches an SP's metadata from its metadataUrl: the server's
+	// outbound client (httpx.OutboundClient), which refuses non-public
+	// addresses but those of OutboundAllowed.
+	Client          *http.Client
+	OutboundAllowed []netip.Prefix
 }
 
 // Service is the SAML identity provider of every realm.

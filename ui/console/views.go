@@ -359,6 +359,9 @@ type FieldSpec struct {
 	Kind     string
 	Options  []string
 	Required bool
+	// Icons are the options' images (kind preset, radio buttons with a
+	// mark each), by option.
+	Icons map[string]string
 }
 
 // ResourceList is a list of one kind of a realm's resources.
@@ -371,12 +374,11 @@ type ResourceList struct {
 // ResourceRow is one resource in its list: the cells by column and the
 // address of its deletion, "" when the administrator may not delete.
 type ResourceRow struct {
-	Cells   []string
-	Name    string // how the row is named to assistive technology
-	Href    string // the resource's own page, "" for none
-	Depth   int    // the nesting of a subgroup in a tree, 0 at the top
-	Delete  string
-	Actions []Choice // posts on the resource: where to, and the button's message key
+	Cells  []string
+	Name   string // how the row is named to assistive technology
+	Href   string // the resource's own page, "" for none
+	Depth  int    // the nesting of a subgroup in a tree, 0 at the top
+	Delete string
 }
 
 // ResourceForm is the create form of a generic resource.
