@@ -147,7 +147,7 @@ func (s *Service) AddOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx) e
 	}
 	body := map[string]any{"userId": id, "role": r.PostForm.Get("role")}
 	return c.submit(w, r, http.MethodPost, apiOne(realm, orgKind, slug, "/members"), body, "member", []string{"role"},
-		one(realm, orgKind, slug, ""), "console.done.memberAdded", s.orgPage)
+		one(realm, orgKind, slug, ""), "console.done.orgMemberAdded", s.orgPage)
 }
 
 // ConfirmRemoveOrgMember asks before a member is removed.
@@ -163,7 +163,7 @@ func (s *Service) RemoveOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx
 	if err := c.call(r, http.MethodDelete, apiOne(realm, orgKind, slug, "/members/"+url.PathEscape(user)), nil, nil); err != nil {
 		return err
 	}
-	redirect(w, r, one(realm, orgKind, slug, ""), "console.done.memberRemoved")
+	redirect(w, r, one(realm, orgKind, slug, ""), "console.done.orgMemberRemoved")
 	return nil
 }
 
