@@ -108,7 +108,8 @@ type App struct {
 	assets        *assets.Assets
 	messages      *ui.Catalogues
 	router        *mux.Router
-	table         []route // every route with the access it asks (routes.go)
+	table         []route     // every route with the access it asks (routes.go)
+	apiDoc        apiDocument // the OpenAPI document (api_document.go)
 }
 
 // New builds the server and makes sure the admin credentials exist.

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/openapi"
+)
+
+// The OpenAPI document of the APIs, built from the route table and the
+// routes' schemas (api_schemas.go) the first time it is asked for. It is
+// public, as Keycloak's and Zitadel's are: it describes the API every
+// installation has, and nothing of this one's realms.
+const (
+	pathOpenAPI     = "/admin/openapi"
+	pathOpenAPIJSON = pathOpenAPI + ".json"
+	pathOpenAPIYAML = pathOpenAPI + ".yaml"
+)
+
+// apiDocument builds the document once per App.
+type apiDocument struct {
+	once sync.Once
+	doc  *openapi.Document
+	err  error
+}
+
+func (a *App) document() (*openapi.Document, error) {
+	a.apiDoc.once.Do(func() {
+		a.apiDoc.doc, a.apiDoc.err = openapi.Build(openapi.Info{
+			Title:   "Idenplane",
+			Version: a.cfg.Version,
+			Description: "The admin API, the account and registration APIs, SCIM and the OpenID Connect endpoints. " +
+				"Every admin operation names the permission it asks (x-permission).",
+			APIError: httpx.ErrorBody{},
+		}, a.documentedRoutes(), apiSchemas)
+	})
+	return a.apiDoc.doc, a.apiDoc.err
+}
+
+// OpenAPI answers the OpenAPI document as JSON.
+func (a *App) OpenAPI() ([]byte, error) {
+	d, err := a.document()
+	if err != nil {
+		return nil, err
+	}
+	return d.JSON, nil
+}
+
+// documentedRoutes are the routes of the table the document describes:
+// every one but the browser's (pages, SAML bindings, static files, the
+// console).
+func (a *App) documentedRoutes() []openapi.Route {
+	var out []openapi.Route
+	for _, rt := range a.table {
+		if rt.format == formatBrowser {
+			continue
+		}
+		r := openapi.Route{Method: rt.method, Path: rt.path, Errors: openapi.APIErrors}
+		switch rt.access.kind {
+		case accessAdmin:
+			r.Access, r.Permission = openapi.Admin, string(rt.access.perm)
+		case accessUser:
+			r.Access = openapi.User
+		case accessSCIM:
+			r.Access = openapi.SCIM
+		default:
+			r.Access = openapi.Public
+		}
+		switch rt.format {
+		case formatAccount:
+			r.Pages = true
+		case formatOAuth:
+			r.Errors = openapi.OAuthErrors
+		case formatSCIM:
+			r.Errors = openapi.SCIMErrors
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (a *App) serveOpenAPIJSON(w http.ResponseWriter, r *http.Request) error {
+	d, err := a.document()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(d.JSON)
+	return nil
+}
+
+func (a *App) serveOpenAPIYAML(w http.ResponseWriter, r *http.Request) error {
+	d, err := a.document()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(d.YAML)
+	return nil
+}
+
+// serveOpenAPIPage is the reference page: the operations by area, plain
+// HTML with the server's stylesheet and no script.
+func (a *App) serveOpenAPIPage(w http.ResponseWriter, r *http.Request) error {
+	d, err := a.document()
+	if err != nil {
+		return err
+	}
+	page, err := d.Page(openapi.PageInfo{Title: "Idenplane", Version: a.cfg.Version,
+		JSONPath: pathOpenAPIJSON, YAMLPath: pathOpenAPIYAML, Stylesheet: a.assets.URL("idenplane.css")})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	_, _ = w.Write(page)
+	return nil
+}
