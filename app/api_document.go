@@ -68,7 +68,7 @@ func (a *App) documentedRoutes() []openapi.Route {
 			r.Access = openapi.Public
 		}
 		switch rt.format {
-		case formatAccount:
+		case formatEither:
 			r.Pages = true
 		case formatOAuth:
 			r.Errors = openapi.OAuthErrors

@@ -73,4 +73,10 @@ func init() {
 	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
 	describe(http.MethodGet, scopes, openapi.Op{Summary: "List client scopes", Response: []scopeRep{}})
 	describe(http.MethodGet, scope1, openapi.Op{Summary: "Get a client scope", Response: scopeRep{}})
+
+	describe(http.MethodPost, "/admin/auth/login", openapi.Op{Summary: "Sign an administrator in",
+		Description: "With the system realm's password and its TOTP code when the account has one; `permissions` narrows the token.",
+		Request:     adminLoginBody{}, Response: adminSession{},
+		Example: map[string]any{"accessToken": "eyJhbGciOi…", "tokenType": "Bearer", "expiresIn": 900,
+			"user": map[string]any{"id": "3f1c…", "username": "admin", "createdTimestamp": 1767225600000}, "permissions": []string{"users:read"}}})
 }

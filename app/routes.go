@@ -53,7 +53,7 @@ type format int
 
 const (
 	formatAPI     format = iota // JSON, errors in the APIs' shape (apperr)
-	formatAccount               // JSON to a Bearer caller, pages to a browser
+	formatEither                // JSON to a script, pages to a browser (the account, the WebAuthn ceremonies)
 	formatOAuth                 // OpenID Connect and OAuth 2.0: OAuth errors
 	formatSCIM                  // SCIM 2.0: SCIM errors
 	formatBrowser               // pages, SAML bindings, static files: not in the document
@@ -100,7 +100,7 @@ func (a *App) routes() *mux.Router {
 	}
 	// The account: JSON to a Bearer caller, pages to a signed-in browser.
 	account := func(method, path string, h accountHandler) {
-		addAs(formatAccount, method, "/realms/{realm}/account"+path, user, a.account(h))
+		addAs(formatEither, method, "/realms/{realm}/account"+path, user, a.account(h))
 	}
 	// The OpenID Connect provider: OAuth errors; CORS per client.
 	provider := a.providerEndpoint()
@@ -185,7 +185,7 @@ func (a *App) routes() *mux.Router {
 		{"/authenticate/options", a.webauthnAuthenticateOptions},
 		{"/authenticate/verify", a.webauthnAuthenticateVerify},
 	} {
-		addAs(formatAPI, http.MethodPost, "/realms/{realm}"+pathWebAuthn+p.path, public, a.webauthnEndpoint(p.h))
+		addAs(formatEither, http.MethodPost, "/realms/{realm}"+pathWebAuthn+p.path, public, a.webauthnEndpoint(p.h))
 	}
 	add(http.MethodGet, "/realms/{realm}"+pathStepUp+"/challenge", user, a.stepUpEndpoint(a.stepUpChallenge))
 	add(http.MethodPost, "/realms/{realm}"+pathStepUp+"/verify", user, a.stepUpEndpoint(a.stepUpVerify))
@@ -423,7 +423,7 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
 	page(http.MethodGet, broker.Paths.LogoutResponse, br.LogoutResponse)
 	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
-	addAs(formatAccount, http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
+	addAs(formatEither, http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
 	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
 	admin(http.MethodGet, idp1, authz.IdentityProvidersRead, br.GetProvider)

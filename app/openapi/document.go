@@ -212,7 +212,10 @@ func security(rt Route) []map[string][]string {
 func requestBody(s *schemas, op Op) map[string]any {
 	content := map[string]any{}
 	if op.Request != nil {
-		content["application/json"] = map[string]any{"schema": s.of(op.Request, request)}
+		// The server reads any JSON media type, a merge patch's too.
+		sc := map[string]any{"schema": s.of(op.Request, request)}
+		content["application/json"] = sc
+		content["application/merge-patch+json"] = sc
 	}
 	if op.Form != nil {
 		content["application/x-www-form-urlencoded"] = map[string]any{"schema": op.Form}
@@ -265,7 +268,9 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 		out["4XX"] = refResponse("SCIMError")
 		out["5XX"] = refResponse("SCIMError")
 	default:
-		if rt.Access == Admin || rt.Access == User {
+		if rt.Pages && rt.Access == User {
+			out["401"] = refResponse("ErrorOrPage")
+		} else if rt.Access == Admin || rt.Access == User {
 			out["401"] = refResponse("Unauthorized")
 		}
 		if rt.Access == Admin {

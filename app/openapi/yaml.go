@@ -115,13 +115,14 @@ func writeNode(b *strings.Builder, n *node, indent int, onLine bool) {
 		return
 	}
 	for _, it := range n.items {
-		b.WriteString(pad + "- ")
 		if s, ok := it.inline(); ok {
-			b.WriteString(s + "\n")
+			b.WriteString(pad + "- " + s + "\n")
 			continue
 		}
 		if it.array {
-			b.WriteByte('\n')
+			b.WriteString(pad + "-\n")
+		} else {
+			b.WriteString(pad + "- ")
 		}
 		writeNode(b, it, indent+2, !it.array)
 	}
