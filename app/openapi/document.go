@@ -265,6 +265,9 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 		out["4XX"] = refResponse("OAuthError")
 		out["5XX"] = refResponse("OAuthError")
 	case SCIMErrors:
+		if rt.Method == http.MethodGet {
+			out["304"] = map[string]any{"description": "Not modified: the resource still has the version If-None-Match names (ETags)."}
+		}
 		out["4XX"] = refResponse("SCIMError")
 		out["5XX"] = refResponse("SCIMError")
 	default:
