@@ -15,16 +15,16 @@ type inner struct {
 
 type sample struct {
 	inner
-	ID       string            `json:"id"`
-	Note     string            `json:"note,omitempty"`
-	Tags     []string          `json:"tags"`
-	Parent   *inner            `json:"parent"`
-	Labels   map[string]string `json:"labels,omitempty"`
-	When     time.Time         `json:"when"`
-	Count    int64             `json:"count,string"`
-	Raw      json.RawMessage   `json:"raw,omitempty"`
-	Hidden   string            `json:"-"`
-	internal string
+	ID     string            `json:"id"`
+	Note   string            `json:"note,omitempty"`
+	Tags   []string          `json:"tags"`
+	Parent *inner            `json:"parent"`
+	Labels map[string]string `json:"labels,omitempty"`
+	When   time.Time         `json:"when"`
+	Count  int64             `json:"count,string"`
+	Raw    json.RawMessage   `json:"raw,omitempty"`
+	Hidden string            `json:"-"`
+	_      string            // unexported: not a property
 }
 
 // Schemas say what encoding/json writes: fields without omitempty are
@@ -43,7 +43,7 @@ func TestSchemaOfGoTypes(t *testing.T) {
 			t.Errorf("no property %s", name)
 		}
 	}
-	for _, name := range []string{"Hidden", "-", "internal", "inner"} {
+	for _, name := range []string{"Hidden", "-", "_", "inner"} {
 		if _, ok := props[name]; ok {
 			t.Errorf("property %s", name)
 		}
