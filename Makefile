@@ -63,6 +63,7 @@ lint:
 	go mod tidy -diff
 	go vet ./...
 	go tool staticcheck ./...
+	go test -count=1 -run '^TestOpenAPIDocumentIsValid$$' ./app/ # the OpenAPI document against the OpenAPI 3.1 schema
 	GOOS=linux GOARCH=arm GOARM=7 go build ./... # 32-bit: an int constant that overflows there fails the armv7 release
 
 # Generated templ files are committed; CI fails if they are stale.

@@ -247,14 +247,7 @@ const adminAPIClient = "admin-api"
 // account has one. An account whose second factor is a passkey signs in
 // through the console only: a script uses a named API key.
 func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Username *string `json:"username"`
-		Password *string `json:"password"`
-		TOTP     string  `json:"totp"`
-		// Permissions, when given, narrow the token to them: a script
-		// that only reads signs in for the read permissions.
-		Permissions *[]string `json:"permissions"`
-	}
+	var body adminLoginBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -300,14 +293,29 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{
-		"accessToken": token,
-		"tokenType":   "Bearer",
-		"expiresIn":   int(adminTokenLifetime.Seconds()),
-		"user":        adminUserRep{ID: user.ID, Username: user.Username, CreatedTimestamp: user.CreatedAt},
-		"permissions": authz.Names(perms),
-	})
-	return nil
+	return httpx.OK(w, adminSession{AccessToken: token, TokenType: "Bearer", ExpiresIn: int(adminTokenLifetime.Seconds()),
+		User:        adminUserRep{ID: user.ID, Username: user.Username, CreatedTimestamp: user.CreatedAt},
+		Permissions: authz.Names(perms)})
+}
+
+// adminLoginBody is the body of the admin login.
+type adminLoginBody struct {
+	Username *string `json:"username"`
+	Password *string `json:"password"`
+	TOTP     string  `json:"totp"`
+	// Permissions, when given, narrow the token to them: a script
+	// that only reads signs in for the read permissions.
+	Permissions *[]string `json:"permissions"`
+}
+
+// adminSession is the admin login's answer: the access token and what it
+// holds.
+type adminSession struct {
+	AccessToken string       `json:"accessToken"`
+	TokenType   string       `json:"tokenType"`
+	ExpiresIn   int          `json:"expiresIn"`
+	User        adminUserRep `json:"user"`
+	Permissions []string     `json:"permissions"`
 }
 
 func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {

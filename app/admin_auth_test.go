@@ -119,8 +119,11 @@ func authAdminRoutes(t *testing.T, a *App) []authRoute {
 	return out
 }
 
-func (r authRoute) isLogin() bool {
-	return r.method == http.MethodPost && r.template == "/admin/auth/login"
+// isPublic says the route is one of the few under /admin anyone may
+// call: the login, and the API document.
+func (r authRoute) isPublic() bool {
+	return r.method == http.MethodPost && r.template == "/admin/auth/login" ||
+		r.method == http.MethodGet && slices.Contains([]string{pathOpenAPI, pathOpenAPIJSON, pathOpenAPIYAML}, r.template)
 }
 
 // authOtherVar is any path variable but {realm} and {userId}, with its
@@ -145,7 +148,7 @@ func authRequireAll(t *testing.T, s *testServer, realm, userID string, headers .
 	t.Helper()
 	n := 0
 	for _, rt := range authAdminRoutes(t, s.app) {
-		if rt.isLogin() {
+		if rt.isPublic() {
 			continue
 		}
 		path := authFillPath(t, rt.template, realm, userID)
@@ -175,12 +178,12 @@ func TestAdminAuthRoutesRequireCredentials(t *testing.T) {
 	}
 	var protected []string
 	for _, rt := range routes {
-		if !rt.isLogin() {
+		if !rt.isPublic() {
 			protected = append(protected, rt.method+" "+rt.template)
 		}
 	}
-	if len(protected) != len(routes)-1 {
-		t.Fatalf("POST /admin/auth/login not found among admin routes %v", routes)
+	if len(protected) != len(routes)-4 {
+		t.Fatalf("the login and the API document not found among admin routes %v", routes)
 	}
 	for _, want := range []string{
 		"GET /admin/metrics", "GET /admin/auth/me", "POST /admin/auth/logout", "GET /admin/realms/themes",

@@ -177,8 +177,13 @@ func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range users {
 		reps[i] = toUserRep(u)
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"total": total, "users": reps})
-	return nil
+	return httpx.OK(w, userPage{Total: total, Users: reps})
+}
+
+// userPage is a page of the users a search finds, with how many it finds.
+type userPage struct {
+	Total int       `json:"total"`
+	Users []userRep `json:"users"`
 }
 
 // user loads the realm and the user named in the path.

@@ -116,6 +116,7 @@ type App struct {
 	messages      *ui.Catalogues
 	router        *mux.Router
 	table         []route            // every route with the access it asks (routes.go)
+	apiDoc        *apiDocument       // the OpenAPI document (api_document.go)
 	tracing       *telemetry.Tracing // nil: tracing off
 	accessLog     *slog.Logger       // nil: no access log
 }
@@ -203,7 +204,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.apiDoc = &apiDocument{version: cfg.Version, stylesheet: a.assets.URL("idenplane.css")}
 	a.router = a.routes()
+	a.apiDoc.table = a.table
 	return a, nil
 }
 

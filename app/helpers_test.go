@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/apptest/openapitest"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -36,7 +37,8 @@ func newTestServer(t testing.TB, opts ...func(*Config)) *testServer {
 	if err != nil {
 		t.Fatalf("new app: %v", err)
 	}
-	s := &testServer{t: t, app: a, store: st, handler: a.Handler(), dbPath: dbPath}
+	// Every request and answer is checked against the OpenAPI document.
+	s := &testServer{t: t, app: a, store: st, handler: openapitest.Handler(t, openapitest.Served(a.Handler()), a.Handler()), dbPath: dbPath}
 	if cfg.AdminUser != "" {
 		// The admin login's tests sign in by password alone;
 		// admin_accounts_test.go holds the second factor the system realm

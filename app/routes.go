@@ -38,12 +38,26 @@ const (
 	accessConsole = "console"
 )
 
-// route is one entry of the table, for `idenplane routes` and the test
-// that every route declares its access.
+// route is one entry of the table, for `idenplane routes`, the test
+// that every route declares its access, and the OpenAPI document.
 type route struct {
 	method, path string
 	access       access
+	format       format
 }
+
+// format is what a route answers, and so whether the OpenAPI document
+// describes it: the APIs do; pages, the SAML bindings and static files are
+// a browser's, not an API.
+type format int
+
+const (
+	formatAPI     format = iota // JSON, errors in the APIs' shape (apperr)
+	formatEither                // JSON to a script, pages to a browser (the account, the WebAuthn ceremonies)
+	formatOAuth                 // OpenID Connect and OAuth 2.0: OAuth errors
+	formatSCIM                  // SCIM 2.0: SCIM errors
+	formatBrowser               // pages, SAML bindings, static files: not in the document
+)
 
 // routes registers every route in one place, each in its group: the group
 // says who may call it and in which shape its errors are answered (the
@@ -58,33 +72,49 @@ func (a *App) routes() *mux.Router {
 		return apperr.New(http.StatusMethodNotAllowed, apperr.CodeMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path)
 	})
 	r.Use(recordRoute)
-	add := func(method, path string, acc access, h http.Handler) {
+	addAs := func(f format, method, path string, acc access, h http.Handler) {
 		r.Handle(path, h).Methods(method)
-		a.table = append(a.table, route{method: method, path: path, access: acc})
+		a.table = append(a.table, route{method: method, path: path, access: acc, format: f})
+	}
+	// add registers a route of the APIs' JSON, or a page when it is
+	// public (the device page, the console's sign-in).
+	add := func(method, path string, acc access, h http.Handler) {
+		f := formatAPI
+		if acc.kind == accessPublic || acc.kind == accessConsole {
+			f = formatBrowser
+		}
+		addAs(f, method, path, acc, h)
 	}
 	public := access{kind: accessPublic}
 	user := access{kind: accessUser}
 
 	// JSON endpoints anyone may call; they answer in the APIs' error shape.
-	api := func(method, path string, h httpx.HandlerFunc) { add(method, path, public, a.handle(h)) }
+	api := func(method, path string, h httpx.HandlerFunc) { addAs(formatAPI, method, path, public, a.handle(h)) }
 	// The admin API: a credential holding perm, or 401/403.
 	admin := func(method, path string, perm authz.Permission, h httpx.HandlerFunc) {
 		add(method, path, access{kind: accessAdmin, perm: perm}, a.handle(a.requireAdmin(perm, a.recordAdminEvent(h))))
 	}
 	// Hosted pages of a realm: errors are error pages.
-	page := func(method, path string, h realmHandler) { add(method, "/realms/{realm}"+path, public, a.realmPage(h)) }
+	page := func(method, path string, h realmHandler) {
+		addAs(formatBrowser, method, "/realms/{realm}"+path, public, a.realmPage(h))
+	}
 	// The account: JSON to a Bearer caller, pages to a signed-in browser.
 	account := func(method, path string, h accountHandler) {
-		add(method, "/realms/{realm}/account"+path, user, a.account(h))
+		addAs(formatEither, method, "/realms/{realm}/account"+path, user, a.account(h))
 	}
 	// The OpenID Connect provider: OAuth errors; CORS per client.
 	provider := a.providerEndpoint()
-	protocol := func(method, path string, h http.Handler) { add(method, "/realms/{realm}"+path, public, h) }
+	protocol := func(method, path string, h http.Handler) {
+		addAs(formatOAuth, method, "/realms/{realm}"+path, public, h)
+	}
 	form := func(h http.Handler) http.Handler { return a.readProtocolForm(a.cors(h)) }
 
-	api(http.MethodGet, "/", a.welcome)
+	addAs(formatBrowser, http.MethodGet, "/", public, a.handle(a.welcome))
 	r.PathPrefix(assets.Prefix).Handler(a.assets).Methods(http.MethodGet, http.MethodHead)
-	a.table = append(a.table, route{http.MethodGet, assets.Prefix, public}, route{http.MethodHead, assets.Prefix, public})
+	a.table = append(a.table, route{http.MethodGet, assets.Prefix, public, formatBrowser}, route{http.MethodHead, assets.Prefix, public, formatBrowser})
+	api(http.MethodGet, pathOpenAPIJSON, a.apiDoc.serveJSON)
+	api(http.MethodGet, pathOpenAPIYAML, a.apiDoc.serveYAML)
+	addAs(formatBrowser, http.MethodGet, pathOpenAPI, public, a.handle(a.apiDoc.servePage))
 	api(http.MethodGet, "/health", health)
 	api(http.MethodGet, "/health/live", health)
 	api(http.MethodGet, "/health/ready", a.ready)
@@ -109,8 +139,8 @@ func (a *App) routes() *mux.Router {
 	metadata := metadataAlias(a.cors(provider))
 	protocol(http.MethodGet, pathOAuthMetadata, metadata)
 	protocol(http.MethodOptions, pathOAuthMetadata, metadata)
-	add(http.MethodGet, pathOAuthMetadata+"/realms/{realm}", public, metadata)
-	add(http.MethodOptions, pathOAuthMetadata+"/realms/{realm}", public, metadata)
+	addAs(formatOAuth, http.MethodGet, pathOAuthMetadata+"/realms/{realm}", public, metadata)
+	addAs(formatOAuth, http.MethodOptions, pathOAuthMetadata+"/realms/{realm}", public, metadata)
 	// Preflights of the endpoints browsers may call from another origin
 	// (corsEndpoints); an unknown realm is still a 404.
 	for _, p := range []string{pathDiscovery, "/" + pathCerts, "/" + pathToken, "/" + pathIntrospect, "/" + pathRevoke, "/" + pathUserinfo} {
@@ -155,7 +185,7 @@ func (a *App) routes() *mux.Router {
 		{"/authenticate/options", a.webauthnAuthenticateOptions},
 		{"/authenticate/verify", a.webauthnAuthenticateVerify},
 	} {
-		add(http.MethodPost, "/realms/{realm}"+pathWebAuthn+p.path, public, a.webauthnEndpoint(p.h))
+		addAs(formatEither, http.MethodPost, "/realms/{realm}"+pathWebAuthn+p.path, public, a.webauthnEndpoint(p.h))
 	}
 	add(http.MethodGet, "/realms/{realm}"+pathStepUp+"/challenge", user, a.stepUpEndpoint(a.stepUpChallenge))
 	add(http.MethodPost, "/realms/{realm}"+pathStepUp+"/verify", user, a.stepUpEndpoint(a.stepUpVerify))
@@ -371,10 +401,13 @@ func (a *App) routes() *mux.Router {
 
 	// The SAML identity provider (the module app/saml).
 	sp := a.saml
-	protocol(http.MethodGet, "/protocol/saml/descriptor", http.HandlerFunc(sp.Descriptor))
-	protocol(http.MethodGet, "/protocol/saml", http.HandlerFunc(sp.SSO))
-	protocol(http.MethodPost, "/protocol/saml", http.HandlerFunc(sp.SSO))
-	protocol(http.MethodGet, "/protocol/saml/clients/{id}", http.HandlerFunc(sp.IDPInitiated))
+	saml := func(method, path string, h http.HandlerFunc) {
+		addAs(formatBrowser, method, "/realms/{realm}"+path, public, h)
+	}
+	saml(http.MethodGet, "/protocol/saml/descriptor", sp.Descriptor)
+	saml(http.MethodGet, "/protocol/saml", sp.SSO)
+	saml(http.MethodPost, "/protocol/saml", sp.SSO)
+	saml(http.MethodGet, "/protocol/saml/clients/{id}", sp.IDPInitiated)
 	// Service providers are the clients of SAML: the clients' permissions.
 	const sps, sp1 = "/admin/realms/{realm}/saml-service-providers", "/admin/realms/{realm}/saml-service-providers/{id}"
 	admin(http.MethodPost, sps, authz.ClientsWrite, sp.CreateServiceProvider)
@@ -393,7 +426,7 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
 	page(http.MethodGet, broker.Paths.LogoutResponse, br.LogoutResponse)
 	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
-	add(http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
+	addAs(formatEither, http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
 	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
 	// A discovery by itself, to fill a form: the server fetches, as a create does.
@@ -431,7 +464,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, scimMappings, authz.SCIMWrite, sc.CreateMapping)
 	admin(http.MethodDelete, scimMappings+"/{mappingId}", authz.SCIMWrite, sc.DeleteMapping)
 	scimEndpoint := func(method, path string, h httpx.HandlerFunc) {
-		add(method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
+		addAs(formatSCIM, method, "/scim/v2"+path, access{kind: accessSCIM}, sc.Endpoint(h))
 	}
 	for _, base := range []string{"", "/{realm}"} {
 		scimEndpoint(http.MethodGet, base+"/ServiceProviderConfig", sc.ServiceProviderConfig)

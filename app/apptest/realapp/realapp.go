@@ -15,11 +15,13 @@ import (
 
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/apptest/openapitest"
 )
 
 // New starts the server with apptest's master key, admin API key and base
 // address, logging warnings to the test's output; opts adjust its Config
-// before app.New.
+// before app.New. Every request and answer is checked against the OpenAPI
+// document (openapitest).
 func New(t testing.TB, opts ...func(*app.Config)) *apptest.Server {
 	t.Helper()
 	st, path := apptest.OpenStore(t)
@@ -32,7 +34,7 @@ func New(t testing.TB, opts ...func(*app.Config)) *apptest.Server {
 	if err != nil {
 		t.Fatalf("new app: %v", err)
 	}
-	return &apptest.Server{T: t, Handler: a.Handler(), Store: st, DBPath: path}
+	return &apptest.Server{T: t, Handler: openapitest.Handler(t, openapitest.Served(a.Handler()), a.Handler()), Store: st, DBPath: path}
 }
 
 // Live starts the server over HTTP on a loopback port, its base address
@@ -54,7 +56,8 @@ func Live(t testing.TB, opts ...func(*app.Config)) (*apptest.Server, string) {
 	if err != nil {
 		t.Fatalf("new app: %v", err)
 	}
-	srv.Config.Handler = a.Handler()
+	h := openapitest.Handler(t, openapitest.Served(a.Handler()), a.Handler())
+	srv.Config.Handler = h
 	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -67,5 +70,5 @@ func Live(t testing.TB, opts ...func(*app.Config)) (*apptest.Server, string) {
 		<-done
 		srv.Close()
 	})
-	return &apptest.Server{T: t, Handler: a.Handler(), Store: st, DBPath: path}, base
+	return &apptest.Server{T: t, Handler: h, Store: st, DBPath: path}, base
 }
