@@ -1,9 +1,12 @@
 package console
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/idenplane/idenplane/app/authz"
@@ -109,7 +112,10 @@ func children(v any) []map[string]any {
 	return out
 }
 
-// ResourceList lists a realm's resources of res's kind.
+// ResourceList lists a realm's resources of res's kind, sorted by the
+// column ?sort names (the first one by default; ?desc=1 reverses it) and a
+// page at a time (?first). A tree's children stay under their parent,
+// sorted among themselves.
 func (s *Service) ResourceList(res Resource) Handler {
 	return func(w http.ResponseWriter, r *http.Request, c *Ctx) error {
 		realm := pathVar(r, "realm")
@@ -117,12 +123,26 @@ func (s *Service) ResourceList(res Resource) Handler {
 		if err := c.call(r, http.MethodGet, adminRealm(realm, res.api()), nil, &list); err != nil {
 			return err
 		}
-		l := pages.ResourceList{Columns: res.Columns}
+		q := r.URL.Query()
+		l := pages.ResourceList{Columns: res.Columns, Sort: res.Columns[0], Desc: q.Get("desc") == "1", Base: r.URL.Path}
+		if slices.Contains(res.Columns, q.Get("sort")) {
+			l.Sort = q.Get("sort")
+		}
 		if c.can(res.Write) {
 			l.New = res.page(realm) + "/new"
 		}
+		order := func(items []map[string]any) {
+			slices.SortStableFunc(items, func(a, b map[string]any) int {
+				n := compareCells(cell(a[l.Sort]), cell(b[l.Sort]))
+				if l.Desc {
+					return -n
+				}
+				return n
+			})
+		}
 		var add func(items []map[string]any, depth int)
 		add = func(items []map[string]any, depth int) {
+			order(items)
 			for _, item := range items {
 				row := pages.ResourceRow{Name: cell(item[res.Columns[0]]), Depth: depth}
 				for _, col := range res.Columns {
@@ -141,9 +161,29 @@ func (s *Service) ResourceList(res Resource) Handler {
 				}
 			}
 		}
-		add(list, 0)
+		order(list)
+		first, _ := pageOf(r, 0)
+		first = min(first, len(list))
+		shown := list[first:min(first+listPageSize, len(list))]
+		add(shown, 0)
+		_, l.Pager = pageOf(r, len(shown))
+		l.Pager.Total = len(list)
+		if first+len(shown) >= len(list) {
+			l.Pager.Next = ""
+		}
 		return c.render(w, r, http.StatusOK, pages.Resources(c.nav(r, res.Path, res.title()), l))
 	}
+}
+
+// compareCells orders two cells as numbers when both are, else as text
+// without regard to case.
+func compareCells(a, b string) int {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	if errA == nil && errB == nil {
+		return cmp.Compare(x, y)
+	}
+	return cmp.Or(cmp.Compare(strings.ToLower(a), strings.ToLower(b)), cmp.Compare(a, b))
 }
 
 // NewResource shows the create form of res's kind.

@@ -5,6 +5,8 @@
 package console
 
 import (
+	"net/url"
+
 	"github.com/idenplane/idenplane/app/authz"
 )
 
@@ -369,6 +371,31 @@ type ResourceList struct {
 	Columns []string // the API's field names, each labelled console.field.<name>
 	Rows    []ResourceRow
 	New     string // the address of the create form; "" when the administrator may not create
+	Sort    string // the column the rows are sorted by
+	Desc    bool   // sorted from the last
+	Base    string // the list's address, for the sort links
+	Pager   Pager
+}
+
+// SortLink is the address of the list sorted by column: ascending, or
+// descending when it is sorted by column ascending already.
+func (l ResourceList) SortLink(column string) string {
+	v := url.Values{"sort": {column}}
+	if column == l.Sort && !l.Desc {
+		v.Set("desc", "1")
+	}
+	return l.Base + "?" + v.Encode()
+}
+
+// AriaSort is a column header's aria-sort: how the rows are sorted by it.
+func (l ResourceList) AriaSort(column string) string {
+	switch {
+	case column != l.Sort:
+		return "none"
+	case l.Desc:
+		return "descending"
+	}
+	return "ascending"
 }
 
 // ResourceRow is one resource in its list: the cells by column and the
