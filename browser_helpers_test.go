@@ -450,7 +450,10 @@ func (b *browserTab) fill(label, value string) {
 // value is what the field labelled label holds.
 func (b *browserTab) value(label string) string {
 	b.t.Helper()
-	return browserRun(b, "value of "+label, chromedp.Value(b.field(label)))
+	// By getElementById: an ID may hold dots (config.claim.value), which a
+	// selector would read as classes.
+	id := b.field(label)
+	return browserEval[string](b, "value of "+label, fmt.Sprintf(`document.getElementById(%s).value`, jsString(string(id))))
 }
 
 // errorOf is the text of what the field labelled label names with
