@@ -109,7 +109,12 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 // isSecretKey says whether a provider config entry holds a credential.
 func isSecretKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"key", "secret", "token", "password", "bindcredential", "enrolmentlink"} {
+	// A link shown once (an enrolment's, an invitation's) carries its
+	// token; linkOnly and the like are settings.
+	if strings.HasSuffix(k, "link") {
+		return true
+	}
+	for _, s := range []string{"key", "secret", "token", "password", "bindcredential"} {
 		if strings.Contains(k, s) {
 			return true
 		}

@@ -85,7 +85,7 @@ func init() {
 func federationPages(t *testing.T, f *fixture, user string) []string {
 	t.Helper()
 	apptest.MustStatus(t, f.srv.Admin(http.MethodPost, "/admin/realms/acme/identity-providers", map[string]any{
-		"alias": "corp", "providerType": "oidc", "clientId": "c", "clientSecret": "s", "authorizationUrl": "https://idp.example/auth",
+		"alias": "partner", "providerType": "oidc", "clientId": "c", "clientSecret": "s", "authorizationUrl": "https://idp.example/auth",
 		"tokenUrl": "https://idp.example/token", "jwksUrl": "https://idp.example/jwks", "issuer": "https://idp.example"}), http.StatusCreated)
 	r := f.srv.Admin(http.MethodPost, "/admin/realms/acme/saml-service-providers", map[string]any{
 		"entityId": "https://sp.example", "name": "SP", "acsUrl": "https://sp.example/acs"})
@@ -118,7 +118,7 @@ func federationPages(t *testing.T, f *fixture, user string) []string {
 	apptest.MustStatus(t, r, http.StatusCreated)
 	cred := r.Object(t)["id"].(string)
 	nhi := "/console/realms/acme/nhi/" + nhis["active-bot"]
-	return []string{"/console/realms/acme/identity-providers/corp", "/console/realms/acme/saml-service-providers/" + sp,
+	return []string{"/console/realms/acme/identity-providers/partner", "/console/realms/acme/saml-service-providers/" + sp,
 		"/console/realms/acme/user-federation/" + fed, "/console/realms/acme/organizations/acme-org",
 		"/console/realms/acme/organizations/acme-org/members/" + user + "/remove",
 		"/console/realms/acme/organizations/acme-org/invitations/" + invitation + "/revoke",

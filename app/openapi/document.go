@@ -287,6 +287,10 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 			out["5XX"] = refResponse("Error")
 		}
 	}
+	for status, body := range op.Also {
+		out[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status),
+			"content": map[string]any{"application/json": map[string]any{"schema": s.of(body, answer)}}}
+	}
 	return out
 }
 

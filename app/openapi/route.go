@@ -66,6 +66,9 @@ type Op struct {
 	ResponseType string
 	// Example is an answer as the handler gives it.
 	Example any
+	// Also are answers of other statuses in a shape of the route's own
+	// rather than the error's (a readiness check's 503), by status.
+	Also map[int]any
 }
 
 // Param is a query parameter.
