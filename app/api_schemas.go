@@ -91,5 +91,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 		Description: "With the system realm's password and its TOTP code when the account has one; `permissions` narrows the token.",
 		Request:     adminLoginBody{}, Response: adminSession{},
 		Example: map[string]any{"accessToken": "eyJhbGciOi…", "tokenType": "Bearer", "expiresIn": 900,
-			"user": map[string]any{"id": "3f1c…", "username": "admin", "createdTimestamp": 1767225600000}, "permissions": []string{"users:read"}}})
+			"user": map[string]any{"id": "3f1c…", "username": "admin", "createdTimestamp": int64(1767225600000)}, "permissions": []string{"users:read"}}})
 }
