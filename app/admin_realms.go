@@ -273,12 +273,17 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	realm.ID = uuid.NewString()
-	realm.CreatedAt = a.now().UnixMilli()
-	err := a.store.Tx(r.Context(), func(tx *store.Store) error {
+	now := a.now()
+	realm.CreatedAt = now.UnixMilli()
+	keys, err := newRealmKeys(a.makeKey, realm.ID, now)
+	if err != nil {
+		return err
+	}
+	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
 		if err := tx.CreateRealm(r.Context(), &realm); err != nil {
 			return err
 		}
-		if err := createRealmKeys(r.Context(), tx, &realm); err != nil {
+		if err := keys.write(r.Context(), tx); err != nil {
 			return err
 		}
 		if err := seedDefaultScopes(r.Context(), tx, &realm); err != nil {

@@ -91,8 +91,12 @@ func (d *apiDocument) serveYAML(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	y, err := doc.YAML()
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", "application/yaml")
-	_, _ = w.Write(doc.YAML)
+	_, _ = w.Write(y)
 	return nil
 }
 

@@ -70,6 +70,10 @@ type Config struct {
 	// Tracer, when set, traces requests, the store and outbound calls
 	// (app/telemetry); nil, and nothing is traced.
 	Tracer trace.TracerProvider
+	// SigningKeys, when set, makes the private keys of new signing keys
+	// (tests hand out keys made beforehand: an RSA key takes a tenth of
+	// a second to find); nil, NewPrivateKey.
+	SigningKeys KeyMaker
 }
 
 // defaultOutboundTimeout bounds each call to an address an administrator
@@ -91,6 +95,7 @@ type App struct {
 	loginThrottle *identity.Throttle
 	metrics       *metrics
 	signingKeys   *keyCache // parsed private signing keys by kid
+	makeKey       KeyMaker  // new signing keys' private keys
 	// signSlots bounds the token signatures under way to the cores (see
 	// signWith).
 	signSlots chan struct{}
@@ -126,6 +131,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a := &App{store: st, cfg: cfg, log: cfg.Logger, now: cfg.Now, signSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.makeKey = cfg.SigningKeys; a.makeKey == nil {
+		a.makeKey = NewPrivateKey
 	}
 	if a.now == nil {
 		a.now = time.Now

@@ -29,7 +29,7 @@ func newTestServer(t testing.TB, opts ...func(*Config)) *testServer {
 	t.Helper()
 	st, dbPath := apptest.OpenStore(t)
 	cfg := Config{BaseURL: apptest.BaseURL, Version: "test", MasterKey: apptest.MasterKey(), AdminAPIKey: testAPIKey,
-		Logger: apptest.Logger(t)}
+		Logger: apptest.Logger(t), SigningKeys: apptest.SigningKeys(NewPrivateKey)}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -97,22 +97,29 @@ func (c *keyCache) retain(kids []string) {
 	}
 }
 
+// KeyMaker makes the private key of a new signing key of alg.
+type KeyMaker func(alg jose.SignatureAlgorithm) (crypto.Signer, error)
+
+// NewPrivateKey makes a fresh private key of alg from crypto/rand: the
+// server's KeyMaker unless Config.SigningKeys names another.
+func NewPrivateKey(alg jose.SignatureAlgorithm) (crypto.Signer, error) {
+	switch alg {
+	case jose.RS256:
+		return rsa.GenerateKey(rand.Reader, RSAKeyBits)
+	case jose.ES256:
+		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case jose.EdDSA:
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		return priv, err
+	}
+	return nil, fmt.Errorf("signing algorithm %s is not supported", alg)
+}
+
 // generateSigningKey makes a key pair for alg, not yet stored, with status
 // next. Its kid is the RFC 7638 thumbprint of the public key: unique without
 // coordination, and any verifier can recompute it.
-func generateSigningKey(realmID string, alg jose.SignatureAlgorithm, now time.Time) (*store.SigningKey, error) {
-	var priv crypto.Signer
-	var err error
-	switch alg {
-	case jose.RS256:
-		priv, err = rsa.GenerateKey(rand.Reader, RSAKeyBits)
-	case jose.ES256:
-		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case jose.EdDSA:
-		_, priv, err = ed25519.GenerateKey(rand.Reader)
-	default:
-		return nil, fmt.Errorf("signing algorithm %s is not supported", alg)
-	}
+func generateSigningKey(makeKey KeyMaker, realmID string, alg jose.SignatureAlgorithm, now time.Time) (*store.SigningKey, error) {
+	priv, err := makeKey(alg)
 	if err != nil {
 		return nil, fmt.Errorf("generate %s key: %w", alg, err)
 	}
@@ -138,21 +145,31 @@ func defaultKeySettings(realmID string) *store.KeySettings {
 	return &store.KeySettings{RealmID: realmID, Algorithm: string(defaultKeyAlgorithm), RotationDays: defaultKeyRotationDays}
 }
 
-// createRealmKeys gives a new realm its first signing key, inside the
-// transaction that creates the realm. Keys are never exported, so an
-// imported realm gets fresh ones too.
-func createRealmKeys(ctx context.Context, tx *store.Store, realm *store.Realm) error {
-	ks := defaultKeySettings(realm.ID)
-	if err := tx.PutKeySettings(ctx, ks); err != nil {
-		return err
-	}
-	now := tx.Now()
-	k, err := generateSigningKey(realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
+// realmKeys are a new realm's rotation settings and first signing key.
+// They are made before the transaction that creates the realm, which
+// would otherwise hold every writer up while an RSA key is found. Keys
+// are never exported, so an imported realm gets fresh ones too.
+type realmKeys struct {
+	settings *store.KeySettings
+	key      *store.SigningKey
+}
+
+func newRealmKeys(makeKey KeyMaker, realmID string, now time.Time) (realmKeys, error) {
+	ks := defaultKeySettings(realmID)
+	k, err := generateSigningKey(makeKey, realmID, jose.SignatureAlgorithm(ks.Algorithm), now)
 	if err != nil {
-		return err
+		return realmKeys{}, err
 	}
 	k.Status, k.ActivatedAt = store.KeyActive, now.UnixMilli()
-	return tx.CreateSigningKey(ctx, k)
+	return realmKeys{settings: ks, key: k}, nil
+}
+
+// write stores the keys, inside the transaction that creates the realm.
+func (k realmKeys) write(ctx context.Context, tx *store.Store) error {
+	if err := tx.PutKeySettings(ctx, k.settings); err != nil {
+		return err
+	}
+	return tx.CreateSigningKey(ctx, k.key)
 }
 
 // keySettings returns a realm's rotation settings; a realm made before
@@ -173,7 +190,7 @@ func (a *App) ensureActiveKey(ctx context.Context, realm *store.Realm) error {
 		return err
 	}
 	now := a.now()
-	k, err := generateSigningKey(realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
+	k, err := generateSigningKey(a.makeKey, realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
 	if err != nil {
 		return err
 	}
@@ -317,7 +334,7 @@ func (a *App) changeRealmKeys(ctx context.Context, realm *store.Realm, ch keyCha
 		next := findKey(before, store.KeyNext)
 		var fresh *store.SigningKey
 		if next == nil || next.Algorithm != string(ch.algorithm) {
-			if fresh, err = generateSigningKey(realm.ID, ch.algorithm, now); err != nil {
+			if fresh, err = generateSigningKey(a.makeKey, realm.ID, ch.algorithm, now); err != nil {
 				return err
 			}
 		}

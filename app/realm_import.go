@@ -140,6 +140,9 @@ type ImportOptions struct {
 	// does; the command-line import, which the operator runs, does not.
 	CheckOutbound   bool
 	OutboundAllowed []netip.Prefix
+	// SigningKeys makes the realm's first key's (Config.SigningKeys); nil,
+	// NewPrivateKey.
+	SigningKeys KeyMaker
 }
 
 // copyHint is how a conflict of kept IDs says what to do instead.
@@ -182,7 +185,15 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 			return nil, err
 		}
 	}
-	err := st.Tx(ctx, func(tx *store.Store) error {
+	makeKey := opts.SigningKeys
+	if makeKey == nil {
+		makeKey = NewPrivateKey
+	}
+	var err error
+	if p.keys, err = newRealmKeys(makeKey, p.realm.ID, now); err != nil {
+		return nil, err
+	}
+	err = st.Tx(ctx, func(tx *store.Store) error {
 		existing, err := tx.GetRealm(ctx, p.realm.Name)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -270,7 +281,7 @@ func (p *importPlan) realmIDFree(ctx context.Context, tx *store.Store, overwritt
 
 func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	opts := ImportOptions{CheckOutbound: true, OutboundAllowed: a.cfg.OutboundAllowed}
+	opts := ImportOptions{CheckOutbound: true, OutboundAllowed: a.cfg.OutboundAllowed, SigningKeys: a.makeKey}
 	var err error
 	if opts.Overwrite, err = httpx.BoolParam(q.Get("overwrite"), "overwrite"); err != nil {
 		return err

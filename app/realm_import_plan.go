@@ -56,6 +56,7 @@ type importPlan struct {
 	fedLinks      []*store.FederationLink
 	scimMappings  []*store.SCIMMapping
 	orgs          *orgs.ImportPlan
+	keys          realmKeys
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -523,7 +524,7 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := tx.CreateRealm(ctx, p.realm); err != nil {
 		return idConflict(err, "id", "another realm already has id "+p.realm.ID)
 	}
-	if err := createRealmKeys(ctx, tx, p.realm); err != nil {
+	if err := p.keys.write(ctx, tx); err != nil {
 		return err
 	}
 	if p.seedScopes {

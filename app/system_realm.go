@@ -35,7 +35,7 @@ const (
 
 // ensureSystemRealm makes the system realm and its console client at the
 // first start, and answers it.
-func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, baseURL string,
+func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, baseURL string, makeKey KeyMaker,
 	seedAccount func(context.Context, *store.Store, *store.Realm) error) (*store.Realm, error) {
 	id, err := st.SystemRealmID(ctx)
 	if err == nil {
@@ -52,11 +52,15 @@ func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, base
 	realm.ID, realm.Name, realm.DisplayName = uuid.NewString(), SystemRealmName, "Idenplane administration"
 	realm.MFARequired, realm.EventsEnabled, realm.AdminEventsEnabled = true, true, true
 	realm.CreatedAt = now.UnixMilli()
+	keys, err := newRealmKeys(makeKey, realm.ID, now)
+	if err != nil {
+		return nil, err
+	}
 	err = st.Tx(ctx, func(tx *store.Store) error {
 		if err := tx.CreateRealm(ctx, &realm); err != nil {
 			return err
 		}
-		if err := createRealmKeys(ctx, tx, &realm); err != nil {
+		if err := keys.write(ctx, tx); err != nil {
 			return err
 		}
 		if err := seedDefaultScopes(ctx, tx, &realm); err != nil {

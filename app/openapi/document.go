@@ -24,7 +24,7 @@ type Info struct {
 // Document is the built document: its JSON and YAML, and its operations
 // for the reference page.
 type Document struct {
-	JSON, YAML []byte
+	JSON       []byte
 	Operations []Operation
 	// Typed counts the operations with an Op.
 	Typed int
@@ -158,10 +158,17 @@ func Build(info Info, routes []Route, ops map[string]Op) (*Document, error) {
 	if doc.JSON, err = json.MarshalIndent(out, "", "  "); err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	if doc.YAML, err = toYAML(doc.JSON); err != nil {
+	return doc, nil
+}
+
+// YAML is the document as YAML, written when asked: most servers are
+// never asked, and writing it costs as much as building the document.
+func (d *Document) YAML() ([]byte, error) {
+	y, err := toYAML(d.JSON)
+	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	return doc, nil
+	return y, nil
 }
 
 func summary(op Op, rt Route) string {

@@ -26,7 +26,7 @@ func New(t testing.TB, opts ...func(*app.Config)) *apptest.Server {
 	t.Helper()
 	st, path := apptest.OpenStore(t)
 	cfg := app.Config{BaseURL: apptest.BaseURL, Version: "test", MasterKey: apptest.MasterKey(),
-		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t)}
+		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t), SigningKeys: apptest.SigningKeys(app.NewPrivateKey)}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -48,7 +48,7 @@ func Live(t testing.TB, opts ...func(*app.Config)) (*apptest.Server, string) {
 	base := "http://" + srv.Listener.Addr().String()
 	st, path := apptest.OpenStore(t)
 	cfg := app.Config{BaseURL: base, Version: "test", MasterKey: apptest.MasterKey(),
-		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t)}
+		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t), SigningKeys: apptest.SigningKeys(app.NewPrivateKey)}
 	for _, o := range opts {
 		o(&cfg)
 	}
