@@ -152,13 +152,8 @@ func (s *Service) changeServiceAccountRole(w http.ResponseWriter, r *http.Reques
 	if err := c.call(r, http.MethodGet, adminClient(realm, id, "/service-account-user"), nil, &user); err != nil {
 		return err
 	}
-	if err := c.call(r, method, adminUser(realm, user.ID, "/role-mappings/realm"), rolesBody(r.PostForm.Get("role")), nil); err != nil {
-		f, ok := fieldFailure(err, "serviceAccountRoles")
-		if !ok {
-			return err
-		}
-		return s.renderClientAccess(w, r, c, http.StatusUnprocessableEntity, f)
-	}
-	redirect(w, r, clientPath(realm, id, "/access"), done)
-	return nil
+	return c.changeHeldRole(w, r, method, adminUser(realm, user.ID, "/role-mappings/realm"), "role", "serviceAccountRoles",
+		clientPath(realm, id, "/access"), done, func(f pages.Form) error {
+			return s.renderClientAccess(w, r, c, http.StatusUnprocessableEntity, f)
+		})
 }

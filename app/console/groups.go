@@ -196,13 +196,8 @@ func (s *Service) RevokeGroupRole(w http.ResponseWriter, r *http.Request, c *Ctx
 
 func (s *Service) changeGroupRole(w http.ResponseWriter, r *http.Request, c *Ctx, method, done string) error {
 	realm, id := pathVar(r, "realm"), pathVar(r, "groupId")
-	if err := c.call(r, method, adminGroup(realm, id, "/role-mappings/realm"), rolesBody(r.PostForm.Get("role")), nil); err != nil {
-		f, ok := fieldFailure(err, "role")
-		if !ok {
-			return err
-		}
-		return s.renderGroup(w, r, c, http.StatusUnprocessableEntity, f, nil)
-	}
-	redirect(w, r, groupPath(realm, id, ""), done)
-	return nil
+	return c.changeHeldRole(w, r, method, adminGroup(realm, id, "/role-mappings/realm"), "role", "role",
+		groupPath(realm, id, ""), done, func(f pages.Form) error {
+			return s.renderGroup(w, r, c, http.StatusUnprocessableEntity, f, nil)
+		})
 }

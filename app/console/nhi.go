@@ -113,19 +113,12 @@ func (s *Service) IssueNHICredential(w http.ResponseWriter, r *http.Request, c *
 
 // ConfirmRevokeNHICredential asks before a credential is revoked.
 func (s *Service) ConfirmRevokeNHICredential(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	realm, id, cred := pathVar(r, "realm"), pathVar(r, "id"), pathVar(r, "credentialId")
-	return c.confirm(w, r, nhiKind, "console.nhi.revokeConfirm", cred,
-		one(realm, nhiKind, id, "/credentials/"+url.PathEscape(cred)+"/revoke"), one(realm, nhiKind, id, ""), "console.nhi.revoke")
+	return nhiCredentialRevocation.confirm(w, r, c)
 }
 
 // RevokeNHICredential revokes a credential at once.
 func (s *Service) RevokeNHICredential(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	realm, id, cred := pathVar(r, "realm"), pathVar(r, "id"), pathVar(r, "credentialId")
-	if err := c.call(r, http.MethodPost, apiOne(realm, nhiKind, id, "/credentials/"+url.PathEscape(cred)+"/revoke"), nil, nil); err != nil {
-		return err
-	}
-	redirect(w, r, one(realm, nhiKind, id, ""), "console.done.credentialRevoked")
-	return nil
+	return nhiCredentialRevocation.make(w, r, c)
 }
 
 // MoveNHI changes an identity's state (suspend, reactivate, decommission).

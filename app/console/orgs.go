@@ -152,19 +152,12 @@ func (s *Service) AddOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx) e
 
 // ConfirmRemoveOrgMember asks before a member is removed.
 func (s *Service) ConfirmRemoveOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	realm, slug, user := pathVar(r, "realm"), pathVar(r, "id"), pathVar(r, "userId")
-	return c.confirm(w, r, orgKind, "console.org.removeConfirm", user,
-		one(realm, orgKind, slug, "/members/"+url.PathEscape(user)+"/remove"), one(realm, orgKind, slug, ""), "console.org.remove")
+	return orgMemberRemoval.confirm(w, r, c)
 }
 
 // RemoveOrgMember removes a member.
 func (s *Service) RemoveOrgMember(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	realm, slug, user := pathVar(r, "realm"), pathVar(r, "id"), pathVar(r, "userId")
-	if err := c.call(r, http.MethodDelete, apiOne(realm, orgKind, slug, "/members/"+url.PathEscape(user)), nil, nil); err != nil {
-		return err
-	}
-	redirect(w, r, one(realm, orgKind, slug, ""), "console.done.orgMemberRemoved")
-	return nil
+	return orgMemberRemoval.make(w, r, c)
 }
 
 // InviteToOrg invites an address, and shows the invitation's link once.
@@ -187,19 +180,12 @@ func (s *Service) InviteToOrg(w http.ResponseWriter, r *http.Request, c *Ctx) er
 
 // ConfirmRevokeOrgInvitation asks before an invitation is revoked.
 func (s *Service) ConfirmRevokeOrgInvitation(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	realm, slug, inv := pathVar(r, "realm"), pathVar(r, "id"), pathVar(r, "invitationId")
-	return c.confirm(w, r, orgKind, "console.org.revokeConfirm", slug,
-		one(realm, orgKind, slug, "/invitations/"+url.PathEscape(inv)+"/revoke"), one(realm, orgKind, slug, ""), "console.org.revoke")
+	return orgInvitationRevocation.confirm(w, r, c)
 }
 
 // RevokeOrgInvitation revokes an invitation: its link stops working.
 func (s *Service) RevokeOrgInvitation(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	realm, slug, inv := pathVar(r, "realm"), pathVar(r, "id"), pathVar(r, "invitationId")
-	if err := c.call(r, http.MethodDelete, apiOne(realm, orgKind, slug, "/invitations/"+url.PathEscape(inv)), nil, nil); err != nil {
-		return err
-	}
-	redirect(w, r, one(realm, orgKind, slug, ""), "console.done.invitationRevoked")
-	return nil
+	return orgInvitationRevocation.make(w, r, c)
 }
 
 // AddOrgDomain adds a domain, not verified, to the organization's.

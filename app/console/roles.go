@@ -162,14 +162,24 @@ func (s *Service) RemoveComposite(w http.ResponseWriter, r *http.Request, c *Ctx
 
 func (s *Service) changeComposite(w http.ResponseWriter, r *http.Request, c *Ctx, method, done string) error {
 	realm, name := pathVar(r, "realm"), pathVar(r, "roleName")
-	err := c.call(r, method, adminRole(realm, name, "/composites"), rolesBody(r.PostForm.Get("composite")), nil)
-	if err != nil {
-		f, ok := fieldFailure(err, "composite")
+	return c.changeHeldRole(w, r, method, adminRole(realm, name, "/composites"), "composite", "composite",
+		rolePath(realm, name, ""), done, func(f pages.Form) error {
+			return s.renderRole(w, r, c, http.StatusUnprocessableEntity, f)
+		})
+}
+
+// changeHeldRole adds (POST) or takes away (DELETE) the role a form posts
+// as posted at the API's role list path: a success leads to back saying
+// done, a refusal is drawn by refused with its message at the field at.
+func (c *Ctx) changeHeldRole(w http.ResponseWriter, r *http.Request, method, path, posted, at, back, done string,
+	refused func(pages.Form) error) error {
+	if err := c.call(r, method, path, rolesBody(r.PostForm.Get(posted)), nil); err != nil {
+		f, ok := fieldFailure(err, at)
 		if !ok {
 			return err
 		}
-		return s.renderRole(w, r, c, http.StatusUnprocessableEntity, f)
+		return refused(f)
 	}
-	redirect(w, r, rolePath(realm, name, ""), done)
+	redirect(w, r, back, done)
 	return nil
 }

@@ -127,12 +127,7 @@ func (s *Service) putAttribute(w http.ResponseWriter, r *http.Request, c *Ctx, n
 	if !ok {
 		return err
 	}
-	p, perr := s.userPage(r, c, pages.Form{}, nil)
-	if perr != nil {
-		return perr
-	}
-	p.AttributeForm = af
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
+	return s.renderUser(w, r, c, http.StatusUnprocessableEntity, pages.Form{}, nil, func(p *pages.UserPage) { p.AttributeForm = af })
 }
 
 // attributeFailure is the API's refusal of an attribute's value, at the

@@ -43,12 +43,7 @@ func (s *Service) SetRequiredActions(w http.ResponseWriter, r *http.Request, c *
 	if !ok {
 		return err
 	}
-	p, perr := s.userPage(r, c, pages.Form{}, nil)
-	if perr != nil {
-		return perr
-	}
-	p.ActionsForm = f
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
+	return s.renderUser(w, r, c, http.StatusUnprocessableEntity, pages.Form{}, nil, func(p *pages.UserPage) { p.ActionsForm = f })
 }
 
 // SendPasswordMail mails the user a link to choose a new password, with
@@ -64,12 +59,7 @@ func (s *Service) SendPasswordMail(w http.ResponseWriter, r *http.Request, c *Ct
 	if !ok {
 		return err
 	}
-	p, perr := s.userPage(r, c, pages.Form{}, nil)
-	if perr != nil {
-		return perr
-	}
-	p.MailForm = f
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
+	return s.renderUser(w, r, c, http.StatusUnprocessableEntity, pages.Form{}, nil, func(p *pages.UserPage) { p.MailForm = f })
 }
 
 // confirmForUser asks before a change to the user of the path: message

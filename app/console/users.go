@@ -151,11 +151,21 @@ func str(v any) string {
 // User shows one user with their settings, password reset, sessions and
 // deletion.
 func (s *Service) User(w http.ResponseWriter, r *http.Request, c *Ctx) error {
-	p, err := s.userPage(r, c, pages.Form{}, nil)
+	return s.renderUser(w, r, c, http.StatusOK, pages.Form{}, nil, nil)
+}
+
+// renderUser draws the user's page, with f and values at its settings
+// form and fill to mark another of its forms (a refusal's messages).
+func (s *Service) renderUser(w http.ResponseWriter, r *http.Request, c *Ctx, status int, f pages.Form, values map[string]string,
+	fill func(*pages.UserPage)) error {
+	p, err := s.userPage(r, c, f, values)
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
+	if fill != nil {
+		fill(&p)
+	}
+	return c.render(w, r, status, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
 }
 
 // SaveUser changes a user with PATCH, and says which fields changed.
@@ -178,11 +188,7 @@ func (s *Service) SaveUser(w http.ResponseWriter, r *http.Request, c *Ctx) error
 	if !ok {
 		return err
 	}
-	p, perr := s.userPage(r, c, f, formValues(r))
-	if perr != nil {
-		return perr
-	}
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
+	return s.renderUser(w, r, c, http.StatusUnprocessableEntity, f, formValues(r), nil)
 }
 
 // ResetPassword sets a user's password with PUT .../reset-password.
@@ -198,11 +204,7 @@ func (s *Service) ResetPassword(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	if !ok {
 		return err
 	}
-	p, perr := s.userPage(r, c, f, nil)
-	if perr != nil {
-		return perr
-	}
-	return c.render(w, r, http.StatusUnprocessableEntity, pages.User(c.nav(r, pages.SectionUsers, "console.user.title", p.Username), p))
+	return s.renderUser(w, r, c, http.StatusUnprocessableEntity, f, nil, nil)
 }
 
 // EndUserSessions signs a user out everywhere.
