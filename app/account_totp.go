@@ -37,6 +37,13 @@ type totpSetupRep struct {
 	ExpiresAt  int64  `json:"expiresAt"` // Unix milliseconds: confirm before then
 }
 
+// totpEnabledRep answers a confirmed enrolment: the recovery codes are
+// shown this once.
+type totpEnabledRep struct {
+	Enabled       bool     `json:"enabled"`
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
 // errAccountTOTPEnrolled: an enrolment for a user who has TOTP already.
 var errAccountTOTPEnrolled = apperr.New(http.StatusConflict, apperr.CodeConflict, "TOTP is already set up: remove it with totp-disable before enrolling another authenticator")
 
@@ -128,7 +135,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"enabled": true, "recoveryCodes": codes})
+		httpx.WriteJSON(w, http.StatusOK, totpEnabledRep{Enabled: true, RecoveryCodes: codes})
 		return nil
 	}
 	return a.renderPage(w, r, http.StatusOK, ui.AccountRecoveryCodes(a.page("account.totp.done.title"), codes))

@@ -69,6 +69,13 @@ func (a *App) listUserSessions(w http.ResponseWriter, r *http.Request) error {
 	return httpx.List(w, sessions, func(s *store.Session) sessionRep { return withSAML(toSessionRep(s), samlSPs) })
 }
 
+// sessionsEndedRep answers the end of a session: how many sessions ended
+// with it, and its type.
+type sessionsEndedRep struct {
+	Deleted int    `json:"deleted"`
+	Type    string `json:"type"`
+}
+
 // deleteSession ends one session, by default an OAuth one as the spec
 // says, with what hangs under it; the answer counts the sessions ended.
 func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
@@ -94,7 +101,7 @@ func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	return httpx.OK(w, map[string]any{"deleted": len(ended), "type": kind})
+	return httpx.OK(w, sessionsEndedRep{Deleted: len(ended), Type: kind})
 }
 
 // deleteUserSessions logs the user out everywhere. Offline sessions stay,

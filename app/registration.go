@@ -150,6 +150,18 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// verifyEmailBody is what POST /registration/verify-email takes: the
+// token of the mailed link.
+type verifyEmailBody struct {
+	Token *string `json:"token"`
+}
+
+// emailVerifiedRep answers a used verify-email token.
+type emailVerifiedRep struct {
+	EmailVerified bool   `json:"emailVerified"`
+	Email         string `json:"email"`
+}
+
 // registrationVerifyEmail uses a verify-email token once and marks its
 // user's address verified.
 func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) error {
@@ -161,9 +173,7 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	if err := a.registrationThrottled(w, verifyEmailLimitPerIP, false, ipKey); err != nil {
 		return err
 	}
-	var body struct {
-		Token *string `json:"token"`
-	}
+	var body verifyEmailBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -187,8 +197,20 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	}
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"emailVerified": true, "email": tok.Email})
+	httpx.WriteJSON(w, http.StatusOK, emailVerifiedRep{EmailVerified: true, Email: tok.Email})
 	return nil
+}
+
+// resendVerificationBody is what POST /registration/resend-verification
+// takes.
+type resendVerificationBody struct {
+	Email *string `json:"email"`
+}
+
+// resendRep answers every resend alike, so that it tells nothing of which
+// addresses have an account.
+type resendRep struct {
+	Message string `json:"message"`
 }
 
 const resendMessage = "if an unverified account has this email address, a verification email is on its way"
@@ -200,9 +222,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Email *string `json:"email"`
-	}
+	var body resendVerificationBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -245,6 +265,6 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 				IPAddress: a.clientIP(r), Details: map[string]string{"email": email}})
 		}
 	}
-	httpx.WriteJSON(w, http.StatusAccepted, map[string]string{"message": resendMessage})
+	httpx.WriteJSON(w, http.StatusAccepted, resendRep{Message: resendMessage})
 	return nil
 }

@@ -198,6 +198,11 @@ type registrationSettingsRep struct {
 	Moderation bool `json:"moderation"`
 }
 
+// registrationSettingsBody is what PUT /registration/admin/settings takes.
+type registrationSettingsBody struct {
+	Moderation *bool `json:"moderation"`
+}
+
 func (a *App) getRegistrationSettings(w http.ResponseWriter, r *http.Request) error {
 	realm, err := a.realm(r)
 	if err != nil {
@@ -215,9 +220,7 @@ func (a *App) putRegistrationSettings(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Moderation *bool `json:"moderation"`
-	}
+	var body registrationSettingsBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

@@ -11,15 +11,17 @@ import (
 // where recording is switched, since the realm PUT accepts only the spec's
 // update fields.
 
-type eventsConfigRep struct {
+// EventsConfigRep is a realm's events configuration, as Keycloak's
+// endpoint shows it.
+type EventsConfigRep struct {
 	EventsEnabled      bool     `json:"eventsEnabled"`
 	EventsExpiration   int      `json:"eventsExpiration"`
 	EnabledEventTypes  []string `json:"enabledEventTypes"`
 	AdminEventsEnabled bool     `json:"adminEventsEnabled"`
 }
 
-func toEventsConfig(r *store.Realm) eventsConfigRep {
-	return eventsConfigRep{EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
+func toEventsConfig(r *store.Realm) EventsConfigRep {
+	return EventsConfigRep{EventsEnabled: r.EventsEnabled, EventsExpiration: r.EventsExpiration,
 		EnabledEventTypes: EnabledTypesRep(r.EnabledEventTypes), AdminEventsEnabled: r.AdminEventsEnabled}
 }
 
@@ -51,7 +53,7 @@ func (s *Service) PutConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var cfg eventsConfigRep
+	var cfg EventsConfigRep
 	if err := httpx.Update(body, current, defaults, false, &cfg); err != nil {
 		return err
 	}

@@ -261,6 +261,11 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 			r["content"] = content
 		}
 		out[strconv.Itoa(status)] = r
+		if rt.Pages && status != http.StatusOK {
+			// A browser is shown a page where a script gets another
+			// status (a 204 after a form's post).
+			out["200"] = map[string]any{"description": "A page, to a browser.", "content": map[string]any{"text/html": map[string]any{}}}
+		}
 	default:
 		out["2XX"] = map[string]any{"description": "Success; the body is not described yet."}
 	}
