@@ -8,7 +8,7 @@ import (
 	"github.com/idenplane/idenplane/app/openapi"
 )
 
-// accountForm is the form a page of the account posts: its fields, and
+// accountFormSchema is the form a page of the account posts: its fields, and
 // the csrf token that binds it to the browser's sign-in. More fields may
 // come (the realm's custom attributes on the profile form).
 func accountFormSchema(fields ...string) openapi.Schema {
