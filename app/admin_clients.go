@@ -351,6 +351,11 @@ func (a *App) listLinkedScopes(kind string) httpx.HandlerFunc {
 	}
 }
 
+// linkedScopeAdd is the body that assigns a scope to a client.
+type linkedScopeAdd struct {
+	ClientScopeID *string `json:"clientScopeId"`
+}
+
 // addLinkedScope assigns a realm scope to a client as default or optional
 // and answers 201 with the scope. A scope is assigned one way at most.
 func (a *App) addLinkedScope(kind string) httpx.HandlerFunc {
@@ -359,9 +364,7 @@ func (a *App) addLinkedScope(kind string) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		var body struct {
-			ClientScopeID *string `json:"clientScopeId"`
-		}
+		var body linkedScopeAdd
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}

@@ -275,13 +275,20 @@ func (a *App) getClientScope(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, toScopeRep(scope))
 }
 
+// scopeUpdate is the body of a client scope's PUT: the fields it may
+// change.
+type scopeUpdate struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
 func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
 	_, scope, err := a.clientScope(r)
 	if err != nil {
 		return err
 	}
 	// name has no default: null keeps it, as for a username.
-	u, err := httpx.ReadUpdate[scopeRep](r, toScopeRep(scope), map[string]any{"name": scope.Name, "description": ""})
+	u, err := httpx.ReadUpdate[scopeUpdate](r, toScopeRep(scope), map[string]any{"name": scope.Name, "description": ""})
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,9 @@ import (
 // The admin API of identity providers: /admin/realms/{realm}/identity-providers
 // and .../{alias}, as the spec names them.
 
-// providerInput is the body of a create, and an imported provider: every
+// ProviderCreate is the body of a create, and an imported provider: every
 // field of the representation an administrator sets.
-type providerInput struct {
+type ProviderCreate struct {
 	Alias            string       `json:"alias"`
 	DisplayName      string       `json:"displayName"`
 	ProviderType     string       `json:"providerType"`
@@ -41,7 +41,7 @@ type providerInput struct {
 	UpstreamLogout   bool         `json:"upstreamLogout"`
 }
 
-func (in *providerInput) rep() ProviderRep {
+func (in *ProviderCreate) rep() ProviderRep {
 	enabled := in.Enabled == nil || *in.Enabled
 	return ProviderRep{Alias: in.Alias, DisplayName: in.DisplayName, ProviderType: in.ProviderType, Enabled: enabled,
 		ClientID: in.ClientID, ClientSecret: in.ClientSecret, AuthorizationURL: in.AuthorizationURL, TokenURL: in.TokenURL,
@@ -108,7 +108,7 @@ func (s *Service) CreateProvider(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in providerInput
+	var in ProviderCreate
 	if err := httpx.DecodeJSON(r, &in); err != nil {
 		return err
 	}
@@ -210,10 +210,11 @@ func (s *Service) UpdateProvider(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := httpx.ReadUpdate[ProviderRep](r, current, updateDefaults())
+	in, err := httpx.ReadUpdate[ProviderCreate](r, current, updateDefaults())
 	if err != nil {
 		return err
 	}
+	u := in.rep()
 	if u.Alias != p.Alias {
 		return apperr.Field("alias", "cannot be changed: delete the provider and create it again")
 	}

@@ -21,6 +21,11 @@ type Discovered struct {
 	URL              string `json:"url"` // the discovery document's address
 }
 
+// DiscoverBody is the body of POST .../identity-providers/discover.
+type DiscoverBody struct {
+	Issuer string `json:"issuer"`
+}
+
 // Discover answers POST .../identity-providers/discover {"issuer": ...}:
 // the issuer's discovery document read as a create would read it, through
 // the server's outbound client and its guard, and nothing stored.
@@ -28,9 +33,7 @@ func (s *Service) Discover(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.deps.Realm(r); err != nil {
 		return err
 	}
-	var in struct {
-		Issuer string `json:"issuer"`
-	}
+	var in DiscoverBody
 	if err := httpx.DecodeJSON(r, &in); err != nil {
 		return err
 	}

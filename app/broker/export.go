@@ -41,7 +41,7 @@ func ExportProviders(ctx context.Context, tx *store.Store, realmID string, withS
 type ProviderImport struct {
 	InternalID       *string `json:"internalId"`
 	CreatedTimestamp *int64  `json:"createdTimestamp"`
-	providerInput
+	ProviderCreate
 }
 
 // ImportIDs are how an import gives resources their IDs and times:

@@ -30,15 +30,15 @@ type DomainChallengeRep struct {
 	Verified    bool   `json:"verified"`
 }
 
-// domainBody is the body of both verify-domain endpoints.
-type domainBody struct {
+// DomainBody is the body of both verify-domain endpoints.
+type DomainBody struct {
 	Domain *string `json:"domain"`
 }
 
 // bodyDomain reads the domain a body names and finds it among the
 // organization's: a domain it does not list is a 404 at domain.
 func bodyDomain(r *http.Request, o *store.Organization) (store.OrgDomain, error) {
-	var body domainBody
+	var body DomainBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return store.OrgDomain{}, err
 	}

@@ -51,8 +51,8 @@ func toInvitationRep(inv *store.OrgInvitation) InvitationRep {
 	return InvitationRep{ID: inv.ID, Email: inv.Email, Role: inv.Role, CreatedTimestamp: inv.CreatedAt, ExpiresTimestamp: inv.ExpiresAt}
 }
 
-// invitationCreate is the body of POST .../invitations.
-type invitationCreate struct {
+// InvitationCreate is the body of POST .../invitations.
+type InvitationCreate struct {
 	Email     *string `json:"email"`
 	Role      *string `json:"role"`
 	ExpiresIn *int64  `json:"expiresIn"` // seconds
@@ -86,7 +86,7 @@ func (s *Service) CreateInvitation(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	var body invitationCreate
+	var body InvitationCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

@@ -45,14 +45,14 @@ func toMemberRep(m *store.OrgMember) MemberRep {
 		Enabled: u.Enabled, Role: m.Role, JoinedTimestamp: m.JoinedAt}
 }
 
-// memberAdd is the body of POST .../members.
-type memberAdd struct {
+// MemberAdd is the body of POST .../members.
+type MemberAdd struct {
 	UserID *string `json:"userId"`
 	Role   *string `json:"role"`
 }
 
-// memberUpdate is the body of PUT .../members/{userId}.
-type memberUpdate struct {
+// MemberUpdate is the body of PUT .../members/{userId}.
+type MemberUpdate struct {
 	Role *string `json:"role"`
 }
 
@@ -124,7 +124,7 @@ func (s *Service) AddMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body memberAdd
+	var body MemberAdd
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (s *Service) UpdateMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body memberUpdate
+	var body MemberUpdate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

@@ -48,8 +48,8 @@ func toRep(o *store.Organization) OrganizationRep {
 		Attributes: attrs, Domains: domains, CreatedTimestamp: o.CreatedAt}
 }
 
-// organizationCreate is the body of POST .../organizations.
-type organizationCreate struct {
+// OrganizationCreate is the body of POST .../organizations.
+type OrganizationCreate struct {
 	Slug        *string             `json:"slug"`
 	Name        string              `json:"name"`
 	Description string              `json:"description"`
@@ -104,7 +104,7 @@ func (s *Service) CreateOrganization(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	var body organizationCreate
+	var body OrganizationCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

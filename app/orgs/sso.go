@@ -38,8 +38,8 @@ func ToSSORep(c *store.OrgSSOConnection) SSOConnectionRep {
 		CreatedTimestamp: c.CreatedAt}
 }
 
-// ssoCreate is the body of POST .../sso-connections.
-type ssoCreate struct {
+// SSOConnectionCreate is the body of POST .../sso-connections.
+type SSOConnectionCreate struct {
 	IdentityProvider         *string `json:"identityProvider"`
 	Enabled                  *bool   `json:"enabled"`
 	Domain                   *string `json:"domain"`
@@ -130,7 +130,7 @@ func (s *Service) CreateSSOConnection(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	var body ssoCreate
+	var body SSOConnectionCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

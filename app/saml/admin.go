@@ -26,18 +26,22 @@ func spConflict(err error) error {
 	return err
 }
 
+// SPCreate is the body of POST .../saml-service-providers: the fields of
+// a service provider and its metadata, or the metadata's address.
+type SPCreate struct {
+	spCreate
+	// MetadataURL is where the SP publishes its metadata, fetched once,
+	// now, instead of the document given as metadata.
+	MetadataURL *string `json:"metadataUrl"`
+}
+
 // CreateServiceProvider answers POST .../saml-service-providers.
 func (s *Service) CreateServiceProvider(w http.ResponseWriter, r *http.Request) error {
 	realm, err := s.deps.AdminRealm(r)
 	if err != nil {
 		return err
 	}
-	var body struct {
-		spCreate
-		// MetadataURL is where the SP publishes its metadata, fetched
-		// once, now, instead of the document given as metadata.
-		MetadataURL *string `json:"metadataUrl"`
-	}
+	var body SPCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -100,10 +104,10 @@ func (s *Service) GetServiceProvider(w http.ResponseWriter, r *http.Request) err
 	return httpx.OK(w, ToSP(sp))
 }
 
-// spUpdate is the body of a PUT: the representation's fields, each one
+// SPUpdate is the body of a PUT: the representation's fields, each one
 // the body names replacing the stored one, and the SP's metadata, whose
 // values come first.
-type spUpdate struct {
+type SPUpdate struct {
 	SP
 	Metadata *string `json:"metadata"`
 }
@@ -148,7 +152,7 @@ func (s *Service) UpdateServiceProvider(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	var u spUpdate
+	var u SPUpdate
 	if err := httpx.Update(body, current, spUpdatable, r.Method == http.MethodPatch, &u); err != nil {
 		return err
 	}
