@@ -198,6 +198,6 @@ func adminLoginRefusal(w http.ResponseWriter, sys *store.Realm, user *store.User
 
 // CreateAdminAccount makes an administrator from the command line: an
 // enrolment link when no password is given.
-func CreateAdminAccount(ctx context.Context, a *App, na adminaccounts.NewAccount) (*adminaccounts.Rep, error) {
+func CreateAdminAccount(ctx context.Context, a *App, na adminaccounts.NewAccount) (*adminaccounts.AdminAccountRep, error) {
 	return a.adminAccounts.CreateAccount(ctx, na)
 }

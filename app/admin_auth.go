@@ -321,31 +321,39 @@ type adminSession struct {
 func (a *App) adminMe(w http.ResponseWriter, r *http.Request) error {
 	p := principalFrom(r.Context())
 	if p.Kind == principalAPIKey {
-		me := map[string]any{"type": principalAPIKey, "permissions": authz.Names(p.Permissions)}
+		me := adminMeRep{Type: principalAPIKey, Permissions: authz.Names(p.Permissions)}
 		if p.UserID != "" {
-			me["id"], me["name"] = p.UserID, p.Username
+			me.ID, me.Name = p.UserID, p.Username
 		}
-		httpx.WriteJSON(w, http.StatusOK, me)
-		return nil
+		return httpx.OK(w, me)
 	}
 	if p.Kind == principalServiceAccount {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"type": p.Kind, "id": p.UserID, "username": p.Username,
-			"permissions": authz.Names(p.Permissions)})
-		return nil
+		return httpx.OK(w, adminMeRep{Type: p.Kind, ID: p.UserID, Username: p.Username, Permissions: authz.Names(p.Permissions)})
 	}
 	user, err := a.store.GetUser(r.Context(), a.systemRealmID, p.UserID)
 	if err != nil {
 		return err
 	}
-	me := map[string]any{
-		"type": "user", "id": user.ID, "username": user.Username, "email": user.Email, "createdTimestamp": user.CreatedAt,
-		"tokenExpiresAt": p.Expiry.UTC().Format(time.RFC3339), "permissions": authz.Names(p.Permissions),
-	}
-	if p.Realm != "" {
-		me["realm"] = p.Realm
-	}
-	httpx.WriteJSON(w, http.StatusOK, me)
-	return nil
+	return httpx.OK(w, adminMeRep{Type: "user", ID: user.ID, Username: user.Username, Email: &user.Email,
+		CreatedTimestamp: user.CreatedAt, TokenExpiresAt: p.Expiry.UTC().Format(time.RFC3339),
+		Permissions: authz.Names(p.Permissions), Realm: p.Realm})
+}
+
+// adminMeRep is the caller of the admin API as GET /admin/auth/me shows
+// it: an administrator (with its token's expiry), a named API key (with
+// its creator's id and name when an administrator made it) or a service
+// account.
+type adminMeRep struct {
+	Type     string `json:"type"`
+	ID       string `json:"id,omitempty"`
+	Name     string `json:"name,omitempty"`
+	Username string `json:"username,omitempty"`
+	// Email is an administrator's, written even when empty.
+	Email            *string  `json:"email,omitempty"`
+	CreatedTimestamp int64    `json:"createdTimestamp,omitempty"`
+	TokenExpiresAt   string   `json:"tokenExpiresAt,omitempty"`
+	Permissions      []string `json:"permissions"`
+	Realm            string   `json:"realm,omitempty"`
 }
 
 func (a *App) adminLogout(w http.ResponseWriter, r *http.Request) error {

@@ -94,4 +94,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 			"user": map[string]any{"id": "3f1c…", "username": "admin", "createdTimestamp": int64(1767225600000)}, "permissions": []string{"users:read"}}})
 	describeAccount(describe)
 	describeFederation(describe)
+	describeNHI(describe)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// Rep is an admin account as the API shows it.
-type Rep struct {
+// AdminAccountRep is an admin account as the API shows it.
+type AdminAccountRep struct {
 	ID               string   `json:"id"`
 	Username         string   `json:"username"`
 	Email            string   `json:"email,omitempty"`
@@ -39,12 +39,12 @@ type Rep struct {
 	EnrolmentExpiresAt int64  `json:"enrolmentExpiresAt,omitempty"`
 }
 
-func (s *Service) rep(ctx context.Context, sys *store.Realm, a *store.AdminAccount) (*Rep, error) {
+func (s *Service) rep(ctx context.Context, sys *store.Realm, a *store.AdminAccount) (*AdminAccountRep, error) {
 	u, err := s.deps.Store.GetUser(ctx, sys.ID, a.UserID)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Rep{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
+	rep := &AdminAccountRep{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
 		Enabled: u.Enabled, Permissions: a.Permissions, PasswordSet: u.PasswordHash != "", CreatedTimestamp: u.CreatedAt,
 		CreatedBy: a.CreatedBy}
 	if a.RealmID != "" {
@@ -77,7 +77,7 @@ func (s *Service) List(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]*Rep, 0, len(accounts))
+	out := make([]*AdminAccountRep, 0, len(accounts))
 	for _, a := range accounts {
 		rep, err := s.rep(r.Context(), sys, a)
 		if err != nil {
@@ -114,7 +114,8 @@ func (s *Service) Get(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, rep)
 }
 
-type createBody struct {
+// AdminAccountCreate is the body that creates an account.
+type AdminAccountCreate struct {
 	Username    *string  `json:"username"`
 	Email       string   `json:"email"`
 	FirstName   string   `json:"firstName"`
@@ -138,7 +139,7 @@ type NewAccount struct {
 // "realm"?}. Without a password the answer holds a one-time enrolment
 // link.
 func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
-	var body createBody
+	var body AdminAccountCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -169,7 +170,7 @@ func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
 
 // CreateAccount makes an account outside any request: the command line's
 // `idenplane admin create`.
-func (s *Service) CreateAccount(ctx context.Context, na NewAccount) (*Rep, error) {
+func (s *Service) CreateAccount(ctx context.Context, na NewAccount) (*AdminAccountRep, error) {
 	perms, realmID, err := s.checkGrant(ctx, na.Permissions, na.Realm)
 	if err != nil {
 		return nil, err
@@ -177,7 +178,7 @@ func (s *Service) CreateAccount(ctx context.Context, na NewAccount) (*Rep, error
 	return s.create(ctx, na, perms, realmID)
 }
 
-func (s *Service) create(ctx context.Context, na NewAccount, perms []string, realmID string) (*Rep, error) {
+func (s *Service) create(ctx context.Context, na NewAccount, perms []string, realmID string) (*AdminAccountRep, error) {
 	sys, err := s.deps.SystemRealm(ctx)
 	if err != nil {
 		return nil, err
@@ -290,7 +291,8 @@ func (s *Service) callerHolds(r *http.Request, perms []string) error {
 	return nil
 }
 
-type updateBody struct {
+// AdminAccountUpdate is the body of PUT: the fields it names change.
+type AdminAccountUpdate struct {
 	Enabled     *bool     `json:"enabled"`
 	Permissions *[]string `json:"permissions"`
 	Realm       *string   `json:"realm"`
@@ -300,7 +302,7 @@ type updateBody struct {
 // disable ends the account's sessions and tokens; nobody disables or
 // narrows their own account (another administrator does).
 func (s *Service) Update(w http.ResponseWriter, r *http.Request) error {
-	var body updateBody
+	var body AdminAccountUpdate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -404,8 +406,8 @@ func (s *Service) Delete(w http.ResponseWriter, r *http.Request) error {
 	return httpx.NoContent(w)
 }
 
-// SessionRep is one sign-in session of an administrator.
-type SessionRep struct {
+// AdminSessionRep is one sign-in session of an administrator.
+type AdminSessionRep struct {
 	ID         string   `json:"id"`
 	IPAddress  string   `json:"ipAddress"`
 	Start      int64    `json:"start"`
@@ -425,12 +427,12 @@ func (s *Service) Sessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := []SessionRep{}
+	out := []AdminSessionRep{}
 	for _, ss := range sessions {
 		if ss.Kind != store.SessionSSO {
 			continue
 		}
-		out = append(out, SessionRep{ID: ss.ID, IPAddress: ss.IPAddress, Start: ss.StartedAt, LastAccess: ss.LastAccessAt,
+		out = append(out, AdminSessionRep{ID: ss.ID, IPAddress: ss.IPAddress, Start: ss.StartedAt, LastAccess: ss.LastAccessAt,
 			Expires: ss.ExpiresAt, AMR: ss.AMR})
 	}
 	return httpx.OK(w, out)
@@ -477,5 +479,12 @@ func (s *Service) Enrol(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, map[string]any{"enrolmentLink": link, "enrolmentExpiresAt": expires})
+	return httpx.OK(w, Enrolment{Link: link, ExpiresAt: expires})
+}
+
+// Enrolment is a new one-time enrolment link and when it stops working
+// (Unix milliseconds).
+type Enrolment struct {
+	Link      string `json:"enrolmentLink"`
+	ExpiresAt int64  `json:"enrolmentExpiresAt"`
 }

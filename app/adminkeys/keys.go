@@ -35,9 +35,9 @@ const (
 	stateRevoked = "revoked"
 )
 
-// keyRep is a key as the API shows it. APIKey, the key itself, is there
+// APIKeyRep is a key as the API shows it. APIKey, the key itself, is there
 // only in the answers to its creation and rotation.
-type keyRep struct {
+type APIKeyRep struct {
 	ID          string   `json:"id"`
 	Name        string   `json:"name"`
 	Prefix      string   `json:"prefix"`
@@ -56,9 +56,9 @@ type keyRep struct {
 	APIKey                   string `json:"apiKey,omitempty"`
 }
 
-func (s *Service) rep(r *http.Request, k *store.AdminAPIKey) (keyRep, error) {
+func (s *Service) rep(r *http.Request, k *store.AdminAPIKey) (APIKeyRep, error) {
 	now := s.now().UnixMilli()
-	rep := keyRep{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Permissions: k.Permissions, State: stateActive,
+	rep := APIKeyRep{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Permissions: k.Permissions, State: stateActive,
 		CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, ExpiresAt: k.ExpiresAt, LastUsedAt: k.LastUsedAt,
 		RevokedAt: k.RevokedAt, RotatedAt: k.RotatedAt}
 	switch {
@@ -72,7 +72,7 @@ func (s *Service) rep(r *http.Request, k *store.AdminAPIKey) (keyRep, error) {
 	if k.RealmID != "" {
 		realm, err := s.deps.Store.GetRealmByID(r.Context(), k.RealmID)
 		if err != nil {
-			return keyRep{}, err
+			return APIKeyRep{}, err
 		}
 		rep.Realm = realm.Name
 	}
@@ -112,7 +112,7 @@ func (s *Service) List(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]keyRep, 0, len(keys))
+	out := make([]APIKeyRep, 0, len(keys))
 	for _, k := range keys {
 		rep, err := s.rep(r, k)
 		if err != nil {
@@ -146,7 +146,14 @@ func (s *Service) Get(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, rep)
 }
 
-type createBody struct {
+// APIKeyRotation is the optional body of a rotation: how long, in
+// seconds, the old secret keeps working.
+type APIKeyRotation struct {
+	GraceSeconds int64 `json:"graceSeconds"`
+}
+
+// APIKeyCreate is the body that creates a key.
+type APIKeyCreate struct {
 	Name          *string  `json:"name"`
 	Permissions   []string `json:"permissions"`
 	Realm         string   `json:"realm"`
@@ -157,7 +164,7 @@ type createBody struct {
 // Create makes a key: {"name", "permissions", "realm"?, "expiresAt"? or
 // "expiresInDays"?}. The answer holds the key, which is never shown again.
 func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
-	var body createBody
+	var body APIKeyCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -237,9 +244,7 @@ func checkPermissions(names []string) ([]string, error) {
 // so that a running job can switch; a second rotation ends the first
 // one's grace.
 func (s *Service) Rotate(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		GraceSeconds int64 `json:"graceSeconds"`
-	}
+	var body APIKeyRotation
 	if r.ContentLength != 0 {
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err

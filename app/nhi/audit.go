@@ -12,28 +12,29 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// auditRep is a record of the audit log as the API shows it.
-type auditRep struct {
-	ID           string   `json:"id"`
-	Time         int64    `json:"time"`
-	IdentityID   string   `json:"identityId"`
-	IdentityName string   `json:"identityName"`
-	CredentialID string   `json:"credentialId,omitempty"`
-	Action       string   `json:"action"`
-	Actor        actorRep `json:"actor"`
-	IPAddress    string   `json:"ipAddress"`
-	Details      string   `json:"details,omitempty"`
+// NHIAuditRep is a record of the audit log as the API shows it.
+type NHIAuditRep struct {
+	ID           string      `json:"id"`
+	Time         int64       `json:"time"`
+	IdentityID   string      `json:"identityId"`
+	IdentityName string      `json:"identityName"`
+	CredentialID string      `json:"credentialId,omitempty"`
+	Action       string      `json:"action"`
+	Actor        NHIActorRep `json:"actor"`
+	IPAddress    string      `json:"ipAddress"`
+	Details      string      `json:"details,omitempty"`
 }
 
-type actorRep struct {
+// NHIActorRep is who did what an audit record records.
+type NHIActorRep struct {
 	Type string `json:"type"`
 	ID   string `json:"id,omitempty"`
 	Name string `json:"name,omitempty"`
 }
 
-func toAuditRep(a *store.NHIAudit) auditRep {
-	return auditRep{ID: a.ID, Time: a.Time, IdentityID: a.NHIID, IdentityName: a.NHIName, CredentialID: a.CredentialID,
-		Action: a.Action, Actor: actorRep{Type: a.ActorType, ID: a.ActorID, Name: a.ActorName}, IPAddress: a.IPAddress,
+func toAuditRep(a *store.NHIAudit) NHIAuditRep {
+	return NHIAuditRep{ID: a.ID, Time: a.Time, IdentityID: a.NHIID, IdentityName: a.NHIName, CredentialID: a.CredentialID,
+		Action: a.Action, Actor: NHIActorRep{Type: a.ActorType, ID: a.ActorID, Name: a.ActorName}, IPAddress: a.IPAddress,
 		Details: a.Details}
 }
 
@@ -96,5 +97,10 @@ func (s *Service) DeleteAuditLogs(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, map[string]int64{"deleted": n})
+	return httpx.OK(w, AuditDeletion{Deleted: n})
+}
+
+// AuditDeletion is how many audit records a deletion took away.
+type AuditDeletion struct {
+	Deleted int64 `json:"deleted"`
 }

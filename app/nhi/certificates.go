@@ -15,16 +15,17 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// certificateRep is the answer that issues a certificate: the credential,
+// NHICertificateRep is the answer that issues a certificate: the credential,
 // the CA certificate a resource server trusts (none for a self-signed
 // one), and the private key when the server made it, once.
-type certificateRep struct {
-	credentialRep
+type NHICertificateRep struct {
+	NHICredentialRep
 	CACertificate string `json:"caCertificate,omitempty"`
 	PrivateKey    string `json:"privateKey,omitempty"` // PKCS #8 PEM
 }
 
-type certificateBody struct {
+// NHICertificateBody is the body that issues an identity a certificate.
+type NHICertificateBody struct {
 	CSR          *string `json:"csr"` // left out: the server makes the key
 	Name         *string `json:"name"`
 	ValidityDays *int    `json:"validityDays"`
@@ -40,7 +41,7 @@ func (s *Service) IssueCertificate(w http.ResponseWriter, r *http.Request) error
 	if err := identity.CheckNHIWritable(n); err != nil {
 		return err
 	}
-	var body certificateBody
+	var body NHICertificateBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -74,7 +75,8 @@ func (s *Service) IssueCertificate(w http.ResponseWriter, r *http.Request) error
 	return httpx.Created(w, s.deps.BaseURL+r.URL.Path[:len(r.URL.Path)-len("/certificate")]+"/credentials/"+rep.ID, rep)
 }
 
-type deviceCertificateBody struct {
+// DeviceCertificateBody is the body that issues a device a certificate.
+type DeviceCertificateBody struct {
 	IdentityID   *string `json:"identityId"`
 	Name         *string `json:"name"`
 	ValidityDays *int    `json:"validityDays"`
@@ -88,7 +90,7 @@ func (s *Service) DeviceCertificate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	var body deviceCertificateBody
+	var body DeviceCertificateBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -136,16 +138,16 @@ func pkcs8PEM(der []byte) string {
 
 // storeCertificate keeps cert as a credential of n, with its public key
 // (so it may also sign client assertions) and its expiry.
-func (s *Service) storeCertificate(r *http.Request, realm *store.Realm, n *store.NHI, cert *x509.Certificate, name *string) (certificateRep, error) {
+func (s *Service) storeCertificate(r *http.Request, realm *store.Realm, n *store.NHI, cert *x509.Certificate, name *string) (NHICertificateRep, error) {
 	jwk := jose.JSONWebKey{Key: cert.PublicKey, Use: "sig"}
 	tp, err := jwk.Thumbprint(crypto.SHA256)
 	if err != nil {
-		return certificateRep{}, err
+		return NHICertificateRep{}, err
 	}
 	jwk.KeyID = b64(tp)
 	pubJSON, err := jwk.MarshalJSON()
 	if err != nil {
-		return certificateRep{}, err
+		return NHICertificateRep{}, err
 	}
 	c := &store.NHICredential{Type: identity.CredCertificate, KeyID: jwk.KeyID, PublicKey: string(pubJSON),
 		Certificate: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})), ExpiresAt: cert.NotAfter.UnixMilli()}
@@ -153,5 +155,5 @@ func (s *Service) storeCertificate(r *http.Request, realm *store.Realm, n *store
 		c.Name = *name
 	}
 	rep, err := s.issue(r, realm, n, c, nil, nil)
-	return certificateRep{credentialRep: rep}, err
+	return NHICertificateRep{NHICredentialRep: rep}, err
 }

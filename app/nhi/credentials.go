@@ -26,10 +26,10 @@ const (
 	maxScopes             = 50
 )
 
-// credentialRep is a credential as the API shows it. Secret (a client
+// NHICredentialRep is a credential as the API shows it. Secret (a client
 // secret) and APIKey are set only in the answer that issues them: only
 // their hashes are kept.
-type credentialRep struct {
+type NHICredentialRep struct {
 	ID                string          `json:"id"`
 	Type              string          `json:"type"`
 	Name              string          `json:"name"`
@@ -56,9 +56,9 @@ func optionalTime(t int64) *int64 {
 	return &t
 }
 
-// credentialRep shows c as it is at now.
-func toCredentialRep(c *store.NHICredential, now int64) credentialRep {
-	rep := credentialRep{ID: c.ID, Type: c.Type, Name: c.Name, Prefix: c.Prefix, KeyID: c.KeyID,
+// NHICredentialRep shows c as it is at now.
+func toCredentialRep(c *store.NHICredential, now int64) NHICredentialRep {
+	rep := NHICredentialRep{ID: c.ID, Type: c.Type, Name: c.Name, Prefix: c.Prefix, KeyID: c.KeyID,
 		Certificate: c.Certificate, Scopes: c.Scopes, State: identity.CredentialState(c, now), CreatedTimestamp: c.CreatedAt,
 		ExpiresTimestamp: optionalTime(c.ExpiresAt), RevokedTimestamp: optionalTime(c.RevokedAt),
 		LastUsedTimestamp: optionalTime(c.LastUsedAt), ReplacedBy: c.ReplacedBy}
@@ -71,7 +71,8 @@ func toCredentialRep(c *store.NHICredential, now int64) credentialRep {
 	return rep
 }
 
-type credentialCreate struct {
+// NHICredentialCreate is the body that issues a credential.
+type NHICredentialCreate struct {
 	Type      *string         `json:"type"`
 	Name      *string         `json:"name"`
 	ExpiresIn *int64          `json:"expiresIn"` // seconds from now; left out: never
@@ -105,7 +106,7 @@ func (s *Service) CreateCredential(w http.ResponseWriter, r *http.Request) error
 	if err := identity.CheckNHIWritable(n); err != nil {
 		return err
 	}
-	var body credentialCreate
+	var body NHICredentialCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -153,12 +154,12 @@ type rotation struct {
 // clock sets c.CreatedAt to the same reading, so that the lifetime asked
 // for is the lifetime stored.
 func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *store.NHICredential, publicKey json.RawMessage,
-	rot *rotation) (credentialRep, error) {
+	rot *rotation) (NHICredentialRep, error) {
 	if err := validate.Text("name", c.Name, 255); err != nil {
-		return credentialRep{}, err
+		return NHICredentialRep{}, err
 	}
 	if err := checkScopes(c); err != nil {
-		return credentialRep{}, err
+		return NHICredentialRep{}, err
 	}
 	if c.CreatedAt == 0 {
 		c.CreatedAt = s.now().UnixMilli()
@@ -167,7 +168,7 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 	c.ID, c.RealmID, c.NHIID = uuid.NewString(), realm.ID, n.ID
 	p, err := s.identityPolicy(r.Context(), n)
 	if err != nil {
-		return credentialRep{}, err
+		return NHICredentialRep{}, err
 	}
 	c.ExpiresAt = identity.PolicyExpiry(p, now, c.ExpiresAt)
 	var secret, apiKey string
@@ -178,27 +179,27 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 		apiKey, c.Prefix, c.SecretHash = identity.NewAPIKey()
 	case identity.CredPublicKey:
 		if len(publicKey) == 0 || string(publicKey) == "null" {
-			return credentialRep{}, apperr.Field("publicKey", "is required for a %s", identity.CredPublicKey)
+			return NHICredentialRep{}, apperr.Field("publicKey", "is required for a %s", identity.CredPublicKey)
 		}
 		key, err := identity.ParsePublicKey(publicKey)
 		if err != nil {
-			return credentialRep{}, err
+			return NHICredentialRep{}, err
 		}
 		jwk, err := key.MarshalJSON()
 		if err != nil {
-			return credentialRep{}, err
+			return NHICredentialRep{}, err
 		}
 		c.PublicKey, c.KeyID = string(jwk), key.KeyID
 	case identity.CredCertificate:
 		// Made by IssueCertificate and DeviceCertificate, which fill it in.
 		if c.Certificate == "" {
-			return credentialRep{}, apperr.Field("type", "a certificate is issued by POST .../nhi/{id}/certificate")
+			return NHICredentialRep{}, apperr.Field("type", "a certificate is issued by POST .../nhi/{id}/certificate")
 		}
 	default:
-		return credentialRep{}, apperr.Field("type", "must be one of %s", strings.Join(identity.CredentialTypes, ", "))
+		return NHICredentialRep{}, apperr.Field("type", "must be one of %s", strings.Join(identity.CredentialTypes, ", "))
 	}
 	if c.Type != identity.CredPublicKey && len(publicKey) != 0 {
-		return credentialRep{}, apperr.Field("publicKey", "is only for a %s", identity.CredPublicKey)
+		return NHICredentialRep{}, apperr.Field("publicKey", "is only for a %s", identity.CredPublicKey)
 	}
 	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
 		cur, err := tx.GetNHI(r.Context(), realm.ID, n.ID)
@@ -229,7 +230,7 @@ func (s *Service) issue(r *http.Request, realm *store.Realm, n *store.NHI, c *st
 			fmt.Sprintf("replaces %s, which works %d s more", rot.oldID, int64(rot.grace/time.Second)))
 	})
 	if err != nil {
-		return credentialRep{}, err
+		return NHICredentialRep{}, err
 	}
 	rep := toCredentialRep(c, now)
 	rep.Secret, rep.APIKey = secret, apiKey
@@ -310,7 +311,7 @@ func (s *Service) ListCredentials(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	now := s.now().UnixMilli()
-	return httpx.List(w, list, func(c *store.NHICredential) credentialRep { return toCredentialRep(c, now) })
+	return httpx.List(w, list, func(c *store.NHICredential) NHICredentialRep { return toCredentialRep(c, now) })
 }
 
 // RevokeCredential makes a credential stop working now (also one whose
@@ -340,7 +341,8 @@ func (s *Service) RevokeCredential(w http.ResponseWriter, r *http.Request) error
 	return httpx.OK(w, toCredentialRep(c, now))
 }
 
-type rotateBody struct {
+// NHICredentialRotation is the optional body of a rotation.
+type NHICredentialRotation struct {
 	// GracePeriod is how long, in seconds, the old credential keeps
 	// working beside its replacement; 0 (the default) revokes it at once.
 	GracePeriod *int64 `json:"gracePeriod"`
@@ -366,7 +368,7 @@ func (s *Service) RotateCredential(w http.ResponseWriter, r *http.Request) error
 	}
 	// The body is optional: a rotation without one revokes the old
 	// credential at once and keeps its lifetime.
-	var body rotateBody
+	var body NHICredentialRotation
 	if r.ContentLength != 0 {
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err

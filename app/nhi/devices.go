@@ -14,29 +14,31 @@ import (
 // MaxBulkDevices is the most devices one bulk registration takes.
 const MaxBulkDevices = 1000
 
-type bulkRegisterBody struct {
-	Devices      *[]identityCreate `json:"devices"`
+// BulkRegisterBody is the body of a bulk registration of devices.
+type BulkRegisterBody struct {
+	Devices      *[]IdentityCreate `json:"devices"`
 	AllOrNothing bool              `json:"allOrNothing"`
 }
 
-// bulkResult is one device's outcome: 201 with its identity, or the error
+// BulkResult is one device's outcome: 201 with its identity, or the error
 // it would have had alone; "rolled_back" for a device that was fine but
 // not registered, as another of an all-or-nothing request was not.
-type bulkResult struct {
+type BulkResult struct {
 	Index       int          `json:"index"`
 	Name        string       `json:"name"`
 	Status      int          `json:"status"`
 	Outcome     string       `json:"outcome"` // created, failed, rolled_back
-	Identity    *identityRep `json:"identity,omitempty"`
+	Identity    *IdentityRep `json:"identity,omitempty"`
 	Error       string       `json:"error,omitempty"`
 	Description string       `json:"error_description,omitempty"`
 	Field       string       `json:"field,omitempty"`
 }
 
-type bulkAnswer struct {
+// BulkAnswer is the answer to a bulk registration: a result per device.
+type BulkAnswer struct {
 	Created int          `json:"created"`
 	Failed  int          `json:"failed"`
-	Results []bulkResult `json:"results"`
+	Results []BulkResult `json:"results"`
 }
 
 // BulkRegisterDevices registers up to MaxBulkDevices identities of kind
@@ -48,7 +50,7 @@ func (s *Service) BulkRegisterDevices(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	var body bulkRegisterBody
+	var body BulkRegisterBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -59,7 +61,7 @@ func (s *Service) BulkRegisterDevices(w http.ResponseWriter, r *http.Request) er
 		return apperr.Field("devices", "must have 1 to %d devices", MaxBulkDevices)
 	}
 	devices := *body.Devices
-	ans := bulkAnswer{Results: make([]bulkResult, len(devices))}
+	ans := BulkAnswer{Results: make([]BulkResult, len(devices))}
 	var ok []*store.NHI
 	var okIndex []int
 	seen := map[string]int{}
@@ -110,7 +112,7 @@ func (s *Service) BulkRegisterDevices(w http.ResponseWriter, r *http.Request) er
 	return httpx.OK(w, ans)
 }
 
-func failResult(res *bulkResult, err error) {
+func failResult(res *BulkResult, err error) {
 	e := httpx.Classify(err)
 	res.Status, res.Outcome, res.Error, res.Description, res.Field = e.Status, "failed", string(e.Code), e.Message, e.Field
 }

@@ -15,20 +15,20 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// ownerRep names who answers for an identity: a user or a group of the
+// NHIOwnerRep names who answers for an identity: a user or a group of the
 // realm.
-type ownerRep struct {
+type NHIOwnerRep struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
 }
 
-// identityRep is an identity as the API shows it.
-type identityRep struct {
+// IdentityRep is an identity as the API shows it.
+type IdentityRep struct {
 	ID          string            `json:"id"`
 	Kind        string            `json:"kind"`
 	Name        string            `json:"name"`
 	Description string            `json:"description"`
-	Owner       *ownerRep         `json:"owner"`
+	Owner       *NHIOwnerRep      `json:"owner"`
 	Metadata    map[string]string `json:"metadata"`
 	State       string            `json:"state"`
 	// ClientID is the backing client's clientId (the name): the client_id
@@ -44,13 +44,13 @@ type identityRep struct {
 	LastUsedTimestamp *int64   `json:"lastUsedTimestamp"` // null: never used
 }
 
-func toIdentityRep(n *store.NHI) identityRep {
-	rep := identityRep{ID: n.ID, Kind: n.Kind, Name: n.Name, Description: n.Description, Metadata: n.Metadata,
+func toIdentityRep(n *store.NHI) IdentityRep {
+	rep := IdentityRep{ID: n.ID, Kind: n.Kind, Name: n.Name, Description: n.Description, Metadata: n.Metadata,
 		State: n.State, ClientID: n.Name, ServiceAccountUserID: n.ServiceAccountUserID, CredentialPolicyID: n.PolicyID,
 		AdminPermissions: n.AdminPermissions,
 		CreatedTimestamp: n.CreatedAt, UpdatedTimestamp: n.UpdatedAt}
 	if n.OwnerType != "" {
-		rep.Owner = &ownerRep{Type: n.OwnerType, ID: n.OwnerID}
+		rep.Owner = &NHIOwnerRep{Type: n.OwnerType, ID: n.OwnerID}
 	}
 	if rep.Metadata == nil {
 		rep.Metadata = map[string]string{}
@@ -65,11 +65,12 @@ func toIdentityRep(n *store.NHI) identityRep {
 	return rep
 }
 
-type identityCreate struct {
+// IdentityCreate is the body that creates an identity.
+type IdentityCreate struct {
 	Kind        *string            `json:"kind"`
 	Name        *string            `json:"name"`
 	Description *string            `json:"description"`
-	Owner       *ownerRep          `json:"owner"`
+	Owner       *NHIOwnerRep       `json:"owner"`
 	Metadata    *map[string]string `json:"metadata"`
 	PolicyID    *string            `json:"credentialPolicyId"`
 	Permissions *[]string          `json:"adminPermissions"`
@@ -88,7 +89,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 	if err != nil {
 		return err
 	}
-	var body identityCreate
+	var body IdentityCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, kind string) er
 
 // newIdentity is the identity body asks for, checked; kind, when given,
 // is the only kind it may be.
-func (s *Service) newIdentity(r *http.Request, realm *store.Realm, body *identityCreate, kind string) (*store.NHI, error) {
+func (s *Service) newIdentity(r *http.Request, realm *store.Realm, body *IdentityCreate, kind string) (*store.NHI, error) {
 	switch {
 	case body.Name == nil:
 		return nil, apperr.Field("name", "is required")
@@ -255,6 +256,16 @@ func (s *Service) GetIdentity(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, toIdentityRep(n))
 }
 
+// IdentityUpdate is the body of PUT: the fields of an identity an update
+// may change.
+type IdentityUpdate struct {
+	Description        string            `json:"description"`
+	Owner              *NHIOwnerRep      `json:"owner"`
+	Metadata           map[string]string `json:"metadata"`
+	CredentialPolicyID string            `json:"credentialPolicyId"`
+	AdminPermissions   []string          `json:"adminPermissions"`
+}
+
 // identityUpdateDefaults names what an update may change: the name, kind
 // and state are fixed (the state moves by its own actions).
 func identityUpdateDefaults() map[string]any {
@@ -270,7 +281,7 @@ func (s *Service) UpdateIdentity(w http.ResponseWriter, r *http.Request) error {
 	if err := identity.CheckNHIWritable(n); err != nil {
 		return err
 	}
-	u, err := httpx.ReadUpdate[identityRep](r, toIdentityRep(n), identityUpdateDefaults())
+	u, err := httpx.ReadUpdate[IdentityUpdate](r, toIdentityRep(n), identityUpdateDefaults())
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// policyRep is a credential policy as the API shows it; durations in
+// NHIPolicyRep is a credential policy as the API shows it; durations in
 // seconds, 0 for no bound.
-type policyRep struct {
+type NHIPolicyRep struct {
 	ID               string `json:"id"`
 	Name             string `json:"name"`
 	Description      string `json:"description"`
@@ -27,12 +27,14 @@ type policyRep struct {
 	CreatedTimestamp int64  `json:"createdTimestamp"`
 }
 
-func toPolicyRep(p *store.NHIPolicy) policyRep {
-	return policyRep{ID: p.ID, Name: p.Name, Description: p.Description, MaxAge: p.MaxAge, RotationInterval: p.RotationInterval,
+func toPolicyRep(p *store.NHIPolicy) NHIPolicyRep {
+	return NHIPolicyRep{ID: p.ID, Name: p.Name, Description: p.Description, MaxAge: p.MaxAge, RotationInterval: p.RotationInterval,
 		GracePeriod: p.GracePeriod, WarnBefore: p.WarnBefore, CreatedTimestamp: p.CreatedAt}
 }
 
-type policyBody struct {
+// NHIPolicyBody is the body that creates a credential policy or
+// replaces its fields.
+type NHIPolicyBody struct {
 	Name             *string `json:"name"`
 	Description      *string `json:"description"`
 	MaxAge           *int64  `json:"maxAge"`
@@ -41,7 +43,7 @@ type policyBody struct {
 	WarnBefore       *int64  `json:"warnBefore"`
 }
 
-func (b *policyBody) apply(p *store.NHIPolicy) {
+func (b *NHIPolicyBody) apply(p *store.NHIPolicy) {
 	for _, f := range []struct {
 		src *int64
 		dst *int64
@@ -87,7 +89,7 @@ func (s *Service) CreatePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body policyBody
+	var body NHIPolicyBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ func (s *Service) UpdatePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := httpx.ReadUpdate[policyRep](r, toPolicyRep(p), policyUpdateDefaults())
+	u, err := httpx.ReadUpdate[NHIPolicyRep](r, toPolicyRep(p), policyUpdateDefaults())
 	if err != nil {
 		return err
 	}
@@ -164,8 +166,8 @@ func (s *Service) DeletePolicy(w http.ResponseWriter, r *http.Request) error {
 	return httpx.NoContent(w)
 }
 
-// rotationEntryRep is one credential in a rotation status.
-type rotationEntryRep struct {
+// RotationEntryRep is one credential in a rotation status.
+type RotationEntryRep struct {
 	IdentityID       string `json:"identityId"`
 	IdentityName     string `json:"identityName"`
 	CredentialID     string `json:"credentialId"`
@@ -177,10 +179,11 @@ type rotationEntryRep struct {
 	ExpiresTimestamp *int64 `json:"expiresTimestamp"`
 }
 
-type rotationStatusRep struct {
-	Due     []rotationEntryRep `json:"due"`
-	Overdue []rotationEntryRep `json:"overdue"`
-	Expired []rotationEntryRep `json:"expired"`
+// RotationStatusRep lists the credentials due, overdue and expired.
+type RotationStatusRep struct {
+	Due     []RotationEntryRep `json:"due"`
+	Overdue []RotationEntryRep `json:"overdue"`
+	Expired []RotationEntryRep `json:"expired"`
 }
 
 // PolicyRotationStatus lists the credentials of the policy's identities
@@ -212,12 +215,12 @@ func (s *Service) RotationStatus(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, rep)
 }
 
-func (s *Service) rotationStatus(ctx context.Context, realmID, policyID string) (rotationStatusRep, error) {
-	rep := rotationStatusRep{Due: []rotationEntryRep{}, Overdue: []rotationEntryRep{}, Expired: []rotationEntryRep{}}
+func (s *Service) rotationStatus(ctx context.Context, realmID, policyID string) (RotationStatusRep, error) {
+	rep := RotationStatusRep{Due: []RotationEntryRep{}, Overdue: []RotationEntryRep{}, Expired: []RotationEntryRep{}}
 	now := s.now().UnixMilli()
 	err := s.eachCredential(ctx, realmID, policyID, now, func(c *store.NHICredentialOf, p *store.NHIPolicy) error {
 		status, due, expires := identity.RotationStatus(&c.NHICredential, p, now)
-		e := rotationEntryRep{IdentityID: c.NHIID, IdentityName: c.NHIName, CredentialID: c.ID, Type: c.Type, Name: c.Name,
+		e := RotationEntryRep{IdentityID: c.NHIID, IdentityName: c.NHIName, CredentialID: c.ID, Type: c.Type, Name: c.Name,
 			PolicyID: c.PolicyID, CreatedTimestamp: c.CreatedAt, DueTimestamp: optionalTime(due), ExpiresTimestamp: optionalTime(expires)}
 		switch status {
 		case identity.RotationDue:

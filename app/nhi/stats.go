@@ -9,26 +9,26 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// usageDayRep is one day of an identity's use.
-type usageDayRep struct {
+// UsageDayRep is one day of an identity's use.
+type UsageDayRep struct {
 	Date           string `json:"date"` // YYYY-MM-DD, UTC
 	Tokens         int64  `json:"tokens"`
 	Failures       int64  `json:"failures"`
 	Introspections int64  `json:"introspections"`
 }
 
-// statsRep is what GET .../nhi/{id}/stats answers.
-type statsRep struct {
+// NHIStatsRep is what GET .../nhi/{id}/stats answers.
+type NHIStatsRep struct {
 	Days              int              `json:"days"`
 	LastUsedTimestamp *int64           `json:"lastUsedTimestamp"`
-	Usage             []usageDayRep    `json:"usage"`       // the days with use, oldest first
+	Usage             []UsageDayRep    `json:"usage"`       // the days with use, oldest first
 	Credentials       map[string]int64 `json:"credentials"` // by state
 }
 
-// metricsRep is what GET .../service-accounts/{id}/metrics answers: the
+// NHIMetricsRep is what GET .../service-accounts/{id}/metrics answers: the
 // totals of the period. Requests are every authentication the account
 // tried (tokens and failures) and introspections of its keys.
-type metricsRep struct {
+type NHIMetricsRep struct {
 	Days              int    `json:"days"`
 	Requests          int64  `json:"requests"`
 	Tokens            int64  `json:"tokens"`
@@ -66,10 +66,10 @@ func (s *Service) Stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.now().UnixMilli()
-	rep := statsRep{Days: days, LastUsedTimestamp: optionalTime(n.LastUsedAt), Usage: []usageDayRep{},
+	rep := NHIStatsRep{Days: days, LastUsedTimestamp: optionalTime(n.LastUsedAt), Usage: []UsageDayRep{},
 		Credentials: map[string]int64{identity.CredActive: 0, identity.CredExpired: 0, identity.CredRevoked: 0}}
 	for _, u := range list {
-		rep.Usage = append(rep.Usage, usageDayRep{Date: time.Unix(u.Day*86400, 0).UTC().Format(time.DateOnly), Tokens: u.Tokens,
+		rep.Usage = append(rep.Usage, UsageDayRep{Date: time.Unix(u.Day*86400, 0).UTC().Format(time.DateOnly), Tokens: u.Tokens,
 			Failures: u.Failures, Introspections: u.Introspections})
 	}
 	for _, c := range creds {
@@ -84,7 +84,7 @@ func (s *Service) Metrics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep := metricsRep{Days: days, LastUsedTimestamp: optionalTime(n.LastUsedAt)}
+	rep := NHIMetricsRep{Days: days, LastUsedTimestamp: optionalTime(n.LastUsedAt)}
 	for _, u := range list {
 		rep.Tokens += u.Tokens
 		rep.Failures += u.Failures

@@ -230,7 +230,7 @@ func requestBody(s *schemas, op Op) map[string]any {
 	if len(content) == 0 {
 		return nil
 	}
-	return map[string]any{"required": true, "content": content}
+	return map[string]any{"required": !op.RequestOptional, "content": content}
 }
 
 // responses lists the success answer (exact when the route has an Op,

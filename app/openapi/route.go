@@ -54,6 +54,9 @@ type Op struct {
 	// Request is the JSON body: a value of the Go type the handler
 	// decodes, or a Schema.
 	Request any
+	// RequestOptional says the body may be left out (a rotation without
+	// one takes its defaults).
+	RequestOptional bool
 	// Form is an application/x-www-form-urlencoded body's Schema.
 	Form Schema
 	// Status is the success status (200 when zero).
