@@ -95,4 +95,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeAccount(describe)
 	describeFederation(describe)
 	describeNHI(describe)
+	describeSCIM(describe)
 }

@@ -82,9 +82,9 @@ func toRep(a *store.CustomAttribute) AttributeRep {
 		Validation: ValidationRep{Pattern: v.Pattern, MinLength: v.MinLength, MaxLength: v.MaxLength, Min: v.Min, Max: v.Max}}
 }
 
-// attributeBody is one attribute in a request: the representation, whose
+// AttributeBody is one attribute in a request: the representation, whose
 // id and createdTimestamp are the server's (a body may repeat them).
-type attributeBody struct {
+type AttributeBody struct {
 	ID               *string       `json:"id"`
 	Name             string        `json:"name"`
 	DisplayName      string        `json:"displayName"`
@@ -101,7 +101,7 @@ type attributeBody struct {
 
 // apply sets the body's fields on a and checks it; errors are prefixed
 // with prefix ("attributes[2]." in a bulk update).
-func (b attributeBody) apply(a *store.CustomAttribute, prefix string) error {
+func (b AttributeBody) apply(a *store.CustomAttribute, prefix string) error {
 	v := b.Validation
 	a.Name, a.DisplayName, a.Type, a.Required, a.Multivalued = b.Name, b.DisplayName, b.Type, b.Required, b.Multivalued
 	a.Options, a.EditableBy, a.OnRegistration, a.InTokens = b.Options, b.EditableBy, b.OnRegistration, b.InTokens
@@ -146,7 +146,7 @@ func (s *Service) CreateAttribute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	var body attributeBody
+	var body AttributeBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (s *Service) UpdateAttribute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	var body attributeBody
+	var body AttributeBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (s *Service) UpdateAttribute(w http.ResponseWriter, r *http.Request) error 
 
 // keepsIdentity refuses a body that changes an attribute's id or creation
 // time.
-func (b attributeBody) keepsIdentity(a *store.CustomAttribute, prefix string) error {
+func (b AttributeBody) keepsIdentity(a *store.CustomAttribute, prefix string) error {
 	if b.ID != nil && *b.ID != a.ID {
 		return apperr.Field(prefix+"id", "cannot be changed")
 	}
@@ -230,10 +230,10 @@ func (s *Service) DeleteAttribute(w http.ResponseWriter, r *http.Request) error 
 	return httpx.NoContent(w)
 }
 
-// schemaBody is the body of the bulk PUT: the whole schema, as Keycloak's
+// SchemaBody is the body of the bulk PUT: the whole schema, as Keycloak's
 // user profile configuration holds its attributes.
-type schemaBody struct {
-	Attributes []attributeBody `json:"attributes"`
+type SchemaBody struct {
+	Attributes []AttributeBody `json:"attributes"`
 }
 
 // PutAttributes answers PUT .../custom-attributes: the schema becomes the
@@ -245,7 +245,7 @@ func (s *Service) PutAttributes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body schemaBody
+	var body SchemaBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

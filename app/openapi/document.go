@@ -221,8 +221,13 @@ func requestBody(s *schemas, op Op) map[string]any {
 	if op.Request != nil {
 		// The server reads any JSON media type, a merge patch's too.
 		sc := map[string]any{"schema": s.of(op.Request, request)}
-		content["application/json"] = sc
-		content["application/merge-patch+json"] = sc
+		types := op.RequestTypes
+		if len(types) == 0 {
+			types = []string{"application/json", "application/merge-patch+json"}
+		}
+		for _, mt := range types {
+			content[mt] = sc
+		}
 	}
 	if op.Form != nil {
 		content["application/x-www-form-urlencoded"] = map[string]any{"schema": op.Form}
@@ -238,6 +243,10 @@ func requestBody(s *schemas, op Op) map[string]any {
 // route's shape.
 func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 	out := map[string]any{}
+	mt := op.ResponseType
+	if mt == "" {
+		mt = "application/json"
+	}
 	switch {
 	case typed:
 		status := op.Status
@@ -246,10 +255,6 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 		}
 		r := map[string]any{"description": http.StatusText(status)}
 		if op.Response != nil {
-			mt := op.ResponseType
-			if mt == "" {
-				mt = "application/json"
-			}
 			m := map[string]any{"schema": s.of(op.Response, answer)}
 			if op.Example != nil {
 				m["example"] = op.Example
@@ -300,8 +305,11 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 		}
 	}
 	for status, body := range op.Also {
-		out[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status),
-			"content": map[string]any{"application/json": map[string]any{"schema": s.of(body, answer)}}}
+		r := map[string]any{"description": http.StatusText(status)}
+		if body != nil {
+			r["content"] = map[string]any{mt: map[string]any{"schema": s.of(body, answer)}}
+		}
+		out[strconv.Itoa(status)] = r
 	}
 	return out
 }

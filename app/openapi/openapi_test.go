@@ -145,3 +145,39 @@ func TestYAML(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", y, want)
 	}
 }
+
+// A route of its own media types reads and answers them, its other
+// statuses too, and an answer of another status may have no body.
+func TestMediaTypesOfARoute(t *testing.T) {
+	const path = "/scim/v2/{realm}/Things/{id}"
+	routes := []Route{{Method: http.MethodPatch, Path: path, Access: SCIM, Errors: SCIMErrors}}
+	d, err := Build(Info{APIError: struct{}{}}, routes, map[string]Op{"PATCH " + path: {
+		Request: inner{}, RequestTypes: []string{"application/scim+json", "application/json"},
+		Response: inner{}, ResponseType: "application/scim+json", Also: map[int]any{http.StatusNoContent: nil}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			RequestBody struct {
+				Content map[string]any `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]struct {
+				Content map[string]any `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(d.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths[path]["patch"]
+	if c := op.RequestBody.Content; len(c) != 2 || c["application/scim+json"] == nil || c["application/json"] == nil {
+		t.Errorf("request media types %v", c)
+	}
+	if c := op.Responses["200"].Content; len(c) != 1 || c["application/scim+json"] == nil {
+		t.Errorf("200 media types %v", c)
+	}
+	if r, ok := op.Responses["204"]; !ok || r.Content != nil {
+		t.Errorf("204 %+v, want no body", r)
+	}
+}

@@ -57,6 +57,9 @@ type Op struct {
 	// RequestOptional says the body may be left out (a rotation without
 	// one takes its defaults).
 	RequestOptional bool
+	// RequestTypes are Request's media types (application/json and
+	// application/merge-patch+json when empty).
+	RequestTypes []string
 	// Form is an application/x-www-form-urlencoded body's Schema.
 	Form Schema
 	// Status is the success status (200 when zero).
@@ -70,7 +73,8 @@ type Op struct {
 	// Example is an answer as the handler gives it.
 	Example any
 	// Also are answers of other statuses in a shape of the route's own
-	// rather than the error's (a readiness check's 503), by status.
+	// rather than the error's (a readiness check's 503), by status, in
+	// the route's media type; nil is no body (a PATCH's 204).
 	Also map[int]any
 }
 

@@ -31,14 +31,20 @@ type bulkOp struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// bulkResult is one operation's entry of the BulkResponse.
-type bulkResult struct {
+// BulkResult is one operation's entry of the BulkResponse.
+type BulkResult struct {
 	Method   string `json:"method"`
 	BulkID   string `json:"bulkId,omitempty"`
 	Version  string `json:"version,omitempty"`
 	Location string `json:"location,omitempty"`
 	Status   string `json:"status"`
 	Response any    `json:"response,omitempty"`
+}
+
+// BulkResponse is RFC 7644 §3.7.3's answer to a BulkRequest.
+type BulkResponse struct {
+	Schemas    []string      `json:"schemas"`
+	Operations []*BulkResult `json:"Operations"`
 }
 
 // bulkRef is a reference to the resource another operation creates
@@ -101,7 +107,7 @@ func (s *Service) Bulk(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 
-	results := make([]*bulkResult, len(req.Operations))
+	results := make([]*BulkResult, len(req.Operations))
 	created := map[string]string{} // bulkId → the ID of the resource made
 	failed := map[string]bool{}
 	errorsSeen := 0
@@ -116,7 +122,7 @@ func (s *Service) Bulk(w http.ResponseWriter, r *http.Request) error {
 				continue
 			}
 			progress = true
-			res := &bulkResult{Method: strings.ToUpper(op.Method), BulkID: op.BulkID, Version: op.Version}
+			res := &BulkResult{Method: strings.ToUpper(op.Method), BulkID: op.BulkID, Version: op.Version}
 			if broken != "" {
 				res.Status, res.Response = "409", errorResponse(fail(http.StatusConflict, typeInvalidValue, "%s", broken))
 			} else {
@@ -133,7 +139,7 @@ func (s *Service) Bulk(w http.ResponseWriter, r *http.Request) error {
 			results[i] = res
 		}
 	}
-	out := make([]*bulkResult, 0, len(results))
+	out := make([]*BulkResult, 0, len(results))
 	for i, res := range results {
 		switch {
 		case res != nil:
@@ -141,12 +147,12 @@ func (s *Service) Bulk(w http.ResponseWriter, r *http.Request) error {
 			continue // not run: the request stopped at failOnErrors
 		default:
 			op := req.Operations[i]
-			res = &bulkResult{Method: strings.ToUpper(op.Method), BulkID: op.BulkID, Status: "409",
+			res = &BulkResult{Method: strings.ToUpper(op.Method), BulkID: op.BulkID, Status: "409",
 				Response: errorResponse(fail(http.StatusConflict, typeInvalidValue, "the bulkId references of this operation form a cycle"))}
 		}
 		out = append(out, res)
 	}
-	writeSCIM(w, http.StatusOK, map[string]any{"schemas": []string{schemaBulkResponse}, "Operations": out})
+	writeSCIM(w, http.StatusOK, BulkResponse{Schemas: []string{schemaBulkResponse}, Operations: out})
 	return nil
 }
 
@@ -181,7 +187,7 @@ func resolveRefs(op bulkOp, created map[string]string, failed, known map[string]
 
 // runBulkOp runs one operation through the handler of its path, as a
 // request of the same caller would.
-func (s *Service) runBulkOp(r *http.Request, op bulkOp, res *bulkResult) {
+func (s *Service) runBulkOp(r *http.Request, op bulkOp, res *BulkResult) {
 	method := strings.ToUpper(op.Method)
 	h, vars, err := s.bulkHandler(method, op.Path)
 	if err != nil {

@@ -18,7 +18,8 @@ type supported struct {
 	Supported bool `json:"supported"`
 }
 
-type serviceProviderConfig struct {
+// ServiceProviderConfigRep is RFC 7643 §5's ServiceProviderConfig.
+type ServiceProviderConfigRep struct {
 	Schemas               []string       `json:"schemas"`
 	DocumentationURI      string         `json:"documentationUri,omitempty"`
 	Patch                 supported      `json:"patch"`
@@ -51,7 +52,7 @@ type authScheme struct {
 
 // ServiceProviderConfig answers what the server supports (RFC 7643 §5).
 func (s *Service) ServiceProviderConfig(w http.ResponseWriter, r *http.Request) error {
-	writeSCIM(w, http.StatusOK, serviceProviderConfig{
+	writeSCIM(w, http.StatusOK, ServiceProviderConfigRep{
 		Schemas:        []string{schemaServiceProviderConfig},
 		Patch:          supported{true},
 		Bulk:           bulkConfig{Supported: true, MaxOperations: maxBulkOperations, MaxPayloadSize: maxBulkPayload},
@@ -93,13 +94,15 @@ func newList(resources []any, total, startIndex int) listResponse {
 		ItemsPerPage: len(resources), Resources: resources}
 }
 
-type schemaResource struct {
+// SchemaRep is a schema as the Schemas endpoint answers it (RFC 7643 §7).
+type SchemaRep struct {
 	*schemaDef
 	Schemas []string       `json:"schemas"`
 	Meta    map[string]any `json:"meta"`
 }
 
-type resourceType struct {
+// ResourceTypeRep is RFC 7643 §6's ResourceType.
+type ResourceTypeRep struct {
 	Schemas          []string          `json:"schemas"`
 	ID               string            `json:"id"`
 	Name             string            `json:"name"`
@@ -134,12 +137,12 @@ func (s *Service) schemaResources(r *http.Request) ([]any, error) {
 	}
 	var out []any
 	for _, d := range schemas {
-		out = append(out, schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
+		out = append(out, SchemaRep{schemaDef: d, Schemas: []string{schemaSchema},
 			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}})
 	}
 	for i := range m.custom {
 		d := &m.custom[i]
-		out = append(out, schemaResource{schemaDef: d, Schemas: []string{schemaSchema},
+		out = append(out, SchemaRep{schemaDef: d, Schemas: []string{schemaSchema},
 			Meta: map[string]any{"resourceType": "Schema", "location": s.location(r, "Schemas/"+d.ID)}})
 	}
 	return out, nil
@@ -155,10 +158,10 @@ func (s *Service) resourceTypes(r *http.Request) ([]any, error) {
 		exts[i] = schemaExtension{Schema: urn}
 	}
 	return []any{
-		resourceType{Schemas: []string{schemaResType}, ID: "User", Name: "User", Endpoint: "/Users",
+		ResourceTypeRep{Schemas: []string{schemaResType}, ID: "User", Name: "User", Endpoint: "/Users",
 			Description: "User Account", Schema: schemaUser, SchemaExtensions: exts,
 			Meta: map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/User")}},
-		resourceType{Schemas: []string{schemaResType}, ID: "Group", Name: "Group", Endpoint: "/Groups",
+		ResourceTypeRep{Schemas: []string{schemaResType}, ID: "Group", Name: "Group", Endpoint: "/Groups",
 			Description: "Group", Schema: schemaGroup, SchemaExtensions: []schemaExtension{},
 			Meta: map[string]any{"resourceType": "ResourceType", "location": s.location(r, "ResourceTypes/Group")}},
 	}, nil
@@ -185,7 +188,7 @@ func (s *Service) Schema(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, res := range list {
-		if res.(schemaResource).ID == id {
+		if res.(SchemaRep).ID == id {
 			writeSCIM(w, http.StatusOK, res)
 			return nil
 		}
@@ -214,7 +217,7 @@ func (s *Service) ResourceType(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, res := range list {
-		if res.(resourceType).ID == id {
+		if res.(ResourceTypeRep).ID == id {
 			writeSCIM(w, http.StatusOK, res)
 			return nil
 		}

@@ -37,6 +37,12 @@ type MappingRep struct {
 	CreatedAt int64  `json:"createdAt"` // Unix milliseconds
 }
 
+// MappingCreate is the body of a mapping's creation.
+type MappingCreate struct {
+	SCIMPath string `json:"scimPath"`
+	Target   string `json:"target"`
+}
+
 func mappingRep(m *store.SCIMMapping) MappingRep {
 	return MappingRep{ID: m.ID, SCIMPath: m.Path, Target: m.Target, CreatedAt: m.CreatedAt}
 }
@@ -237,10 +243,7 @@ func (s *Service) CreateMapping(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		SCIMPath string `json:"scimPath"`
-		Target   string `json:"target"`
-	}
+	var body MappingCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

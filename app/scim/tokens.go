@@ -35,6 +35,12 @@ type TokenRep struct {
 	Token      string `json:"token,omitempty"`
 }
 
+// TokenCreate is the body of a token's creation.
+type TokenCreate struct {
+	Name      string `json:"name"`
+	ExpiresAt int64  `json:"expiresAt"` // Unix milliseconds; 0 for no expiry
+}
+
 // Token states.
 const (
 	tokenActive   = "active"
@@ -91,10 +97,7 @@ func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 			return apperr.Forbidden("a SCIM token writes users and groups: it cannot be created by a caller that does not hold the permission %s", p)
 		}
 	}
-	var body struct {
-		Name      string `json:"name"`
-		ExpiresAt int64  `json:"expiresAt"`
-	}
+	var body TokenCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
