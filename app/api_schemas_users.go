@@ -72,8 +72,8 @@ func describeUsers(describe func(method, path string, o openapi.Op)) {
 		"subGroups": []map[string]any{{"id": "9a4b…", "name": "emea", "description": "", "parentId": "6d0e…", "path": "/sales/emea", "subGroups": []any{}}}}}
 	describe(http.MethodGet, groups, openapi.Op{Summary: "List the group tree",
 		Description: "The top-level groups, each with its subgroups. `search` keeps the groups whose name holds it, with their ancestors.",
-		Query: append([]openapi.Param{{Name: "search", Description: "A part of a group's name.", Schema: openapi.Schema{"type": "string"}}}, page...),
-		Response: []groupTreeRep{}, Example: treeExample})
+		Query:       append([]openapi.Param{{Name: "search", Description: "A part of a group's name.", Schema: openapi.Schema{"type": "string"}}}, page...),
+		Response:    []groupTreeRep{}, Example: treeExample})
 	describe(http.MethodPost, groups, openapi.Op{Summary: "Create a group, or move one to the top level",
 		Description: "With `id`, the existing group moves (200); else a new group is made (201), under `parentId` when given.",
 		Request:     groupCreate{}, Status: http.StatusCreated, Response: groupTreeRep{}, Also: map[int]any{http.StatusOK: groupTreeRep{}}})

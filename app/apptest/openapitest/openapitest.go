@@ -20,10 +20,10 @@ import (
 
 	yaml "github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
-	"github.com/pb33f/libopenapi/datamodel"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi/datamodel"
 )
 
 // checker is one document's validator. Building it reads the whole
