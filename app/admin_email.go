@@ -117,8 +117,13 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	a.wakeMailer()
-	httpx.WriteJSON(w, http.StatusOK, map[string]string{"message": "verification email queued"})
+	httpx.WriteJSON(w, http.StatusOK, mailQueued{Message: "verification email queued"})
 	return nil
+}
+
+// mailQueued answers a request that queued a mail.
+type mailQueued struct {
+	Message string `json:"message"`
 }
 
 // verification is a verify-email token and its mail, ready to be written.

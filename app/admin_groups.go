@@ -47,6 +47,12 @@ type groupCreate struct {
 	ParentID    *string `json:"parentId"`
 }
 
+// groupUpdate is what PUT and PATCH of a group change.
+type groupUpdate struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
 // validateGroup checks and normalizes the fields of a group about to be
 // stored. '/' is refused because it separates the names of a path.
 func validateGroup(g *store.Group) error {
@@ -254,8 +260,8 @@ func (a *App) updateGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// name has no default: null keeps the stored one.
-	current := groupRep{Name: g.Name, Description: g.Description}
-	upd, err := httpx.ReadUpdate[groupRep](r, current, map[string]any{"name": g.Name, "description": nil})
+	current := groupUpdate{Name: g.Name, Description: g.Description}
+	upd, err := httpx.ReadUpdate[groupUpdate](r, current, map[string]any{"name": g.Name, "description": nil})
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,11 @@ func (a *App) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, sessionsEndedRep{Deleted: len(ended), Type: kind})
 }
 
+// sessionsEnded counts the sessions a logout ended.
+type sessionsEnded struct {
+	Count int `json:"count"`
+}
+
 // deleteUserSessions logs the user out everywhere. Offline sessions stay,
 // as in Keycloak: they end by revoking their offline token.
 func (a *App) deleteUserSessions(w http.ResponseWriter, r *http.Request) error {
@@ -116,7 +121,7 @@ func (a *App) deleteUserSessions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	return httpx.OK(w, map[string]any{"count": len(ended)})
+	return httpx.OK(w, sessionsEnded{Count: len(ended)})
 }
 
 // consentRep is Keycloak's UserConsentRepresentation.

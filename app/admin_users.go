@@ -293,15 +293,18 @@ func (a *App) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// passwordReset is the body of PUT .../reset-password.
+type passwordReset struct {
+	Password  *string `json:"password"`
+	Temporary *bool   `json:"temporary"` // as in Keycloak: the user must change it at next login
+}
+
 func (a *App) resetPassword(w http.ResponseWriter, r *http.Request) error {
 	realm, u, err := a.user(r)
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Password  *string `json:"password"`
-		Temporary *bool   `json:"temporary"` // as in Keycloak: the user must change it at next login
-	}
+	var body passwordReset
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}

@@ -181,3 +181,30 @@ func TestMediaTypesOfARoute(t *testing.T) {
 		t.Errorf("204 %+v, want no body", r)
 	}
 }
+
+// tree holds trees of its own type, as a group holds its subgroups.
+type tree struct {
+	Name     string `json:"name"`
+	Children []tree `json:"children"`
+}
+
+// A type that holds itself is one component referring to itself; its
+// list stays of type array (null besides), which libopenapi needs to
+// tell a tree from an endless value.
+func TestSchemaOfRecursiveType(t *testing.T) {
+	s := newSchemas()
+	if ref := s.of([]tree{}, answer); ref["items"].(Schema)["$ref"] != "#/components/schemas/Tree" {
+		t.Fatalf("ref %v", ref)
+	}
+	children := s.components["Tree"]["properties"].(Schema)["children"].(Schema)
+	want := Schema{"anyOf": []Schema{
+		{"type": "array", "items": Schema{"$ref": "#/components/schemas/Tree"}},
+		{"type": "null"},
+	}}
+	if !reflect.DeepEqual(children, want) {
+		t.Errorf("children %v, want %v", children, want)
+	}
+	if len(s.components) != 1 {
+		t.Errorf("components %v", s.components)
+	}
+}

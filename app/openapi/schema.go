@@ -215,6 +215,12 @@ func orNull(sc Schema) Schema {
 	if len(sc) == 0 {
 		return sc // anything already
 	}
+	if items, _ := sc["items"].(Schema); items["$ref"] != nil {
+		// A list of components stays of type array, not ["array", "null"]:
+		// libopenapi knows a component holding a list of itself (a tree)
+		// from an endless one only by that type.
+		return Schema{"anyOf": []Schema{sc, {"type": "null"}}}
+	}
 	if typ, ok := sc["type"].(string); ok && sc["$ref"] == nil {
 		out := Schema{}
 		for k, v := range sc {

@@ -86,3 +86,51 @@ func TestHandlerReportsUndocumentedAnswers(t *testing.T) {
 		})
 	}
 }
+
+// node holds nodes of its own type, as a group holds its subgroups: its
+// component refers to itself.
+type node struct {
+	Name     string `json:"name"`
+	Children []node `json:"children"`
+}
+
+// A component that refers to itself through a list is a tree, not an
+// endless value: the validator is built, and it checks every level of an
+// answer.
+func TestHandlerValidatesRecursiveComponents(t *testing.T) {
+	doc, err := openapi.Build(openapi.Info{Title: "t", Version: "1", APIError: apiError{}},
+		[]openapi.Route{{Method: http.MethodGet, Path: "/tree", Access: openapi.Admin, Permission: "tree:read", Errors: openapi.APIErrors}},
+		map[string]openapi.Op{"GET /tree": {Response: node{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := openapitest.Check(doc.JSON); err != nil || len(problems) > 0 {
+		t.Fatalf("the document: %v %v", err, problems)
+	}
+	for _, c := range []struct {
+		name, answer string
+		want         string // in the report; empty: no report
+	}{
+		{"a leaf", `{"name":"a","children":[]}`, ""},
+		{"three levels", `{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[]}]}]}`, ""},
+		{"a deep node of the wrong shape", `{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[],"extra":1}]}]}`, "extra"},
+		{"a deep node lacking a field", `{"name":"a","children":[{"name":"b","children":[{"children":[]}]}]}`, "name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt := &recordingT{TB: t}
+			h := openapitest.Handler(rt, func() ([]byte, error) { return doc.JSON, nil },
+				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(c.answer))
+				}))
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/tree", nil))
+			got := strings.Join(rt.errors, "\n")
+			switch {
+			case c.want == "" && got != "":
+				t.Errorf("reported %s", got)
+			case c.want != "" && !strings.Contains(got, c.want):
+				t.Errorf("report %q lacks %q", got, c.want)
+			}
+		})
+	}
+}
