@@ -18,7 +18,7 @@ type federationProvider struct{ ldapfed.Input }
 func describeSCIM(describe func(method, path string, o openapi.Op)) {
 	describeSCIMAdmin(describe)
 	describeSCIMProtocol(describe)
-	describeFederation(describe)
+	describeUserFederation(describe)
 	describeCustomAttributes(describe)
 }
 
@@ -187,7 +187,7 @@ var (
 	}
 )
 
-func describeFederation(describe func(method, path string, o openapi.Op)) {
+func describeUserFederation(describe func(method, path string, o openapi.Op)) {
 	const feds, fed1 = "/admin/realms/{realm}/user-federation", "/admin/realms/{realm}/user-federation/{id}"
 	describe(http.MethodGet, feds, openapi.Op{Summary: "List the user federation providers",
 		Description: "In the order sign-ins ask them.", Response: []ldapfed.Provider{}})
