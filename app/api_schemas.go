@@ -92,4 +92,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 		Request:     adminLoginBody{}, Response: adminSession{},
 		Example: map[string]any{"accessToken": "eyJhbGciOi…", "tokenType": "Bearer", "expiresIn": 900,
 			"user": map[string]any{"id": "3f1c…", "username": "admin", "createdTimestamp": int64(1767225600000)}, "permissions": []string{"users:read"}}})
+	describeProtocol(describe)
 }

@@ -230,7 +230,7 @@ func requestBody(s *schemas, op Op) map[string]any {
 	if len(content) == 0 {
 		return nil
 	}
-	return map[string]any{"required": true, "content": content}
+	return map[string]any{"required": !op.OptionalBody, "content": content}
 }
 
 // responses lists the success answer (exact when the route has an Op,
@@ -295,8 +295,11 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 		}
 	}
 	for status, body := range op.Also {
-		out[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status),
-			"content": map[string]any{"application/json": map[string]any{"schema": s.of(body, answer)}}}
+		r := map[string]any{"description": http.StatusText(status)}
+		if body != nil {
+			r["content"] = map[string]any{"application/json": map[string]any{"schema": s.of(body, answer)}}
+		}
+		out[strconv.Itoa(status)] = r
 	}
 	return out
 }

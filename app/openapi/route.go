@@ -56,6 +56,9 @@ type Op struct {
 	Request any
 	// Form is an application/x-www-form-urlencoded body's Schema.
 	Form Schema
+	// OptionalBody says the request body may be left out (a rotation
+	// with the realm's defaults, a bearer token sent in the header).
+	OptionalBody bool
 	// Status is the success status (200 when zero).
 	Status int
 	// Response is the success body: a value of the Go type the handler
@@ -67,7 +70,9 @@ type Op struct {
 	// Example is an answer as the handler gives it.
 	Example any
 	// Also are answers of other statuses in a shape of the route's own
-	// rather than the error's (a readiness check's 503), by status.
+	// rather than the error's (a readiness check's 503), by status; nil
+	// is an answer without a body (a second success status, such as a
+	// logout's 204 beside its page).
 	Also map[int]any
 }
 
