@@ -96,4 +96,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeFederation(describe)
 	describeNHI(describe)
 	describeSCIM(describe)
+	describeProtocol(describe)
 }

@@ -189,9 +189,18 @@ func (a *App) webauthnAuthenticateVerify(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return webauthnAPIError(w, err)
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"verified": true, "userId": as.user.ID, "credentialId": as.cred.ID,
-		"userVerified": as.userVerified})
+	httpx.WriteJSON(w, http.StatusOK, webauthnVerifiedRep{Verified: true, UserID: as.user.ID, CredentialID: as.cred.ID,
+		UserVerified: as.userVerified})
 	return nil
+}
+
+// webauthnVerifiedRep says whose key answered an assertion; verified is
+// always true, a refusal being an error.
+type webauthnVerifiedRep struct {
+	Verified     bool   `json:"verified"`
+	UserID       string `json:"userId"`
+	CredentialID string `json:"credentialId"`
+	UserVerified bool   `json:"userVerified"`
 }
 
 // webauthnAPIError is the JSON answer of a failed verification.

@@ -208,3 +208,59 @@ func TestSchemaOfRecursiveType(t *testing.T) {
 		t.Errorf("components %v", s.components)
 	}
 }
+
+// An optional request body is not required, and an Also without a body
+// is a second success status that answers nothing.
+func TestRequestOptionalAndBodilessAlso(t *testing.T) {
+	const path = "/realms/{realm}/protocol/openid-connect/logout"
+	routes := []Route{{Method: http.MethodPost, Path: path, Access: Public, Errors: OAuthErrors}}
+	d, err := Build(Info{APIError: struct{}{}}, routes, map[string]Op{"POST " + path: {
+		Form: Schema{"type": "object"}, RequestOptional: true, ResponseType: "text/html", Response: Schema{"type": "string"},
+		Also: map[int]any{http.StatusNoContent: nil}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			RequestBody map[string]any            `json:"requestBody"`
+			Responses   map[string]map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(d.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	post := doc.Paths[path]["post"]
+	if post.RequestBody["required"] != false {
+		t.Errorf("request body %v, want it optional", post.RequestBody)
+	}
+	noContent, ok := post.Responses["204"]
+	if !ok || noContent["content"] != nil {
+		t.Errorf("204 %v, want an answer without a body", noContent)
+	}
+	if post.Responses["200"]["content"] == nil {
+		t.Errorf("200 %v, want the page", post.Responses["200"])
+	}
+}
+
+type embeddedNote struct {
+	Note []string `json:"note"`
+}
+
+type hidingNote struct {
+	Note string `json:"note,omitempty"`
+	embeddedNote
+}
+
+// A field hides an embedded struct's field of the same name, as in
+// encoding/json: the outer field's schema is the one the document gives.
+func TestShallowerFieldHidesEmbedded(t *testing.T) {
+	s := newSchemas()
+	s.of(hidingNote{}, answer)
+	got := s.components["HidingNote"]
+	if typ := got["properties"].(Schema)["note"].(Schema)["type"]; typ != "string" {
+		t.Errorf("note type %v, want the outer field's string", typ)
+	}
+	if r := got["required"]; r != nil {
+		t.Errorf("required %v, want none: the outer note is omitempty", r)
+	}
+}

@@ -157,30 +157,19 @@ func (s *schemas) structSchema(t reflect.Type, dir direction) Schema {
 }
 
 // fields adds t's fields as encoding/json sees them: exported, named by
-// their tag, embedded structs' fields in line.
+// their tag, embedded structs' fields in line. As in encoding/json, a
+// field of a shallower struct hides an embedded one of the same name (an
+// import's credentials hide those of the user it embeds).
 func (s *schemas) fields(t reflect.Type, dir direction, props Schema, required *[]string) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
+	depths := map[string]int{}
+	walkFields(t, 0, func(_ reflect.StructField, name, _ string, depth int) {
+		if d, ok := depths[name]; !ok || depth < d {
+			depths[name] = depth
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				s.fields(ft, dir, props, required)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
+	})
+	walkFields(t, 0, func(f reflect.StructField, name, opts string, depth int) {
+		if depth != depths[name] {
+			return
 		}
 		omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
 		var sc Schema
@@ -196,6 +185,37 @@ func (s *schemas) fields(t reflect.Type, dir direction, props Schema, required *
 		if dir == answer && !omit {
 			*required = append(*required, name)
 		}
+	})
+}
+
+// walkFields calls visit with each field encoding/json sees in t, in
+// order, embedded structs' fields in line one level deeper, with its JSON
+// name and tag options.
+func walkFields(t reflect.Type, depth int, visit func(f reflect.StructField, name, opts string, depth int)) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walkFields(ft, depth+1, visit)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		visit(f, name, opts, depth)
 	}
 }
 
