@@ -89,11 +89,11 @@ func TestConfigFileRefusals(t *testing.T) {
 		{"syntax", "c.toml", "addr = \":3000\"\nbase-url = \n", "line 2"},
 		{"invalid setting", "c.toml", "addr = \"nowhere\"\n", "--addr (IDENPLANE_ADDR) must be host:port"},
 		{"yaml unknown key", "c.yaml", "addr: \":3000\"\n\nbase_url: https://x.example\n", `line 3: unknown key "base_url"`},
-		{"yaml nested", "c.yml", "addr: \":3000\"\nserver:\n  port: 1\n", "line 2: server is a table"},
+		{"yaml nested", "c.yml", "addr: \":3000\"\nserver:\n  port: 1\n", `line 2: unknown key "server"`},
 		{"yaml list of numbers", "c.yaml", "trusted-proxies: [1, 2]\n", "line 1: trusted-proxies must be a list of strings"},
 		{"yaml twice", "c.yaml", "addr: \":3000\"\naddr: \":4000\"\n", "line 2: addr is set twice (first at line 1)"},
 		{"yaml no value", "c.yaml", "base-url:\n", "line 1: base-url has no value"},
-		{"yaml syntax", "c.yaml", "addr: \":3000\"\nbase-url: [\n", "line 3"},
+		{"yaml syntax", "c.yaml", "addr: \":3000\"\nbase-url: [\n", "line 2"},
 		{"yaml not a mapping", "c.yaml", "- addr\n", "line 1: the file must be a mapping"},
 		{"yaml invalid setting", "c.yaml", "addr: nowhere\n", "--addr (IDENPLANE_ADDR) must be host:port"},
 	} {

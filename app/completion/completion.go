@@ -112,9 +112,16 @@ func writeFish(w io.Writer, prog string, cmds []Command) error {
 			}
 			continue
 		}
-		subs := names(c.Subcommands)
+		// Offered until one is typed; help's are the commands, itself
+		// among them, which the first condition already saw.
+		var others []Command
+		for _, s := range c.Subcommands {
+			if s.Name != c.Name {
+				others = append(others, s)
+			}
+		}
 		fmt.Fprintf(&b, "complete -c %s -f -n '__fish_seen_subcommand_from %s; and not __fish_seen_subcommand_from %s' -a '%s'\n",
-			prog, c.Name, subs, subs)
+			prog, c.Name, names(others), names(c.Subcommands))
 		for _, s := range c.Subcommands {
 			for _, f := range s.Flags {
 				fmt.Fprintf(&b, "complete -c %s -n '__fish_seen_subcommand_from %s; and __fish_seen_subcommand_from %s' -l %s\n",
