@@ -35,6 +35,7 @@ import (
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/completion"
 	"github.com/idenplane/idenplane/app/configfile"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
@@ -105,6 +106,7 @@ func commandList() []commandInfo {
 		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
 		{"admin", "create [flags] NAME", "create an administrator and print a one-time enrolment link"},
 		{"config", "check|example [flags]", "check a configuration file and show the settings it gives, or print a commented example"},
+		{"completion", "bash|zsh|fish", "print the shell's completion script of the commands and their flags"},
 		{"help", "[COMMAND]", "print this, or a command's flags"},
 	}
 }
@@ -171,6 +173,8 @@ func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return adminCreate(args, stdout, stderr)
 	case "config":
 		return configCommand(args, stdout, stderr)
+	case "completion":
+		return printCompletion(args, stdout, stderr)
 	case "help":
 		if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
 			printUsage(stdout)
@@ -305,7 +309,7 @@ func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		adminPassword: os.Getenv("IDENPLANE_ADMIN_PASSWORD"),
 		metricsPublic: os.Getenv("IDENPLANE_METRICS_PUBLIC"),
 	}
-	fs.String(configFlag, os.Getenv("IDENPLANE_CONFIG"), "TOML file of settings named as these flags; a flag or its environment variable beats it (IDENPLANE_CONFIG)")
+	fs.String(configFlag, os.Getenv("IDENPLANE_CONFIG"), "TOML file (YAML when named .yaml or .yml) of settings named as these flags; a flag or its environment variable beats it (IDENPLANE_CONFIG)")
 	fs.StringVar(&c.db, "db", envOr("IDENPLANE_DB", "./idenplane.db"), "SQLite database file (IDENPLANE_DB)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("IDENPLANE_LOG_FORMAT", "text"), "log format, text or json (IDENPLANE_LOG_FORMAT)")
 	return fs, c
@@ -340,7 +344,7 @@ func applyConfigFile(fs *flag.FlagSet) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	settings, err := configfile.Parse(data, configKeys())
+	settings, err := configfile.Parse(path, data, configKeys())
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
@@ -1267,10 +1271,15 @@ func configCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	fs, c := serveFlags("config", stderr)
 	if args[0] == "example" {
+		const formatFlag = "format"
+		format := fs.String(formatFlag, "toml", "the example's format: toml or yaml")
 		if err := parseNoArgs(fs, args[1:], stdout, stderr); err != nil {
 			return err
 		}
-		configfile.Example(stdout, fs, configFlag)
+		if *format != "toml" && *format != "yaml" {
+			return usageFailure(fs, stderr, "--format is toml or yaml")
+		}
+		configfile.Example(stdout, fs, *format == "yaml", configFlag, formatFlag)
 		return nil
 	}
 	if err := parseNoArgs(fs, args[1:], stdout, stderr); err != nil {
@@ -1289,8 +1298,9 @@ func configCommand(args []string, stdout, stderr io.Writer) error {
 	given := map[string]bool{}
 	bare.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	fromFile := map[string]bool{}
-	if data, err := os.ReadFile(fs.Lookup(configFlag).Value.String()); err == nil {
-		settings, _ := configfile.Parse(data, configKeys())
+	if path := fs.Lookup(configFlag).Value.String(); path != "" {
+		data, _ := os.ReadFile(path)
+		settings, _ := configfile.Parse(path, data, configKeys())
 		for _, st := range settings {
 			fromFile[st.Key] = true
 		}
@@ -1376,4 +1386,53 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return loadtest.Run(ctx, cfg, stdout)
+}
+
+// printCompletion is `idenplane completion SHELL`: the script of the
+// commands of commandList, each with the flags its help lists.
+func printCompletion(args []string, stdout, stderr io.Writer) error {
+	const usage = "usage: idenplane completion bash|zsh|fish"
+	if len(args) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return flag.ErrHelp
+	}
+	if len(args) != 1 || !slices.Contains(completion.Shells, args[0]) {
+		fmt.Fprintln(stderr, usage)
+		return errUsage
+	}
+	var cmds []completion.Command
+	for _, c := range commandList() {
+		cmd := completion.Command{Name: c.name}
+		switch c.name {
+		case "help":
+			for _, other := range commandList() {
+				cmd.Subcommands = append(cmd.Subcommands, completion.Command{Name: other.name})
+			}
+		case "completion":
+			for _, sh := range completion.Shells {
+				cmd.Subcommands = append(cmd.Subcommands, completion.Command{Name: sh})
+			}
+		default:
+			// A command whose first argument is a word (config's
+			// check|example, admin's create) has subcommands.
+			first, _, _ := strings.Cut(c.args, " ")
+			if first != "" && strings.Trim(first, "abcdefghijklmnopqrstuvwxyz|") == "" {
+				for _, sub := range strings.Split(first, "|") {
+					cmd.Subcommands = append(cmd.Subcommands, completion.Command{Name: sub, Flags: helpFlags(c.name, sub)})
+				}
+			} else {
+				cmd.Flags = helpFlags(c.name)
+			}
+		}
+		cmds = append(cmds, cmd)
+	}
+	return completion.Write(stdout, args[0], "idenplane", cmds)
+}
+
+// helpFlags are the flags a command's help lists: the command asked for
+// its help does nothing else.
+func helpFlags(cmd ...string) []string {
+	var out bytes.Buffer
+	_ = runCommand(cmd[0], append(cmd[1:], "-h"), strings.NewReader(""), &out, &out)
+	return completion.FlagsOf(out.String())
 }

@@ -1,7 +1,8 @@
-// Package configfile reads the server's configuration file: TOML with flat
-// keys named as the command line's flags (base-url = "https://…"). The
-// command line applies it under its own flags and the environment: a flag
-// given beats its environment variable, which beats the file.
+// Package configfile reads the server's configuration file: TOML, or YAML
+// when its name ends in .yaml or .yml, with flat keys named as the command
+// line's flags (base-url = "https://…", base-url: https://…). The command
+// line applies it under its own flags and the environment: a flag given
+// beats its environment variable, which beats the file.
 package configfile
 
 import (
@@ -10,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,11 +26,24 @@ type Setting struct {
 	Line       int
 }
 
-// Parse reads a configuration file. Every key must be one known says is
-// a setting; a value is a string, a number, a boolean or a list of
-// strings (joined by commas, as the flags take lists). Errors name the
-// line.
-func Parse(data []byte, known func(string) bool) ([]Setting, error) {
+// Parse reads the configuration file named name, in the format its name
+// says. Every key must be one known says is a setting; a value is a
+// string, a number, a boolean or a list of strings (joined by commas, as
+// the flags take lists). Errors name the line.
+func Parse(name string, data []byte, known func(string) bool) ([]Setting, error) {
+	if IsYAML(name) {
+		return parseYAML(data, known)
+	}
+	return parseTOML(data, known)
+}
+
+// IsYAML says whether a file of this name is read as YAML.
+func IsYAML(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+func parseTOML(data []byte, known func(string) bool) ([]Setting, error) {
 	var raw map[string]any
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw)
 	if err != nil {
@@ -45,17 +60,27 @@ func Parse(data []byte, known func(string) bool) ([]Setting, error) {
 		if len(k) != 1 {
 			continue // inside a table, refused with the table below
 		}
-		if !known(key) {
-			return nil, fmt.Errorf("line %d: unknown key %q (idenplane config example lists them)", line, key)
-		}
-		value, err := flagValue(raw[key])
+		st, err := setting(key, raw[key], line, known)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %s %w", line, key, err)
+			return nil, err
 		}
-		out = append(out, Setting{Key: key, Value: value, Line: line})
+		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b Setting) int { return a.Line - b.Line })
 	return out, nil
+}
+
+// setting checks one key of the file and its value, read from either
+// format.
+func setting(key string, v any, line int, known func(string) bool) (Setting, error) {
+	if !known(key) {
+		return Setting{}, fmt.Errorf("line %d: unknown key %q (idenplane config example lists them)", line, key)
+	}
+	value, err := flagValue(v)
+	if err != nil {
+		return Setting{}, fmt.Errorf("line %d: %s %w", line, key, err)
+	}
+	return Setting{Key: key, Value: value, Line: line}, nil
 }
 
 func flagValue(v any) (string, error) {
@@ -97,9 +122,14 @@ func lineOf(data []byte, key string) int {
 }
 
 // Example writes a commented file of every flag of fs but skip, each at
-// its default, with its help and environment variable.
-func Example(w io.Writer, fs *flag.FlagSet, skip ...string) {
-	fmt.Fprint(w, "# Idenplane configuration: idenplane serve --config idenplane.toml\n"+
+// its default, with its help and environment variable: TOML, or YAML when
+// yaml is set.
+func Example(w io.Writer, fs *flag.FlagSet, yaml bool, skip ...string) {
+	file, sep := "idenplane.toml", " ="
+	if yaml {
+		file, sep = "idenplane.yaml", ":"
+	}
+	fmt.Fprint(w, "# Idenplane configuration: idenplane serve --config "+file+"\n"+
 		"# Keys are the flags' names. A flag given on the command line beats its\n"+
 		"# environment variable, which beats this file. Secrets (the master key,\n"+
 		"# the admin API key and password) come from the environment only.\n")
@@ -107,6 +137,6 @@ func Example(w io.Writer, fs *flag.FlagSet, skip ...string) {
 		if slices.Contains(skip, f.Name) {
 			return
 		}
-		fmt.Fprintf(w, "\n# %s\n#%s = %s\n", f.Usage, f.Name, strconv.Quote(f.DefValue))
+		fmt.Fprintf(w, "\n# %s\n#%s%s %s\n", f.Usage, f.Name, sep, strconv.Quote(f.DefValue))
 	})
 }
