@@ -97,4 +97,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeNHI(describe)
 	describeSCIM(describe)
 	describeProtocol(describe)
+	describeUsers(describe)
 }

@@ -21,7 +21,7 @@ var pageTemplate = template.Must(template.New("reference").Parse(`<!DOCTYPE html
 <main>
 <h1>{{.Title}} API reference</h1>
 <p>Version {{.Version}}. The OpenAPI 3.1 document: <a href="{{.JSONPath}}">JSON</a>, <a href="{{.YAMLPath}}">YAML</a>.
-{{.Typed}} of {{.Total}} operations have their bodies described; the others, their statuses and errors.</p>
+{{.Typed}} of {{.Total}} operations have their bodies described.</p>
 <nav aria-label="Areas"><ul>{{range .Groups}}<li><a href="#tag-{{.Tag}}">{{.Tag}}</a></li>{{end}}</ul></nav>
 {{range .Groups}}
 <section id="tag-{{.Tag}}" aria-labelledby="h-{{.Tag}}">
