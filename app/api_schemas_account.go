@@ -10,7 +10,9 @@ import (
 
 // accountFormSchema is the form a page of the account posts: its fields, and
 // the csrf token that binds it to the browser's sign-in. More fields may
-// come (the realm's custom attributes on the profile form).
+// come (the realm's custom attributes on the profile form). A form of no
+// field but the token is optional: a script with a bearer token posts no
+// body.
 func accountFormSchema(fields ...string) openapi.Schema {
 	props := map[string]any{"csrf": map[string]any{"type": "string"}}
 	for _, f := range fields {
@@ -63,7 +65,7 @@ func describeAccount(describe func(method, path string, o openapi.Op)) {
 		Request:     accountDeleteBody{}, Form: accountFormSchema("currentPassword"), Status: http.StatusAccepted, Response: accountDeletionRep{},
 		Example: map[string]any{"scheduled": true, "requestedAt": int64(1767225600000), "deleteAt": int64(1767830400000)}})
 	describe(http.MethodPost, account+"/cancel-delete-account", openapi.Op{Summary: "Cancel one's account deletion",
-		Description: "404 when none is scheduled.", Form: accountFormSchema(), Response: accountDeletionRep{}})
+		Description: "404 when none is scheduled.", Form: accountFormSchema(), RequestOptional: true, Response: accountDeletionRep{}})
 	describe(http.MethodGet, account+"/totp-setup", openapi.Op{Summary: "Begin a TOTP enrolment",
 		Description: "Asks for a recent sign-in. 409 when TOTP is set up already.", Response: totpSetupRep{}})
 	describe(http.MethodPost, account+"/totp-setup", openapi.Op{Summary: "Confirm a TOTP enrolment with its first code",
@@ -80,7 +82,7 @@ func describeAccount(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodDelete, webauthn+"/{credentialId}", openapi.Op{Summary: "Remove a security key or passkey",
 		Description: "Asks for a recent sign-in.", Status: http.StatusNoContent})
 	describe(http.MethodPost, webauthn+"/{credentialId}/delete", openapi.Op{Summary: "Remove a security key or passkey (the page's form)",
-		Form: accountFormSchema(), Status: http.StatusNoContent})
+		Form: accountFormSchema(), RequestOptional: true, Status: http.StatusNoContent})
 
 	linked := account + accountLinkedPath
 	describe(http.MethodGet, linked, openapi.Op{Summary: "List the identity providers one may sign in with, linked or not",
@@ -88,15 +90,15 @@ func describeAccount(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodDelete, linked+"/{alias}", openapi.Op{Summary: "Unlink an identity provider",
 		Description: "Never the last way to sign in.", Status: http.StatusNoContent})
 	describe(http.MethodPost, linked+"/{alias}/delete", openapi.Op{Summary: "Unlink an identity provider (the page's form)",
-		Form: accountFormSchema(), Status: http.StatusNoContent})
+		Form: accountFormSchema(), RequestOptional: true, Status: http.StatusNoContent})
 	describe(http.MethodPost, linked+"/{alias}/link", openapi.Op{Summary: "Link an identity provider (pages)",
 		Description: "For a browser only: it is sent to sign in at the provider. An API caller gets 404.",
-		Form:        accountFormSchema(), Status: http.StatusSeeOther})
+		Form:        accountFormSchema(), RequestOptional: true, Status: http.StatusSeeOther})
 
 	invitation := account + "/organizations/{slug}/invitations/{token}"
 	describe(http.MethodGet, invitation, openapi.Op{Summary: "Read an invitation to join an organization", Response: orgInvitationRep{}})
 	describe(http.MethodPost, invitation, openapi.Op{Summary: "Accept an invitation to join an organization",
-		Form: accountFormSchema(), Response: orgInvitationRep{}})
+		Form: accountFormSchema(), RequestOptional: true, Response: orgInvitationRep{}})
 
 	const registration = "/realms/{realm}/registration"
 	describe(http.MethodGet, registration+"/fields", openapi.Op{Summary: "List the registration form's extra fields",
