@@ -17,11 +17,6 @@ func configRun(args ...string) (string, string, error) {
 	return stdout.String(), stderr.String(), err
 }
 
-func writeConfig(t *testing.T, text string) string {
-	t.Helper()
-	return writeConfigAs(t, "idenplane.toml", text)
-}
-
 func writeConfigAs(t *testing.T, name, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
