@@ -62,60 +62,50 @@ func offered(t *testing.T, out []byte, err error) []string {
 	return got
 }
 
-// TestCompletionBash and its twins run each shell's real completion of
-// the script the binary prints.
-func TestCompletionBash(t *testing.T) {
-	bash := needTool(t, "bash", "bash")
-	script := completionScript(t, "bash")
-	for _, tc := range completionCases {
-		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(bash, "--norc", "-c", "source "+script+"; COMP_WORDS=("+shellWords(tc.words)+"); COMP_CWORD="+
-				strconv.Itoa(len(tc.words)-1)+"; _idenplane; printf '%s\\n' \"${COMPREPLY[@]}\"")
-			out, err := cmd.CombinedOutput()
-			if got := offered(t, out, err); !slices.Equal(got, tc.want) {
-				t.Fatalf("bash offers %q, want %q", got, tc.want)
-			}
-		})
-	}
+// completionShells runs a shell's real completion of the script the
+// binary prints, for a command line being typed.
+var completionShells = []struct {
+	shell string
+	// command asks the shell what it offers for words.
+	command func(shell, script string, words []string) *exec.Cmd
+	// prefixOnly: the shell's own layer answers every word and the
+	// shell then keeps those the typed word begins, as done here.
+	prefixOnly bool
+}{
+	{"bash", func(bash, script string, words []string) *exec.Cmd {
+		return exec.Command(bash, "--norc", "-c", "source "+script+"; COMP_WORDS=("+shellWords(words)+"); COMP_CWORD="+
+			strconv.Itoa(len(words)-1)+"; _idenplane; printf '%s\\n' \"${COMPREPLY[@]}\"")
+	}, false},
+	// zsh's bash layer calls the function with KSH_ARRAYS, as here;
+	// compinit comes first in any zsh with completion.
+	{"zsh", func(zsh, script string, words []string) *exec.Cmd {
+		return exec.Command(zsh, "-f", "-c", "autoload -U compinit && compinit -u -D; source "+script+
+			"; setopt ksharrays; COMP_WORDS=("+shellWords(words)+"); COMP_CWORD="+strconv.Itoa(len(words)-1)+
+			"; _idenplane; print -l -- \"${COMPREPLY[@]}\"")
+	}, true},
+	{"fish", func(fish, script string, words []string) *exec.Cmd {
+		return exec.Command(fish, "--no-config", "-c", "source "+script+"; complete -C "+strconv.Quote(strings.Join(words, " ")))
+	}, false},
 }
 
-func TestCompletionZsh(t *testing.T) {
-	zsh := needTool(t, "zsh", "zsh")
-	script := completionScript(t, "zsh")
-	for _, tc := range completionCases {
-		t.Run(tc.name, func(t *testing.T) {
-			// zsh's bash layer calls the function with KSH_ARRAYS, as
-			// here; compinit comes first in any zsh with completion.
-			cmd := exec.Command(zsh, "-f", "-c", "autoload -U compinit && compinit -u -D; source "+script+
-				"; setopt ksharrays; COMP_WORDS=("+shellWords(tc.words)+"); COMP_CWORD="+strconv.Itoa(len(tc.words)-1)+
-				"; _idenplane; print -l -- \"${COMPREPLY[@]}\"")
-			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-			out, err := cmd.CombinedOutput()
-			// zsh's compgen answers every word; zsh itself then keeps
-			// those the typed word begins, as done here.
-			var got []string
-			for _, w := range offered(t, out, err) {
-				if strings.HasPrefix(w, tc.words[len(tc.words)-1]) {
-					got = append(got, w)
-				}
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Fatalf("zsh offers %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestCompletionFish(t *testing.T) {
-	fish := needTool(t, "fish", "fish")
-	script := completionScript(t, "fish")
-	for _, tc := range completionCases {
-		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(fish, "--no-config", "-c", "source "+script+"; complete -C "+strconv.Quote(strings.Join(tc.words, " ")))
-			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-			out, err := cmd.CombinedOutput()
-			if got := offered(t, out, err); !slices.Equal(got, tc.want) {
-				t.Fatalf("fish offers %q, want %q", got, tc.want)
+func TestCompletion(t *testing.T) {
+	for _, sh := range completionShells {
+		t.Run(sh.shell, func(t *testing.T) {
+			path := needTool(t, sh.shell, sh.shell)
+			script := completionScript(t, sh.shell)
+			for _, tc := range completionCases {
+				t.Run(tc.name, func(t *testing.T) {
+					cmd := sh.command(path, script, tc.words)
+					cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+					out, err := cmd.CombinedOutput()
+					got := offered(t, out, err)
+					if sh.prefixOnly {
+						got = slices.DeleteFunc(got, func(w string) bool { return !strings.HasPrefix(w, tc.words[len(tc.words)-1]) })
+					}
+					if !slices.Equal(got, tc.want) {
+						t.Fatalf("%s offers %q, want %q", sh.shell, got, tc.want)
+					}
+				})
 			}
 		})
 	}
