@@ -54,7 +54,11 @@ func layers() map[string][]string {
 		"app/apptest/tlstest":     {module + "/app", module + "/store", module + "/ui"},
 		"app/apptest/realapp":     {module + "/app/loadtest"},
 		// The identity core: rules, no HTTP; its hash below it.
-		"app/identity":          httpPackages,
+		"app/identity": httpPackages,
+		// The sign-in: below the modules, which plug steps into it; no
+		// protocol library, so that each protocol stays a requester.
+		"app/signin": slices.Concat([]string{module + "/app", module + "/app/loadtest", testSupport,
+			"github.com/zitadel/oidc/...", "github.com/crewjam/saml/..."}, moduleDirs()),
 		"app/identity/argon2id": {module + "/...", "net/http"},
 		// The server's own TLS and tracing, which main.go sets up: nothing
 		// of the server.
