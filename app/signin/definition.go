@@ -30,7 +30,8 @@ type DefinitionStep struct {
 	// Condition is set exactly when Requirement is Conditional.
 	Condition *Condition `json:"condition,omitempty"`
 	// Provider is the identity provider's alias of an
-	// identity-provider-redirect step.
+	// identity-provider-redirect step; empty offers every enabled
+	// provider of the realm, as the sign-in page's buttons do.
 	Provider string `json:"provider,omitempty"`
 }
 
@@ -72,4 +73,8 @@ type Condition struct {
 	Group     string `json:"group,omitempty"`     // the user is a member of this group (its path), directly or below
 	Client    string `json:"client,omitempty"`    // the sign-in is for this client (its clientId or SAML entity ID)
 	Attribute string `json:"attribute,omitempty"` // the user's attribute, as "name=value"
+	// Configured: the user has a credential of the step's kind (a TOTP
+	// authenticator, a security key, recovery codes), as Keycloak's
+	// "user configured" condition.
+	Configured bool `json:"configured,omitempty"`
 }
