@@ -1397,3 +1397,29 @@ CREATE INDEX admin_accounts_realm ON admin_accounts (realm_id);
 -- array of tags; empty offers every catalogue).
 ALTER TABLE realms ADD COLUMN default_locale TEXT NOT NULL DEFAULT '';
 ALTER TABLE realms ADD COLUMN supported_locales TEXT NOT NULL DEFAULT '[]';
+
+-- version 37
+-- One sign-in in progress, whatever asked for it (app/signin): the
+-- requester (its kind and its own id), what it wants (JSON), the
+-- authentication flow it follows, the user once known, how the user has
+-- authenticated so far, the flow's steps passed, and the browser it is
+-- bound to. Each change moves step_no on by one, and only from the
+-- step_no its writer read: of two submits of the same step, one wins.
+CREATE TABLE signin_flows (
+    id             TEXT PRIMARY KEY,
+    realm_id       TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    requester      TEXT NOT NULL,
+    requester_id   TEXT NOT NULL,
+    definition_id  TEXT NOT NULL,
+    wants          TEXT NOT NULL,
+    user_id        TEXT REFERENCES users (id) ON DELETE CASCADE,
+    amr            TEXT NOT NULL,
+    passed         TEXT NOT NULL,
+    step_no        BIGINT NOT NULL,
+    browser_hash   BLOB NOT NULL,
+    created_at     BIGINT NOT NULL,
+    expires_at     BIGINT NOT NULL
+);
+CREATE INDEX signin_flows_realm ON signin_flows (realm_id);
+CREATE INDEX signin_flows_user ON signin_flows (user_id);
+CREATE INDEX signin_flows_expiry ON signin_flows (expires_at);

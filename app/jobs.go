@@ -67,6 +67,7 @@ func (a *App) expireSessions(ctx context.Context) {
 			return a.store.DeleteExpiredDeviceAuthorizations(ctx, now-deviceCodeLifetime.Milliseconds())
 		}},
 		{"auth requests", a.store.DeleteExpiredAuthRequests},
+		{"sign-in flows", a.store.DeleteExpiredSignInFlows},
 		{"action tokens", a.store.DeleteExpiredActionTokens},
 		{"WebAuthn ceremonies", a.store.DeleteExpiredWebAuthnCeremonies},
 		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},

@@ -32,6 +32,7 @@ func transactionSuite() []subTest {
 		{"RaceGroupMoves", testRaceGroupMoves},
 		{"RacePasswordChanges", testRacePasswordChanges},
 		{"RaceConsentGrants", testRaceConsentGrants},
+		{"RaceSignInFlowStep", testRaceSignInFlowStep},
 	}
 }
 
