@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -176,7 +177,7 @@ func (a *App) account(h accountHandler) http.Handler {
 		api := bearerToken(r) != "" || !browserNavigation(r)
 		realm, err := a.accountRealm(r)
 		if err == nil {
-			r = withRealm(r, realm)
+			r = signin.WithRealm(r, realm)
 			var c *accountCaller
 			switch c, err = a.accountAuthenticate(r, realm); {
 			case c != nil:
@@ -214,7 +215,7 @@ func (a *App) accountAuthenticate(r *http.Request, realm *store.Realm) (*account
 
 // writeAccountError answers an API caller of the account in JSON.
 func (a *App) writeAccountError(w http.ResponseWriter, r *http.Request, err error) {
-	setBearerChallenge(w, realmFrom(r.Context()), err)
+	setBearerChallenge(w, signin.RealmFrom(r.Context()), err)
 	a.writeError(w, r, err)
 }
 

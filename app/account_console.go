@@ -111,7 +111,7 @@ func (a *App) startAccountSignIn(w http.ResponseWriter, r *http.Request, realm *
 	}
 	state, verifier := randomToken(), randomToken()
 	challenge := sha256.Sum256([]byte(verifier))
-	cookie := a.pageCookie(realm, accountStateCookie, state+"."+base64.RawURLEncoding.EncodeToString([]byte(returnTo)))
+	cookie := a.pages.Cookie(realm, accountStateCookie, state+"."+base64.RawURLEncoding.EncodeToString([]byte(returnTo)))
 	cookie.MaxAge = int(authRequestLifetime.Seconds())
 	http.SetCookie(w, cookie)
 	q := url.Values{
@@ -144,7 +144,7 @@ func (a *App) accountLanded(w http.ResponseWriter, r *http.Request, realm *store
 			subtle.ConstantTimeCompare([]byte(state), []byte(got)) == 1 && isAccountPagePath(realm, string(b)) {
 			to = string(b)
 		}
-		gone := a.pageCookie(realm, accountStateCookie, "")
+		gone := a.pages.Cookie(realm, accountStateCookie, "")
 		gone.MaxAge = -1
 		http.SetCookie(w, gone)
 	}

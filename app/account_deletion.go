@@ -45,19 +45,15 @@ func (a *App) accountDeletionStatus(w http.ResponseWriter, r *http.Request, c *a
 
 func (a *App) renderAccountDelete(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, d *store.AccountDeletion, v ui.AccountDeleteView) error {
 	base := accountPath(c.realm)
-	var err error
 	if d != nil {
 		v.Scheduled, v.RequestedAt, v.DeleteAt = true, accountDate(d.RequestedAt), accountDate(d.DeleteAt)
-		if v.CancelCSRFToken, err = a.csrfToken(w, r, c.realm, accountFormCancelDelete, c.session.ID); err != nil {
-			return err
-		}
-	} else if v.CSRFToken, err = a.csrfToken(w, r, c.realm, accountFormDelete, c.session.ID); err != nil {
-		return err
+		v.CancelCSRFToken = a.pages.CSRFToken(w, r, c.realm, accountFormCancelDelete, c.session.ID)
 	}
+	v.CSRFToken = a.pages.CSRFToken(w, r, c.realm, accountFormDelete, c.session.ID)
 	v.GraceDays = int(accountDeletionGrace / (24 * time.Hour))
 	v.Action, v.CancelAction = base+"/delete-account", base+"/cancel-delete-account"
 	v.ExportURL, v.BackURL = base+"/data-export", base+"/"
-	return a.renderPage(w, r, status, ui.AccountDelete(a.page("account.delete.title"), v))
+	return a.pages.Render(w, r, status, ui.AccountDelete(a.pages.Page("account.delete.title"), v))
 }
 
 // accountDeleteBody is what POST /account/delete-account takes: a Bearer

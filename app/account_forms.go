@@ -65,7 +65,7 @@ func (a *App) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error) st
 // structs carry it where a message needs arguments; the templates pass
 // text that is no key through unchanged.
 func (a *App) pageText(r *http.Request, key string, args ...any) string {
-	return a.messages.Localizer(a.pageLocale(r)).T(key, args...)
+	return a.messages.Localizer(a.pages.Locale(r)).T(key, args...)
 }
 
 // throttleRefusal is err, when it is a throttled credential check, as a 429
@@ -137,7 +137,7 @@ func (a *App) accountForm(r *http.Request, c *accountCaller, form string) error 
 	if err := r.ParseForm(); err != nil {
 		return badPage("error.formUnreadable")
 	}
-	return a.checkCSRF(r, form, c.session.ID)
+	return a.pages.CheckCSRF(r, form, c.session.ID)
 }
 
 // formValue is a posted field, nil when the form has no such field.

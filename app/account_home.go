@@ -115,12 +115,8 @@ func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCa
 	ctx := r.Context()
 	base := accountPath(c.realm)
 	var err error
-	if v.Profile.CSRFToken, err = a.csrfToken(w, r, c.realm, accountFormProfile, c.session.ID); err != nil {
-		return err
-	}
-	if v.Password.CSRFToken, err = a.csrfToken(w, r, c.realm, accountFormPassword, c.session.ID); err != nil {
-		return err
-	}
+	v.Profile.CSRFToken = a.pages.CSRFToken(w, r, c.realm, accountFormProfile, c.session.ID)
+	v.Password.CSRFToken = a.pages.CSRFToken(w, r, c.realm, accountFormPassword, c.session.ID)
 	if v.Factors, err = a.accountFactors(ctx, c.realm, c.user); err != nil {
 		return err
 	}
@@ -144,7 +140,7 @@ func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCa
 	v.ExportURL, v.TOTPURL, v.DeleteURL = base+"/data-export", base+"/totp-setup", base+"/delete-account"
 	v.LogoutURL = a.issuer(c.realm) + "/" + pathLogout
 	v.WebAuthnURL = a.accountWebAuthnURL(c) // account_webauthn.go
-	return a.renderPage(w, r, status, ui.Account(a.page("account.title"), v))
+	return a.pages.Render(w, r, status, ui.Account(a.pages.Page("account.title"), v))
 }
 
 // accountProfileBody is what POST /account/profile takes; a field left

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -40,10 +41,7 @@ func (a *App) renderAccountLinked(w http.ResponseWriter, r *http.Request, c *acc
 	if err != nil {
 		return err
 	}
-	token, err := a.csrfToken(w, r, c.realm, accountLinkedForm, c.session.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, c.realm, accountLinkedForm, c.session.ID)
 	base := a.cfg.BaseURL + accountPath(c.realm)
 	v := ui.AccountLinkedView{Notice: notice, Error: errKey, CSRFToken: token, AccountURL: base + "/"}
 	for _, l := range list {
@@ -53,8 +51,8 @@ func (a *App) renderAccountLinked(w http.ResponseWriter, r *http.Request, c *acc
 		item.UnlinkAction, item.LinkAction = one+"/delete", one+"/link"
 		v.Items = append(v.Items, item)
 	}
-	formsLeaveServer(r.Context()) // a link starts with a sign-in at the provider
-	return a.renderPage(w, r, status, ui.AccountLinked(a.page("account.linked.title"), v))
+	signin.FormsLeaveServer(r.Context()) // a link starts with a sign-in at the provider
+	return a.pages.Render(w, r, status, ui.AccountLinked(a.pages.Page("account.linked.title"), v))
 }
 
 // accountUnlink removes a link: DELETE for an API caller, the page's form
@@ -64,7 +62,7 @@ func (a *App) accountUnlink(w http.ResponseWriter, r *http.Request, c *accountCa
 		if err := r.ParseForm(); err != nil {
 			return badPage("error.formUnreadable")
 		}
-		if err := a.checkCSRF(r, accountLinkedForm, c.session.ID); err != nil {
+		if err := a.pages.CheckCSRF(r, accountLinkedForm, c.session.ID); err != nil {
 			return err
 		}
 	}
@@ -92,7 +90,7 @@ func (a *App) accountLinkStart(w http.ResponseWriter, r *http.Request, c *accoun
 	if err := r.ParseForm(); err != nil {
 		return badPage("error.formUnreadable")
 	}
-	if err := a.checkCSRF(r, accountLinkedForm, c.session.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, accountLinkedForm, c.session.ID); err != nil {
 		return err
 	}
 	return a.broker.StartLink(w, r, c.realm, c.user, mux.Vars(r)["alias"])

@@ -89,7 +89,7 @@ func (a *App) readAccountTOTPInput(r *http.Request, c *accountCaller, form strin
 	if err := r.ParseForm(); err != nil {
 		return nil, badPage("error.formUnreadable")
 	}
-	if err := a.checkCSRF(r, form, c.session.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, form, c.session.ID); err != nil {
 		return nil, err
 	}
 	in.Code = r.PostForm.Get("code")
@@ -138,7 +138,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 		httpx.WriteJSON(w, http.StatusOK, totpEnabledRep{Enabled: true, RecoveryCodes: codes})
 		return nil
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.AccountRecoveryCodes(a.page("account.totp.done.title"), codes))
+	return a.pages.Render(w, r, http.StatusOK, ui.AccountRecoveryCodes(a.pages.Page("account.totp.done.title"), codes))
 }
 
 // accountTOTPDisable removes the user's authenticator. The proof is a
@@ -214,11 +214,8 @@ func (a *App) accountTOTPPath(c *accountCaller, rel string) string {
 }
 
 func (a *App) renderAccountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller, e *totpEnrolment, status int, errKey string) error {
-	token, err := a.csrfToken(w, r, c.realm, accountTOTPSetupForm, c.session.ID)
-	if err != nil {
-		return err
-	}
-	return a.renderPage(w, r, status, ui.AccountTOTPSetup(a.page("account.totp.setup.title"), ui.AccountTOTPSetupForm{
+	token := a.pages.CSRFToken(w, r, c.realm, accountTOTPSetupForm, c.session.ID)
+	return a.pages.Render(w, r, status, ui.AccountTOTPSetup(a.pages.Page("account.totp.setup.title"), ui.AccountTOTPSetupForm{
 		Action: a.accountTOTPPath(c, "/totp-setup"), CSRFToken: token,
 		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey}))
 }
@@ -232,15 +229,12 @@ func (a *App) accountTOTPEnabledPage(c *accountCaller, status int) func(http.Res
 }
 
 func (a *App) renderAccountTOTPEnabled(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, f ui.AccountTOTPForm) error {
-	token, err := a.csrfToken(w, r, c.realm, accountTOTPDisableForm, c.session.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, c.realm, accountTOTPDisableForm, c.session.ID)
 	f.Action, f.CSRFToken = a.accountTOTPPath(c, "/totp-disable"), token
-	return a.renderPage(w, r, status, ui.AccountTOTPEnabled(a.page("account.totp.enabled.title"), f))
+	return a.pages.Render(w, r, status, ui.AccountTOTPEnabled(a.pages.Page("account.totp.enabled.title"), f))
 }
 
 func (a *App) renderAccountTOTPRemoved(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	return a.renderPage(w, r, http.StatusOK, ui.AccountTOTPRemoved(a.page("account.totp.removed.title"),
+	return a.pages.Render(w, r, http.StatusOK, ui.AccountTOTPRemoved(a.pages.Page("account.totp.removed.title"),
 		a.accountTOTPPath(c, "/totp-setup")))
 }

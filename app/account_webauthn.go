@@ -67,7 +67,7 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 		if err := r.ParseForm(); err != nil {
 			return badPage("error.formUnreadable")
 		}
-		if err := a.checkCSRF(r, accountWebAuthnDeleteForm, c.session.ID); err != nil {
+		if err := a.pages.CheckCSRF(r, accountWebAuthnDeleteForm, c.session.ID); err != nil {
 			return err
 		}
 	}
@@ -135,14 +135,8 @@ func (a *App) renderAccountWebAuthn(w http.ResponseWriter, r *http.Request, c *a
 	if err != nil {
 		return err
 	}
-	deleteToken, err := a.csrfToken(w, r, c.realm, accountWebAuthnDeleteForm, c.session.ID)
-	if err != nil {
-		return err
-	}
-	registerToken, err := a.csrfToken(w, r, c.realm, webauthnRegisterForm, c.session.ID)
-	if err != nil {
-		return err
-	}
+	deleteToken := a.pages.CSRFToken(w, r, c.realm, accountWebAuthnDeleteForm, c.session.ID)
+	registerToken := a.pages.CSRFToken(w, r, c.realm, webauthnRegisterForm, c.session.ID)
 	base := a.cfg.BaseURL + accountPath(c.realm)
 	for _, cred := range creds {
 		item := ui.AccountWebAuthnCredential{Name: cred.Name, Created: accountDate(cred.CreatedAt),
@@ -160,7 +154,7 @@ func (a *App) renderAccountWebAuthn(w http.ResponseWriter, r *http.Request, c *a
 	if !a.authRecent(c) { // reauth.go
 		v.ReauthURL = base + accountWebAuthnAddPath
 	}
-	return a.renderPage(w, r, status, ui.AccountWebAuthn(a.page("account.webauthn.title"), v))
+	return a.pages.Render(w, r, status, ui.AccountWebAuthn(a.pages.Page("account.webauthn.title"), v))
 }
 
 // accountWebAuthnCredential is the user's WebAuthn credentials as one

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -65,7 +66,7 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
 	// The administrator asking is the one to read it: their language.
-	msg, err := deliveryTestMail(a.messages.Localizer(mailLocale(a.messages, realm, requestLocale(a.messages, r))), realm, provider, to)
+	msg, err := deliveryTestMail(a.messages.Localizer(mailLocale(a.messages, realm, signin.RequestLocale(a.messages, r))), realm, provider, to)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -119,6 +120,7 @@ type App struct {
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
 	messages      *ui.Catalogues
+	pages         *signin.Pages // the hosted pages' kit
 	router        *mux.Router
 	table         []route            // every route with the access it asks (routes.go)
 	apiDoc        *apiDocument       // the OpenAPI document (api_document.go)
@@ -161,6 +163,19 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
 		Realm: a.realm, BaseURL: cfg.BaseURL, SessionsEnded: a.backchannelLogout})
+	if a.assets, err = assets.Load(); err != nil {
+		return nil, fmt.Errorf("load assets: %w", err)
+	}
+	if a.messages, err = ui.LoadCatalogues(); err != nil {
+		return nil, fmt.Errorf("load message catalogues: %w", err)
+	}
+	// A form's CSRF token is a MAC under a key of its own.
+	csrfKey, err := hkdf.Key(sha256.New, cfg.MasterKey, nil, "idenplane page csrf", 32)
+	if err != nil {
+		return nil, fmt.Errorf("derive the pages' CSRF key: %w", err)
+	}
+	a.pages = signin.NewPages(signin.PagesConfig{Messages: a.messages, Stylesheet: a.assets.URL("idenplane.css"),
+		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: defaultTheme})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st, a.now)
 	a.signingKeys = newKeyCache()
@@ -187,12 +202,6 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.mailWake = make(chan struct{}, 1)
-	if a.assets, err = assets.Load(); err != nil {
-		return nil, fmt.Errorf("load assets: %w", err)
-	}
-	if a.messages, err = ui.LoadCatalogues(); err != nil {
-		return nil, fmt.Errorf("load message catalogues: %w", err)
-	}
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -207,7 +216,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		BaseURL:     cfg.BaseURL,
 		SystemRealm: SystemRealmName, ClientID: ConsoleClientID,
 		CookieKey: consoleKey, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
-		Log: a.log, Now: a.now, RenderPage: a.renderPage, Asset: a.assets.URL,
+		Log: a.log, Now: a.now, RenderPage: a.pages.Render, Asset: a.assets.URL,
 	})
 	if err != nil {
 		return nil, err

@@ -3,13 +3,10 @@ package app
 import (
 	"net/http"
 
-	"github.com/a-h/templ"
-
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
-	"github.com/idenplane/idenplane/ui"
 )
 
 // What brokering (app/broker) needs of the hosted sign-in: the browser's
@@ -23,14 +20,7 @@ func (a *App) brokerDeps() broker.Deps {
 	}
 	return broker.Deps{BaseURL: a.cfg.BaseURL, Store: a.store, Log: a.log, Now: a.now, Realm: a.realm,
 		Client: a.tracing.Client(httpx.OutboundClient(timeout, a.cfg.OutboundAllowed)), OutboundAllowed: a.cfg.OutboundAllowed, Core: a.id, ClientIP: a.clientIP,
-		LoginEvent: a.loginEvent, BrowserSecret: a.browserSecret, SignIn: a.brokerSignIn,
-		CSRFToken: a.csrfToken, CheckCSRF: a.checkCSRF,
-		RenderPage: func(w http.ResponseWriter, r *http.Request, status int, title string, body func(ui.Page) templ.Component) error {
-			// Brokering's pages are steps of a sign-in: their forms end
-			// at the application.
-			formsLeaveServer(r.Context())
-			return a.renderPage(w, r, status, body(a.page(title)))
-		}}
+		LoginEvent: a.loginEvent, SignIn: a.brokerSignIn, Pages: a.pages}
 }
 
 // signInURL is where a request that needs a sign-in goes: the identity

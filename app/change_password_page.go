@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -26,7 +27,7 @@ var errNoPendingStep = badPage("changePassword.error.noStep")
 // browserHash identifies the browser by its CSRF cookie, which every form
 // post already carries; nil when it has none.
 func browserHash(r *http.Request) []byte {
-	c, err := r.Cookie(csrfCookie)
+	c, err := r.Cookie(signin.CSRFCookie)
 	if err != nil || c.Value == "" {
 		return nil
 	}
@@ -48,7 +49,7 @@ type pendingSignIn struct {
 func (a *App) startPendingLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, action string, in pendingSignIn) error {
 	browser := browserHash(r)
 	if browser == nil {
-		return errCSRF // the login form's check passed, so this cannot happen
+		return signin.ErrCSRF // the login form's check passed, so this cannot happen
 	}
 	ctx := r.Context()
 	now := a.now().UnixMilli()
@@ -117,13 +118,10 @@ func (a *App) pendingStep(ctx context.Context, r *http.Request, realm *store.Rea
 }
 
 func (a *App) renderChangePassword(w http.ResponseWriter, r *http.Request, realm *store.Realm, step *pendingStep, status int, f ui.ChangePasswordForm) error {
-	token, err := a.csrfToken(w, r, realm, "change-password", step.ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "change-password", step.ar.ID)
 	f.Action, f.AuthRequestID, f.CSRFToken = a.issuer(realm)+pathChangePassword, step.ar.ID, token
 	f.Username, f.MinLength = step.user.Username, max(identity.MinPasswordLength, realm.PasswordMinLength)
-	return a.renderPage(w, r, status, ui.ChangePassword(a.page("changePassword.title"), f))
+	return a.pages.Render(w, r, status, ui.ChangePassword(a.pages.Page("changePassword.title"), f))
 }
 
 func (a *App) changePasswordPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
@@ -144,7 +142,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 	}
 	ctx := r.Context()
 	arID := r.PostForm.Get("authRequestID")
-	if err := a.checkCSRF(r, "change-password", arID); err != nil {
+	if err := a.pages.CheckCSRF(r, "change-password", arID); err != nil {
 		return err
 	}
 	step, err := a.pendingStep(ctx, r, realm, arID, store.ActionUpdatePassword)

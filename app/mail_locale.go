@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -33,7 +34,7 @@ func (m mailLanguages) localizer(ctx context.Context, realm *store.Realm, u *sto
 		return nil, err
 	}
 	if tag == "" && own != nil {
-		tag = requestLocale(m.messages, own)
+		tag = signin.RequestLocale(m.messages, own)
 	}
 	return m.messages.Localizer(mailLocale(m.messages, realm, tag)), nil
 }
@@ -77,5 +78,5 @@ func mailLocale(c *ui.Catalogues, realm *store.Realm, tag string) string {
 	if tag != "" {
 		return tag
 	}
-	return c.Negotiate(localeOffer(realm), nil, "")
+	return c.Negotiate(signin.LocaleOffer(realm), nil, "")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -57,14 +58,6 @@ type oidcServer struct {
 	a *App
 }
 
-type realmCtxKey struct{}
-
-// realmFrom is the realm of a protocol request, set by protocolRoutes.
-func realmFrom(ctx context.Context) *store.Realm {
-	r, _ := ctx.Value(realmCtxKey{}).(*store.Realm)
-	return r
-}
-
 func (a *App) issuer(realm *store.Realm) string { return a.cfg.BaseURL + "/realms/" + realm.Name }
 
 // providerEndpoint is the OpenID Connect provider for every realm: it
@@ -87,7 +80,7 @@ func (a *App) providerEndpoint() http.Handler {
 			return
 		}
 		failure := &protocolFailure{}
-		ctx := context.WithValue(req.Context(), realmCtxKey{}, realm)
+		ctx := signin.RealmOnly(req.Context(), realm)
 		ctx = context.WithValue(ctx, clientIPCtxKey{}, a.clientIP(req))
 		ctx = context.WithValue(ctx, protocolFailureKey{}, failure)
 		ctx = op.ContextWithIssuer(ctx, a.issuer(realm))
@@ -162,7 +155,7 @@ var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.Gra
 
 func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	iss := s.a.issuer(realm)
 	scopes, err := s.a.store.ListClientScopes(ctx, realm.ID)
 	if err != nil {
@@ -218,7 +211,7 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 
 func (s *oidcServer) Keys(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	keys, err := s.a.realmPublicKeys(ctx, realmFrom(ctx))
+	keys, err := s.a.realmPublicKeys(ctx, signin.RealmFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -236,17 +229,17 @@ func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCr
 	var c *store.Client
 	var use *nhiUse
 	if r.Data.ClientAssertion != "" {
-		c, use, err = s.a.authenticateAssertion(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientAssertion)
+		c, use, err = s.a.authenticateAssertion(ctx, signin.RealmFrom(ctx), r.Data.ClientID, r.Data.ClientAssertion)
 	} else {
-		c, use, err = s.a.authenticateClientCredential(ctx, realmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
+		c, use, err = s.a.authenticateClientCredential(ctx, signin.RealmFrom(ctx), r.Data.ClientID, r.Data.ClientSecret)
 	}
 	if err != nil {
 		if typ := grantErrorEvents[oidc.GrantType(r.Form.Get("grant_type"))]; typ != "" {
-			s.a.loginEvent(ctx, realmFrom(ctx), store.LoginEvent{Type: typ, ClientID: r.Data.ClientID, Error: "invalid_client"})
+			s.a.loginEvent(ctx, signin.RealmFrom(ctx), store.LoginEvent{Type: typ, ClientID: r.Data.ClientID, Error: "invalid_client"})
 		}
 		return nil, err
 	}
-	oc := s.a.oidcClient(realmFrom(ctx), c)
+	oc := s.a.oidcClient(signin.RealmFrom(ctx), c)
 	oc.nhi = use
 	// A grant records the use with what it gave; elsewhere it is recorded
 	// here.

@@ -18,6 +18,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -58,7 +59,7 @@ func (a *App) authorize(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if authErr != nil {
 		return a.authErrorResponse(w, r, ar, authErr)
 	}
-	a.rememberLocale(w, realm, r.Form.Get("ui_locales"))
+	a.pages.RememberLocale(w, realm, r.Form.Get("ui_locales"))
 	return a.startAuthRequest(w, r, realm, client, ar)
 }
 
@@ -426,9 +427,9 @@ func (a *App) formPostResponse(w http.ResponseWriter, r *http.Request, redirect 
 	for i, k := range names {
 		fields[i] = ui.FormPostParam{Name: k, Value: params.Get(k)}
 	}
-	ctx, nonce := a.pageContext(r)
+	ctx, nonce := a.pages.Context(r)
 	w.Header().Set("Content-Security-Policy", formPostCSP(nonce))
-	return writePage(ctx, w, http.StatusOK, ui.FormPost(a.page("page.formPost.title"), redirect.String(), fields))
+	return signin.Write(ctx, w, http.StatusOK, ui.FormPost(a.pages.Page("page.formPost.title"), redirect.String(), fields))
 }
 
 // redirectStatus is 303 after a POST, so the browser follows with a GET,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -241,7 +242,7 @@ func (a *App) signLogoutToken(ctx context.Context, realm *store.Realm, c *store.
 // invalid_request saying what was wrong (§2.8).
 func (a *App) backchannelLogoutIn(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	w.Header().Set("Cache-Control", "no-store")
 	lt, err := a.verifyLogoutToken(ctx, realm, r.PostFormValue("logout_token"))
 	if err == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // serves once: presenting it again revokes what it was redeemed for.
 func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	a, realm, client := s.a, realmFrom(ctx), r.Client.(*oidcClient).c
+	a, realm, client := s.a, signin.RealmFrom(ctx), r.Client.(*oidcClient).c
 	event := store.LoginEvent{Type: "CODE_TO_TOKEN", ClientID: client.ClientID}
 	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	ar, err := a.store.AuthRequestByCode(ctx, realm.ID, store.HashToken(r.Data.Code))

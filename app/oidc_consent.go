@@ -48,10 +48,7 @@ func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.R
 	} else if err != nil {
 		return err
 	}
-	token, err := a.csrfToken(w, r, realm, "consent", ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "consent", ar.ID)
 	form := ui.ConsentForm{Action: a.issuer(realm) + pathConsent, AuthRequestID: ar.ID, CSRFToken: token,
 		ClientName: clientName(client)}
 	for _, sc := range scopes {
@@ -64,7 +61,7 @@ func (a *App) consentPage(w http.ResponseWriter, r *http.Request, realm *store.R
 			form.AlsoShared = append(form.AlsoShared, consentScope(sc))
 		}
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Consent(a.page("consent.title"), form))
+	return a.pages.Render(w, r, http.StatusOK, ui.Consent(a.pages.Page("consent.title"), form))
 }
 
 // standardScopes are the client scopes every realm starts with, whose
@@ -92,7 +89,7 @@ func (a *App) consent(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	if err != nil {
 		return err
 	}
-	if err := a.checkCSRF(r, "consent", ar.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, "consent", ar.ID); err != nil {
 		return err
 	}
 	switch r.PostForm.Get("action") {

@@ -13,6 +13,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -36,7 +37,7 @@ const (
 // device_code grant.
 func (s *oidcServer) DeviceAuthorization(ctx context.Context, r *op.ClientRequest[oidc.DeviceAuthorizationRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	oc := r.Client.(*oidcClient)
 	if !oc.hasGrant(oidc.GrantTypeDeviceCode) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("the device_code grant is not among this client's grant types")
@@ -78,7 +79,7 @@ func (s *oidcServer) DeviceAuthorization(ctx context.Context, r *op.ClientReques
 // user decides, then tokens, once.
 func (s *oidcServer) DeviceToken(ctx context.Context, r *op.ClientRequest[oidc.DeviceAccessTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	oc := r.Client.(*oidcClient)
 	if !oc.hasGrant(oidc.GrantTypeDeviceCode) {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("the device_code grant is not among this client's grant types")

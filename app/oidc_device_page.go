@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -50,7 +51,7 @@ const (
 func (a *App) devicePage(w http.ResponseWriter, r *http.Request) {
 	realm, err := a.protocolRealm(r.Context(), mux.Vars(r)["realm"])
 	if err == nil {
-		r = withRealm(r, realm)
+		r = signin.WithRealm(r, realm)
 		if r.Method == http.MethodPost {
 			err = a.deviceDecide(w, r, realm)
 		} else {
@@ -71,7 +72,7 @@ func (a *App) renderDeviceError(w http.ResponseWriter, r *http.Request, err erro
 	if e.Status == http.StatusNotFound {
 		heading, message = "error.notFound.heading", "error.notFound"
 	}
-	if err := a.renderPage(w, r, e.Status, ui.DeviceMessage(a.page(heading), heading, message)); err != nil {
+	if err := a.pages.Render(w, r, e.Status, ui.DeviceMessage(a.pages.Page(heading), heading, message)); err != nil {
 		a.log.ErrorContext(r.Context(), "render device page", "err", err)
 	}
 }
@@ -79,10 +80,7 @@ func (a *App) renderDeviceError(w http.ResponseWriter, r *http.Request, err erro
 // deviceShow shows the form, with the code from verification_uri_complete
 // filled in and, when it is a live one, what it would approve.
 func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	token, err := a.csrfToken(w, r, realm, deviceForm, "")
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, deviceForm, "")
 	f := ui.DeviceForm{CSRFToken: token, UserCode: r.URL.Query().Get("user_code")}
 	if _, user, err := a.ssoSession(r, realm); err != nil {
 		return err
@@ -103,7 +101,7 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 			f.Client, f.Scopes = deviceClientName(d), d.Scopes
 		}
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.DeviceVerify(a.page("device.title"), f))
+	return a.pages.Render(w, r, http.StatusOK, ui.DeviceVerify(a.pages.Page("device.title"), f))
 }
 
 // deviceDecide approves or denies the device whose user code is posted.
@@ -130,12 +128,10 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	again := func(status int, msg string) error {
 		f.Error = msg
-		return a.renderPage(w, r, status, ui.DeviceVerify(a.page("device.title"), f))
+		return a.pages.Render(w, r, status, ui.DeviceVerify(a.pages.Page("device.title"), f))
 	}
-	csrfErr := a.checkCSRF(r, deviceForm, "")
-	if f.CSRFToken, err = a.csrfToken(w, r, realm, deviceForm, ""); err != nil {
-		return err
-	}
+	csrfErr := a.pages.CheckCSRF(r, deviceForm, "")
+	f.CSRFToken = a.pages.CSRFToken(w, r, realm, deviceForm, "")
 	if bySession && csrfErr != nil {
 		return again(http.StatusForbidden, deviceMsgFormExpired)
 	}
@@ -167,7 +163,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 		} else if err != nil {
 			return err
 		}
-		return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("device.denied.title"), "device.denied.title",
+		return a.pages.Render(w, r, http.StatusOK, ui.DeviceMessage(a.pages.Page("device.denied.title"), "device.denied.title",
 			"device.denied.message"))
 	case "approve":
 	default:
@@ -296,11 +292,11 @@ func (a *App) deviceApprove(w http.ResponseWriter, r *http.Request, realm *store
 	err := a.store.ApproveDeviceAuthorization(r.Context(), realm.ID, code, user.ID, authTime, a.now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) { // decided or expired meanwhile
 		f.Error = deviceMsgBadCode
-		return a.renderPage(w, r, http.StatusBadRequest, ui.DeviceVerify(a.page("device.title"), f))
+		return a.pages.Render(w, r, http.StatusBadRequest, ui.DeviceVerify(a.pages.Page("device.title"), f))
 	} else if err != nil {
 		return err
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.DeviceMessage(a.page("device.approved.title"), "device.approved.title",
+	return a.pages.Render(w, r, http.StatusOK, ui.DeviceMessage(a.pages.Page("device.approved.title"), "device.approved.title",
 		"device.approved.message"))
 }
 
@@ -313,7 +309,7 @@ func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *s
 		IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 		Details: map[string]string{"username": user.Username, "grant_type": identity.GrantDeviceCode, "reason": reason}})
 	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
-	return a.renderPage(w, r, http.StatusForbidden, ui.DeviceVerify(a.page("device.title"), f))
+	return a.pages.Render(w, r, http.StatusForbidden, ui.DeviceVerify(a.pages.Page("device.title"), f))
 }
 
 // deviceCodeKey is the throttle key of the failures on one user code.

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -534,7 +535,7 @@ func TestOIDCDevicePage(t *testing.T) {
 		}
 		var csrf *http.Cookie
 		for _, c := range resp.Cookies() {
-			if c.Name == csrfCookie {
+			if c.Name == signin.CSRFCookie {
 				csrf = c
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -20,7 +21,7 @@ func errInvalidScope(name string) error {
 // whose roles the token carries.
 func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequest[oidc.ClientCredentialsRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	client := r.Client.(*oidcClient).c
 	var user *store.User
 	// Every outcome is recorded; failures with their OAuth error code.

@@ -13,6 +13,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -66,7 +67,7 @@ func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token s
 // refresh tokens of the caller's own. Anything invalid is just inactive.
 func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	var id, secret string
 	if r.Data.ClientCredentials != nil {
 		id, secret = r.Data.ClientID, r.Data.ClientSecret

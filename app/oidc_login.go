@@ -37,10 +37,8 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Rea
 // renderLoginWith shows the login page with f's username, message and
 // resend form; the rest is filled in here.
 func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, status int, f ui.LoginForm) error {
-	token, err := a.csrfToken(w, r, realm, "login", ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "login", ar.ID)
+	var err error
 	back := "?" + url.Values{"authRequestID": {ar.ID}}.Encode()
 	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
 	f.ForgotURL = a.issuer(realm) + pathForgotPassword + back
@@ -57,7 +55,7 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	if realm.RegistrationAllowed {
 		f.RegisterURL = a.issuer(realm) + pathRegister + back
 	}
-	return a.renderPage(w, r, status, ui.Login(a.page("login.title"), f))
+	return a.pages.Render(w, r, status, ui.Login(a.pages.Page("login.title"), f))
 }
 
 // login takes the sign-in form: on success the browser gets an SSO
@@ -73,7 +71,7 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 	if err != nil {
 		return err
 	}
-	if err := a.checkCSRF(r, "login", ar.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, "login", ar.ID); err != nil {
 		return err
 	}
 	username, password := strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")

@@ -20,6 +20,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -61,7 +62,7 @@ func isTokenLogout(r *http.Request) bool {
 // invalid_grant.
 func (a *App) tokenLogout(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	err := func() error {
 		if err := r.ParseForm(); err != nil {
 			return oidc.ErrInvalidRequest().WithDescription("the form could not be read")
@@ -112,8 +113,8 @@ func (e logoutRefusal) Error() string { return string(e) }
 // id_token_hint it ends the session at once; without, it asks the browser
 // to confirm, and the confirmation comes back here with its CSRF token.
 func (a *App) rpLogout(w http.ResponseWriter, r *http.Request) {
-	realm := realmFrom(r.Context())
-	r = withRealm(r, realm)
+	realm := signin.RealmFrom(r.Context())
+	r = signin.WithRealm(r, realm)
 	ctx := r.Context()
 	err := a.rpLogoutStep(w, r, realm)
 	var refusal logoutRefusal
@@ -124,10 +125,10 @@ func (a *App) rpLogout(w http.ResponseWriter, r *http.Request) {
 		a.log.DebugContext(ctx, "logout refused", "realm", realm.Name, "err", err)
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGOUT_ERROR", ClientID: r.Form.Get("client_id"),
 			Error: "invalid_request", Details: map[string]string{"reason": string(refusal)}})
-		err = a.renderPage(w, r, http.StatusBadRequest, ui.LogoutError(a.page("logout.title"), string(refusal)))
+		err = a.pages.Render(w, r, http.StatusBadRequest, ui.LogoutError(a.pages.Page("logout.title"), string(refusal)))
 	default:
 		e, key := a.pageFailure(w, r, err)
-		err = a.renderPage(w, r, e.Status, ui.LogoutError(a.page("logout.title"), key))
+		err = a.pages.Render(w, r, e.Status, ui.LogoutError(a.pages.Page("logout.title"), key))
 	}
 	if err != nil {
 		a.log.ErrorContext(ctx, "render logout page", "err", err)
@@ -208,8 +209,8 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		}
 		targets = []string{current.ID}
 	case current != nil:
-		formsLeaveServer(r.Context())
-		return a.renderPage(w, r, http.StatusOK, ui.LogoutConfirm(a.page("logout.title"), realmTitle(realm), ui.LogoutForm{
+		signin.FormsLeaveServer(r.Context())
+		return a.pages.Render(w, r, http.StatusOK, ui.LogoutConfirm(a.pages.Page("logout.title"), signin.RealmTitle(realm), ui.LogoutForm{
 			Action:    "/realms/" + realm.Name + "/" + pathLogout,
 			CSRFToken: a.logoutCSRF(realm, current.ID, a.now().Add(logoutCSRFLifetime)),
 			ClientID:  lr.clientID, PostLogoutRedirectURI: lr.redirect, State: lr.state,
@@ -263,7 +264,7 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		}
 	}
 	if lr.redirect == "" {
-		return a.renderPage(w, r, http.StatusOK, ui.LoggedOut(a.page("logout.done.title"), realmTitle(realm)))
+		return a.pages.Render(w, r, http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), signin.RealmTitle(realm)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, withState(lr.redirect, lr.state), http.StatusFound)
@@ -316,13 +317,6 @@ func withState(uri, state string) string {
 	q.Set("state", state)
 	u.RawQuery = q.Encode()
 	return u.String()
-}
-
-func realmTitle(realm *store.Realm) string {
-	if realm.DisplayName != "" {
-		return realm.DisplayName
-	}
-	return realm.Name
 }
 
 // idTokenHint is what a verified id_token_hint tells.

@@ -2,18 +2,14 @@ package app
 
 import (
 	"context"
-	"crypto/hkdf"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -39,7 +35,7 @@ func (a *App) realmPage(h realmHandler) http.Handler {
 			err = errNoRealm
 		}
 		if err == nil {
-			r = withRealm(r, realm)
+			r = signin.WithRealm(r, realm)
 			err = h(w, r, realm)
 		}
 		if err != nil {
@@ -130,62 +126,10 @@ func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error)
 		}
 	}
 	e, key := a.pageFailure(w, r, err)
-	if err := a.renderPage(w, r, e.Status, ui.AuthError(a.page("error.title"), key)); err != nil {
+	if err := a.pages.Render(w, r, e.Status, ui.AuthError(a.pages.Page("error.title"), key)); err != nil {
 		a.log.ErrorContext(r.Context(), "render error page", "err", err)
 	}
 }
-
-// pageCookie is a cookie of a realm's pages: scoped to the realm's paths,
-// out of reach of scripts, and Secure when the server is served over TLS.
-func (a *App) pageCookie(realm *store.Realm, name, value string) *http.Cookie {
-	return &http.Cookie{Name: name, Value: value, Path: "/realms/" + realm.Name + "/", HttpOnly: true,
-		Secure: strings.HasPrefix(a.cfg.BaseURL, "https://"), SameSite: http.SameSiteLaxMode}
-}
-
-// A form's CSRF token is an HMAC of a random per-browser cookie, the form
-// and the authorization request it answers. A forged post lacks the
-// cookie; a token copied from an attacker's own form is bound to the
-// attacker's cookie. Nothing is stored.
-const csrfCookie = "idenplane_csrf"
-
-func (a *App) csrfKey() ([]byte, error) {
-	return hkdf.Key(sha256.New, a.cfg.MasterKey, nil, "idenplane page csrf", 32)
-}
-
-func (a *App) csrfMAC(browser, form, authRequestID string) (string, error) {
-	key, err := a.csrfKey()
-	if err != nil {
-		return "", err
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(browser + "\x00" + form + "\x00" + authRequestID))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
-}
-
-// csrfToken returns the token for a form, giving the browser its CSRF
-// cookie first if it has none.
-func (a *App) csrfToken(w http.ResponseWriter, r *http.Request, realm *store.Realm, form, authRequestID string) (string, error) {
-	return a.csrfMAC(a.browserSecret(w, r, realm), form, authRequestID)
-}
-
-// browserSecret is the browser's CSRF cookie, given to it now if it has
-// none: what CSRF tokens and a sign-in's steps are bound to.
-func (a *App) browserSecret(w http.ResponseWriter, r *http.Request, realm *store.Realm) string {
-	if c, err := r.Cookie(csrfCookie); err == nil && c.Value != "" {
-		return c.Value
-	}
-	browser := randomToken()
-	http.SetCookie(w, a.pageCookie(realm, csrfCookie, browser))
-	return browser
-}
-
-// checkCSRF compares a posted form's token (field csrf) with the one the
-// browser's cookie yields, in constant time (checkCSRFValue).
-func (a *App) checkCSRF(r *http.Request, form, authRequestID string) error {
-	return a.checkCSRFValue(r, form, authRequestID, r.PostForm.Get("csrf"))
-}
-
-var errCSRF = pageErr(http.StatusForbidden, apperr.CodeForbidden, "error.csrf")
 
 // pageAuthRequest loads the authorization request a login or consent form
 // answers: of the realm, not answered yet, not expired, and authenticated
@@ -212,7 +156,7 @@ func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string
 	if !c.Enabled {
 		return nil, nil, errStaleAuthRequest
 	}
-	formsLeaveServer(ctx)
+	signin.FormsLeaveServer(ctx)
 	return ar, c, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -38,7 +39,7 @@ func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response, error) {
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	if err := r.ParseForm(); err != nil {
 		return nil, oidc.ErrInvalidRequest().WithDescription("the form could not be read")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // that it has the grant.
 func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.RefreshTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	a, realm, client := s.a, realmFrom(ctx), r.Client.(*oidcClient).c
+	a, realm, client := s.a, signin.RealmFrom(ctx), r.Client.(*oidcClient).c
 	event := store.LoginEvent{Type: "REFRESH_TOKEN", ClientID: client.ClientID}
 	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	hash := store.HashToken(r.Data.RefreshToken)

@@ -136,7 +136,7 @@ func (l *ssoLogin) write(ctx context.Context, tx *store.Store) error {
 // closes; with it, it persists until the SSO session's maximum lifespan,
 // as Keycloak's does. Set on every login, so that the latest choice holds.
 func (a *App) setSSOCookie(w http.ResponseWriter, realm *store.Realm, l *ssoLogin, remember bool) {
-	c := a.pageCookie(realm, ssoCookieName(realm), l.secret)
+	c := a.pages.Cookie(realm, ssoCookieName(realm), l.secret)
 	if remember {
 		until := time.UnixMilli(l.sess.StartedAt).Add(ssoMaxLifespan)
 		c.Expires = until.UTC()

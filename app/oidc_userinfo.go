@@ -11,6 +11,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -25,7 +26,7 @@ var errInvalidToken = op.NewStatusError(&oidc.Error{ErrorType: "invalid_token",
 // field.
 func (s *oidcServer) UserInfo(ctx context.Context, r *op.Request[oidc.UserInfoRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	realm := realmFrom(ctx)
+	realm := signin.RealmFrom(ctx)
 	claims, err := s.a.verifyAccessToken(ctx, realm, r.Data.AccessToken)
 	if err != nil {
 		return nil, errInvalidToken

@@ -102,11 +102,8 @@ func (a *App) orgInvitationPage(w http.ResponseWriter, r *http.Request, c *accou
 	if c.api {
 		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: inv.Email, Role: inv.Role})
 	}
-	csrf, err := a.csrfToken(w, r, c.realm, accountFormOrgInvitation, c.session.ID)
-	if err != nil {
-		return err
-	}
-	return a.renderPage(w, r, http.StatusOK, ui.OrgInvitation(a.page("org.invitation.title"), ui.OrgInvitationView{
+	csrf := a.pages.CSRFToken(w, r, c.realm, accountFormOrgInvitation, c.session.ID)
+	return a.pages.Render(w, r, http.StatusOK, ui.OrgInvitation(a.pages.Page("org.invitation.title"), ui.OrgInvitationView{
 		Organization: o.Name, Role: inv.Role, CSRFToken: csrf, Action: r.URL.Path}))
 }
 
@@ -126,7 +123,7 @@ func (a *App) orgInvitationAccept(w http.ResponseWriter, r *http.Request, c *acc
 	if c.api {
 		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: c.user.Email, Role: m.Role})
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("org.invitation.joined.title"), ui.InfoPage{
+	return a.pages.Render(w, r, http.StatusOK, ui.Info(a.pages.Page("org.invitation.joined.title"), ui.InfoPage{
 		Heading: "org.invitation.joined.title", Message: "org.invitation.joined.message",
 		LinkURL: accountPath(c.realm) + "/", LinkText: "account.back"}))
 }

@@ -187,7 +187,7 @@ func (a *App) orgSelect(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil {
 		return err
 	}
-	if err := a.checkCSRF(r, orgSelectForm, ar.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, orgSelectForm, ar.ID); err != nil {
 		return err
 	}
 	choice, options, err := a.settleOrganization(r.Context(), realm, client, ar)
@@ -209,16 +209,13 @@ func (a *App) orgSelect(w http.ResponseWriter, r *http.Request, realm *store.Rea
 }
 
 func (a *App) renderOrgSelect(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, options []store.OrgMembership, status int, errKey string) error {
-	token, err := a.csrfToken(w, r, realm, orgSelectForm, ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, orgSelectForm, ar.ID)
 	f := ui.OrgSelectForm{Action: a.issuer(realm) + pathOrgSelect, AuthRequestID: ar.ID, CSRFToken: token,
 		ClientName: clientName(client), Error: errKey}
 	for _, m := range options {
 		f.Organizations = append(f.Organizations, ui.OrgSelectOption{Slug: m.Slug, Name: m.Name, Role: m.Role})
 	}
-	return a.renderPage(w, r, status, ui.OrgSelect(a.page("org.select.title"), f))
+	return a.pages.Render(w, r, status, ui.OrgSelect(a.pages.Page("org.select.title"), f))
 }
 
 // tokenOrgChoice reads back, from an access token's organization claim,

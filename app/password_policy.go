@@ -70,7 +70,7 @@ func (a *App) pagePasswordText(r *http.Request, realm *store.Realm, unmet []iden
 	if len(unmet) == 0 {
 		return ""
 	}
-	return passwordPolicyText(a.messages.Localizer(a.pageLocale(r)), realm, unmet)
+	return passwordPolicyText(a.messages.Localizer(a.pages.Locale(r)), realm, unmet)
 }
 
 // pagePasswordError is the message a page shows at its password field for

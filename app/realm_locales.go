@@ -31,15 +31,6 @@ func checkRealmLocales(r *store.Realm) error {
 	return nil
 }
 
-// localeOffer is what a realm offers the language negotiation; outside a
-// realm (the server's own pages) every catalogue, English by default.
-func localeOffer(realm *store.Realm) ui.Offer {
-	if realm == nil {
-		return ui.Offer{}
-	}
-	return ui.Offer{Supported: realm.SupportedLocales, Default: realm.DefaultLocale}
-}
-
 // realmLanguages are the languages a realm's pages speak: those it offers,
 // else every catalogue's.
 func realmLanguages(realm *store.Realm, c *ui.Catalogues) []string {

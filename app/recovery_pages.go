@@ -131,17 +131,14 @@ func (a *App) verifyEmailPage(w http.ResponseWriter, r *http.Request, realm *sto
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("verify.done.title"), ui.InfoPage{Heading: "verify.done.title",
+	return a.pages.Render(w, r, http.StatusOK, ui.Info(a.pages.Page("verify.done.title"), ui.InfoPage{Heading: "verify.done.title",
 		Message: "verify.done.message"}))
 }
 
 func (a *App) renderForgot(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.ForgotPasswordForm) error {
-	token, err := a.csrfToken(w, r, realm, "forgot-password", f.AuthRequestID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "forgot-password", f.AuthRequestID)
 	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathForgotPassword, token, a.loginURL(realm, f.AuthRequestID)
-	return a.renderPage(w, r, status, ui.ForgotPassword(a.page("Forgot password"), f))
+	return a.pages.Render(w, r, status, ui.ForgotPassword(a.pages.Page("Forgot password"), f))
 }
 
 func (a *App) forgotPasswordPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
@@ -162,7 +159,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 	}
 	ctx := r.Context()
 	arID := r.PostForm.Get("authRequestID")
-	if err := a.checkCSRF(r, "forgot-password", arID); err != nil {
+	if err := a.pages.CheckCSRF(r, "forgot-password", arID); err != nil {
 		return err
 	}
 	arID, err := a.liveAuthRequestID(ctx, realm, arID)
@@ -216,7 +213,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 		case <-ctx.Done():
 		}
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("forgot.sent.title"), ui.InfoPage{Heading: "forgot.sent.title",
+	return a.pages.Render(w, r, http.StatusOK, ui.Info(a.pages.Page("forgot.sent.title"), ui.InfoPage{Heading: "forgot.sent.title",
 		Message: "forgot.sent.message",
 		LinkURL: a.loginURL(realm, arID), LinkText: "common.backToLogin"}))
 }
@@ -246,13 +243,10 @@ func (a *App) resetToken(ctx context.Context, realm *store.Realm, token string) 
 }
 
 func (a *App) renderReset(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, f ui.ResetPasswordForm) error {
-	csrf, err := a.csrfToken(w, r, realm, "reset-password", f.Token)
-	if err != nil {
-		return err
-	}
+	csrf := a.pages.CSRFToken(w, r, realm, "reset-password", f.Token)
 	f.Action, f.CSRFToken = a.issuer(realm)+pathResetPassword, csrf
 	w.Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
-	return a.renderPage(w, r, status, ui.ResetPassword(a.page("Choose a new password"), f))
+	return a.pages.Render(w, r, status, ui.ResetPassword(a.pages.Page("Choose a new password"), f))
 }
 
 // resetPasswordPage shows the form of a live reset link, without using it.
@@ -276,7 +270,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	}
 	ctx := r.Context()
 	token := r.PostForm.Get("token")
-	if err := a.checkCSRF(r, "reset-password", token); err != nil {
+	if err := a.pages.CheckCSRF(r, "reset-password", token); err != nil {
 		return err
 	}
 	_, user, err := a.resetToken(ctx, realm, token)
@@ -336,7 +330,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 		info.Message = "reset.done.messageSignIn"
 		info.LinkURL, info.LinkText = a.loginURL(realm, arID), "common.backToLogin"
 	}
-	return a.renderPage(w, r, http.StatusOK, ui.Info(a.page("reset.done.title"), info))
+	return a.pages.Render(w, r, http.StatusOK, ui.Info(a.pages.Page("reset.done.title"), info))
 }
 
 func resendForm(userID string) string { return "resend-verification\x00" + userID }
@@ -351,10 +345,7 @@ func (a *App) refuseUnverified(w http.ResponseWriter, r *http.Request, realm *st
 		f.Error = "login.error.noEmail"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusForbidden, f)
 	}
-	csrf, err := a.csrfToken(w, r, realm, resendForm(user.ID), ar.ID)
-	if err != nil {
-		return err
-	}
+	csrf := a.pages.CSRFToken(w, r, realm, resendForm(user.ID), ar.ID)
 	f.Error = "login.error.unverified"
 	f.Resend = &ui.ResendVerificationForm{Action: a.issuer(realm) + pathResendVerification, UserID: user.ID, CSRFToken: csrf}
 	return a.renderLoginWith(w, r, realm, client, ar, http.StatusForbidden, f)
@@ -373,7 +364,7 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 		return err
 	}
 	userID := r.PostForm.Get("userID")
-	if err := a.checkCSRF(r, resendForm(userID), ar.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, resendForm(userID), ar.ID); err != nil {
 		return err
 	}
 	user, err := a.store.GetUser(ctx, realm.ID, userID)

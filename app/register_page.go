@@ -8,6 +8,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -34,10 +35,7 @@ func registerFormFields(fields []*store.RegistrationField, values map[string]str
 }
 
 func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *store.Realm, status int, fields []*store.RegistrationField, f ui.RegisterForm, values map[string]string) error {
-	token, err := a.csrfToken(w, r, realm, "register", f.AuthRequestID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "register", f.AuthRequestID)
 	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathRegister, token, a.loginURL(realm, f.AuthRequestID)
 	f.EmailRequired, f.MinLength = realm.RequireEmailVerification, max(identity.MinPasswordLength, realm.PasswordMinLength)
 	f.Fields = registerFormFields(fields, values, f.Errors)
@@ -46,7 +44,7 @@ func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *stor
 		return err
 	}
 	f.Fields = append(f.Fields, attributeFields(schema, values, f.Errors)...)
-	return a.renderPage(w, r, status, ui.Register(a.page("register.title"), f))
+	return a.pages.Render(w, r, status, ui.Register(a.pages.Page("register.title"), f))
 }
 
 func (a *App) registerPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
@@ -77,7 +75,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	ctx := r.Context()
 	arID := r.PostForm.Get("authRequestID")
-	if err := a.checkCSRF(r, "register", arID); err != nil {
+	if err := a.pages.CheckCSRF(r, "register", arID); err != nil {
 		return err
 	}
 	arID, err := a.liveAuthRequestID(ctx, realm, arID)
@@ -100,7 +98,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		values[attr.Name] = strings.TrimSpace(r.PostForm.Get("attributes." + attr.Name))
 	}
 	confirm := r.PostForm.Get("confirm")
-	reg := registration{Locale: requestLocale(a.messages, r), Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
+	reg := registration{Locale: signin.RequestLocale(a.messages, r), Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
 		FirstName: strings.TrimSpace(r.PostForm.Get("firstName")), LastName: strings.TrimSpace(r.PostForm.Get("lastName")),
 		Password: r.PostForm.Get("password"), Confirm: &confirm, Attributes: values}
 	form := ui.RegisterForm{AuthRequestID: arID, Username: reg.Username, Email: reg.Email, FirstName: reg.FirstName,
@@ -136,19 +134,19 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		if done.mailed {
 			n.Message = "register.pending.messageVerify"
 		}
-		return a.renderPage(w, r, http.StatusOK, ui.NoticePage(a.page(n.Title), n))
+		return a.pages.Render(w, r, http.StatusOK, ui.NoticePage(a.pages.Page(n.Title), n))
 	case realm.RequireEmailVerification:
 		n := ui.Notice{Title: "register.verify.title", Message: "register.verify.message", Arg: done.user.Email,
 			LinkURL: back, LinkText: "register.backToLogin"}
 		if !done.mailed {
 			n.Message = "register.verify.noMail"
 		}
-		return a.renderPage(w, r, http.StatusOK, ui.NoticePage(a.page(n.Title), n))
+		return a.pages.Render(w, r, http.StatusOK, ui.NoticePage(a.pages.Page(n.Title), n))
 	}
 	ar, client, err := a.pageAuthRequest(ctx, realm, arID, false)
 	if errors.Is(err, errStaleAuthRequest) { // none, or it expired while the form was filled in
 		n := ui.Notice{Title: "register.done.title", Message: "register.done.message"}
-		return a.renderPage(w, r, http.StatusOK, ui.NoticePage(a.page(n.Title), n))
+		return a.pages.Render(w, r, http.StatusOK, ui.NoticePage(a.pages.Page(n.Title), n))
 	} else if err != nil {
 		return err
 	}

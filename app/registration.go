@@ -11,6 +11,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -127,7 +128,7 @@ func (a *App) register(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	reg := registration{Attributes: body.Attributes, Locale: requestLocale(a.messages, r)}
+	reg := registration{Attributes: body.Attributes, Locale: signin.RequestLocale(a.messages, r)}
 	set(&reg.Username, body.Username)
 	set(&reg.Email, body.Email)
 	set(&reg.FirstName, body.FirstName)

@@ -17,6 +17,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -60,7 +61,7 @@ func (a *App) samlRotationDays(ctx context.Context, realmID string) (int, error)
 // theme when there is a realm.
 func (a *App) samlErrorPage(w http.ResponseWriter, r *http.Request, realm *store.Realm, err error) {
 	if realm != nil {
-		r = withRealm(r, realm)
+		r = signin.WithRealm(r, realm)
 	}
 	a.renderPageError(w, r, err)
 }
@@ -134,7 +135,7 @@ func (a *App) samlPostForm(w http.ResponseWriter, r *http.Request, realm *store.
 	if err != nil {
 		return err
 	}
-	return a.formPostResponse(w, withRealm(r, realm), u, params)
+	return a.formPostResponse(w, signin.WithRealm(r, realm), u, params)
 }
 
 // samlNameIDKey keys the realm's persistent SAML NameIDs.
@@ -161,7 +162,7 @@ func (a *App) samlEndSession(w http.ResponseWriter, r *http.Request, realm *stor
 // samlLoggedOut is the signed-out page, for a logout whose service
 // provider went meanwhile.
 func (a *App) samlLoggedOut(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	return a.renderPage(w, withRealm(r, realm), http.StatusOK, ui.LoggedOut(a.page("logout.done.title"), realmTitle(realm)))
+	return a.pages.Render(w, signin.WithRealm(r, realm), http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), signin.RealmTitle(realm)))
 }
 
 // samlServiceProviders are the SAML service providers each SSO session of

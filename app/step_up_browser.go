@@ -21,7 +21,7 @@ import (
 // session sso once its user gives the second factor of step pending, and
 // sends the browser to that factor's page.
 func (a *App) startStepUp(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, sso *store.Session, pending string) error {
-	browser := a.browserSecret(w, r, realm)
+	browser := a.pages.BrowserSecret(w, r, realm)
 	err := a.store.CreateAuthRequestStep(r.Context(), realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
 		Pending: pending, BrowserHash: store.HashToken(browser), PasswordAt: sso.AuthTime, SSOSessionID: sso.ID},
 		a.now().UnixMilli())

@@ -17,6 +17,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -44,7 +45,7 @@ var (
 // scans. The issuer is the realm as people know it, the account the
 // username; a colon would split the label, so none is kept.
 func totpKey(realm *store.Realm, username string, secret []byte) (*otp.Key, error) {
-	issuer := strings.ReplaceAll(realmTitle(realm), ":", "")
+	issuer := strings.ReplaceAll(signin.RealmTitle(realm), ":", "")
 	return totp.Generate(totp.GenerateOpts{Issuer: issuer, AccountName: strings.ReplaceAll(username, ":", ""),
 		Period: identity.TOTPPeriod, Secret: secret, Digits: identity.TOTPDigits, Algorithm: otp.AlgorithmSHA1})
 }

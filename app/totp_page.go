@@ -11,6 +11,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -45,7 +46,7 @@ func (a *App) startSecondStep(w http.ResponseWriter, r *http.Request, realm *sto
 	}
 	browser := browserHash(r)
 	if browser == nil { // login checked its CSRF token, so the cookie is there
-		return false, errCSRF
+		return false, signin.ErrCSRF
 	}
 	now := a.now().UnixMilli()
 	err = a.store.CreateAuthRequestStep(ctx, realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
@@ -129,7 +130,7 @@ func (a *App) totpSubmit(w http.ResponseWriter, r *http.Request, realm *store.Re
 	if err != nil {
 		return err
 	}
-	if err := a.checkCSRF(r, totpForm, st.ar.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, totpForm, st.ar.ID); err != nil {
 		return err
 	}
 	switch st.step.Pending {
@@ -254,14 +255,11 @@ func (a *App) finishSecondStep(w http.ResponseWriter, r *http.Request, realm *st
 }
 
 func (a *App) renderTOTPLogin(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, f ui.TOTPLoginForm) error {
-	token, err := a.csrfToken(w, r, realm, totpForm, st.ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, totpForm, st.ar.ID)
 	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathTOTP, st.ar.ID, token, clientName(st.client)
 	f.SwitchURL = totpURL(a.issuer(realm), st.ar.ID, !f.Recovery)
 	f.WebAuthnURL = a.webauthnStepLink(r.Context(), realm, st) // webauthn_login.go
-	return a.renderPage(w, r, status, ui.TOTPLogin(a.page("totp.login.title"), f))
+	return a.pages.Render(w, r, status, ui.TOTPLogin(a.pages.Page("totp.login.title"), f))
 }
 
 func (a *App) renderTOTPSetup(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey string) error {
@@ -271,21 +269,15 @@ func (a *App) renderTOTPSetup(w http.ResponseWriter, r *http.Request, realm *sto
 	} else if err != nil {
 		return err
 	}
-	token, err := a.csrfToken(w, r, realm, totpForm, st.ar.ID)
-	if err != nil {
-		return err
-	}
-	return a.renderPage(w, r, status, ui.TOTPSetup(a.page("totp.setup.title"), ui.TOTPSetupForm{
+	token := a.pages.CSRFToken(w, r, realm, totpForm, st.ar.ID)
+	return a.pages.Render(w, r, status, ui.TOTPSetup(a.pages.Page("totp.setup.title"), ui.TOTPSetupForm{
 		Action: a.issuer(realm) + pathTOTP, AuthRequestID: st.ar.ID, CSRFToken: token, ClientName: clientName(st.client),
 		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey,
 		PasskeyURL: a.webauthnStepLink(r.Context(), realm, st)})) // webauthn_login.go
 }
 
 func (a *App) renderRecoveryCodes(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, codes []string) error {
-	token, err := a.csrfToken(w, r, realm, totpForm, st.ar.ID)
-	if err != nil {
-		return err
-	}
-	return a.renderPage(w, r, http.StatusOK, ui.RecoveryCodes(a.page("recoveryCodes.title"), ui.RecoveryCodesForm{
+	token := a.pages.CSRFToken(w, r, realm, totpForm, st.ar.ID)
+	return a.pages.Render(w, r, http.StatusOK, ui.RecoveryCodes(a.pages.Page("recoveryCodes.title"), ui.RecoveryCodesForm{
 		Action: a.issuer(realm) + pathTOTP, AuthRequestID: st.ar.ID, CSRFToken: token, Codes: codes}))
 }

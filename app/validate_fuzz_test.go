@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -97,7 +98,7 @@ type authRequestForFuzz struct{ uri string }
 func (ar *authRequestForFuzz) respond(t *testing.T, e *fuzzEnv, mode string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, "/realms/acme/protocol/openid-connect/auth", nil)
-	req = withRealm(req, e.realm)
+	req = signin.WithRealm(req, e.realm)
 	rec := httptest.NewRecorder()
 	err := e.app.authResponse(rec, req, &store.AuthRequest{RedirectURI: ar.uri, State: "s", ResponseMode: mode},
 		url.Values{"code": {"c"}})

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -90,7 +90,7 @@ func (a *App) webauthnEndpoint(h realmHandler) http.Handler {
 			err = errNoRealm
 		}
 		if err == nil {
-			r = withRealm(r, realm)
+			r = signin.WithRealm(r, realm)
 			err = h(w, r, realm)
 		}
 		switch {
@@ -132,7 +132,7 @@ func (a *App) relyingParty(realm *store.Realm) (*webauthn.WebAuthn, error) {
 	timeout := webauthn.TimeoutConfig{Timeout: webauthnCeremonyTTL, TimeoutUVD: webauthnCeremonyTTL}
 	return webauthn.New(&webauthn.Config{
 		RPID:          rpID,
-		RPDisplayName: realmTitle(realm),
+		RPDisplayName: signin.RealmTitle(realm),
 		RPOrigins:     []string{origin},
 		// No attestation: the server trusts no authenticator maker over
 		// another, and asking would show people a privacy prompt.
@@ -280,7 +280,7 @@ func (a *App) webauthnRegistrant(r *http.Request, realm *store.Realm, authReques
 		if err != nil {
 			return nil, err
 		}
-		if err := a.checkCSRFValue(r, "login", st.ar.ID, csrf); err != nil {
+		if err := a.pages.CheckCSRFValue(r, "login", st.ar.ID, csrf); err != nil {
 			return nil, err
 		}
 		if st.step.Pending != store.StepTOTPSetup {
@@ -295,27 +295,10 @@ func (a *App) webauthnRegistrant(r *http.Request, realm *store.Realm, authReques
 	if c == nil {
 		return nil, errWebAuthnSignedOut
 	}
-	if err := a.checkCSRFValue(r, webauthnRegisterForm, c.session.ID, csrf); err != nil {
+	if err := a.pages.CheckCSRFValue(r, webauthnRegisterForm, c.session.ID, csrf); err != nil {
 		return nil, err
 	}
 	return &webauthnRegistrant{user: c.user, caller: c}, nil
-}
-
-// checkCSRFValue is checkCSRF for a token already read, from a form field
-// or the csrfHeader.
-func (a *App) checkCSRFValue(r *http.Request, form, boundID, token string) error {
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || c.Value == "" || token == "" {
-		return errCSRF
-	}
-	want, err := a.csrfMAC(c.Value, form, boundID)
-	if err != nil {
-		return err
-	}
-	if !hmac.Equal([]byte(want), []byte(token)) {
-		return errCSRF
-	}
-	return nil
 }
 
 // webauthnRequest is what a ceremony endpoint was sent, as JSON or as a

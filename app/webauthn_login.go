@@ -364,7 +364,7 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 	if err != nil {
 		return err
 	}
-	if err := a.checkCSRF(r, "login", ar.ID); err != nil {
+	if err := a.pages.CheckCSRF(r, "login", ar.ID); err != nil {
 		return err
 	}
 	if _, err := a.store.GetAuthRequestStep(ctx, realm.ID, ar.ID); err == nil {
@@ -533,10 +533,7 @@ func (a *App) webauthnStepPage(w http.ResponseWriter, r *http.Request, realm *st
 }
 
 func (a *App) renderWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey string) error {
-	token, err := a.csrfToken(w, r, realm, "login", st.ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "login", st.ar.ID)
 	issuer := a.issuer(realm)
 	f := ui.WebAuthnStepForm{Script: a.assets.URL("webauthn.js"), OptionsURL: issuer + pathWebAuthn + "/authenticate/options",
 		Action: issuer + pathWebAuthn + "/authenticate/verify", AuthRequestID: st.ar.ID, CSRFToken: token,
@@ -546,16 +543,13 @@ func (a *App) renderWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *
 	} else if c != nil && st.step.Pending == store.StepTOTP {
 		f.TOTPURL = totpURL(issuer, st.ar.ID, false)
 	}
-	return a.renderPage(w, r, status, ui.WebAuthnStep(a.page("webauthn.step.title"), f))
+	return a.pages.Render(w, r, status, ui.WebAuthnStep(a.pages.Page("webauthn.step.title"), f))
 }
 
 func (a *App) renderWebAuthnEnrol(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey, nameErr string) error {
-	token, err := a.csrfToken(w, r, realm, "login", st.ar.ID)
-	if err != nil {
-		return err
-	}
+	token := a.pages.CSRFToken(w, r, realm, "login", st.ar.ID)
 	issuer := a.issuer(realm)
-	return a.renderPage(w, r, status, ui.WebAuthnEnrol(a.page("webauthn.enrol.title"), ui.WebAuthnRegisterForm{
+	return a.pages.Render(w, r, status, ui.WebAuthnEnrol(a.pages.Page("webauthn.enrol.title"), ui.WebAuthnRegisterForm{
 		Script: a.assets.URL("webauthn.js"), OptionsURL: issuer + pathWebAuthn + "/register/options",
 		Action: issuer + pathWebAuthn + "/register/verify", AuthRequestID: st.ar.ID, CSRFToken: token,
 		ClientName: clientName(st.client), Error: errKey, NameError: nameErr, OtherURL: totpURL(issuer, st.ar.ID, false)}))

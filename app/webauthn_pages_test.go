@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/descope/virtualwebauthn"
+
+	"github.com/idenplane/idenplane/app/signin"
 )
 
 // The browser's side of WebAuthn without a browser: the pages' forms,
@@ -140,8 +142,8 @@ func TestWebAuthnSecondFactor(t *testing.T) {
 	// its own valid CSRF token.
 	totpCSRF := ""
 	for _, c := range b.client.Jar.Cookies(p.url) {
-		if c.Name == csrfCookie {
-			totpCSRF, _ = e.app.csrfMAC(c.Value, totpForm, arID)
+		if c.Name == signin.CSRFCookie {
+			totpCSRF = e.app.pages.CSRFMAC(c.Value, totpForm, arID)
 		}
 	}
 	bypass := b.post(e.url+"/realms/acme/totp", url.Values{"authRequestID": {arID}, "csrf": {totpCSRF}, "code": {"123456"}})

@@ -15,15 +15,14 @@ package broker
 import (
 	"context"
 
-	"github.com/a-h/templ"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
-	"github.com/idenplane/idenplane/ui"
 )
 
 // Deps is what brokering uses.
@@ -53,21 +52,14 @@ type Deps struct {
 	ClientIP func(r *http.Request) string
 	// LoginEvent records a login event (app/events' writer).
 	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
-	// BrowserSecret is the browser's own random cookie of the realm's
-	// pages, given to it now if it has none: a sign-in through a provider
-	// is bound to it, as the realm's other sign-in steps are.
-	BrowserSecret func(w http.ResponseWriter, r *http.Request, realm *store.Realm) string
 	// SignIn finishes a sign-in the way a password sign-in finishes: the
 	// second factor the user or realm requires, the SSO session, then on
 	// to the application.
 	SignIn func(w http.ResponseWriter, r *http.Request, realm *store.Realm, f Finish) error
-	// RenderPage answers a page of the realm's theme: body, given the page
-	// frame titled by the message key title.
-	RenderPage func(w http.ResponseWriter, r *http.Request, status int, title string, body func(ui.Page) templ.Component) error
-	// CSRFToken and CheckCSRF are the pages' form tokens: bound to the
-	// browser's cookie, the form and the ID of what the form answers.
-	CSRFToken func(w http.ResponseWriter, r *http.Request, realm *store.Realm, form, boundID string) (string, error)
-	CheckCSRF func(r *http.Request, form, boundID string) error
+	// Pages are the realm's hosted pages: brokering's pages, the form
+	// tokens, and the browser's own random cookie, which a sign-in through
+	// a provider is bound to as the realm's other sign-in steps are.
+	Pages *signin.Pages
 }
 
 // Finish is a sign-in through a provider handed to Deps.SignIn.

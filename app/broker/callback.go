@@ -87,7 +87,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, realm *store.
 	if l.ProviderID != p.ID {
 		return fail(errState, "provider_mismatch", errors.New("the state is another provider's"))
 	}
-	browser := store.HashToken(s.deps.BrowserSecret(w, r, realm))
+	browser := store.HashToken(s.deps.Pages.BrowserSecret(w, r, realm))
 	if subtle.ConstantTimeCompare(browser, l.BrowserHash) != 1 {
 		return fail(errOtherBrowser, "different_browser", errors.New("the state was issued to another browser"))
 	}

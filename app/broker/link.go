@@ -8,12 +8,12 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -81,7 +81,7 @@ func (s *Service) loadPendingLink(w http.ResponseWriter, r *http.Request, realm 
 	} else if err != nil {
 		return nil, err
 	}
-	browser := store.HashToken(s.deps.BrowserSecret(w, r, realm))
+	browser := store.HashToken(s.deps.Pages.BrowserSecret(w, r, realm))
 	if subtle.ConstantTimeCompare(browser, pl.BrowserHash) != 1 {
 		return nil, errOtherBrowser
 	}
@@ -115,10 +115,7 @@ func (s *Service) renderLink(w http.ResponseWriter, r *http.Request, realm *stor
 	if err != nil {
 		return err
 	}
-	token, err := s.deps.CSRFToken(w, r, realm, linkForm, pl.link.ID)
-	if err != nil {
-		return err
-	}
+	token := s.deps.Pages.CSRFToken(w, r, realm, linkForm, pl.link.ID)
 	name := pl.provider.DisplayName
 	if name == "" {
 		name = pl.provider.Alias
@@ -126,7 +123,10 @@ func (s *Service) renderLink(w http.ResponseWriter, r *http.Request, realm *stor
 	f := ui.BrokerLinkForm{Action: s.issuer(realm) + "/broker/" + url.PathEscape(pl.provider.Alias) + "/link",
 		LinkID: pl.link.ID, CSRFToken: token, Provider: name, Username: pl.user.Username,
 		NeedsCode: step == store.StepTOTP, Error: errKey}
-	return s.deps.RenderPage(w, r, status, "broker.link.title", func(p ui.Page) templ.Component { return ui.BrokerLink(p, f) })
+	// Brokering's pages are steps of a sign-in: their forms end at the
+	// application.
+	signin.FormsLeaveServer(r.Context())
+	return s.deps.Pages.Render(w, r, status, ui.BrokerLink(s.deps.Pages.Page("broker.link.title"), f))
 }
 
 // LinkConfirm takes the confirmation form: the account's password (and
@@ -141,7 +141,7 @@ func (s *Service) LinkConfirm(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	if err := s.deps.CheckCSRF(r, linkForm, pl.link.ID); err != nil {
+	if err := s.deps.Pages.CheckCSRF(r, linkForm, pl.link.ID); err != nil {
 		return err
 	}
 	ip := s.deps.ClientIP(r)

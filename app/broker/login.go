@@ -149,7 +149,7 @@ func (s *Service) redirectUpstream(w http.ResponseWriter, r *http.Request, realm
 	state, verifier := randomToken(), oauth2.GenerateVerifier()
 	now := s.deps.Now()
 	l.StateHash, l.RealmID, l.ProviderID = store.HashToken(state), realm.ID, p.ID
-	l.BrowserHash = store.HashToken(s.deps.BrowserSecret(w, r, realm))
+	l.BrowserHash = store.HashToken(s.deps.Pages.BrowserSecret(w, r, realm))
 	l.Nonce, l.CodeVerifier = randomToken(), verifier
 	l.CreatedAt, l.ExpiresAt = now.UnixMilli(), now.Add(loginLifetime).UnixMilli()
 	if err := s.deps.Store.CreateBrokerLogin(r.Context(), l); err != nil {

@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -102,11 +102,8 @@ func (s *Service) LogoutResponse(w http.ResponseWriter, r *http.Request, realm *
 		return err
 	}
 	if l.Redirect == "" {
-		name := realm.DisplayName
-		if name == "" {
-			name = realm.Name
-		}
-		return s.deps.RenderPage(w, r, http.StatusOK, "logout.done.title", func(p ui.Page) templ.Component { return ui.LoggedOut(p, name) })
+		signin.FormsLeaveServer(r.Context())
+		return s.deps.Pages.Render(w, r, http.StatusOK, ui.LoggedOut(s.deps.Pages.Page("logout.done.title"), signin.RealmTitle(realm)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, l.Redirect, http.StatusFound)
