@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -166,7 +167,7 @@ func adminLoginRefusal(w http.ResponseWriter, sys *store.Realm, user *store.User
 		httpx.RetryAfter(w, throttled.Wait)
 		return apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed logins; try again later")
 	}
-	reason := loginErrorReason(err)
+	reason := signin.LoginErrorReason(err)
 	switch {
 	case errors.Is(err, identity.ErrInvalidTOTP):
 		reason = "invalid_user_credentials"

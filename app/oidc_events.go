@@ -6,7 +6,6 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
-	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -32,26 +31,6 @@ func oauthErrorCode(err error) string {
 		return string(oe.ErrorType)
 	}
 	return string(oidc.ServerError)
-}
-
-// loginErrorReason names a failed sign-in for its LOGIN_ERROR event, with
-// Keycloak's error names; "" when the failure is the server's, not the
-// user's. A brute-force lockout, answered as a wrong password, is told
-// apart here only.
-func loginErrorReason(err error) string {
-	var throttled *identity.ThrottledError
-	if _, locked := identity.LockedOut(err); locked {
-		return "user_temporarily_disabled"
-	}
-	switch {
-	case errors.Is(err, identity.ErrBadCredentials):
-		return "invalid_user_credentials"
-	case errors.Is(err, identity.ErrUserDisabled):
-		return "user_disabled"
-	case errors.As(err, &throttled):
-		return "user_temporarily_disabled"
-	}
-	return ""
 }
 
 // grantEvent records a token grant: e as given when it succeeded, or its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -87,7 +88,7 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusBadRequest, form)
 	}
 	user, err := a.id.CheckCredentials(ctx, realm, username, password, a.clientIP(r))
-	if reason := loginErrorReason(err); reason != "" {
+	if reason := signin.LoginErrorReason(err); reason != "" {
 		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: a.clientIP(r),
 			Error: reason, Details: map[string]string{"username": username}}
 		if errors.Is(err, identity.ErrUserDisabled) {

@@ -68,7 +68,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return nil, err
 	}
 	user, err := a.id.CheckCredentials(ctx, realm, username, password, a.clientIP(r))
-	if reason := loginErrorReason(err); reason != "" {
+	if reason := signin.LoginErrorReason(err); reason != "" {
 		lockedID, _ := identity.LockedOut(err)
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: client.ClientID,
 			IPAddress: a.clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})

@@ -1,0 +1,119 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/idenplane/idenplane/app/apperr"
+)
+
+// Identifies says whether a step of the kind tells who is signing in.
+func (k StepKind) Identifies() bool {
+	switch k {
+	case KindUsernamePassword, KindUsername, KindPasskey, KindIdentityProvider, KindOrgDiscovery:
+		return true
+	}
+	return false
+}
+
+// NeedsUser says whether a step of the kind can run only once the user is
+// known.
+func (k StepKind) NeedsUser() bool {
+	switch k {
+	case KindTOTP, KindSecurityKey, KindRecoveryCode, KindEmailCode, KindTerms:
+		return true
+	}
+	return false
+}
+
+// A group is what the dispatcher asks for at once: one required or
+// conditional step, or a run of alternatives.
+type group []int
+
+func groups(def *Definition) []group {
+	var out []group
+	for i, st := range def.Steps {
+		if st.Requirement == Alternative && i > 0 && def.Steps[i-1].Requirement == Alternative {
+			out[len(out)-1] = append(out[len(out)-1], i)
+			continue
+		}
+		out = append(out, group{i})
+	}
+	return out
+}
+
+// A Subject answers what the dispatcher asks of a flow's user.
+type Subject interface {
+	// Holds says whether cond holds for the flow, for a step of kind.
+	Holds(ctx context.Context, f *Flow, cond *Condition, kind StepKind) (bool, error)
+	// CanPass says whether the flow's user has what a step of kind
+	// needs (a TOTP authenticator, a passkey, an address to mail).
+	CanPass(ctx context.Context, f *Flow, kind StepKind) (bool, error)
+}
+
+// CannotPassError is a sign-in that can go no further: the user lacks
+// what every step it may take now needs.
+type CannotPassError struct{ Kinds []StepKind }
+
+func (e *CannotPassError) Error() string {
+	return fmt.Sprintf("the user cannot pass any of the steps %v", e.Kinds)
+}
+
+// errCannotPass is how a person is told: a page, never a dead end.
+var errCannotPass = apperr.New(http.StatusForbidden, apperr.CodeForbidden, "").WithKey("signin.error.cannotPass")
+
+// next is the dispatcher's one decision: the steps the flow offers now
+// (indexes into its definition), or none when it has passed every step it
+// owes. Only this function knows the order of steps.
+func next(ctx context.Context, f *Flow, who Subject) ([]int, error) {
+	for _, g := range groups(f.Def) {
+		if passedAny(f, g) {
+			continue
+		}
+		st := f.Def.Steps[g[0]]
+		if len(g) == 1 && st.Requirement == Conditional {
+			holds, err := who.Holds(ctx, f, st.Condition, st.Kind)
+			if err != nil {
+				return nil, err
+			}
+			if !holds {
+				continue
+			}
+		}
+		var offer []int
+		var kinds []StepKind
+		for _, i := range g {
+			kind := f.Def.Steps[i].Kind
+			kinds = append(kinds, kind)
+			if f.User == nil {
+				if !kind.NeedsUser() {
+					offer = append(offer, i)
+				}
+				continue
+			}
+			ok, err := who.CanPass(ctx, f, kind)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				offer = append(offer, i)
+			}
+		}
+		if len(offer) == 0 {
+			return nil, errors.Join(errCannotPass, &CannotPassError{Kinds: kinds})
+		}
+		return offer, nil
+	}
+	return nil, nil
+}
+
+func passedAny(f *Flow, g group) bool {
+	for _, i := range g {
+		if f.passed(i) {
+			return true
+		}
+	}
+	return false
+}

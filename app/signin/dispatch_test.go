@@ -1,0 +1,80 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/store"
+)
+
+// fakeSubject: the user has the credentials in has, and conditions hold
+// when their role is in roles.
+type fakeSubject struct {
+	has   []StepKind
+	roles []string
+}
+
+func (s fakeSubject) Holds(_ context.Context, _ *Flow, c *Condition, _ StepKind) (bool, error) {
+	return slices.Contains(s.roles, c.Role), nil
+}
+
+func (s fakeSubject) CanPass(_ context.Context, _ *Flow, k StepKind) (bool, error) {
+	return !k.NeedsUser() || slices.Contains(s.has, k), nil
+}
+
+func TestNext(t *testing.T) {
+	pwd := DefinitionStep{Kind: KindUsernamePassword, Requirement: Required}
+	altPwd := DefinitionStep{Kind: KindUsernamePassword, Requirement: Alternative}
+	altPasskey := DefinitionStep{Kind: KindPasskey, Requirement: Alternative}
+	totp := DefinitionStep{Kind: KindTOTP, Requirement: Required}
+	altTOTP := DefinitionStep{Kind: KindTOTP, Requirement: Alternative}
+	altMail := DefinitionStep{Kind: KindEmailCode, Requirement: Alternative}
+	adminTOTP := DefinitionStep{Kind: KindTOTP, Requirement: Conditional, Condition: &Condition{Role: "admin"}}
+	terms := DefinitionStep{Kind: KindTerms, Requirement: Required}
+	for _, tc := range []struct {
+		name   string
+		steps  []DefinitionStep
+		passed []int
+		known  bool
+		who    fakeSubject
+		want   []int // nil: done
+		cannot bool
+	}{
+		{"first step", []DefinitionStep{pwd, totp}, nil, false, fakeSubject{}, []int{0}, false},
+		{"then the second factor", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, []int{1}, false},
+		{"all passed", []DefinitionStep{pwd, totp}, []int{0, 1}, true, fakeSubject{}, nil, false},
+		{"alternatives offered together", []DefinitionStep{altPwd, altPasskey, totp}, nil, false, fakeSubject{}, []int{0, 1}, false},
+		{"one alternative passes the group", []DefinitionStep{altPwd, altPasskey, terms}, []int{1}, true,
+			fakeSubject{has: []StepKind{KindTerms}}, []int{2}, false},
+		{"condition holds", []DefinitionStep{pwd, adminTOTP}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindTOTP}, roles: []string{"admin"}}, []int{1}, false},
+		{"condition does not hold", []DefinitionStep{pwd, adminTOTP}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, nil, false},
+		{"only the alternatives the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindEmailCode}}, []int{2}, false},
+		{"a required step the user cannot pass", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{}, nil, true},
+		{"no alternative the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true, fakeSubject{}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Flow{rec: &store.SignInFlow{Passed: tc.passed}, Def: &Definition{Steps: tc.steps}}
+			if tc.known {
+				f.User = &store.User{ID: "alice"}
+			}
+			got, err := next(context.Background(), f, tc.who)
+			var cannot *CannotPassError
+			switch {
+			case tc.cannot:
+				var ae *apperr.Error
+				if !errors.As(err, &cannot) || !errors.As(err, &ae) || ae.Key != "signin.error.cannotPass" {
+					t.Fatalf("got %v, %v; want a CannotPassError shown as a page", got, err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case !slices.Equal(got, tc.want):
+				t.Fatalf("offers %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,263 @@
+package signin
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/store"
+)
+
+// Deps is what the sign-in is built from.
+type Deps struct {
+	Store   *store.Store
+	Pages   *Pages
+	Now     func() time.Time
+	BaseURL string
+	// Definition loads an authentication flow of the realm by its ID.
+	Definition func(ctx context.Context, realm *store.Realm, id string) (*Definition, error)
+	// Steps are the kinds of step flows may use; Requesters what may
+	// start a flow.
+	Steps      []Step
+	Requesters []Requester
+	// ClientIP is the address of a request's caller.
+	ClientIP func(r *http.Request) string
+}
+
+// Engine runs flows: it starts them for their requesters, shows and takes
+// their steps in the order the one dispatcher (next) decides, and hands
+// each finished flow back to its requester.
+type Engine struct {
+	deps       Deps
+	steps      map[StepKind]Step
+	requesters map[RequesterKind]Requester
+	subject    Subject
+}
+
+func New(d Deps) *Engine {
+	e := &Engine{deps: d, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}, subject: storeSubject{d.Store}}
+	for _, s := range d.Steps {
+		e.steps[s.Kind()] = s
+	}
+	for _, r := range d.Requesters {
+		e.requesters[r.Kind()] = r
+	}
+	return e
+}
+
+// Offers says whether the engine has a step of every kind def uses, so
+// that a flow of def can run.
+func (e *Engine) Offers(def *Definition) error {
+	for i, st := range def.Steps {
+		if _, ok := e.steps[st.Kind]; !ok {
+			return fmt.Errorf("step %d: the sign-in has no %s step yet", i, st.Kind)
+		}
+	}
+	return nil
+}
+
+// Start is what a requester asks of a new flow.
+type Start struct {
+	Requester   RequesterKind
+	RequesterID string
+	Definition  *Definition
+	Wants       Wants
+	ExpiresAt   time.Time
+}
+
+// Begin stores a new flow bound to the browser, and answers the URL of its
+// first page.
+func (e *Engine) Begin(w http.ResponseWriter, r *http.Request, realm *store.Realm, s Start) (string, error) {
+	if _, ok := e.requesters[s.Requester]; !ok {
+		return "", fmt.Errorf("sign-in: no requester %s", s.Requester)
+	}
+	if err := e.Offers(s.Definition); err != nil {
+		return "", err
+	}
+	wants, err := (&Flow{Wants: s.Wants}).wantsJSON()
+	if err != nil {
+		return "", err
+	}
+	rec := &store.SignInFlow{ID: uuid.NewString(), RealmID: realm.ID, Requester: string(s.Requester), RequesterID: s.RequesterID,
+		DefinitionID: s.Definition.ID, Wants: wants, BrowserHash: store.HashToken(e.deps.Pages.BrowserSecret(w, r, realm)),
+		CreatedAt: e.deps.Now().UnixMilli(), ExpiresAt: s.ExpiresAt.UnixMilli()}
+	if err := e.deps.Store.CreateSignInFlow(r.Context(), rec); err != nil {
+		return "", err
+	}
+	return e.flowURL(realm, rec.ID), nil
+}
+
+func (e *Engine) flowURL(realm *store.Realm, id string) string {
+	return e.deps.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/signin/" + url.PathEscape(id)
+}
+
+// errStaleFlow is a page of a flow that is unknown, expired, finished, or
+// another browser's.
+var errStaleFlow = apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest, "").WithKey("error.staleAuthRequest")
+
+// errFlowMoved is a step's form posted after the flow moved on: from
+// another tab, or posted twice.
+var errFlowMoved = apperr.New(http.StatusConflict, apperr.CodeConflict, "").WithKey("signin.error.moved")
+
+// load reads a flow of the realm for the browser that started it.
+func (e *Engine) load(w http.ResponseWriter, r *http.Request, realm *store.Realm, id string) (*Flow, error) {
+	ctx := r.Context()
+	rec, err := e.deps.Store.GetSignInFlow(ctx, realm.ID, id, e.deps.Now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errStaleFlow
+	} else if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare(rec.BrowserHash, store.HashToken(e.deps.Pages.BrowserSecret(w, r, realm))) != 1 {
+		return nil, errStaleFlow
+	}
+	f := &Flow{rec: rec, Realm: realm}
+	if f.Wants, err = decodeWants(rec); err != nil {
+		return nil, err
+	}
+	if f.Def, err = e.deps.Definition(ctx, realm, rec.DefinitionID); errors.Is(err, store.ErrNotFound) {
+		return nil, errStaleFlow
+	} else if err != nil {
+		return nil, err
+	}
+	if rec.UserID != "" {
+		if f.User, err = e.deps.Store.GetUser(ctx, realm.ID, rec.UserID); errors.Is(err, store.ErrNotFound) {
+			return nil, errStaleFlow
+		} else if err != nil {
+			return nil, err
+		}
+		if !f.User.Enabled {
+			return nil, errStaleFlow
+		}
+	}
+	return f, nil
+}
+
+// view is the dispatcher's side of step i's page, among the offered
+// steps.
+func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, offer []int) View {
+	base := e.flowURL(f.Realm, f.ID())
+	v := View{Action: base, Step: i, CSRF: e.deps.Pages.CSRFToken(w, r, f.Realm, csrfForm, f.ID()), ClientIP: e.deps.ClientIP(r)}
+	for _, j := range offer {
+		if j != i {
+			v.Others = append(v.Others, Choice{Kind: f.Def.Steps[j].Kind, URL: base + "?step=" + strconv.Itoa(j)})
+		}
+	}
+	return v
+}
+
+const csrfForm = "signin"
+
+// pick is the offered step the request names (its step parameter), or
+// the first offered.
+func pick(offer []int, asked string) (int, bool) {
+	if asked == "" {
+		return offer[0], true
+	}
+	i, err := strconv.Atoi(asked)
+	return i, err == nil && slices.Contains(offer, i)
+}
+
+// Page shows the step the flow is at.
+func (e *Engine) Page(w http.ResponseWriter, r *http.Request, realm *store.Realm, id string) error {
+	f, err := e.load(w, r, realm, id)
+	if err != nil {
+		return err
+	}
+	offer, err := next(r.Context(), f, e.subject)
+	if err != nil {
+		return err
+	}
+	if offer == nil {
+		return e.finish(w, r, f)
+	}
+	i, ok := pick(offer, r.URL.Query().Get("step"))
+	if !ok {
+		i = offer[0]
+	}
+	FormsLeaveServer(r.Context())
+	return e.steps[f.Def.Steps[i].Kind].Show(w, r, f, e.view(w, r, f, i, offer))
+}
+
+// Submit takes a step's form: a step passed moves the flow on, by
+// compare-and-swap, to its next page or to its requester.
+func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Realm, id string) error {
+	if err := r.ParseForm(); err != nil {
+		return apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest, "").WithKey("login.error.unreadable")
+	}
+	f, err := e.load(w, r, realm, id)
+	if err != nil {
+		return err
+	}
+	if err := e.deps.Pages.CheckCSRF(r, csrfForm, f.ID()); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	offer, err := next(ctx, f, e.subject)
+	if err != nil {
+		return err
+	}
+	i, ok := 0, false
+	if offer != nil {
+		i, ok = pick(offer, r.PostForm.Get("step"))
+	}
+	if !ok {
+		return errFlowMoved
+	}
+	FormsLeaveServer(ctx)
+	step := e.steps[f.Def.Steps[i].Kind]
+	user, err := step.Submit(w, r, f, e.view(w, r, f, i, offer))
+	if err != nil || user == nil {
+		return err
+	}
+	if f.User != nil && user.ID != f.User.ID {
+		return errStaleFlow // a later step proved someone else
+	}
+	rec := f.record()
+	rec.UserID, rec.Passed = user.ID, append(rec.Passed, i)
+	for _, m := range step.AMR() {
+		if !slices.Contains(rec.AMR, m) {
+			rec.AMR = append(rec.AMR, m)
+		}
+	}
+	if err := e.deps.Store.AdvanceSignInFlow(ctx, rec, e.deps.Now().UnixMilli()); errors.Is(err, store.ErrConflict) {
+		return errFlowMoved
+	} else if errors.Is(err, store.ErrNotFound) {
+		return errStaleFlow
+	} else if err != nil {
+		return err
+	}
+	f.User = user
+	if offer, err = next(ctx, f, e.subject); err != nil {
+		return err
+	}
+	if offer != nil {
+		http.Redirect(w, r, e.flowURL(realm, f.ID()), http.StatusSeeOther)
+		return nil
+	}
+	return e.finish(w, r, f)
+}
+
+// finish hands a flow that passed every step to its requester. The flow
+// ends first: of two requests finishing it at once, one deletes it and
+// finishes, the other finds it gone.
+func (e *Engine) finish(w http.ResponseWriter, r *http.Request, f *Flow) error {
+	if f.User == nil {
+		return errStaleFlow // a definition that proves no one: refused at save
+	}
+	if err := e.deps.Store.DeleteSignInFlow(r.Context(), f.Realm.ID, f.ID()); errors.Is(err, store.ErrNotFound) {
+		return errStaleFlow
+	} else if err != nil {
+		return err
+	}
+	return e.requesters[f.Requester()].Finish(w, r, f)
+}

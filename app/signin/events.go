@@ -1,0 +1,59 @@
+package signin
+
+import (
+	"context"
+	"errors"
+
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/store"
+)
+
+// EventType is the type of a login event the sign-in records, as
+// Keycloak names it.
+type EventType string
+
+const (
+	EventLogin      EventType = "LOGIN"
+	EventLoginError EventType = "LOGIN_ERROR"
+)
+
+// Emitter records a login event of the realm (the events module's
+// writer), with the caller's address when the event has none.
+type Emitter func(ctx context.Context, realm *store.Realm, e store.LoginEvent)
+
+// stepFailed records the LOGIN_ERROR of a refused step, when the refusal
+// is the person's and not the server's.
+func (emit Emitter) stepFailed(ctx context.Context, f *Flow, v View, userID, username string, err error) {
+	reason := LoginErrorReason(err)
+	if reason == "" {
+		return
+	}
+	e := store.LoginEvent{Type: string(EventLoginError), ClientID: f.Wants.Client, IPAddress: v.ClientIP, Error: reason, UserID: userID}
+	if username != "" {
+		e.Details = map[string]string{"username": username}
+	}
+	if lockedID, locked := identity.LockedOut(err); locked {
+		e.UserID = lockedID
+	}
+	emit(ctx, f.Realm, e)
+}
+
+// LoginErrorReason names a failed sign-in for its LOGIN_ERROR event, with
+// Keycloak's error names; "" when the failure is the server's, not the
+// user's. A brute-force lockout, answered as a wrong password, is told
+// apart here only.
+func LoginErrorReason(err error) string {
+	var throttled *identity.ThrottledError
+	if _, locked := identity.LockedOut(err); locked {
+		return "user_temporarily_disabled"
+	}
+	switch {
+	case errors.Is(err, identity.ErrBadCredentials), errors.Is(err, identity.ErrInvalidTOTP):
+		return "invalid_user_credentials"
+	case errors.Is(err, identity.ErrUserDisabled):
+		return "user_disabled"
+	case errors.As(err, &throttled):
+		return "user_temporarily_disabled"
+	}
+	return ""
+}

@@ -1,0 +1,69 @@
+package signin
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// RequesterKind names what asked for a sign-in.
+type RequesterKind string
+
+const (
+	RequesterOIDC          RequesterKind = "oidc"
+	RequesterSAML          RequesterKind = "saml"
+	RequesterDevice        RequesterKind = "device"
+	RequesterStepUp        RequesterKind = "step-up"
+	RequesterAccount       RequesterKind = "account"
+	RequesterImpersonation RequesterKind = "impersonation"
+)
+
+// Wants is what a requester asks of a sign-in, whatever its protocol
+// calls it.
+type Wants struct {
+	// Client names the application the sign-in is for (an OIDC clientId
+	// or a SAML entity ID): for the pages and for conditions on it.
+	Client     string `json:"client,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
+	LoginHint  string `json:"loginHint,omitempty"`
+	OrgHint    string `json:"orgHint,omitempty"`
+	// Fresh: the user must authenticate now, whatever session the
+	// browser has (prompt=login, max_age=0, ForceAuthn).
+	Fresh bool `json:"fresh,omitempty"`
+	// ACR are the authentication context classes asked for, best first.
+	ACR []string `json:"acr,omitempty"`
+	// RememberMe is the choice of the sign-in form's checkbox.
+	RememberMe bool `json:"rememberMe,omitempty"`
+}
+
+// A Flow is one sign-in in progress: what asked for it, what it wants,
+// the authentication flow it follows, and how far it has come.
+type Flow struct {
+	rec   *store.SignInFlow
+	Realm *store.Realm
+	Def   *Definition
+	Wants Wants
+	// User is the user the flow's steps have told, nil until then.
+	User *store.User
+}
+
+func (f *Flow) ID() string                 { return f.rec.ID }
+func (f *Flow) Requester() RequesterKind   { return RequesterKind(f.rec.Requester) }
+func (f *Flow) RequesterID() string        { return f.rec.RequesterID }
+func (f *Flow) AMR() []string              { return f.rec.AMR }
+func (f *Flow) Passed() []int              { return f.rec.Passed }
+func (f *Flow) BrowserHash() []byte        { return f.rec.BrowserHash }
+func (f *Flow) record() *store.SignInFlow  { return f.rec }
+func (f *Flow) passed(step int) bool       { return slices.Contains(f.rec.Passed, step) }
+func (f *Flow) wantsJSON() ([]byte, error) { return json.Marshal(f.Wants) }
+
+func decodeWants(rec *store.SignInFlow) (Wants, error) {
+	var w Wants
+	if err := json.Unmarshal(rec.Wants, &w); err != nil {
+		return w, fmt.Errorf("sign-in flow %s: what it wants: %w", rec.ID, err)
+	}
+	return w, nil
+}
+

@@ -1,0 +1,63 @@
+package signin
+
+import (
+	"net/http"
+
+	"github.com/idenplane/idenplane/store"
+)
+
+// A Step is one kind of step of a sign-in. Steps never call one another
+// and never know which step came before or comes next: the dispatcher
+// (next) alone reads the flow's definition.
+type Step interface {
+	Kind() StepKind
+	// AMR is what passing the step adds to how the user authenticated
+	// (RFC 8176 values); none for a step that proves nothing.
+	AMR() []string
+	// Events are the types of the login events the step records.
+	Events() []EventType
+	// Show answers the step's page.
+	Show(w http.ResponseWriter, r *http.Request, f *Flow, v View) error
+	// Submit takes the step's form. It answers the user the step proved
+	// (or, for a step that needs the user, the flow's user) when the
+	// step is passed; nil when it has answered the browser itself, with
+	// the form again and its message.
+	Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error)
+}
+
+// View is what a step's page needs of the dispatcher.
+type View struct {
+	Action string // where the step's form posts
+	Step   int    // the step's index in the flow's definition, posted back as the form's step field
+	CSRF   string
+	// Others are the alternatives offered with the step.
+	Others []Choice
+	// ClientIP is the caller's address, for the credential checks'
+	// throttles and the events.
+	ClientIP string
+}
+
+// A Choice is another step the person may take instead.
+type Choice struct {
+	Kind StepKind
+	URL  string
+}
+
+// Other is the URL of the alternative of kind, "" when it is not offered.
+func (v View) Other(kind StepKind) string {
+	for _, c := range v.Others {
+		if c.Kind == kind {
+			return c.URL
+		}
+	}
+	return ""
+}
+
+// A Requester is what asked for a sign-in: it finishes the flow its own
+// way once every step is passed, and never renders a step.
+type Requester interface {
+	Kind() RequesterKind
+	// Finish ends a flow that passed every step it owes: f.User is
+	// known, f.AMR() says how it authenticated.
+	Finish(w http.ResponseWriter, r *http.Request, f *Flow) error
+}
