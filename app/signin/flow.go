@@ -66,4 +66,3 @@ func decodeWants(rec *store.SignInFlow) (Wants, error) {
 	}
 	return w, nil
 }
-
