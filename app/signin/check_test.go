@@ -20,7 +20,7 @@ func TestCheckDefinitionAccepts(t *testing.T) {
 	idp := step(KindIdentityProvider, Alternative)
 	idp.Provider = "github"
 	for name, d := range map[string]Definition{
-		"a password":                {Usage: UsageBrowser, Steps: []DefinitionStep{step(KindUsernamePassword, Required)}},
+		"a password":                   {Usage: UsageBrowser, Steps: []DefinitionStep{step(KindUsernamePassword, Required)}},
 		"username then a security key": {Usage: UsageBrowser, Steps: []DefinitionStep{step(KindUsername, Required), step(KindSecurityKey, Required)}},
 		"username then a choice of proofs": {Usage: UsageBrowser, Steps: []DefinitionStep{step(KindUsername, Required),
 			step(KindTOTP, Alternative), step(KindEmailCode, Alternative), step(KindRecoveryCode, Alternative)}},
