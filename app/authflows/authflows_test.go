@@ -167,8 +167,16 @@ func TestImpossibleFlowsRefused(t *testing.T) {
 	// A provider of the realm is accepted.
 	apptest.MustStatus(t, s.Admin(http.MethodPost, "/admin/realms/acme/identity-providers", map[string]any{"alias": "github",
 		"providerType": "github", "clientId": "gh-client", "clientSecret": "gh-secret"}), http.StatusCreated)
-	create(s, map[string]any{"alias": "a", "usage": "browser", "steps": []any{
+	named := create(s, map[string]any{"alias": "a", "usage": "browser", "steps": []any{
 		map[string]any{"kind": "idp-redirect", "requirement": "required", "provider": "github"}}})
+	// And stays while the flow names it.
+	r := s.Admin(http.MethodDelete, "/admin/realms/acme/identity-providers/github", nil)
+	apptest.MustError(t, r, http.StatusConflict, "conflict", "")
+	if !strings.Contains(string(r.Body), "named by the authentication flows a") {
+		t.Fatalf("the refusal names no flow: %s", r.Body)
+	}
+	apptest.MustStatus(t, s.Admin(http.MethodDelete, flowsPath+"/"+named.ID, nil), http.StatusNoContent)
+	apptest.MustStatus(t, s.Admin(http.MethodDelete, "/admin/realms/acme/identity-providers/github", nil), http.StatusOK)
 }
 
 func TestSeedDefaults(t *testing.T) {
