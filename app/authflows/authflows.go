@@ -170,15 +170,21 @@ func (s *Service) CreateFlow(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := body.definition()
 	d.ID = uuid.NewString()
-	if err := check(r.Context(), s.deps.Store, realm.ID, d); err != nil {
-		return err
-	}
 	f, err := stored(realm.ID, d, s.deps.Now().UnixMilli())
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Store.CreateAuthFlow(r.Context(), f); err != nil {
-		return aliasConflict(err, f.Alias)
+	// The check and the write in one transaction: a provider the flow
+	// names is not deleted meanwhile.
+	ctx := r.Context()
+	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if err := check(ctx, tx, realm.ID, d); err != nil {
+			return err
+		}
+		return aliasConflict(tx.CreateAuthFlow(ctx, f), f.Alias)
+	})
+	if err != nil {
+		return err
 	}
 	rep, err := toRep(f)
 	if err != nil {

@@ -73,7 +73,7 @@ func CheckDefinition(d Definition, providerExists func(alias string) bool) error
 		return apperr.Field("steps", "has %d steps, more than %d", len(d.Steps), maxSteps)
 	}
 	for i := range d.Steps {
-		if err := checkStep(d, i, providerExists); err != nil {
+		if err := checkStep(d.Steps[i], i, providerExists); err != nil {
 			return err
 		}
 		if d.Usage == UsageDirectGrant {
@@ -88,8 +88,7 @@ func CheckDefinition(d Definition, providerExists func(alias string) bool) error
 func stepField(i int, name string) string { return fmt.Sprintf("steps[%d].%s", i, name) }
 
 // checkStep checks one step on its own.
-func checkStep(d Definition, i int, providerExists func(string) bool) error {
-	s := d.Steps[i]
+func checkStep(s DefinitionStep, i int, providerExists func(string) bool) error {
 	traits, ok := checkKinds[s.Kind]
 	if !ok {
 		return apperr.Field(stepField(i, "kind"), "unknown kind %q", s.Kind)
