@@ -1,12 +1,13 @@
 package signin
 
-// DefaultDefinitions are the built-in flows, equal to how the server signs
-// people in without a flow: on the pages, a password, a passkey, any of
-// the realm's identity providers, or the organization an email's domain
-// names, then a TOTP code for the users who set one up; by the password
-// grant, a password and then the TOTP code of those users. Seeding a
-// realm's defaults writes these; the sign-in falls back to them for a
-// client bound to no flow.
+// DefaultDefinitions are the built-in flows, the server's sign-in without
+// a flow as far as a definition says it: on the pages, a password, a
+// passkey, any of the realm's identity providers, or the organization an
+// email's domain names, then a TOTP code for the users who set one up; by
+// the password grant, a password and then the TOTP code of those users.
+// Seeding a realm's defaults writes these; the sign-in falls back to them
+// for a client bound to no flow. docs/auth-flows.md says where today's
+// sign-in differs.
 func DefaultDefinitions() []Definition {
 	configured := func() *Condition { return &Condition{Configured: true} }
 	pages := func() []DefinitionStep {
