@@ -1399,6 +1399,39 @@ ALTER TABLE realms ADD COLUMN default_locale TEXT NOT NULL DEFAULT '';
 ALTER TABLE realms ADD COLUMN supported_locales TEXT NOT NULL DEFAULT '[]';
 
 -- version 37
+-- Authentication flows: a realm's definitions of how its users sign in
+-- (app/signin.Definition), steps as a JSON array, and which flow each
+-- client's sign-ins of a usage follow. A binding names an OpenID Connect
+-- client or a SAML service provider, in the column of its kind, so that
+-- removing the client removes its bindings; a flow a binding names cannot
+-- be removed.
+CREATE TABLE auth_flows (
+    id           TEXT PRIMARY KEY,
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    alias        TEXT NOT NULL,
+    description  TEXT NOT NULL DEFAULT '',
+    usage        TEXT NOT NULL,
+    steps        TEXT NOT NULL,
+    built_in     BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at   BIGINT NOT NULL,
+    updated_at   BIGINT NOT NULL,
+    UNIQUE (realm_id, alias)
+);
+CREATE TABLE auth_flow_bindings (
+    realm_id     TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    client_kind  TEXT NOT NULL CHECK (client_kind IN ('oidc', 'saml')),
+    oidc_client  TEXT REFERENCES clients (id) ON DELETE CASCADE,
+    saml_sp      TEXT REFERENCES saml_service_providers (id) ON DELETE CASCADE,
+    usage        TEXT NOT NULL,
+    flow_id      TEXT NOT NULL REFERENCES auth_flows (id),
+    CHECK ((client_kind = 'oidc' AND oidc_client IS NOT NULL AND saml_sp IS NULL)
+        OR (client_kind = 'saml' AND saml_sp IS NOT NULL AND oidc_client IS NULL)),
+    UNIQUE (oidc_client, usage),
+    UNIQUE (saml_sp, usage)
+);
+CREATE INDEX auth_flow_bindings_flow ON auth_flow_bindings (flow_id);
+
+-- version 38
 -- One sign-in in progress, whatever asked for it (app/signin): the
 -- requester (its kind and its own id), what it wants (JSON), the
 -- authentication flow it follows, the user once known, how the user has

@@ -29,7 +29,7 @@ var actionSegments = []string{
 	"regenerate-secret", "reset-password", "send-verification-email", "execute-actions-email",
 	"logout", "unlock", "revoke", "rotate", "enable", "disable", "suspend", "reactivate", "decommission",
 	"publish", "restore", "test", "approve", "reject", "accept", "toggle", "initiate", "verify-domain",
-	"test-connection", "sync",
+	"test-connection", "sync", "seed-defaults",
 }
 
 // adminOperation names what a write of method on the route template does.

@@ -98,4 +98,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeSCIM(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
+	describeAuthFlows(describe)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
+	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
@@ -115,6 +116,7 @@ type App struct {
 	systemRealmID string
 	orgs          *orgs.Service
 	attributes    *attributes.Service
+	authFlows     *authflows.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
@@ -201,6 +203,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
+	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.mailWake = make(chan struct{}, 1)
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -107,6 +108,9 @@ type realmExport struct {
 	// Organizations are in the admin API's representation, with their
 	// members (with the users) and SSO connections (app/orgs).
 	Organizations []orgs.OrganizationExport `json:"organizations"`
+	// AuthFlows are the realm's authentication flows, each with the
+	// clients bound to it (app/authflows).
+	AuthFlows []authflows.FlowDetail `json:"authFlows"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -289,6 +293,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		return nil, err
 	}
 	if out.Organizations, err = orgs.Export(ctx, tx, realm.ID, includeUsers); err != nil {
+		return nil, err
+	}
+	if out.AuthFlows, err = authflows.Export(ctx, tx, realm.ID); err != nil {
 		return nil, err
 	}
 	if !includeUsers {

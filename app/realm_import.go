@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
@@ -124,6 +125,9 @@ type realmImport struct {
 	// Organizations name their members by username and their SSO
 	// connections' providers by alias, of this file.
 	Organizations []orgs.OrganizationImport `json:"organizations"`
+	// AuthFlows bind their clients by clientId and entity ID, of this
+	// file.
+	AuthFlows []authflows.FlowBody `json:"authFlows"`
 }
 
 // ImportOptions say how an import treats what is already there.

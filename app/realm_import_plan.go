@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
@@ -56,6 +57,7 @@ type importPlan struct {
 	fedLinks      []*store.FederationLink
 	scimMappings  []*store.SCIMMapping
 	orgs          *orgs.ImportPlan
+	authFlows     *authflows.ImportPlan
 	keys          realmKeys
 }
 
@@ -141,6 +143,17 @@ func (p *importPlan) build(in *realmImport) error {
 		people[u.Username] = u.ID
 	}
 	p.orgs, err = orgs.PlanImport(realm.ID, in.Organizations, people, p.providers, orgs.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	if err != nil {
+		return err
+	}
+	clients := authflows.ImportClients{OIDC: map[string]string{}, SAML: map[string]string{}}
+	for _, c := range p.clientList {
+		clients.OIDC[c.ClientID] = c.ID
+	}
+	for _, sp := range p.samlSPs {
+		clients.SAML[sp.EntityID] = sp.ID
+	}
+	p.authFlows, err = authflows.PlanImport(realm.ID, in.AuthFlows, clients, p.providers, authflows.ImportIDs{ID: p.id, Timestamp: p.timestamp})
 	return err
 }
 
@@ -617,7 +630,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := broker.WriteLinks(ctx, tx, p.idpLinks, p.idpLinkFields); err != nil {
 		return err
 	}
-	return orgs.WriteImport(ctx, tx, p.orgs)
+	if err := orgs.WriteImport(ctx, tx, p.orgs); err != nil {
+		return err
+	}
+	return authflows.WriteImport(ctx, tx, p.authFlows)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

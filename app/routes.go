@@ -579,6 +579,17 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, user1+"/federated-identity", authz.UsersRead, br.ListUserLinks)
 	admin(http.MethodDelete, user1+"/federated-identity/{alias}", authz.UsersWrite, br.DeleteUserLink)
 
+	// Authentication flows (the module app/authflows): realm settings.
+	const flows, flow1 = "/admin/realms/{realm}/auth-flows", "/admin/realms/{realm}/auth-flows/{id}"
+	af := a.authFlows
+	admin(http.MethodPost, flows, authz.RealmWrite, af.CreateFlow)
+	admin(http.MethodGet, flows, authz.RealmRead, af.ListFlows)
+	admin(http.MethodPost, flows+"/seed-defaults", authz.RealmWrite, af.SeedDefaults)
+	admin(http.MethodGet, flow1, authz.RealmRead, af.GetFlow)
+	admin(http.MethodPut, flow1, authz.RealmWrite, af.UpdateFlow)
+	admin(http.MethodDelete, flow1, authz.RealmWrite, af.DeleteFlow)
+	admin(http.MethodPut, flow1+"/assign-client/{clientId}", authz.RealmWrite, af.AssignClient)
+
 	// The admin console (the module app/console): its sign-in is public,
 	// its pages need a console session, and every page calls the API
 	// above with the administrator's token, so its permissions are those.

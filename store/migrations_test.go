@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -366,5 +367,25 @@ func TestRealmLocalesMigration(t *testing.T) {
 	}
 	if r, err = s.GetRealm(testCtx, "acme"); err != nil || r.DefaultLocale != "fr" || !slices.Equal(r.SupportedLocales, []string{"fr", "de"}) {
 		t.Fatalf("realm after update: %+v, %v", r, err)
+	}
+}
+
+// Version 37 adds the authentication flows: a realm made before it has
+// none and no client bound to one, and gets them as any realm does.
+func TestAuthFlowsMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 37)
+	createRealmAtOldSchema(t, before, testRealm("r1", "acme", 1000))
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	if flows, err := s.ListAuthFlows(testCtx, "r1"); err != nil || len(flows) != 0 {
+		t.Fatalf("flows of a migrated realm: %+v, %v", flows, err)
+	}
+	if _, err := s.FlowForClient(testCtx, "r1", ClientKindOIDC, "c1", "browser"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a migrated realm's client follows a flow: %v", err)
+	}
+	f := &AuthFlow{ID: "f1", RealmID: "r1", Alias: "browser", Usage: "browser", Steps: "[]", CreatedAt: 1, UpdatedAt: 1}
+	if err := s.CreateAuthFlow(testCtx, f); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -239,7 +240,7 @@ func (s *Service) UpdateProvider(w http.ResponseWriter, r *http.Request) error {
 
 // DeleteProvider removes a provider and answers it, as the spec's table
 // says ("deleted provider"); its users lose their links to it (their
-// accounts stay).
+// accounts stay). One that an authentication flow names stays: 409.
 func (s *Service) DeleteProvider(w http.ResponseWriter, r *http.Request) error {
 	realm, p, err := s.provider(r)
 	if err != nil {
@@ -249,7 +250,19 @@ func (s *Service) DeleteProvider(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Store.DeleteIdentityProvider(r.Context(), realm.ID, p.ID); err != nil {
+	ctx := r.Context()
+	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		naming, err := flowsNaming(ctx, tx, realm.ID, p.Alias)
+		if err != nil {
+			return err
+		}
+		if len(naming) > 0 {
+			return apperr.Conflict("", "identity provider %s is named by the authentication flows %s; change them first",
+				p.Alias, strings.Join(naming, ", "))
+		}
+		return tx.DeleteIdentityProvider(ctx, realm.ID, p.ID)
+	})
+	if err != nil {
 		return err
 	}
 	return httpx.OK(w, rep)

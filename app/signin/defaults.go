@@ -1,0 +1,34 @@
+package signin
+
+// DefaultDefinitions are the built-in flows, the server's sign-in without
+// a flow as far as a definition says it: on the pages, a password, a
+// passkey, any of the realm's identity providers, or the organization an
+// email's domain names, then a TOTP code for the users who set one up; by
+// the password grant, a password and then the TOTP code of those users.
+// Seeding a realm's defaults writes these; the sign-in falls back to them
+// for a client bound to no flow. docs/auth-flows.md says where today's
+// sign-in differs.
+func DefaultDefinitions() []Definition {
+	configured := func() *Condition { return &Condition{Configured: true} }
+	pages := func() []DefinitionStep {
+		return []DefinitionStep{
+			{Kind: KindUsernamePassword, Requirement: Alternative},
+			{Kind: KindPasskey, Requirement: Alternative},
+			{Kind: KindIdentityProvider, Requirement: Alternative},
+			{Kind: KindOrgDiscovery, Requirement: Alternative},
+			{Kind: KindTOTP, Requirement: Conditional, Condition: configured()},
+		}
+	}
+	return []Definition{
+		{Alias: "browser", Usage: UsageBrowser, BuiltIn: true, Steps: pages(),
+			Description: "Sign-in on the hosted pages: a password, a passkey, an identity provider or the organization of the email's domain, then TOTP for users who have it"},
+		{Alias: "direct-grant", Usage: UsageDirectGrant, BuiltIn: true,
+			Description: "The password grant: a password, then TOTP for users who have it",
+			Steps: []DefinitionStep{
+				{Kind: KindUsernamePassword, Requirement: Required},
+				{Kind: KindTOTP, Requirement: Conditional, Condition: configured()},
+			}},
+		{Alias: "device", Usage: UsageDevice, BuiltIn: true, Steps: pages(),
+			Description: "Approving a device code: as the browser flow"},
+	}
+}
