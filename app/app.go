@@ -122,7 +122,8 @@ type App struct {
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
 	messages      *ui.Catalogues
-	pages         *signin.Pages // the hosted pages' kit
+	pages         *signin.Pages  // the hosted pages' kit
+	signin        *signin.Engine // sign-ins through authentication flows
 	router        *mux.Router
 	table         []route            // every route with the access it asks (routes.go)
 	apiDoc        *apiDocument       // the OpenAPI document (api_document.go)
@@ -180,6 +181,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: defaultTheme})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st, a.now)
+	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
+		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, a.pages, a.loginEvent),
+		Requesters: []signin.Requester{oidcRequester{a}}, ClientIP: a.clientIP})
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,

@@ -26,7 +26,12 @@ func (a *App) brokerDeps() broker.Deps {
 // signInURL is where a request that needs a sign-in goes: the identity
 // provider its idp hint (kc_idp_hint, or idp_hint) names, when the realm
 // has it enabled, else the sign-in page.
-func (a *App) signInURL(r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
+func (a *App) signInURL(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
+	// A client with a flow of its own signs in through it, whatever
+	// provider the request hints at.
+	if to, err := beginBoundFlow(a, w, r, realm, client, ar); to != "" || err != nil {
+		return to, err
+	}
 	hint := r.Form.Get("kc_idp_hint")
 	if hint == "" {
 		hint = r.Form.Get("idp_hint")

@@ -249,7 +249,7 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 		if stepUp != "" {
 			return a.startStepUp(w, r, realm, ar, user, sso, stepUp) // step_up_browser.go
 		}
-		to, err := a.signInURL(r, realm, client, ar)
+		to, err := a.signInURL(w, r, realm, client, ar)
 		if err != nil {
 			return err
 		}

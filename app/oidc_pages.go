@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -19,8 +20,11 @@ import (
 // person is looking at them.
 
 const (
-	pathLogin   = "/login"
-	pathConsent = "/consent"
+	pathLogin = "/login"
+	// pathSignInFlow is a page of a sign-in through an authentication
+	// flow.
+	pathSignInFlow = "/signin/{flow}"
+	pathConsent    = "/consent"
 )
 
 // realmHandler serves one realm-scoped page.
@@ -133,21 +137,43 @@ func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error)
 
 // pageAuthRequest loads the authorization request a login or consent form
 // answers: of the realm, not answered yet, not expired, and authenticated
-// when the form needs a user.
+// when the form needs a user. A request whose client has an
+// authentication flow bound signs in through that flow's pages only
+// (signin_oidc.go): the forms of the sign-in without a flow refuse it.
 func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string, authenticated bool) (*store.AuthRequest, *store.Client, error) {
+	ar, c, err := loadAuthRequest(ctx, a.store, a.now(), realm, id, authenticated)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !authenticated {
+		bound, err := a.store.FlowForClient(ctx, realm.ID, store.ClientKindOIDC, c.ID, string(signin.UsageBrowser))
+		if err == nil && bound != nil {
+			return nil, nil, errStaleAuthRequest
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+	}
+	signin.FormsLeaveServer(ctx)
+	return ar, c, nil
+}
+
+// loadAuthRequest is an authorization request of the realm, not answered
+// yet and unexpired at now, of an enabled client, and authenticated when
+// asked; otherwise errStaleAuthRequest.
+func loadAuthRequest(ctx context.Context, st *store.Store, now time.Time, realm *store.Realm, id string, authenticated bool) (*store.AuthRequest, *store.Client, error) {
 	if id == "" {
 		return nil, nil, errStaleAuthRequest
 	}
-	ar, err := a.store.GetAuthRequest(ctx, realm.ID, id)
+	ar, err := st.GetAuthRequest(ctx, realm.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, errStaleAuthRequest
 	} else if err != nil {
 		return nil, nil, err
 	}
-	if ar.Done || ar.ExpiresAt <= a.now().UnixMilli() || (authenticated && ar.UserID == "") {
+	if ar.Done || ar.ExpiresAt <= now.UnixMilli() || (authenticated && ar.UserID == "") {
 		return nil, nil, errStaleAuthRequest
 	}
-	c, err := a.store.GetClient(ctx, realm.ID, ar.ClientID)
+	c, err := st.GetClient(ctx, realm.ID, ar.ClientID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, errStaleAuthRequest
 	} else if err != nil {
@@ -156,7 +182,6 @@ func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string
 	if !c.Enabled {
 		return nil, nil, errStaleAuthRequest
 	}
-	signin.FormsLeaveServer(ctx)
 	return ar, c, nil
 }
 

@@ -153,6 +153,13 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodPost, "/"+pathAuth, a.authorize)
 	page(http.MethodGet, pathLogin, a.loginPage)
 	page(http.MethodPost, pathLogin, a.login)
+	// The pages of a sign-in through an authentication flow (app/signin).
+	page(http.MethodGet, pathSignInFlow, func(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+		return a.signin.Page(w, r, realm, mux.Vars(r)["flow"])
+	})
+	page(http.MethodPost, pathSignInFlow, func(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+		return a.signin.Submit(w, r, realm, mux.Vars(r)["flow"])
+	})
 	page(http.MethodGet, pathConsent, a.consentPage)
 	page(http.MethodPost, pathConsent, a.consent)
 	page(http.MethodGet, pathOrgSelect, a.orgSelectPage)

@@ -86,12 +86,11 @@ func (b FlowBody) definition() signin.Definition {
 
 // toRep reads a stored flow; its steps were written by this package.
 func toRep(f *store.AuthFlow) (FlowRep, error) {
-	rep := FlowRep{Definition: signin.Definition{ID: f.ID, Alias: f.Alias, Description: f.Description,
-		Usage: signin.Usage(f.Usage), BuiltIn: f.BuiltIn}, CreatedTimestamp: f.CreatedAt, UpdatedTimestamp: f.UpdatedAt}
-	if err := json.Unmarshal([]byte(f.Steps), &rep.Steps); err != nil {
-		return rep, fmt.Errorf("auth flow %s steps: %w", f.ID, err)
+	d, err := signin.DefinitionOf(f)
+	if err != nil {
+		return FlowRep{}, err
 	}
-	return rep, nil
+	return FlowRep{Definition: *d, CreatedTimestamp: f.CreatedAt, UpdatedTimestamp: f.UpdatedAt}, nil
 }
 
 func toReps(flows []*store.AuthFlow) ([]FlowRep, error) {

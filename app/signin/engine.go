@@ -208,7 +208,7 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	}
 	i, ok := 0, false
 	if offer != nil {
-		i, ok = pick(offer, r.PostForm.Get("step"))
+		i, ok = pick(offer, r.Form.Get("step"))
 	}
 	if !ok {
 		return errFlowMoved

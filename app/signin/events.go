@@ -25,6 +25,9 @@ type Emitter func(ctx context.Context, realm *store.Realm, e store.LoginEvent)
 // is the person's and not the server's.
 func (emit Emitter) stepFailed(ctx context.Context, f *Flow, v View, userID, username string, err error) {
 	reason := LoginErrorReason(err)
+	if reason == "" && errors.Is(err, identity.ErrInvalidTOTP) {
+		reason = "invalid_totp"
+	}
 	if reason == "" {
 		return
 	}
@@ -48,7 +51,7 @@ func LoginErrorReason(err error) string {
 		return "user_temporarily_disabled"
 	}
 	switch {
-	case errors.Is(err, identity.ErrBadCredentials), errors.Is(err, identity.ErrInvalidTOTP):
+	case errors.Is(err, identity.ErrBadCredentials):
 		return "invalid_user_credentials"
 	case errors.Is(err, identity.ErrUserDisabled):
 		return "user_disabled"

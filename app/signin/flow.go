@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -65,4 +66,24 @@ func decodeWants(rec *store.SignInFlow) (Wants, error) {
 		return w, fmt.Errorf("sign-in flow %s: what it wants: %w", rec.ID, err)
 	}
 	return w, nil
+}
+
+// DefinitionOf reads a stored authentication flow.
+func DefinitionOf(f *store.AuthFlow) (*Definition, error) {
+	d := &Definition{ID: f.ID, Alias: f.Alias, Description: f.Description, Usage: Usage(f.Usage), BuiltIn: f.BuiltIn}
+	if err := json.Unmarshal([]byte(f.Steps), &d.Steps); err != nil {
+		return nil, fmt.Errorf("auth flow %s steps: %w", f.ID, err)
+	}
+	return d, nil
+}
+
+// StoredDefinition loads a realm's authentication flow from the store.
+func StoredDefinition(st *store.Store) func(ctx context.Context, realm *store.Realm, id string) (*Definition, error) {
+	return func(ctx context.Context, realm *store.Realm, id string) (*Definition, error) {
+		f, err := st.GetAuthFlow(ctx, realm.ID, id)
+		if err != nil {
+			return nil, err
+		}
+		return DefinitionOf(f)
+	}
 }

@@ -3,6 +3,7 @@ package signin
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -60,4 +61,11 @@ type Requester interface {
 	// Finish ends a flow that passed every step it owes: f.User is
 	// known, f.AMR() says how it authenticated.
 	Finish(w http.ResponseWriter, r *http.Request, f *Flow) error
+}
+
+// CoreSteps are the steps the sign-in itself provides; modules provide the
+// others (an identity provider's, an organization's).
+func CoreSteps(core *identity.Core, pages *Pages, emit Emitter) []Step {
+	return []Step{passwordStep{core: core, pages: pages, emit: emit}, codeStep{core: core, pages: pages, emit: emit},
+		codeStep{core: core, pages: pages, emit: emit, recovery: true}}
 }

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+)
+
+// flowTestBind makes a browser flow of acme with steps and binds client
+// to it; it answers the flow's ID.
+func (e *codeflowEnv) flowTestBind(client, alias string, steps ...map[string]any) string {
+	e.t.Helper()
+	r := e.admin(http.MethodPost, "/admin/realms/acme/auth-flows", map[string]any{"alias": alias, "usage": "browser", "steps": steps})
+	mustStatus(e.t, r, http.StatusCreated)
+	id, _ := r.object(e.t)["id"].(string)
+	r = e.admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+id+"/assign-client/"+url.PathEscape(client), map[string]any{"usage": "browser"})
+	mustStatus(e.t, r, http.StatusNoContent)
+	return id
+}
+
+// flowTestStart follows an authorization URL to the first page of the
+// flow bound to its client.
+func (e *codeflowEnv) flowTestStart(b *codeflowBrowser, authURL string) *codeflowPage {
+	e.t.Helper()
+	p := b.follow(e.url, authURL)
+	if p.status != http.StatusOK || !strings.HasPrefix(p.url.Path, "/realms/acme/signin/") {
+		e.t.Fatalf("sign-in of a client with a flow: status %d at %s, want its flow's page", p.status, p.url)
+	}
+	return p
+}
+
+// flowTestNext follows a step's answer, a 303 to the flow's next page.
+func (e *codeflowEnv) flowTestNext(b *codeflowBrowser, p *codeflowPage) *codeflowPage {
+	e.t.Helper()
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(e.t).Path, "/realms/acme/signin/") {
+		e.t.Fatalf("after a step: status %d, want 303 to the flow's next page; body %s", p.status, p.body)
+	}
+	return b.follow(e.url, p.location(e.t).String())
+}
+
+var (
+	flowTestPassword = map[string]any{"kind": "username-password", "requirement": "required"}
+	flowTestTOTP     = map[string]any{"kind": "totp", "requirement": "required"}
+)
+
+// A client bound to a flow of password and TOTP signs in through both;
+// another client of the realm keeps the sign-in without a flow.
+func TestFlowPasswordAndTOTP(t *testing.T) {
+	e := newCodeflowEnv(t)
+	strict := e.oauth2Config("strict", e.client("strict", nil), "openid")
+	plain := e.oauth2Config("plain", e.client("plain", nil), "openid")
+	e.flowTestBind("strict", "password-and-totp", flowTestPassword, flowTestTOTP)
+	e.eventsOn()
+	e.totpAlign()
+	totpSecret, _ := e.totpEnrol(e.aliceID)
+	e.clock.advance(totpTestStep)
+
+	b := e.browser()
+	page := e.flowTestStart(b, strict.AuthCodeURL("s1"))
+	flowURL := page.url.String()
+	if f := page.form(t); !f.fields.Has("username") || !f.fields.Has("password") || f.fields.Get("csrf") == "" {
+		t.Fatalf("the flow's first page is no password form: %v", f.fields)
+	}
+	if p := b.submit(page, map[string]string{"username": "alice", "password": "wrong"}); p.status != http.StatusUnauthorized {
+		t.Fatalf("wrong password: status %d", p.status)
+	}
+	totpPage := e.flowTestNext(b, b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword}))
+	if f := totpPage.form(t); !f.fields.Has("code") {
+		t.Fatalf("the flow's second page is no TOTP form: %v", f.fields)
+	}
+	// The password form posted again finds the flow moved on.
+	if p := b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword}); p.status != http.StatusConflict {
+		t.Fatalf("the password step posted twice: status %d, want 409", p.status)
+	}
+	// The request cannot be finished through the sign-in without a flow.
+	rec, err := e.store.GetSignInFlow(t.Context(), e.realmID(), strings.TrimPrefix(totpPage.url.Path, "/realms/acme/signin/"), e.clock.now().UnixMilli())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(e.issuer("acme") + "/login?authRequestID=" + rec.RequesterID); p.status != http.StatusBadRequest {
+		t.Fatalf("the login page of a request with a flow: status %d, want 400", p.status)
+	}
+	code := totpTestCode(t, totpSecret, e.clock.now())
+	totpMustRefuse(t, b.submit(totpPage, map[string]string{"code": totpTestWrongCode(code)}), http.StatusUnauthorized, "code")
+	if errs := e.loginEvents("LOGIN_ERROR"); len(errs) != 2 || errs[0].Error != "invalid_totp" || errs[0].UserID != e.aliceID {
+		t.Fatalf("LOGIN_ERROR events %+v, want an invalid_totp of alice after a wrong password", errs)
+	}
+	claims := e.totpExchange(strict, e.redirectedBack(b.submit(totpPage, map[string]string{"code": code})))
+	totpMustAMR(t, claims, "pwd", "otp")
+	if logins := e.loginEvents("LOGIN"); len(logins) != 1 || logins[0].UserID != e.aliceID {
+		t.Fatalf("LOGIN events %+v", logins)
+	}
+	// The finished flow is gone.
+	if p := b.get(flowURL); p.status != http.StatusBadRequest {
+		t.Fatalf("the page of a finished flow: status %d, want 400", p.status)
+	}
+
+	// The other client signs in on the realm's login page.
+	p := e.browser().follow(e.url, plain.AuthCodeURL("s2"))
+	if p.status != http.StatusOK || p.url.Path != "/realms/acme/login" {
+		t.Fatalf("a client without a flow: status %d at %s, want the login page", p.status, p.url)
+	}
+}
+
+// A second factor conditional on a role is asked of the users who hold it
+// only.
+func TestFlowConditionalSecondFactor(t *testing.T) {
+	e := newCodeflowEnv(t)
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	e.flowTestBind("web", "admins-give-a-code", flowTestPassword,
+		map[string]any{"kind": "totp", "requirement": "conditional", "condition": map[string]any{"role": "admin"}})
+	e.totpAlign()
+	totpSecret, _ := e.totpEnrol(e.aliceID)
+	e.clock.advance(totpTestStep)
+
+	signIn := func() (*codeflowBrowser, *codeflowPage) {
+		b := e.browser()
+		page := e.flowTestStart(b, cfg.AuthCodeURL("s"))
+		return b, b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword})
+	}
+	// Without the role, the password is enough.
+	_, p := signIn()
+	totpMustAMR(t, e.totpExchange(cfg, e.redirectedBack(p)), "pwd")
+
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/roles", map[string]any{"name": "admin"}), http.StatusCreated)
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/users/"+e.aliceID+"/role-mappings/realm",
+		map[string]any{"roleNames": []string{"admin"}}), http.StatusOK)
+	b, p := signIn()
+	totpPage := e.flowTestNext(b, p)
+	code := totpTestCode(t, totpSecret, e.clock.now())
+	totpMustAMR(t, e.totpExchange(cfg, e.redirectedBack(b.submit(totpPage, map[string]string{"code": code}))), "pwd", "otp")
+}
+
+// A user who lacks the credential a required step needs is told so on a
+// page, never left at a dead end.
+func TestFlowUserWithoutTheCredential(t *testing.T) {
+	e := newCodeflowEnv(t)
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	e.flowTestBind("web", "password-and-totp", flowTestPassword, flowTestTOTP)
+	b := e.browser()
+	page := e.flowTestStart(b, cfg.AuthCodeURL("s"))
+	p := b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword})
+	if p.status != http.StatusForbidden || !strings.Contains(string(p.body), "administrator") {
+		t.Fatalf("a user without TOTP: status %d, body %s; want 403 and a page saying what to do", p.status, p.body)
+	}
+}

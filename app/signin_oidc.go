@@ -1,0 +1,61 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
+	"github.com/idenplane/idenplane/store"
+)
+
+// oidcRequester finishes the sign-ins an authorization request started
+// through an authentication flow bound to its client, and lands them as a
+// password sign-in without a flow lands: a password change owed, the SSO
+// session, the organization, consent, the code.
+type oidcRequester struct{ a *App }
+
+func (oidcRequester) Kind() signin.RequesterKind { return signin.RequesterOIDC }
+
+func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.Flow) error {
+	a := o.a
+	ar, client, err := loadAuthRequest(r.Context(), a.store, a.now(), f.Realm, f.RequesterID(), false)
+	if err != nil {
+		return err
+	}
+	if identity.PasswordChangeRequired(f.Realm, f.User, a.now()) {
+		return a.startPendingLogin(w, r, f.Realm, ar, f.User, store.ActionUpdatePassword,
+			pendingSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
+	}
+	sess, err := a.signInBrowser(w, r, f.Realm, client, ar, f.User, browserSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
+	if err != nil {
+		return err
+	}
+	return a.continueAuthRequest(w, r, f.Realm, client, ar, f.User, sess)
+}
+
+// beginBoundFlow starts the authentication flow bound to the request's
+// client, and answers the URL of its first page; "" when the client has
+// none and signs in as the realm does without flows.
+func beginBoundFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
+	def, err := boundFlow(r, a.store, realm, client)
+	if def == nil || err != nil {
+		return "", err
+	}
+	return a.signin.Begin(w, r, realm, signin.Start{Requester: signin.RequesterOIDC, RequesterID: ar.ID, Definition: def,
+		Wants:     signin.Wants{Client: client.ClientID, ClientName: clientName(client), LoginHint: ar.LoginHint, OrgHint: ar.OrgHint},
+		ExpiresAt: time.UnixMilli(ar.ExpiresAt)})
+}
+
+// boundFlow is the browser flow bound to an OpenID Connect client, nil
+// when it has none.
+func boundFlow(r *http.Request, st *store.Store, realm *store.Realm, client *store.Client) (*signin.Definition, error) {
+	bound, err := st.FlowForClient(r.Context(), realm.ID, store.ClientKindOIDC, client.ID, string(signin.UsageBrowser))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return signin.DefinitionOf(bound)
+}
