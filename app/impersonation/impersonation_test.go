@@ -202,6 +202,9 @@ func TestImpersonationSignsTheAdministratorInAsTheUser(t *testing.T) {
 	mustAct(t, "ID token", id, l.keyID, "support")
 	mustAct(t, "access token", access, l.keyID, "support")
 	mustAct(t, "introspection", l.introspect(tok.AccessToken), l.keyID, "support")
+	info := l.s.Request(http.MethodGet, "/realms/acme/protocol/openid-connect/userinfo", nil, "Authorization: Bearer "+tok.AccessToken)
+	apptest.MustStatus(t, info, http.StatusOK)
+	mustAct(t, "userinfo", info.Object(t), l.keyID, "support")
 
 	// A refresh keeps the mark.
 	status, refreshed := l.refresh(tok.RefreshToken)
