@@ -88,10 +88,10 @@ func (l *live) issuer() string { return l.base + "/realms/acme" }
 
 // tokens runs app's authorization code flow in b and verifies the tokens
 // with acme's published keys.
-func (l *live) tokens(b *apptest.Browser) (tok *oauth2.Token, id, access map[string]any) {
+func (l *live) tokens(b *apptest.Browser, scope string) (tok *oauth2.Token, id, access map[string]any) {
 	l.t.Helper()
 	q := url.Values{"client_id": {"app"}, "redirect_uri": {redirect}, "response_type": {"code"},
-		"scope": {"openid"}, "state": {"st"}, "nonce": {"nc"}}
+		"scope": {scope}, "state": {"st"}, "nonce": {"nc"}}
 	p := b.Follow(b.Get(l.issuer()+"/protocol/openid-connect/auth?"+q.Encode()), l.base)
 	if p.Status/100 != 3 || !strings.HasPrefix(p.Location(l.t).String(), redirect+"?") {
 		l.t.Fatalf("expected the redirect to app without a sign-in, got %d at %s: %s", p.Status, p.URL, p.Body)
@@ -195,7 +195,7 @@ func TestImpersonationSignsTheAdministratorInAsTheUser(t *testing.T) {
 	}
 
 	// A code flow through the cookie: both tokens name the administrator.
-	tok, id, access := l.tokens(b)
+	tok, id, access := l.tokens(b, "openid")
 	if id["sub"] != l.alice || access["sub"] != l.alice {
 		t.Fatalf("tokens of %v / %v, want alice", id["sub"], access["sub"])
 	}
@@ -273,7 +273,7 @@ func TestImpersonationEndsAtItsLifetime(t *testing.T) {
 	if p := l.impersonate(b, l.key, l.alice); p.Status != http.StatusOK {
 		t.Fatalf("impersonate: %d %s", p.Status, p.Body)
 	}
-	tok, _, _ := l.tokens(b)
+	tok, _, _ := l.tokens(b, "openid")
 	// Refreshed within the lifetime, the session slides no further than it.
 	l.skew.Store(int64(100 * time.Second))
 	status, refreshed := l.refresh(tok.RefreshToken)
@@ -291,6 +291,21 @@ func TestImpersonationEndsAtItsLifetime(t *testing.T) {
 	q := url.Values{"client_id": {"app"}, "redirect_uri": {redirect}, "response_type": {"code"}, "scope": {"openid"}}
 	if p := b.Follow(b.Get(l.issuer()+"/protocol/openid-connect/auth?"+q.Encode()), l.base); p.Status != http.StatusOK {
 		t.Fatalf("after the lifetime the browser should meet the sign-in page, got %d at %s", p.Status, p.URL)
+	}
+}
+
+// An offline token would outlive the session: an impersonation's grant
+// keeps its refresh token in the session, which its end ends.
+func TestImpersonationHoldsNoOfflineToken(t *testing.T) {
+	l := newLive(t)
+	b := apptest.NewBrowser(t)
+	if p := l.impersonate(b, l.key, l.alice); p.Status != http.StatusOK {
+		t.Fatalf("impersonate: %d %s", p.Status, p.Body)
+	}
+	tok, id, _ := l.tokens(b, "openid offline_access")
+	apptest.MustStatus(t, l.end(map[string]any{"sessionId": id["sid"]}), http.StatusNoContent)
+	if status, out := l.refresh(tok.RefreshToken); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+		t.Fatalf("refresh of the offline_access grant after the end: %d %v", status, out)
 	}
 }
 
