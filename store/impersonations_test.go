@@ -44,8 +44,14 @@ func TestImpersonationSessions(t *testing.T) {
 	if on, err := s.AnyImpersonationSince(testCtx, 2000); err != nil || !on {
 		t.Fatalf("any impersonation at 2000: %t, %v", on, err)
 	}
+	// The record is read by nothing the server caches: ending it keeps
+	// the caches.
+	gen := s.Generation()
 	if err := s.EndImpersonation(testCtx, "r1", "m1", 3000); err != nil {
 		t.Fatal(err)
+	}
+	if s.Generation() != gen {
+		t.Fatal("ending an impersonation's record moved the cache generation")
 	}
 	if err := s.EndImpersonation(testCtx, "r1", "m1", 3100); err == nil {
 		t.Fatal("an impersonation ended twice")
