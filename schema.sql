@@ -1427,5 +1427,5 @@ CREATE TABLE impersonations (
     ends_at               BIGINT NOT NULL,
     ended_at              BIGINT
 );
-CREATE INDEX impersonations_user ON impersonations (realm_id, user_id, started_at);
+CREATE INDEX impersonations_user ON impersonations (user_id, started_at, id);
 CREATE INDEX impersonations_session ON impersonations (session_id);

@@ -71,7 +71,7 @@ func (s *Store) CreateImpersonation(ctx context.Context, m *Impersonation) error
 // UserImpersonations lists the impersonations of a user, newest first, at
 // most max.
 func (s *Store) UserImpersonations(ctx context.Context, realmID, userID string, max int) ([]*Impersonation, error) {
-	return s.queryImpersonations(ctx, s.r, "realm_id = $1 AND user_id = $2 ORDER BY started_at DESC, id LIMIT $3",
+	return s.queryImpersonations(ctx, s.r, "realm_id = $1 AND user_id = $2 ORDER BY started_at DESC, id DESC LIMIT $3",
 		realmID, userID, max)
 }
 
