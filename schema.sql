@@ -1432,6 +1432,34 @@ CREATE TABLE auth_flow_bindings (
 CREATE INDEX auth_flow_bindings_flow ON auth_flow_bindings (flow_id);
 
 -- version 38
+-- Impersonation (app/impersonation): a realm lets administrators holding
+-- users:impersonate sign in as its users, for a lifetime in seconds. An
+-- impersonation's SSO session names the administrator (their account's
+-- user ID and username) and the time it ends at the latest, so that the
+-- tokens issued in it say who acts (RFC 8693 act) and no use of it slides
+-- past that time. The impersonations table is the record of them, kept
+-- after the session is gone: the user's account pages list it.
+ALTER TABLE realms ADD COLUMN impersonation_enabled BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE realms ADD COLUMN impersonation_lifetime INTEGER NOT NULL DEFAULT 900;
+ALTER TABLE user_sessions ADD COLUMN impersonator_id TEXT;
+ALTER TABLE user_sessions ADD COLUMN impersonator_username TEXT NOT NULL DEFAULT '';
+ALTER TABLE user_sessions ADD COLUMN impersonation_ends_at BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE impersonations (
+    id                    TEXT PRIMARY KEY,
+    realm_id              TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id               TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    impersonator_id       TEXT NOT NULL,
+    impersonator_username TEXT NOT NULL,
+    impersonator_realm    TEXT NOT NULL,
+    session_id            TEXT NOT NULL,
+    started_at            BIGINT NOT NULL,
+    ends_at               BIGINT NOT NULL,
+    ended_at              BIGINT
+);
+CREATE INDEX impersonations_user ON impersonations (user_id, started_at, id);
+CREATE INDEX impersonations_session ON impersonations (session_id);
+
+-- version 39
 -- One sign-in in progress, whatever asked for it (app/signin): the
 -- requester (its kind and its own id), what it wants (JSON), the
 -- authentication flow it follows, the user once known, how the user has

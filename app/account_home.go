@@ -135,6 +135,9 @@ func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCa
 		}
 		custom.fill(&v.Profile, custom.held, nil)
 	}
+	if v.Impersonations, err = accountImpersonations(ctx, a.store, c.realm.ID, c.user.ID, a.now().UnixMilli()); err != nil {
+		return err
+	}
 	v.Username = c.user.Username
 	v.Profile.Action, v.Password.Action = base+"/profile", base+"/password"
 	v.ExportURL, v.TOTPURL, v.DeleteURL = base+"/data-export", base+"/totp-setup", base+"/delete-account"

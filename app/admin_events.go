@@ -29,7 +29,7 @@ var actionSegments = []string{
 	"regenerate-secret", "reset-password", "send-verification-email", "execute-actions-email",
 	"logout", "unlock", "revoke", "rotate", "enable", "disable", "suspend", "reactivate", "decommission",
 	"publish", "restore", "test", "approve", "reject", "accept", "toggle", "initiate", "verify-domain",
-	"test-connection", "sync", "seed-defaults",
+	"test-connection", "sync", "seed-defaults", "impersonate", "end",
 }
 
 // adminOperation names what a write of method on the route template does.
@@ -138,6 +138,7 @@ func (a *App) recordAdminEvent(next httpx.HandlerFunc) httpx.HandlerFunc {
 			}{io.TeeReader(r.Body, reqBody), r.Body}
 		}
 		res := &bufferedResponse{w: w}
+		r = httpx.WithAuditNote(r)
 		if err := next(res, r); err != nil {
 			return err
 		}
@@ -214,6 +215,9 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		if !reqBody.overflow {
 			rep = reqBody.Bytes()
 		}
+	}
+	if note := httpx.AuditNote(r); note != nil {
+		rep = note
 	}
 	p := principalFrom(ctx)
 	e := &store.AdminEvent{

@@ -18,6 +18,7 @@ import (
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -69,6 +70,8 @@ type realmRep struct {
 	EmailTheme                  string         `json:"emailTheme"`
 	DefaultLocale               string         `json:"defaultLocale"`
 	SupportedLocales            []string       `json:"supportedLocales"`
+	ImpersonationEnabled        bool           `json:"impersonationEnabled"`
+	ImpersonationLifetime       int            `json:"impersonationLifetime"`
 	CreatedTimestamp            int64          `json:"createdTimestamp"`
 }
 
@@ -95,6 +98,7 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 		ThemeName: r.ThemeName, Theme: r.Theme,
 		LoginTheme: r.LoginTheme, AccountTheme: r.AccountTheme, EmailTheme: r.EmailTheme,
 		DefaultLocale: r.DefaultLocale, SupportedLocales: append([]string{}, r.SupportedLocales...),
+		ImpersonationEnabled: r.ImpersonationEnabled, ImpersonationLifetime: r.ImpersonationLifetime,
 		CreatedTimestamp: r.CreatedAt,
 	}
 	if !withSecrets {
@@ -183,6 +187,8 @@ type realmCreate struct {
 	EmailTheme                  *string        `json:"emailTheme"`
 	DefaultLocale               *string        `json:"defaultLocale"`
 	SupportedLocales            []string       `json:"supportedLocales"`
+	ImpersonationEnabled        *bool          `json:"impersonationEnabled"`
+	ImpersonationLifetime       *int           `json:"impersonationLifetime"`
 }
 
 // defaultRealm holds the defaults of the spec's realm table; where the spec
@@ -195,6 +201,7 @@ func defaultRealm() store.Realm {
 		SMTPPort: 587, EmailProvider: "smtp", PasswordMinLength: 8, BruteForceEnabled: true,
 		MaxLoginFailures: 5, LockoutDuration: 900, FailureResetTime: 43200,
 		EventsEnabled: true, AdminEventsEnabled: true, EventsExpiration: 604800, ThemeName: defaultTheme,
+		ImpersonationLifetime: impersonation.DefaultLifetime,
 	}
 }
 
@@ -254,6 +261,8 @@ func (c *realmCreate) apply(r *store.Realm) {
 	if c.SupportedLocales != nil {
 		r.SupportedLocales = c.SupportedLocales
 	}
+	set(&r.ImpersonationEnabled, c.ImpersonationEnabled)
+	set(&r.ImpersonationLifetime, c.ImpersonationLifetime)
 }
 
 func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
@@ -349,6 +358,7 @@ func realmUpdateDefaults() map[string]any {
 		"failureResetTime": d.FailureResetTime, "permanentLockoutAfter": d.PermanentLockoutAfter,
 		"requireEmailVerification": d.RequireEmailVerification,
 		"defaultLocale":            "", "supportedLocales": []any{},
+		"impersonationEnabled": false, "impersonationLifetime": d.ImpersonationLifetime,
 	}
 }
 
@@ -382,6 +392,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.FailureResetTime, realm.PermanentLockoutAfter = u.FailureResetTime, u.PermanentLockoutAfter
 	realm.RequireEmailVerification = u.RequireEmailVerification
 	realm.DefaultLocale, realm.SupportedLocales = u.DefaultLocale, u.SupportedLocales
+	realm.ImpersonationEnabled, realm.ImpersonationLifetime = u.ImpersonationEnabled, u.ImpersonationLifetime
 	if err := validateRealm(realm); err != nil {
 		return err
 	}
@@ -480,6 +491,9 @@ func validateRealm(r *store.Realm) error {
 		return err
 	}
 	if err := checkRealmLocales(r); err != nil {
+		return err
+	}
+	if err := impersonation.CheckLifetime(r.ImpersonationLifetime); err != nil {
 		return err
 	}
 	if r.SMTPHost != "" {

@@ -132,6 +132,8 @@ func defaultRealmJSON(name string) map[string]any {
 		"enabledEventTypes": []any{}, // Keycloak's default set
 		// Every language, English by default.
 		"defaultLocale": "", "supportedLocales": []any{},
+		// Impersonation off, for fifteen minutes when on (impersonation.md).
+		"impersonationEnabled": false, "impersonationLifetime": 900,
 	}
 }
 
@@ -202,6 +204,7 @@ func allRealmFields(name string) map[string]any {
 		},
 		"loginTheme": "high-contrast", "accountTheme": "idenplane", "emailTheme": "idenplane-dark",
 		"defaultLocale": "fr", "supportedLocales": []any{"fr", "de", "en"},
+		"impersonationEnabled": true, "impersonationLifetime": 300,
 	}
 }
 
@@ -521,6 +524,7 @@ func nonDefaultUpdate() map[string]any {
 		"passwordRequireLowercase": true, "passwordRequireDigits": true, "passwordRequireSpecialChars": true,
 		"passwordHistoryCount": 3, "passwordMaxAgeDays": 90, "bruteForceEnabled": false, "maxLoginFailures": 3,
 		"lockoutDuration": 30, "failureResetTime": 60, "permanentLockoutAfter": 2, "requireEmailVerification": true,
+		"impersonationEnabled": true, "impersonationLifetime": 120,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/openapi"
 )
 
@@ -35,6 +36,18 @@ func describeUsers(describe func(method, path string, o openapi.Op)) {
 		Description: "The user's sessions and tokens end.", Status: http.StatusNoContent})
 	describe(http.MethodDelete, user1+"/mfa/webauthn/{credentialId}", openapi.Op{Summary: "Remove one of a user's security keys or passkeys",
 		Description: "By the id GET .../mfa/status lists; the user's sessions and tokens end.", Status: http.StatusNoContent})
+
+	// Impersonation (app/impersonation, docs/impersonation.md).
+	describe(http.MethodPost, user1+"/impersonate", openapi.Op{Summary: "Sign in as a user",
+		Description: "Starts a short SSO session of the user that names the caller in its tokens (act) and events, and sets " +
+			"its cookie on the answer, as Keycloak does. Needs users:impersonate and the realm's impersonationEnabled; " +
+			"refused for a disabled user and for one holding an admin permission the caller lacks.",
+		Response: impersonation.StartRep{},
+		Example:  impersonation.StartRep{Redirect: "https://id.example.com/realms/acme/account"}})
+	describe(http.MethodPost, "/admin/realms/{realm}/impersonation/end", openapi.Op{Summary: "End impersonations",
+		Description: "Ends the impersonation of the session sessionId, or every one going on of the user userId: " +
+			"their sessions, refresh tokens and access tokens end.",
+		Request: impersonation.EndBody{}, Status: http.StatusNoContent})
 
 	// Sessions and consents.
 	describe(http.MethodGet, user1+"/sessions", openapi.Op{Summary: "List a user's sessions", Response: []sessionRep{}})

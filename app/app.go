@@ -26,6 +26,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
@@ -117,6 +118,7 @@ type App struct {
 	orgs          *orgs.Service
 	attributes    *attributes.Service
 	authFlows     *authflows.Service
+	impersonation *impersonation.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
@@ -208,6 +210,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
+	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
+		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
+		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
 	a.mailWake = make(chan struct{}, 1)
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err

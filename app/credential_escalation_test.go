@@ -51,6 +51,7 @@ var permissionProbes = map[authz.Permission]permissionProbe{
 	authz.NHIWrite:               {http.MethodPost, "/admin/realms/{realm}/nhi/{id}/suspend", nil},
 	authz.OrgsRead:               {http.MethodGet, "/admin/realms/{realm}/organizations", nil},
 	authz.OrgsWrite:              {http.MethodPost, "/admin/realms/{realm}/organizations", map[string]any{}},
+	authz.UsersImpersonate:       {http.MethodPost, "/admin/realms/{realm}/impersonation/end", map[string]any{}},
 }
 
 // realmPermissions are the permissions a service account may hold: all

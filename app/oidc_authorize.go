@@ -287,7 +287,7 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 func (a *App) saveSSORequest(ctx context.Context, realm *store.Realm, sso *store.Session, ar *store.AuthRequest) error {
 	now := a.now().UnixMilli()
 	err := a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := tx.TouchSession(ctx, realm.ID, sso.ID, now, ssoExpiry(realm, sso.StartedAt, now)); err != nil {
+		if err := tx.TouchSession(ctx, realm.ID, sso.ID, now, ssoExpiry(realm, sso, now)); err != nil {
 			return err
 		}
 		return tx.CreateAuthRequest(ctx, ar)

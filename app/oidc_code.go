@@ -96,7 +96,7 @@ func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.
 	event.UserID, event.SessionID = user.ID, sso.ID
 	return a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID,
-			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID, org: ar.Org},
+			authTime: time.UnixMilli(ar.AuthTime), jti: ar.ID, org: ar.Org, actor: sso.Impersonator},
 		amr: ar.AMR, nonce: ar.Nonce, refresh: plan.token,
 	})
 }

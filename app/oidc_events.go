@@ -19,6 +19,7 @@ func (a *App) loginEvent(ctx context.Context, realm *store.Realm, e store.LoginE
 	if e.IPAddress == "" {
 		e.IPAddress, _ = ctx.Value(clientIPCtxKey{}).(string)
 	}
+	a.impersonation.Mark(ctx, &e)
 	a.metrics.identity.loginEvent(realm, &e)
 	a.events.Record(ctx, realm, e)
 }

@@ -34,6 +34,9 @@ func (a *App) idToken(ctx context.Context, g *tokenGrant, in *claimsInput, acces
 	if g.sid != "" {
 		std["sid"] = g.sid
 	}
+	if g.actor != nil {
+		std["act"] = actClaim(g.actor)
+	}
 	// The standard claims win: an ID token is for its client alone, even
 	// when audience mappers widen the access token's audience.
 	for k, v := range std {

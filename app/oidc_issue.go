@@ -72,7 +72,7 @@ func planClientGrant(realm *store.Realm, client *store.Client, sso, oauth *store
 		// It ends with the SSO session, at the latest at its maximum age.
 		p.oauth = &store.Session{ID: uuid.NewString(), RealmID: realm.ID, UserID: sso.UserID, Kind: store.SessionOAuth,
 			ParentID: sso.ID, ClientID: client.ID, IPAddress: sso.IPAddress, StartedAt: now, LastAccessAt: now,
-			ExpiresAt: sso.StartedAt + ssoMaxLifespan.Milliseconds(), AuthTime: sso.AuthTime, AMR: sso.AMR}
+			ExpiresAt: ssoMaxEnd(sso), AuthTime: sso.AuthTime, AMR: sso.AMR}
 		oauth = p.oauth
 	}
 	if !slices.Contains(client.GrantTypes, identity.GrantRefreshToken) {
@@ -81,8 +81,10 @@ func planClientGrant(realm *store.Realm, client *store.Client, sso, oauth *store
 	p.token = randomToken()
 	p.refresh = &store.RefreshToken{ID: uuid.NewString(), RealmID: realm.ID, TokenHash: store.HashToken(p.token),
 		SessionID: oauth.ID, ClientID: client.ID, UserID: sso.UserID, Scopes: scopes, AuthTime: sso.AuthTime,
-		AMR: sso.AMR, CreatedAt: now, ExpiresAt: ssoExpiry(realm, sso.StartedAt, now)}
-	if slices.Contains(scopes, oidc.ScopeOfflineAccess) {
+		AMR: sso.AMR, CreatedAt: now, ExpiresAt: ssoExpiry(realm, sso, now)}
+	// An impersonation's tokens end with its session: its grants hold no
+	// offline token, whose session would outlive it.
+	if slices.Contains(scopes, oidc.ScopeOfflineAccess) && sso.Impersonator == nil {
 		// Offline tokens live in a session of their own, without parent, so
 		// that signing out of the SSO session leaves them.
 		exp := now + int64(realm.OfflineTokenLifespan)*1000

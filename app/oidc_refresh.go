@@ -76,12 +76,13 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	// now, so that a refresh after a step-up carries the level reached;
 	// an offline token keeps what its sign-in was.
 	authTime, amr := old.AuthTime, old.AMR
+	var actor *store.Impersonator
 	if sess.sso != nil {
-		authTime, amr = sess.sso.AuthTime, sess.sso.AMR
+		authTime, amr, actor = sess.sso.AuthTime, sess.sso.AMR, sess.sso.Impersonator
 	}
 	resp, signErr := a.tokenResponse(ctx, &userTokens{
 		g: &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sess.sid,
-			authTime: time.UnixMilli(authTime), org: old.Org},
+			authTime: time.UnixMilli(authTime), org: old.Org, actor: actor},
 		amr: amr, refresh: token, noIDToken: client.OmitIDTokenOnRefresh,
 	})
 	rot := <-rotated
@@ -176,7 +177,7 @@ func refreshSession(realm *store.Realm, g *store.RefreshGrant, now int64) (*refr
 	if sso == nil || !sso.Active(now) {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the session ended")
 	}
-	s := &refreshedSession{sid: sso.ID, oauth: oauth, sso: sso, expires: ssoExpiry(realm, sso.StartedAt, now), touch: true}
+	s := &refreshedSession{sid: sso.ID, oauth: oauth, sso: sso, expires: ssoExpiry(realm, sso, now), touch: true}
 	if recent(sso) && recent(oauth) {
 		s.expires, s.touch = min(sso.ExpiresAt, s.expires), false
 	}

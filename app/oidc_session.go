@@ -45,11 +45,21 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// ssoExpiry is when an SSO session started at started and used at now
-// expires: after the realm's idle time, and never past its maximum.
-func ssoExpiry(realm *store.Realm, started, now int64) int64 {
+// ssoExpiry is when the SSO session sso, used at now, expires: after the
+// realm's idle time, and never past its maximum.
+func ssoExpiry(realm *store.Realm, sso *store.Session, now int64) int64 {
 	idle := now + int64(realm.RefreshTokenLifespan)*1000
-	return min(idle, started+ssoMaxLifespan.Milliseconds())
+	return min(idle, ssoMaxEnd(sso))
+}
+
+// ssoMaxEnd is when the SSO session sso ends however active it stays: at
+// its maximum lifespan, or an impersonation's earlier end.
+func ssoMaxEnd(sso *store.Session) int64 {
+	end := sso.StartedAt + ssoMaxLifespan.Milliseconds()
+	if sso.Impersonator != nil {
+		end = min(end, sso.Impersonator.EndsAt)
+	}
+	return end
 }
 
 // ssoSession is the browser's live SSO session in the realm and its
@@ -84,9 +94,10 @@ func (a *App) ssoSession(r *http.Request, realm *store.Realm) (*store.Session, *
 // NewSSOSession is a new SSO session of user, authenticated by password
 // at now (Unix milliseconds).
 func NewSSOSession(realm *store.Realm, user *store.User, id, ip string, now int64) *store.Session {
-	return &store.Session{ID: id, RealmID: realm.ID, UserID: user.ID, Kind: store.SessionSSO,
-		IPAddress: ip, StartedAt: now, LastAccessAt: now, ExpiresAt: ssoExpiry(realm, now, now), AuthTime: now,
-		AMR: []string{amrPassword}}
+	s := &store.Session{ID: id, RealmID: realm.ID, UserID: user.ID, Kind: store.SessionSSO,
+		IPAddress: ip, StartedAt: now, LastAccessAt: now, AuthTime: now, AMR: []string{amrPassword}}
+	s.ExpiresAt = ssoExpiry(realm, s, now)
+	return s
 }
 
 // ssoLogin is the SSO session a password login in a browser lands in:
@@ -110,7 +121,7 @@ func (a *App) planSSOLogin(r *http.Request, realm *store.Realm, user *store.User
 			return nil, err // ssoSession found the session by this cookie
 		}
 		current.AuthTime, current.AMR, current.LastAccessAt = now, []string{amrPassword}, now
-		current.ExpiresAt = ssoExpiry(realm, current.StartedAt, now)
+		current.ExpiresAt = ssoExpiry(realm, current, now)
 		return &ssoLogin{sess: current, secret: c.Value, reused: true}, nil
 	}
 	return a.newSSOLogin(r, realm, user), nil

@@ -32,6 +32,14 @@ type tokenGrant struct {
 	// org is the organization the sign-in settled on for the organization
 	// claim (org_select.go); not made, the claim holds every membership.
 	org store.OrgChoice
+	// actor is the administrator acting as the user in an impersonation's
+	// session: the tokens name them in act (RFC 8693 §4.1); nil for none.
+	actor *store.Impersonator
+}
+
+// actClaim is the act claim of the tokens of an impersonation's session.
+func actClaim(m *store.Impersonator) map[string]any {
+	return map[string]any{"sub": m.ID, "preferred_username": m.Username}
 }
 
 // scopeParam is the granted scopes as the token's scope claim lists them.
@@ -139,6 +147,9 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 	}
 	if !g.authTime.IsZero() {
 		std["auth_time"] = g.authTime.Unix()
+	}
+	if g.actor != nil {
+		std["act"] = actClaim(g.actor)
 	}
 	if g.acr != "" {
 		std["acr"] = g.acr

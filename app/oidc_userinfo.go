@@ -56,6 +56,9 @@ func (s *oidcServer) UserInfo(ctx context.Context, r *op.Request[oidc.UserInfoRe
 		return nil, err
 	}
 	out["sub"] = user.ID
+	if act, ok := claims["act"]; ok { // an impersonation's token says who acts
+		out["act"] = act
+	}
 	resp := op.NewResponse(out)
 	resp.Header.Set("Cache-Control", "no-store")
 	return resp, nil

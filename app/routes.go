@@ -583,6 +583,9 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, attr1, authz.RealmWrite, at.DeleteAttribute)
 	admin(http.MethodGet, user1+"/attributes", authz.UsersRead, at.GetUserAttributes)
 	admin(http.MethodPut, user1+"/attributes", authz.UsersWrite, at.PutUserAttributes)
+	// Impersonation (the module app/impersonation).
+	admin(http.MethodPost, user1+"/impersonate", authz.UsersImpersonate, a.impersonation.Impersonate)
+	admin(http.MethodPost, "/admin/realms/{realm}/impersonation/end", authz.UsersImpersonate, a.impersonation.End)
 	admin(http.MethodGet, user1+"/federated-identity", authz.UsersRead, br.ListUserLinks)
 	admin(http.MethodDelete, user1+"/federated-identity/{alias}", authz.UsersWrite, br.DeleteUserLink)
 

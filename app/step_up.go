@@ -236,7 +236,7 @@ func (a *App) raiseSession(w http.ResponseWriter, r *http.Request, c *accountCal
 	sso := c.session
 	now := a.now().UnixMilli()
 	amr := raiseAMR(sso.AMR, proved)
-	expires := ssoExpiry(c.realm, sso.StartedAt, now)
+	expires := ssoExpiry(c.realm, sso, now)
 	err := a.store.ReauthenticateSession(r.Context(), c.realm.ID, sso.ID, now, amr, now, expires)
 	if errors.Is(err, store.ErrNotFound) { // ended since it was read
 		w.Header().Set("WWW-Authenticate", `Bearer realm="`+c.realm.Name+`", error="invalid_token"`)

@@ -63,7 +63,7 @@ func (a *App) finishStepUp(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	now := a.now().UnixMilli()
 	amr := raiseAMR(sso.AMR, proved)
-	expires := ssoExpiry(realm, sso.StartedAt, now)
+	expires := ssoExpiry(realm, sso, now)
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
 		if err := tx.CompleteAuthRequestStep(ctx, st.ar.ID, st.step.Pending); err != nil {
 			return err

@@ -286,3 +286,10 @@ func (s *Store) DeleteExpiredEvents(ctx context.Context, now time.Time) (login, 
 	})
 	return login, admin, err
 }
+
+// The login event types of an impersonation (app/impersonation): its
+// start, and its end by an administrator.
+const (
+	EventImpersonate    = "IMPERSONATE"
+	EventImpersonateEnd = "IMPERSONATE_END"
+)

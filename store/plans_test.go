@@ -55,6 +55,9 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"login failures of a user", "SELECT failures FROM login_failures WHERE realm_id = $1 AND user_id = $2", "sqlite_autoindex_login_failures_1"},
 		{"locked users page", "SELECT user_id FROM login_failures WHERE realm_id = $1 AND locked_until > $2 ORDER BY locked_until DESC, user_id DESC LIMIT 50", "login_failures_locked"},
 		// The token endpoints' lookups that no cache covers: refresh, revocation, sessions.
+		// Impersonations: the mark of a session's login events, the account page's list.
+		{"impersonation of a session", "SELECT id FROM impersonations WHERE session_id = $1", "impersonations_session"},
+		{"user's impersonations", "SELECT id FROM impersonations WHERE realm_id = $1 AND user_id = $2 ORDER BY started_at DESC, id DESC LIMIT 20", "impersonations_user"},
 		{"refresh token by hash", "SELECT id FROM refresh_tokens WHERE token_hash = $1 AND realm_id = $2", "sqlite_autoindex_refresh_tokens_2"},
 		{"refresh token rotation", rotateRefreshTokenSQL, "sqlite_autoindex_refresh_tokens_2"},
 		// At every start, the rows not folded yet (none, after the first).

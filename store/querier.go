@@ -236,7 +236,7 @@ var uncachedTables = []string{
 	"admin_login_failures", "saml_request_ids", "saml_auth_requests", "saml_sessions", "saml_logouts",
 	"scim_tokens", "scim_users", "scim_user_values", "scim_groups",
 	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
-	"nhi_credential_policies",
+	"nhi_credential_policies", "impersonations",
 }
 
 // revocationTables are the uncached tables an access token's standing is

@@ -50,7 +50,12 @@ type Realm struct {
 	EmailTheme                  string
 	DefaultLocale               string   // the pages' and mails' language when nothing else chooses; empty: English
 	SupportedLocales            []string // the languages offered; empty: every catalogue
-	CreatedAt                   int64    // Unix milliseconds
+	// ImpersonationEnabled lets an administrator holding users:impersonate
+	// sign in as the realm's users (app/impersonation), for
+	// ImpersonationLifetime seconds at most.
+	ImpersonationEnabled  bool
+	ImpersonationLifetime int
+	CreatedAt             int64 // Unix milliseconds
 }
 
 const realmColumns = `id, name, display_name, enabled, access_token_lifespan, refresh_token_lifespan,
@@ -61,7 +66,7 @@ const realmColumns = `id, name, display_name, enabled, access_token_lifespan, re
 	lockout_duration, failure_reset_time, permanent_lockout_after, registration_allowed,
 	require_email_verification, mfa_required, events_enabled, events_expiration,
 	admin_events_enabled, theme_name, theme, login_theme, account_theme, email_theme, created_at, enabled_event_types,
-	default_locale, supported_locales`
+	default_locale, supported_locales, impersonation_enabled, impersonation_lifetime`
 
 // realmValues lists a realm's column values in realmColumns order, sealing
 // the secrets.
@@ -102,7 +107,7 @@ func (s *Store) realmValues(r *Realm) ([]any, error) {
 		r.LockoutDuration, r.FailureResetTime, r.PermanentLockoutAfter, r.RegistrationAllowed,
 		r.RequireEmailVerification, r.MFARequired, r.EventsEnabled, r.EventsExpiration,
 		r.AdminEventsEnabled, r.ThemeName, theme, r.LoginTheme, r.AccountTheme, r.EmailTheme, r.CreatedAt,
-		string(eventTypes), r.DefaultLocale, string(locales)}, nil
+		string(eventTypes), r.DefaultLocale, string(locales), r.ImpersonationEnabled, r.ImpersonationLifetime}, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -120,7 +125,7 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 		&r.LockoutDuration, &r.FailureResetTime, &r.PermanentLockoutAfter, &r.RegistrationAllowed,
 		&r.RequireEmailVerification, &r.MFARequired, &r.EventsEnabled, &r.EventsExpiration,
 		&r.AdminEventsEnabled, &r.ThemeName, &theme, &r.LoginTheme, &r.AccountTheme, &r.EmailTheme, &r.CreatedAt,
-		&eventTypes, &r.DefaultLocale, &locales)
+		&eventTypes, &r.DefaultLocale, &locales, &r.ImpersonationEnabled, &r.ImpersonationLifetime)
 	if err != nil {
 		return nil, mapErr(err)
 	}

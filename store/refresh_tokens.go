@@ -184,6 +184,7 @@ var refreshGrantSQL = "SELECT " + prefixColumns("t", refreshTokenColumns) + ", "
 	COALESCE(p.id, ''), COALESCE(p.realm_id, ''), COALESCE(p.user_id, ''), COALESCE(p.kind, ''), p.parent_id,
 	p.client_id, COALESCE(p.ip_address, ''), COALESCE(p.started_at, 0), COALESCE(p.last_access_at, 0),
 	COALESCE(p.expires_at, 0), COALESCE(p.auth_time, 0), COALESCE(p.amr, '[]'), COALESCE(p.offline, FALSE),
+	p.impersonator_id, COALESCE(p.impersonator_username, ''), COALESCE(p.impersonation_ends_at, 0),
 	u.username, pc.client_id
 	FROM refresh_tokens t
 	JOIN users u ON u.id = t.user_id

@@ -31,10 +31,21 @@ type Session struct {
 	AuthTime     int64    // when the user authenticated
 	AMR          []string // how: authentication method references
 	Offline      bool
+	// Impersonator is the administrator who started this SSO session as its
+	// user (app/impersonation); nil for the user's own sessions.
+	Impersonator *Impersonator
 
 	// Filled by reads, for display.
 	Username       string
 	PublicClientID string // the client's clientId; "" for SSO sessions
+}
+
+// Impersonator is who acts in an impersonation's SSO session, and when
+// the session ends at the latest, however it is used.
+type Impersonator struct {
+	ID       string // the administrator's user ID
+	Username string
+	EndsAt   int64 // Unix milliseconds
 }
 
 // Active says whether the session is still live at now.
@@ -65,21 +76,27 @@ func (s *Session) checkShape() error {
 // sessionSelectColumns are what scanSession reads, from a session s, its
 // user u and its client c.
 const sessionSelectColumns = `s.id, s.realm_id, s.user_id, s.kind, s.parent_id, s.client_id, s.ip_address,
-	s.started_at, s.last_access_at, s.expires_at, s.auth_time, s.amr, s.offline, u.username, c.client_id`
+	s.started_at, s.last_access_at, s.expires_at, s.auth_time, s.amr, s.offline, s.impersonator_id,
+	s.impersonator_username, s.impersonation_ends_at, u.username, c.client_id`
 
 const sessionSelect = `SELECT ` + sessionSelectColumns + `
 	FROM user_sessions s JOIN users u ON u.id = s.user_id LEFT JOIN clients c ON c.id = s.client_id`
 
 func scanSession(row scanner) (*Session, error) {
 	var s Session
-	var parent, client, publicClient sql.NullString
-	var amr string
+	var parent, client, publicClient, impersonator sql.NullString
+	var amr, impersonatorName string
+	var impersonationEnds int64
 	err := row.Scan(&s.ID, &s.RealmID, &s.UserID, &s.Kind, &parent, &client, &s.IPAddress, &s.StartedAt,
-		&s.LastAccessAt, &s.ExpiresAt, &s.AuthTime, &amr, &s.Offline, &s.Username, &publicClient)
+		&s.LastAccessAt, &s.ExpiresAt, &s.AuthTime, &amr, &s.Offline, &impersonator, &impersonatorName,
+		&impersonationEnds, &s.Username, &publicClient)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	s.ParentID, s.ClientID, s.PublicClientID = parent.String, client.String, publicClient.String
+	if impersonator.Valid {
+		s.Impersonator = &Impersonator{ID: impersonator.String, Username: impersonatorName, EndsAt: impersonationEnds}
+	}
 	if err := json.Unmarshal([]byte(amr), &s.AMR); err != nil {
 		return nil, fmt.Errorf("decode amr of session %s: %w", s.ID, err)
 	}
@@ -130,12 +147,19 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 		case sess.ParentID != "" && parents == 0:
 			return fmt.Errorf("create session %s: SSO session %s: %w", sess.ID, sess.ParentID, ErrNotFound)
 		}
+		var impersonator sql.NullString
+		var impersonatorName string
+		var impersonationEnds int64
+		if m := sess.Impersonator; m != nil {
+			impersonator, impersonatorName, impersonationEnds = sql.NullString{String: m.ID, Valid: true}, m.Username, m.EndsAt
+		}
 		_, err = tx.w.ExecContext(ctx, `INSERT INTO user_sessions (id, realm_id, user_id, kind, parent_id, client_id,
-			ip_address, started_at, last_access_at, expires_at, auth_time, amr, offline)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			ip_address, started_at, last_access_at, expires_at, auth_time, amr, offline, impersonator_id,
+			impersonator_username, impersonation_ends_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			sess.ID, sess.RealmID, sess.UserID, sess.Kind, nullString(sess.ParentID), nullString(sess.ClientID),
 			sess.IPAddress, sess.StartedAt, sess.LastAccessAt, sess.ExpiresAt, sess.AuthTime, jsonList(sess.AMR),
-			sess.Offline)
+			sess.Offline, impersonator, impersonatorName, impersonationEnds)
 		if err != nil {
 			return fmt.Errorf("create session %s: %w", sess.ID, mapErr(err))
 		}

@@ -31,6 +31,10 @@ const (
 	CodeWebAuthnUnavailable  Code = "webauthn_unavailable"
 	CodeInvalidState         Code = "invalid_state"
 	CodeLastOwner            Code = "last_owner"
+	// The refusals of an impersonation (app/impersonation).
+	CodeImpersonationDisabled Code = "impersonation_disabled"
+	CodePrivilegedUser        Code = "privileged_user"
+	CodeUserDisabled          Code = "user_disabled"
 )
 
 // Codes is every code with the statuses it is answered with, in the order
@@ -64,4 +68,7 @@ var Codes = []struct {
 	{CodeWebAuthnUnavailable, []int{503}},
 	{CodeInvalidState, []int{409}},
 	{CodeLastOwner, []int{409}},
+	{CodeImpersonationDisabled, []int{403}},
+	{CodePrivilegedUser, []int{403}},
+	{CodeUserDisabled, []int{409}},
 }

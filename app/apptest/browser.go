@@ -64,6 +64,13 @@ func (b *Browser) do(req *http.Request) *Page {
 	return &Page{Status: res.StatusCode, Header: res.Header, Body: body, URL: req.URL}
 }
 
+// Send sends req with the browser's cookies, as a page's script does, and
+// keeps the cookies the answer sets.
+func (b *Browser) Send(req *http.Request) *Page {
+	b.t.Helper()
+	return b.do(req)
+}
+
 // Get asks for a page.
 func (b *Browser) Get(u string) *Page {
 	b.t.Helper()

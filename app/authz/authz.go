@@ -45,6 +45,10 @@ const (
 	NHIWrite               Permission = "nhi:write"
 	OrgsRead               Permission = "organizations:read" // organizations, their members, invitations and domains
 	OrgsWrite              Permission = "organizations:write"
+	// UsersImpersonate signs in as a user (app/impersonation). No other
+	// permission implies it: it is held by a credential granted it by name,
+	// or every permission.
+	UsersImpersonate Permission = "users:impersonate"
 
 	// Authenticated is what a route asks that needs a valid admin
 	// credential and nothing more: who am I, sign out.
@@ -55,7 +59,7 @@ const (
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
 	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
 	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite, NHIRead, NHIWrite,
-	OrgsRead, OrgsWrite,
+	OrgsRead, OrgsWrite, UsersImpersonate,
 }
 
 // Set is the permissions a credential holds.
