@@ -82,7 +82,10 @@ type pendingStep struct {
 }
 
 func (a *App) pendingStep(ctx context.Context, r *http.Request, realm *store.Realm, authRequestID, action string) (*pendingStep, error) {
-	ar, client, err := a.pageAuthRequest(ctx, realm, authRequestID, false)
+	// A step owed after a sign-in's checks, through an authentication flow
+	// or not: the pending login, bound to the browser, is its proof.
+	ar, client, err := loadAuthRequest(ctx, a.store, a.now(), realm, authRequestID, false)
+	signin.FormsLeaveServer(ctx)
 	if errors.Is(err, errStaleAuthRequest) {
 		return nil, errNoPendingStep
 	} else if err != nil {

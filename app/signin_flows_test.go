@@ -146,3 +146,21 @@ func TestFlowUserWithoutTheCredential(t *testing.T) {
 		t.Fatalf("a user without TOTP: status %d, body %s; want 403 and a page saying what to do", p.status, p.body)
 	}
 }
+
+// A password that must change is changed after a flow's steps, on the
+// page the sign-in without a flow uses, and the sign-in lands.
+func TestFlowThenPasswordChange(t *testing.T) {
+	e := newCodeflowEnv(t)
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	e.flowTestBind("web", "password", flowTestPassword)
+	changePasswordRequire(e)
+	b := e.browser()
+	p := b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": codeflowPassword})
+	if p.status != http.StatusSeeOther || p.location(t).Path != "/realms/acme"+pathChangePassword {
+		t.Fatalf("a password to change after a flow: status %d Location %q", p.status, p.header.Get("Location"))
+	}
+	form := b.get(p.location(t).String())
+	recoveryMustContain(t, form, http.StatusOK, "Change your password")
+	back := e.redirectedBack(b.submit(form, map[string]string{"password": changedPassword, "confirm": changedPassword}))
+	totpMustAMR(t, e.totpExchange(cfg, back), "pwd")
+}

@@ -39,10 +39,12 @@ func clientNames(bound []*store.FlowBinding) string {
 
 // checkBinding refuses a binding the sign-in could not follow: a usage
 // other than the two a client's sign-ins have, the password grant of a
-// service provider (SAML has none), or a flow written for other sign-ins.
-// field prefixes the fields it names ("" in the API, "authFlows[0].clients[1]."
-// in an import).
-func checkBinding(field, kind string, usage signin.Usage, flowAlias string, flowUsage signin.Usage) error {
+// service provider (SAML has none), a flow written for other sign-ins,
+// or one the sign-in does not run yet (signin.CanFollow). field prefixes
+// the fields it names ("" in the API, "authFlows[0].clients[1]." in an
+// import).
+func checkBinding(field, kind string, usage signin.Usage, d *signin.Definition) error {
+	flowAlias, flowUsage := d.Alias, d.Usage
 	switch {
 	case usage != signin.UsageBrowser && usage != signin.UsageDirectGrant:
 		return apperr.Field(field+"usage", "must be %s or %s, not %q", signin.UsageBrowser, signin.UsageDirectGrant, usage)
@@ -51,7 +53,7 @@ func checkBinding(field, kind string, usage signin.Usage, flowAlias string, flow
 	case usage != flowUsage:
 		return apperr.Field(field+"usage", "flow %s is a %s flow, which %s sign-ins cannot follow", flowAlias, flowUsage, usage)
 	}
-	return nil
+	return signin.CanFollow(field, kind, usage, d)
 }
 
 // AssignClient answers PUT .../auth-flows/{id}/assign-client/{clientId}:
@@ -89,7 +91,11 @@ func (s *Service) AssignClient(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		b.ClientKind, b.ClientID = store.ClientKindSAML, sp.ID
 	}
-	if err := checkBinding("", b.ClientKind, body.Usage, f.Alias, signin.Usage(f.Usage)); err != nil {
+	def, err := signin.DefinitionOf(f)
+	if err != nil {
+		return err
+	}
+	if err := checkBinding("", b.ClientKind, body.Usage, def); err != nil {
 		return err
 	}
 	if err := s.deps.Store.BindFlow(ctx, b); err != nil {

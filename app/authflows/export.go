@@ -111,7 +111,7 @@ func PlanImport(realmID string, in []FlowBody, clients ImportClients, providers 
 			if !ok {
 				return nil, apperr.Field(cf+"clientId", "the file has no %s client %s", c.Kind, c.ClientID)
 			}
-			if err := checkBinding(cf, c.Kind, c.Usage, d.Alias, d.Usage); err != nil {
+			if err := checkBinding(cf, c.Kind, c.Usage, &d); err != nil {
 				return nil, err
 			}
 			key := [3]string{c.Kind, clientID, string(c.Usage)}

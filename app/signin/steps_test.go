@@ -144,3 +144,14 @@ func eventConst(name string) EventType {
 	}
 	return ""
 }
+
+// The kinds a binding may use are those the sign-in has steps for.
+func TestRunnableKindsAreTheCoreSteps(t *testing.T) {
+	var kinds []StepKind
+	for _, s := range CoreSteps(nil, nil, nil) {
+		kinds = append(kinds, s.Kind())
+	}
+	if !slices.Equal(kinds, runnableKinds) {
+		t.Fatalf("core steps %v, runnable kinds %v", kinds, runnableKinds)
+	}
+}
