@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
 )
 
 // flowTestBind makes a browser flow of acme with steps and binds client
