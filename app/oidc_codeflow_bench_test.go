@@ -19,6 +19,9 @@ type codeflowBench struct {
 	base   string
 	secret string
 	client *http.Client
+	server *testServer
+	// webSecret is the secret of the browser benchmarks' client web.
+	webSecret string
 }
 
 func newCodeflowBench(b *testing.B) *codeflowBench {
@@ -39,15 +42,21 @@ func newCodeflowBench(b *testing.B) *codeflowBench {
 	r := s.admin(http.MethodPost, "/admin/realms/bench/clients", map[string]any{
 		"clientId": "app", "grantTypes": []string{"password", "refresh_token"}})
 	mustStatus(b, r, http.StatusCreated)
-	return &codeflowBench{base: base, secret: r.object(b)["secret"].(string),
+	return &codeflowBench{base: base, secret: r.object(b)["secret"].(string), server: s,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}}
 }
 
-// grant posts a token request and returns the new refresh token.
+// grant posts a token request of client app and returns the new refresh
+// token.
 func (c *codeflowBench) grant(form url.Values) (string, error) {
+	return c.grantAs(form, "app", c.secret)
+}
+
+// grantAs posts a token request of client id with its secret.
+func (c *codeflowBench) grantAs(form url.Values, id, secret string) (string, error) {
 	req, _ := http.NewRequest(http.MethodPost, c.base+"/realms/bench/protocol/openid-connect/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth("app", c.secret)
+	req.SetBasicAuth(id, secret)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return "", err
