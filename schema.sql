@@ -1484,3 +1484,32 @@ CREATE TABLE signin_flows (
 CREATE INDEX signin_flows_realm ON signin_flows (realm_id);
 CREATE INDEX signin_flows_user ON signin_flows (user_id);
 CREATE INDEX signin_flows_expiry ON signin_flows (expires_at);
+
+-- version 40
+-- Two steps of the sign-in's flows (app/signin). An email one-time code:
+-- each code mailed for a flow is a row, kept after it is used or voided
+-- (code_hash NULL) until its window for the sender's limits has passed;
+-- a flow has at most one live code. The realm's terms, and each user's
+-- acceptance of a version of them.
+CREATE TABLE signin_email_codes (
+    id          TEXT PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    flow_id     TEXT NOT NULL,
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    code_hash   BLOB,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    sent_at     BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL
+);
+CREATE INDEX signin_email_codes_flow ON signin_email_codes (flow_id, sent_at);
+CREATE INDEX signin_email_codes_user ON signin_email_codes (user_id, sent_at);
+CREATE INDEX signin_email_codes_sent ON signin_email_codes (sent_at);
+ALTER TABLE realms ADD COLUMN terms_text TEXT NOT NULL DEFAULT '';
+ALTER TABLE realms ADD COLUMN terms_version TEXT NOT NULL DEFAULT '';
+CREATE TABLE terms_acceptances (
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    version     TEXT NOT NULL,
+    accepted_at BIGINT NOT NULL,
+    PRIMARY KEY (user_id, version)
+);

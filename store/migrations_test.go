@@ -389,3 +389,34 @@ func TestAuthFlowsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Version 40 gives the realms made before it no terms, and the tables of
+// the email code and terms steps, empty.
+func TestSignInStepsMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 40)
+	createRealmAtOldSchema(t, before, testRealm("r1", "acme", 1000))
+	createUserAtOldSchema(t, before, &User{ID: "u1", RealmID: "r1", Username: "alice", Enabled: true, CreatedAt: 1000})
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	r, err := s.GetRealm(testCtx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TermsText != "" || r.TermsVersion != "" {
+		t.Fatalf("migrated realm: terms %q version %q; want none", r.TermsText, r.TermsVersion)
+	}
+	r.TermsText, r.TermsVersion = "Be kind.", "v1"
+	if err := s.UpdateRealm(testCtx, r); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = s.GetRealm(testCtx, "acme"); err != nil || r.TermsText != "Be kind." || r.TermsVersion != "v1" {
+		t.Fatalf("realm after update: %+v, %v", r, err)
+	}
+	if _, err := s.TermsAcceptedAt(testCtx, "r1", "u1", "v1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("terms accepted before any acceptance: %v", err)
+	}
+	if _, err := s.LiveSignInEmailCode(testCtx, "r1", "f1", 1000); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an email code before any was sent: %v", err)
+	}
+}

@@ -55,7 +55,11 @@ type Realm struct {
 	// ImpersonationLifetime seconds at most.
 	ImpersonationEnabled  bool
 	ImpersonationLifetime int
-	CreatedAt             int64 // Unix milliseconds
+	// TermsText is the plain text the terms step of a sign-in shows, and
+	// TermsVersion its version: a user accepts each version once.
+	TermsText    string
+	TermsVersion string
+	CreatedAt    int64 // Unix milliseconds
 }
 
 const realmColumns = `id, name, display_name, enabled, access_token_lifespan, refresh_token_lifespan,
@@ -66,7 +70,7 @@ const realmColumns = `id, name, display_name, enabled, access_token_lifespan, re
 	lockout_duration, failure_reset_time, permanent_lockout_after, registration_allowed,
 	require_email_verification, mfa_required, events_enabled, events_expiration,
 	admin_events_enabled, theme_name, theme, login_theme, account_theme, email_theme, created_at, enabled_event_types,
-	default_locale, supported_locales, impersonation_enabled, impersonation_lifetime`
+	default_locale, supported_locales, impersonation_enabled, impersonation_lifetime, terms_text, terms_version`
 
 // realmValues lists a realm's column values in realmColumns order, sealing
 // the secrets.
@@ -107,7 +111,7 @@ func (s *Store) realmValues(r *Realm) ([]any, error) {
 		r.LockoutDuration, r.FailureResetTime, r.PermanentLockoutAfter, r.RegistrationAllowed,
 		r.RequireEmailVerification, r.MFARequired, r.EventsEnabled, r.EventsExpiration,
 		r.AdminEventsEnabled, r.ThemeName, theme, r.LoginTheme, r.AccountTheme, r.EmailTheme, r.CreatedAt,
-		string(eventTypes), r.DefaultLocale, string(locales), r.ImpersonationEnabled, r.ImpersonationLifetime}, nil
+		string(eventTypes), r.DefaultLocale, string(locales), r.ImpersonationEnabled, r.ImpersonationLifetime, r.TermsText, r.TermsVersion}, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -125,7 +129,7 @@ func (s *Store) scanRealm(row scanner) (*Realm, error) {
 		&r.LockoutDuration, &r.FailureResetTime, &r.PermanentLockoutAfter, &r.RegistrationAllowed,
 		&r.RequireEmailVerification, &r.MFARequired, &r.EventsEnabled, &r.EventsExpiration,
 		&r.AdminEventsEnabled, &r.ThemeName, &theme, &r.LoginTheme, &r.AccountTheme, &r.EmailTheme, &r.CreatedAt,
-		&eventTypes, &r.DefaultLocale, &locales, &r.ImpersonationEnabled, &r.ImpersonationLifetime)
+		&eventTypes, &r.DefaultLocale, &locales, &r.ImpersonationEnabled, &r.ImpersonationLifetime, &r.TermsText, &r.TermsVersion)
 	if err != nil {
 		return nil, mapErr(err)
 	}

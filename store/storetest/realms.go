@@ -117,7 +117,7 @@ func testRealmUpdate(t *testing.T, s *store.Store) {
 		LockoutDuration: 1, FailureResetTime: 2, PermanentLockoutAfter: 3, EventsExpiration: 60,
 		ThemeName: "high-contrast", Theme: map[string]any{"textColor": "#000"},
 		LoginTheme: "idenplane", AccountTheme: "high-contrast", EmailTheme: "idenplane",
-		CreatedAt: 99999,
+		TermsText: "New terms.", TermsVersion: "v2", CreatedAt: 99999,
 	}
 	if err := s.UpdateRealm(testCtx, upd); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) *store.Store) {
 		scopeSuite(), eventSuite(), sessionSuite(), keySuite(), deviceSuite(), authRequestSuite(), logoutSuite(), outboxSuite(),
 		actionTokenSuite(), recoverySuite(), registrationSuite(), pendingLoginSuite(), accountSuite(), loginFailuresSuite(),
 		passwordHistorySuite(), credentialsSuite(), webauthnSuite(), stepUpSuite(), bulkSuite(), adminLoginFailureSuite(),
-		accessTokenSuite(), samlSuite(), identityProviderSuite(), federationSuite(), scimTokenSuite(), nhiSuite(), organizationSuite(), scimResourceSuite(), scimMappingSuite(), customAttributeSuite(), brokerSuite(), authFlowSuite(), signInFlowSuite()))
+		accessTokenSuite(), samlSuite(), identityProviderSuite(), federationSuite(), scimTokenSuite(), nhiSuite(), organizationSuite(), scimResourceSuite(), scimMappingSuite(), customAttributeSuite(), brokerSuite(), authFlowSuite(), signInFlowSuite(), signInStepSuite()))
 }
 
 // RunTransactions runs the tests of transactions and of concurrent
@@ -66,7 +66,8 @@ func testRealm(id, name string, createdAt int64) *store.Realm {
 		EnabledEventTypes: []string{"LOGIN", "REFRESH_TOKEN"}, AdminEventsEnabled: true, ThemeName: "idenplane-dark",
 		Theme:      map[string]any{"primaryColor": "#112233", "logoUrl": "https://" + name + ".test/logo.png"},
 		LoginTheme: "high-contrast", AccountTheme: "idenplane", EmailTheme: "idenplane-dark",
-		DefaultLocale: "fr", SupportedLocales: []string{"fr", "de"}, CreatedAt: createdAt,
+		DefaultLocale: "fr", SupportedLocales: []string{"fr", "de"}, TermsText: "The terms of " + name + ".", TermsVersion: "2026-01",
+		CreatedAt: createdAt,
 	}
 }
 

@@ -33,6 +33,8 @@ func transactionSuite() []subTest {
 		{"RacePasswordChanges", testRacePasswordChanges},
 		{"RaceConsentGrants", testRaceConsentGrants},
 		{"RaceSignInFlowStep", testRaceSignInFlowStep},
+		{"RaceSignInEmailCodeUse", testRaceSignInEmailCodeUse},
+		{"RaceSignInEmailCodeIssue", testRaceSignInEmailCodeIssue},
 	}
 }
 
