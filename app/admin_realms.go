@@ -19,6 +19,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/impersonation"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -72,6 +73,8 @@ type realmRep struct {
 	SupportedLocales            []string       `json:"supportedLocales"`
 	ImpersonationEnabled        bool           `json:"impersonationEnabled"`
 	ImpersonationLifetime       int            `json:"impersonationLifetime"`
+	TermsText                   string         `json:"termsText"`
+	TermsVersion                string         `json:"termsVersion"`
 	CreatedTimestamp            int64          `json:"createdTimestamp"`
 }
 
@@ -99,7 +102,7 @@ func toRealmRep(r *store.Realm, withSecrets bool) realmRep {
 		LoginTheme: r.LoginTheme, AccountTheme: r.AccountTheme, EmailTheme: r.EmailTheme,
 		DefaultLocale: r.DefaultLocale, SupportedLocales: append([]string{}, r.SupportedLocales...),
 		ImpersonationEnabled: r.ImpersonationEnabled, ImpersonationLifetime: r.ImpersonationLifetime,
-		CreatedTimestamp: r.CreatedAt,
+		TermsText: r.TermsText, TermsVersion: r.TermsVersion, CreatedTimestamp: r.CreatedAt,
 	}
 	if !withSecrets {
 		if rep.SMTPPassword != "" {
@@ -189,6 +192,8 @@ type realmCreate struct {
 	SupportedLocales            []string       `json:"supportedLocales"`
 	ImpersonationEnabled        *bool          `json:"impersonationEnabled"`
 	ImpersonationLifetime       *int           `json:"impersonationLifetime"`
+	TermsText                   *string        `json:"termsText"`
+	TermsVersion                *string        `json:"termsVersion"`
 }
 
 // defaultRealm holds the defaults of the spec's realm table; where the spec
@@ -263,6 +268,8 @@ func (c *realmCreate) apply(r *store.Realm) {
 	}
 	set(&r.ImpersonationEnabled, c.ImpersonationEnabled)
 	set(&r.ImpersonationLifetime, c.ImpersonationLifetime)
+	set(&r.TermsText, c.TermsText)
+	set(&r.TermsVersion, c.TermsVersion)
 }
 
 func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
@@ -359,6 +366,7 @@ func realmUpdateDefaults() map[string]any {
 		"requireEmailVerification": d.RequireEmailVerification,
 		"defaultLocale":            "", "supportedLocales": []any{},
 		"impersonationEnabled": false, "impersonationLifetime": d.ImpersonationLifetime,
+		"termsText": "", "termsVersion": "",
 	}
 }
 
@@ -393,6 +401,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.RequireEmailVerification = u.RequireEmailVerification
 	realm.DefaultLocale, realm.SupportedLocales = u.DefaultLocale, u.SupportedLocales
 	realm.ImpersonationEnabled, realm.ImpersonationLifetime = u.ImpersonationEnabled, u.ImpersonationLifetime
+	realm.TermsText, realm.TermsVersion = u.TermsText, u.TermsVersion
 	if err := validateRealm(realm); err != nil {
 		return err
 	}
@@ -494,6 +503,9 @@ func validateRealm(r *store.Realm) error {
 		return err
 	}
 	if err := impersonation.CheckLifetime(r.ImpersonationLifetime); err != nil {
+		return err
+	}
+	if err := signin.CheckTerms(r.TermsText, r.TermsVersion); err != nil {
 		return err
 	}
 	if r.SMTPHost != "" {

@@ -134,6 +134,8 @@ func defaultRealmJSON(name string) map[string]any {
 		"defaultLocale": "", "supportedLocales": []any{},
 		// Impersonation off, for fifteen minutes when on (impersonation.md).
 		"impersonationEnabled": false, "impersonationLifetime": 900,
+		// No terms (auth-flows.md).
+		"termsText": "", "termsVersion": "",
 	}
 }
 
@@ -205,6 +207,7 @@ func allRealmFields(name string) map[string]any {
 		"loginTheme": "high-contrast", "accountTheme": "idenplane", "emailTheme": "idenplane-dark",
 		"defaultLocale": "fr", "supportedLocales": []any{"fr", "de", "en"},
 		"impersonationEnabled": true, "impersonationLifetime": 300,
+		"termsText": "Be kind.\n\nNo spam.", "termsVersion": "2026-01",
 	}
 }
 
@@ -289,6 +292,11 @@ func TestRealmCreateInvalid(t *testing.T) {
 		{"unknown event type", with("enabledEventTypes", []string{"LOGIN", "SIGN_IN"}), nil, 400, "invalid_field", "enabledEventTypes"},
 		{"event types string", with("enabledEventTypes", "LOGIN"), nil, 400, "invalid_field", "enabledEventTypes"},
 		{"provider config array", with("emailProviderConfig", []string{"k"}), nil, 400, "invalid_field", "emailProviderConfig"},
+		{"terms without a version", with("termsText", "Be kind."), nil, 400, "invalid_field", "termsVersion"},
+		{"a terms version without terms", with("termsVersion", "v1"), nil, 400, "invalid_field", "termsText"},
+		{"terms version with a tab", map[string]any{"name": "acme", "termsText": "x", "termsVersion": "v 1\t"}, nil, 400, "invalid_field", "termsVersion"},
+		{"terms too long", map[string]any{"name": "acme", "termsText": strings.Repeat("a", 20001), "termsVersion": "v1"}, nil, 400, "invalid_field", "termsText"},
+		{"terms with a control character", map[string]any{"name": "acme", "termsText": "a\u0000b", "termsVersion": "v1"}, nil, 400, "invalid_field", "termsText"},
 
 		{"unknown field", with("foo", 1), nil, 400, "unknown_field", "foo"},
 		{"id not accepted", with("id", "6f1c7a43-0000-4000-8000-000000000000"), nil, 400, "unknown_field", "id"},
@@ -525,6 +533,7 @@ func nonDefaultUpdate() map[string]any {
 		"passwordHistoryCount": 3, "passwordMaxAgeDays": 90, "bruteForceEnabled": false, "maxLoginFailures": 3,
 		"lockoutDuration": 30, "failureResetTime": 60, "permanentLockoutAfter": 2, "requireEmailVerification": true,
 		"impersonationEnabled": true, "impersonationLifetime": 120,
+		"termsText": "New terms.", "termsVersion": "v2",
 	}
 }
 

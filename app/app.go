@@ -184,7 +184,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st, a.now)
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
-		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, a.pages, a.loginEvent),
+		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, a.pages, a.loginEvent,
+			signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}),
 		Requesters: []signin.Requester{oidcRequester{a}}, ClientIP: a.clientIP})
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime/debug"
 	"time"
+
+	"github.com/idenplane/idenplane/app/signin"
 )
 
 // jobInterval is how often RunJobs repeats its work.
@@ -68,6 +70,9 @@ func (a *App) expireSessions(ctx context.Context) {
 		}},
 		{"auth requests", a.store.DeleteExpiredAuthRequests},
 		{"sign-in flows", a.store.DeleteExpiredSignInFlows},
+		{"sign-in email codes", func(ctx context.Context, now int64) (int64, error) {
+			return a.store.DeleteStaleSignInEmailCodes(ctx, now-signin.EmailCodeKept.Milliseconds())
+		}},
 		{"action tokens", a.store.DeleteExpiredActionTokens},
 		{"WebAuthn ceremonies", a.store.DeleteExpiredWebAuthnCeremonies},
 		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},

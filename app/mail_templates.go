@@ -132,3 +132,18 @@ func greeting(u *store.User) string {
 	}
 	return u.Email
 }
+
+// emailCodeTemplate is the template name the outbox records for a sign-in's
+// one-time code; its texts are the mail.emailCode.* keys.
+const emailCodeTemplate = "email-code"
+
+// emailCodeMail is the mail to u, in l's language, carrying a sign-in's
+// one-time code, valid for lifetime.
+func emailCodeMail(l *ui.Localizer, realm *store.Realm, u *store.User, code string, lifetime time.Duration) (mailMessage, error) {
+	c := newMailContent(l, realm)
+	c.Subject = l.T("mail.emailCode.subject", c.Realm)
+	c.Greeting = l.T("mail.emailCode.greeting", greeting(u))
+	c.Body = []string{l.T("mail.emailCode.intro", c.Realm), l.T("mail.emailCode.code", code)}
+	c.Notes = []string{l.T("mail.emailCode.expiry", int(lifetime/time.Minute)), l.T("mail.emailCode.ignore")}
+	return c.render(emailCodeTemplate, u.Email)
+}

@@ -28,6 +28,7 @@ func TestMailsInEveryLanguage(t *testing.T) {
 		"verify-email":   func(l *ui.Localizer) (mailMessage, error) { return verifyEmailMail.render(l, realm, u, link) },
 		"reset-password": func(l *ui.Localizer) (mailMessage, error) { return resetPasswordMail.render(l, realm, u, link) },
 		"test":           func(l *ui.Localizer) (mailMessage, error) { return deliveryTestMail(l, realm, "smtp", u.Email) },
+		"email-code":     func(l *ui.Localizer) (mailMessage, error) { return emailCodeMail(l, realm, u, "042137", 5*time.Minute) },
 		"organization-invitation": func(l *ui.Localizer) (mailMessage, error) {
 			return orgInvitationMail(l, realm, orgs.InvitationMail{To: u.Email, Organization: "Alice Corp", Role: "member",
 				Link: link, Expires: time.Date(2030, 1, 2, 15, 4, 0, 0, time.UTC)})
@@ -92,7 +93,11 @@ func TestMailsInEveryLanguage(t *testing.T) {
 				if !strings.Contains(m.HTML, `<html lang="`+tag+`" dir="`+dir+`">`) {
 					t.Errorf("%s: html element of %s", name, m.HTML)
 				}
-				if name != "test" && (!strings.Contains(m.Text, link) || !strings.Contains(m.Text, "Alice") ||
+				if name == "email-code" && (!strings.Contains(m.Text, "042137") || !strings.Contains(m.HTML, "042137") ||
+					!strings.Contains(m.Text, "Alice")) {
+					t.Errorf("%s: code or name missing: %s\n%s", name, m.Text, m.HTML)
+				}
+				if name != "test" && name != "email-code" && (!strings.Contains(m.Text, link) || !strings.Contains(m.Text, "Alice") ||
 					!strings.Contains(m.HTML, `href="`+html.EscapeString(link)+`"`)) {
 					t.Errorf("%s: link or name missing: %s\n%s", name, m.Text, m.HTML)
 				}

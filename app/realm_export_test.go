@@ -38,6 +38,7 @@ func exportTestRealmBody(name string) map[string]any {
 		"bruteForceEnabled": false, "maxLoginFailures": 7, "lockoutDuration": 600, "failureResetTime": 3600,
 		"permanentLockoutAfter": 20, "registrationAllowed": false, "requireEmailVerification": true,
 		"mfaRequired": true, "eventsEnabled": true, "eventsExpiration": 3600, "adminEventsEnabled": true,
+		"termsText": "Be kind.\n\nNo spam.", "termsVersion": "2026-01",
 		"themeName": "idenplane-dark",
 		"theme": map[string]any{
 			"primaryColor": "#112233", "backgroundColor": "#fafafa", "logoUrl": "https://acme.test/logo.png",
@@ -205,6 +206,11 @@ func TestRealmExportImportRoundTrip(t *testing.T) {
 	created := r.object(t)
 	if created["name"] != "acme" || created["id"] != first["id"] || created["smtpPassword"] != redacted {
 		t.Fatalf("import answered %s", r.Body)
+	}
+	if first["termsText"] != "Be kind.\n\nNo spam." || first["termsVersion"] != "2026-01" ||
+		created["termsText"] != first["termsText"] || created["termsVersion"] != first["termsVersion"] {
+		t.Fatalf("the realm's terms: exported %q %q, imported %q %q", first["termsText"], first["termsVersion"],
+			created["termsText"], created["termsVersion"])
 	}
 
 	_, second := exportTestGet(t, s, "acme", "includeUsers=true&includeSecrets=true")

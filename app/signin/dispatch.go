@@ -64,6 +64,28 @@ func (e *CannotPassError) Error() string {
 // errCannotPass is how a person is told: a page, never a dead end.
 var errCannotPass = apperr.New(http.StatusForbidden, apperr.CodeForbidden, "").WithKey("signin.error.cannotPass")
 
+// A skippingSubject also knows the steps the user owes no more, whatever
+// the flow says (Skipper): terms already accepted.
+type skippingSubject interface {
+	Subject
+	Skips(ctx context.Context, f *Flow, kind StepKind) (bool, error)
+}
+
+// skips says whether the known user owes none of g: a step of it says
+// so, as if passed.
+func skips(ctx context.Context, f *Flow, who Subject, g group) (bool, error) {
+	s, ok := who.(skippingSubject)
+	if !ok || f.User == nil {
+		return false, nil
+	}
+	for _, i := range g {
+		if skip, err := s.Skips(ctx, f, f.Def.Steps[i].Kind); err != nil || skip {
+			return skip, err
+		}
+	}
+	return false, nil
+}
+
 // next is the dispatcher's one decision: the steps the flow offers now
 // (indexes into its definition), or none when it has passed every step it
 // owes. Only this function knows the order of steps.
@@ -81,6 +103,11 @@ func next(ctx context.Context, f *Flow, who Subject) ([]int, error) {
 			if !holds {
 				continue
 			}
+		}
+		if skip, err := skips(ctx, f, who, g); err != nil {
+			return nil, err
+		} else if skip {
+			continue
 		}
 		var offer []int
 		var kinds []StepKind

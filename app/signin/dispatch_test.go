@@ -10,11 +10,16 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// fakeSubject: the user has the credentials in has, and conditions hold
-// when their role is in roles.
+// fakeSubject: the user has the credentials in has, owes no more the
+// steps in done, and conditions hold when their role is in roles.
 type fakeSubject struct {
 	has   []StepKind
+	done  []StepKind
 	roles []string
+}
+
+func (s fakeSubject) Skips(_ context.Context, _ *Flow, k StepKind) (bool, error) {
+	return slices.Contains(s.done, k), nil
 }
 
 func (s fakeSubject) Holds(_ context.Context, _ *Flow, c *Condition, _ StepKind) (bool, error) {
@@ -54,6 +59,12 @@ func TestNext(t *testing.T) {
 		{"condition does not hold", []DefinitionStep{pwd, adminTOTP}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, nil, false},
 		{"only the alternatives the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true,
 			fakeSubject{has: []StepKind{KindEmailCode}}, []int{2}, false},
+		{"a step the user owes no more", []DefinitionStep{pwd, terms, totp}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindTerms, KindTOTP}, done: []StepKind{KindTerms}}, []int{2}, false},
+		{"skipped before asking whether the user can pass", []DefinitionStep{pwd, terms}, []int{0}, true,
+			fakeSubject{done: []StepKind{KindTerms}}, nil, false},
+		{"a step owed no more is still offered to a user not yet known", []DefinitionStep{altPwd, altPasskey, terms}, nil, false,
+			fakeSubject{done: []StepKind{KindTerms}}, []int{0, 1}, false},
 		{"a required step the user cannot pass", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{}, nil, true},
 		{"no alternative the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true, fakeSubject{}, nil, true},
 	} {

@@ -44,7 +44,8 @@ type Engine struct {
 }
 
 func New(d Deps) *Engine {
-	e := &Engine{deps: d, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}, subject: storeSubject{d.Store}}
+	e := &Engine{deps: d, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}}
+	e.subject = stepsSubject{storeSubject{d.Store}, e.steps}
 	for _, s := range d.Steps {
 		e.steps[s.Kind()] = s
 	}

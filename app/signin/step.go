@@ -1,7 +1,9 @@
 package signin
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
@@ -24,6 +26,13 @@ type Step interface {
 	// step is passed; nil when it has answered the browser itself, with
 	// the form again and its message.
 	Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error)
+}
+
+// A Skipper is a step the known user may owe no more, whatever the
+// flow says: the dispatcher asks it before offering the step, and passes
+// over it as if passed when it answers true.
+type Skipper interface {
+	Skip(ctx context.Context, f *Flow) (bool, error)
 }
 
 // View is what a step's page needs of the dispatcher.
@@ -63,9 +72,25 @@ type Requester interface {
 	Finish(w http.ResponseWriter, r *http.Request, f *Flow) error
 }
 
+// StepDeps is what the core steps need besides the identity core, the
+// pages and the events.
+type StepDeps struct {
+	Store *store.Store
+	Now   func() time.Time
+	// MailCode queues the mail of an email one-time code.
+	MailCode CodeMailer
+}
+
+// A CodeMailer queues the mail carrying code to u, valid for lifetime,
+// in the transaction in which record stores the code: both or neither.
+// It answers record's error as it is.
+type CodeMailer func(ctx context.Context, r *http.Request, realm *store.Realm, u *store.User, code string,
+	lifetime time.Duration, record func(tx *store.Store) error) error
+
 // CoreSteps are the steps the sign-in itself provides; modules provide the
 // others (an identity provider's, an organization's).
-func CoreSteps(core *identity.Core, pages *Pages, emit Emitter) []Step {
+func CoreSteps(core *identity.Core, pages *Pages, emit Emitter, d StepDeps) []Step {
 	return []Step{passwordStep{core: core, pages: pages, emit: emit}, codeStep{core: core, pages: pages, emit: emit},
-		codeStep{core: core, pages: pages, emit: emit, recovery: true}}
+		codeStep{core: core, pages: pages, emit: emit, recovery: true},
+		emailCodeStep{pages: pages, emit: emit, deps: d}, termsStep{pages: pages, emit: emit, deps: d}}
 }

@@ -83,7 +83,9 @@ var registeredAMR = []string{"face", "fpt", "geo", "hwk", "iris", "kba", "mca", 
 // Every step declares the AMR it adds and the events it records, as the
 // routes declare their permissions: each AMR is registered, each event a
 // type of the sign-in, and each event a step's file names is one it
-// declares.
+// declares. A step adds an AMR exactly when the flows' checks count it as
+// proving who signs in, so that a flow the checks let through never
+// lands without one.
 func TestStepsDeclareAMRAndEvents(t *testing.T) {
 	known := []EventType{EventLogin, EventLoginError}
 	files := stepFiles(t)
@@ -95,7 +97,10 @@ func TestStepsDeclareAMRAndEvents(t *testing.T) {
 	}
 	// declared are the events the steps of each file declare.
 	declared := map[string][]EventType{}
-	for _, s := range CoreSteps(nil, nil, nil) {
+	for _, s := range CoreSteps(nil, nil, nil, StepDeps{}) {
+		if proves := checkKinds[s.Kind()].proves; proves != (len(s.AMR()) > 0) {
+			t.Errorf("step %s adds amr %v, and the checks say it proves who signs in: %t", s.Kind(), s.AMR(), proves)
+		}
 		for _, m := range s.AMR() {
 			if !slices.Contains(registeredAMR, m) {
 				t.Errorf("step %s adds amr %q, not a value of RFC 8176", s.Kind(), m)
@@ -148,7 +153,7 @@ func eventConst(name string) EventType {
 // The kinds a binding may use are those the sign-in has steps for.
 func TestRunnableKindsAreTheCoreSteps(t *testing.T) {
 	var kinds []StepKind
-	for _, s := range CoreSteps(nil, nil, nil) {
+	for _, s := range CoreSteps(nil, nil, nil, StepDeps{}) {
 		kinds = append(kinds, s.Kind())
 	}
 	if !slices.Equal(kinds, runnableKinds) {

@@ -30,8 +30,24 @@ func (s storeSubject) CanPass(ctx context.Context, f *Flow, kind StepKind) (bool
 		return n > 0, err
 	case KindEmailCode:
 		return f.User.Email != "" && f.User.EmailVerified, nil
+	case KindTerms: // a realm without terms has none to accept
+		return f.Realm.TermsText != "" && f.Realm.TermsVersion != "", nil
 	}
 	return true, nil
+}
+
+// stepsSubject adds to a Subject the steps' own word on whether the user
+// still owes them (Skipper).
+type stepsSubject struct {
+	Subject
+	steps map[StepKind]Step
+}
+
+func (s stepsSubject) Skips(ctx context.Context, f *Flow, kind StepKind) (bool, error) {
+	if sk, ok := s.steps[kind].(Skipper); ok {
+		return sk.Skip(ctx, f)
+	}
+	return false, nil
 }
 
 // Holds: every field the condition sets holds.
