@@ -227,3 +227,22 @@ func TestFlowTermsWithoutTerms(t *testing.T) {
 		t.Fatalf("terms without terms: status %d, body %s; want 403 and a page saying what to do", p.status, p.body)
 	}
 }
+
+// A realm that cannot send mail answers the email code step with a page
+// saying so, and stores no code.
+func TestFlowEmailCodeWithoutMail(t *testing.T) {
+	e := newCodeflowEnv(t)
+	if err := e.store.MarkEmailVerified(t.Context(), e.realmID(), e.aliceID, "alice@example.test"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	e.flowTestBind("web", "password-and-email", flowTestPassword, flowTestEmailCode)
+	b := e.browser()
+	p := b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": codeflowPassword})
+	p = b.follow(e.url, p.location(t).String())
+	recoveryMustContain(t, p, http.StatusServiceUnavailable, "cannot send mail")
+	flowID := strings.TrimPrefix(p.url.Path, "/realms/acme/signin/")
+	if _, err := e.store.LiveSignInEmailCode(t.Context(), e.realmID(), flowID, e.clock.now().UnixMilli()); err == nil {
+		t.Fatal("a code was stored that no mail carries")
+	}
+}
