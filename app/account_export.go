@@ -34,6 +34,7 @@ type accountExportRep struct {
 	Events      []events.LoginEventRep `json:"events"`
 	Links       []accountExportLink    `json:"emailLinks"`
 	Emails      []accountExportEmail   `json:"emails"`
+	Terms       []accountExportTerms   `json:"termsAccepted"`
 	Deletion    accountDeletionRep     `json:"deletion"`
 	Actions     accountExportActions   `json:"requiredActions"`
 	Omitted     []string               `json:"omitted"`
@@ -68,6 +69,12 @@ type accountExportEmail struct {
 	CreatedAt int64  `json:"createdAt"`
 	SentAt    int64  `json:"sentAt,omitempty"`
 	FailedAt  int64  `json:"failedAt,omitempty"`
+}
+
+// accountExportTerms is a version of the realm's terms the user accepted.
+type accountExportTerms struct {
+	Version    string `json:"version"`
+	AcceptedAt int64  `json:"acceptedAt"`
 }
 
 type accountExportActions struct {
@@ -167,6 +174,14 @@ func (a *App) accountExportDoc(ctx context.Context, c *accountCaller) (*accountE
 		doc.Emails = make([]accountExportEmail, len(mails))
 		for i, m := range mails {
 			doc.Emails[i] = accountExportEmail{Subject: m.Subject, CreatedAt: m.CreatedAt, SentAt: m.SentAt, FailedAt: m.FailedAt}
+		}
+		terms, err := tx.UserTermsAcceptances(ctx, c.realm.ID, u.ID)
+		if err != nil {
+			return err
+		}
+		doc.Terms = make([]accountExportTerms, len(terms))
+		for i, t := range terms {
+			doc.Terms[i] = accountExportTerms{Version: t.Version, AcceptedAt: t.AcceptedAt}
 		}
 		return nil
 	})

@@ -61,6 +61,9 @@ func accountExportFixture(t *testing.T, e *accountEnv) []string {
 func TestAccountExport(t *testing.T) {
 	e := newAccountEnv(t)
 	secrets := accountExportFixture(t, e)
+	if err := e.store.AcceptTerms(t.Context(), e.realmID(), e.aliceID, "2026-01", 1_700_000_000_000); err != nil {
+		t.Fatal(err)
+	}
 	tok := e.token("alice", codeflowPassword)
 	secrets = append(secrets, tok.AccessToken, tok.RefreshToken, tok.Extra("id_token").(string))
 
@@ -91,6 +94,7 @@ func TestAccountExport(t *testing.T) {
 		Events      []map[string]any
 		Links       []map[string]any `json:"emailLinks"`
 		Emails      []map[string]any
+		Terms       []map[string]any `json:"termsAccepted"`
 		Deletion    map[string]any
 	}
 	r.decode(t, &doc)
@@ -124,6 +128,9 @@ func TestAccountExport(t *testing.T) {
 	if len(doc.Emails) != 1 || doc.Emails[0]["subject"] != "Reset your password" || len(doc.Emails[0]) != 2 {
 		t.Fatalf("emails %v, want the subject and date only", doc.Emails)
 	}
+	if len(doc.Terms) != 1 || doc.Terms[0]["version"] != "2026-01" || doc.Terms[0]["acceptedAt"] != float64(1_700_000_000_000) {
+		t.Fatalf("terms accepted %v", doc.Terms)
+	}
 	if doc.Deletion["scheduled"] != false {
 		t.Fatalf("deletion %v", doc.Deletion)
 	}
@@ -131,7 +138,7 @@ func TestAccountExport(t *testing.T) {
 	e.createUser("acme", map[string]any{"username": "bob", "password": codeflowPassword})
 	bob := e.api(http.MethodGet, "/data-export", e.token("bob", codeflowPassword).AccessToken, nil)
 	mustStatus(t, bob, http.StatusOK)
-	for _, s := range []string{e.aliceID, "alice@example.test", "staff", "reader", "Reset your password"} {
+	for _, s := range []string{e.aliceID, "alice@example.test", "staff", "reader", "Reset your password", "2026-01"} {
 		if strings.Contains(string(bob.Body), s) {
 			t.Fatalf("bob's export holds alice's %q", s)
 		}

@@ -33,3 +33,30 @@ func (s *Store) TermsAcceptedAt(ctx context.Context, realmID, userID, version st
 	}
 	return at, nil
 }
+
+// TermsAcceptance is a user's acceptance of a version of the realm's
+// terms.
+type TermsAcceptance struct {
+	Version    string
+	AcceptedAt int64 // Unix milliseconds
+}
+
+// UserTermsAcceptances lists the versions of the realm's terms the user
+// accepted, newest first.
+func (s *Store) UserTermsAcceptances(ctx context.Context, realmID, userID string) ([]TermsAcceptance, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT version, accepted_at FROM terms_acceptances WHERE realm_id = $1 AND user_id = $2
+		ORDER BY accepted_at DESC, version`, realmID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("terms accepted by user %s: %w", userID, mapErr(err))
+	}
+	defer rows.Close()
+	out := []TermsAcceptance{}
+	for rows.Next() {
+		var a TermsAcceptance
+		if err := rows.Scan(&a.Version, &a.AcceptedAt); err != nil {
+			return nil, fmt.Errorf("read terms acceptance: %w", mapErr(err))
+		}
+		out = append(out, a)
+	}
+	return out, mapErr(rows.Err())
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/idenplane/idenplane/store"
@@ -160,6 +161,16 @@ func testTermsAcceptance(t *testing.T, s *store.Store) {
 	mustBeErrNotFound(t, "another user", sessionsTestErr(s.TermsAcceptedAt(testCtx, sessionsTestRealm, "bob", "v1")))
 	mustBeErrNotFound(t, "another realm", sessionsTestErr(s.TermsAcceptedAt(testCtx, sessionsTestOther, "alice", "v1")))
 	mustBeErrNotFound(t, "a user of another realm", s.AcceptTerms(testCtx, sessionsTestRealm, "carol", "v1", now))
+	if err := s.AcceptTerms(testCtx, sessionsTestRealm, "alice", "v2", now+2); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.UserTermsAcceptances(testCtx, sessionsTestRealm, "alice")
+	if want := []store.TermsAcceptance{{Version: "v2", AcceptedAt: now + 2}, {Version: "v1", AcceptedAt: now}}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("alice's acceptances %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := s.UserTermsAcceptances(testCtx, sessionsTestRealm, "bob"); err != nil || len(got) != 0 {
+		t.Fatalf("bob's acceptances %+v, %v; want none", got, err)
+	}
 	if err := s.DeleteUser(testCtx, sessionsTestRealm, "alice"); err != nil {
 		t.Fatal(err)
 	}
