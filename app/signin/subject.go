@@ -30,7 +30,7 @@ func (s storeSubject) CanPass(ctx context.Context, f *Flow, kind StepKind) (bool
 		return n > 0, err
 	case KindEmailCode:
 		return f.User.Email != "" && f.User.EmailVerified, nil
-	case KindTerms: // a realm without terms has none to accept
+	case KindTerms: // terms nobody wrote cannot be accepted, nor skipped (auth-flows.md)
 		return f.Realm.TermsText != "" && f.Realm.TermsVersion != "", nil
 	}
 	return true, nil
