@@ -13,12 +13,12 @@ import (
 var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode}
 
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
-// The browser sign-ins of OpenID Connect clients follow a bound flow,
-// through the steps in runnableKinds; other bindings (a SAML service
-// provider's, the password grant's) are kept for the sign-ins that will
-// follow them (docs/auth-flows.md). field prefixes the fields it names.
+// The browser sign-ins of OpenID Connect clients and SAML service
+// providers follow a bound flow, through the steps in runnableKinds; the
+// password grant's bindings are kept for the sign-ins that will follow
+// them (docs/auth-flows.md). field prefixes the fields it names.
 func CanFollow(field, clientKind string, usage Usage, d *Definition) error {
-	if clientKind != store.ClientKindOIDC || usage != UsageBrowser {
+	if (clientKind != store.ClientKindOIDC && clientKind != store.ClientKindSAML) || usage != UsageBrowser {
 		return nil
 	}
 	for i, st := range d.Steps {
