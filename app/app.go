@@ -186,7 +186,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.saml = a.newSAML()
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
 		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, a.pages, a.loginEvent),
-		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester()}, ClientIP: a.clientIP})
+		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester()}, ClientIP: a.clientIP,
+		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,

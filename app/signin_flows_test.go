@@ -152,14 +152,30 @@ func TestFlowThenPasswordChange(t *testing.T) {
 	e := newCodeflowEnv(t)
 	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
 	e.flowTestBind("web", "password", flowTestPassword)
-	changePasswordRequire(e)
-	b := e.browser()
-	p := b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": codeflowPassword})
-	if p.status != http.StatusSeeOther || p.location(t).Path != "/realms/acme"+pathChangePassword {
-		t.Fatalf("a password to change after a flow: status %d Location %q", p.status, p.header.Get("Location"))
+	signIn := func(b *codeflowBrowser, password string) *codeflowPage {
+		return b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": password})
 	}
-	form := b.get(p.location(t).String())
+	// A session of alice's elsewhere, which the change ends.
+	elsewhere := e.browser()
+	e.redirectedBack(signIn(elsewhere, codeflowPassword))
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID, map[string]any{"requirePasswordReset": true}), http.StatusOK)
+	e.eventsOn()
+
+	b := e.browser()
+	form := e.flowTestNext(b, signIn(b, codeflowPassword))
 	recoveryMustContain(t, form, http.StatusOK, "Change your password")
+	if p := b.submit(form, map[string]string{"password": changedPassword, "confirm": "something else"}); p.status != http.StatusBadRequest {
+		t.Fatalf("a confirmation that differs: status %d, want 400", p.status)
+	}
+	recoveryMustContain(t, b.submit(form, map[string]string{"password": codeflowPassword, "confirm": codeflowPassword}),
+		http.StatusBadRequest, "different from your current one")
 	back := e.redirectedBack(b.submit(form, map[string]string{"password": changedPassword, "confirm": changedPassword}))
 	totpMustAMR(t, e.totpExchange(cfg, back), "pwd")
+	if ev := e.loginEvents("UPDATE_PASSWORD"); len(ev) != 1 || ev[0].UserID != e.aliceID {
+		t.Fatalf("UPDATE_PASSWORD events %+v, want one of alice", ev)
+	}
+	// The change ended the session elsewhere; the new password signs in,
+	// owing nothing more.
+	e.flowTestStart(elsewhere, cfg.AuthCodeURL("s2"))
+	e.redirectedBack(signIn(e.browser(), changedPassword))
 }

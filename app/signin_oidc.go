@@ -5,15 +5,15 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
 // oidcRequester finishes the sign-ins an authorization request started
 // through an authentication flow bound to its client, and lands them as a
-// password sign-in without a flow lands: a password change owed, the SSO
-// session, the organization, consent, the code.
+// password sign-in without a flow lands: the SSO session, the
+// organization, consent, the code. A password change owed is the flow's
+// last step (signin.OwedSteps).
 type oidcRequester struct{ a *App }
 
 func (oidcRequester) Kind() signin.RequesterKind { return signin.RequesterOIDC }
@@ -23,10 +23,6 @@ func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.
 	ar, client, err := loadAuthRequest(r.Context(), a.store, a.now(), f.Realm, f.RequesterID(), false)
 	if err != nil {
 		return err
-	}
-	if identity.PasswordChangeRequired(f.Realm, f.User, a.now()) {
-		return a.startPendingLogin(w, r, f.Realm, ar, f.User, store.ActionUpdatePassword,
-			pendingSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
 	}
 	sess, err := a.signInBrowser(w, r, f.Realm, client, ar, f.User, browserSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
 	if err != nil {

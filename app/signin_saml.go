@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
@@ -36,17 +35,11 @@ func beginSAMLFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.
 		Wants: signin.Wants{Client: sp.EntityID, ClientName: name, Fresh: force}, ExpiresAt: a.now().Add(samlFlowLifetime)})
 }
 
-// errPasswordChangeOwed: a flow's user owes a password change, which a
-// sign-in without an authorization request cannot take yet.
-var errPasswordChangeOwed = badPage("signin.error.passwordChangeOwed")
-
 // landFlow gives the browser that passed a flow its SSO session, as a
 // password sign-in does: the browser's own session when it is the user's,
-// the cookie, the LOGIN event naming the application.
+// the cookie, the LOGIN event naming the application. A password change
+// owed was the flow's last step.
 func landFlow(a *App, w http.ResponseWriter, r *http.Request, f *signin.Flow) error {
-	if identity.PasswordChangeRequired(f.Realm, f.User, a.now()) {
-		return errPasswordChangeOwed
-	}
 	ctx := r.Context()
 	signIn, err := a.planSSOLogin(r, f.Realm, f.User)
 	if err != nil {

@@ -29,6 +29,8 @@ type Deps struct {
 	// start a flow.
 	Steps      []Step
 	Requesters []Requester
+	// Owed are the required actions every flow ends with when owed.
+	Owed []OwedStep
 	// ClientIP is the address of a request's caller.
 	ClientIP func(r *http.Request) string
 }
@@ -39,12 +41,13 @@ type Deps struct {
 type Engine struct {
 	deps       Deps
 	steps      map[StepKind]Step
+	owed       []OwedStep
 	requesters map[RequesterKind]Requester
 	subject    Subject
 }
 
 func New(d Deps) *Engine {
-	e := &Engine{deps: d, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}, subject: storeSubject{d.Store}}
+	e := &Engine{deps: d, owed: d.Owed, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}, subject: storeSubject{d.Store}}
 	for _, s := range d.Steps {
 		e.steps[s.Kind()] = s
 	}
@@ -142,6 +145,15 @@ func (e *Engine) load(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	return f, nil
 }
 
+// stepAt is the step at index i of what next offers: the flow's own,
+// then the required actions.
+func (e *Engine) stepAt(f *Flow, i int) Step {
+	if i < len(f.Def.Steps) {
+		return e.steps[f.Def.Steps[i].Kind]
+	}
+	return e.owed[i-len(f.Def.Steps)]
+}
+
 // view is the dispatcher's side of step i's page, among the offered
 // steps.
 func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, offer []int) View {
@@ -149,7 +161,7 @@ func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, of
 	v := View{Action: base, Step: i, CSRF: e.deps.Pages.CSRFToken(w, r, f.Realm, csrfForm, f.ID()), ClientIP: e.deps.ClientIP(r)}
 	for _, j := range offer {
 		if j != i {
-			v.Others = append(v.Others, Choice{Kind: f.Def.Steps[j].Kind, URL: base + "?step=" + strconv.Itoa(j)})
+			v.Others = append(v.Others, Choice{Kind: e.stepAt(f, j).Kind(), URL: base + "?step=" + strconv.Itoa(j)})
 		}
 	}
 	return v
@@ -173,7 +185,7 @@ func (e *Engine) Page(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	if err != nil {
 		return err
 	}
-	offer, err := next(r.Context(), f, e.subject)
+	offer, err := next(r.Context(), f, e.subject, e.owed)
 	if err != nil {
 		return err
 	}
@@ -185,7 +197,7 @@ func (e *Engine) Page(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		i = offer[0]
 	}
 	FormsLeaveServer(r.Context())
-	return e.steps[f.Def.Steps[i].Kind].Show(w, r, f, e.view(w, r, f, i, offer))
+	return e.stepAt(f, i).Show(w, r, f, e.view(w, r, f, i, offer))
 }
 
 // Submit takes a step's form: a step passed moves the flow on, by
@@ -202,7 +214,7 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	ctx := r.Context()
-	offer, err := next(ctx, f, e.subject)
+	offer, err := next(ctx, f, e.subject, e.owed)
 	if err != nil {
 		return err
 	}
@@ -214,7 +226,7 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return errFlowMoved
 	}
 	FormsLeaveServer(ctx)
-	step := e.steps[f.Def.Steps[i].Kind]
+	step := e.stepAt(f, i)
 	user, err := step.Submit(w, r, f, e.view(w, r, f, i, offer))
 	if err != nil || user == nil {
 		return err
@@ -237,7 +249,7 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	f.User = user
-	if offer, err = next(ctx, f, e.subject); err != nil {
+	if offer, err = next(ctx, f, e.subject, e.owed); err != nil {
 		return err
 	}
 	if offer != nil {

@@ -1,7 +1,9 @@
 package signin
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
@@ -24,6 +26,14 @@ type Step interface {
 	// step is passed; nil when it has answered the browser itself, with
 	// the form again and its message.
 	Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error)
+}
+
+// An OwedStep is a required action: a step no flow names, which every
+// flow of a browser ends with when the user owes it (a password change
+// the realm asks for).
+type OwedStep interface {
+	Step
+	Owed(ctx context.Context, f *Flow) (bool, error)
 }
 
 // View is what a step's page needs of the dispatcher.
@@ -61,6 +71,13 @@ type Requester interface {
 	// Finish ends a flow that passed every step it owes: f.User is
 	// known, f.AMR() says how it authenticated.
 	Finish(w http.ResponseWriter, r *http.Request, f *Flow) error
+}
+
+// OwedSteps are the required actions the sign-in provides, in the order
+// they are owed. ended tells the clients of sessions a step ended.
+func OwedSteps(core *identity.Core, st *store.Store, pages *Pages, emit Emitter, now func() time.Time,
+	ended func(ctx context.Context, realm *store.Realm, sessions []*store.Session)) []OwedStep {
+	return []OwedStep{updatePasswordStep{core: core, store: st, pages: pages, emit: emit, now: now, ended: ended}}
 }
 
 // CoreSteps are the steps the sign-in itself provides; modules provide the
