@@ -159,6 +159,9 @@ func (e *Engine) stepAt(f *Flow, i int) Step {
 func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, offer []int) View {
 	base := e.flowURL(f.Realm, f.ID())
 	v := View{Action: base, Step: i, CSRF: e.deps.Pages.CSRFToken(w, r, f.Realm, csrfForm, f.ID()), ClientIP: e.deps.ClientIP(r)}
+	if i < len(f.Def.Steps) {
+		v.Provider = f.Def.Steps[i].Provider
+	}
 	for _, j := range offer {
 		if j != i {
 			v.Others = append(v.Others, Choice{Kind: e.stepAt(f, j).Kind(), URL: base + "?step=" + strconv.Itoa(j)})
@@ -231,12 +234,40 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if err != nil || user == nil {
 		return err
 	}
+	return e.advance(w, r, f, i, step, user)
+}
+
+// Pass passes a step of the flow id that was passed elsewhere: at an
+// identity provider, whose callback vouches for user, authenticated as amr
+// says besides the step's own. The step is the first of kinds the flow
+// offers now; then the flow goes on as after a form.
+func (e *Engine) Pass(w http.ResponseWriter, r *http.Request, realm *store.Realm, id string, kinds []StepKind, user *store.User, amr []string) error {
+	f, err := e.load(w, r, realm, id)
+	if err != nil {
+		return err
+	}
+	offer, err := next(r.Context(), f, e.subject, e.owed)
+	if err != nil {
+		return err
+	}
+	for _, i := range offer {
+		if step := e.stepAt(f, i); slices.Contains(kinds, step.Kind()) {
+			return e.advance(w, r, f, i, step, user, amr...)
+		}
+	}
+	return errFlowMoved
+}
+
+// advance records step i of f passed by user, by compare-and-swap, and
+// goes on to the flow's next page or to its requester.
+func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int, step Step, user *store.User, amr ...string) error {
+	ctx, realm := r.Context(), f.Realm
 	if f.User != nil && user.ID != f.User.ID {
 		return errStaleFlow // a later step proved someone else
 	}
 	rec := f.record()
 	rec.UserID, rec.Passed = user.ID, append(rec.Passed, i)
-	for _, m := range step.AMR() {
+	for _, m := range append(step.AMR(), amr...) {
 		if !slices.Contains(rec.AMR, m) {
 			rec.AMR = append(rec.AMR, m)
 		}
@@ -249,7 +280,8 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	f.User = user
-	if offer, err = next(ctx, f, e.subject, e.owed); err != nil {
+	offer, err := next(ctx, f, e.subject, e.owed)
+	if err != nil {
 		return err
 	}
 	if offer != nil {

@@ -12,6 +12,11 @@ import (
 // a flow with another kind may be written, not yet bound.
 var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode}
 
+// moduleKinds are the kinds of step modules provide, by the kind of client
+// whose sign-ins can run them: an identity provider's callback comes back
+// to an authorization request, which a SAML sign-in has not.
+var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider}}
+
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
 // The browser sign-ins of OpenID Connect clients and SAML service
 // providers follow a bound flow, through the steps in runnableKinds; the
@@ -22,9 +27,9 @@ func CanFollow(field, clientKind string, usage Usage, d *Definition) error {
 		return nil
 	}
 	for i, st := range d.Steps {
-		if !slices.Contains(runnableKinds, st.Kind) {
+		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(moduleKinds[clientKind], st.Kind) {
 			return apperr.Field(fmt.Sprintf("%ssteps[%d].kind", field, i),
-				"the sign-in does not run %s steps yet: a flow with one can be written, not bound to a client's browser sign-ins", st.Kind)
+				"the sign-in does not run %s steps for a %s client yet: a flow with one can be written, not bound to its browser sign-ins", st.Kind, clientKind)
 		}
 	}
 	return nil

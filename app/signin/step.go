@@ -46,6 +46,9 @@ type View struct {
 	// ClientIP is the caller's address, for the credential checks'
 	// throttles and the events.
 	ClientIP string
+	// Provider is the identity provider an idp-redirect step names; ""
+	// for every provider of the realm.
+	Provider string
 }
 
 // A Choice is another step the person may take instead.
