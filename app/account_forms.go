@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -43,7 +44,7 @@ var errEmailTaken = apperr.Conflict("email", "").WithKey("account.error.emailTak
 // language (fieldText).
 func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []identity.PasswordRule) *apperr.Error {
 	e := apperr.New(http.StatusBadRequest, apperr.CodeInvalidField, "%s",
-		passwordPolicyText(a.messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(identity.PasswordPolicyError(realm, unmet))
+		signin.PasswordPolicyText(a.messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(identity.PasswordPolicyError(realm, unmet))
 	e.Field = "newPassword"
 	return e
 }
@@ -52,7 +53,7 @@ func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []identity.Passwor
 // the page r will get: the unmet rules of the password policy, the
 // error's message key, or its message.
 func (a *App) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error) string {
-	if text := a.pagePasswordError(r, realm, e); text != "" {
+	if text := a.pages.PasswordError(r, realm, e); text != "" {
 		return text
 	}
 	if e.Key != "" {

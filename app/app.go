@@ -183,17 +183,18 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: defaultTheme})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.metrics = newMetrics(st, a.now)
+	a.saml = a.newSAML()
+	a.broker = broker.New(a.brokerDeps())
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
-		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, a.pages, a.loginEvent,
-			signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}),
-		Requesters: []signin.Requester{oidcRequester{a}}, ClientIP: a.clientIP})
+		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, a.pages, a.loginEvent,
+			signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon)),
+		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester()}, ClientIP: a.clientIP,
+		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
 		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }})
-	a.saml = a.newSAML()
-	a.broker = broker.New(a.brokerDeps())
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout,
 		CallerPermissions: callerPermissions})

@@ -58,6 +58,9 @@ func (a *App) brokerToken(w http.ResponseWriter, r *http.Request, c *accountCall
 // realm requires, a password change owed; then the SSO session (amr fed)
 // and on to the application.
 func (a *App) brokerSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, f broker.Finish) error {
+	if passed, err := passBrokeredStep(a, w, r, realm, f); passed || err != nil {
+		return err
+	}
 	ar, client, err := a.pageAuthRequest(r.Context(), realm, f.AuthRequestID, false)
 	if err != nil {
 		return err

@@ -159,7 +159,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 		form.PasswordError = "password.error.required"
 	} else {
 		// What needs no stored password first; the history with the hash.
-		form.PasswordError = a.pagePasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
+		form.PasswordError = a.pages.PasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
 	}
 	if password != confirm {
 		form.ConfirmError = "password.error.mismatch"
@@ -179,7 +179,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
 	}
 	hash, err := a.id.NewPasswordHash(ctx, realm, user, password)
-	if msg := a.pagePasswordError(r, realm, err); msg != "" {
+	if msg := a.pages.PasswordError(r, realm, err); msg != "" {
 		form.PasswordError = msg
 		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
 	} else if err != nil {

@@ -89,7 +89,8 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
 	}
-	if err := a.passwordGrantSecondFactor(ctx, realm, client, user, a.clientIP(r)); err != nil {
+	amr, err := directGrantSteps(a, ctx, r, realm, client, user)
+	if err != nil {
 		return nil, err
 	}
 	if identity.PasswordChangeRequired(realm, user, a.now()) {
@@ -104,6 +105,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	// cookie points to, which sessions list and logout ends like any other.
 	now := a.now().UnixMilli()
 	sso := NewSSOSession(realm, user, uuid.NewString(), a.clientIP(r), now)
+	sso.AMR = amr
 	names := scopeNames(scopes)
 	plan := planClientGrant(realm, client, sso, nil, names, now)
 	err = a.store.Tx(ctx, func(tx *store.Store) error {

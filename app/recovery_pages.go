@@ -287,7 +287,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 		form.PasswordError = "password.error.required"
 	} else {
 		// What needs no stored password first; the history with the hash.
-		form.PasswordError = a.pagePasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
+		form.PasswordError = a.pages.PasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
 	}
 	if password != confirm {
 		form.ConfirmError = "password.error.mismatch"
@@ -296,7 +296,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
 	}
 	hash, err := a.id.NewPasswordHash(ctx, realm, user, password)
-	if msg := a.pagePasswordError(r, realm, err); msg != "" {
+	if msg := a.pages.PasswordError(r, realm, err); msg != "" {
 		form.PasswordError = msg
 		return a.renderReset(w, r, realm, http.StatusBadRequest, form)
 	} else if err != nil {

@@ -113,7 +113,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 			if _, seen := form.Errors[p.err.Field]; !seen {
 				form.Errors[p.err.Field] = p.key
 				if p.unmet != nil {
-					form.Errors[p.err.Field] = a.pagePasswordText(r, realm, p.unmet)
+					form.Errors[p.err.Field] = a.pages.PasswordText(r, realm, p.unmet)
 				}
 			}
 		}

@@ -31,7 +31,7 @@ const samlMetadataTimeout = 10 * time.Second
 func (a *App) newSAML() *saml.Service {
 	return saml.New(saml.Deps{Store: a.store, Log: a.log, Now: a.now, BaseURL: a.cfg.BaseURL,
 		Realm: a.samlRealm, AdminRealm: a.realm, RotationDays: a.samlRotationDays, ErrorPage: a.samlErrorPage,
-		Session: a.ssoSession, SignIn: a.samlSignIn, PostForm: a.samlPostForm, NameIDKey: a.samlNameIDKey(),
+		Session: a.ssoSession, SignIn: a.samlSignIn, Land: func(w http.ResponseWriter, r *http.Request, f *signin.Flow) error { return landFlow(a, w, r, f) }, PostForm: a.samlPostForm, NameIDKey: a.samlNameIDKey(),
 		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent,
 		TwoFactors:      func(amr []string) bool { return acrOf(amr) == acrTwoFactors },
 		Client:          httpx.OutboundClient(samlMetadataTimeout, a.cfg.OutboundAllowed),
@@ -106,9 +106,16 @@ func (a *App) samlClient(ctx context.Context, realm *store.Realm) (*store.Client
 var errSAMLClientDisabled = apperr.New(http.StatusForbidden, apperr.CodeForbidden,
 	"SAML sign-in is turned off in this realm (its saml-idp client is disabled)")
 
-// samlSignIn sends the browser to sign in as saml-idp, with prompt=login
-// when force, and back to the SAML endpoint with state.
-func (a *App) samlSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, state string, force bool) error {
+// samlSignIn sends the browser to sign in for sp: through the
+// authentication flow bound to it, or as saml-idp with prompt=login when
+// force; and back to the SAML endpoint with state.
+func (a *App) samlSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, state string, force bool) error {
+	if to, err := beginSAMLFlow(a, w, r, realm, sp, state, force); to != "" || err != nil {
+		if err == nil {
+			http.Redirect(w, r, to, redirectStatus(r))
+		}
+		return err
+	}
 	client, err := a.samlClient(r.Context(), realm)
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -152,14 +154,92 @@ func TestFlowThenPasswordChange(t *testing.T) {
 	e := newCodeflowEnv(t)
 	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
 	e.flowTestBind("web", "password", flowTestPassword)
-	changePasswordRequire(e)
-	b := e.browser()
-	p := b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": codeflowPassword})
-	if p.status != http.StatusSeeOther || p.location(t).Path != "/realms/acme"+pathChangePassword {
-		t.Fatalf("a password to change after a flow: status %d Location %q", p.status, p.header.Get("Location"))
+	signIn := func(b *codeflowBrowser, password string) *codeflowPage {
+		return b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": password})
 	}
-	form := b.get(p.location(t).String())
+	// A session of alice's elsewhere, which the change ends.
+	elsewhere := e.browser()
+	e.redirectedBack(signIn(elsewhere, codeflowPassword))
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/users/"+e.aliceID, map[string]any{"requirePasswordReset": true}), http.StatusOK)
+	e.eventsOn()
+
+	b := e.browser()
+	form := e.flowTestNext(b, signIn(b, codeflowPassword))
 	recoveryMustContain(t, form, http.StatusOK, "Change your password")
+	if p := b.submit(form, map[string]string{"password": changedPassword, "confirm": "something else"}); p.status != http.StatusBadRequest {
+		t.Fatalf("a confirmation that differs: status %d, want 400", p.status)
+	}
+	recoveryMustContain(t, b.submit(form, map[string]string{"password": codeflowPassword, "confirm": codeflowPassword}),
+		http.StatusBadRequest, "different from your current one")
 	back := e.redirectedBack(b.submit(form, map[string]string{"password": changedPassword, "confirm": changedPassword}))
 	totpMustAMR(t, e.totpExchange(cfg, back), "pwd")
+	if ev := e.loginEvents("UPDATE_PASSWORD"); len(ev) != 1 || ev[0].UserID != e.aliceID {
+		t.Fatalf("UPDATE_PASSWORD events %+v, want one of alice", ev)
+	}
+	// The change ended the session elsewhere; the new password signs in,
+	// owing nothing more.
+	e.flowTestStart(elsewhere, cfg.AuthCodeURL("s2"))
+	e.redirectedBack(signIn(e.browser(), changedPassword))
+}
+
+// A client whose password grant is bound to a direct-grant flow with a
+// TOTP step gets tokens for the password and a code (totp) only.
+func TestFlowDirectGrant(t *testing.T) {
+	e := newCodeflowEnv(t)
+	cli := e.passwordGrantClient()
+	other := e.client("other", map[string]any{"grantTypes": []string{"password"}})
+	r := e.admin(http.MethodPost, "/admin/realms/acme/auth-flows", map[string]any{"alias": "password-and-code", "usage": "direct-grant",
+		"steps": []map[string]any{flowTestPassword, flowTestTOTP}})
+	mustStatus(t, r, http.StatusCreated)
+	id, _ := r.object(t)["id"].(string)
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+id+"/assign-client/cli", map[string]any{"usage": "direct-grant"}),
+		http.StatusNoContent)
+	e.eventsOn()
+	grant := func(client, secret string, extra ...string) (int, map[string]any) {
+		form := url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {codeflowPassword}, "scope": {"openid"}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			form.Set(extra[i], extra[i+1])
+		}
+		return e.tokenRequest(form, codeflowBasic(client, secret))
+	}
+	refused := func(want string, status int, body map[string]any) {
+		t.Helper()
+		codeflowMustOAuthError(t, status, body, http.StatusBadRequest, "invalid_grant")
+		if d, _ := body["error_description"].(string); !strings.Contains(d, want) {
+			t.Fatalf("error_description %q, want it to say %q", d, want)
+		}
+	}
+	// Without an authenticator app, the flow's code cannot be given.
+	status, body := grant("cli", cli)
+	refused("no authenticator app", status, body)
+	// The other client keeps the password alone.
+	if status, body := grant("other", other); status != http.StatusOK {
+		t.Fatalf("a client without a flow: status %d %v", status, body)
+	}
+
+	e.totpAlign()
+	secret, _ := e.totpEnrol(e.aliceID)
+	e.clock.advance(totpTestStep)
+	status, body = grant("cli", cli)
+	refused("send it as totp", status, body)
+	code := totpTestCode(t, secret, e.clock.now())
+	status, body = grant("cli", cli, "totp", totpTestWrongCode(code))
+	refused("invalid one-time code", status, body)
+	if errs := e.loginEvents("LOGIN_ERROR"); len(errs) == 0 || errs[0].Error != "invalid_totp" || errs[0].UserID != e.aliceID {
+		t.Fatalf("LOGIN_ERROR events %+v, want an invalid_totp of alice first", errs)
+	}
+	status, body = grant("cli", cli, "totp", code)
+	if status != http.StatusOK {
+		t.Fatalf("password and code: status %d %v", status, body)
+	}
+	idToken, _ := body["id_token"].(string)
+	parts := strings.Split(idToken, ".")
+	var claims map[string]any
+	if raw, err := base64.RawURLEncoding.DecodeString(parts[min(1, len(parts)-1)]); err != nil || json.Unmarshal(raw, &claims) != nil {
+		t.Fatalf("no ID token: %v", body)
+	}
+	totpMustAMR(t, claims, "pwd", "otp")
+	// A code is taken once.
+	status, body = grant("cli", cli, "totp", code)
+	refused("invalid one-time code", status, body)
 }

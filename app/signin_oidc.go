@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
@@ -12,8 +14,9 @@ import (
 
 // oidcRequester finishes the sign-ins an authorization request started
 // through an authentication flow bound to its client, and lands them as a
-// password sign-in without a flow lands: a password change owed, the SSO
-// session, the organization, consent, the code.
+// password sign-in without a flow lands: the SSO session, the
+// organization, consent, the code. A password change owed is the flow's
+// last step (signin.OwedSteps).
 type oidcRequester struct{ a *App }
 
 func (oidcRequester) Kind() signin.RequesterKind { return signin.RequesterOIDC }
@@ -23,10 +26,6 @@ func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.
 	ar, client, err := loadAuthRequest(r.Context(), a.store, a.now(), f.Realm, f.RequesterID(), false)
 	if err != nil {
 		return err
-	}
-	if identity.PasswordChangeRequired(f.Realm, f.User, a.now()) {
-		return a.startPendingLogin(w, r, f.Realm, ar, f.User, store.ActionUpdatePassword,
-			pendingSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
 	}
 	sess, err := a.signInBrowser(w, r, f.Realm, client, ar, f.User, browserSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
 	if err != nil {
@@ -58,4 +57,40 @@ func boundFlow(r *http.Request, st *store.Store, realm *store.Realm, client *sto
 		return nil, err
 	}
 	return signin.DefinitionOf(bound)
+}
+
+// errUnverifiedBrokered: the provider vouched for a user whose email the
+// realm wants verified first.
+var errUnverifiedBrokered = pageErr(http.StatusForbidden, apperr.CodeForbidden, "login.error.unverified")
+
+// passBrokeredStep passes the identity-provider step of the flow the
+// authorization request f continues, when it has one: the provider's
+// events, the email the realm wants verified, the organization the
+// provider serves, then the flow goes on. It answers false for a request
+// without a flow, which signs in as the sign-in page's does.
+func passBrokeredStep(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, f broker.Finish) (bool, error) {
+	ctx := r.Context()
+	flow, err := a.store.SignInFlowOf(ctx, realm.ID, string(signin.RequesterOIDC), f.AuthRequestID, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return true, err
+	}
+	_, client, err := loadAuthRequest(ctx, a.store, a.now(), realm, f.AuthRequestID, false)
+	if err != nil {
+		return true, err
+	}
+	for _, e := range f.Events {
+		e.ClientID = client.ClientID
+		a.loginEvent(ctx, realm, e)
+	}
+	if identity.EmailVerificationRequired(realm, f.User) {
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: string(signin.EventLoginError), UserID: f.User.ID, ClientID: client.ClientID,
+			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": f.User.Username}})
+		return true, errUnverifiedBrokered
+	}
+	if _, err := a.orgs.JoinThroughConnection(ctx, realm, f.ProviderID, f.User); err != nil {
+		return true, err
+	}
+	return true, a.signin.Pass(w, r, realm, flow.ID, []signin.StepKind{signin.KindIdentityProvider, signin.KindOrgDiscovery}, f.User, f.AMR)
 }

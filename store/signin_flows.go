@@ -121,6 +121,19 @@ func (s *Store) GetSignInFlow(ctx context.Context, realmID, id string, now int64
 	return f, nil
 }
 
+// SignInFlowOf is the newest flow of the realm, unexpired at now, that a
+// requester started for its own requesterID: how a sign-in that left for
+// another site (an identity provider's) finds its flow again.
+func (s *Store) SignInFlowOf(ctx context.Context, realmID, requester, requesterID string, now int64) (*SignInFlow, error) {
+	f, err := scanSignInFlow(s.r.QueryRowContext(ctx, `SELECT `+signInFlowColumns+` FROM signin_flows
+		WHERE realm_id = $1 AND requester = $2 AND requester_id = $3 AND expires_at > $4
+		ORDER BY created_at DESC, id LIMIT 1`, realmID, requester, requesterID, now))
+	if err != nil {
+		return nil, fmt.Errorf("sign-in flow of %s %s: %w", requester, requesterID, err)
+	}
+	return f, nil
+}
+
 // AdvanceSignInFlow writes f's user, AMR and passed steps over the stored
 // flow's if the stored flow is still at step f.Step, and moves it and f to
 // the next step: a compare-and-swap, so that of two requests that read the

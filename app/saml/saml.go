@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -40,9 +41,13 @@ type Deps struct {
 	// Session is the browser's live SSO session in the realm and its user,
 	// or nil for both.
 	Session func(r *http.Request, realm *store.Realm) (*store.Session, *store.User, error)
-	// SignIn sends the browser through the realm's hosted sign-in (again,
-	// when force), back to the SSO endpoint with state.
-	SignIn func(w http.ResponseWriter, r *http.Request, realm *store.Realm, state string, force bool) error
+	// SignIn sends the browser through the realm's hosted sign-in for sp
+	// (again, when force), back to the SSO endpoint with state: the
+	// authentication flow bound to sp, or the realm's sign-in page.
+	SignIn func(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, state string, force bool) error
+	// Land gives a browser that passed an authentication flow its SSO
+	// session: the user, signed in as the flow's steps said.
+	Land func(w http.ResponseWriter, r *http.Request, f *signin.Flow) error
 	// PostForm answers with the page that POSTs params to target.
 	PostForm func(w http.ResponseWriter, r *http.Request, realm *store.Realm, target string, params url.Values) error
 	// NameIDKey keys the persistent NameIDs (an HMAC of realm, SP and user).

@@ -316,25 +316,35 @@ func (s *Service) waitForSignIn(w http.ResponseWriter, r *http.Request, realm *s
 		return err
 	}
 	http.SetCookie(w, s.waitCookie(realm, handle, int(waitLifetime.Seconds())))
-	return s.deps.SignIn(w, r, realm, handle, req.forceAuthn)
+	return s.deps.SignIn(w, r, realm, req.sp, waitKey(handle), req.forceAuthn)
 }
 
-// waitCookie binds a waiting request to the browser that sent it; its
-// name is the handle's hash, so sign-ins of several tabs do not clash.
-func (s *Service) waitCookie(realm *store.Realm, handle string, maxAge int) *http.Cookie {
+// waitKey names a waiting request's cookie: the start of its handle's
+// hash, so that sign-ins of several tabs do not clash. It is what the
+// sign-in carries back (state): the handle itself stays in the cookie.
+func waitKey(handle string) string {
 	sum := sha256.Sum256([]byte(handle))
-	return &http.Cookie{Name: waitCookiePrefix + hex.EncodeToString(sum[:8]), Value: handle,
+	return hex.EncodeToString(sum[:8])
+}
+
+// waitCookie binds a waiting request to the browser that sent it.
+func (s *Service) waitCookie(realm *store.Realm, handle string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: waitCookiePrefix + waitKey(handle), Value: handle,
 		Path: "/realms/" + realm.Name + "/protocol/saml", MaxAge: maxAge, HttpOnly: true,
 		Secure: strings.HasPrefix(s.deps.BaseURL, "https://"), SameSite: http.SameSiteLaxMode}
 }
 
 // resume answers a request once its browser is back from signing in.
 func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	handle := r.URL.Query().Get("state")
-	c, err := r.Cookie(s.waitCookie(realm, handle, 0).Name)
-	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(handle)) != 1 {
+	key := r.URL.Query().Get("state")
+	if len(key) != 16 || strings.Trim(key, "0123456789abcdef") != "" {
 		return errStaleWait
 	}
+	c, err := r.Cookie(waitCookiePrefix + key)
+	if err != nil || subtle.ConstantTimeCompare([]byte(waitKey(c.Value)), []byte(key)) != 1 {
+		return errStaleWait
+	}
+	handle := c.Value
 	http.SetCookie(w, s.waitCookie(realm, handle, -1))
 	sum := sha256.Sum256([]byte(handle))
 	ar, err := s.deps.Store.TakeSAMLAuthRequest(r.Context(), realm.ID, sum[:], s.deps.Now())

@@ -410,7 +410,13 @@ func (b *browser) submit(p *page, f *form) *page {
 // is taken once).
 func (b *browser) visit(u, password string) *page {
 	b.t.Helper()
-	p := b.get(u)
+	return b.walk(b.get(u), password)
+}
+
+// walk goes on from p as visit does. The pages of an authentication flow
+// (/signin/) are filled in as the sign-in page is.
+func (b *browser) walk(p *page, password string) *page {
+	b.t.Helper()
 	for range 10 {
 		f := p.postForm()
 		switch {
@@ -424,7 +430,7 @@ func (b *browser) visit(u, password string) *page {
 			if b.stopAtResponse && f.values.Has("SAMLResponse") {
 				return p
 			}
-		case f.values.Has("authRequestID") && strings.Contains(p.body, `name="password"`):
+		case (f.values.Has("authRequestID") || strings.Contains(p.url.Path, "/signin/")) && strings.Contains(p.body, `name="password"`):
 			if password == "" {
 				return p
 			}
@@ -434,7 +440,7 @@ func (b *browser) visit(u, password string) *page {
 			}
 			f.values.Set("username", user)
 			f.values.Set("password", password)
-		case f.values.Has("authRequestID") && f.values.Has("code") && b.totpSecret != "":
+		case (f.values.Has("authRequestID") || strings.Contains(p.url.Path, "/signin/")) && f.values.Has("code") && b.totpSecret != "":
 			f.values.Set("code", totpCode(b.t, b.totpSecret, time.Now().Add(30*time.Second)))
 		default:
 			return p

@@ -51,6 +51,8 @@ const (
 	KindRecoveryCode StepKind = "recovery-code" // one of the user's single-use recovery codes
 	KindEmailCode    StepKind = "email-otp"     // a six-digit code mailed to the user's address
 	KindTerms        StepKind = "terms"         // the realm's terms, accepted once per version
+	// The required actions: owed by the user, named by no flow.
+	KindUpdatePassword StepKind = "update-password"
 )
 
 // Requirement says when a step must be passed.

@@ -87,9 +87,10 @@ func skips(ctx context.Context, f *Flow, who Subject, g group) (bool, error) {
 }
 
 // next is the dispatcher's one decision: the steps the flow offers now
-// (indexes into its definition), or none when it has passed every step it
-// owes. Only this function knows the order of steps.
-func next(ctx context.Context, f *Flow, who Subject) ([]int, error) {
+// (indexes into its definition, then into owed past its end), or none
+// when it has passed every step it owes. Only this function knows the
+// order of steps: the flow's, then the required actions the user owes.
+func next(ctx context.Context, f *Flow, who Subject, owed []OwedStep) ([]int, error) {
 	for _, g := range groups(f.Def) {
 		if passedAny(f, g) {
 			continue
@@ -132,6 +133,18 @@ func next(ctx context.Context, f *Flow, who Subject) ([]int, error) {
 			return nil, errors.Join(errCannotPass, &CannotPassError{Kinds: kinds})
 		}
 		return offer, nil
+	}
+	if f.User == nil {
+		return nil, nil
+	}
+	for k, st := range owed {
+		i := len(f.Def.Steps) + k
+		if f.passed(i) {
+			continue
+		}
+		if ok, err := st.Owed(ctx, f); err != nil || ok {
+			return []int{i}, err
+		}
 	}
 	return nil, nil
 }

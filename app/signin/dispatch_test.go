@@ -30,6 +30,14 @@ func (s fakeSubject) CanPass(_ context.Context, _ *Flow, k StepKind) (bool, erro
 	return !k.NeedsUser() || slices.Contains(s.has, k), nil
 }
 
+// fakeOwed is a required action, owed when owed.
+type fakeOwed struct {
+	Step
+	owed bool
+}
+
+func (s fakeOwed) Owed(context.Context, *Flow) (bool, error) { return s.owed, nil }
+
 func TestNext(t *testing.T) {
 	pwd := DefinitionStep{Kind: KindUsernamePassword, Requirement: Required}
 	altPwd := DefinitionStep{Kind: KindUsernamePassword, Requirement: Alternative}
@@ -45,35 +53,40 @@ func TestNext(t *testing.T) {
 		passed []int
 		known  bool
 		who    fakeSubject
+		owed   bool  // the user owes the one required action
 		want   []int // nil: done
 		cannot bool
 	}{
-		{"first step", []DefinitionStep{pwd, totp}, nil, false, fakeSubject{}, []int{0}, false},
-		{"then the second factor", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, []int{1}, false},
-		{"all passed", []DefinitionStep{pwd, totp}, []int{0, 1}, true, fakeSubject{}, nil, false},
-		{"alternatives offered together", []DefinitionStep{altPwd, altPasskey, totp}, nil, false, fakeSubject{}, []int{0, 1}, false},
+		{"first step", []DefinitionStep{pwd, totp}, nil, false, fakeSubject{}, false, []int{0}, false},
+		{"then the second factor", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, false, []int{1}, false},
+		{"all passed", []DefinitionStep{pwd, totp}, []int{0, 1}, true, fakeSubject{}, false, nil, false},
+		{"alternatives offered together", []DefinitionStep{altPwd, altPasskey, totp}, nil, false, fakeSubject{}, false, []int{0, 1}, false},
 		{"one alternative passes the group", []DefinitionStep{altPwd, altPasskey, terms}, []int{1}, true,
-			fakeSubject{has: []StepKind{KindTerms}}, []int{2}, false},
+			fakeSubject{has: []StepKind{KindTerms}}, false, []int{2}, false},
 		{"condition holds", []DefinitionStep{pwd, adminTOTP}, []int{0}, true,
-			fakeSubject{has: []StepKind{KindTOTP}, roles: []string{"admin"}}, []int{1}, false},
-		{"condition does not hold", []DefinitionStep{pwd, adminTOTP}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, nil, false},
+			fakeSubject{has: []StepKind{KindTOTP}, roles: []string{"admin"}}, false, []int{1}, false},
+		{"condition does not hold", []DefinitionStep{pwd, adminTOTP}, []int{0}, true, fakeSubject{has: []StepKind{KindTOTP}}, false, nil, false},
 		{"only the alternatives the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true,
-			fakeSubject{has: []StepKind{KindEmailCode}}, []int{2}, false},
+			fakeSubject{has: []StepKind{KindEmailCode}}, false, []int{2}, false},
 		{"a step the user owes no more", []DefinitionStep{pwd, terms, totp}, []int{0}, true,
-			fakeSubject{has: []StepKind{KindTerms, KindTOTP}, done: []StepKind{KindTerms}}, []int{2}, false},
+			fakeSubject{has: []StepKind{KindTerms, KindTOTP}, done: []StepKind{KindTerms}}, false, []int{2}, false},
 		{"skipped before asking whether the user can pass", []DefinitionStep{pwd, terms}, []int{0}, true,
-			fakeSubject{done: []StepKind{KindTerms}}, nil, false},
+			fakeSubject{done: []StepKind{KindTerms}}, false, nil, false},
 		{"a step owed no more is still offered to a user not yet known", []DefinitionStep{altPwd, altPasskey, terms}, nil, false,
-			fakeSubject{done: []StepKind{KindTerms}}, []int{0, 1}, false},
-		{"a required step the user cannot pass", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{}, nil, true},
-		{"no alternative the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true, fakeSubject{}, nil, true},
+			fakeSubject{done: []StepKind{KindTerms}}, false, []int{0, 1}, false},
+		{"a required step the user cannot pass", []DefinitionStep{pwd, totp}, []int{0}, true, fakeSubject{}, false, nil, true},
+		{"a required action owed after the flow's steps", []DefinitionStep{pwd, totp}, []int{0, 1}, true, fakeSubject{}, true, []int{2}, false},
+		{"a required action done", []DefinitionStep{pwd, totp}, []int{0, 1, 2}, true, fakeSubject{}, true, nil, false},
+		{"the flow's steps before a required action", []DefinitionStep{pwd, totp}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindTOTP}}, true, []int{1}, false},
+		{"no alternative the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true, fakeSubject{}, false, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &Flow{rec: &store.SignInFlow{Passed: tc.passed}, Def: &Definition{Steps: tc.steps}}
 			if tc.known {
 				f.User = &store.User{ID: "alice"}
 			}
-			got, err := next(context.Background(), f, tc.who)
+			got, err := next(context.Background(), f, tc.who, []OwedStep{fakeOwed{owed: tc.owed}})
 			var cannot *CannotPassError
 			switch {
 			case tc.cannot:

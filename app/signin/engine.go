@@ -29,6 +29,8 @@ type Deps struct {
 	// start a flow.
 	Steps      []Step
 	Requesters []Requester
+	// Owed are the required actions every flow ends with when owed.
+	Owed []OwedStep
 	// ClientIP is the address of a request's caller.
 	ClientIP func(r *http.Request) string
 }
@@ -39,12 +41,13 @@ type Deps struct {
 type Engine struct {
 	deps       Deps
 	steps      map[StepKind]Step
+	owed       []OwedStep
 	requesters map[RequesterKind]Requester
 	subject    Subject
 }
 
 func New(d Deps) *Engine {
-	e := &Engine{deps: d, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}}
+	e := &Engine{deps: d, owed: d.Owed, steps: map[StepKind]Step{}, requesters: map[RequesterKind]Requester{}}
 	e.subject = stepsSubject{storeSubject{d.Store}, e.steps}
 	for _, s := range d.Steps {
 		e.steps[s.Kind()] = s
@@ -143,14 +146,26 @@ func (e *Engine) load(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	return f, nil
 }
 
+// stepAt is the step at index i of what next offers: the flow's own,
+// then the required actions.
+func (e *Engine) stepAt(f *Flow, i int) Step {
+	if i < len(f.Def.Steps) {
+		return e.steps[f.Def.Steps[i].Kind]
+	}
+	return e.owed[i-len(f.Def.Steps)]
+}
+
 // view is the dispatcher's side of step i's page, among the offered
 // steps.
 func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, offer []int) View {
 	base := e.flowURL(f.Realm, f.ID())
 	v := View{Action: base, Step: i, CSRF: e.deps.Pages.CSRFToken(w, r, f.Realm, csrfForm, f.ID()), ClientIP: e.deps.ClientIP(r)}
+	if i < len(f.Def.Steps) {
+		v.Provider = f.Def.Steps[i].Provider
+	}
 	for _, j := range offer {
 		if j != i {
-			v.Others = append(v.Others, Choice{Kind: f.Def.Steps[j].Kind, URL: base + "?step=" + strconv.Itoa(j)})
+			v.Others = append(v.Others, Choice{Kind: e.stepAt(f, j).Kind(), URL: base + "?step=" + strconv.Itoa(j)})
 		}
 	}
 	return v
@@ -174,7 +189,7 @@ func (e *Engine) Page(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	if err != nil {
 		return err
 	}
-	offer, err := next(r.Context(), f, e.subject)
+	offer, err := next(r.Context(), f, e.subject, e.owed)
 	if err != nil {
 		return err
 	}
@@ -186,7 +201,7 @@ func (e *Engine) Page(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		i = offer[0]
 	}
 	FormsLeaveServer(r.Context())
-	return e.steps[f.Def.Steps[i].Kind].Show(w, r, f, e.view(w, r, f, i, offer))
+	return e.stepAt(f, i).Show(w, r, f, e.view(w, r, f, i, offer))
 }
 
 // Submit takes a step's form: a step passed moves the flow on, by
@@ -203,7 +218,7 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	ctx := r.Context()
-	offer, err := next(ctx, f, e.subject)
+	offer, err := next(ctx, f, e.subject, e.owed)
 	if err != nil {
 		return err
 	}
@@ -215,17 +230,45 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return errFlowMoved
 	}
 	FormsLeaveServer(ctx)
-	step := e.steps[f.Def.Steps[i].Kind]
+	step := e.stepAt(f, i)
 	user, err := step.Submit(w, r, f, e.view(w, r, f, i, offer))
 	if err != nil || user == nil {
 		return err
 	}
+	return e.advance(w, r, f, i, step, user)
+}
+
+// Pass passes a step of the flow id that was passed elsewhere: at an
+// identity provider, whose callback vouches for user, authenticated as amr
+// says besides the step's own. The step is the first of kinds the flow
+// offers now; then the flow goes on as after a form.
+func (e *Engine) Pass(w http.ResponseWriter, r *http.Request, realm *store.Realm, id string, kinds []StepKind, user *store.User, amr []string) error {
+	f, err := e.load(w, r, realm, id)
+	if err != nil {
+		return err
+	}
+	offer, err := next(r.Context(), f, e.subject, e.owed)
+	if err != nil {
+		return err
+	}
+	for _, i := range offer {
+		if step := e.stepAt(f, i); slices.Contains(kinds, step.Kind()) {
+			return e.advance(w, r, f, i, step, user, amr...)
+		}
+	}
+	return errFlowMoved
+}
+
+// advance records step i of f passed by user, by compare-and-swap, and
+// goes on to the flow's next page or to its requester.
+func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int, step Step, user *store.User, amr ...string) error {
+	ctx, realm := r.Context(), f.Realm
 	if f.User != nil && user.ID != f.User.ID {
 		return errStaleFlow // a later step proved someone else
 	}
 	rec := f.record()
 	rec.UserID, rec.Passed = user.ID, append(rec.Passed, i)
-	for _, m := range step.AMR() {
+	for _, m := range append(step.AMR(), amr...) {
 		if !slices.Contains(rec.AMR, m) {
 			rec.AMR = append(rec.AMR, m)
 		}
@@ -238,7 +281,8 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	f.User = user
-	if offer, err = next(ctx, f, e.subject); err != nil {
+	offer, err := next(ctx, f, e.subject, e.owed)
+	if err != nil {
 		return err
 	}
 	if offer != nil {

@@ -15,6 +15,9 @@ type EventType string
 const (
 	EventLogin      EventType = "LOGIN"
 	EventLoginError EventType = "LOGIN_ERROR"
+	// EventUpdatePassword: the user changed a password the sign-in asked
+	// them to change.
+	EventUpdatePassword EventType = "UPDATE_PASSWORD"
 )
 
 // Emitter records a login event of the realm (the events module's

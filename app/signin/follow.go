@@ -12,19 +12,24 @@ import (
 // a flow with another kind may be written, not yet bound.
 var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode, KindEmailCode, KindTerms}
 
+// moduleKinds are the kinds of step modules provide, by the kind of client
+// whose sign-ins can run them: an identity provider's callback comes back
+// to an authorization request, which a SAML sign-in has not.
+var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider}}
+
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
-// The browser sign-ins of OpenID Connect clients follow a bound flow,
-// through the steps in runnableKinds; other bindings (a SAML service
-// provider's, the password grant's) are kept for the sign-ins that will
-// follow them (docs/auth-flows.md). field prefixes the fields it names.
+// The browser sign-ins of OpenID Connect clients and SAML service
+// providers follow a bound flow, through the steps in runnableKinds; the
+// password grant's bindings are kept for the sign-ins that will follow
+// them (docs/auth-flows.md). field prefixes the fields it names.
 func CanFollow(field, clientKind string, usage Usage, d *Definition) error {
-	if clientKind != store.ClientKindOIDC || usage != UsageBrowser {
+	if (clientKind != store.ClientKindOIDC && clientKind != store.ClientKindSAML) || usage != UsageBrowser {
 		return nil
 	}
 	for i, st := range d.Steps {
-		if !slices.Contains(runnableKinds, st.Kind) {
+		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(moduleKinds[clientKind], st.Kind) {
 			return apperr.Field(fmt.Sprintf("%ssteps[%d].kind", field, i),
-				"the sign-in does not run %s steps yet: a flow with one can be written, not bound to a client's browser sign-ins", st.Kind)
+				"the sign-in does not run %s steps for a %s client yet: a flow with one can be written, not bound to its browser sign-ins", st.Kind, clientKind)
 		}
 	}
 	return nil

@@ -35,6 +35,14 @@ type Skipper interface {
 	Skip(ctx context.Context, f *Flow) (bool, error)
 }
 
+// An OwedStep is a required action: a step no flow names, which every
+// flow of a browser ends with when the user owes it (a password change
+// the realm asks for).
+type OwedStep interface {
+	Step
+	Owed(ctx context.Context, f *Flow) (bool, error)
+}
+
 // View is what a step's page needs of the dispatcher.
 type View struct {
 	Action string // where the step's form posts
@@ -45,6 +53,9 @@ type View struct {
 	// ClientIP is the caller's address, for the credential checks'
 	// throttles and the events.
 	ClientIP string
+	// Provider is the identity provider an idp-redirect step names; ""
+	// for every provider of the realm.
+	Provider string
 }
 
 // A Choice is another step the person may take instead.
@@ -86,6 +97,13 @@ type StepDeps struct {
 // It answers record's error as it is.
 type CodeMailer func(ctx context.Context, r *http.Request, realm *store.Realm, u *store.User, code string,
 	lifetime time.Duration, record func(tx *store.Store) error) error
+
+// OwedSteps are the required actions the sign-in provides, in the order
+// they are owed. ended tells the clients of sessions a step ended.
+func OwedSteps(core *identity.Core, st *store.Store, pages *Pages, emit Emitter, now func() time.Time,
+	ended func(ctx context.Context, realm *store.Realm, sessions []*store.Session)) []OwedStep {
+	return []OwedStep{updatePasswordStep{core: core, store: st, pages: pages, emit: emit, now: now, ended: ended}}
+}
 
 // CoreSteps are the steps the sign-in itself provides; modules provide the
 // others (an identity provider's, an organization's).

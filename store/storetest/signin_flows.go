@@ -15,6 +15,7 @@ func signInFlowSuite() []subTest {
 		{"SignInFlowAdvance", testSignInFlowAdvance},
 		{"SignInFlowRefused", testSignInFlowRefused},
 		{"SignInFlowDelete", testSignInFlowDelete},
+		{"SignInFlowOf", testSignInFlowOf},
 	}
 }
 
@@ -163,4 +164,21 @@ func testRaceSignInFlowStep(t *testing.T, s *store.Store) {
 	if err != nil || got.Step != 1 || len(got.Passed) != 1 {
 		t.Fatalf("after the race: %+v, %v", got, err)
 	}
+}
+
+func testSignInFlowOf(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	older, newer, saml := signInFlowTest("older"), signInFlowTest("newer"), signInFlowTest("saml")
+	older.RequesterID, newer.RequesterID, newer.CreatedAt = "request-1", "request-1", older.CreatedAt+1
+	saml.Requester, saml.RequesterID = "saml", "request-1"
+	signInFlowMustCreate(t, s, older, newer, saml, signInFlowTest("f1"))
+	if got, err := s.SignInFlowOf(testCtx, sessionsTestRealm, "oidc", "request-1", sessionsTestNow); err != nil || got.ID != "newer" {
+		t.Fatalf("the flow of request-1: %+v, %v; want the newer", got, err)
+	}
+	if got, err := s.SignInFlowOf(testCtx, sessionsTestRealm, "saml", "request-1", sessionsTestNow); err != nil || got.ID != "saml" {
+		t.Fatalf("the SAML flow of request-1: %+v, %v", got, err)
+	}
+	mustBeErrNotFound(t, "other realm", sessionsTestErr(s.SignInFlowOf(testCtx, sessionsTestOther, "oidc", "request-1", sessionsTestNow)))
+	mustBeErrNotFound(t, "expired", sessionsTestErr(s.SignInFlowOf(testCtx, sessionsTestRealm, "oidc", "request-1", sessionsTestNow+sessionsTestHour)))
+	mustBeErrNotFound(t, "unknown", sessionsTestErr(s.SignInFlowOf(testCtx, sessionsTestRealm, "oidc", "request-2", sessionsTestNow)))
 }

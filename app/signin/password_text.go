@@ -1,4 +1,4 @@
-package app
+package signin
 
 import (
 	"errors"
@@ -32,11 +32,11 @@ var (
 	}
 )
 
-// passwordPolicyText says in l's language what the password fails of the
+// PasswordPolicyText says in l's language what the password fails of the
 // realm's policy, naming every unmet rule: "The password needs at least
 // 12 characters, an uppercase letter. The password must not be your
 // username."
-func passwordPolicyText(l *ui.Localizer, realm *store.Realm, unmet []identity.PasswordRule) string {
+func PasswordPolicyText(l *ui.Localizer, realm *store.Realm, unmet []identity.PasswordRule) string {
 	var needs, sentences []string
 	for _, rule := range unmet {
 		switch rule {
@@ -64,22 +64,22 @@ func passwordPolicyText(l *ui.Localizer, realm *store.Realm, unmet []identity.Pa
 	return strings.Join(sentences, " ")
 }
 
-// pagePasswordText is passwordPolicyText in the language of the page r
-// gets; "" when no rule is unmet.
-func (a *App) pagePasswordText(r *http.Request, realm *store.Realm, unmet []identity.PasswordRule) string {
+// PasswordText is PasswordPolicyText in the language of the page r gets;
+// "" when no rule is unmet.
+func (p *Pages) PasswordText(r *http.Request, realm *store.Realm, unmet []identity.PasswordRule) string {
 	if len(unmet) == 0 {
 		return ""
 	}
-	return passwordPolicyText(a.messages.Localizer(a.pages.Locale(r)), realm, unmet)
+	return PasswordPolicyText(p.messages.Localizer(p.Locale(r)), realm, unmet)
 }
 
-// pagePasswordError is the message a page shows at its password field for
-// err from NewPasswordHash: the unmet rules in the page's language; ""
-// when err is no refusal by the policy.
-func (a *App) pagePasswordError(r *http.Request, realm *store.Realm, err error) string {
+// PasswordError is the message a page shows at its password field for err
+// from NewPasswordHash: the unmet rules in the page's language; "" when
+// err is no refusal by the policy.
+func (p *Pages) PasswordError(r *http.Request, realm *store.Realm, err error) string {
 	var refused *identity.PasswordRefused
 	if !errors.As(err, &refused) {
 		return ""
 	}
-	return a.pagePasswordText(r, realm, refused.Unmet())
+	return p.PasswordText(r, realm, refused.Unmet())
 }

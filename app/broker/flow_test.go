@@ -1,0 +1,83 @@
+package broker_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idenplane/idenplane/app/apptest"
+)
+
+// flowBind makes a browser flow of acme with steps and binds app to it.
+func (e *env) flowBind(alias string, steps ...map[string]any) {
+	e.t.Helper()
+	r := e.s.Admin(http.MethodPost, "/admin/realms/acme/auth-flows", map[string]any{"alias": alias, "usage": "browser", "steps": steps})
+	apptest.MustStatus(e.t, r, http.StatusCreated)
+	id := r.Object(e.t)["id"].(string)
+	apptest.MustStatus(e.t, e.s.Admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+id+"/assign-client/app",
+		map[string]any{"usage": "browser"}), http.StatusNoContent)
+}
+
+// A client whose flow is an identity provider's redirect alone signs in
+// there: no password page of its own, and the provider's word is the
+// flow's step.
+func TestFlowIdentityProviderOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		provider string // the step's provider; "" offers every provider
+	}{
+		{"the step names its provider", "corp"},
+		{"the step offers the realm's providers", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.flowBind("corp-only", map[string]any{"kind": "idp-redirect", "requirement": "required", "provider": tc.provider})
+			b := apptest.NewBrowser(t)
+			p := b.Follow(b.Get(e.authorize(nil)), e.base)
+			if tc.provider == "" {
+				// The flow's page: a button for corp.
+				if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.Path, "/realms/acme/signin/") {
+					t.Fatalf("the flow's page: %d at %s", p.Status, p.URL)
+				}
+				links := p.Links(t)
+				i := slices.IndexFunc(links, func(l string) bool { return strings.Contains(l, "/broker/corp/login") })
+				if i < 0 || strings.Contains(string(p.Body), `name="password"`) {
+					t.Fatalf("the flow's page has no button for corp, or a password field: %s", p.Body)
+				}
+				to, err := p.URL.Parse(links[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				p = b.Follow(b.Get(to.String()), e.base)
+			}
+			if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.String(), e.issuer(upstreamRealm)+"/") {
+				t.Fatalf("want the upstream's sign-in page, got %d at %s", p.Status, p.URL)
+			}
+			callback := e.upstreamSignIn(b, p, "alice", alicePassword)
+			claims := e.mustReachApp(b.Follow(b.Get(callback.String()), e.base))
+			if amr, _ := claims["amr"].([]any); !slices.Contains(amr, any("fed")) {
+				t.Fatalf("amr %v lacks fed", claims["amr"])
+			}
+			if user := e.acmeUser("alice"); claims["sub"] != user["id"] {
+				t.Fatalf("signed in as %v, want alice %v", claims["sub"], user["id"])
+			}
+			// The flow is finished: the provider's callback cannot be
+			// replayed into it, and the login page of the request refuses.
+			if p := b.Get(callback.String()); p.Status < 400 {
+				t.Fatalf("the callback again: %d", p.Status)
+			}
+		})
+	}
+}
+
+// A flow's identity-provider step is offered to the browser that started
+// the flow only.
+func TestFlowIdentityProviderOtherBrowser(t *testing.T) {
+	e := newEnv(t, nil)
+	e.flowBind("choose", map[string]any{"kind": "idp-redirect", "requirement": "required"})
+	p := apptest.NewBrowser(t).Follow(apptest.NewBrowser(t).Get(e.authorize(nil)), e.base)
+	if p.Status != http.StatusBadRequest {
+		t.Fatalf("the flow's page in another browser: %d at %s, want 400", p.Status, p.URL)
+	}
+}
