@@ -20,9 +20,10 @@ var modules = []string{"events", "saml", "broker", "scim", "nhi", "orgs", "admin
 	"ldapfed", "console", "authflows"}
 
 // moduleAlsoNever is what a module must not reach beyond app and the
-// other modules.
+// other modules. The modules without pages never reach ui; app/saml is a
+// requester of the sign-in (app/signin), whose page kit carries ui.
 var moduleAlsoNever = map[string][]string{
-	"events": {module + "/ui"}, "saml": {module + "/ui"}, "scim": {module + "/ui"}, "nhi": {module + "/ui"},
+	"events": {module + "/ui"}, "scim": {module + "/ui"}, "nhi": {module + "/ui"},
 	"adminkeys": {module + "/ui"}, "adminaccounts": {module + "/ui"},
 	// The console reaches the rest of the server only through the API.
 	"console": {module + "/app/identity"},
