@@ -26,6 +26,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/nhi"
@@ -92,7 +93,8 @@ type App struct {
 	adminKeyHash []byte
 	mailClient   *http.Client // the HTTP mail providers' (newMailClient)
 	tokenKey     []byte
-	id           *identity.Core // the rules of users, credentials and clients
+	id           *identity.Core      // the rules of users, credentials and clients
+	webauthn     *webauthnrp.Service // the realms as WebAuthn relying parties
 	// loginThrottle is the realms' sign-in flood guard's count, which the
 	// other rate limits (registration, recovery, device codes) share.
 	loginThrottle *identity.Throttle
@@ -182,9 +184,10 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.pages = signin.NewPages(signin.PagesConfig{Messages: a.messages, Stylesheet: a.assets.URL("idenplane.css"),
 		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: defaultTheme})
 	a.id = identity.New(a.identityDeps(adminThrottle))
+	a.webauthn = webauthnrp.New(webauthnrp.Deps{Store: st, Core: a.id, BaseURL: cfg.BaseURL, Now: a.now, Log: a.log})
 	a.metrics = newMetrics(st, a.now)
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
-		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, a.pages, a.loginEvent),
+		Definition: signin.StoredDefinition(st), Steps: signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")}, a.pages, a.loginEvent),
 		Requesters: []signin.Requester{oidcRequester{a}}, ClientIP: a.clientIP})
 	a.signingKeys = newKeyCache()
 	a.cache = newCaches()

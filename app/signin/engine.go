@@ -225,7 +225,7 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	rec := f.record()
 	rec.UserID, rec.Passed = user.ID, append(rec.Passed, i)
 	for _, m := range step.AMR() {
-		if !slices.Contains(rec.AMR, m) {
+		if (f.proved == nil || slices.Contains(f.proved, m)) && !slices.Contains(rec.AMR, m) {
 			rec.AMR = append(rec.AMR, m)
 		}
 	}
@@ -236,7 +236,9 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	} else if err != nil {
 		return err
 	}
-	f.User = user
+	if user != Unnamed {
+		f.User = user
+	}
 	if offer, err = next(ctx, f, e.subject); err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 // runnableKinds are the kinds of step the sign-in runs today (CoreSteps);
 // a flow with another kind may be written, not yet bound.
-var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode}
+var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode, KindUsername, KindPasskey, KindSecurityKey}
 
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
 // The browser sign-ins of OpenID Connect clients follow a bound flow,

@@ -95,7 +95,7 @@ func TestStepsDeclareAMRAndEvents(t *testing.T) {
 	}
 	// declared are the events the steps of each file declare.
 	declared := map[string][]EventType{}
-	for _, s := range CoreSteps(nil, nil, nil) {
+	for _, s := range CoreSteps(nil, Keys{}, nil, nil) {
 		for _, m := range s.AMR() {
 			if !slices.Contains(registeredAMR, m) {
 				t.Errorf("step %s adds amr %q, not a value of RFC 8176", s.Kind(), m)
@@ -148,7 +148,7 @@ func eventConst(name string) EventType {
 // The kinds a binding may use are those the sign-in has steps for.
 func TestRunnableKindsAreTheCoreSteps(t *testing.T) {
 	var kinds []StepKind
-	for _, s := range CoreSteps(nil, nil, nil) {
+	for _, s := range CoreSteps(nil, Keys{}, nil, nil) {
 		kinds = append(kinds, s.Kind())
 	}
 	if !slices.Equal(kinds, runnableKinds) {
