@@ -113,15 +113,6 @@ func (s *Service) Available() bool {
 	return err == nil
 }
 
-// realmTitle is how a realm names itself to people, as its pages do
-// (signin.RealmTitle).
-func realmTitle(realm *store.Realm) string {
-	if realm.DisplayName != "" {
-		return realm.DisplayName
-	}
-	return realm.Name
-}
-
 // relyingParty is the realm as a WebAuthn relying party.
 func (s *Service) relyingParty(realm *store.Realm) (*webauthn.WebAuthn, error) {
 	rpID, origin, err := s.Host()
@@ -131,7 +122,7 @@ func (s *Service) relyingParty(realm *store.Realm) (*webauthn.WebAuthn, error) {
 	timeout := webauthn.TimeoutConfig{Timeout: CeremonyTTL, TimeoutUVD: CeremonyTTL}
 	return webauthn.New(&webauthn.Config{
 		RPID:          rpID,
-		RPDisplayName: realmTitle(realm),
+		RPDisplayName: identity.RealmTitle(realm),
 		RPOrigins:     []string{origin},
 		// No attestation: the server trusts no authenticator maker over
 		// another, and asking would show people a privacy prompt.
