@@ -57,16 +57,16 @@ func (a *App) accountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accoun
 			return err
 		}
 	}
-	e, err := a.beginTOTP(r.Context(), c.realm, c.user)
-	if errors.Is(err, errTOTPEnrolled) {
+	e, err := a.id.BeginTOTP(r.Context(), c.realm, c.user)
+	if errors.Is(err, identity.ErrTOTPEnrolled) {
 		return withPage(errAccountTOTPEnrolled, a.accountTOTPEnabledPage(c, http.StatusOK))
 	} else if err != nil {
 		return err
 	}
 	if c.api {
-		httpx.WriteJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.key.Secret(), OTPAuthURI: e.key.URL(),
-			QRPNG: base64.StdEncoding.EncodeToString(e.png), Algorithm: "SHA1", Digits: identity.TOTPDigits.Length(),
-			Period: identity.TOTPPeriod, ExpiresAt: e.expiresAt.UnixMilli()})
+		httpx.WriteJSON(w, http.StatusOK, totpSetupRep{Status: "pending", Secret: e.Key.Secret(), OTPAuthURI: e.Key.URL(),
+			QRPNG: base64.StdEncoding.EncodeToString(e.PNG), Algorithm: "SHA1", Digits: identity.TOTPDigits.Length(),
+			Period: identity.TOTPPeriod, ExpiresAt: e.ExpiresAt.UnixMilli()})
 		return nil
 	}
 	return a.renderAccountTOTPSetup(w, r, c, e, http.StatusOK, "")
@@ -109,7 +109,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 		return err
 	}
 	setupAgain := func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
-		enrolment, err := a.beginTOTP(ctx, c.realm, c.user)
+		enrolment, err := a.id.BeginTOTP(ctx, c.realm, c.user)
 		if err != nil {
 			return err
 		}
@@ -121,11 +121,11 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	if strings.TrimSpace(in.Code) == "" {
 		return withPage(apperr.Field("code", "is required: the current code of the authenticator").WithKey("totp.error.code"), setupAgain)
 	}
-	codes, err := a.confirmTOTP(ctx, c.realm, c.user, in.Code, nil)
+	codes, err := a.id.ConfirmTOTP(ctx, c.realm, c.user, in.Code, nil)
 	switch {
-	case errors.Is(err, errTOTPEnrolled):
+	case errors.Is(err, identity.ErrTOTPEnrolled):
 		return withPage(errAccountTOTPEnrolled, a.accountTOTPEnabledPage(c, http.StatusConflict))
-	case errors.Is(err, errNoEnrolment):
+	case errors.Is(err, identity.ErrNoTOTPEnrolment):
 		return withPage(apperr.Invalid("no TOTP enrolment in progress, or it expired: GET totp-setup first").WithKey("totp.error.expired"), setupAgain)
 	case errors.Is(err, identity.ErrInvalidTOTP):
 		return withPage(apperr.Field("code", "is not a current code of the authenticator").WithKey("totp.error.code"), setupAgain)
@@ -213,11 +213,11 @@ func (a *App) accountTOTPPath(c *accountCaller, rel string) string {
 	return a.cfg.BaseURL + accountPath(c.realm) + rel
 }
 
-func (a *App) renderAccountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller, e *totpEnrolment, status int, errKey string) error {
+func (a *App) renderAccountTOTPSetup(w http.ResponseWriter, r *http.Request, c *accountCaller, e *identity.TOTPEnrolment, status int, errKey string) error {
 	token := a.pages.CSRFToken(w, r, c.realm, accountTOTPSetupForm, c.session.ID)
 	return a.pages.Render(w, r, status, ui.AccountTOTPSetup(a.pages.Page("account.totp.setup.title"), ui.AccountTOTPSetupForm{
 		Action: a.accountTOTPPath(c, "/totp-setup"), CSRFToken: token,
-		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey}))
+		Enrolment: ui.TOTPEnrolment{QRDataURL: e.QRDataURL(), Secret: e.Secret()}, Error: errKey}))
 }
 
 // accountTOTPEnabledPage is the page that says TOTP is on, with the form

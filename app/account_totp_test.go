@@ -50,7 +50,7 @@ func TestAccountTOTPBearer(t *testing.T) {
 	uri, err := url.Parse(rep.OTPAuthURI)
 	if err != nil || rep.Status != "pending" || rep.Secret == "" || uri.Scheme != "otpauth" || uri.Path != "/Acme Corp:alice" ||
 		uri.Query().Get("secret") != rep.Secret || uri.Query().Get("issuer") != "Acme Corp" || rep.Algorithm != "SHA1" ||
-		rep.Digits != 6 || rep.Period != 30 || rep.ExpiresAt != e.clock.now().Add(totpEnrolmentTTL).UnixMilli() {
+		rep.Digits != 6 || rep.Period != 30 || rep.ExpiresAt != e.clock.now().Add(identity.TOTPEnrolmentTTL).UnixMilli() {
 		t.Fatalf("enrolment %+v", rep)
 	}
 	img, err := base64.StdEncoding.DecodeString(rep.QRPNG)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -112,9 +113,9 @@ func (a *App) accountWebAuthnRegistered(w http.ResponseWriter, r *http.Request, 
 	var ae *apperr.Error
 	status := http.StatusBadRequest
 	switch {
-	case errors.Is(err, errWebAuthnCeremony):
+	case errors.Is(err, webauthnrp.ErrCeremony):
 		v.Register.Error = "webauthn.error.expired"
-	case errors.Is(err, errWebAuthnRegistered):
+	case errors.Is(err, webauthnrp.ErrRegistered):
 		v.Register.Error, status = "webauthn.error.registered", http.StatusConflict
 	case errors.As(err, &ae) && ae.Field == "name":
 		v.Register.NameError = "webauthn.error.name"
@@ -127,8 +128,8 @@ func (a *App) accountWebAuthnRegistered(w http.ResponseWriter, r *http.Request, 
 }
 
 func (a *App) renderAccountWebAuthn(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, v ui.AccountWebAuthnView) error {
-	if !a.webauthnAvailable() {
-		return errWebAuthnUnavailable
+	if !a.webauthn.Available() {
+		return webauthnrp.ErrUnavailable
 	}
 	ctx := r.Context()
 	creds, err := a.store.WebAuthnCredentials(ctx, c.realm.ID, c.user.ID)
@@ -171,7 +172,7 @@ func (a *App) accountWebAuthnCredential(ctx context.Context, realm *store.Realm,
 // accountWebAuthnURL is the account page's link to the keys' page, ""
 // when the base URL rules WebAuthn out.
 func (a *App) accountWebAuthnURL(c *accountCaller) string {
-	if !a.webauthnAvailable() {
+	if !a.webauthn.Available() {
 		return ""
 	}
 	return a.cfg.BaseURL + accountPath(c.realm) + accountWebAuthnPath

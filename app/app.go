@@ -26,6 +26,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/nhi"
@@ -92,7 +93,8 @@ type App struct {
 	adminKeyHash []byte
 	mailClient   *http.Client // the HTTP mail providers' (newMailClient)
 	tokenKey     []byte
-	id           *identity.Core // the rules of users, credentials and clients
+	id           *identity.Core      // the rules of users, credentials and clients
+	webauthn     *webauthnrp.Service // the realms as WebAuthn relying parties
 	// loginThrottle is the realms' sign-in flood guard's count, which the
 	// other rate limits (registration, recovery, device codes) share.
 	loginThrottle *identity.Throttle
@@ -182,12 +184,13 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.pages = signin.NewPages(signin.PagesConfig{Messages: a.messages, Stylesheet: a.assets.URL("idenplane.css"),
 		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: defaultTheme})
 	a.id = identity.New(a.identityDeps(adminThrottle))
+	a.webauthn = webauthnrp.New(webauthnrp.Deps{Store: st, Core: a.id, BaseURL: cfg.BaseURL, Now: a.now, Log: a.log})
 	a.metrics = newMetrics(st, a.now)
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
-		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, a.pages, a.loginEvent,
-			signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon)),
+		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
+			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon)),
 		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester()}, ClientIP: a.clientIP,
 		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = newKeyCache()

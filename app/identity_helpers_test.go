@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 )
 
-// retuneIdentity rebuilds a's identity core as New does, with tune's
+// retuneIdentity rebuilds a's identity core (and the relying parties
+// that keep its books) as New does, with tune's
 // changes to what it works with: a test's shorter answer times, longer
 // hash waits, hash slots of its own. A throttle tune sets replaces the
 // app's sign-in throttle too. Call it before the test's requests: the
@@ -23,6 +25,7 @@ func retuneIdentity(t testing.TB, a *App, tune func(*identity.Deps)) {
 	tune(&d)
 	a.loginThrottle = d.Throttle
 	a.id = identity.New(d)
+	a.webauthn = webauthnrp.New(webauthnrp.Deps{Store: a.store, Core: a.id, BaseURL: a.cfg.BaseURL, Now: a.now, Log: a.log})
 }
 
 // fastGuardedAnswers answers refusals from a guarded address at once, or

@@ -61,6 +61,10 @@ func layers() map[string][]string {
 		"app/signin": slices.Concat([]string{module + "/app", module + "/app/loadtest", testSupport,
 			"github.com/zitadel/oidc/...", "github.com/crewjam/saml/..."}, moduleDirs()),
 		"app/identity/argon2id": {module + "/...", "net/http"},
+		// WebAuthn's rules, beside the core: go-webauthn brings net/http,
+		// and nothing else of the handlers may come with it.
+		"app/identity/webauthnrp": {"github.com/gorilla/mux", "github.com/zitadel/oidc/...", "github.com/a-h/templ/...",
+			module + "/ui", module + "/app", module + "/app/httpx", module + "/app/signin"},
 		// The server's own TLS and tracing, which main.go sets up: nothing
 		// of the server.
 		"app/tlsserver": {module + "/app/...", module + "/store", module + "/ui"},

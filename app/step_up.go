@@ -6,11 +6,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-webauthn/webauthn/protocol"
-
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -110,23 +109,21 @@ func (a *App) stepUpChallenge(w http.ResponseWriter, r *http.Request, c *account
 	} else if cred != nil {
 		rep.Methods = append(rep.Methods, stepUpTOTP)
 	}
-	wu, err := a.webauthnLoginUser(ctx, c.realm, c.user)
+	wu, err := a.webauthn.LoginUser(ctx, c.realm, c.user)
 	if err != nil {
 		return err
 	}
 	if wu != nil {
-		rp, err := a.relyingParty(c.realm)
+		// The session's password was the first factor: the key's
+		// presence is the second, as at a sign-in's second step.
+		opts, err := a.webauthn.BeginAssertion(ctx, c.realm, wu, true)
 		switch {
-		case errors.Is(err, errWebAuthnUnavailable) && len(rep.Methods) > 0:
+		case errors.Is(err, webauthnrp.ErrUnavailable) && len(rep.Methods) > 0:
 			// The keys cannot be used on this base URL; TOTP still can.
 		case err != nil:
 			return err
 		default:
-			// The session's password was the first factor: the key's
-			// presence is the second, as at a sign-in's second step.
-			if rep.WebAuthn, err = a.beginAssertion(ctx, c.realm, rp, wu, protocol.VerificationDiscouraged); err != nil {
-				return err
-			}
+			rep.WebAuthn = toWebAuthnOptionsRep(opts)
 			rep.Methods = append(rep.Methods, stepUpWebAuthn)
 		}
 	}
@@ -178,12 +175,12 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 		if string(in.Credential) == "null" {
 			in.Credential = nil
 		}
-		as, err := a.verifyAssertion(r, c.realm, &webauthnRequest{CeremonyID: in.CeremonyID, Credential: in.Credential,
-			stepUp: true}, c.clientID, c.user.ID)
+		as, err := a.webauthn.VerifyAssertion(r.Context(), c.realm, webauthnrp.AssertionRequest{CeremonyID: in.CeremonyID,
+			Credential: in.Credential, UserID: c.user.ID, SecondFactor: true, ClientID: c.clientID, IP: a.clientIP(r), StepUp: true})
 		if err != nil {
 			return webauthnAPIError(w, err)
 		}
-		method, proved = credentialTypeWebAuthn, []string{as.key()}
+		method, proved = credentialTypeWebAuthn, []string{as.Key()}
 	case "":
 		return apperr.Field("method", "is required: totp or webauthn")
 	default:

@@ -192,15 +192,15 @@ func (a *App) totpEnrol(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	ctx := r.Context()
 	// The step moves on in the confirming transaction: the recovery codes
 	// are shown by the one request that confirmed.
-	codes, err := a.confirmTOTP(ctx, realm, st.user, r.PostForm.Get("code"), func(tx *store.Store) error {
+	codes, err := a.id.ConfirmTOTP(ctx, realm, st.user, r.PostForm.Get("code"), func(tx *store.Store) error {
 		return tx.AdvanceAuthRequestStep(ctx, st.ar.ID, store.StepTOTPSetup, store.StepRecoveryCodes)
 	})
 	switch {
 	case errors.Is(err, identity.ErrInvalidTOTP):
 		return a.renderTOTPSetup(w, r, realm, st, http.StatusBadRequest, "totp.error.code")
-	case errors.Is(err, errNoEnrolment):
+	case errors.Is(err, identity.ErrNoTOTPEnrolment):
 		return a.renderTOTPSetup(w, r, realm, st, http.StatusBadRequest, "totp.error.expired")
-	case errors.Is(err, errTOTPEnrolled):
+	case errors.Is(err, identity.ErrTOTPEnrolled):
 		return a.askForCodeInstead(w, r, realm, st)
 	case err != nil:
 		return err
@@ -263,8 +263,8 @@ func (a *App) renderTOTPLogin(w http.ResponseWriter, r *http.Request, realm *sto
 }
 
 func (a *App) renderTOTPSetup(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, status int, errKey string) error {
-	e, err := a.beginTOTP(r.Context(), realm, st.user)
-	if errors.Is(err, errTOTPEnrolled) {
+	e, err := a.id.BeginTOTP(r.Context(), realm, st.user)
+	if errors.Is(err, identity.ErrTOTPEnrolled) {
 		return a.askForCodeInstead(w, r, realm, st)
 	} else if err != nil {
 		return err
@@ -272,7 +272,7 @@ func (a *App) renderTOTPSetup(w http.ResponseWriter, r *http.Request, realm *sto
 	token := a.pages.CSRFToken(w, r, realm, totpForm, st.ar.ID)
 	return a.pages.Render(w, r, status, ui.TOTPSetup(a.pages.Page("totp.setup.title"), ui.TOTPSetupForm{
 		Action: a.issuer(realm) + pathTOTP, AuthRequestID: st.ar.ID, CSRFToken: token, ClientName: clientName(st.client),
-		Enrolment: ui.TOTPEnrolment{QRDataURL: e.qrDataURL(), Secret: e.secret()}, Error: errKey,
+		Enrolment: ui.TOTPEnrolment{QRDataURL: e.QRDataURL(), Secret: e.Secret()}, Error: errKey,
 		PasskeyURL: a.webauthnStepLink(r.Context(), realm, st)})) // webauthn_login.go
 }
 

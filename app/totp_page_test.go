@@ -283,7 +283,7 @@ func TestTOTPUserWithoutFactor(t *testing.T) {
 	// A pending, unconfirmed enrolment is no factor yet.
 	realm, _ := e.store.GetRealm(t.Context(), "acme")
 	user, _ := e.store.GetUser(t.Context(), realm.ID, e.aliceID)
-	if _, err := e.app.beginTOTP(t.Context(), realm, user); err != nil {
+	if _, err := e.app.id.BeginTOTP(t.Context(), realm, user); err != nil {
 		t.Fatal(err)
 	}
 	totpMustAMR(t, e.totpExchange(cfg, e.signIn(e.browser(), cfg.AuthCodeURL("s"), "alice")), "pwd")

@@ -62,12 +62,12 @@ func (e *codeflowEnv) totpEnrol(userID string) (string, []string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	en, err := e.app.beginTOTP(ctx, realm, user)
+	en, err := e.app.id.BeginTOTP(ctx, realm, user)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	secret := en.key.Secret()
-	codes, err := e.app.confirmTOTP(ctx, realm, user, totpTestCode(e.t, secret, e.clock.now()), nil)
+	secret := en.Key.Secret()
+	codes, err := e.app.id.ConfirmTOTP(ctx, realm, user, totpTestCode(e.t, secret, e.clock.now()), nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -92,9 +92,9 @@ func (e *codeflowEnv) loginEvents(typ string) []loginEventRep {
 }
 
 func TestTOTPKey(t *testing.T) {
-	secret := bytes.Repeat([]byte{0xA5}, totpSecretSize)
+	secret := bytes.Repeat([]byte{0xA5}, identity.TOTPSecretSize)
 	realm := &store.Realm{Name: "acme", DisplayName: "Acme: Corp"}
-	key, err := totpKey(realm, "alice", secret)
+	key, err := identity.TOTPKey(realm, "alice", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +109,10 @@ func TestTOTPKey(t *testing.T) {
 		t.Fatalf("otpauth URI %s", key.URL())
 	}
 	// Without a display name the realm goes by its name.
-	if key, _ = totpKey(&store.Realm{Name: "acme"}, "bob", secret); key.Issuer() != "acme" || key.AccountName() != "bob" {
+	if key, _ = identity.TOTPKey(&store.Realm{Name: "acme"}, "bob", secret); key.Issuer() != "acme" || key.AccountName() != "bob" {
 		t.Fatalf("issuer %q account %q", key.Issuer(), key.AccountName())
 	}
-	img, err := qrPNG(key)
+	img, err := identity.QRPNG(key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,19 +2,15 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/go-webauthn/webauthn/protocol"
-	"github.com/go-webauthn/webauthn/webauthn"
-
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -32,65 +28,13 @@ import (
 // second step's page, it signs the browser in and goes on with the
 // authorization request, as the password form does.
 
-// errWebAuthnNoKey: a second step asked for an assertion of a user
-// without a WebAuthn credential.
-var errWebAuthnNoKey = apperr.Invalid("the user has no security key or passkey")
-
-// webauthnFailure is a refused assertion; reason goes to the LOGIN_ERROR
-// event only.
-type webauthnFailure struct {
-	reason string
-	cause  error
-}
-
-func (e *webauthnFailure) Error() string {
-	if e.cause != nil {
-		return "WebAuthn assertion refused: " + e.reason + ": " + e.cause.Error()
-	}
-	return "WebAuthn assertion refused: " + e.reason
-}
-
 // errWebAuthnRefused answers every refused assertion alike, so that the
 // answer never tells an unknown key from a disabled or locked user.
 var errWebAuthnRefused = apperr.New(http.StatusUnauthorized, apperr.CodeInvalidCredentials, "the security key or passkey was not accepted")
 
-// webauthnAssertion is an accepted assertion.
-type webauthnAssertion struct {
-	user         *store.User
-	cred         *store.WebAuthnCredential
-	record       *webauthn.Credential
-	userVerified bool
-}
-
-// key is how the key authenticated: hwk for one bound to its device, swk
-// for one that may be synced.
-func (as *webauthnAssertion) key() string {
-	if as.record.Flags.BackupEligible {
-		return amrSoftwareKey
-	}
-	return amrHardwareKey
-}
-
-// amr is how the assertion authenticated, after a password or alone.
-func (as *webauthnAssertion) amr(afterPassword bool) []string {
-	key := as.key()
-	switch {
-	case afterPassword:
-		return []string{amrPassword, key}
-	case as.userVerified:
-		return []string{key, amrMFA}
-	}
-	return []string{key}
-}
-
-// webauthnLoginUser is user with the credentials to assert, or nil for a
-// user without any.
-func (a *App) webauthnLoginUser(ctx context.Context, realm *store.Realm, user *store.User) (*webauthnUser, error) {
-	creds, err := a.store.WebAuthnCredentials(ctx, realm.ID, user.ID)
-	if err != nil || len(creds) == 0 {
-		return nil, err
-	}
-	return a.loadWebAuthnUser(ctx, realm, user)
+// afterPasswordAMR is how an assertion after the password authenticated.
+func afterPasswordAMR(as *webauthnrp.Assertion) []string {
+	return []string{amrPassword, as.Key()}
 }
 
 // webauthnAuthenticateOptions begins an authentication. A username that
@@ -102,13 +46,12 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	rp, err := a.relyingParty(realm)
-	if err != nil {
+	if _, _, err := a.webauthn.Host(); err != nil {
 		return err
 	}
 	ctx := r.Context()
-	var wu *webauthnUser
-	uv := protocol.VerificationRequired
+	var wu *webauthnrp.User
+	secondFactor := false
 	switch {
 	case in.AuthRequestID != "":
 		st, err := a.totpStep(r, realm, in.AuthRequestID)
@@ -118,61 +61,30 @@ func (a *App) webauthnAuthenticateOptions(w http.ResponseWriter, r *http.Request
 		if st.step.Pending != store.StepTOTP && st.step.Pending != store.StepWebAuthn {
 			return apperr.Invalid("this sign-in does not ask for a second factor now")
 		}
-		if wu, err = a.webauthnLoginUser(ctx, realm, st.user); err != nil {
+		if wu, err = a.webauthn.LoginUser(ctx, realm, st.user); err != nil {
 			return err
 		} else if wu == nil {
-			return errWebAuthnNoKey
+			return webauthnrp.ErrNoKey
 		}
-		// After the password the key is the second factor: its presence
-		// is enough, and a PIN prompt would only be in the way.
-		uv = protocol.VerificationDiscouraged
+		secondFactor = true // after the password
 	case strings.TrimSpace(in.Username) != "":
 		user, err := a.id.FindLoginUser(ctx, realm, strings.TrimSpace(in.Username))
 		if err != nil {
 			return err
 		}
 		if user != nil && user.Enabled && user.ServiceAccountClientID == "" {
-			if wu, err = a.webauthnLoginUser(ctx, realm, user); err != nil {
+			if wu, err = a.webauthn.LoginUser(ctx, realm, user); err != nil {
 				return err
 			}
 		}
 	}
-	opts, err := a.beginAssertion(ctx, realm, rp, wu, uv)
+	opts, err := a.webauthn.BeginAssertion(ctx, realm, wu, secondFactor)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpx.WriteJSON(w, http.StatusOK, opts)
+	httpx.WriteJSON(w, http.StatusOK, toWebAuthnOptionsRep(opts))
 	return nil
-}
-
-// beginAssertion begins an authentication with one of wu's keys, or with
-// any passkey of the realm when wu is nil, and keeps its ceremony: a
-// login's when uv requires user verification, else a second factor's,
-// which only a second step or a step-up takes (verifyAssertion).
-func (a *App) beginAssertion(ctx context.Context, realm *store.Realm, rp *webauthn.WebAuthn, wu *webauthnUser, uv protocol.UserVerificationRequirement) (*webauthnOptionsRep, error) {
-	kind := store.CeremonyLogin
-	if uv != protocol.VerificationRequired {
-		kind = store.CeremonySecondFactor
-	}
-	var assertion *protocol.CredentialAssertion
-	var session *webauthn.SessionData
-	var err error
-	userID := ""
-	if wu != nil {
-		assertion, session, err = rp.BeginLogin(wu, webauthn.WithUserVerification(uv))
-		userID = wu.user.ID
-	} else {
-		assertion, session, err = rp.BeginDiscoverableLogin(webauthn.WithUserVerification(uv))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("begin WebAuthn login: %w", err)
-	}
-	id, err := a.beginCeremony(ctx, realm, userID, kind, session)
-	if err != nil {
-		return nil, err
-	}
-	return &webauthnOptionsRep{CeremonyID: id, PublicKey: assertion.Response}, nil
 }
 
 // webauthnAuthenticateVerify checks an assertion: as JSON, an answer of
@@ -185,12 +97,12 @@ func (a *App) webauthnAuthenticateVerify(w http.ResponseWriter, r *http.Request,
 	if in.form {
 		return a.webauthnBrowserSignIn(w, r, realm, in)
 	}
-	as, err := a.verifyAssertion(r, realm, in, "", "")
+	as, err := a.webauthn.VerifyAssertion(r.Context(), realm, in.assertion(a.clientIP(r), ""))
 	if err != nil {
 		return webauthnAPIError(w, err)
 	}
-	httpx.WriteJSON(w, http.StatusOK, webauthnVerifiedRep{Verified: true, UserID: as.user.ID, CredentialID: as.cred.ID,
-		UserVerified: as.userVerified})
+	httpx.WriteJSON(w, http.StatusOK, webauthnVerifiedRep{Verified: true, UserID: as.User.ID, CredentialID: as.Credential.ID,
+		UserVerified: as.UserVerified})
 	return nil
 }
 
@@ -206,7 +118,7 @@ type webauthnVerifiedRep struct {
 // webauthnAPIError is the JSON answer of a failed verification.
 func webauthnAPIError(w http.ResponseWriter, err error) error {
 	var throttled *identity.ThrottledError
-	var refused *webauthnFailure
+	var refused *webauthnrp.Failure
 	switch {
 	case errors.As(err, &throttled):
 		httpx.RetryAfter(w, throttled.Wait)
@@ -216,143 +128,6 @@ func webauthnAPIError(w http.ResponseWriter, err error) error {
 			Message: errWebAuthnRefused.Message, Cause: err}
 	}
 	return err
-}
-
-// verifyAssertion checks an assertion against its ceremony, under the
-// flood guard and the realm's brute-force policy (the identity core's
-// AssertionCheck keeps their books), and records the use: the new
-// signature counter, checked against cloning. wantUserID, when set, is
-// the only user whose key is accepted (a second step's or a step-up's):
-// it takes a second factor's ceremony, whose key need not verify the
-// user. Without it the key alone authenticates: it takes a login
-// ceremony only, and the key must have verified the user. Every refusal
-// is a *webauthnFailure (from a guarded address, an
-// *identity.ThrottledError), recorded as a LOGIN_ERROR event and counted
-// against the user once known.
-func (a *App) verifyAssertion(r *http.Request, realm *store.Realm, in *webauthnRequest, clientID, wantUserID string) (*webauthnAssertion, error) {
-	ctx := r.Context()
-	ip := a.clientIP(r)
-	check, err := a.id.StartAssertion(realm, ip)
-	if err != nil {
-		return nil, err
-	}
-	if len(in.Credential) == 0 {
-		return nil, apperr.Field("credential", "is required: the PublicKeyCredential navigator.credentials.get() returned, as JSON")
-	}
-	rp, err := a.relyingParty(realm)
-	if err != nil {
-		return nil, err
-	}
-	kind := store.CeremonyLogin
-	if wantUserID != "" {
-		kind = store.CeremonySecondFactor
-	}
-	ceremony, session, err := a.takeCeremony(ctx, realm, in.CeremonyID, kind)
-	if err != nil {
-		return nil, err
-	}
-	var user *store.User
-	fail := func(reason string, cause error, counted bool) error {
-		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: clientID, IPAddress: ip, Error: "invalid_user_credentials",
-			Details: map[string]string{"credential_type": credentialTypeWebAuthn, "reason": reason}}
-		if user != nil {
-			e.UserID, e.Details["username"] = user.ID, user.Username
-			switch reason {
-			case "user_disabled", "user_temporarily_disabled":
-				e.Error = reason
-			}
-		}
-		if in.stepUp {
-			e.Details["step_up"] = "true"
-		}
-		return check.Refused(ctx, user, counted, e, &webauthnFailure{reason: reason, cause: cause})
-	}
-	if wantUserID != "" && ceremony.UserID != wantUserID {
-		return nil, errWebAuthnCeremony
-	}
-	parsed, err := protocol.ParseCredentialRequestResponseBytes(in.Credential)
-	if err != nil {
-		return nil, fail("webauthn_invalid_response", err, false)
-	}
-	userID := ceremony.UserID
-	if userID == "" { // a passkey sign-in: the credential names its user
-		c, err := a.store.WebAuthnCredentialByCredentialID(ctx, realm.ID, parsed.RawID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fail("webauthn_unknown_credential", nil, false)
-		} else if err != nil {
-			return nil, err
-		}
-		userID = c.UserID
-	}
-	if user, err = a.store.GetUser(ctx, realm.ID, userID); errors.Is(err, store.ErrNotFound) {
-		return nil, fail("webauthn_unknown_credential", nil, false)
-	} else if err != nil {
-		return nil, err
-	}
-	if !user.Enabled {
-		return nil, fail("user_disabled", nil, false)
-	}
-	if status, err := a.store.UserStatus(ctx, realm.ID, user.ID); err != nil {
-		return nil, err
-	} else if status != store.UserActive {
-		return nil, fail("user_not_active", nil, false)
-	}
-	if locked, err := check.Locked(ctx, user); err != nil {
-		return nil, err
-	} else if locked {
-		return nil, fail("user_temporarily_disabled", nil, false)
-	}
-	if err := check.Admit(user); err != nil {
-		return nil, err
-	}
-	wu, err := a.loadWebAuthnUser(ctx, realm, user)
-	if err != nil {
-		return nil, err
-	}
-	var rec *webauthn.Credential
-	if ceremony.UserID != "" {
-		rec, err = rp.ValidateLogin(wu, *session, parsed)
-	} else {
-		rec, err = rp.ValidateDiscoverableLogin(func(_, _ []byte) (webauthn.User, error) { return wu, nil }, *session, parsed)
-	}
-	if err != nil {
-		return nil, fail("webauthn_invalid_assertion", err, true)
-	}
-	userVerified := parsed.Response.AuthenticatorData.Flags.HasUserVerified()
-	if wantUserID == "" && !userVerified {
-		// The login ceremony required it, so the library refused this
-		// already; the key alone must never sign in without it.
-		return nil, fail("webauthn_user_not_verified", nil, true)
-	}
-	stored := wu.stored(rec.ID)
-	if stored == nil { // the library found the record among wu's
-		return nil, fail("webauthn_unknown_credential", nil, true)
-	}
-	if rec.Authenticator.CloneWarning {
-		a.log.WarnContext(ctx, "WebAuthn signature counter went back: the authenticator may be cloned",
-			"realm", realm.Name, "user", user.ID, "credential", stored.ID)
-		return nil, fail("webauthn_clone_detected", nil, true)
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("encode WebAuthn credential: %w", err)
-	}
-	now := a.now().UnixMilli()
-	// The store decides, atomically: of two assertions with one counter
-	// value, one wins.
-	err = a.store.UseWebAuthnCredential(ctx, realm.ID, stored.ID, int64(rec.Authenticator.SignCount), data, now)
-	if errors.Is(err, store.ErrSignCount) {
-		a.log.WarnContext(ctx, "WebAuthn signature counter reused: the authenticator may be cloned",
-			"realm", realm.Name, "user", user.ID, "credential", stored.ID)
-		return nil, fail("webauthn_clone_detected", err, true)
-	} else if err != nil {
-		return nil, err
-	}
-	stored.SignCount, stored.LastUsedAt, stored.Data = int64(rec.Authenticator.SignCount), now, data
-	if err := check.Succeeded(ctx, user); err != nil {
-		return nil, err
-	}
-	return &webauthnAssertion{user: user, cred: stored, record: rec, userVerified: userVerified}, nil
 }
 
 // webauthnBrowserSignIn is the form a sign-in page's script posts: at a
@@ -372,7 +147,7 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	as, err := a.verifyAssertion(r, realm, in, client.ClientID, "")
+	as, err := a.webauthn.VerifyAssertion(ctx, realm, in.assertion(a.clientIP(r), client.ClientID))
 	if err != nil {
 		form := ui.LoginForm{Error: "webauthn.error.failed"}
 		status := http.StatusUnauthorized
@@ -381,34 +156,26 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 		case errors.As(err, &throttled):
 			httpx.RetryAfter(w, throttled.Wait)
 			form.Error, status = "login.error.throttled", http.StatusTooManyRequests
-		case errors.Is(err, errWebAuthnCeremony):
+		case errors.Is(err, webauthnrp.ErrCeremony):
 			form.Error, status = "webauthn.error.expired", http.StatusBadRequest
-		case !isWebAuthnRefusal(err):
+		case !webauthnrp.IsRefusal(err):
 			return err
 		}
 		return a.renderLoginWith(w, r, realm, client, ar, status, form)
 	}
-	user := as.user
+	user := as.User
 	if identity.EmailVerificationRequired(realm, user) {
 		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	if identity.PasswordChangeRequired(realm, user, a.now()) {
 		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,
-			pendingSignIn{remember: in.rememberMe, amr: as.amr(false)})
+			pendingSignIn{remember: in.rememberMe, amr: as.AMR()})
 	}
-	sso, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: in.rememberMe, amr: as.amr(false)})
+	sso, err := a.signInBrowser(w, r, realm, client, ar, user, browserSignIn{remember: in.rememberMe, amr: as.AMR()})
 	if err != nil {
 		return err
 	}
 	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
-}
-
-// isWebAuthnRefusal tells a refused assertion or a malformed request
-// (shown on the page) from a failure of the server.
-func isWebAuthnRefusal(err error) bool {
-	var refused *webauthnFailure
-	var ae *apperr.Error
-	return errors.As(err, &refused) || errors.As(err, &ae) && ae.Status < http.StatusInternalServerError
 }
 
 // webauthnSecondFactor takes a security key as the second factor of the
@@ -421,25 +188,26 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 	if st.step.Pending != store.StepTOTP && st.step.Pending != store.StepWebAuthn {
 		return a.toWebAuthnStep(w, r, realm, st)
 	}
-	in.stepUp = st.isStepUp()
-	as, err := a.verifyAssertion(r, realm, in, st.client.ClientID, st.user.ID)
+	req := in.assertion(a.clientIP(r), st.client.ClientID)
+	req.UserID, req.SecondFactor, req.StepUp = st.user.ID, true, st.isStepUp()
+	as, err := a.webauthn.VerifyAssertion(r.Context(), realm, req)
 	if err != nil {
 		var throttled *identity.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
 			httpx.RetryAfter(w, throttled.Wait)
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusTooManyRequests, "totp.error.throttled")
-		case errors.Is(err, errWebAuthnCeremony):
+		case errors.Is(err, webauthnrp.ErrCeremony):
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired")
-		case isWebAuthnRefusal(err):
+		case webauthnrp.IsRefusal(err):
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusUnauthorized, "webauthn.error.failed")
 		}
 		return err
 	}
 	if st.isStepUp() { // step_up_browser.go
-		return a.finishStepUp(w, r, realm, st, credentialTypeWebAuthn, []string{as.key()})
+		return a.finishStepUp(w, r, realm, st, credentialTypeWebAuthn, []string{as.Key()})
 	}
-	return a.finishSecondStep(w, r, realm, st, as.amr(true))
+	return a.finishSecondStep(w, r, realm, st, afterPasswordAMR(as))
 }
 
 // webauthnEnrolled ends the registration of a sign-in's enrolment step.
@@ -454,11 +222,11 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 		}
 		var ae *apperr.Error
 		switch {
-		case errors.Is(err, errWebAuthnCeremony):
+		case errors.Is(err, webauthnrp.ErrCeremony):
 			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusBadRequest, "webauthn.error.expired", "")
 		case errors.As(err, &ae) && ae.Field == "name":
 			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusBadRequest, "", "webauthn.error.name")
-		case errors.Is(err, errWebAuthnRegistered):
+		case errors.Is(err, webauthnrp.ErrRegistered):
 			return a.renderWebAuthnEnrol(w, r, realm, st, http.StatusConflict, "webauthn.error.registered", "")
 		case errors.As(err, &ae) && ae.Status < http.StatusInternalServerError:
 			return a.renderWebAuthnEnrol(w, r, realm, st, ae.Status, "webauthn.error.registration", "")
@@ -496,7 +264,7 @@ func (a *App) toWebAuthnStep(w http.ResponseWriter, r *http.Request, realm *stor
 // a security key instead of a code, or to register one instead of an
 // authenticator app. "" when WebAuthn is no choice there.
 func (a *App) webauthnStepLink(ctx context.Context, realm *store.Realm, st *totpState) string {
-	if !a.webauthnAvailable() {
+	if !a.webauthn.Available() {
 		return ""
 	}
 	if st.step.Pending == store.StepTOTP {
@@ -515,8 +283,8 @@ func (a *App) webauthnStepPage(w http.ResponseWriter, r *http.Request, realm *st
 	if err != nil {
 		return err
 	}
-	if !a.webauthnAvailable() {
-		return errWebAuthnUnavailable
+	if !a.webauthn.Available() {
+		return webauthnrp.ErrUnavailable
 	}
 	switch st.step.Pending {
 	case store.StepTOTPSetup:
@@ -558,7 +326,7 @@ func (a *App) renderWebAuthnEnrol(w http.ResponseWriter, r *http.Request, realm 
 // passkeyLogin is the login page's offer of a passkey sign-in, nil when
 // the base URL rules WebAuthn out.
 func (a *App) passkeyLogin(realm *store.Realm) *ui.PasskeyLogin {
-	if !a.webauthnAvailable() {
+	if !a.webauthn.Available() {
 		return nil
 	}
 	issuer := a.issuer(realm)

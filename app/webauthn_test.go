@@ -10,6 +10,7 @@ import (
 
 	"github.com/descope/virtualwebauthn"
 
+	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -210,7 +211,7 @@ func TestWebAuthnCeremonyRefusals(t *testing.T) {
 
 	// Five minutes, then gone.
 	id, body = options()
-	e.clock.advance(webauthnCeremonyTTL + time.Second)
+	e.clock.advance(webauthnrp.CeremonyTTL + time.Second)
 	mustError(t, verify(id, e.assertWith(key, body, "")), http.StatusBadRequest, "invalid_ceremony", "")
 }
 
@@ -252,7 +253,7 @@ func TestWebAuthnRegisterRefusals(t *testing.T) {
 		field  string
 	}{
 		{"a long name", func(id string, cred json.RawMessage) map[string]any {
-			return map[string]any{"ceremonyId": id, "credential": cred, "name": strings.Repeat("n", webauthnNameMax+1)}
+			return map[string]any{"ceremonyId": id, "credential": cred, "name": strings.Repeat("n", webauthnrp.NameMax+1)}
 		}, http.StatusBadRequest, "invalid_field", "name"},
 		{"a control character", func(id string, cred json.RawMessage) map[string]any {
 			return map[string]any{"ceremonyId": id, "credential": cred, "name": "key\x07"}
@@ -409,7 +410,7 @@ func TestWebAuthnCeremoniesPurged(t *testing.T) {
 	for range 3 {
 		ids = append(ids, ceremonyID(t, e.request(http.MethodPost, webauthnPath("authenticate/options"), nil)))
 	}
-	e.clock.advance(webauthnCeremonyTTL)
+	e.clock.advance(webauthnrp.CeremonyTTL)
 	e.app.expireSessions(t.Context())
 	realm, err := e.store.GetRealm(t.Context(), "acme")
 	if err != nil {

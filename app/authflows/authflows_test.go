@@ -231,8 +231,8 @@ func TestAssignClient(t *testing.T) {
 	grant := create(s, map[string]any{"alias": "grant", "usage": "direct-grant", "steps": []any{
 		map[string]any{"kind": "username-password", "requirement": "required"}}})
 
-	passkeys := create(s, map[string]any{"alias": "passkeys", "usage": "browser", "steps": []any{
-		map[string]any{"kind": "passkey", "requirement": "required"}}})
+	discovery := create(s, map[string]any{"alias": "discovery", "usage": "browser", "steps": []any{
+		map[string]any{"kind": "org-discovery", "requirement": "required"}}})
 	apptest.MustStatus(t, assign(s, f.ID, "web", nil), http.StatusNoContent) // the browser sign-ins by default
 	apptest.MustStatus(t, assign(s, grant.ID, "web", map[string]any{"usage": "direct-grant"}), http.StatusNoContent)
 	// An entity ID holding "/" is escaped twice: the router decodes once
@@ -278,7 +278,7 @@ func TestAssignClient(t *testing.T) {
 		{"a grant flow for the pages", grant.ID, "web", nil, http.StatusBadRequest, "invalid_field", "usage"},
 		{"a usage a client has not", f.ID, "web", map[string]any{"usage": "device"}, http.StatusBadRequest, "invalid_field", "usage"},
 		{"an unknown field", f.ID, "web", map[string]any{"use": "browser"}, http.StatusBadRequest, "unknown_field", "use"},
-		{"a step the sign-in does not run yet", passkeys.ID, "web", nil, http.StatusBadRequest, "invalid_field", "steps[0].kind"},
+		{"a step the sign-in does not run yet", discovery.ID, "web", nil, http.StatusBadRequest, "invalid_field", "steps[0].kind"},
 		{"an unknown client", f.ID, "nope", nil, http.StatusNotFound, "not_found", ""},
 		{"an unknown flow", "9a1e0000-0000-4000-8000-000000000000", "web", nil, http.StatusNotFound, "not_found", ""},
 	} {

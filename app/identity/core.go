@@ -18,8 +18,11 @@
 //     (CheckCredentials), of a signed-in user's confirmation
 //     (CheckUserPassword) and of the admin login (CheckAdminLogin), a
 //     TOTP or recovery code (CheckOneTimeCode), and the outcome of a
-//     WebAuthn assertion (StartAssertion: the ceremony itself needs HTTP
-//     and stays with the handlers);
+//     WebAuthn assertion (StartAssertion: the ceremonies are the rules of
+//     app/identity/webauthnrp, beside the core because go-webauthn brings
+//     net/http);
+//   - the TOTP enrolment: the secret, its key and QR code, the first code
+//     and the recovery codes (BeginTOTP, ConfirmTOTP);
 //   - client rules: ValidateClient, the secret (NewClientSecret,
 //     CheckClientSecret) and the service-account user
 //     (SyncServiceAccount).

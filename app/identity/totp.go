@@ -18,9 +18,8 @@ import (
 // TOTP second factor (RFC 6238) with Keycloak's defaults: HMAC-SHA1, six
 // digits, 30-second steps, a code accepted one step either side of now.
 // Each time step is accepted once per credential: the store keeps the
-// last step used and refuses any code at or before it. Enrolment (the
-// secret, its QR code, the first code) is the pages'; what checking a
-// code needs is here.
+// last step used and refuses any code at or before it. Enrolment is in
+// totp_enrolment.go.
 
 // The parameters of every TOTP credential: TOTPPeriod seconds a step,
 // TOTPDigits digits, a code accepted totpSkew steps either side of now.

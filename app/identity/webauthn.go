@@ -8,8 +8,8 @@ import (
 
 // AssertionCheck is the bookkeeping around the check of one WebAuthn
 // assertion: the flood guard and the realm's brute-force policy, as for
-// every other credential. The ceremony itself (go-webauthn, over HTTP)
-// stays with the handlers, which report to it what they find:
+// every other credential. The ceremony itself (go-webauthn) is
+// app/identity/webauthnrp's, which reports to it what it finds:
 //
 //	check, err := core.StartAssertion(realm, ip) // the address's limits
 //	... once the key's user is known:

@@ -269,7 +269,7 @@ func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int,
 	rec := f.record()
 	rec.UserID, rec.Passed = user.ID, append(rec.Passed, i)
 	for _, m := range append(step.AMR(), amr...) {
-		if !slices.Contains(rec.AMR, m) {
+		if (f.proved == nil || slices.Contains(f.proved, m) || slices.Contains(amr, m)) && !slices.Contains(rec.AMR, m) {
 			rec.AMR = append(rec.AMR, m)
 		}
 	}
@@ -280,7 +280,9 @@ func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int,
 	} else if err != nil {
 		return err
 	}
-	f.User = user
+	if user != Unnamed {
+		f.User = user
+	}
 	offer, err := next(ctx, f, e.subject, e.owed)
 	if err != nil {
 		return err

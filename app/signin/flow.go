@@ -48,7 +48,14 @@ type Flow struct {
 	Wants Wants
 	// User is the user the flow's steps have told, nil until then.
 	User *store.User
+	// proved is what the step being submitted proved, when it said
+	// (Prove).
+	proved []string
 }
+
+// Prove says which of its AMR values the step being submitted proved;
+// without it, the step proved them all.
+func (f *Flow) Prove(amr ...string) { f.proved = amr }
 
 func (f *Flow) ID() string                 { return f.rec.ID }
 func (f *Flow) Requester() RequesterKind   { return RequesterKind(f.rec.Requester) }

@@ -10,7 +10,8 @@ import (
 
 // runnableKinds are the kinds of step the sign-in runs today (CoreSteps);
 // a flow with another kind may be written, not yet bound.
-var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode, KindEmailCode, KindTerms}
+var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode, KindUsername, KindPasskey, KindSecurityKey,
+	KindEmailCode, KindTerms}
 
 // moduleKinds are the kinds of step modules provide, by the kind of client
 // whose sign-ins can run them: an identity provider's callback comes back

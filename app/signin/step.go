@@ -22,9 +22,11 @@ type Step interface {
 	// Show answers the step's page.
 	Show(w http.ResponseWriter, r *http.Request, f *Flow, v View) error
 	// Submit takes the step's form. It answers the user the step proved
-	// (or, for a step that needs the user, the flow's user) when the
-	// step is passed; nil when it has answered the browser itself, with
-	// the form again and its message.
+	// (or, for a step that needs the user, the flow's user; or Unnamed)
+	// when the step is passed; nil when it has answered the browser
+	// itself, with the form again and its message. A step whose proof
+	// varies (a WebAuthn key's) says which of its AMR it proved with
+	// f.Prove.
 	Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error)
 }
 
@@ -107,8 +109,15 @@ func OwedSteps(core *identity.Core, st *store.Store, pages *Pages, emit Emitter,
 
 // CoreSteps are the steps the sign-in itself provides; modules provide the
 // others (an identity provider's, an organization's).
-func CoreSteps(core *identity.Core, pages *Pages, emit Emitter, d StepDeps) []Step {
+func CoreSteps(core *identity.Core, keys Keys, pages *Pages, emit Emitter, d StepDeps) []Step {
 	return []Step{passwordStep{core: core, pages: pages, emit: emit}, codeStep{core: core, pages: pages, emit: emit},
-		codeStep{core: core, pages: pages, emit: emit, recovery: true},
+		codeStep{core: core, pages: pages, emit: emit, recovery: true}, usernameStep{core: core, pages: pages},
+		passkeyStep{keys: keys, pages: pages, emit: emit}, securityKeyStep{keys: keys, pages: pages},
 		emailCodeStep{pages: pages, emit: emit, deps: d}, termsStep{pages: pages, emit: emit, deps: d}}
 }
+
+// Unnamed is what a step's Submit answers to pass without naming a user:
+// a username step given a login that names nobody who may sign in. The
+// flow moves on with its user unknown, as it would with one, and only a
+// later step's proof names the user.
+var Unnamed = &store.User{}

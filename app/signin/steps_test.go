@@ -97,7 +97,7 @@ func TestStepsDeclareAMRAndEvents(t *testing.T) {
 	}
 	// declared are the events the steps of each file declare.
 	declared := map[string][]EventType{}
-	steps := CoreSteps(nil, nil, nil, StepDeps{})
+	steps := CoreSteps(nil, Keys{}, nil, nil, StepDeps{})
 	for _, s := range OwedSteps(nil, nil, nil, nil, nil, nil) {
 		steps = append(steps, s)
 	}
@@ -159,7 +159,7 @@ func eventConst(name string) EventType {
 // The kinds a binding may use are those the sign-in has steps for.
 func TestRunnableKindsAreTheCoreSteps(t *testing.T) {
 	var kinds []StepKind
-	for _, s := range CoreSteps(nil, nil, nil, StepDeps{}) {
+	for _, s := range CoreSteps(nil, Keys{}, nil, nil, StepDeps{}) {
 		kinds = append(kinds, s.Kind())
 	}
 	if !slices.Equal(kinds, runnableKinds) {

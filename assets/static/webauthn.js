@@ -133,14 +133,19 @@
   };
 
   // A form whose submission runs a ceremony first: the second step of a
-  // sign-in (authenticate) or a registration (register).
+  // sign-in or a flow's passkey or security key (authenticate), or a
+  // registration (register).
   const ceremonyForm = (form, kind) => {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       run(form, async () => {
         const f = form.elements;
         const body = f.authRequestID ? { authRequestID: f.authRequestID.value } : {};
-        const opts = await fetchOptions(form.dataset.options, body, kind === 'register' ? f.csrf.value : '');
+        // A page that brings its ceremony (a sign-in flow's step) needs no
+        // options endpoint.
+        const opts = form.dataset.publicKey
+          ? { ceremonyId: f.ceremonyId.value, publicKey: JSON.parse(form.dataset.publicKey) }
+          : await fetchOptions(form.dataset.options, body, kind === 'register' ? f.csrf.value : '');
         const cred = kind === 'register'
           ? await navigator.credentials.create({ publicKey: creationOptions(opts.publicKey) })
           : await navigator.credentials.get({ publicKey: requestOptions(opts.publicKey) });
