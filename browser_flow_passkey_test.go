@@ -38,7 +38,16 @@ var (
 			b.mustShow("Sign in with a passkey")
 			b.click("", "Sign in with a passkey")
 		}}
+	browserTermsStep = browserFlowStep{def: map[string]any{"kind": "terms", "requirement": "required"},
+		pass: func(b *browserTab) {
+			b.t.Helper()
+			b.mustShow("Terms and conditions", browserTermsText)
+			b.click("", "Accept")
+		}}
 )
+
+// browserTermsText is acme's terms, which its terms steps show.
+const browserTermsText = "Be excellent to each other."
 
 // browserBindFlow makes a browser flow of acme with steps and binds client
 // web to it, in place of the flow it followed.
@@ -55,6 +64,23 @@ func browserBindFlow(e *browserEnv, alias string, steps ...browserFlowStep) {
 		http.StatusCreated, &flow)
 	e.admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+flow.ID+"/assign-client/web", map[string]any{"usage": "browser"},
 		http.StatusNoContent, nil)
+}
+
+// browserFlowID is the ID of acme's flow of alias.
+func browserFlowID(e *browserEnv, alias string) string {
+	e.t.Helper()
+	var flows []struct {
+		ID    string `json:"id"`
+		Alias string `json:"alias"`
+	}
+	e.admin(http.MethodGet, "/admin/realms/acme/auth-flows", nil, http.StatusOK, &flows)
+	for _, f := range flows {
+		if f.Alias == alias {
+			return f.ID
+		}
+	}
+	e.t.Fatalf("no flow %s in %v", alias, flows)
+	return ""
 }
 
 // browserFlowSignIn signs in to rp through the steps of the flow bound to
@@ -79,10 +105,12 @@ func browserFlowSignIn(e *browserEnv, b *browserTab, rp *browserRP, cb *browserC
 }
 
 // TestFlowChromiumUsernamePasskey: alice adds a passkey on the account
-// page; then the client, bound to a flow of a username then a passkey,
-// gets her signed in by the username and the passkey's assertion, its ID
-// token saying a device-bound key that verified its user; and bound to a
-// flow of a passkey alone, by the passkey without a username.
+// page; then the client, bound to a flow of a username, a passkey and the
+// realm's terms, gets her signed in by the username, the passkey's
+// assertion and her accepting the terms, its ID token saying a
+// device-bound key that verified its user; bound to a flow of a passkey
+// alone, by the passkey without a username; and bound to the first flow
+// again, without the terms she accepted.
 func TestFlowChromiumUsernamePasskey(t *testing.T) {
 	e := newLocalhostBrowserEnv(t)
 	aliceID := browserAcme(e)
@@ -100,15 +128,24 @@ func TestFlowChromiumUsernamePasskey(t *testing.T) {
 	b.click("", "Register security key")
 	b.mustShow("The key was added.", "Laptop")
 	b.signOut("acme")
+	e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"termsText": browserTermsText, "termsVersion": "2026-11"},
+		http.StatusOK, nil)
 
 	for _, flow := range []struct {
 		alias string
-		steps []browserFlowStep
+		bind  bool
+		steps []browserFlowStep // as the person meets them
 	}{
-		{"username-then-passkey", []browserFlowStep{browserUsernameStep, browserPasskeyStep}},
-		{"passkey", []browserFlowStep{browserPasskeyStep}},
+		{"username-passkey-terms", true, []browserFlowStep{browserUsernameStep, browserPasskeyStep, browserTermsStep}},
+		{"passkey", true, []browserFlowStep{browserPasskeyStep}},
+		{"username-passkey-terms-again", false, []browserFlowStep{browserUsernameStep, browserPasskeyStep}},
 	} {
-		browserBindFlow(e, flow.alias, flow.steps...)
+		if flow.bind {
+			browserBindFlow(e, flow.alias, flow.steps...)
+		} else {
+			e.admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+browserFlowID(e, "username-passkey-terms")+"/assign-client/web",
+				map[string]any{"usage": "browser"}, http.StatusNoContent, nil)
+		}
 		claims := browserFlowSignIn(e, b, rp, cb, flow.steps...)
 		if claims["sub"] != aliceID {
 			t.Fatalf("%s: signed in as %v, want alice %s", flow.alias, claims["sub"], aliceID)
