@@ -188,9 +188,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.metrics = newMetrics(st, a.now)
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
+	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
+		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
+		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
 		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
-			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon)),
+			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon), a.orgs.Step(a.pages, a.broker.LoginURL)),
 		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester()}, ClientIP: a.clientIP,
 		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = newKeyCache()
@@ -209,9 +212,6 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.adminAccounts = adminaccounts.New(adminaccounts.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		SystemRealm: systemRealm, Caller: a.adminActor, CallerPermissions: callerPermissions, SessionsEnded: a.backchannelLogout})
 	a.accountAuth = &accountAuth{store: st, systemRealm: systemRealm, realmNamed: a.cachedRealm, verifyAccessToken: a.verifyAccessToken}
-	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
-		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
-		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -80,4 +81,54 @@ func TestFlowIdentityProviderOtherBrowser(t *testing.T) {
 	if p.Status != http.StatusBadRequest {
 		t.Fatalf("the flow's page in another browser: %d at %s, want 400", p.Status, p.URL)
 	}
+}
+
+// A flow offering an organization's sign-in or a password: an email of
+// the organization's verified domain goes to its provider and comes back
+// a member; an email of no organization's domain is told so, and the
+// password remains.
+func TestFlowOrgDiscovery(t *testing.T) {
+	e := newEnv(t, nil)
+	orgSSO(e, map[string]any{"autoJoin": true}, true)
+	e.flowBind("org-or-password", map[string]any{"kind": "org-discovery", "requirement": "alternative"},
+		map[string]any{"kind": "username-password", "requirement": "alternative"})
+
+	b := apptest.NewBrowser(t)
+	page := b.Follow(b.Get(e.authorize(url.Values{"scope": {"openid organization"}})), e.base)
+	if page.Status != http.StatusOK || !strings.HasPrefix(page.URL.Path, "/realms/acme/signin/") {
+		t.Fatalf("the flow's first page: %d at %s", page.Status, page.URL)
+	}
+	form := page.Forms(t)[0]
+	if p := b.Submit(form, map[string]string{"username": "bob@other.test"}); p.Status != http.StatusBadRequest ||
+		!strings.Contains(string(p.Body), "No organization signs in with this email") {
+		t.Fatalf("an email of no organization's domain: %d %s", p.Status, p.Body)
+	}
+	if p := b.Submit(form, map[string]string{"username": "not an email"}); p.Status != http.StatusBadRequest {
+		t.Fatalf("not an email: %d", p.Status)
+	}
+	p := b.Submit(form, map[string]string{"username": "alice@example.test"})
+	if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location(t).String(), e.issuer("acme")+"/broker/corp/login?authRequestID=") {
+		t.Fatalf("expected the way to corp, got %d to %s", p.Status, p.Header.Get("Location"))
+	}
+	up := b.Follow(p, e.base)
+	if got := up.Forms(t)[0].Fields.Get("username"); got != "alice@example.test" {
+		t.Errorf("the upstream's sign-in page has username %q, want the email as its login_hint", got)
+	}
+	claims := e.mustReachApp(b.Follow(b.Get(e.upstreamSignIn(b, up, "alice", alicePassword).String()), e.base))
+	if amr, _ := claims["amr"].([]any); !slices.Contains(amr, any("fed")) {
+		t.Fatalf("amr %v lacks fed", claims["amr"])
+	}
+	if got := e.members(); len(got) != 1 || got[0] != "alice:member" {
+		t.Errorf("members %v, want alice joined through the organization's provider", got)
+	}
+
+	// The password alternative, linked from the page, signs bob in.
+	b = apptest.NewBrowser(t)
+	page = b.Follow(b.Get(e.authorize(nil)), e.base)
+	other := page.URL.String() + "?step=1"
+	pw := b.Get(other)
+	if pw.Status != http.StatusOK || len(pw.Forms(t)) == 0 || !pw.Forms(t)[0].Fields.Has("password") {
+		t.Fatalf("the password alternative: %d %s", pw.Status, pw.Body)
+	}
+	e.mustReachApp(b.Follow(b.Submit(pw.Forms(t)[0], map[string]string{"username": "bob", "password": localPassword}), e.base))
 }

@@ -16,7 +16,7 @@ var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode,
 // moduleKinds are the kinds of step modules provide, by the kind of client
 // whose sign-ins can run them: an identity provider's callback comes back
 // to an authorization request, which a SAML sign-in has not.
-var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider}}
+var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider, KindOrgDiscovery}}
 
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
 // The browser sign-ins of OpenID Connect clients and SAML service

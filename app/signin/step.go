@@ -3,6 +3,7 @@ package signin
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
@@ -65,6 +66,9 @@ type Choice struct {
 	Kind StepKind
 	URL  string
 }
+
+// FormAction is where the step's form posts: the flow, naming the step.
+func (v View) FormAction() string { return v.Action + "?step=" + strconv.Itoa(v.Step) }
 
 // Other is the URL of the alternative of kind, "" when it is not offered.
 func (v View) Other(kind StepKind) string {
