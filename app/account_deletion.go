@@ -105,7 +105,7 @@ func (a *App) accountDeleteRequest(w http.ResponseWriter, r *http.Request, c *ac
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_SCHEDULED", UserID: c.user.ID, ClientID: c.clientID,
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventDeleteAccountScheduled, UserID: c.user.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: a.clientIP(r), Details: map[string]string{"deleteAt": strconv.FormatInt(d.DeleteAt, 10)}})
 	if c.api {
 		httpx.WriteJSON(w, http.StatusAccepted, toAccountDeletionRep(d))
@@ -130,7 +130,7 @@ func (a *App) accountCancelDelete(w http.ResponseWriter, r *http.Request, c *acc
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "DELETE_ACCOUNT_CANCELLED", UserID: c.user.ID, ClientID: c.clientID,
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventDeleteAccountCancelled, UserID: c.user.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: a.clientIP(r)})
 	if c.api {
 		httpx.WriteJSON(w, http.StatusOK, toAccountDeletionRep(nil))
@@ -199,7 +199,7 @@ func (a *App) deleteDueAccount(ctx context.Context, d *store.AccountDeletion, no
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "DELETE_ACCOUNT", UserID: user.ID,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventDeleteAccount, UserID: user.ID,
 		Details: map[string]string{"username": user.Username, "requestedAt": strconv.FormatInt(d.RequestedAt, 10)}})
 	return nil
 }

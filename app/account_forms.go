@@ -107,7 +107,7 @@ func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accoun
 	}
 	d := map[string]string{"username": c.user.Username}
 	maps.Copy(d, details)
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID,
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventLoginError, UserID: c.user.ID, ClientID: c.clientID,
 		SessionID: accountSessionID(c), IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: d})
 }
 

@@ -294,11 +294,11 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		return nil, false, err
 	}
 	ip := a.clientIP(r)
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_PROFILE", UserID: u.ID, ClientID: c.clientID,
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdateProfile, UserID: u.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: ip})
 	mailed := false
 	if emailChanged {
-		a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_EMAIL", UserID: u.ID, ClientID: c.clientID,
+		a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdateEmail, UserID: u.ID, ClientID: c.clientID,
 			SessionID: c.sessionID(), IPAddress: ip, Details: map[string]string{"previous_email": old.Email, "updated_email": u.Email}})
 		if u.Email != "" {
 			mailed = a.mailVerification(r, c, &u)
@@ -319,7 +319,7 @@ func (a *App) mailVerification(r *http.Request, c *accountCaller, u *store.User)
 		a.log.ErrorContext(ctx, "verification mail not queued", "realm", c.realm.Name, "user", u.ID, "err", err)
 		return false
 	}
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: u.ID, ClientID: c.clientID,
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventSendVerifyEmail, UserID: u.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: a.clientIP(r), Details: map[string]string{"email": u.Email}})
 	return true
 }

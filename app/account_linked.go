@@ -74,7 +74,7 @@ func (a *App) accountUnlink(w http.ResponseWriter, r *http.Request, c *accountCa
 	case err != nil:
 		return err
 	}
-	a.loginEvent(r.Context(), c.realm, store.LoginEvent{Type: "REMOVE_FEDERATED_IDENTITY", UserID: c.user.ID,
+	a.loginEvent(r.Context(), c.realm, store.LoginEvent{Type: store.EventRemoveFederatedIdentity, UserID: c.user.ID,
 		SessionID: accountSessionID(c), ClientID: c.clientID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"username": c.user.Username, "identity_provider": alias}})
 	if c.api {

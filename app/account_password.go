@@ -102,7 +102,7 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 		return err
 	}
 	a.loggedOut(ctx, c.realm, ended, c.clientID, map[string]string{"reason": "password-changed"})
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: c.user.ID, ClientID: c.clientID,
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdatePassword, UserID: c.user.ID, ClientID: c.clientID,
 		SessionID: c.sessionID(), IPAddress: a.clientIP(r)})
 	return nil
 }

@@ -132,7 +132,7 @@ func (a *App) accountTOTPConfirm(w http.ResponseWriter, r *http.Request, c *acco
 	case err != nil:
 		return err
 	}
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdateTOTP, UserID: c.user.ID, SessionID: accountSessionID(c),
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
 		httpx.WriteJSON(w, http.StatusOK, totpEnabledRep{Enabled: true, RecoveryCodes: codes})
@@ -193,7 +193,7 @@ func (a *App) accountTOTPDisable(w http.ResponseWriter, r *http.Request, c *acco
 	if _, err := a.store.DeleteCredentials(ctx, c.realm.ID, c.user.ID, store.CredentialTOTP); err != nil {
 		return err
 	}
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: c.user.ID, SessionID: accountSessionID(c),
+	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventRemoveTOTP, UserID: c.user.ID, SessionID: accountSessionID(c),
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username}})
 	if c.api {
 		w.WriteHeader(http.StatusNoContent)

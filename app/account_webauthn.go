@@ -95,7 +95,7 @@ func (a *App) accountWebAuthnDelete(w http.ResponseWriter, r *http.Request, c *a
 	case err != nil:
 		return err
 	}
-	a.webauthnCredentialEvent(r, c.realm, "REMOVE_CREDENTIAL", c.user, accountSessionID(c), c.clientID, gone)
+	a.webauthnCredentialEvent(r, c.realm, store.EventRemoveCredential, c.user, accountSessionID(c), c.clientID, gone)
 	if c.api {
 		w.WriteHeader(http.StatusNoContent)
 		return nil

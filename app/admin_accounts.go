@@ -178,7 +178,7 @@ func adminLoginRefusal(w http.ResponseWriter, sys *store.Realm, user *store.User
 		}
 		reason = "second_factor_required"
 	}
-	e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: adminAPIClient, IPAddress: ip, Error: reason,
+	e := store.LoginEvent{Type: store.EventLoginError, ClientID: adminAPIClient, IPAddress: ip, Error: reason,
 		Details: map[string]string{"username": login}}
 	if user != nil {
 		e.UserID = user.ID

@@ -287,7 +287,7 @@ func (a *App) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, sys, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: adminAPIClient, IPAddress: ip,
+	a.loginEvent(ctx, sys, store.LoginEvent{Type: store.EventLogin, UserID: user.ID, ClientID: adminAPIClient, IPAddress: ip,
 		Details: map[string]string{"username": user.Username}})
 	token, err := a.signAdminToken(user, perms)
 	if err != nil {

@@ -116,11 +116,11 @@ func (a *App) deleteFactors(w http.ResponseWriter, r *http.Request, types ...str
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
 	if totpBefore != nil {
-		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_TOTP", UserID: u.ID, IPAddress: a.clientIP(r),
+		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventRemoveTOTP, UserID: u.ID, IPAddress: a.clientIP(r),
 			Details: map[string]string{"username": u.Username, "by": "admin"}})
 	}
 	for _, k := range keysBefore {
-		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_CREDENTIAL", UserID: u.ID, IPAddress: a.clientIP(r),
+		a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventRemoveCredential, UserID: u.ID, IPAddress: a.clientIP(r),
 			Details: map[string]string{"username": u.Username, "by": "admin", "credential_type": credentialTypeWebAuthn,
 				"credential_id": k.ID, "credential_user_label": k.Name}})
 	}

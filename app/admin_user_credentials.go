@@ -48,7 +48,7 @@ func (a *App) removeWebAuthnCredential(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	a.backchannelLogout(r.Context(), realm, ended)
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "REMOVE_CREDENTIAL", UserID: u.ID, IPAddress: a.clientIP(r),
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventRemoveCredential, UserID: u.ID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"username": u.Username, "by": "admin", "credential_type": credentialTypeWebAuthn,
 			"credential_id": gone.ID, "credential_user_label": gone.Name}})
 	w.WriteHeader(http.StatusNoContent)
@@ -78,7 +78,7 @@ func (a *App) sendResetPasswordEmail(w http.ResponseWriter, r *http.Request) err
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "SEND_RESET_PASSWORD", UserID: u.ID, IPAddress: a.clientIP(r),
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventSendResetPassword, UserID: u.ID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": u.Email, "by": "admin"}})
 	w.WriteHeader(http.StatusNoContent)
 	return nil

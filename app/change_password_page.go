@@ -203,7 +203,7 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 			ended, err = tx.DeleteUserSessions(ctx, realm.ID, user.ID, now)
 			return err
 		},
-		events: []store.LoginEvent{{Type: "UPDATE_PASSWORD", UserID: user.ID, ClientID: step.client.ClientID,
+		events: []store.LoginEvent{{Type: store.EventUpdatePassword, UserID: user.ID, ClientID: step.client.ClientID,
 			IPAddress: a.clientIP(r), Details: map[string]string{"reason": "change-password"}}},
 	})
 	if errors.Is(err, errStaleAuthRequest) {

@@ -47,7 +47,7 @@ func (m *identityMetrics) loginEvent(realm *store.Realm, e *store.LoginEvent) {
 	if errLabel != "" && !eventErrorLabel.MatchString(errLabel) {
 		errLabel = "other"
 	}
-	m.events.WithLabelValues(realm.Name, e.Type, errLabel).Inc()
+	m.events.WithLabelValues(realm.Name, string(e.Type), errLabel).Inc()
 	if kind := e.Details["lockout"]; kind == "temporary" || kind == "permanent" {
 		m.lockouts.WithLabelValues(realm.Name, kind).Inc()
 	}

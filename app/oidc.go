@@ -251,11 +251,11 @@ func (s *oidcServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCr
 
 // grantErrorEvents is the login event a failed client authentication
 // records, by grant, as Keycloak names them.
-var grantErrorEvents = map[oidc.GrantType]string{
-	oidc.GrantTypeClientCredentials: "CLIENT_LOGIN_ERROR",
-	oidc.GrantTypeCode:              "CODE_TO_TOKEN_ERROR",
-	oidc.GrantTypeRefreshToken:      "REFRESH_TOKEN_ERROR",
-	oidc.GrantTypeDeviceCode:        "OAUTH2_DEVICE_CODE_TO_TOKEN_ERROR",
+var grantErrorEvents = map[oidc.GrantType]store.EventType{
+	oidc.GrantTypeClientCredentials: store.EventClientLoginError,
+	oidc.GrantTypeCode:              store.EventCodeToTokenError,
+	oidc.GrantTypeRefreshToken:      store.EventRefreshTokenError,
+	oidc.GrantTypeDeviceCode:        store.EventDeviceCodeToTokenError,
 }
 
 func (a *App) oidcClient(realm *store.Realm, c *store.Client) *oidcClient {

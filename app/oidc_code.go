@@ -18,7 +18,7 @@ import (
 func (s *oidcServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	a, realm, client := s.a, signin.RealmFrom(ctx), r.Client.(*oidcClient).c
-	event := store.LoginEvent{Type: "CODE_TO_TOKEN", ClientID: client.ClientID}
+	event := store.LoginEvent{Type: store.EventCodeToToken, ClientID: client.ClientID}
 	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	ar, err := a.store.AuthRequestByCode(ctx, realm.ID, store.HashToken(r.Data.Code))
 	if errors.Is(err, store.ErrNotFound) {

@@ -189,7 +189,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	case errors.Is(err, identity.ErrBadCredentials): // a lockout too: it answers as a wrong password
 		a.loginThrottle.Fail(codeKey)
 		if lockedID, locked := identity.LockedOut(err); locked {
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: d.PublicClientID,
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: lockedID, ClientID: d.PublicClientID,
 				IPAddress: a.clientIP(r), Error: "user_temporarily_disabled",
 				Details: map[string]string{"username": f.Username, "grant_type": identity.GrantDeviceCode}})
 		}
@@ -231,7 +231,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 			if _, locked := identity.LockedOut(err); locked {
 				reason = "user_temporarily_disabled"
 			}
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: d.PublicClientID,
 				IPAddress: a.clientIP(r), Error: reason,
 				Details: map[string]string{"username": user.Username, "grant_type": identity.GrantDeviceCode, "method": method}})
 			f.OTPError = "device.error.otpWrong"
@@ -305,7 +305,7 @@ func (a *App) deviceApprove(w http.ResponseWriter, r *http.Request, realm *store
 // requires, a password change, a verified email): the form links to the
 // account, whose sign-in takes the step; then the user comes back.
 func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *store.Realm, f ui.DeviceForm, user *store.User, d *store.DeviceAuthorization, reason string) error {
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: d.PublicClientID,
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: d.PublicClientID,
 		IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 		Details: map[string]string{"username": user.Username, "grant_type": identity.GrantDeviceCode, "reason": reason}})
 	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"

@@ -26,12 +26,12 @@ func (s *oidcServer) ClientCredentialsExchange(ctx context.Context, r *op.Client
 	var user *store.User
 	// Every outcome is recorded; failures with their OAuth error code.
 	defer func() {
-		e := store.LoginEvent{Type: "CLIENT_LOGIN", ClientID: client.ClientID}
+		e := store.LoginEvent{Type: store.EventClientLogin, ClientID: client.ClientID}
 		if user != nil {
 			e.UserID = user.ID
 		}
 		if err != nil {
-			e.Type, e.Error = "CLIENT_LOGIN_ERROR", oauthErrorCode(err)
+			e.Type, e.Error = store.EventClientLoginError, oauthErrorCode(err)
 		}
 		s.a.loginEvent(ctx, realm, e)
 	}()

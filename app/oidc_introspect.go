@@ -89,7 +89,7 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 		case err != nil:
 			return nil, err
 		case out == nil:
-			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventIntrospectTokenError, ClientID: c.ClientID, Error: "invalid_token"})
 			return inactive, nil
 		}
 		return op.NewResponse(out), nil
@@ -100,19 +100,19 @@ func (s *oidcServer) Introspect(ctx context.Context, r *op.Request[op.Introspect
 		case err != nil:
 			return nil, err
 		case out == nil:
-			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventIntrospectTokenError, ClientID: c.ClientID, Error: "invalid_token"})
 			return inactive, nil
 		}
 		return op.NewResponse(out), nil
 	}
 	claims, err := s.a.verifyAccessToken(ctx, realm, r.Data.Token)
 	if err != nil {
-		s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN_ERROR", ClientID: c.ClientID, Error: "invalid_token"})
+		s.a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventIntrospectTokenError, ClientID: c.ClientID, Error: "invalid_token"})
 		return inactive, nil
 	}
 	sub, _ := claims["sub"].(string)
 	sid, _ := claims["sid"].(string)
-	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN", ClientID: c.ClientID, UserID: sub, SessionID: sid})
+	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventIntrospectToken, ClientID: c.ClientID, UserID: sub, SessionID: sid})
 	claims["active"] = true
 	claims["token_type"] = "Bearer"
 	return op.NewResponse(claims), nil
@@ -145,7 +145,7 @@ func (a *App) introspectRefreshToken(ctx context.Context, realm *store.Realm, c 
 	if rt.Offline {
 		typ = "Offline"
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "INTROSPECT_TOKEN", ClientID: c.ClientID, UserID: user.ID,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventIntrospectToken, ClientID: c.ClientID, UserID: user.ID,
 		SessionID: sess.sid, Details: map[string]string{"token_type": "refresh_token"}})
 	return map[string]any{
 		"active": true, "token_type": "Refresh", "typ": typ, "iss": a.issuer(realm), "sub": user.ID,

@@ -89,7 +89,7 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 	}
 	user, err := a.id.CheckCredentials(ctx, realm, username, password, a.clientIP(r))
 	if reason := signin.LoginErrorReason(err); reason != "" {
-		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: client.ClientID, IPAddress: a.clientIP(r),
+		e := store.LoginEvent{Type: store.EventLoginError, ClientID: client.ClientID, IPAddress: a.clientIP(r),
 			Error: reason, Details: map[string]string{"username": username}}
 		if errors.Is(err, identity.ErrUserDisabled) {
 			e.UserID = user.ID
@@ -188,7 +188,7 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 	for _, e := range in.events {
 		a.loginEvent(ctx, realm, e)
 	}
-	login := store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: a.clientIP(r)}
+	login := store.LoginEvent{Type: store.EventLogin, UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID, IPAddress: a.clientIP(r)}
 	if in.remember {
 		login.Details = map[string]string{"remember_me": "true"}
 	}

@@ -81,7 +81,7 @@ func (a *App) tokenLogout(w http.ResponseWriter, r *http.Request) {
 		}
 		rt, ended, err := a.store.LogoutRefreshToken(ctx, realm.ID, store.HashToken(token), c.ID, a.now().UnixMilli())
 		if errors.Is(err, store.ErrNotFound) {
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGOUT_ERROR", ClientID: c.ClientID, Error: "invalid_grant"})
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLogoutError, ClientID: c.ClientID, Error: "invalid_grant"})
 			return oidc.ErrInvalidGrant().WithDescription("invalid refresh token")
 		} else if err != nil {
 			return err
@@ -89,7 +89,7 @@ func (a *App) tokenLogout(w http.ResponseWriter, r *http.Request) {
 		if len(ended) == 0 {
 			// The session had already expired: the token is revoked, and
 			// that is the whole logout.
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGOUT", UserID: rt.UserID, ClientID: c.ClientID,
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLogout, UserID: rt.UserID, ClientID: c.ClientID,
 				SessionID: rt.SessionID})
 		}
 		a.loggedOut(ctx, realm, ended, c.ClientID, nil)
@@ -123,7 +123,7 @@ func (a *App) rpLogout(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.As(err, &refusal):
 		a.log.DebugContext(ctx, "logout refused", "realm", realm.Name, "err", err)
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGOUT_ERROR", ClientID: r.Form.Get("client_id"),
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLogoutError, ClientID: r.Form.Get("client_id"),
 			Error: "invalid_request", Details: map[string]string{"reason": string(refusal)}})
 		err = a.pages.Render(w, r, http.StatusBadRequest, ui.LogoutError(a.pages.Page("logout.title"), string(refusal)))
 	default:
@@ -297,7 +297,7 @@ func (a *App) hintedSessions(ctx context.Context, realm *store.Realm, hint *idTo
 func (a *App) loggedOut(ctx context.Context, realm *store.Realm, ended []*store.Session, clientID string, details map[string]string) {
 	for _, s := range ended {
 		if s.ParentID == "" {
-			a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGOUT", UserID: s.UserID, SessionID: s.ID,
+			a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLogout, UserID: s.UserID, SessionID: s.ID,
 				ClientID: clientID, Details: details})
 		}
 	}

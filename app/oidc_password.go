@@ -70,7 +70,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	user, err := a.id.CheckCredentials(ctx, realm, username, password, a.clientIP(r))
 	if reason := signin.LoginErrorReason(err); reason != "" {
 		lockedID, _ := identity.LockedOut(err)
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: lockedID, ClientID: client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: lockedID, ClientID: client.ClientID,
 			IPAddress: a.clientIP(r), Error: reason, Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})
 	}
 	var throttled *identity.ThrottledError
@@ -85,7 +85,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return nil, err
 	}
 	if identity.EmailVerificationRequired(realm, user) {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: client.ClientID,
 			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
 	}
@@ -96,7 +96,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if identity.PasswordChangeRequired(realm, user, a.now()) {
 		// The change needs a page: the user signs in through the browser
 		// first. Keycloak's answer and event error, for its required actions.
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: client.ClientID,
 			IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 			Details: map[string]string{"username": username, "grant_type": identity.GrantPassword, "required_action": store.ActionUpdatePassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("Account is not fully set up")
@@ -117,7 +117,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 	if err != nil {
 		return nil, err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLogin, UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"grant_type": identity.GrantPassword}})
 	return a.tokenResponse(ctx, &userTokens{
 		g:   &tokenGrant{realm: realm, client: client, user: user, scopes: scopes, sid: sso.ID, authTime: time.UnixMilli(now)},

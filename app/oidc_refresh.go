@@ -22,7 +22,7 @@ import (
 func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.RefreshTokenRequest]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	a, realm, client := s.a, signin.RealmFrom(ctx), r.Client.(*oidcClient).c
-	event := store.LoginEvent{Type: "REFRESH_TOKEN", ClientID: client.ClientID}
+	event := store.LoginEvent{Type: store.EventRefreshToken, ClientID: client.ClientID}
 	defer func() { s.a.grantEvent(ctx, realm, event, err) }()
 	hash := store.HashToken(r.Data.RefreshToken)
 	// A token's user and sessions go with it when deleted: a token found

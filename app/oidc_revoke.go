@@ -30,7 +30,7 @@ func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Re
 			if err := s.a.revokeRefreshGrant(ctx, realm, rt); err != nil {
 				return nil, err
 			}
-			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "REVOKE_GRANT", ClientID: client.ClientID, UserID: rt.UserID,
+			s.a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRevokeGrant, ClientID: client.ClientID, UserID: rt.UserID,
 				SessionID: rt.SessionID, Details: map[string]string{"token_type": "refresh_token"}})
 		}
 		return ok, nil
@@ -48,7 +48,7 @@ func (s *oidcServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Re
 	}
 	sub, _ := claims["sub"].(string)
 	sid, _ := claims["sid"].(string)
-	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: "REVOKE_GRANT", ClientID: client.ClientID, UserID: sub,
+	s.a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRevokeGrant, ClientID: client.ClientID, UserID: sub,
 		SessionID: sid, Details: map[string]string{"token_type": "access_token"}})
 	return ok, nil
 }

@@ -129,7 +129,7 @@ func (a *App) verifyEmailPage(w http.ResponseWriter, r *http.Request, realm *sto
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventVerifyEmail, UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
 	return a.pages.Render(w, r, http.StatusOK, ui.Info(a.pages.Page("verify.done.title"), ui.InfoPage{Heading: "verify.done.title",
 		Message: "verify.done.message"}))
@@ -202,7 +202,7 @@ func (a *App) forgotPassword(w http.ResponseWriter, r *http.Request, realm *stor
 			case err != nil:
 				return err
 			default:
-				a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_RESET_PASSWORD", UserID: user.ID, IPAddress: a.clientIP(r),
+				a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventSendResetPassword, UserID: user.ID, IPAddress: a.clientIP(r),
 					Details: map[string]string{"email": user.Email}})
 			}
 		}
@@ -323,7 +323,7 @@ func (a *App) resetPasswordForm(w http.ResponseWriter, r *http.Request, realm *s
 	a.backchannelLogout(ctx, realm, ended)
 	// The failures before the reset no longer count against the account.
 	a.id.ForgetFailedSignIns(realm, user)
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_PASSWORD", UserID: user.ID, IPAddress: a.clientIP(r),
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventUpdatePassword, UserID: user.ID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"reason": "reset-password"}})
 	info := ui.InfoPage{Heading: "reset.done.title", Message: "reset.done.message"}
 	if arID != "" {
@@ -338,7 +338,7 @@ func resendForm(userID string) string { return "resend-verification\x00" + userI
 // refuseUnverified answers a correct password of a user whose email is
 // not verified, in a realm that requires it, offering a new link.
 func (a *App) refuseUnverified(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, username string) error {
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID,
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: client.ClientID,
 		IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username}})
 	f := ui.LoginForm{Username: username}
 	if user.Email == "" {
@@ -397,7 +397,7 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: user.ID, ClientID: client.ClientID,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventSendVerifyEmail, UserID: user.ID, ClientID: client.ClientID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"email": user.Email}})
 	f.Error = "login.info.verificationSent"
 	return a.renderLoginWith(w, r, realm, client, ar, http.StatusOK, f)

@@ -196,7 +196,7 @@ func (a *App) registrationVerifyEmail(w http.ResponseWriter, r *http.Request) er
 	} else if err != nil {
 		return err
 	}
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "VERIFY_EMAIL", UserID: tok.UserID, IPAddress: a.clientIP(r),
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventVerifyEmail, UserID: tok.UserID, IPAddress: a.clientIP(r),
 		Details: map[string]string{"email": tok.Email}})
 	httpx.WriteJSON(w, http.StatusOK, emailVerifiedRep{EmailVerified: true, Email: tok.Email})
 	return nil
@@ -262,7 +262,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			a.wakeMailer()
-			a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "SEND_VERIFY_EMAIL", UserID: users[0].ID,
+			a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventSendVerifyEmail, UserID: users[0].ID,
 				IPAddress: a.clientIP(r), Details: map[string]string{"email": email}})
 		}
 	}

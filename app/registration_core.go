@@ -151,7 +151,7 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	})
 	var ae *apperr.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "REGISTER_ERROR", IPAddress: ip, Error: ae.Field + "_in_use",
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegisterError, IPAddress: ip, Error: ae.Field + "_in_use",
 			Details: map[string]string{"username": u.Username, "email": u.Email}})
 		key := "register.error.usernameTaken"
 		if ae.Field == "email" {
@@ -164,7 +164,7 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	if v != nil {
 		a.wakeMailer()
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "REGISTER", UserID: u.ID, IPAddress: ip,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegister, UserID: u.ID, IPAddress: ip,
 		Details: map[string]string{"username": u.Username, "email": u.Email, "status": status}})
 	for name, vals := range custom {
 		attrs[name] = vals[0]

@@ -30,7 +30,7 @@ func directGrantSteps(a *App, ctx context.Context, r *http.Request, realm *store
 		return nil, err
 	}
 	refuse := func(reason, description string) error {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: string(signin.EventLoginError), UserID: user.ID, ClientID: client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: signin.EventLoginError, UserID: user.ID, ClientID: client.ClientID,
 			IPAddress: ip, Error: reason, Details: map[string]string{"username": user.Username, "grant_type": identity.GrantPassword}})
 		return oidc.ErrInvalidGrant().WithDescription("%s", description)
 	}

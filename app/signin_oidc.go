@@ -85,7 +85,7 @@ func passBrokeredStep(a *App, w http.ResponseWriter, r *http.Request, realm *sto
 		a.loginEvent(ctx, realm, e)
 	}
 	if identity.EmailVerificationRequired(realm, f.User) {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: string(signin.EventLoginError), UserID: f.User.ID, ClientID: client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: signin.EventLoginError, UserID: f.User.ID, ClientID: client.ClientID,
 			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": f.User.Username}})
 		return true, errUnverifiedBrokered
 	}

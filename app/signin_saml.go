@@ -50,7 +50,7 @@ func landFlow(a *App, w http.ResponseWriter, r *http.Request, f *signin.Flow) er
 		return err
 	}
 	a.setSSOCookie(w, f.Realm, signIn, false)
-	a.loginEvent(ctx, f.Realm, store.LoginEvent{Type: string(signin.EventLogin), UserID: f.User.ID, ClientID: f.Wants.Client,
+	a.loginEvent(ctx, f.Realm, store.LoginEvent{Type: signin.EventLogin, UserID: f.User.ID, ClientID: f.Wants.Client,
 		SessionID: signIn.sess.ID, IPAddress: a.clientIP(r)})
 	return nil
 }

@@ -205,7 +205,7 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 		method = "recovery-code"
 	}
 	err := a.id.CheckOneTimeCode(ctx, c.realm, c.user, code, recovery, a.clientIP(r))
-	failure := store.LoginEvent{Type: "LOGIN_ERROR", UserID: c.user.ID, ClientID: c.clientID, SessionID: c.session.ID,
+	failure := store.LoginEvent{Type: store.EventLoginError, UserID: c.user.ID, ClientID: c.clientID, SessionID: c.session.ID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username, "method": method, "step_up": "true"}}
 	var throttled *identity.ThrottledError
 	switch {

@@ -86,7 +86,7 @@ func (a *App) finishStepUp(w http.ResponseWriter, r *http.Request, realm *store.
 // stepUpEvent records a step-up as the LOGIN it is, in the session it
 // raised, marked step_up with the method and the level reached.
 func (a *App) stepUpEvent(r *http.Request, realm *store.Realm, user *store.User, clientID string, sso *store.Session, method string) {
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGIN", UserID: user.ID, ClientID: clientID, SessionID: sso.ID,
+	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventLogin, UserID: user.ID, ClientID: clientID, SessionID: sso.ID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": user.Username, "step_up": "true", "method": method,
 			"acr": acrOf(sso.AMR)}})
 }

@@ -33,7 +33,7 @@ func (a *App) passwordGrantSecondFactor(ctx context.Context, realm *store.Realm,
 	if err != nil || pending == "" {
 		return err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, ClientID: client.ClientID, IPAddress: ip,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: client.ClientID, IPAddress: ip,
 		Error: "invalid_user_credentials", Details: map[string]string{"username": user.Username, "grant_type": identity.GrantPassword,
 			"reason": "second factor required"}})
 	return oidc.ErrInvalidGrant().WithDescription("second factor required: sign in through the browser")

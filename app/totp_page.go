@@ -160,7 +160,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &throttled):
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: st.user.ID, ClientID: st.client.ClientID,
 			IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
 		httpx.RetryAfter(w, throttled.Wait)
 		f.Alert = "totp.error.throttled"
@@ -170,7 +170,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 		if _, locked := identity.LockedOut(err); locked {
 			reason = "user_temporarily_disabled"
 		}
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: st.user.ID, ClientID: st.client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: st.user.ID, ClientID: st.client.ClientID,
 			IPAddress: a.clientIP(r), Error: reason, Details: st.eventDetails(map[string]string{"username": st.user.Username, "method": method})})
 		f.Error = "totp.error.code"
 		if recovery {
@@ -205,7 +205,7 @@ func (a *App) totpEnrol(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	case err != nil:
 		return err
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: "UPDATE_TOTP", UserID: st.user.ID, ClientID: st.client.ClientID,
+	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventUpdateTOTP, UserID: st.user.ID, ClientID: st.client.ClientID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": st.user.Username}})
 	st.step.Pending = store.StepRecoveryCodes
 	return a.renderRecoveryCodes(w, r, realm, st, codes)

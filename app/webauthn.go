@@ -284,7 +284,7 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 		return a.webauthnEnrolled(w, r, realm, reg.step, cred, err)
 	}
 	if err == nil {
-		a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", reg.user, accountSessionID(reg.caller), reg.caller.clientID, cred)
+		a.webauthnCredentialEvent(r, realm, store.EventUpdateCredential, reg.user, accountSessionID(reg.caller), reg.caller.clientID, cred)
 	}
 	if accountForm {
 		return a.accountWebAuthnRegistered(w, r, reg.caller, in, err)
@@ -299,7 +299,7 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 // webauthnCredentialEvent records a credential's registration
 // (UPDATE_CREDENTIAL) or removal (REMOVE_CREDENTIAL), as Keycloak names
 // them, with the credential type in the details.
-func (a *App) webauthnCredentialEvent(r *http.Request, realm *store.Realm, typ string, user *store.User, sessionID, clientID string, c *store.WebAuthnCredential) {
+func (a *App) webauthnCredentialEvent(r *http.Request, realm *store.Realm, typ store.EventType, user *store.User, sessionID, clientID string, c *store.WebAuthnCredential) {
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: typ, UserID: user.ID, SessionID: sessionID, ClientID: clientID,
 		IPAddress: a.clientIP(r), Details: map[string]string{"username": user.Username, "credential_type": credentialTypeWebAuthn,
 			"credential_id": c.ID, "credential_user_label": c.Name}})

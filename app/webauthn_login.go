@@ -233,7 +233,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 		}
 		return err
 	}
-	a.webauthnCredentialEvent(r, realm, "UPDATE_CREDENTIAL", st.user, "", st.client.ClientID, cred)
+	a.webauthnCredentialEvent(r, realm, store.EventUpdateCredential, st.user, "", st.client.ClientID, cred)
 	if form {
 		return a.finishSecondStep(w, r, realm, st, loginAMR(false))
 	}

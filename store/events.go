@@ -30,7 +30,7 @@ type LoginEvent struct {
 	ID        string
 	RealmID   string
 	Time      int64 // Unix milliseconds
-	Type      string
+	Type      EventType
 	UserID    string
 	ClientID  string
 	SessionID string
@@ -286,10 +286,3 @@ func (s *Store) DeleteExpiredEvents(ctx context.Context, now time.Time) (login, 
 	})
 	return login, admin, err
 }
-
-// The login event types of an impersonation (app/impersonation): its
-// start, and its end by an administrator.
-const (
-	EventImpersonate    = "IMPERSONATE"
-	EventImpersonateEnd = "IMPERSONATE_END"
-)

@@ -132,7 +132,7 @@ func (s *Service) finishLink(w http.ResponseWriter, r *http.Request, realm *stor
 	if err := s.deps.Store.Tx(ctx, func(tx *store.Store) error { return s.link(ctx, tx, realm, p, st, user, ident) }); err != nil {
 		return err
 	}
-	s.deps.LoginEvent(ctx, realm, store.LoginEvent{Type: "FEDERATED_IDENTITY_LINK", UserID: user.ID, IPAddress: s.deps.ClientIP(r),
+	s.deps.LoginEvent(ctx, realm, store.LoginEvent{Type: store.EventFederatedIdentityLink, UserID: user.ID, IPAddress: s.deps.ClientIP(r),
 		Details: map[string]string{"identity_provider": p.Alias, "identity_provider_identity": ident.Username}})
 	http.Redirect(w, r, s.accountLinkedURL(realm, "linked"), http.StatusSeeOther)
 	return nil

@@ -66,7 +66,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request, realm *store.
 	if errors.As(err, &f) {
 		s.deps.Log.WarnContext(ctx, "sign-in through identity provider failed", "realm", realm.Name,
 			"provider", p.Alias, "reason", f.reason, "err", f.cause)
-		s.deps.LoginEvent(ctx, realm, store.LoginEvent{Type: "IDENTITY_PROVIDER_LOGIN_ERROR", IPAddress: s.deps.ClientIP(r),
+		s.deps.LoginEvent(ctx, realm, store.LoginEvent{Type: store.EventIdentityProviderLoginError, IPAddress: s.deps.ClientIP(r),
 			Error: f.reason, Details: map[string]string{"identity_provider": p.Alias}})
 	}
 	return err

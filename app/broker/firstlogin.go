@@ -46,7 +46,7 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 		if err != nil {
 			return err
 		}
-		return s.signIn(w, r, realm, p, l.AuthRequestID, user, ident, "IDENTITY_PROVIDER_LOGIN")
+		return s.signIn(w, r, realm, p, l.AuthRequestID, user, ident, store.EventIdentityProviderLogin)
 	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
@@ -62,7 +62,7 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 			if err != nil {
 				return err
 			}
-			return s.signIn(w, r, realm, p, l.AuthRequestID, existing, ident, "FEDERATED_IDENTITY_LINK")
+			return s.signIn(w, r, realm, p, l.AuthRequestID, existing, ident, store.EventFederatedIdentityLink)
 		case err == nil:
 			return s.askToConfirmLink(w, r, realm, p, l, existing, ident)
 		case !errors.Is(err, store.ErrNotFound):
@@ -73,12 +73,12 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	return s.signIn(w, r, realm, p, l.AuthRequestID, user, ident, "IDENTITY_PROVIDER_FIRST_LOGIN")
+	return s.signIn(w, r, realm, p, l.AuthRequestID, user, ident, store.EventIdentityProviderFirstLogin)
 }
 
 // signIn hands the user to the app's sign-in, with the event saying how
 // the provider found them.
-func (s *Service) signIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, authRequestID string, user *store.User, ident *upstreamIdentity, event string) error {
+func (s *Service) signIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, authRequestID string, user *store.User, ident *upstreamIdentity, event store.EventType) error {
 	e := store.LoginEvent{Type: event, UserID: user.ID, IPAddress: s.deps.ClientIP(r),
 		Details: map[string]string{"identity_provider": p.Alias, "identity_provider_identity": ident.Username}}
 	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: authRequestID, User: user, ProviderID: p.ID,

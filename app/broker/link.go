@@ -176,7 +176,7 @@ func (s *Service) LinkConfirm(w http.ResponseWriter, r *http.Request, realm *sto
 	} else if err != nil {
 		return err
 	}
-	e := store.LoginEvent{Type: "IDENTITY_PROVIDER_LINK_ACCOUNT", UserID: pl.user.ID, IPAddress: ip,
+	e := store.LoginEvent{Type: store.EventIdentityProviderLinkAccount, UserID: pl.user.ID, IPAddress: ip,
 		Details: map[string]string{"identity_provider": pl.provider.Alias, "identity_provider_identity": pl.ident.Username}}
 	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: pl.link.AuthRequestID, User: pl.user, ProviderID: pl.provider.ID,
 		SecondFactorDone: step == store.StepTOTP, AMR: amr, Events: []store.LoginEvent{e}})

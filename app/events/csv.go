@@ -147,7 +147,7 @@ func (s *Service) ExportLoginEvents(w http.ResponseWriter, r *http.Request) erro
 		if err != nil {
 			return err
 		}
-		record[0], record[1], record[2], record[3], record[4] = e.ID, csvTime(e.Time), e.Type, e.RealmID, e.ClientID
+		record[0], record[1], record[2], record[3], record[4] = e.ID, csvTime(e.Time), string(e.Type), e.RealmID, e.ClientID
 		record[5], record[6], record[7], record[8], record[9] = e.UserID, e.SessionID, e.IPAddress, e.Error, string(details)
 		return x.row(record)
 	})

@@ -2,6 +2,5 @@ package events
 
 // Names the external tests of this package reach.
 var (
-	LoginEventTypes = loginEventTypes
-	DefuseFormula   = defuseFormula
+	DefuseFormula = defuseFormula
 )

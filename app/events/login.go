@@ -28,7 +28,7 @@ func ToLoginEventRep(e *store.LoginEvent) LoginEventRep {
 	if details == nil {
 		details = map[string]string{}
 	}
-	return LoginEventRep{ID: e.ID, Time: e.Time, Type: e.Type, RealmID: e.RealmID, ClientID: e.ClientID,
+	return LoginEventRep{ID: e.ID, Time: e.Time, Type: string(e.Type), RealmID: e.RealmID, ClientID: e.ClientID,
 		UserID: e.UserID, SessionID: e.SessionID, IPAddress: e.IPAddress, Error: e.Error, Details: details}
 }
 

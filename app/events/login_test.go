@@ -8,7 +8,6 @@ import (
 
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/realapp"
-	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -17,7 +16,7 @@ func TestLoginEventsQuery(t *testing.T) {
 	realmID := createRealm(s, "acme", false)
 	otherID := createRealm(s, "other", false)
 	const alice, bob = "a0000000-0000-4000-8000-000000000001", "a0000000-0000-4000-8000-000000000002"
-	ev := func(id, at, typ, user, client string) *store.LoginEvent {
+	ev := func(id, at string, typ store.EventType, user, client string) *store.LoginEvent {
 		return &store.LoginEvent{ID: id, RealmID: realmID, Time: millis(t, at), Type: typ, UserID: user,
 			ClientID: client, SessionID: "sess-" + id, IPAddress: "198.51.100.4"}
 	}
@@ -96,8 +95,8 @@ func TestLoginEventsQueryBadInput(t *testing.T) {
 	apptest.MustError(t, s.Admin(http.MethodGet, "/admin/realms/nope/events", nil), http.StatusNotFound, "not_found", "")
 	apptest.MustError(t, s.Request(http.MethodGet, "/admin/realms/acme/events", nil), http.StatusUnauthorized, "unauthorized", "")
 	// Every known type is accepted.
-	for _, typ := range events.LoginEventTypes {
-		apptest.MustStatus(t, s.Admin(http.MethodGet, "/admin/realms/acme/events?type="+typ, nil), http.StatusOK)
+	for _, typ := range store.LoginEventTypes {
+		apptest.MustStatus(t, s.Admin(http.MethodGet, "/admin/realms/acme/events?type="+string(typ), nil), http.StatusOK)
 	}
 }
 

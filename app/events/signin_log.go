@@ -28,9 +28,9 @@ func (s *Service) logSignIn(ctx context.Context, realm *store.Realm, e *store.Lo
 	switch {
 	case e.Details["lockout"] != "":
 		msg = msgLockedOut
-	case e.Type == "LOGIN_ERROR" || strings.HasSuffix(e.Type, "LOGIN_ERROR"):
+	case e.Type == store.EventLoginError || strings.HasSuffix(string(e.Type), string(store.EventLoginError)):
 		msg = msgSignInFailed
-	case e.Type == "LOGIN" && s.deps.SystemRealm != nil && s.deps.SystemRealm(realm):
+	case e.Type == store.EventLogin && s.deps.SystemRealm != nil && s.deps.SystemRealm(realm):
 		msg, level = msgAdminSignIn, slog.LevelInfo
 	default:
 		return

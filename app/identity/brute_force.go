@@ -81,7 +81,7 @@ func (c *Core) bruteForceFailed(ctx context.Context, realm *store.Realm, user *s
 		lockout = "permanent"
 	}
 	c.log.WarnContext(ctx, "user locked out", "realm", realm.Name, "user", user.ID, "lockout", lockout)
-	c.loginEvent(ctx, realm, store.LoginEvent{Type: "LOGIN_ERROR", UserID: user.ID, IPAddress: ip, Error: "user_temporarily_disabled",
+	c.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, IPAddress: ip, Error: "user_temporarily_disabled",
 		Details: map[string]string{"username": user.Username, "lockout": lockout,
 			"temporary_lockouts": strconv.Itoa(f.TemporaryLockouts)}})
 	return nil

@@ -145,9 +145,9 @@ func (l *live) introspect(token string) map[string]any {
 	return r.Object(l.t)
 }
 
-func (l *live) loginEvents(typ string) []store.LoginEvent {
+func (l *live) loginEvents(typ store.EventType) []store.LoginEvent {
 	l.t.Helper()
-	r := l.s.Admin(http.MethodGet, "/admin/realms/acme/events?type="+typ, nil)
+	r := l.s.Admin(http.MethodGet, "/admin/realms/acme/events?type="+string(typ), nil)
 	apptest.MustStatus(l.t, r, http.StatusOK)
 	var out []store.LoginEvent
 	r.Decode(l.t, &out)

@@ -86,7 +86,7 @@ func (s *Service) recordLogin(r *http.Request, realm *store.Realm, sp *store.SAM
 	if s.deps.LoginEvent == nil {
 		return
 	}
-	e := store.LoginEvent{Type: "LOGIN", ClientID: sp.EntityID,
+	e := store.LoginEvent{Type: store.EventLogin, ClientID: sp.EntityID,
 		Details: map[string]string{"protocol": "saml", "sp": sp.EntityID}}
 	if user != nil {
 		e.UserID = user.ID
@@ -95,7 +95,7 @@ func (s *Service) recordLogin(r *http.Request, realm *store.Realm, sp *store.SAM
 		e.SessionID = sess.ID
 	}
 	if errCode != "" {
-		e.Type, e.Error = "LOGIN_ERROR", errCode
+		e.Type, e.Error = store.EventLoginError, errCode
 	}
 	s.deps.LoginEvent(r.Context(), realm, e)
 }

@@ -236,7 +236,7 @@ func (s *Service) recordLogoutError(r *http.Request, realm *store.Realm, sp *sto
 	if s.deps.LoginEvent == nil {
 		return
 	}
-	s.deps.LoginEvent(r.Context(), realm, store.LoginEvent{Type: "LOGOUT_ERROR", ClientID: sp.EntityID, Error: status,
+	s.deps.LoginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventLogoutError, ClientID: sp.EntityID, Error: status,
 		Details: map[string]string{"protocol": "saml", "sp": sp.EntityID}})
 }
 

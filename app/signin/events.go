@@ -8,16 +8,15 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// EventType is the type of a login event the sign-in records, as
-// Keycloak names it.
-type EventType string
+// EventType is the type of a login event the sign-in records: the store's
+// types, as Keycloak names them.
+type EventType = store.EventType
 
+// The types the sign-in's steps record.
 const (
-	EventLogin      EventType = "LOGIN"
-	EventLoginError EventType = "LOGIN_ERROR"
-	// EventUpdatePassword: the user changed a password the sign-in asked
-	// them to change.
-	EventUpdatePassword EventType = "UPDATE_PASSWORD"
+	EventLogin          = store.EventLogin
+	EventLoginError     = store.EventLoginError
+	EventUpdatePassword = store.EventUpdatePassword
 )
 
 // Emitter records a login event of the realm (the events module's
@@ -34,7 +33,7 @@ func (emit Emitter) stepFailed(ctx context.Context, f *Flow, v View, userID, use
 	if reason == "" {
 		return
 	}
-	e := store.LoginEvent{Type: string(EventLoginError), ClientID: f.Wants.Client, IPAddress: v.ClientIP, Error: reason, UserID: userID}
+	e := store.LoginEvent{Type: EventLoginError, ClientID: f.Wants.Client, IPAddress: v.ClientIP, Error: reason, UserID: userID}
 	if username != "" {
 		e.Details = map[string]string{"username": username}
 	}

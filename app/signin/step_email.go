@@ -121,7 +121,7 @@ func (s emailCodeStep) Submit(w http.ResponseWriter, r *http.Request, f *Flow, v
 	default:
 		return f.User, nil
 	}
-	s.emit(ctx, f.Realm, store.LoginEvent{Type: string(EventLoginError), UserID: f.User.ID, ClientID: f.Wants.Client,
+	s.emit(ctx, f.Realm, store.LoginEvent{Type: EventLoginError, UserID: f.User.ID, ClientID: f.Wants.Client,
 		IPAddress: v.ClientIP, Error: reason})
 	return nil, s.page(w, r, f, v, http.StatusUnauthorized, key, "")
 }

@@ -60,7 +60,7 @@ func (s passkeyStep) Submit(w http.ResponseWriter, r *http.Request, f *Flow, v V
 		return nil, err
 	}
 	if identity.EmailVerificationRequired(f.Realm, as.User) {
-		s.emit(r.Context(), f.Realm, store.LoginEvent{Type: string(EventLoginError), UserID: as.User.ID, ClientID: f.Wants.Client,
+		s.emit(r.Context(), f.Realm, store.LoginEvent{Type: EventLoginError, UserID: as.User.ID, ClientID: f.Wants.Client,
 			IPAddress: v.ClientIP, Error: "email_not_verified", Details: map[string]string{"username": as.User.Username}})
 		return nil, s.keys.page(w, r, s.pages, f, v, u, false, http.StatusForbidden, "login.error.unverified")
 	}

@@ -59,7 +59,7 @@ func (s passwordStep) Submit(w http.ResponseWriter, r *http.Request, f *Flow, v 
 		return nil, err
 	}
 	if identity.EmailVerificationRequired(f.Realm, user) {
-		s.emit(ctx, f.Realm, store.LoginEvent{Type: string(EventLoginError), UserID: user.ID, ClientID: f.Wants.Client,
+		s.emit(ctx, f.Realm, store.LoginEvent{Type: EventLoginError, UserID: user.ID, ClientID: f.Wants.Client,
 			IPAddress: v.ClientIP, Error: "email_not_verified", Details: map[string]string{"username": username}})
 		return again(http.StatusForbidden, "login.error.unverified")
 	}

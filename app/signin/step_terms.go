@@ -68,7 +68,7 @@ func (s termsStep) Submit(w http.ResponseWriter, r *http.Request, f *Flow, v Vie
 		}
 		return f.User, nil
 	case "decline":
-		s.emit(ctx, f.Realm, store.LoginEvent{Type: string(EventLoginError), UserID: f.User.ID, ClientID: f.Wants.Client,
+		s.emit(ctx, f.Realm, store.LoginEvent{Type: EventLoginError, UserID: f.User.ID, ClientID: f.Wants.Client,
 			IPAddress: v.ClientIP, Error: reasonTermsDeclined})
 		if err := s.deps.Store.DeleteSignInFlow(ctx, f.Realm.ID, f.ID()); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err

@@ -89,7 +89,7 @@ func (s updatePasswordStep) Submit(w http.ResponseWriter, r *http.Request, f *Fl
 	if err != nil {
 		return nil, err
 	}
-	s.emit(ctx, realm, store.LoginEvent{Type: string(EventUpdatePassword), UserID: user.ID, ClientID: f.Wants.Client,
+	s.emit(ctx, realm, store.LoginEvent{Type: EventUpdatePassword, UserID: user.ID, ClientID: f.Wants.Client,
 		IPAddress: v.ClientIP, Details: map[string]string{"reason": "change-password"}})
 	s.ended(ctx, realm, ended)
 	// The dispatcher asks again whether a change is owed: of the user as

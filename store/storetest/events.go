@@ -210,7 +210,7 @@ func testLoginEventFilters(t *testing.T, s *store.Store) {
 	acme, beta := eventsTestRealms(t, s)
 	const alice, bob = "a0000000-0000-4000-8000-000000000001", "a0000000-0000-4000-8000-000000000002"
 	ev := func(id, realmID string, time int64, typ, user, client string) *store.LoginEvent {
-		return &store.LoginEvent{ID: id, RealmID: realmID, Time: time, Type: typ, UserID: user, ClientID: client}
+		return &store.LoginEvent{ID: id, RealmID: realmID, Time: time, Type: store.EventType(typ), UserID: user, ClientID: client}
 	}
 	eventsTestMustAddLogin(t, s,
 		ev("l1", acme.ID, 1000, "LOGIN", alice, "web"),

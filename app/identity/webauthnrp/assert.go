@@ -161,7 +161,7 @@ func (s *Service) VerifyAssertion(ctx context.Context, realm *store.Realm, in As
 	}
 	var user *store.User
 	fail := func(reason string, cause error, counted bool) error {
-		e := store.LoginEvent{Type: "LOGIN_ERROR", ClientID: in.ClientID, IPAddress: in.IP, Error: "invalid_user_credentials",
+		e := store.LoginEvent{Type: store.EventLoginError, ClientID: in.ClientID, IPAddress: in.IP, Error: "invalid_user_credentials",
 			Details: map[string]string{"credential_type": store.CredentialWebAuthn, "reason": reason}}
 		if user != nil {
 			e.UserID, e.Details["username"] = user.ID, user.Username
