@@ -23,6 +23,9 @@ func TestRealmChildNotFound(t *testing.T) {
 		"Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte("web:"+secret)))
 	mustStatus(t, grant, http.StatusOK)
 	alice := "Authorization: Bearer " + grant.object(t)["access_token"].(string)
+	r := s.admin(http.MethodPost, "/admin/realms/acme/nhi", map[string]any{"kind": "workload", "name": "worker"})
+	mustStatus(t, r, http.StatusCreated)
+	worker := r.object(t)["id"].(string)
 
 	const realm = "/admin/realms/acme"
 	for _, tc := range []struct {
@@ -45,6 +48,12 @@ func TestRealmChildNotFound(t *testing.T) {
 		{"credential policy", http.MethodGet, realm + "/nhi/credential-policies/nope-12", nil, nil, "credential policy nope-12 not found"},
 		{"organization", http.MethodGet, realm + "/organizations/nope-13", nil, nil, "organization nope-13 not found"},
 		{"SCIM token", http.MethodGet, realm + "/scim/tokens/nope-14", nil, nil, "SCIM token nope-14 not found"},
+		{"non-human identity", http.MethodGet, realm + "/nhi/nope-15", nil, nil, "identity nope-15 not found"},
+		{"service account", http.MethodGet, realm + "/service-accounts/nope-16", nil, nil, "service account nope-16 not found"},
+		{"workload as a service account", http.MethodGet, realm + "/service-accounts/" + worker, nil, nil,
+			"service account " + worker + " not found"},
+		{"identity's credential", http.MethodPost, realm + "/nhi/" + worker + "/credentials/nope-17/revoke", nil, nil,
+			"credential nope-17 not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *testResponse
