@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/gorilla/mux"
-
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -89,21 +87,18 @@ func (s *Service) List(w http.ResponseWriter, r *http.Request) error {
 }
 
 // account loads the account of the path's {id}.
-func (s *Service) account(ctx context.Context, id string) (*store.Realm, *store.AdminAccount, error) {
-	sys, err := s.deps.SystemRealm(ctx)
+func (s *Service) account(r *http.Request) (*store.Realm, *store.AdminAccount, error) {
+	sys, err := s.deps.SystemRealm(r.Context())
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := s.deps.Store.GetAdminAccount(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("admin account " + id)
-	}
+	a, err := httpx.Child(r, "id", "admin account", s.deps.Store.GetAdminAccount)
 	return sys, a, err
 }
 
 // Get answers one account.
 func (s *Service) Get(w http.ResponseWriter, r *http.Request) error {
-	sys, a, err := s.account(r.Context(), mux.Vars(r)["id"])
+	sys, a, err := s.account(r)
 	if err != nil {
 		return err
 	}
@@ -307,7 +302,7 @@ func (s *Service) Update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	sys, a, err := s.account(ctx, mux.Vars(r)["id"])
+	sys, a, err := s.account(r)
 	if err != nil {
 		return err
 	}
@@ -378,7 +373,7 @@ func (s *Service) Update(w http.ResponseWriter, r *http.Request) error {
 // Delete removes an account and its user: its sessions and tokens end.
 func (s *Service) Delete(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	sys, a, err := s.account(ctx, mux.Vars(r)["id"])
+	sys, a, err := s.account(r)
 	if err != nil {
 		return err
 	}
@@ -419,7 +414,7 @@ type AdminSessionRep struct {
 // Sessions lists the account's live sign-in sessions.
 func (s *Service) Sessions(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	sys, a, err := s.account(ctx, mux.Vars(r)["id"])
+	sys, a, err := s.account(r)
 	if err != nil {
 		return err
 	}
@@ -441,7 +436,7 @@ func (s *Service) Sessions(w http.ResponseWriter, r *http.Request) error {
 // EndSessions ends every session of the account, and the tokens of each.
 func (s *Service) EndSessions(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	sys, a, err := s.account(ctx, mux.Vars(r)["id"])
+	sys, a, err := s.account(r)
 	if err != nil {
 		return err
 	}
@@ -461,7 +456,7 @@ func (s *Service) EndSessions(w http.ResponseWriter, r *http.Request) error {
 // working), for an administrator who lost theirs or their password.
 func (s *Service) Enrol(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	sys, a, err := s.account(ctx, mux.Vars(r)["id"])
+	sys, a, err := s.account(r)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -125,12 +123,7 @@ func (s *Service) List(w http.ResponseWriter, r *http.Request) error {
 
 // key loads the key the path names.
 func (s *Service) key(r *http.Request) (*store.AdminAPIKey, error) {
-	id := mux.Vars(r)["id"]
-	k, err := s.deps.Store.GetAdminAPIKey(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apperr.NotFound("admin API key " + id)
-	}
-	return k, err
+	return httpx.Child(r, "id", "admin API key", s.deps.Store.GetAdminAPIKey)
 }
 
 // Get shows one key, without its secret.
@@ -254,15 +247,13 @@ func (s *Service) Rotate(w http.ResponseWriter, r *http.Request) error {
 	if body.GraceSeconds < 0 || grace > maxGrace {
 		return apperr.Field("graceSeconds", "must be between 0 and %d", int64(maxGrace/time.Second))
 	}
-	id := mux.Vars(r)["id"]
-	var key string
+	var key, id string
 	err := s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
-		k, err := tx.GetAdminAPIKey(r.Context(), id)
-		if errors.Is(err, store.ErrNotFound) {
-			return apperr.NotFound("admin API key " + id)
-		} else if err != nil {
+		k, err := httpx.Child(r, "id", "admin API key", tx.GetAdminAPIKey)
+		if err != nil {
 			return err
 		}
+		id = k.ID
 		now := s.now().UnixMilli()
 		if k.RevokedAt != 0 || (k.ExpiresAt != 0 && k.ExpiresAt <= now) {
 			return apperr.New(http.StatusConflict, apperr.CodeInvalidState,

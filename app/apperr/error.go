@@ -111,3 +111,8 @@ func Under(err error, prefix string) error {
 	out.Message = prefix + "." + ae.Message
 	return &out
 }
+
+// IsNotFound says whether err is, or wraps, the store's not-found: the
+// row asked for does not exist. Layers that may not import the store (the
+// HTTP toolkit) ask here.
+func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -132,11 +131,7 @@ func (s *Service) attribute(r *http.Request) (*store.Realm, *store.CustomAttribu
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["attributeId"]
-	a, err := s.deps.Store.GetCustomAttribute(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("custom attribute " + id)
-	}
+	a, err := httpx.ChildOf(r, realm.ID, "attributeId", "custom attribute", s.deps.Store.GetCustomAttribute)
 	return realm, a, err
 }
 
@@ -323,11 +318,7 @@ func (s *Service) user(r *http.Request) (*store.Realm, *store.User, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["userId"]
-	u, err := s.deps.Store.GetUser(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("user " + id)
-	}
+	u, err := httpx.ChildOf(r, realm.ID, "userId", "user", s.deps.Store.GetUser)
 	return realm, u, err
 }
 

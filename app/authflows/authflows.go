@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -146,11 +145,7 @@ func (s *Service) flow(r *http.Request) (*store.Realm, *store.AuthFlow, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["id"]
-	f, err := s.deps.Store.GetAuthFlow(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("authentication flow " + id)
-	}
+	f, err := httpx.ChildOf(r, realm.ID, "id", "authentication flow", s.deps.Store.GetAuthFlow)
 	return realm, f, err
 }
 

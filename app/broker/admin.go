@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -166,11 +165,7 @@ func (s *Service) provider(r *http.Request) (*store.Realm, *store.IdentityProvid
 	if err != nil {
 		return nil, nil, err
 	}
-	alias := mux.Vars(r)["alias"]
-	p, err := s.deps.Store.GetIdentityProvider(r.Context(), realm.ID, alias)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("identity provider " + alias)
-	}
+	p, err := httpx.ChildOf(r, realm.ID, "alias", "identity provider", s.deps.Store.GetIdentityProvider)
 	return realm, p, err
 }
 

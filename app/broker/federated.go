@@ -36,11 +36,7 @@ func (s *Service) pathUser(r *http.Request) (*store.Realm, *store.User, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["userId"]
-	u, err := s.deps.Store.GetUser(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("user " + id)
-	}
+	u, err := httpx.ChildOf(r, realm.ID, "userId", "user", s.deps.Store.GetUser)
 	return realm, u, err
 }
 

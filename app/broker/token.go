@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -34,10 +35,8 @@ var errNoReadToken = apperr.Forbidden("reading the kept upstream tokens needs th
 func (s *Service) StoredToken(w http.ResponseWriter, r *http.Request, realm *store.Realm, user *store.User) error {
 	ctx := r.Context()
 	alias := mux.Vars(r)["alias"]
-	p, err := s.deps.Store.GetIdentityProvider(ctx, realm.ID, alias)
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.NotFound("identity provider " + alias)
-	} else if err != nil {
+	p, err := httpx.ChildOf(r, realm.ID, "alias", "identity provider", s.deps.Store.GetIdentityProvider)
+	if err != nil {
 		return err
 	}
 	st, err := readSettings(p)

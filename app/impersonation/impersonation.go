@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
@@ -140,11 +139,8 @@ func (s *Service) Impersonate(w http.ResponseWriter, r *http.Request) error {
 		return errDisabled
 	}
 	ctx := r.Context()
-	id := mux.Vars(r)["userId"]
-	u, err := s.deps.Store.GetUser(ctx, realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.NotFound("user " + id)
-	} else if err != nil {
+	u, err := httpx.ChildOf(r, realm.ID, "userId", "user", s.deps.Store.GetUser)
+	if err != nil {
 		return err
 	}
 	if !u.Enabled {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -93,11 +92,7 @@ func (s *Service) provider(r *http.Request) (*store.Realm, *store.FederationProv
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["id"]
-	p, err := s.deps.Store.GetFederationProvider(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("user federation provider " + id)
-	}
+	p, err := httpx.ChildOf(r, realm.ID, "id", "user federation provider", s.deps.Store.GetFederationProvider)
 	return realm, p, err
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -88,10 +87,9 @@ func (s *Service) credential(r *http.Request) (*store.Realm, *store.NHI, *store.
 		return nil, nil, nil, err
 	}
 	v := viewOf(r)
-	id := mux.Vars(r)[v.credParam]
-	c, err := s.deps.Store.GetNHICredential(r.Context(), n.ID, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && v.credType != "" && c.Type != v.credType) {
-		return nil, nil, nil, apperr.NotFound(v.credWhat + " " + id)
+	c, err := httpx.ChildOf(r, n.ID, v.credParam, v.credWhat, s.deps.Store.GetNHICredential)
+	if err == nil && v.credType != "" && c.Type != v.credType {
+		return nil, nil, nil, apperr.NotFound(v.credWhat + " " + c.ID)
 	}
 	return realm, n, c, err
 }

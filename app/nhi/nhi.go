@@ -15,16 +15,14 @@ package nhi
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -107,10 +105,9 @@ func (s *Service) identity(r *http.Request) (*store.Realm, *store.NHI, error) {
 		return nil, nil, err
 	}
 	v := viewOf(r)
-	id := mux.Vars(r)["id"]
-	n, err := s.deps.Store.GetNHI(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && v.kind != "" && n.Kind != v.kind) {
-		return nil, nil, apperr.NotFound(v.what + " " + id)
+	n, err := httpx.ChildOf(r, realm.ID, "id", v.what, s.deps.Store.GetNHI)
+	if err == nil && v.kind != "" && n.Kind != v.kind {
+		return nil, nil, apperr.NotFound(v.what + " " + n.ID)
 	}
 	return realm, n, err
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -75,11 +74,7 @@ func (s *Service) policy(r *http.Request) (*store.Realm, *store.NHIPolicy, error
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["policyId"]
-	p, err := s.deps.Store.GetNHIPolicy(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("credential policy " + id)
-	}
+	p, err := httpx.ChildOf(r, realm.ID, "policyId", "credential policy", s.deps.Store.GetNHIPolicy)
 	return realm, p, err
 }
 

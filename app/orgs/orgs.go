@@ -5,15 +5,12 @@ package orgs
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
-	"github.com/gorilla/mux"
-
-	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -63,10 +60,6 @@ func (s *Service) organization(r *http.Request) (*store.Realm, *store.Organizati
 	if err != nil {
 		return nil, nil, err
 	}
-	slug := mux.Vars(r)["slug"]
-	o, err := s.deps.Store.GetOrganization(r.Context(), realm.ID, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("organization " + slug)
-	}
+	o, err := httpx.ChildOf(r, realm.ID, "slug", "organization", s.deps.Store.GetOrganization)
 	return realm, o, err
 }

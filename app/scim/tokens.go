@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
@@ -145,11 +144,7 @@ func (s *Service) token(r *http.Request) (*store.Realm, *store.SCIMToken, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	id := mux.Vars(r)["tokenId"]
-	t, err := s.deps.Store.GetSCIMToken(r.Context(), realm.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apperr.NotFound("SCIM token " + id)
-	}
+	t, err := httpx.ChildOf(r, realm.ID, "tokenId", "SCIM token", s.deps.Store.GetSCIMToken)
 	return realm, t, err
 }
 
