@@ -278,7 +278,7 @@ func TestAssignClient(t *testing.T) {
 		{"a grant flow for the pages", grant.ID, "web", nil, http.StatusBadRequest, "invalid_field", "usage"},
 		{"a usage a client has not", f.ID, "web", map[string]any{"usage": "device"}, http.StatusBadRequest, "invalid_field", "usage"},
 		{"an unknown field", f.ID, "web", map[string]any{"use": "browser"}, http.StatusBadRequest, "unknown_field", "use"},
-		{"a step the sign-in does not run yet", discovery.ID, "web", nil, http.StatusBadRequest, "invalid_field", "steps[0].kind"},
+		{"a step a SAML sign-in does not run", discovery.ID, spName, nil, http.StatusBadRequest, "invalid_field", "steps[0].kind"},
 		{"an unknown client", f.ID, "nope", nil, http.StatusNotFound, "not_found", ""},
 		{"an unknown flow", "9a1e0000-0000-4000-8000-000000000000", "web", nil, http.StatusNotFound, "not_found", ""},
 	} {
