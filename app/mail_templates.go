@@ -8,7 +8,7 @@ import (
 	texttemplate "text/template"
 	"time"
 
-	"github.com/idenplane/idenplane/app/signin"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -38,7 +38,7 @@ var hexColor = regexp.MustCompile(`^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
 // newMailContent starts a mail in l's language with the realm's part:
 // its title and theme colour.
 func newMailContent(l *ui.Localizer, realm *store.Realm) mailContent {
-	c := mailContent{Lang: l.Tag, Dir: "ltr", Realm: signin.RealmTitle(realm), Primary: "#2f6fed", CopyLink: l.T("mail.common.copyLink")}
+	c := mailContent{Lang: l.Tag, Dir: "ltr", Realm: identity.RealmTitle(realm), Primary: "#2f6fed", CopyLink: l.T("mail.common.copyLink")}
 	if rtlLanguages[l.Tag] {
 		c.Dir = "rtl"
 	}

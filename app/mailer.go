@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/mail"
 
-	"github.com/idenplane/idenplane/app/signin"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -76,7 +76,7 @@ func mailSender(realm *store.Realm, smtpOnly bool) (string, error) {
 		return "", configErrorf("the sender address %q is not an email address", from)
 	}
 	if addr.Name == "" {
-		addr.Name = signin.RealmTitle(realm)
+		addr.Name = identity.RealmTitle(realm)
 	}
 	return addr.String(), nil
 }

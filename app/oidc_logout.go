@@ -20,6 +20,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -210,7 +211,7 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		targets = []string{current.ID}
 	case current != nil:
 		signin.FormsLeaveServer(r.Context())
-		return a.pages.Render(w, r, http.StatusOK, ui.LogoutConfirm(a.pages.Page("logout.title"), signin.RealmTitle(realm), ui.LogoutForm{
+		return a.pages.Render(w, r, http.StatusOK, ui.LogoutConfirm(a.pages.Page("logout.title"), identity.RealmTitle(realm), ui.LogoutForm{
 			Action:    "/realms/" + realm.Name + "/" + pathLogout,
 			CSRFToken: a.logoutCSRF(realm, current.ID, a.now().Add(logoutCSRFLifetime)),
 			ClientID:  lr.clientID, PostLogoutRedirectURI: lr.redirect, State: lr.state,
@@ -264,7 +265,7 @@ func (a *App) rpLogoutStep(w http.ResponseWriter, r *http.Request, realm *store.
 		}
 	}
 	if lr.redirect == "" {
-		return a.pages.Render(w, r, http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), signin.RealmTitle(realm)))
+		return a.pages.Render(w, r, http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), identity.RealmTitle(realm)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, withState(lr.redirect, lr.state), http.StatusFound)

@@ -169,7 +169,7 @@ func (a *App) samlEndSession(w http.ResponseWriter, r *http.Request, realm *stor
 // samlLoggedOut is the signed-out page, for a logout whose service
 // provider went meanwhile.
 func (a *App) samlLoggedOut(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	return a.pages.Render(w, signin.WithRealm(r, realm), http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), signin.RealmTitle(realm)))
+	return a.pages.Render(w, signin.WithRealm(r, realm), http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), identity.RealmTitle(realm)))
 }
 
 // samlServiceProviders are the SAML service providers each SSO session of

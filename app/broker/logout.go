@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -103,7 +104,7 @@ func (s *Service) LogoutResponse(w http.ResponseWriter, r *http.Request, realm *
 	}
 	if l.Redirect == "" {
 		signin.FormsLeaveServer(r.Context())
-		return s.deps.Pages.Render(w, r, http.StatusOK, ui.LoggedOut(s.deps.Pages.Page("logout.done.title"), signin.RealmTitle(realm)))
+		return s.deps.Pages.Render(w, r, http.StatusOK, ui.LoggedOut(s.deps.Pages.Page("logout.done.title"), identity.RealmTitle(realm)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, l.Redirect, http.StatusFound)

@@ -3,6 +3,7 @@ package signin
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -54,14 +55,6 @@ func (p *Pages) RememberLocale(w http.ResponseWriter, realm *store.Realm, uiLoca
 	}
 }
 
-// RealmTitle is how pages and mails name a realm to people.
-func RealmTitle(realm *store.Realm) string {
-	if realm.DisplayName != "" {
-		return realm.DisplayName
-	}
-	return realm.Name
-}
-
 // themeVars maps a realm's theme overrides to the stylesheet's custom
 // properties.
 var themeVars = []struct{ key, prop string }{
@@ -75,7 +68,7 @@ var themeVars = []struct{ key, prop string }{
 
 // frame is how a realm's pages look: its name, logo and theme.
 func (p *Pages) frame(realm *store.Realm) ui.Frame {
-	f := ui.Frame{RealmName: RealmTitle(realm), Theme: realm.ThemeName}
+	f := ui.Frame{RealmName: identity.RealmTitle(realm), Theme: realm.ThemeName}
 	if f.Theme == "" {
 		f.Theme = p.defaultTheme
 	}
