@@ -153,37 +153,12 @@ func (a *App) changePassword(w http.ResponseWriter, r *http.Request, realm *stor
 		return err
 	}
 	user := step.user
-	password, confirm := r.PostForm.Get("password"), r.PostForm.Get("confirm")
-	var form ui.ChangePasswordForm
-	if password == "" {
-		form.PasswordError = "password.error.required"
-	} else {
-		// What needs no stored password first; the history with the hash.
-		form.PasswordError = a.pages.PasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
-	}
-	if password != confirm {
-		form.ConfirmError = "password.error.mismatch"
-	}
-	if form.PasswordError == "" && form.ConfirmError == "" && realm.PasswordHistoryCount == 0 && user.PasswordHash != "" {
-		// Without a history the policy allows the current password again;
-		// a change asked for must change it.
-		same, err := a.id.VerifyPassword(ctx, user.PasswordHash, password)
-		if err != nil && !errors.Is(err, identity.ErrBadHash) {
-			return err
-		}
-		if same {
-			form.PasswordError = "password.error.sameAsCurrent"
-		}
-	}
-	if form.PasswordError != "" || form.ConfirmError != "" {
-		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
-	}
-	hash, err := a.id.NewPasswordHash(ctx, realm, user, password)
-	if msg := a.pages.PasswordError(r, realm, err); msg != "" {
-		form.PasswordError = msg
-		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
-	} else if err != nil {
+	hash, form, err := a.pages.CheckNewPassword(r, a.id, realm, user, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	if err != nil {
 		return err
+	}
+	if hash == "" {
+		return a.renderChangePassword(w, r, realm, step, http.StatusBadRequest, form)
 	}
 	now := a.now().UnixMilli()
 	var ended []*store.Session

@@ -83,3 +83,40 @@ func (p *Pages) PasswordError(r *http.Request, realm *store.Realm, err error) st
 	}
 	return p.PasswordText(r, realm, refused.Unmet())
 }
+
+// CheckNewPassword checks a new password a page asked user for, typed
+// twice: the realm's policy in the page's language, the confirmation,
+// and, without a history (which would refuse it), the current password
+// again, since a change asked for must change it. It answers the new
+// password's hash, or the form's field errors with hash ""; err is the
+// server's.
+func (p *Pages) CheckNewPassword(r *http.Request, core *identity.Core, realm *store.Realm, user *store.User,
+	password, confirm string) (hash string, form ui.ChangePasswordForm, err error) {
+	if password == "" {
+		form.PasswordError = "password.error.required"
+	} else {
+		// What needs no stored password first; the history with the hash.
+		form.PasswordError = p.PasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
+	}
+	if password != confirm {
+		form.ConfirmError = "password.error.mismatch"
+	}
+	if form.PasswordError == "" && form.ConfirmError == "" && realm.PasswordHistoryCount == 0 && user.PasswordHash != "" {
+		same, err := core.VerifyPassword(r.Context(), user.PasswordHash, password)
+		if err != nil && !errors.Is(err, identity.ErrBadHash) {
+			return "", form, err
+		}
+		if same {
+			form.PasswordError = "password.error.sameAsCurrent"
+		}
+	}
+	if form.PasswordError != "" || form.ConfirmError != "" {
+		return "", form, nil
+	}
+	hash, err = core.NewPasswordHash(r.Context(), realm, user, password)
+	if msg := p.PasswordError(r, realm, err); msg != "" {
+		form.PasswordError = msg
+		return "", form, nil
+	}
+	return hash, form, err
+}

@@ -2,7 +2,6 @@ package signin
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -46,37 +45,12 @@ func (s updatePasswordStep) Show(w http.ResponseWriter, r *http.Request, f *Flow
 
 func (s updatePasswordStep) Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error) {
 	ctx, realm, user := r.Context(), f.Realm, f.User
-	password, confirm := r.PostForm.Get("password"), r.PostForm.Get("confirm")
-	var form ui.ChangePasswordForm
-	if password == "" {
-		form.PasswordError = "password.error.required"
-	} else {
-		// What needs no stored password first; the history with the hash.
-		form.PasswordError = s.pages.PasswordText(r, realm, identity.UnmetUserPasswordRules(realm, user, password))
-	}
-	if password != confirm {
-		form.ConfirmError = "password.error.mismatch"
-	}
-	if form.PasswordError == "" && form.ConfirmError == "" && realm.PasswordHistoryCount == 0 && user.PasswordHash != "" {
-		// Without a history the policy allows the current password again;
-		// a change asked for must change it.
-		same, err := s.core.VerifyPassword(ctx, user.PasswordHash, password)
-		if err != nil && !errors.Is(err, identity.ErrBadHash) {
-			return nil, err
-		}
-		if same {
-			form.PasswordError = "password.error.sameAsCurrent"
-		}
-	}
-	if form.PasswordError != "" || form.ConfirmError != "" {
-		return nil, s.page(w, r, f, v, http.StatusBadRequest, form)
-	}
-	hash, err := s.core.NewPasswordHash(ctx, realm, user, password)
-	if msg := s.pages.PasswordError(r, realm, err); msg != "" {
-		form.PasswordError = msg
-		return nil, s.page(w, r, f, v, http.StatusBadRequest, form)
-	} else if err != nil {
+	hash, form, err := s.pages.CheckNewPassword(r, s.core, realm, user, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	if err != nil {
 		return nil, err
+	}
+	if hash == "" {
+		return nil, s.page(w, r, f, v, http.StatusBadRequest, form)
 	}
 	var ended []*store.Session
 	err = s.store.Tx(ctx, func(tx *store.Store) error {
