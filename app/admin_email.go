@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -19,6 +20,14 @@ import (
 
 // verifyEmailTokenLifetime is how long a verification link works.
 const verifyEmailTokenLifetime = 12 * time.Hour
+
+// The mails carrying a single-use link.
+var (
+	verifyEmailMail = mail.LinkMail{Name: "verify-email", Key: "mail.verifyEmail",
+		Lifetime: verifyEmailTokenLifetime, Unit: time.Hour}
+	resetPasswordMail = mail.LinkMail{Name: "reset-password", Key: "mail.resetPassword",
+		Lifetime: resetPasswordTokenLifetime, Unit: time.Minute}
+)
 
 type testMailBody struct {
 	To string `json:"to"`
@@ -66,12 +75,12 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
 	// The administrator asking is the one to read it: their language.
-	msg, err := deliveryTestMail(a.messages.Localizer(mailLocale(a.messages, realm, signin.RequestLocale(a.messages, r))), realm, provider, to)
+	msg, err := deliveryTestMail(a.messages.Localizer(mail.Locale(a.messages, realm, signin.RequestLocale(a.messages, r))), realm, provider, to)
 	if err != nil {
 		return err
 	}
-	if err := a.sendNow(r.Context(), realm, msg, smtpOnly); err != nil {
-		var bad mailConfigError
+	if err := a.mail.SendNow(r.Context(), realm, msg, smtpOnly); err != nil {
+		var bad mail.ConfigError
 		if errors.As(err, &bad) {
 			return apperr.Invalid("%s", err.Error())
 		}
@@ -84,11 +93,11 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 
 // deliveryTestMail is the message that checks delivery through
 // provider, in l's language.
-func deliveryTestMail(l *ui.Localizer, realm *store.Realm, provider, to string) (mailMessage, error) {
-	c := newMailContent(l, realm)
+func deliveryTestMail(l *ui.Localizer, realm *store.Realm, provider, to string) (mail.Message, error) {
+	c := mail.NewContent(l, realm)
 	c.Subject = l.T("mail.testMail.subject", c.Realm)
 	c.Body = []string{l.T("mail.testMail.intro", c.Realm, provider), l.T("mail.testMail.done")}
-	return c.render("test", to)
+	return c.Render("test", to)
 }
 
 // sendVerificationEmail mails the user a single-use link that verifies
@@ -102,11 +111,11 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 	if u.Email == "" {
 		return apperr.Invalid("the user has no email address")
 	}
-	if _, err := mailSender(realm, false); err != nil {
+	if _, err := mail.Sender(realm, false); err != nil {
 		return apperr.Invalid("%s", err.Error())
 	}
 	// An administrator's request: the mail takes the user's language.
-	l, err := mailLanguages{a.store, a.messages}.localizer(r.Context(), realm, u, nil)
+	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(r.Context(), realm, u, nil)
 	if err != nil {
 		return err
 	}
@@ -117,7 +126,7 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 	if err := a.store.Tx(r.Context(), func(tx *store.Store) error { return v.queue(r.Context(), tx) }); err != nil {
 		return err
 	}
-	a.wakeMailer()
+	a.mail.Wake()
 	httpx.WriteJSON(w, http.StatusOK, mailQueued{Message: "verification email queued"})
 	return nil
 }
@@ -133,7 +142,7 @@ type verification struct {
 	realm *store.Realm
 	user  *store.User
 	token string
-	msg   mailMessage
+	msg   mail.Message
 }
 
 // newVerification makes a token and renders the mail with its link for u,
@@ -144,7 +153,7 @@ func (a *App) newVerification(l *ui.Localizer, realm *store.Realm, u *store.User
 		return nil, err
 	}
 	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
-	msg, err := verifyEmailMail.render(l, realm, u, link)
+	msg, err := verifyEmailMail.Render(l, realm, u, link)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +161,7 @@ func (a *App) newVerification(l *ui.Localizer, realm *store.Realm, u *store.User
 }
 
 // queue stores the token's hash and puts the mail in the outbox through
-// tx; the caller calls wakeMailer once tx commits.
+// tx; the caller wakes the mail worker once tx commits.
 func (v *verification) queue(ctx context.Context, tx *store.Store) error {
 	now := v.a.now()
 	if err := tx.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(v.token), RealmID: v.realm.ID,
@@ -160,7 +169,7 @@ func (v *verification) queue(ctx context.Context, tx *store.Store) error {
 		ExpiresAt: now.Add(verifyEmailTokenLifetime).UnixMilli()}); err != nil {
 		return err
 	}
-	return v.a.enqueueMail(ctx, tx, v.realm, v.msg)
+	return v.a.mail.Enqueue(ctx, tx, v.realm, v.msg)
 }
 
 // newActionToken is 256 random bits, URL-safe.

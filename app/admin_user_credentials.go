@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -73,7 +74,7 @@ func (a *App) sendResetPasswordEmail(w http.ResponseWriter, r *http.Request) err
 	err = a.queueActionMail(r.Context(), nil, realm, u, store.ActionResetPassword, pathResetPassword, nil,
 		resetPasswordMail)
 	if errors.Is(err, errMailUnavailable) {
-		_, cause := mailSender(realm, false)
+		_, cause := mail.Sender(realm, false)
 		return apperr.Invalid("%s", cause.Error())
 	} else if err != nil {
 		return err

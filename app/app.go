@@ -29,6 +29,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/ldapfed"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
@@ -91,7 +92,6 @@ type App struct {
 	log          *slog.Logger
 	now          func() time.Time
 	adminKeyHash []byte
-	mailClient   *http.Client // the HTTP mail providers' (newMailClient)
 	tokenKey     []byte
 	id           *identity.Core      // the rules of users, credentials and clients
 	webauthn     *webauthnrp.Service // the realms as WebAuthn relying parties
@@ -120,10 +120,10 @@ type App struct {
 	orgs          *orgs.Service
 	attributes    *attributes.Service
 	authFlows     *authflows.Service
+	mail          *mail.Service
 	impersonation *impersonation.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
-	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
 	assets        *assets.Assets
 	messages      *ui.Catalogues
 	pages         *signin.Pages  // the hosted pages' kit
@@ -161,7 +161,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if cfg.AccessLog != nil {
 		a.accessLog = newAccessLog(cfg.AccessLog)
 	}
-	a.mailClient = a.tracing.Client(newMailClient(cfg.OutboundAllowed))
+	a.mail = mail.New(mail.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
+		Client: a.tracing.Client(mail.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed})
 	a.backchannel.allowed, a.backchannel.traced = cfg.OutboundAllowed, a.tracing.Client
 	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
 	adminThrottle, err := identity.NewStoredThrottle(ctx, st, a.now)
@@ -189,7 +190,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
 	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
-		SendInvitation: a.sendOrgInvitation, MailQueued: a.wakeMailer, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
+		SendInvitation: a.sendOrgInvitation, MailQueued: a.mail.Wake, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
 		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
@@ -218,7 +219,6 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
-	a.mailWake = make(chan struct{}, 1)
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/signin"
 )
 
@@ -20,7 +21,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
 	defer a.startLogoutDelivery(ctx)()
-	defer a.startMailDelivery(ctx)()
+	defer a.mail.Start(ctx)()
 	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
 		a.expireEvents(ctx)
@@ -77,7 +78,7 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"WebAuthn ceremonies", a.store.DeleteExpiredWebAuthnCeremonies},
 		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},
 		{"outbox mail", func(ctx context.Context, now int64) (int64, error) {
-			return a.store.DeleteFinishedEmails(ctx, now-mailRetention.Milliseconds())
+			return a.store.DeleteFinishedEmails(ctx, now-mail.Retention.Milliseconds())
 		}},
 	} {
 		n, err := purge.run(ctx, now)

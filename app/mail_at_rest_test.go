@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -86,7 +87,7 @@ func TestMailedLinksNotAtRest(t *testing.T) {
 	mustHoldNoToken(t, "the database file, mail pending,", e.dbPath, pending)
 	mustHoldNoToken(t, "the -wal file, mail pending,", e.dbPath+"-wal", pending)
 
-	if n := e.app.deliverDueMail(ctx); n != 3 {
+	if n := e.app.mail.DeliverDue(ctx); n != 3 {
 		t.Fatalf("sent %d mails, want 3", n)
 	}
 	smtp.WaitFor(t, "bob@example.test")
@@ -140,16 +141,16 @@ func recoveryOutboxAll(t *testing.T, e *codeflowEnv) []*store.OutboxEmail {
 }
 
 // The hourly upkeep deletes the record of a mail sent more than
-// mailRetention ago, and not before.
+// mail.Retention ago, and not before.
 func TestOutboxRecordsExpire(t *testing.T) {
 	s, clock, p, alice := outboxTestServer(t)
 	ctx := context.Background()
 	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/users/"+alice+"/send-verification-email", nil), http.StatusOK)
 	e := outboxOnly(t, s)
-	if n := s.app.deliverDueMail(ctx); n != 1 || p.count() != 1 {
+	if n := s.app.mail.DeliverDue(ctx); n != 1 || p.count() != 1 {
 		t.Fatalf("sent %d with %d requests", n, p.count())
 	}
-	clock.advance(mailRetention)
+	clock.advance(mail.Retention)
 	s.app.expireSessions(ctx)
 	if _, err := s.store.GetOutboxEmail(ctx, e.ID); err != nil {
 		t.Fatalf("the record was deleted at the retention's end, not after: %v", err)

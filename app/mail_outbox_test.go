@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -75,7 +76,7 @@ func TestOutboxRetriesUntilSent(t *testing.T) {
 	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/users/"+alice+"/send-verification-email", nil), http.StatusOK)
 	p.answerWith(http.StatusServiceUnavailable, `{"message":"try later"}`)
 
-	if n := s.app.deliverDueMail(ctx); n != 0 || p.count() != 1 {
+	if n := s.app.mail.DeliverDue(ctx); n != 0 || p.count() != 1 {
 		t.Fatalf("sent %d with %d requests, want 0 and 1", n, p.count())
 	}
 	e := outboxOnly(t, s)
@@ -84,11 +85,11 @@ func TestOutboxRetriesUntilSent(t *testing.T) {
 	}
 	// Not due yet: no request.
 	clock.advance(59 * time.Second)
-	if s.app.deliverDueMail(ctx); p.count() != 1 {
+	if s.app.mail.DeliverDue(ctx); p.count() != 1 {
 		t.Fatalf("%d requests before the retry was due", p.count())
 	}
 	clock.advance(time.Second)
-	if s.app.deliverDueMail(ctx); p.count() != 2 {
+	if s.app.mail.DeliverDue(ctx); p.count() != 2 {
 		t.Fatalf("%d requests", p.count())
 	}
 	if e = outboxOnly(t, s); e.Attempts != 2 || e.NextAttemptAt != clock.now().Add(5*time.Minute).UnixMilli() {
@@ -96,14 +97,14 @@ func TestOutboxRetriesUntilSent(t *testing.T) {
 	}
 	p.answerWith(0, "")
 	clock.advance(5 * time.Minute)
-	if n := s.app.deliverDueMail(ctx); n != 1 || p.count() != 3 {
+	if n := s.app.mail.DeliverDue(ctx); n != 1 || p.count() != 3 {
 		t.Fatalf("sent %d with %d requests", n, p.count())
 	}
 	if e, err := s.store.GetOutboxEmail(ctx, e.ID); err != nil || e.SentAt != clock.now().UnixMilli() || e.Attempts != 3 || e.LastError != "" {
 		t.Fatalf("after sending: %+v, %v", e, err)
 	}
 	clock.advance(24 * time.Hour)
-	if s.app.deliverDueMail(ctx); p.count() != 3 {
+	if s.app.mail.DeliverDue(ctx); p.count() != 3 {
 		t.Fatal("a sent mail was sent again")
 	}
 	// The mail carried a working link.
@@ -124,7 +125,7 @@ func TestOutboxKeepsMailWhileProviderDown(t *testing.T) {
 	waits := []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
 	var id string
 	for i, wait := range waits {
-		s.app.deliverDueMail(ctx)
+		s.app.mail.DeliverDue(ctx)
 		e := outboxOnly(t, s)
 		id = e.ID
 		if e.Attempts != i+1 || e.SentAt != 0 || e.FailedAt != 0 || e.Recipient != "alice@example.test" {
@@ -132,13 +133,13 @@ func TestOutboxKeepsMailWhileProviderDown(t *testing.T) {
 		}
 		clock.advance(wait)
 	}
-	s.app.deliverDueMail(ctx)
+	s.app.mail.DeliverDue(ctx)
 	e, err := s.store.GetOutboxEmail(ctx, id)
 	if err != nil || e.Attempts != 5 || e.FailedAt != clock.now().UnixMilli() || e.SentAt != 0 || !strings.Contains(e.LastError, "500") {
 		t.Fatalf("after giving up: %+v, %v", e, err)
 	}
 	clock.advance(24 * time.Hour)
-	if s.app.deliverDueMail(ctx); p.count() != 5 {
+	if s.app.mail.DeliverDue(ctx); p.count() != 5 {
 		t.Fatalf("%d requests, want 5 attempts in all", p.count())
 	}
 }
@@ -154,14 +155,14 @@ func TestMailWorkerWokenByEnqueue(t *testing.T) {
 		r.EmailProvider, r.EmailProviderConfig = "resend", providerConfig("resend", p.url)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	wait := s.app.startMailDelivery(ctx)
+	wait := s.app.mail.Start(ctx)
 	defer wait()
 	defer cancel()
 	<-time.After(10 * time.Millisecond) // let the first (empty) pass finish, so the wake is what sends
 	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/users/"+alice["id"].(string)+"/send-verification-email", nil), http.StatusOK)
 	select {
 	case <-p.received:
-	case <-time.After(mailPollInterval / 2):
+	case <-time.After(mail.PollInterval / 2):
 		t.Fatal("the queued mail was not sent on wake")
 	}
 	if !strings.Contains(p.bodies[0], "/realms/acme/verify-email?token=") {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -24,17 +25,19 @@ func TestMailsInEveryLanguage(t *testing.T) {
 	realm := &store.Realm{Name: "acme", DisplayName: `Acme <b>&</b> Co`}
 	u := &store.User{Username: "alice", FirstName: "Alice", Email: "alice@example.test"}
 	const link = "https://id.example.test/realms/acme/x?token=abc&n=1"
-	mails := map[string]func(l *ui.Localizer) (mailMessage, error){
-		"verify-email":   func(l *ui.Localizer) (mailMessage, error) { return verifyEmailMail.render(l, realm, u, link) },
-		"reset-password": func(l *ui.Localizer) (mailMessage, error) { return resetPasswordMail.render(l, realm, u, link) },
-		"test":           func(l *ui.Localizer) (mailMessage, error) { return deliveryTestMail(l, realm, "smtp", u.Email) },
-		"email-code":     func(l *ui.Localizer) (mailMessage, error) { return emailCodeMail(l, realm, u, "042137", 5*time.Minute) },
-		"organization-invitation": func(l *ui.Localizer) (mailMessage, error) {
+	mails := map[string]func(l *ui.Localizer) (mail.Message, error){
+		"verify-email":   func(l *ui.Localizer) (mail.Message, error) { return verifyEmailMail.Render(l, realm, u, link) },
+		"reset-password": func(l *ui.Localizer) (mail.Message, error) { return resetPasswordMail.Render(l, realm, u, link) },
+		"test":           func(l *ui.Localizer) (mail.Message, error) { return deliveryTestMail(l, realm, "smtp", u.Email) },
+		"email-code": func(l *ui.Localizer) (mail.Message, error) {
+			return mail.EmailCode(l, realm, u, "042137", 5*time.Minute)
+		},
+		"organization-invitation": func(l *ui.Localizer) (mail.Message, error) {
 			return orgInvitationMail(l, realm, orgs.InvitationMail{To: u.Email, Organization: "Alice Corp", Role: "member",
 				Link: link, Expires: time.Date(2030, 1, 2, 15, 4, 0, 0, time.UTC)})
 		},
 	}
-	english := map[string]mailMessage{}
+	english := map[string]mail.Message{}
 	for name, render := range mails {
 		m, err := render(testCatalogues.Localizer(ui.DefaultLocale))
 		if err != nil {

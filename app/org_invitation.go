@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -26,10 +27,10 @@ var errNoMailSender = apperr.Invalid("the realm cannot send mail: set its SMTP s
 // sendOrgInvitation puts an invitation's mail in the realm's outbox through
 // tx (orgs.Deps.SendInvitation).
 func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *store.Realm, m orgs.InvitationMail) error {
-	if _, err := mailSender(realm, false); err != nil {
+	if _, err := mail.Sender(realm, false); err != nil {
 		return errNoMailSender
 	}
-	l, err := mailLanguages{a.store, a.messages}.invitee(ctx, tx, realm, m.To)
+	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Invitee(ctx, tx, realm, m.To)
 	if err != nil {
 		return err
 	}
@@ -37,19 +38,19 @@ func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *sto
 	if err != nil {
 		return err
 	}
-	return a.enqueueMail(ctx, tx, realm, msg)
+	return a.mail.Enqueue(ctx, tx, realm, msg)
 }
 
 // orgInvitationMail is the invitation m in l's language.
-func orgInvitationMail(l *ui.Localizer, realm *store.Realm, m orgs.InvitationMail) (mailMessage, error) {
-	c := newMailContent(l, realm)
+func orgInvitationMail(l *ui.Localizer, realm *store.Realm, m orgs.InvitationMail) (mail.Message, error) {
+	c := mail.NewContent(l, realm)
 	c.Subject = l.T("mail.orgInvitation.subject", m.Organization, c.Realm)
 	c.Greeting = l.T("mail.orgInvitation.greeting")
 	c.Body = []string{l.T("mail.orgInvitation.intro", m.Organization, m.Role)}
 	c.Action, c.Link = l.T("mail.orgInvitation.action"), m.Link
 	c.Notes = []string{l.T("mail.orgInvitation.expiry", m.Expires.UTC().Format(orgInvitationDate)),
 		l.T("mail.orgInvitation.ignore")}
-	return c.render("organization-invitation", m.To)
+	return c.Render("organization-invitation", m.To)
 }
 
 // userHandler serves a JSON route for the user whose access token the

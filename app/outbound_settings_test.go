@@ -197,7 +197,7 @@ var outboundClientMakers = regexp.MustCompile(`http\.Client\{|http\.Transport\{|
 // outboundDialers are the files that may dial for themselves, and why.
 var outboundDialers = map[string]string{
 	"httpx/outbound.go": "the guard itself",
-	"mail_smtp.go":      "SMTP relays: a dialer with httpx.LocalNetworkControl",
+	"mail/smtp.go":      "SMTP relays: a dialer with httpx.LocalNetworkControl",
 	"ldapfed/conn.go":   "LDAP directories: a dialer that refuses link-local addresses",
 	"dns.go":            "the DNS server the operator names with --dns-resolver",
 	"tlsserver/acme.go": "the ACME CA the operator names with --acme-directory",

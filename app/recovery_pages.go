@@ -10,6 +10,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -71,11 +72,11 @@ func (a *App) loginURL(realm *store.Realm, authRequestID string) string {
 // its link, in one transaction. own is u's own request, whose language the
 // mail takes when u has not chosen one; nil when an administrator asked.
 func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *store.Realm, u *store.User, kind string,
-	path string, query url.Values, m linkMail) error {
-	if _, err := mailSender(realm, false); err != nil {
+	path string, query url.Values, m mail.LinkMail) error {
+	if _, err := mail.Sender(realm, false); err != nil {
 		return errMailUnavailable
 	}
-	l, err := mailLanguages{a.store, a.messages}.localizer(ctx, realm, u, own)
+	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(ctx, realm, u, own)
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *sto
 		q[k] = v
 	}
 	link := a.issuer(realm) + path + "?" + q.Encode()
-	msg, err := m.render(l, realm, u, link)
+	msg, err := m.Render(l, realm, u, link)
 	if err != nil {
 		return err
 	}
@@ -96,15 +97,15 @@ func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *sto
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
 		if err := tx.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(token), RealmID: realm.ID,
 			UserID: u.ID, Kind: kind, Email: u.Email, CreatedAt: now.UnixMilli(),
-			ExpiresAt: now.Add(m.lifetime).UnixMilli()}); err != nil {
+			ExpiresAt: now.Add(m.Lifetime).UnixMilli()}); err != nil {
 			return err
 		}
-		return a.enqueueMail(ctx, tx, realm, msg)
+		return a.mail.Enqueue(ctx, tx, realm, msg)
 	})
 	if err != nil {
 		return err
 	}
-	a.wakeMailer()
+	a.mail.Wake()
 	return nil
 }
 

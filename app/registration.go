@@ -11,6 +11,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -244,13 +245,13 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, noSender := mailSender(realm, false); len(users) == 1 && !users[0].EmailVerified && noSender == nil {
+	if _, noSender := mail.Sender(realm, false); len(users) == 1 && !users[0].EmailVerified && noSender == nil {
 		status, err := a.store.UserStatus(r.Context(), realm.ID, users[0].ID)
 		if err != nil {
 			return err
 		}
 		if status != store.UserRejected {
-			l, err := mailLanguages{a.store, a.messages}.localizer(r.Context(), realm, users[0], r)
+			l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(r.Context(), realm, users[0], r)
 			if err != nil {
 				return err
 			}
@@ -261,7 +262,7 @@ func (a *App) registrationResend(w http.ResponseWriter, r *http.Request) error {
 			if err := a.store.Tx(r.Context(), func(tx *store.Store) error { return v.queue(r.Context(), tx) }); err != nil {
 				return err
 			}
-			a.wakeMailer()
+			a.mail.Wake()
 			a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventSendVerifyEmail, UserID: users[0].ID,
 				IPAddress: a.clientIP(r), Details: map[string]string{"email": email}})
 		}

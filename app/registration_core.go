@@ -15,6 +15,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -116,12 +117,12 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	u.CreatedAt = a.now().UnixMilli()
 	u.PasswordChangedAt = u.CreatedAt
 	var v *verification
-	if _, err := mailSender(realm, false); err == nil && u.Email != "" {
-		chosen := chosenLocale(a.messages, custom[userLocaleAttribute], attrs[userLocaleAttribute])
+	if _, err := mail.Sender(realm, false); err == nil && u.Email != "" {
+		chosen := mail.ChosenLocale(a.messages, custom[mail.UserLocaleAttribute], attrs[mail.UserLocaleAttribute])
 		if chosen == "" {
 			chosen = reg.Locale
 		}
-		if v, err = a.newVerification(a.messages.Localizer(mailLocale(a.messages, realm, chosen)), realm, u); err != nil {
+		if v, err = a.newVerification(a.messages.Localizer(mail.Locale(a.messages, realm, chosen)), realm, u); err != nil {
 			return nil, err
 		}
 	}
@@ -162,7 +163,7 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		return nil, err
 	}
 	if v != nil {
-		a.wakeMailer()
+		a.mail.Wake()
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegister, UserID: u.ID, IPAddress: ip,
 		Details: map[string]string{"username": u.Username, "email": u.Email, "status": status}})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
@@ -19,14 +20,14 @@ var errCodeMailUnavailable = pageErr(http.StatusServiceUnavailable, apperr.CodeU
 // the code, and sent at once.
 func (a *App) mailSignInCode(ctx context.Context, r *http.Request, realm *store.Realm, u *store.User, code string,
 	lifetime time.Duration, record func(tx *store.Store) error) error {
-	if _, err := mailSender(realm, false); err != nil {
+	if _, err := mail.Sender(realm, false); err != nil {
 		return errCodeMailUnavailable
 	}
-	l, err := mailLanguages{a.store, a.messages}.localizer(ctx, realm, u, r)
+	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(ctx, realm, u, r)
 	if err != nil {
 		return err
 	}
-	msg, err := emailCodeMail(l, realm, u, code, lifetime)
+	msg, err := mail.EmailCode(l, realm, u, code, lifetime)
 	if err != nil {
 		return err
 	}
@@ -34,12 +35,12 @@ func (a *App) mailSignInCode(ctx context.Context, r *http.Request, realm *store.
 		if err := record(tx); err != nil {
 			return err
 		}
-		return a.enqueueMail(ctx, tx, realm, msg)
+		return a.mail.Enqueue(ctx, tx, realm, msg)
 	})
 	if err != nil {
 		return err
 	}
-	a.wakeMailer()
+	a.mail.Wake()
 	return nil
 }
 

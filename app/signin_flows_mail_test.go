@@ -23,7 +23,7 @@ var (
 // to that address.
 func emailCodeSent(e *codeflowEnv, smtp *apptest.SMTPServer, to string, count int) string {
 	e.t.Helper()
-	e.app.deliverDueMail(e.t.Context())
+	e.app.mail.DeliverDue(e.t.Context())
 	var texts []string
 	deadline := time.Now().Add(time.Minute)
 	for len(texts) < count {

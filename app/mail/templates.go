@@ -1,4 +1,4 @@
-package app
+package mail
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"github.com/idenplane/idenplane/ui"
 )
 
-// mailContent is what one mail says, in one language. Every text comes
+// Content is what one mail says, in one language. Every text comes
 // from the message catalogues (the mail.* keys); the frame around it is
 // shared by every kind of mail.
-type mailContent struct {
+type Content struct {
 	Lang     string // the catalogue's tag, for the html element
 	Dir      string // rtl for a right-to-left language, else ltr
 	Subject  string
@@ -35,10 +35,10 @@ var rtlLanguages = map[string]bool{"ar": true, "fa": true, "he": true, "ur": tru
 
 var hexColor = regexp.MustCompile(`^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
 
-// newMailContent starts a mail in l's language with the realm's part:
+// NewContent starts a mail in l's language with the realm's part:
 // its title and theme colour.
-func newMailContent(l *ui.Localizer, realm *store.Realm) mailContent {
-	c := mailContent{Lang: l.Tag, Dir: "ltr", Realm: identity.RealmTitle(realm), Primary: "#2f6fed", CopyLink: l.T("mail.common.copyLink")}
+func NewContent(l *ui.Localizer, realm *store.Realm) Content {
+	c := Content{Lang: l.Tag, Dir: "ltr", Realm: identity.RealmTitle(realm), Primary: "#2f6fed", CopyLink: l.T("mail.common.copyLink")}
 	if rtlLanguages[l.Tag] {
 		c.Dir = "rtl"
 	}
@@ -82,48 +82,41 @@ var mailText = texttemplate.Must(texttemplate.New("mail.text").Parse(`{{with .Gr
 {{.Realm}}
 `))
 
-// render is the mail to to, recorded in the outbox as template.
-func (c mailContent) render(template, to string) (mailMessage, error) {
+// Render is the mail to to, recorded in the outbox as template.
+func (c Content) Render(template, to string) (Message, error) {
 	var html, text bytes.Buffer
 	if err := mailHTML.Execute(&html, c); err != nil {
-		return mailMessage{}, fmt.Errorf("render mail html: %w", err)
+		return Message{}, fmt.Errorf("render mail html: %w", err)
 	}
 	if err := mailText.Execute(&text, c); err != nil {
-		return mailMessage{}, fmt.Errorf("render mail text: %w", err)
+		return Message{}, fmt.Errorf("render mail text: %w", err)
 	}
-	return mailMessage{To: to, Template: template, Subject: c.Subject, HTML: html.String(), Text: text.String()}, nil
+	return Message{To: to, Template: template, Subject: c.Subject, HTML: html.String(), Text: text.String()}, nil
 }
 
-// linkMail is a mail carrying a single-use link to a user. Its texts are
+// LinkMail is a mail carrying a single-use link to a user. Its texts are
 // the catalogue keys <key>.subject, .greeting, .intro, .action, .expiry
 // and .ignore.
-type linkMail struct {
-	name     string // the template name the outbox records
-	key      string
-	lifetime time.Duration // how long the link works
-	unit     time.Duration // what .expiry counts the lifetime in
+type LinkMail struct {
+	Name     string // the template name the outbox records
+	Key      string
+	Lifetime time.Duration // how long the link works
+	Unit     time.Duration // what .expiry counts the lifetime in
 }
 
-var (
-	verifyEmailMail = linkMail{name: "verify-email", key: "mail.verifyEmail",
-		lifetime: verifyEmailTokenLifetime, unit: time.Hour}
-	resetPasswordMail = linkMail{name: "reset-password", key: "mail.resetPassword",
-		lifetime: resetPasswordTokenLifetime, unit: time.Minute}
-)
-
-// render is the mail to u, in l's language, carrying link.
-func (m linkMail) render(l *ui.Localizer, realm *store.Realm, u *store.User, link string) (mailMessage, error) {
-	c := newMailContent(l, realm)
-	c.Subject = l.T(m.key+".subject", c.Realm)
-	c.Greeting = l.T(m.key+".greeting", greeting(u))
-	c.Body = []string{l.T(m.key+".intro", c.Realm)}
-	c.Action, c.Link = l.T(m.key+".action"), link
-	c.Notes = []string{l.T(m.key+".expiry", int(m.lifetime/m.unit)), l.T(m.key + ".ignore")}
-	return c.render(m.name, u.Email)
+// Render is the mail to u, in l's language, carrying link.
+func (m LinkMail) Render(l *ui.Localizer, realm *store.Realm, u *store.User, link string) (Message, error) {
+	c := NewContent(l, realm)
+	c.Subject = l.T(m.Key+".subject", c.Realm)
+	c.Greeting = l.T(m.Key+".greeting", Greeting(u))
+	c.Body = []string{l.T(m.Key+".intro", c.Realm)}
+	c.Action, c.Link = l.T(m.Key+".action"), link
+	c.Notes = []string{l.T(m.Key+".expiry", int(m.Lifetime/m.Unit)), l.T(m.Key + ".ignore")}
+	return c.Render(m.Name, u.Email)
 }
 
-// greeting is how a mail addresses the user.
-func greeting(u *store.User) string {
+// Greeting is how a mail addresses the user.
+func Greeting(u *store.User) string {
 	switch {
 	case u.FirstName != "":
 		return u.FirstName
@@ -133,17 +126,17 @@ func greeting(u *store.User) string {
 	return u.Email
 }
 
-// emailCodeTemplate is the template name the outbox records for a sign-in's
+// EmailCodeTemplate is the template name the outbox records for a sign-in's
 // one-time code; its texts are the mail.emailCode.* keys.
-const emailCodeTemplate = "email-code"
+const EmailCodeTemplate = "email-code"
 
-// emailCodeMail is the mail to u, in l's language, carrying a sign-in's
+// EmailCode is the mail to u, in l's language, carrying a sign-in's
 // one-time code, valid for lifetime.
-func emailCodeMail(l *ui.Localizer, realm *store.Realm, u *store.User, code string, lifetime time.Duration) (mailMessage, error) {
-	c := newMailContent(l, realm)
+func EmailCode(l *ui.Localizer, realm *store.Realm, u *store.User, code string, lifetime time.Duration) (Message, error) {
+	c := NewContent(l, realm)
 	c.Subject = l.T("mail.emailCode.subject", c.Realm)
-	c.Greeting = l.T("mail.emailCode.greeting", greeting(u))
+	c.Greeting = l.T("mail.emailCode.greeting", Greeting(u))
 	c.Body = []string{l.T("mail.emailCode.intro", c.Realm), l.T("mail.emailCode.code", code)}
 	c.Notes = []string{l.T("mail.emailCode.expiry", int(lifetime/time.Minute)), l.T("mail.emailCode.ignore")}
-	return c.render(emailCodeTemplate, u.Email)
+	return c.Render(EmailCodeTemplate, u.Email)
 }

@@ -1,4 +1,4 @@
-package app
+package mail
 
 import (
 	"bytes"
@@ -43,11 +43,11 @@ type httpMailer struct {
 	client   *http.Client
 }
 
-// newMailClient is the client of the HTTP providers: the outbound guard's
+// NewClient is the client of the HTTP providers: the outbound guard's
 // (no non-public address unless allowed), with no redirect followed, since
 // a redirect would carry the API key (in Postmark's own header, which Go
 // does not strip) to wherever it points.
-func newMailClient(allowed []netip.Prefix) *http.Client {
+func NewClient(allowed []netip.Prefix) *http.Client {
 	c := httpx.OutboundClient(providerTimeout, allowed)
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c
@@ -105,7 +105,7 @@ func httpMailerFor(provider string, cfg map[string]any, client *http.Client) (*h
 	return m, nil
 }
 
-func (m *httpMailer) send(ctx context.Context, msg mailMessage) error {
+func (m *httpMailer) send(ctx context.Context, msg Message) error {
 	req, err := m.request(ctx, msg)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (m *httpMailer) send(ctx context.Context, msg mailMessage) error {
 }
 
 // request builds the provider's send request, authenticated as it documents.
-func (m *httpMailer) request(ctx context.Context, msg mailMessage) (*http.Request, error) {
+func (m *httpMailer) request(ctx context.Context, msg Message) (*http.Request, error) {
 	var path, contentType string
 	var body []byte
 	var err error

@@ -1,4 +1,4 @@
-package app
+package mail
 
 import (
 	"context"
@@ -16,65 +16,65 @@ import (
 // Accept-Language, as the pages negotiate it); else the realm's. A mail
 // an administrator causes does not take the administrator's language.
 
-// userLocaleAttribute is the user attribute naming the user's language.
-const userLocaleAttribute = "locale"
+// UserLocaleAttribute is the user attribute naming the user's language.
+const UserLocaleAttribute = "locale"
 
-// mailLanguages picks the language of mails from the store's users and
+// Languages picks the language of mails from the store's users and
 // the catalogues.
-type mailLanguages struct {
-	store    *store.Store
-	messages *ui.Catalogues
+type Languages struct {
+	Store    *store.Store
+	Messages *ui.Catalogues
 }
 
-// localizer is the language of a mail to u. own is the request u made
+// Localizer is the language of a mail to u. own is the request u made
 // that caused it, nil when the mail is not the answer to one of u's own.
-func (m mailLanguages) localizer(ctx context.Context, realm *store.Realm, u *store.User, own *http.Request) (*ui.Localizer, error) {
+func (m Languages) Localizer(ctx context.Context, realm *store.Realm, u *store.User, own *http.Request) (*ui.Localizer, error) {
 	tag, err := m.userLocale(ctx, u)
 	if err != nil {
 		return nil, err
 	}
 	if tag == "" && own != nil {
-		tag = signin.RequestLocale(m.messages, own)
+		tag = signin.RequestLocale(m.Messages, own)
 	}
-	return m.messages.Localizer(mailLocale(m.messages, realm, tag)), nil
+	return m.Messages.Localizer(Locale(m.Messages, realm, tag)), nil
 }
 
 // userLocale is the catalogue matching u's locale attribute: a custom
 // attribute (the admin and account APIs), else one stored at
 // registration or by brokering; "" when u has none a catalogue matches.
-func (m mailLanguages) userLocale(ctx context.Context, u *store.User) (string, error) {
-	custom, err := m.store.UserCustomAttributes(ctx, u.ID)
+func (m Languages) userLocale(ctx context.Context, u *store.User) (string, error) {
+	custom, err := m.Store.UserCustomAttributes(ctx, u.ID)
 	if err != nil {
 		return "", err
 	}
-	plain, err := m.store.UserAttributes(ctx, u.ID)
+	plain, err := m.Store.UserAttributes(ctx, u.ID)
 	if err != nil {
 		return "", err
 	}
-	return chosenLocale(m.messages, custom[userLocaleAttribute], plain[userLocaleAttribute]), nil
+	return ChosenLocale(m.Messages, custom[UserLocaleAttribute], plain[UserLocaleAttribute]), nil
 }
 
-// invitee is the language of an invitation to address: that of the
+// Invitee is the language of an invitation to address: that of the
 // realm's user with the address when there is one, else the realm's. The
 // request that invites is an administrator's, not the invitee's.
-func (m mailLanguages) invitee(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
+func (m Languages) Invitee(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
 	users, _, err := tx.ListUsers(ctx, realm.ID, store.UserFilter{Email: address, Exact: true, Limit: 1})
 	if err != nil || len(users) == 0 {
-		return m.messages.Localizer(mailLocale(m.messages, realm, "")), err
+		return m.Messages.Localizer(Locale(m.Messages, realm, "")), err
 	}
-	return m.localizer(ctx, realm, users[0], nil)
+	return m.Localizer(ctx, realm, users[0], nil)
 }
 
-// chosenLocale is the catalogue matching a user's locale attribute, held
+// ChosenLocale is the catalogue matching a user's locale attribute, held
 // as a custom attribute's values or a plain attribute's value; "" when
 // none matches.
-func chosenLocale(c *ui.Catalogues, custom []string, plain string) string {
+func ChosenLocale(c *ui.Catalogues, custom []string, plain string) string {
 	return c.Preferred(ui.Offer{}, append(slices.Clone(custom), plain), "")
 }
 
-// mailLocale is tag, the language the recipient or their request chose,
+// Locale is tag, the language the recipient or their request chose,
 // or when there is none the realm's default among those it offers.
-func mailLocale(c *ui.Catalogues, realm *store.Realm, tag string) string {
+func Locale(c *ui.Catalogues, realm *store.Realm, tag string) string {
 	if tag != "" {
 		return tag
 	}

@@ -1,4 +1,4 @@
-package app
+package mail
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ const (
 	smtpDataTimeout    = 2 * time.Minute // the message and the final reply
 )
 
-var errNoSMTPHost error = mailConfigError("the realm has no SMTP server: set smtpHost")
+var errNoSMTPHost error = ConfigError("the realm has no SMTP server: set smtpHost")
 
 // smtpMailer sends through a realm's SMTP server. With secure, the
 // connection is TLS from the start (port 465 style); otherwise STARTTLS is
@@ -56,7 +56,7 @@ type smtpMailer struct {
 	dialControl func(network, address string, c syscall.RawConn) error
 }
 
-func (a *App) smtpMailerFor(realm *store.Realm) (*smtpMailer, error) {
+func (s *Service) smtpMailerFor(realm *store.Realm) (*smtpMailer, error) {
 	if realm.SMTPHost == "" {
 		return nil, errNoSMTPHost
 	}
@@ -68,20 +68,20 @@ func (a *App) smtpMailerFor(realm *store.Realm) (*smtpMailer, error) {
 		}
 	}
 	return &smtpMailer{host: realm.SMTPHost, port: port, user: realm.SMTPUser, password: realm.SMTPPassword,
-		secure: realm.SMTPSecure, helloName: a.helloName(), plainAuthOK: isLoopbackHost(realm.SMTPHost), now: a.now,
-		dialControl: httpx.LocalNetworkControl(a.cfg.OutboundAllowed)}, nil
+		secure: realm.SMTPSecure, helloName: s.helloName(), plainAuthOK: isLoopbackHost(realm.SMTPHost), now: s.deps.Now,
+		dialControl: httpx.LocalNetworkControl(s.deps.OutboundAllowed)}, nil
 }
 
 // helloName is the host of the server's external address: what an SMTP
 // server expects to see in EHLO, rather than "localhost".
-func (a *App) helloName() string {
-	if u, err := url.Parse(a.cfg.BaseURL); err == nil && u.Hostname() != "" {
+func (s *Service) helloName() string {
+	if u, err := url.Parse(s.deps.BaseURL); err == nil && u.Hostname() != "" {
 		return u.Hostname()
 	}
 	return "localhost"
 }
 
-func (m *smtpMailer) send(ctx context.Context, msg mailMessage) (err error) {
+func (m *smtpMailer) send(ctx context.Context, msg Message) (err error) {
 	from, err := bareAddress(msg.From)
 	if err != nil {
 		return fmt.Errorf("sender: %w", err)
@@ -246,7 +246,7 @@ func (l *loginAuth) Next(challenge []byte, more bool) ([]byte, error) {
 // buildMIME writes msg as a MIME multipart/alternative message, the plain
 // text first so that clients prefer the HTML, both quoted-printable so the
 // message is 7-bit whatever the language.
-func buildMIME(msg mailMessage, now time.Time) ([]byte, error) {
+func buildMIME(msg Message, now time.Time) ([]byte, error) {
 	from, err := mail.ParseAddress(msg.From)
 	if err != nil {
 		return nil, fmt.Errorf("sender %q is not an email address", msg.From)

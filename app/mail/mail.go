@@ -1,4 +1,4 @@
-package app
+package mail
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// mailMessage is one email, with an HTML and a plain-text body: clients
+// Message is one email, with an HTML and a plain-text body: clients
 // that show no HTML, and spam filters, want the text.
-type mailMessage struct {
+type Message struct {
 	From string // an address, optionally with a display name
 	To   string // a bare address
 	// Template names the kind of mail (verify-email, reset-password, ...):
@@ -25,33 +25,33 @@ type mailMessage struct {
 // mailer delivers a message through one provider. Errors name what went
 // wrong in words safe to show an administrator: never a password or key.
 type mailer interface {
-	send(ctx context.Context, m mailMessage) error
+	send(ctx context.Context, m Message) error
 }
 
-// mailConfigError is a realm's email settings that cannot work: no
+// ConfigError is a realm's email settings that cannot work: no
 // attempt was made. Its text says what to set, and is safe to show.
-type mailConfigError string
+type ConfigError string
 
-func (e mailConfigError) Error() string { return string(e) }
+func (e ConfigError) Error() string { return string(e) }
 
 func configErrorf(format string, args ...any) error {
-	return mailConfigError(fmt.Sprintf(format, args...))
+	return ConfigError(fmt.Sprintf(format, args...))
 }
 
 // errNoSender: the realm has no sender address to put in From.
-var errNoSender error = mailConfigError("the realm has no sender address: set smtpFrom (or emailProviderConfig.from)")
+var errNoSender error = ConfigError("the realm has no sender address: set smtpFrom (or emailProviderConfig.from)")
 
 // mailerFor picks the realm's configured provider.
-func (a *App) mailerFor(realm *store.Realm) (mailer, error) {
+func (s *Service) mailerFor(realm *store.Realm) (mailer, error) {
 	switch realm.EmailProvider {
 	case "", "smtp":
-		m, err := a.smtpMailerFor(realm)
+		m, err := s.smtpMailerFor(realm)
 		if err != nil {
 			return nil, err
 		}
 		return m, nil
 	case "resend", "sendgrid", "mailgun", "postmark":
-		m, err := httpMailerFor(realm.EmailProvider, realm.EmailProviderConfig, a.mailClient)
+		m, err := httpMailerFor(realm.EmailProvider, realm.EmailProviderConfig, s.deps.Client)
 		if err != nil {
 			return nil, err
 		}
@@ -60,10 +60,10 @@ func (a *App) mailerFor(realm *store.Realm) (mailer, error) {
 	return nil, configErrorf("unknown email provider %q", realm.EmailProvider)
 }
 
-// mailSender is the From of the realm's mail: emailProviderConfig's "from"
+// Sender is the From of the realm's mail: emailProviderConfig's "from"
 // when an HTTP provider's verified sender differs from the SMTP one, else
 // smtpFrom. The realm's display name is added when the address has none.
-func mailSender(realm *store.Realm, smtpOnly bool) (string, error) {
+func Sender(realm *store.Realm, smtpOnly bool) (string, error) {
 	from := realm.SMTPFrom
 	if f, ok := realm.EmailProviderConfig["from"].(string); ok && f != "" && !smtpOnly && realm.EmailProvider != "smtp" {
 		from = f

@@ -1,4 +1,4 @@
-package app
+package mail
 
 import (
 	"bytes"
@@ -59,7 +59,7 @@ func testSMTPMailer(srv *apptest.SMTPServer, client *tls.Config, secure bool) *s
 		now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }}
 }
 
-var testMail = mailMessage{
+var testMail = Message{
 	From:    `"Ácme Corp" <noreply@acme.test>`,
 	To:      "alice@example.test",
 	Subject: "Vérifiez votre adresse — Acme",
