@@ -3,10 +3,14 @@ package app
 import (
 	"encoding/base64"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/identity"
 )
 
 // flowTestBind makes a browser flow of acme with steps and binds client
@@ -242,4 +246,49 @@ func TestFlowDirectGrant(t *testing.T) {
 	// A code is taken once.
 	status, body = grant("cli", cli, "totp", code)
 	refused("invalid one-time code", status, body)
+}
+
+// A realm that requires a second factor has a user without one set up an
+// authenticator app at the end of any flow, as the sign-in without a flow
+// does: the first code proves it (otp), the recovery codes are shown once
+// on a page that leads on; the next sign-in asks for the app's code.
+func TestFlowRequiredEnrolment(t *testing.T) {
+	e := newCodeflowEnv(t)
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	e.flowTestBind("web", "password-then-totp", flowTestPassword,
+		map[string]any{"kind": "totp", "requirement": "conditional", "condition": map[string]any{"configured": true}})
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"mfaRequired": true}), http.StatusOK)
+	e.eventsOn()
+	e.totpAlign()
+	signIn := func(b *codeflowBrowser, state string) *codeflowPage {
+		return e.flowTestNext(b, b.submit(e.flowTestStart(b, cfg.AuthCodeURL(state)),
+			map[string]string{"username": "alice", "password": codeflowPassword}))
+	}
+
+	b := e.browser()
+	setup := signIn(b, "s")
+	secret := totpSecretShown(t, setup)
+	code := totpTestCode(t, secret, e.clock.now())
+	totpMustRefuse(t, b.submit(setup, map[string]string{"code": totpTestWrongCode(code)}), http.StatusBadRequest, "code")
+	codes := b.submit(setup, map[string]string{"code": code})
+	shown := regexp.MustCompile(`<li><code>([a-z2-7-]{19})</code></li>`).FindAllSubmatch(codes.body, -1)
+	if codes.status != http.StatusOK || len(shown) != identity.RecoveryCodeCount {
+		t.Fatalf("confirmation: status %d, %d recovery codes shown, want 200 and %d; body %s",
+			codes.status, len(shown), identity.RecoveryCodeCount, codes.body)
+	}
+	next := regexp.MustCompile(`<nav class="links"><a href="([^"]*/realms/acme/signin/[^"]+)">`).FindSubmatch(codes.body)
+	if next == nil {
+		t.Fatalf("the recovery codes page leads nowhere: %s", codes.body)
+	}
+	totpMustAMR(t, e.totpExchange(cfg, e.redirectedBack(b.follow(e.url, html.UnescapeString(string(next[1]))))), "pwd", "otp")
+	if ev := e.loginEvents("UPDATE_TOTP"); len(ev) != 1 || ev[0].UserID != e.aliceID {
+		t.Fatalf("UPDATE_TOTP events %+v, want one of alice", ev)
+	}
+
+	// Set up now, the app is asked for, not set up again.
+	e.clock.advance(totpTestStep)
+	page := signIn(e.browser(), "s2")
+	if !strings.Contains(string(page.body), `name="code"`) || strings.Contains(string(page.body), `<dd><code>`) {
+		t.Fatalf("the next sign-in: status %d, want the TOTP code page; body %s", page.status, page.body)
+	}
 }

@@ -53,6 +53,7 @@ const (
 	KindTerms        StepKind = "terms"         // the realm's terms, accepted once per version
 	// The required actions: owed by the user, named by no flow.
 	KindUpdatePassword StepKind = "update-password"
+	KindConfigureTOTP  StepKind = "configure-totp" // a realm with mfaRequired, of a user without a second factor
 )
 
 // Requirement says when a step must be passed.

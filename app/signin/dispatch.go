@@ -91,7 +91,14 @@ func skips(ctx context.Context, f *Flow, who Subject, g group) (bool, error) {
 // when it has passed every step it owes. Only this function knows the
 // order of steps: the flow's, then the required actions the user owes.
 func next(ctx context.Context, f *Flow, who Subject, owed []OwedStep) ([]int, error) {
-	for _, g := range groups(f.Def) {
+	// The flow's own steps were over when the first required action
+	// began: a conditional step passed over stays passed over, even once
+	// an action made its condition hold (a TOTP authenticator set up).
+	var own []group
+	if !owing(f) {
+		own = groups(f.Def)
+	}
+	for _, g := range own {
 		if passedAny(f, g) {
 			continue
 		}
@@ -147,6 +154,16 @@ func next(ctx context.Context, f *Flow, who Subject, owed []OwedStep) ([]int, er
 		}
 	}
 	return nil, nil
+}
+
+// owing says whether f passed a required action, past its own steps.
+func owing(f *Flow) bool {
+	for _, i := range f.record().Passed {
+		if i >= len(f.Def.Steps) {
+			return true
+		}
+	}
+	return false
 }
 
 func passedAny(f *Flow, g group) bool {

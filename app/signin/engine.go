@@ -232,10 +232,11 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	FormsLeaveServer(ctx)
 	step := e.stepAt(f, i)
 	user, err := step.Submit(w, r, f, e.view(w, r, f, i, offer))
-	if err != nil || user == nil {
+	var show Shown
+	if err != nil && !errors.As(err, &show) || user == nil {
 		return err
 	}
-	return e.advance(w, r, f, i, step, user)
+	return e.advance(w, r, f, i, step, user, nil, show)
 }
 
 // Pass passes a step of the flow id that was passed elsewhere: at an
@@ -253,15 +254,16 @@ func (e *Engine) Pass(w http.ResponseWriter, r *http.Request, realm *store.Realm
 	}
 	for _, i := range offer {
 		if step := e.stepAt(f, i); slices.Contains(kinds, step.Kind()) {
-			return e.advance(w, r, f, i, step, user, amr...)
+			return e.advance(w, r, f, i, step, user, amr, nil)
 		}
 	}
 	return errFlowMoved
 }
 
 // advance records step i of f passed by user, by compare-and-swap, and
-// goes on to the flow's next page or to its requester.
-func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int, step Step, user *store.User, amr ...string) error {
+// goes on to the flow's next page or to its requester; or, with show,
+// shows the step's own page.
+func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int, step Step, user *store.User, amr []string, show Shown) error {
 	ctx, realm := r.Context(), f.Realm
 	if f.User != nil && user.ID != f.User.ID {
 		return errStaleFlow // a later step proved someone else
@@ -282,6 +284,9 @@ func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int,
 	}
 	if user != Unnamed {
 		f.User = user
+	}
+	if show != nil { // its page leads on: to the next page, or the finish
+		return show()
 	}
 	offer, err := next(ctx, f, e.subject, e.owed)
 	if err != nil {

@@ -17,6 +17,7 @@ const (
 	EventLogin          = store.EventLogin
 	EventLoginError     = store.EventLoginError
 	EventUpdatePassword = store.EventUpdatePassword
+	EventUpdateTOTP     = store.EventUpdateTOTP
 )
 
 // Emitter records a login event of the realm (the events module's

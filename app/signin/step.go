@@ -27,9 +27,18 @@ type Step interface {
 	// when the step is passed; nil when it has answered the browser
 	// itself, with the form again and its message. A step whose proof
 	// varies (a WebAuthn key's) says which of its AMR it proved with
-	// f.Prove.
+	// f.Prove. With a Shown error, the step passed and has a page of its
+	// own to show, which leads to the flow's next page.
 	Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error)
 }
+
+// Shown is what a step's Submit answers with the user when it passed and
+// has a page that only this answer can show (the recovery codes an
+// enrolment gives, once): the flow moves on, then the page is rendered
+// instead of sending the browser on, and its link leads on.
+type Shown func() error
+
+func (Shown) Error() string { return "signin: the step shows a page of its own" }
 
 // A Skipper is a step the known user may owe no more, whatever the
 // flow says: the dispatcher asks it before offering the step, and passes
@@ -108,7 +117,8 @@ type CodeMailer func(ctx context.Context, r *http.Request, realm *store.Realm, u
 // they are owed. ended tells the clients of sessions a step ended.
 func OwedSteps(core *identity.Core, st *store.Store, pages *Pages, emit Emitter, now func() time.Time,
 	ended func(ctx context.Context, realm *store.Realm, sessions []*store.Session)) []OwedStep {
-	return []OwedStep{updatePasswordStep{core: core, store: st, pages: pages, emit: emit, now: now, ended: ended}}
+	return []OwedStep{configureTOTPStep{core: core, store: st, pages: pages, emit: emit},
+		updatePasswordStep{core: core, store: st, pages: pages, emit: emit, now: now, ended: ended}}
 }
 
 // CoreSteps are the steps the sign-in itself provides; modules provide the
