@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/events"
+	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -204,10 +205,10 @@ func accountExportGroups(ctx context.Context, tx *store.Store, realm *store.Real
 	if err != nil {
 		return nil, err
 	}
-	t := newGroupTree(ancestry)
+	paths := groups.Paths(ancestry)
 	out := make([]accountExportGroup, len(direct))
 	for i, g := range direct {
-		out[i] = accountExportGroup{ID: g.ID, Name: g.Name, Path: t.rep(g).Path}
+		out[i] = accountExportGroup{ID: g.ID, Name: g.Name, Path: paths[g.ID]}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/openapi"
 )
@@ -80,32 +81,32 @@ func describeUsers(describe func(method, path string, o openapi.Op)) {
 		Status: http.StatusNoContent})
 
 	// Groups.
-	const groups = "/admin/realms/{realm}/groups"
+	const groupsPath = "/admin/realms/{realm}/groups"
 	treeExample := []map[string]any{{"id": "6d0e…", "name": "sales", "description": "", "path": "/sales",
 		"subGroups": []map[string]any{{"id": "9a4b…", "name": "emea", "description": "", "parentId": "6d0e…", "path": "/sales/emea", "subGroups": []any{}}}}}
-	describe(http.MethodGet, groups, openapi.Op{Summary: "List the group tree",
+	describe(http.MethodGet, groupsPath, openapi.Op{Summary: "List the group tree",
 		Description: "The top-level groups, each with its subgroups. `search` keeps the groups whose name holds it, with their ancestors.",
 		Query:       append([]openapi.Param{{Name: "search", Description: "A part of a group's name.", Schema: openapi.Schema{"type": "string"}}}, page...),
-		Response:    []groupTreeRep{}, Example: treeExample})
-	describe(http.MethodPost, groups, openapi.Op{Summary: "Create a group, or move one to the top level",
+		Response:    []groups.GroupTreeRep{}, Example: treeExample})
+	describe(http.MethodPost, groupsPath, openapi.Op{Summary: "Create a group, or move one to the top level",
 		Description: "With `id`, the existing group moves (200); else a new group is made (201), under `parentId` when given.",
-		Request:     groupCreate{}, Status: http.StatusCreated, Response: groupTreeRep{}, Also: map[int]any{http.StatusOK: groupTreeRep{}}})
+		Request:     groups.GroupCreate{}, Status: http.StatusCreated, Response: groups.GroupTreeRep{}, Also: map[int]any{http.StatusOK: groups.GroupTreeRep{}}})
 	describe(http.MethodGet, group1, openapi.Op{Summary: "Get a group", Description: "With its subgroups and its direct member and role counts.",
-		Response: groupDetailRep{}})
-	describe(http.MethodPut, group1, openapi.Op{Summary: "Replace a group's name and description", Request: groupUpdate{}, Response: groupTreeRep{}})
-	describe(http.MethodPatch, group1, openapi.Op{Summary: "Change a group's name or description (JSON merge patch)", Request: groupUpdate{}, Response: groupTreeRep{}})
+		Response: groups.GroupDetailRep{}})
+	describe(http.MethodPut, group1, openapi.Op{Summary: "Replace a group's name and description", Request: groups.GroupUpdate{}, Response: groups.GroupTreeRep{}})
+	describe(http.MethodPatch, group1, openapi.Op{Summary: "Change a group's name or description (JSON merge patch)", Request: groups.GroupUpdate{}, Response: groups.GroupTreeRep{}})
 	describe(http.MethodDelete, group1, openapi.Op{Summary: "Delete a group and its subgroups",
-		Description: "The answer is the group as it was.", Response: groupTreeRep{}})
-	describe(http.MethodGet, group1+"/children", openapi.Op{Summary: "List a group's subgroups", Query: page, Response: []groupTreeRep{}})
+		Description: "The answer is the group as it was.", Response: groups.GroupTreeRep{}})
+	describe(http.MethodGet, group1+"/children", openapi.Op{Summary: "List a group's subgroups", Query: page, Response: []groups.GroupTreeRep{}})
 	describe(http.MethodPost, group1+"/children", openapi.Op{Summary: "Create a subgroup, or move a group under this one",
 		Description: "With `id`, the existing group moves (200); else a new subgroup is made (201).",
-		Request:     groupBody{}, Status: http.StatusCreated, Response: groupTreeRep{}, Also: map[int]any{http.StatusOK: groupTreeRep{}}})
+		Request:     groups.GroupBody{}, Status: http.StatusCreated, Response: groups.GroupTreeRep{}, Also: map[int]any{http.StatusOK: groups.GroupTreeRep{}}})
 	describe(http.MethodGet, group1+"/members", openapi.Op{Summary: "List a group's direct members", Query: page, Response: []userRep{}})
-	describe(http.MethodGet, user1+"/groups", openapi.Op{Summary: "List the groups a user is a direct member of", Response: []groupRep{}})
+	describe(http.MethodGet, user1+"/groups", openapi.Op{Summary: "List the groups a user is a direct member of", Response: []groups.GroupRep{}})
 	for _, method := range []string{http.MethodPut, http.MethodPost} {
-		describe(method, user1+"/groups/{groupId}", openapi.Op{Summary: "Add a user to a group", Response: membershipRep{}})
+		describe(method, user1+"/groups/{groupId}", openapi.Op{Summary: "Add a user to a group", Response: groups.MembershipRep{}})
 	}
-	describe(http.MethodDelete, user1+"/groups/{groupId}", openapi.Op{Summary: "Remove a user from a group", Response: membershipRep{}})
+	describe(http.MethodDelete, user1+"/groups/{groupId}", openapi.Op{Summary: "Remove a user from a group", Response: groups.MembershipRep{}})
 
 	// Role mappings of users and groups.
 	for _, base := range []string{user1 + "/role-mappings", group1 + "/role-mappings"} {

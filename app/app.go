@@ -25,6 +25,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
+	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 	"github.com/idenplane/idenplane/app/impersonation"
@@ -121,6 +122,7 @@ type App struct {
 	attributes    *attributes.Service
 	authFlows     *authflows.Service
 	mail          *mail.Service
+	groups        *groups.Service
 	impersonation *impersonation.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
@@ -203,7 +205,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
 		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }})
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
-		ClientIP: a.clientIP, ValidateGroup: validateGroup, SessionsEnded: a.backchannelLogout,
+		ClientIP: a.clientIP, SessionsEnded: a.backchannelLogout,
 		CallerPermissions: callerPermissions})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
@@ -216,6 +218,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
+	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		UserRep: func(u *store.User) any { return toUserRep(u) }})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})

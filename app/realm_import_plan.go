@@ -391,7 +391,7 @@ func (p *importPlan) buildGroups(in *realmImport) error {
 		}
 		g := &store.Group{ID: id, RealmID: p.realm.ID, Name: gi.Name, Description: gi.Description,
 			CreatedAt: p.timestamp(gi.CreatedTimestamp)}
-		if err := validateGroup(g); err != nil {
+		if err := identity.ValidateGroup(g); err != nil {
 			return withPrefix(err, prefix)
 		}
 		if gi.ParentID != "" {

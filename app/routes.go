@@ -338,21 +338,22 @@ func (a *App) routes() *mux.Router {
 		admin(http.MethodDelete, one+"/composites", authz.RolesWrite, a.removeComposites)
 	}
 
-	// Groups and memberships.
+	// Groups and memberships (the module app/groups).
 	const groups, group1 = "/admin/realms/{realm}/groups", "/admin/realms/{realm}/groups/{groupId}"
-	admin(http.MethodPost, groups, authz.GroupsWrite, a.createGroup)
-	admin(http.MethodGet, groups, authz.GroupsRead, a.listGroups)
-	admin(http.MethodGet, group1, authz.GroupsRead, a.getGroup)
-	admin(http.MethodPut, group1, authz.GroupsWrite, a.updateGroup)
-	admin(http.MethodPatch, group1, authz.GroupsWrite, a.updateGroup)
-	admin(http.MethodDelete, group1, authz.GroupsWrite, a.deleteGroup)
-	admin(http.MethodPost, group1+"/children", authz.GroupsWrite, a.createChildGroup)
-	admin(http.MethodGet, group1+"/children", authz.GroupsRead, a.listChildGroups)
-	admin(http.MethodGet, group1+"/members", authz.GroupsRead, a.listGroupMembers)
-	admin(http.MethodGet, user1+"/groups", authz.UsersRead, a.listUserGroups)
-	admin(http.MethodPut, user1+"/groups/{groupId}", authz.UsersWrite, a.joinGroup)
-	admin(http.MethodPost, user1+"/groups/{groupId}", authz.UsersWrite, a.joinGroup) // the spec's alias
-	admin(http.MethodDelete, user1+"/groups/{groupId}", authz.UsersWrite, a.leaveGroup)
+	gr := a.groups
+	admin(http.MethodPost, groups, authz.GroupsWrite, gr.CreateGroup)
+	admin(http.MethodGet, groups, authz.GroupsRead, gr.ListGroups)
+	admin(http.MethodGet, group1, authz.GroupsRead, gr.GetGroup)
+	admin(http.MethodPut, group1, authz.GroupsWrite, gr.UpdateGroup)
+	admin(http.MethodPatch, group1, authz.GroupsWrite, gr.UpdateGroup)
+	admin(http.MethodDelete, group1, authz.GroupsWrite, gr.DeleteGroup)
+	admin(http.MethodPost, group1+"/children", authz.GroupsWrite, gr.CreateChildGroup)
+	admin(http.MethodGet, group1+"/children", authz.GroupsRead, gr.ListChildGroups)
+	admin(http.MethodGet, group1+"/members", authz.GroupsRead, gr.ListGroupMembers)
+	admin(http.MethodGet, user1+"/groups", authz.UsersRead, gr.ListUserGroups)
+	admin(http.MethodPut, user1+"/groups/{groupId}", authz.UsersWrite, gr.JoinGroup)
+	admin(http.MethodPost, user1+"/groups/{groupId}", authz.UsersWrite, gr.JoinGroup) // the spec's alias
+	admin(http.MethodDelete, user1+"/groups/{groupId}", authz.UsersWrite, gr.LeaveGroup)
 
 	// Role mappings of users and groups: all of them, the realm's roles,
 	// one client's roles, and each of those with composites expanded.

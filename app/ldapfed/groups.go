@@ -9,7 +9,7 @@ import (
 	"github.com/go-ldap/ldap/v3"
 	"github.com/google/uuid"
 
-	"github.com/idenplane/idenplane/app/validate"
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -223,15 +223,17 @@ func loadRealmGroups(ctx context.Context, st *store.Store, realm *store.Realm, n
 }
 
 // id is the ID of the top-level group name, made on tx if it is new; ""
-// for a name that cannot be a group's.
+// for a name that cannot be a group's: one the realm's group rules refuse
+// or would change (a '/', markup, spaces around it), which is never
+// looked up by what the directory calls it.
 func (rg *realmGroups) id(ctx context.Context, tx *store.Store, name string) (string, error) {
 	if id := rg.ids[name]; id != "" {
 		return id, nil
 	}
-	if validate.DisplayName("name", name, 255) != nil {
+	g := &store.Group{ID: uuid.NewString(), RealmID: rg.realm.ID, Name: name, CreatedAt: rg.now}
+	if identity.ValidateGroup(g) != nil || g.Name != name {
 		return "", nil
 	}
-	g := &store.Group{ID: uuid.NewString(), RealmID: rg.realm.ID, Name: name, CreatedAt: rg.now}
 	err := tx.CreateGroup(ctx, g)
 	if errors.Is(err, store.ErrConflict) {
 		// Made meanwhile by another writer: find it.

@@ -124,3 +124,28 @@ func TestGroupMappingUniqueNames(t *testing.T) {
 		t.Fatalf("bob after leaving staff: %q", got)
 	}
 }
+
+// A directory's group whose name the realm's group rules refuse is not
+// made a group here: '/' separates the names of a group's path, so a
+// group "sales/emea" would read as the subgroup emea of sales in tokens'
+// groups claim and in the flows' group conditions.
+func TestGroupMappingKeepsTheGroupRules(t *testing.T) {
+	d := apptest.StartDirectory(t, apptest.Person("ann", "Ann", "Lee", "ann@example.org", "ann-pw")+
+		apptest.Group("staff", apptest.PersonDN("ann"))+apptest.Group("sales/emea", apptest.PersonDN("ann")))
+	s := realapp.New(t)
+	s.CreateRealm("acme")
+	p := createProvider(t, s, with(directoryProvider("corp", d), "groupsDn", d.GroupsDN))
+	mustCount(t, syncNow(t, s, p.ID, ""), counts{read: 1, created: 1})
+	if got := groupNames(t, s, "ann"); got != "staff" {
+		t.Fatalf("ann in %q, want only staff", got)
+	}
+	all, err := s.Store.ListGroups(context.Background(), realmUser(t, s, "ann").RealmID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range all {
+		if strings.Contains(g.Name, "/") {
+			t.Errorf("group %q made from the directory", g.Name)
+		}
+	}
+}

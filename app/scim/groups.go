@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 	filter "github.com/scim2/filter-parser/v2"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -176,7 +177,7 @@ func (s *Service) CreateGroup(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := s.deps.Now().UnixMilli()
 	g := &store.Group{ID: uuid.NewString(), RealmID: realm.ID, Name: doc.displayName, CreatedAt: now}
-	if err := s.deps.ValidateGroup(g); err != nil {
+	if err := identity.ValidateGroup(g); err != nil {
 		return err
 	}
 	var res map[string]any
@@ -409,7 +410,7 @@ func (s *Service) changeGroup(w http.ResponseWriter, r *http.Request, change fun
 		if err := change(tx, g, &sg); err != nil {
 			return err
 		}
-		if err := s.deps.ValidateGroup(g); err != nil {
+		if err := identity.ValidateGroup(g); err != nil {
 			return err
 		}
 		if err := tx.UpdateGroup(ctx, g); err != nil {

@@ -34,9 +34,6 @@ type Deps struct {
 	Realm func(r *http.Request) (*store.Realm, error)
 	// ClientIP is the address of a request's client, for admin events.
 	ClientIP func(*http.Request) string
-	// ValidateGroup checks and normalizes a group about to be stored, by
-	// the rules every group of the realm obeys.
-	ValidateGroup func(*store.Group) error
 	// SessionsEnded tells the rest of the server which sessions a
 	// deactivation ended (the back-channel logout of their clients).
 	SessionsEnded func(ctx context.Context, realm *store.Realm, ended []*store.Session)

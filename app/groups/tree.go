@@ -1,4 +1,4 @@
-package app
+package groups
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// groupRep is a group as a flat list shows it. Its path names it from the
+// GroupRep is a group as a flat list shows it. Its path names it from the
 // top of the tree, as Keycloak's does: "/parent/child".
-type groupRep struct {
+type GroupRep struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
@@ -18,30 +18,30 @@ type groupRep struct {
 	Path        string `json:"path"`
 }
 
-// groupTreeRep is a group with its subgroups, recursively.
-type groupTreeRep struct {
-	groupRep
-	SubGroups []groupTreeRep `json:"subGroups"`
+// GroupTreeRep is a group with its subgroups, recursively.
+type GroupTreeRep struct {
+	GroupRep
+	SubGroups []GroupTreeRep `json:"subGroups"`
 }
 
-// groupDetailRep is a single group: its subtree and direct counts.
-type groupDetailRep struct {
-	groupTreeRep
+// GroupDetailRep is a single group: its subtree and direct counts.
+type GroupDetailRep struct {
+	GroupTreeRep
 	MemberCount int `json:"memberCount"`
 	RoleCount   int `json:"roleCount"`
 }
 
-// groupTree indexes groups read in one query (a realm's, or some groups
+// tree indexes groups read in one query (a realm's, or some groups
 // with their ancestors) to give paths and subgroups without a query per
 // level. The set must hold the ancestors of every group asked about.
-type groupTree struct {
+type tree struct {
 	byID     map[string]*store.Group
 	children map[string][]*store.Group // by parent ID, "" for the top level; in the store's name order
 	paths    map[string]string
 }
 
-func newGroupTree(groups []*store.Group) *groupTree {
-	t := &groupTree{
+func newTree(groups []*store.Group) *tree {
+	t := &tree{
 		byID:     make(map[string]*store.Group, len(groups)),
 		children: map[string][]*store.Group{},
 		paths:    make(map[string]string, len(groups)),
@@ -61,16 +61,16 @@ func newGroupTree(groups []*store.Group) *groupTree {
 	return t
 }
 
-func (t *groupTree) rep(g *store.Group) groupRep {
-	return groupRep{ID: g.ID, Name: g.Name, Description: g.Description, ParentID: g.ParentID, Path: t.paths[g.ID]}
+func (t *tree) rep(g *store.Group) GroupRep {
+	return GroupRep{ID: g.ID, Name: g.Name, Description: g.Description, ParentID: g.ParentID, Path: t.paths[g.ID]}
 }
 
-// tree shows g with the subgroups keep accepts, recursively.
-func (t *groupTree) tree(g *store.Group, keep func(*store.Group) bool) groupTreeRep {
-	rep := groupTreeRep{groupRep: t.rep(g), SubGroups: []groupTreeRep{}}
+// subtree shows g with the subgroups keep accepts, recursively.
+func (t *tree) subtree(g *store.Group, keep func(*store.Group) bool) GroupTreeRep {
+	rep := GroupTreeRep{GroupRep: t.rep(g), SubGroups: []GroupTreeRep{}}
 	for _, c := range t.children[g.ID] {
 		if keep(c) {
-			rep.SubGroups = append(rep.SubGroups, t.tree(c, keep))
+			rep.SubGroups = append(rep.SubGroups, t.subtree(c, keep))
 		}
 	}
 	return rep
@@ -78,7 +78,7 @@ func (t *groupTree) tree(g *store.Group, keep func(*store.Group) bool) groupTree
 
 // subtrees shows a page of the children of parentID ("" for the top level)
 // that keep accepts, each with its subtree.
-func (t *groupTree) subtrees(parentID string, keep func(*store.Group) bool, first, max int) []groupTreeRep {
+func (t *tree) subtrees(parentID string, keep func(*store.Group) bool, first, max int) []GroupTreeRep {
 	var kept []*store.Group
 	for _, g := range t.children[parentID] {
 		if keep(g) {
@@ -88,16 +88,16 @@ func (t *groupTree) subtrees(parentID string, keep func(*store.Group) bool, firs
 	first = min(first, len(kept))
 	kept = kept[first:]
 	kept = kept[:min(max, len(kept))]
-	reps := make([]groupTreeRep, len(kept))
+	reps := make([]GroupTreeRep, len(kept))
 	for i, g := range kept {
-		reps[i] = t.tree(g, keep)
+		reps[i] = t.subtree(g, keep)
 	}
 	return reps
 }
 
 // matching is the set of groups whose name contains term, ignoring case,
 // with their ancestors: what a search shows, so the tree keeps its shape.
-func (t *groupTree) matching(term string) map[string]bool {
+func (t *tree) matching(term string) map[string]bool {
 	term = strings.ToLower(term)
 	shown := map[string]bool{}
 	for _, g := range t.byID {
@@ -113,15 +113,21 @@ func (t *groupTree) matching(term string) map[string]bool {
 
 // groupFamilyRep reads g's ancestors and descendants, as st sees them, and
 // shows g with its path and subtree.
-func groupFamilyRep(ctx context.Context, st *store.Store, g *store.Group) (groupTreeRep, error) {
+func groupFamilyRep(ctx context.Context, st *store.Store, g *store.Group) (GroupTreeRep, error) {
 	family, err := st.GroupFamily(ctx, g.RealmID, g.ID)
 	if err != nil {
-		return groupTreeRep{}, err
+		return GroupTreeRep{}, err
 	}
-	t := newGroupTree(family)
+	t := newTree(family)
 	stored, ok := t.byID[g.ID]
 	if !ok { // deleted since the handler loaded it
-		return groupTreeRep{}, apperr.NotFound("group " + g.ID)
+		return GroupTreeRep{}, apperr.NotFound("group " + g.ID)
 	}
-	return t.tree(stored, func(*store.Group) bool { return true }), nil
+	return t.subtree(stored, func(*store.Group) bool { return true }), nil
+}
+
+// Paths names each of groups by its path from the top of the tree, by ID:
+// "/parent/child". groups must hold the ancestors of every group named.
+func Paths(groups []*store.Group) map[string]string {
+	return newTree(groups).paths
 }
