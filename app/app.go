@@ -31,6 +31,7 @@ import (
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/signin"
@@ -121,6 +122,7 @@ type App struct {
 	attributes    *attributes.Service
 	authFlows     *authflows.Service
 	impersonation *impersonation.Service
+	roles         *roles.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	mailWake      chan struct{} // wakes the mail worker after an enqueue; buffered (1)
@@ -215,6 +217,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
+	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
