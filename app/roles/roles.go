@@ -1,7 +1,7 @@
 // Package roles is the admin API of realm and client roles, their
-// composites, and the role mappings of users and groups. What a role grants
-// is read where tokens are made; this area only writes roles and mappings,
-// and the store's generation tells the token endpoints' caches of them.
+// composites, and the role mappings of users and groups. Tokens read what
+// a role grants through the token endpoints' caches; every write here moves
+// the store's generation, which is what makes those caches read again.
 package roles
 
 import (
