@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -316,7 +317,7 @@ func TestEffectiveRoles(t *testing.T) {
 	s.rolesTestMustNames(a+"/clients/api/composite", "api/admin", "api/call")
 	// Effective roles show their composite flags.
 	r := s.admin(http.MethodGet, a+"/realm/composite", nil)
-	var reps []roleRep
+	var reps []roles.RoleRep
 	r.decode(t, &reps)
 	for _, role := range reps {
 		want := role.Name == "comp1" || role.Name == "comp2" || role.Name == "comp3" || role.Name == "direct" || role.Name == "parent"

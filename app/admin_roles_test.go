@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -50,10 +51,10 @@ func rolesTestNames(t testing.TB, r *testResponse) []string {
 	if !strings.HasPrefix(string(r.Body), "[") {
 		t.Fatalf("want a JSON array, got %s", r.Body)
 	}
-	var roles []roleRep
-	r.decode(t, &roles)
-	out := make([]string, len(roles))
-	for i, role := range roles {
+	var reps []roles.RoleRep
+	r.decode(t, &reps)
+	out := make([]string, len(reps))
+	for i, role := range reps {
 		out[i] = role.Name
 		if role.ClientRole {
 			out[i] = role.ClientID + "/" + role.Name
@@ -414,7 +415,7 @@ func TestRoleComposites(t *testing.T) {
 	}
 	// The children are not composite; listing shows the flag per role.
 	r = s.admin(http.MethodGet, rolesPath("acme"), nil)
-	var listed []roleRep
+	var listed []roles.RoleRep
 	r.decode(t, &listed)
 	for _, role := range listed {
 		if role.Composite != (role.Name == "admin") {

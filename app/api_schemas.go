@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/openapi"
+	"github.com/idenplane/idenplane/app/roles"
 )
 
 // apiSchemas describes routes of the table beyond their access and error
@@ -74,13 +75,13 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 
 	for _, base := range []string{"/admin/realms/{realm}/roles", client1 + "/roles"} {
 		one := base + "/{roleName}"
-		describe(http.MethodPost, base, openapi.Op{Summary: "Create a role", Request: roleCreate{}, Status: http.StatusCreated, Response: roleRep{}})
-		describe(http.MethodGet, base, openapi.Op{Summary: "List roles", Response: []roleRep{}})
-		describe(http.MethodGet, one, openapi.Op{Summary: "Get a role", Response: roleRep{}})
-		describe(http.MethodPut, one, openapi.Op{Summary: "Replace a role's fields", Request: roleRep{}, Response: roleRep{}})
-		describe(http.MethodPatch, one, openapi.Op{Summary: "Change a role's fields (JSON merge patch)", Request: roleRep{}, Response: roleRep{}})
+		describe(http.MethodPost, base, openapi.Op{Summary: "Create a role", Request: roles.RoleCreate{}, Status: http.StatusCreated, Response: roles.RoleRep{}})
+		describe(http.MethodGet, base, openapi.Op{Summary: "List roles", Response: []roles.RoleRep{}})
+		describe(http.MethodGet, one, openapi.Op{Summary: "Get a role", Response: roles.RoleRep{}})
+		describe(http.MethodPut, one, openapi.Op{Summary: "Replace a role's fields", Request: roles.RoleRep{}, Response: roles.RoleRep{}})
+		describe(http.MethodPatch, one, openapi.Op{Summary: "Change a role's fields (JSON merge patch)", Request: roles.RoleRep{}, Response: roles.RoleRep{}})
 		describe(http.MethodDelete, one, openapi.Op{Summary: "Delete a role", Status: http.StatusNoContent})
-		describe(http.MethodGet, one+"/composites", openapi.Op{Summary: "List a role's composites", Response: []roleRep{}})
+		describe(http.MethodGet, one+"/composites", openapi.Op{Summary: "List a role's composites", Response: []roles.RoleRep{}})
 	}
 
 	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"

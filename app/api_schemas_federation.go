@@ -6,6 +6,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/store"
 )
@@ -145,10 +146,10 @@ func describeClientScopes(describe func(method, path string, o openapi.Op)) {
 	const composites = client1 + "/roles/{roleName}/composites"
 	describe(http.MethodPost, composites, openapi.Op{Summary: "Add composites to a client role",
 		Description: "All or nothing; answers the role's direct composites after the change.",
-		Request:     compositesBody{}, Response: []roleRep{}})
+		Request:     roles.CompositesBody{}, Response: []roles.RoleRep{}})
 	describe(http.MethodDelete, composites, openapi.Op{Summary: "Remove composites from a client role",
 		Description: "All or nothing; answers the role's direct composites after the change.",
-		Request:     compositesBody{}, Response: []roleRep{}})
+		Request:     roles.CompositesBody{}, Response: []roles.RoleRep{}})
 
 	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
 	describe(http.MethodPost, scopes, openapi.Op{Summary: "Create a client scope",

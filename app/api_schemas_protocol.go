@@ -6,6 +6,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/idenplane/idenplane/app/openapi"
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 )
 
@@ -255,10 +256,10 @@ func describeProtocol(describe func(method, path string, o openapi.Op)) {
 	const role1 = "/admin/realms/{realm}/roles/{roleName}"
 	describe(http.MethodPost, role1+"/composites", openapi.Op{Summary: "Add composites to a role",
 		Description: "All or nothing; answers the role's direct composites after the change.",
-		Request:     compositesBody{}, Response: []roleRep{}})
+		Request:     roles.CompositesBody{}, Response: []roles.RoleRep{}})
 	describe(http.MethodDelete, role1+"/composites", openapi.Op{Summary: "Take composites from a role",
 		Description: "Answers the role's direct composites after the change.",
-		Request:     compositesBody{}, Response: []roleRep{}})
+		Request:     roles.CompositesBody{}, Response: []roles.RoleRep{}})
 
 	describe(http.MethodDelete, "/admin/realms/{realm}", openapi.Op{Summary: "Delete a realm",
 		Description: "Answers the realm as it was. The system realm is never deleted (409).", Response: realmRep{}})

@@ -7,6 +7,7 @@ import (
 	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/openapi"
+	"github.com/idenplane/idenplane/app/roles"
 )
 
 // describeUsers describes what hangs under a user (credentials, second
@@ -110,21 +111,21 @@ func describeUsers(describe func(method, path string, o openapi.Op)) {
 
 	// Role mappings of users and groups.
 	for _, base := range []string{user1 + "/role-mappings", group1 + "/role-mappings"} {
-		describe(http.MethodGet, base, openapi.Op{Summary: "List the direct role mappings, realm and client roles", Response: []roleRep{}})
+		describe(http.MethodGet, base, openapi.Op{Summary: "List the direct role mappings, realm and client roles", Response: []roles.RoleRep{}})
 		for _, s := range []struct{ path, what string }{{base + "/realm", "realm roles"}, {base + "/clients/{clientId}", "roles of the client"}} {
-			describe(http.MethodGet, s.path, openapi.Op{Summary: "List the mapped " + s.what, Response: []roleRep{}})
+			describe(http.MethodGet, s.path, openapi.Op{Summary: "List the mapped " + s.what, Response: []roles.RoleRep{}})
 			describe(http.MethodPost, s.path, openapi.Op{Summary: "Map " + s.what,
 				Description: "All or none; the answer is the mappings of the path's roles after the change.",
-				Request:     roleNamesBody{}, Response: []roleRep{}})
+				Request:     roles.RoleNamesBody{}, Response: []roles.RoleRep{}})
 			describe(http.MethodDelete, s.path, openapi.Op{Summary: "Unmap " + s.what,
 				Description: "All or none; the answer is the mappings of the path's roles after the change.",
-				Request:     roleNamesBody{}, Response: []roleRep{}})
+				Request:     roles.RoleNamesBody{}, Response: []roles.RoleRep{}})
 			describe(http.MethodGet, s.path+"/composite", openapi.Op{Summary: "List the effective " + s.what,
-				Description: "Mapped directly, through groups and their ancestors, and through composites.", Response: []roleRep{}})
+				Description: "Mapped directly, through groups and their ancestors, and through composites.", Response: []roles.RoleRep{}})
 		}
 	}
 	describe(http.MethodPost, group1+"/role-mappings", openapi.Op{Summary: "Map realm roles to a group",
-		Description: "All or none; the answer is the group's direct mappings after the change.", Request: roleNamesBody{}, Response: []roleRep{}})
+		Description: "All or none; the answer is the group's direct mappings after the change.", Request: roles.RoleNamesBody{}, Response: []roles.RoleRep{}})
 	describe(http.MethodDelete, group1+"/role-mappings", openapi.Op{Summary: "Unmap realm roles from a group",
-		Description: "All or none; the answer is the group's direct mappings after the change.", Request: roleNamesBody{}, Response: []roleRep{}})
+		Description: "All or none; the answer is the group's direct mappings after the change.", Request: roles.RoleNamesBody{}, Response: []roles.RoleRep{}})
 }

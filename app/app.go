@@ -33,6 +33,7 @@ import (
 	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/signin"
@@ -124,6 +125,7 @@ type App struct {
 	mail          *mail.Service
 	groups        *groups.Service
 	impersonation *impersonation.Service
+	roles         *roles.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	assets        *assets.Assets
@@ -220,6 +222,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		UserRep: func(u *store.User) any { return toUserRep(u) }})
+	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})

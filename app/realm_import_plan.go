@@ -17,6 +17,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/store"
 )
@@ -299,7 +300,7 @@ func (p *importPlan) buildRoles(in *realmImport) error {
 		}
 		role := &store.Role{ID: id, RealmID: p.realm.ID, ClientID: clientID, Name: ri.Name, Description: ri.Description,
 			CreatedAt: p.timestamp(ri.CreatedTimestamp)}
-		if err := validateRole(role); err != nil {
+		if err := roles.Validate(role); err != nil {
 			return withPrefix(err, prefix)
 		}
 		if byName[role.Name] != "" {

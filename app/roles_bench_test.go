@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -38,9 +39,9 @@ func BenchmarkEffectiveRoles(b *testing.B) {
 	b.Run("http", func(b *testing.B) {
 		b.ReportAllocs()
 		path := "/admin/realms/bench/users/" + userID + "/role-mappings/realm/composite"
-		var roles []roleRep
-		if err := json.Unmarshal(s.benchDo(b, http.MethodGet, path, nil, http.StatusOK).Body.Bytes(), &roles); err != nil || len(roles) != 40 {
-			b.Fatalf("GET realm/composite: %d roles (%v), want the 40 realm roles", len(roles), err)
+		var reps []roles.RoleRep
+		if err := json.Unmarshal(s.benchDo(b, http.MethodGet, path, nil, http.StatusOK).Body.Bytes(), &reps); err != nil || len(reps) != 40 {
+			b.Fatalf("GET realm/composite: %d roles (%v), want the 40 realm roles", len(reps), err)
 		}
 		for b.Loop() {
 			s.benchDo(b, http.MethodGet, path, nil, http.StatusOK)

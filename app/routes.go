@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/nhi"
+	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 )
@@ -323,19 +324,20 @@ func (a *App) routes() *mux.Router {
 		admin(http.MethodDelete, client1+l.path+"/{scopeId}", authz.ClientsWrite, a.removeLinkedScope(l.kind))
 	}
 
-	// Roles: realm roles and client roles share their handlers, the path
-	// says which container a role lives in.
+	// Roles (the module app/roles): realm roles and client roles share
+	// their handlers, the path says which container a role lives in.
+	ro := a.roles
 	for _, base := range []string{"/admin/realms/{realm}/roles", client1 + "/roles"} {
 		one := base + "/{roleName}"
-		admin(http.MethodPost, base, authz.RolesWrite, a.createRole)
-		admin(http.MethodGet, base, authz.RolesRead, a.listRoles)
-		admin(http.MethodGet, one, authz.RolesRead, a.getRole)
-		admin(http.MethodPut, one, authz.RolesWrite, a.updateRole)
-		admin(http.MethodPatch, one, authz.RolesWrite, a.updateRole)
-		admin(http.MethodDelete, one, authz.RolesWrite, a.deleteRole)
-		admin(http.MethodGet, one+"/composites", authz.RolesRead, a.listComposites)
-		admin(http.MethodPost, one+"/composites", authz.RolesWrite, a.addComposites)
-		admin(http.MethodDelete, one+"/composites", authz.RolesWrite, a.removeComposites)
+		admin(http.MethodPost, base, authz.RolesWrite, ro.CreateRole)
+		admin(http.MethodGet, base, authz.RolesRead, ro.ListRoles)
+		admin(http.MethodGet, one, authz.RolesRead, ro.GetRole)
+		admin(http.MethodPut, one, authz.RolesWrite, ro.UpdateRole)
+		admin(http.MethodPatch, one, authz.RolesWrite, ro.UpdateRole)
+		admin(http.MethodDelete, one, authz.RolesWrite, ro.DeleteRole)
+		admin(http.MethodGet, one+"/composites", authz.RolesRead, ro.ListComposites)
+		admin(http.MethodPost, one+"/composites", authz.RolesWrite, ro.AddComposites)
+		admin(http.MethodDelete, one+"/composites", authz.RolesWrite, ro.RemoveComposites)
 	}
 
 	// Groups and memberships (the module app/groups).
@@ -359,29 +361,29 @@ func (a *App) routes() *mux.Router {
 	// one client's roles, and each of those with composites expanded.
 	for _, h := range []struct {
 		base        string
-		load        roleHolderLoader
+		holder      roles.Holder
 		read, write authz.Permission
 	}{
-		{user1 + "/role-mappings", a.userRoleHolder, authz.UsersRead, authz.UsersWrite},
-		{group1 + "/role-mappings", a.groupRoleHolder, authz.GroupsRead, authz.GroupsWrite},
+		{user1 + "/role-mappings", roles.UserHolder, authz.UsersRead, authz.UsersWrite},
+		{group1 + "/role-mappings", roles.GroupHolder, authz.GroupsRead, authz.GroupsWrite},
 	} {
-		admin(http.MethodGet, h.base, h.read, a.listRoleMappings(h.load, allScope))
+		admin(http.MethodGet, h.base, h.read, ro.ListMappings(h.holder, roles.AllScope))
 		for _, s := range []struct {
 			path  string
-			scope mappingScope
+			scope roles.Scope
 		}{
-			{h.base + "/realm", realmScope},
-			{h.base + "/clients/{clientId}", clientScope},
+			{h.base + "/realm", roles.RealmScope},
+			{h.base + "/clients/{clientId}", roles.ClientScope},
 		} {
-			admin(http.MethodGet, s.path, h.read, a.listRoleMappings(h.load, s.scope))
-			admin(http.MethodPost, s.path, h.write, a.changeRoleMappings(h.load, s.scope, true))
-			admin(http.MethodDelete, s.path, h.write, a.changeRoleMappings(h.load, s.scope, false))
-			admin(http.MethodGet, s.path+"/composite", h.read, a.listEffectiveRoles(h.load, s.scope))
+			admin(http.MethodGet, s.path, h.read, ro.ListMappings(h.holder, s.scope))
+			admin(http.MethodPost, s.path, h.write, ro.MapRoles(h.holder, s.scope))
+			admin(http.MethodDelete, s.path, h.write, ro.UnmapRoles(h.holder, s.scope))
+			admin(http.MethodGet, s.path+"/composite", h.read, ro.ListEffectiveRoles(h.holder, s.scope))
 		}
 	}
 	// The spec maps a group's realm roles on the bare path too.
-	admin(http.MethodPost, group1+"/role-mappings", authz.GroupsWrite, a.changeRoleMappings(a.groupRoleHolder, allScope, true))
-	admin(http.MethodDelete, group1+"/role-mappings", authz.GroupsWrite, a.changeRoleMappings(a.groupRoleHolder, allScope, false))
+	admin(http.MethodPost, group1+"/role-mappings", authz.GroupsWrite, ro.MapRoles(roles.GroupHolder, roles.AllScope))
+	admin(http.MethodDelete, group1+"/role-mappings", authz.GroupsWrite, ro.UnmapRoles(roles.GroupHolder, roles.AllScope))
 
 	// Client scopes and their protocol mappers.
 	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"

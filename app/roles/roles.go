@@ -1,4 +1,8 @@
-package app
+// Package roles is the admin API of realm and client roles, their
+// composites, and the role mappings of users and groups. Tokens read what
+// a role grants through the token endpoints' caches; every write here moves
+// the store's generation, which is what makes those caches read again.
+package roles
 
 import (
 	"context"
@@ -8,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -23,10 +28,27 @@ const (
 	maxRoleDescriptionLength = 255
 )
 
-// roleRep is a role as the API shows it. containerId is the realm's ID for
+// Deps is what the roles area uses.
+type Deps struct {
+	Store *store.Store
+	Now   func() time.Time
+	// Realm is the realm the request's path names, or the not-found error.
+	Realm func(r *http.Request) (*store.Realm, error)
+	// BaseURL is the server's external address, for the Location of a new
+	// role.
+	BaseURL string
+}
+
+// Service is the roles area: the admin API's handlers.
+type Service struct{ deps Deps }
+
+// New builds the roles area.
+func New(d Deps) *Service { return &Service{deps: d} }
+
+// RoleRep is a role as the API shows it. containerId is the realm's ID for
 // a realm role and the client's internal ID for a client role, as in
 // Keycloak; clientId is the owning client's public ID.
-type roleRep struct {
+type RoleRep struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
@@ -36,8 +58,8 @@ type roleRep struct {
 	ClientID    string `json:"clientId,omitempty"`
 }
 
-func toRoleRep(r *store.Role) roleRep {
-	rep := roleRep{ID: r.ID, Name: r.Name, Description: r.Description, Composite: r.Composite,
+func toRoleRep(r *store.Role) RoleRep {
+	rep := RoleRep{ID: r.ID, Name: r.Name, Description: r.Description, Composite: r.Composite,
 		ContainerID: r.RealmID, ClientID: r.ClientClientID}
 	if r.ClientID != "" {
 		rep.ClientRole, rep.ContainerID = true, r.ClientID
@@ -75,34 +97,42 @@ func (c roleContainer) describe() string {
 	return "client " + c.client.ClientID
 }
 
-// roleContainer loads the realm, and the client when the path names one.
-func (a *App) roleContainer(r *http.Request) (roleContainer, error) {
-	if _, ok := mux.Vars(r)["clientId"]; ok {
-		realm, client, err := a.client(r)
-		return roleContainer{realm, client}, err
+// container loads the realm, and the client when the path names one.
+func (s *Service) container(r *http.Request) (roleContainer, error) {
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		return roleContainer{}, err
 	}
-	realm, err := a.realm(r)
-	return roleContainer{realm: realm}, err
+	if _, ok := mux.Vars(r)["clientId"]; !ok {
+		return roleContainer{realm: realm}, nil
+	}
+	client, err := s.client(r, realm)
+	return roleContainer{realm, client}, err
+}
+
+// client loads the client the path's {clientId} names in realm.
+func (s *Service) client(r *http.Request, realm *store.Realm) (*store.Client, error) {
+	return httpx.ChildOf(r, realm.ID, "clientId", "client", s.deps.Store.GetClientByClientID)
 }
 
 // role loads the container and the role named by {roleName} in the path.
-func (a *App) role(r *http.Request) (roleContainer, *store.Role, error) {
-	c, err := a.roleContainer(r)
+func (s *Service) role(r *http.Request) (roleContainer, *store.Role, error) {
+	c, err := s.container(r)
 	if err != nil {
 		return c, nil, err
 	}
 	name := mux.Vars(r)["roleName"]
-	role, err := a.store.GetRole(r.Context(), c.realm.ID, c.clientID(), name)
+	role, err := s.deps.Store.GetRole(r.Context(), c.realm.ID, c.clientID(), name)
 	if errors.Is(err, store.ErrNotFound) {
 		return c, nil, apperr.NotFound(fmt.Sprintf("role %q of %s", name, c.describe()))
 	}
 	return c, role, err
 }
 
-// validateRole checks a role's name and description. Names must stay
-// addressable as one path segment: no "/", and not "." or "..", which
-// paths lose when cleaned.
-func validateRole(r *store.Role) error {
+// Validate checks a role's name and description, for the admin API and
+// realm import alike. Names must stay addressable as one path segment: no
+// "/", and not "." or "..", which paths lose when cleaned.
+func Validate(r *store.Role) error {
 	switch {
 	case r.Name == "":
 		return apperr.Field("name", "must not be empty")
@@ -128,107 +158,115 @@ func roleConflict(err error, c roleContainer, name string) error {
 	return err
 }
 
-type roleCreate struct {
+// RoleCreate is the body of a new role.
+type RoleCreate struct {
 	Name        *string `json:"name"`
 	Description *string `json:"description"`
 }
 
-func (a *App) createRole(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.roleContainer(r)
+// CreateRole answers POST .../roles.
+func (s *Service) CreateRole(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.container(r)
 	if err != nil {
 		return err
 	}
-	var body roleCreate
+	var body RoleCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Name == nil {
 		return apperr.Field("name", "is required")
 	}
-	role := store.Role{ID: uuid.NewString(), RealmID: c.realm.ID, ClientID: c.clientID(), CreatedAt: a.now().UnixMilli()}
+	role := store.Role{ID: uuid.NewString(), RealmID: c.realm.ID, ClientID: c.clientID(), CreatedAt: s.deps.Now().UnixMilli()}
 	if c.client != nil {
 		role.ClientClientID = c.client.ClientID
 	}
-	set(&role.Name, body.Name)
-	set(&role.Description, body.Description)
-	if err := validateRole(&role); err != nil {
+	role.Name = *body.Name
+	if body.Description != nil {
+		role.Description = *body.Description
+	}
+	if err := Validate(&role); err != nil {
 		return err
 	}
-	if err := a.store.CreateRole(r.Context(), &role); err != nil {
+	if err := s.deps.Store.CreateRole(r.Context(), &role); err != nil {
 		return roleConflict(err, c, role.Name)
 	}
 	// A role is addressed by its name, which may need escaping.
-	return httpx.Created(w, a.cfg.BaseURL+r.URL.EscapedPath()+"/"+url.PathEscape(role.Name), toRoleRep(&role))
+	return httpx.Created(w, s.deps.BaseURL+r.URL.EscapedPath()+"/"+url.PathEscape(role.Name), toRoleRep(&role))
 }
 
-func (a *App) listRoles(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.roleContainer(r)
+// ListRoles answers GET .../roles.
+func (s *Service) ListRoles(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.container(r)
 	if err != nil {
 		return err
 	}
-	roles, err := a.store.ListRoles(r.Context(), c.realm.ID, c.clientID())
+	roles, err := s.deps.Store.ListRoles(r.Context(), c.realm.ID, c.clientID())
 	if err != nil {
 		return err
 	}
 	return httpx.List(w, roles, toRoleRep)
 }
 
-func (a *App) getRole(w http.ResponseWriter, r *http.Request) error {
-	_, role, err := a.role(r)
+// GetRole answers GET .../roles/{roleName}.
+func (s *Service) GetRole(w http.ResponseWriter, r *http.Request) error {
+	_, role, err := s.role(r)
 	if err != nil {
 		return err
 	}
 	return httpx.OK(w, toRoleRep(role))
 }
 
-// updateRole answers PUT and PATCH.
-func (a *App) updateRole(w http.ResponseWriter, r *http.Request) error {
-	c, role, err := a.role(r)
+// UpdateRole answers PUT and PATCH .../roles/{roleName}.
+func (s *Service) UpdateRole(w http.ResponseWriter, r *http.Request) error {
+	c, role, err := s.role(r)
 	if err != nil {
 		return err
 	}
 	// name has no default: null keeps the stored one.
-	upd, err := httpx.ReadUpdate[roleRep](r, toRoleRep(role), map[string]any{"name": role.Name, "description": nil})
+	upd, err := httpx.ReadUpdate[RoleRep](r, toRoleRep(role), map[string]any{"name": role.Name, "description": nil})
 	if err != nil {
 		return err
 	}
 	role.Name, role.Description = upd.Name, upd.Description
-	if err := validateRole(role); err != nil {
+	if err := Validate(role); err != nil {
 		return err
 	}
-	if err := a.store.UpdateRole(r.Context(), role); err != nil {
+	if err := s.deps.Store.UpdateRole(r.Context(), role); err != nil {
 		return roleConflict(err, c, role.Name)
 	}
 	return httpx.OK(w, toRoleRep(role))
 }
 
-func (a *App) deleteRole(w http.ResponseWriter, r *http.Request) error {
-	c, role, err := a.role(r)
+// DeleteRole answers DELETE .../roles/{roleName}.
+func (s *Service) DeleteRole(w http.ResponseWriter, r *http.Request) error {
+	c, role, err := s.role(r)
 	if err != nil {
 		return err
 	}
 	// Mappings and composite links go with the role (ON DELETE CASCADE).
-	if err := a.store.DeleteRole(r.Context(), c.realm.ID, role.ID); err != nil {
+	if err := s.deps.Store.DeleteRole(r.Context(), c.realm.ID, role.ID); err != nil {
 		return err
 	}
 	return httpx.NoContent(w)
 }
 
-func (a *App) listComposites(w http.ResponseWriter, r *http.Request) error {
-	_, role, err := a.role(r)
+// ListComposites answers GET .../roles/{roleName}/composites.
+func (s *Service) ListComposites(w http.ResponseWriter, r *http.Request) error {
+	_, role, err := s.role(r)
 	if err != nil {
 		return err
 	}
-	children, err := a.store.ListComposites(r.Context(), role.ID)
+	children, err := s.deps.Store.ListComposites(r.Context(), role.ID)
 	if err != nil {
 		return err
 	}
 	return httpx.List(w, children, toRoleRep)
 }
 
-// compositesBody names roles by name, as Keycloak's admin console does:
+// CompositesBody names roles by name, as Keycloak's admin console does:
 // realm roles in roleNames, client roles under their client's clientId.
-type compositesBody struct {
+type CompositesBody struct {
 	RoleNames   []string            `json:"roleNames"`
 	ClientRoles map[string][]string `json:"clientRoles"`
 }
@@ -242,7 +280,7 @@ type namedRole struct {
 
 // resolveComposites checks a composites body and resolves every name in
 // it, in a stable order: realm roles, then client roles by clientId.
-func resolveComposites(ctx context.Context, tx *store.Store, realm *store.Realm, body *compositesBody) ([]namedRole, error) {
+func resolveComposites(ctx context.Context, tx *store.Store, realm *store.Realm, body *CompositesBody) ([]namedRole, error) {
 	total := len(body.RoleNames)
 	for _, names := range body.ClientRoles {
 		total += len(names)
@@ -305,26 +343,29 @@ func resolveRoleNames(ctx context.Context, tx *store.Store, c roleContainer, fie
 	return roles, nil
 }
 
-func (a *App) addComposites(w http.ResponseWriter, r *http.Request) error {
-	return a.changeComposites(w, r, true)
+// AddComposites answers POST .../roles/{roleName}/composites.
+func (s *Service) AddComposites(w http.ResponseWriter, r *http.Request) error {
+	return s.changeComposites(w, r, true)
 }
-func (a *App) removeComposites(w http.ResponseWriter, r *http.Request) error {
-	return a.changeComposites(w, r, false)
+
+// RemoveComposites answers DELETE .../roles/{roleName}/composites.
+func (s *Service) RemoveComposites(w http.ResponseWriter, r *http.Request) error {
+	return s.changeComposites(w, r, false)
 }
 
 // changeComposites adds or removes children of a composite role, all or
 // nothing, and answers the role's direct composites after the change.
-func (a *App) changeComposites(w http.ResponseWriter, r *http.Request, add bool) error {
-	c, parent, err := a.role(r)
+func (s *Service) changeComposites(w http.ResponseWriter, r *http.Request, add bool) error {
+	c, parent, err := s.role(r)
 	if err != nil {
 		return err
 	}
-	var body compositesBody
+	var body CompositesBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	var children []*store.Role
-	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
 		named, err := resolveComposites(r.Context(), tx, c.realm, &body)
 		if err != nil {
 			return err

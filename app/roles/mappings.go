@@ -1,4 +1,4 @@
-package app
+package roles
 
 import (
 	"context"
@@ -9,13 +9,21 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// mappingScope says which of a holder's roles a role-mappings path covers.
-type mappingScope int
+// Holder is whose role mappings a path addresses.
+type Holder int
 
 const (
-	realmScope  mappingScope = iota // .../role-mappings/realm: realm roles
-	clientScope                     // .../role-mappings/clients/{clientId}: that client's roles
-	allScope                        // .../role-mappings: every direct mapping; writes name realm roles
+	UserHolder  Holder = iota // .../users/{userId}/role-mappings
+	GroupHolder               // .../groups/{groupId}/role-mappings
+)
+
+// Scope says which of a holder's roles a role-mappings path covers.
+type Scope int
+
+const (
+	RealmScope  Scope = iota // .../role-mappings/realm: realm roles
+	ClientScope              // .../role-mappings/clients/{clientId}: that client's roles
+	AllScope                 // .../role-mappings: every direct mapping; writes name realm roles
 )
 
 // roleHolder is a user or a group whose role mappings a request addresses.
@@ -25,45 +33,48 @@ type roleHolder struct {
 	effective func(ctx context.Context) ([]*store.Role, error)
 }
 
-type roleHolderLoader func(r *http.Request) (*roleHolder, error)
-
-func (a *App) userRoleHolder(r *http.Request) (*roleHolder, error) {
-	realm, u, err := a.user(r)
+// holder loads the realm, then the user or group the path names.
+func (s *Service) holder(r *http.Request, h Holder) (*roleHolder, error) {
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		return nil, err
+	}
+	st := s.deps.Store
+	if h == GroupHolder {
+		g, err := httpx.ChildOf(r, realm.ID, "groupId", "group", st.GetGroup)
+		if err != nil {
+			return nil, err
+		}
+		return &roleHolder{realm, store.GroupRoles(g.ID), func(ctx context.Context) ([]*store.Role, error) {
+			return st.EffectiveGroupRoles(ctx, g.ID)
+		}}, nil
+	}
+	u, err := httpx.ChildOf(r, realm.ID, "userId", "user", st.GetUser)
 	if err != nil {
 		return nil, err
 	}
 	return &roleHolder{realm, store.UserRoles(u.ID), func(ctx context.Context) ([]*store.Role, error) {
-		return a.store.EffectiveRoles(ctx, u.ID)
-	}}, nil
-}
-
-func (a *App) groupRoleHolder(r *http.Request) (*roleHolder, error) {
-	realm, g, err := a.group(r)
-	if err != nil {
-		return nil, err
-	}
-	return &roleHolder{realm, store.GroupRoles(g.ID), func(ctx context.Context) ([]*store.Role, error) {
-		return a.store.EffectiveGroupRoles(ctx, g.ID)
+		return st.EffectiveRoles(ctx, u.ID)
 	}}, nil
 }
 
 // mappingRequest is a role-mappings request with its holder and scope loaded.
 type mappingRequest struct {
 	holder *roleHolder
-	scope  mappingScope
-	client *store.Client // the path's client, for clientScope
+	scope  Scope
+	client *store.Client // the path's client, for ClientScope
 }
 
 // loadMapping loads the holder, then the client the path names: an unknown
 // realm, holder or client is a 404, in that order.
-func (a *App) loadMapping(r *http.Request, load roleHolderLoader, scope mappingScope) (*mappingRequest, error) {
-	h, err := load(r)
+func (s *Service) loadMapping(r *http.Request, h Holder, scope Scope) (*mappingRequest, error) {
+	holder, err := s.holder(r, h)
 	if err != nil {
 		return nil, err
 	}
-	m := &mappingRequest{holder: h, scope: scope}
-	if scope == clientScope {
-		if _, m.client, err = a.client(r); err != nil {
+	m := &mappingRequest{holder: holder, scope: scope}
+	if scope == ClientScope {
+		if m.client, err = s.client(r, holder.realm); err != nil {
 			return nil, err
 		}
 	}
@@ -74,9 +85,9 @@ func (a *App) loadMapping(r *http.Request, load roleHolderLoader, scope mappingS
 // internal ID, or "*" for all.
 func (m *mappingRequest) listFilter() string {
 	switch m.scope {
-	case clientScope:
+	case ClientScope:
 		return m.client.ID
-	case allScope:
+	case AllScope:
 		return "*"
 	}
 	return ""
@@ -87,13 +98,15 @@ func (m *mappingRequest) container() roleContainer {
 	return roleContainer{realm: m.holder.realm, client: m.client}
 }
 
-func (a *App) listRoleMappings(load roleHolderLoader, scope mappingScope) httpx.HandlerFunc {
+// ListMappings answers GET on a holder's role-mappings path of scope: its
+// direct mappings.
+func (s *Service) ListMappings(h Holder, scope Scope) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		m, err := a.loadMapping(r, load, scope)
+		m, err := s.loadMapping(r, h, scope)
 		if err != nil {
 			return err
 		}
-		roles, err := a.store.ListRoleMappings(r.Context(), m.holder.mappings, m.listFilter())
+		roles, err := s.deps.Store.ListRoleMappings(r.Context(), m.holder.mappings, m.listFilter())
 		if err != nil {
 			return err
 		}
@@ -101,13 +114,13 @@ func (a *App) listRoleMappings(load roleHolderLoader, scope mappingScope) httpx.
 	}
 }
 
-// roleNamesBody is the spec's role assignment body.
-type roleNamesBody struct {
+// RoleNamesBody is the spec's role assignment body.
+type RoleNamesBody struct {
 	RoleNames []string `json:"roleNames"`
 }
 
 func decodeRoleNames(r *http.Request) ([]string, error) {
-	var body roleNamesBody
+	var body RoleNamesBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return nil, err
 	}
@@ -120,12 +133,22 @@ func decodeRoleNames(r *http.Request) ([]string, error) {
 	return body.RoleNames, nil
 }
 
-// changeRoleMappings maps or unmaps the named roles, all or nothing, and
+// MapRoles answers POST on a holder's role-mappings path of scope.
+func (s *Service) MapRoles(h Holder, scope Scope) httpx.HandlerFunc {
+	return s.changeMappings(h, scope, true)
+}
+
+// UnmapRoles answers DELETE on a holder's role-mappings path of scope.
+func (s *Service) UnmapRoles(h Holder, scope Scope) httpx.HandlerFunc {
+	return s.changeMappings(h, scope, false)
+}
+
+// changeMappings maps or unmaps the named roles, all or nothing, and
 // answers the holder's direct mappings of the path's scope after the
 // change. Mapping a mapped role or unmapping an unmapped one is no error.
-func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add bool) httpx.HandlerFunc {
+func (s *Service) changeMappings(h Holder, scope Scope, add bool) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		m, err := a.loadMapping(r, load, scope)
+		m, err := s.loadMapping(r, h, scope)
 		if err != nil {
 			return err
 		}
@@ -134,7 +157,7 @@ func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add 
 			return err
 		}
 		var after []*store.Role
-		err = a.store.Tx(r.Context(), func(tx *store.Store) error {
+		err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
 			roles, err := resolveRoleNames(r.Context(), tx, m.container(), "roleNames", names)
 			if err != nil {
 				return err
@@ -161,11 +184,12 @@ func (a *App) changeRoleMappings(load roleHolderLoader, scope mappingScope, add 
 	}
 }
 
-// listEffectiveRoles answers every role of the scope the holder has:
-// directly, through groups and their ancestors, and through composites.
-func (a *App) listEffectiveRoles(load roleHolderLoader, scope mappingScope) httpx.HandlerFunc {
+// ListEffectiveRoles answers GET on a holder's role-mappings path of scope
+// with /composite: every role of the scope the holder has, directly,
+// through groups and their ancestors, and through composites.
+func (s *Service) ListEffectiveRoles(h Holder, scope Scope) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		m, err := a.loadMapping(r, load, scope)
+		m, err := s.loadMapping(r, h, scope)
 		if err != nil {
 			return err
 		}
