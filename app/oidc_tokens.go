@@ -13,6 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -205,19 +206,19 @@ func (a *App) signWith(key *signingKey, typ string, claims map[string]any) (stri
 }
 
 // groupPaths names a user's groups by path, from one ancestry query.
-func groupPaths(ctx context.Context, st *store.Store, realmID string, groups []*store.Group) ([]string, error) {
-	ids := make([]string, len(groups))
-	for i, g := range groups {
+func groupPaths(ctx context.Context, st *store.Store, realmID string, of []*store.Group) ([]string, error) {
+	ids := make([]string, len(of))
+	for i, g := range of {
 		ids[i] = g.ID
 	}
 	family, err := st.GroupAncestry(ctx, realmID, ids...)
 	if err != nil {
 		return nil, err
 	}
-	tree := newGroupTree(family)
-	paths := make([]string, len(groups))
-	for i, g := range groups {
-		paths[i] = tree.paths[g.ID]
+	byID := groups.Paths(family)
+	paths := make([]string, len(of))
+	for i, g := range of {
+		paths[i] = byID[g.ID]
 	}
 	return paths, nil
 }
