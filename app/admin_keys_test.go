@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -114,7 +115,7 @@ func TestAdminKeysRotateBody(t *testing.T) {
 	// The answer is what GET lists.
 	r := s.admin(http.MethodPost, "/admin/realms/acme/keys/rotate", map[string]any{"immediate": true})
 	mustStatus(t, r, http.StatusOK)
-	var rotated []keyRep
+	var rotated []signingkeys.KeyRep
 	r.decode(t, &rotated)
 	keysTestMustEqual(t, "rotate answer", rotated, keysTestList(s, "acme"))
 }

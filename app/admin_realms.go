@@ -20,6 +20,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/signin"
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -291,7 +292,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.ID = uuid.NewString()
 	now := a.now()
 	realm.CreatedAt = now.UnixMilli()
-	keys, err := newRealmKeys(a.makeKey, realm.ID, now)
+	keys, err := signingkeys.NewRealmKeys(a.makeKey, realm.ID, now)
 	if err != nil {
 		return err
 	}
@@ -299,7 +300,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.CreateRealm(r.Context(), &realm); err != nil {
 			return err
 		}
-		if err := keys.write(r.Context(), tx); err != nil {
+		if err := keys.Write(r.Context(), tx); err != nil {
 			return err
 		}
 		if err := seedDefaultScopes(r.Context(), tx, &realm); err != nil {

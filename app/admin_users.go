@@ -162,12 +162,12 @@ func (a *App) listUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Counting a large realm costs more than its page; the count is
-	// cached until the next write to users (or cacheTTL).
+	// cached until the next write to users (or the lookup cache's lifetime).
 	key := fmt.Sprintf("%s\x00%q\x00%q\x00%q\x00%t\x00", realm.ID, f.Search, f.Username, f.Email, f.Exact)
 	if f.Enabled != nil {
 		key += strconv.FormatBool(*f.Enabled)
 	}
-	total, err := cached(a.store, a.cache.userCounts, key, func() (int, error) {
+	total, err := store.Cached(a.store, a.cache.userCounts, key, func() (int, error) {
 		return a.store.CountUsers(r.Context(), realm.ID, f)
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
+	"github.com/idenplane/idenplane/app/signingkeys"
 )
 
 // The protocol's forms and answers that RFCs define, or that the library
@@ -266,13 +267,13 @@ func describeProtocol(describe func(method, path string, o openapi.Op)) {
 
 	const keys = "/admin/realms/{realm}/keys"
 	describe(http.MethodGet, keys, openapi.Op{Summary: "List the realm's signing keys",
-		Description: "Next keys first, then the active one, then retired ones, newest first; public halves only.", Response: []keyRep{}})
+		Description: "Next keys first, then the active one, then retired ones, newest first; public halves only.", Response: []signingkeys.KeyRep{}})
 	describe(http.MethodPost, keys+"/rotate", openapi.Op{Summary: "Rotate the realm's signing key",
 		Description: "Publishes a next key that signs once published long enough, or at once with immediate; answers the realm's keys.",
-		Request:     keyRotateRequest{}, RequestOptional: true, Response: []keyRep{}})
-	describe(http.MethodGet, keys+"/config", openapi.Op{Summary: "Get the realm's key rotation settings", Response: keyConfigRep{}})
+		Request:     signingkeys.KeyRotateRequest{}, RequestOptional: true, Response: []signingkeys.KeyRep{}})
+	describe(http.MethodGet, keys+"/config", openapi.Op{Summary: "Get the realm's key rotation settings", Response: signingkeys.KeyConfigRep{}})
 	describe(http.MethodPut, keys+"/config", openapi.Op{Summary: "Change the realm's key rotation settings",
-		Description: "A new algorithm schedules a rotation to a key of it.", Request: keyConfigRep{}, Response: keyConfigRep{}})
+		Description: "A new algorithm schedules a rotation to a key of it.", Request: signingkeys.KeyConfigRep{}, Response: signingkeys.KeyConfigRep{}})
 
 	const bruteForce = "/admin/realms/{realm}/brute-force"
 	describe(http.MethodGet, bruteForce+"/locked-users", openapi.Op{Summary: "List the users locked out now",

@@ -37,6 +37,7 @@ import (
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/signin"
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -101,8 +102,8 @@ type App struct {
 	// other rate limits (registration, recovery, device codes) share.
 	loginThrottle *identity.Throttle
 	metrics       *metrics
-	signingKeys   *keyCache // parsed private signing keys by kid
-	makeKey       KeyMaker  // new signing keys' private keys
+	signingKeys   *signingkeys.Service // the realms' token signing keys
+	makeKey       KeyMaker             // new signing keys' private keys
 	// signSlots bounds the token signatures under way to the cores (see
 	// signWith).
 	signSlots chan struct{}
@@ -201,7 +202,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon), a.orgs.Step(a.pages, a.broker.LoginURL)),
 		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester()}, ClientIP: a.clientIP,
 		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
-	a.signingKeys = newKeyCache()
+	a.signingKeys = signingkeys.New(signingkeys.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, MakeKey: a.makeKey})
 	a.cache = newCaches()
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),

@@ -25,7 +25,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
 		a.expireEvents(ctx)
-		a.rotateDueKeys(ctx)
+		a.signingKeys.RotateDue(ctx)
 		a.saml.RotateDueKeys(ctx)
 		a.expireSessions(ctx)
 		a.deleteDueAccounts(ctx)

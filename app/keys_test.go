@@ -23,6 +23,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -65,27 +66,27 @@ func keysTestRealm(s *testServer, name string) *store.Realm {
 	return realm
 }
 
-func keysTestList(s *testServer, realm string) []keyRep {
+func keysTestList(s *testServer, realm string) []signingkeys.KeyRep {
 	s.t.Helper()
 	r := s.admin(http.MethodGet, "/admin/realms/"+realm+"/keys", nil)
 	mustStatus(s.t, r, http.StatusOK)
-	var out []keyRep
+	var out []signingkeys.KeyRep
 	r.decode(s.t, &out)
 	return out
 }
 
 // keysTestRotate posts a rotation (body nil: none) and returns the keys.
-func keysTestRotate(s *testServer, realm string, body any) []keyRep {
+func keysTestRotate(s *testServer, realm string, body any) []signingkeys.KeyRep {
 	s.t.Helper()
 	r := s.admin(http.MethodPost, "/admin/realms/"+realm+"/keys/rotate", body)
 	mustStatus(s.t, r, http.StatusOK)
-	var out []keyRep
+	var out []signingkeys.KeyRep
 	r.decode(s.t, &out)
 	return out
 }
 
 // keysTestStates sums keys up as "kid=status" in list order.
-func keysTestStates(keys []keyRep) string {
+func keysTestStates(keys []signingkeys.KeyRep) string {
 	var parts []string
 	for _, k := range keys {
 		parts = append(parts, k.KID+"="+k.Status)
@@ -93,7 +94,7 @@ func keysTestStates(keys []keyRep) string {
 	return strings.Join(parts, " ")
 }
 
-func keysTestFind(t *testing.T, keys []keyRep, status string) keyRep {
+func keysTestFind(t *testing.T, keys []signingkeys.KeyRep, status string) signingkeys.KeyRep {
 	t.Helper()
 	for _, k := range keys {
 		if k.Status == status {
@@ -101,7 +102,7 @@ func keysTestFind(t *testing.T, keys []keyRep, status string) keyRep {
 		}
 	}
 	t.Fatalf("no %s key in %s", status, keysTestStates(keys))
-	return keyRep{}
+	return signingkeys.KeyRep{}
 }
 
 // keysTestPayload is a typical access token's claims.
@@ -116,9 +117,9 @@ var keysTestPayload = []byte(`{"exp":1795000300,"iat":1795000000,"auth_time":179
 
 // keysTestSign signs payload with the realm's active key, as the token
 // endpoint does, and returns the compact JWS and the key used.
-func keysTestSign(t testing.TB, s *testServer, realm *store.Realm, payload []byte) (string, *signingKey) {
+func keysTestSign(t testing.TB, s *testServer, realm *store.Realm, payload []byte) (string, *signingkeys.Key) {
 	t.Helper()
-	k, err := s.app.realmSigningKey(context.Background(), realm)
+	k, err := s.app.signingKeys.Active(context.Background(), realm)
 	if err != nil {
 		t.Fatalf("signing key of %s: %v", realm.Name, err)
 	}
@@ -144,12 +145,12 @@ var errKeysTestUnpublished = errors.New("the token's kid is not in the realm's k
 // relying party does, and returns the kid it was signed with.
 func keysTestVerify(t *testing.T, s *testServer, realm *store.Realm, token string) (string, error) {
 	t.Helper()
-	jws, err := jose.ParseSignedCompact(token, keyAlgorithms)
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA})
 	if err != nil {
 		t.Fatalf("parse token: %v", err)
 	}
 	kid := jws.Signatures[0].Header.KeyID
-	keys, err := s.app.realmPublicKeys(context.Background(), realm)
+	keys, err := s.app.signingKeys.Public(context.Background(), realm)
 	if err != nil {
 		t.Fatalf("public keys of %s: %v", realm.Name, err)
 	}
@@ -167,7 +168,7 @@ func keysTestVerify(t *testing.T, s *testServer, realm *store.Realm, token strin
 
 func keysTestPublishedKIDs(t *testing.T, s *testServer, realm *store.Realm) []string {
 	t.Helper()
-	keys, err := s.app.realmPublicKeys(context.Background(), realm)
+	keys, err := s.app.signingKeys.Public(context.Background(), realm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,37 +284,6 @@ func TestKeysSignVerifyPerAlgorithm(t *testing.T) {
 	}
 }
 
-func TestKeysSigningKeyCached(t *testing.T) {
-	s, clock := keysTestServer(t)
-	realm := keysTestRealm(s, "acme")
-	ctx := context.Background()
-	first, err := s.app.realmSigningKey(ctx, realm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := s.app.realmSigningKey(ctx, realm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again != first || s.app.signingKeys.get(first.ID) != first {
-		t.Fatal("the parsed key is not cached")
-	}
-	keysTestRotate(s, "acme", map[string]any{"immediate": true})
-	rotated, err := s.app.realmSigningKey(ctx, realm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rotated.ID == first.ID {
-		t.Fatal("the cache still signs with the retired key")
-	}
-	// The job drops keys that no longer sign.
-	clock.advance(time.Minute)
-	s.app.rotateDueKeys(ctx)
-	if s.app.signingKeys.get(first.ID) != nil || s.app.signingKeys.get(rotated.ID) != rotated {
-		t.Fatal("the job did not drop the retired key from the cache, or dropped the active one")
-	}
-}
-
 // keysTestDBBytes is the database file and its write-ahead log.
 func keysTestDBBytes(t *testing.T, s *testServer) []byte {
 	t.Helper()
@@ -366,7 +336,7 @@ func TestKeysPrivateMaterialNeverExposed(t *testing.T) {
 	keysTestRealm(s, "acme")
 	s.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"adminEventsEnabled": true})
 	var bodies [][]byte
-	var signers []*signingKey
+	var signers []*signingkeys.Key
 	realm, err := s.store.GetRealm(context.Background(), "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +362,7 @@ func TestKeysPrivateMaterialNeverExposed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signers = append(signers, &signingKey{ID: next.KID, Key: nextKey.(crypto.Signer)})
+	signers = append(signers, &signingkeys.Key{ID: next.KID, Key: nextKey.(crypto.Signer)})
 	if len(keys) != 5 {
 		t.Fatalf("keys %s, want next, active and three retired", keysTestStates(keys))
 	}
@@ -469,18 +439,18 @@ func TestKeysScheduledRotation(t *testing.T) {
 		t.Fatalf("a second schedule: %s, was %s", keysTestStates(again), keysTestStates(keys))
 	}
 
-	clock.set(t0.Add(keyPublishGrace - time.Millisecond))
-	s.app.rotateDueKeys(ctx)
+	clock.set(t0.Add(signingkeys.PublishGrace - time.Millisecond))
+	s.app.signingKeys.RotateDue(ctx)
 	if _, k := keysTestSign(t, s, realm, keysTestPayload); k.ID != old.KID {
 		t.Fatalf("the job activated the next key before its grace period: %s", k.ID)
 	}
 
-	promoted := t0.Add(keyPublishGrace)
+	promoted := t0.Add(signingkeys.PublishGrace)
 	clock.set(promoted)
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	keys = keysTestList(s, "acme")
 	active, retired := keysTestFind(t, keys, store.KeyActive), keys[1]
-	publishUntil := promoted.Add(300*time.Second + retiredKeyMargin).UnixMilli()
+	publishUntil := promoted.Add(300*time.Second + signingkeys.RetiredKeyMargin).UnixMilli()
 	if active.KID != next.KID || active.ActivatedTimestamp != promoted.UnixMilli() ||
 		retired.KID != old.KID || retired.Status != store.KeyRetired || retired.RetiredTimestamp != promoted.UnixMilli() ||
 		retired.PublishUntil != publishUntil {
@@ -498,7 +468,7 @@ func TestKeysScheduledRotation(t *testing.T) {
 
 	// The retired key is published until publishUntil, then dropped.
 	clock.set(time.UnixMilli(publishUntil - 1))
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	if _, err := keysTestVerify(t, s, realm, oldToken); err != nil {
 		t.Fatalf("the retired key left the key set early: %v", err)
 	}
@@ -509,7 +479,7 @@ func TestKeysScheduledRotation(t *testing.T) {
 	if _, err := keysTestVerify(t, s, realm, oldToken); !errors.Is(err, errKeysTestUnpublished) {
 		t.Fatalf("a retired key past publishUntil is still published: %v", err)
 	}
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	if slices.Contains(keysTestKIDs(keysTestList(s, "acme")), old.KID) {
 		t.Fatal("the job kept a retired key past publishUntil")
 	}
@@ -518,7 +488,7 @@ func TestKeysScheduledRotation(t *testing.T) {
 	}
 }
 
-func keysTestKIDs(keys []keyRep) []string {
+func keysTestKIDs(keys []signingkeys.KeyRep) []string {
 	var kids []string
 	for _, k := range keys {
 		kids = append(kids, k.KID)
@@ -609,8 +579,8 @@ func TestKeysAlgorithmChange(t *testing.T) {
 	r = s.admin(http.MethodGet, "/admin/realms/acme/keys/config", nil)
 	keysTestMustEqual(t, "config", r.object(t), map[string]any{"algorithm": "ES256", "rotationDays": 30})
 
-	clock.set(t0.Add(keyPublishGrace))
-	s.app.rotateDueKeys(context.Background())
+	clock.set(t0.Add(signingkeys.PublishGrace))
+	s.app.signingKeys.RotateDue(context.Background())
 	token, k := keysTestSign(t, s, realm, keysTestPayload)
 	if k.ID != next.KID || k.Algorithm != jose.ES256 {
 		t.Fatalf("after the grace period signing with %s %s, want %s ES256", k.ID, k.Algorithm, next.KID)
@@ -640,16 +610,16 @@ func TestKeysRotationJob(t *testing.T) {
 	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/keys/config", map[string]any{"rotationDays": 2}), http.StatusOK)
 	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/manual/keys/config", map[string]any{"rotationDays": 0}), http.StatusOK)
 
-	// The next key is published keyPublishGrace before the active one is
+	// The next key is published signingkeys.PublishGrace before the active one is
 	// rotationDays old, and signs from then on.
-	nextDue := t0.Add(2*24*time.Hour - keyPublishGrace)
+	nextDue := t0.Add(2*24*time.Hour - signingkeys.PublishGrace)
 	clock.set(nextDue.Add(-time.Millisecond))
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	if keys := keysTestList(s, "acme"); keys[0].KID != first.KID || keys[0].Status != store.KeyActive {
 		t.Fatalf("a next key before it was due: %s", keysTestStates(keys))
 	}
 	clock.set(nextDue)
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	next := keysTestFind(t, keysTestList(s, "acme"), store.KeyNext)
 	if next.Algorithm != "EdDSA" || next.CreatedTimestamp != nextDue.UnixMilli() {
 		t.Fatalf("scheduled next key: %+v", next)
@@ -658,7 +628,7 @@ func TestKeysRotationJob(t *testing.T) {
 		t.Fatalf("the next key signs at once: %s", k.ID)
 	}
 	clock.set(t0.Add(2 * 24 * time.Hour))
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	if _, k := keysTestSign(t, s, realm, keysTestPayload); k.ID != next.KID {
 		t.Fatalf("after rotationDays signing with %s, want %s", k.ID, next.KID)
 	}
@@ -670,15 +640,15 @@ func TestKeysRotationJob(t *testing.T) {
 	// Long after, acme has rotated again and deleted its expired keys; the
 	// manual realm still has its one key.
 	clock.set(t0.Add(1000 * 24 * time.Hour))
-	s.app.rotateDueKeys(ctx) // publishes a next key
-	clock.advance(keyPublishGrace)
-	s.app.rotateDueKeys(ctx) // activates it
+	s.app.signingKeys.RotateDue(ctx) // publishes a next key
+	clock.advance(signingkeys.PublishGrace)
+	s.app.signingKeys.RotateDue(ctx) // activates it
 	keys := keysTestList(s, "acme")
 	if len(keys) != 2 || keys[0].Status != store.KeyActive || keys[1].KID != next.KID || keys[1].Status != store.KeyRetired {
 		t.Fatalf("acme's keys long after: %s", keysTestStates(keys))
 	}
 	clock.advance(time.Hour)
-	s.app.rotateDueKeys(ctx)
+	s.app.signingKeys.RotateDue(ctx)
 	if keys := keysTestList(s, "acme"); len(keys) != 1 || keys[0].Status != store.KeyActive {
 		t.Fatalf("acme's keys once the retired one expired: %s", keysTestStates(keys))
 	}
@@ -737,7 +707,7 @@ func TestKeysWrongMasterKey(t *testing.T) {
 		WHERE realm_id = $1 AND status = 'active'`, realm.ID); err != nil {
 		t.Fatal(err)
 	}
-	if k, err := s.app.realmSigningKey(context.Background(), realm); err == nil {
+	if k, err := s.app.signingKeys.Active(context.Background(), realm); err == nil {
 		t.Fatalf("signing with a key whose ciphertext belongs to another kid: %s", k.ID)
 	}
 	// Its public keys are still served: they are not sealed.
@@ -747,13 +717,13 @@ func TestKeysWrongMasterKey(t *testing.T) {
 }
 
 func TestKeysRealmDeleteCascades(t *testing.T) {
-	s, clock := keysTestServer(t)
+	s, _ := keysTestServer(t)
 	realm := keysTestRealm(s, "acme")
 	other := keysTestRealm(s, "other")
 	keysTestRotate(s, "acme", map[string]any{"immediate": true})
 	keysTestRotate(s, "acme", nil)
 	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/keys/config", map[string]any{"rotationDays": 7}), http.StatusOK)
-	_, acmeKey := keysTestSign(t, s, realm, keysTestPayload)
+	keysTestSign(t, s, realm, keysTestPayload)
 	_, otherKey := keysTestSign(t, s, other, keysTestPayload)
 
 	mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme", nil), http.StatusOK)
@@ -764,12 +734,6 @@ func TestKeysRealmDeleteCascades(t *testing.T) {
 		t.Fatalf("key settings of the deleted realm left: %+v (%v)", ks, err)
 	}
 	mustError(t, s.admin(http.MethodGet, "/admin/realms/acme/keys", nil), http.StatusNotFound, "not_found", "")
-	// The job forgets the deleted realm's parsed key; the other realm keeps its own.
-	clock.advance(time.Minute)
-	s.app.rotateDueKeys(context.Background())
-	if s.app.signingKeys.get(acmeKey.ID) != nil || s.app.signingKeys.get(otherKey.ID) != otherKey {
-		t.Fatal("the key cache was not pruned to the live realms' keys")
-	}
 	if keys := keysTestList(s, "other"); len(keys) != 1 || keys[0].KID != otherKey.ID {
 		t.Fatalf("other realm's keys: %s", keysTestStates(keys))
 	}
@@ -817,7 +781,7 @@ func TestKeysRealmWithoutKeys(t *testing.T) {
 		errs := make([]error, 4)
 		for i := range kids {
 			wg.Go(func() {
-				k, err := s.app.realmSigningKey(ctx, realm)
+				k, err := s.app.signingKeys.Active(ctx, realm)
 				errs[i] = err
 				if err == nil {
 					kids[i] = k.ID
@@ -838,7 +802,7 @@ func TestKeysRealmWithoutKeys(t *testing.T) {
 
 	t.Run("job", func(t *testing.T) {
 		keysTestRealmWithoutKeys(s, "job")
-		s.app.rotateDueKeys(ctx)
+		s.app.signingKeys.RotateDue(ctx)
 		if keys := keysTestList(s, "job"); len(keys) != 1 || keys[0].Status != store.KeyActive || keys[0].Algorithm != "RS256" {
 			t.Fatalf("keys the job made: %s", keysTestStates(keys))
 		}

@@ -177,7 +177,7 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 			}
 		}
 	}
-	key, err := s.a.realmSigningKey(ctx, realm)
+	key, err := s.a.signingKeys.Active(ctx, realm)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 
 func (s *oidcServer) Keys(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
-	keys, err := s.a.realmPublicKeys(ctx, signin.RealmFrom(ctx))
+	keys, err := s.a.signingKeys.Public(ctx, signin.RealmFrom(ctx))
 	if err != nil {
 		return nil, err
 	}

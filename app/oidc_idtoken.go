@@ -14,7 +14,7 @@ import (
 func (a *App) idToken(ctx context.Context, g *tokenGrant, in *claimsInput, accessToken, nonce string, amr []string) (string, error) {
 	claims := in.build(idToken)
 	// at_hash depends on the algorithm: hash and sign with the same key.
-	key, err := a.realmSigningKey(ctx, g.realm)
+	key, err := a.signingKeys.Active(ctx, g.realm)
 	if err != nil {
 		return "", err
 	}

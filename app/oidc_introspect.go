@@ -33,7 +33,7 @@ func (a *App) verifyAccessToken(ctx context.Context, realm *store.Realm, token s
 	if len(parsed.Headers) != 1 || parsed.Headers[0].ExtraHeaders[jose.HeaderType] != "at+jwt" {
 		return nil, errors.New("not an access token")
 	}
-	keys, err := a.realmPublicKeys(ctx, realm)
+	keys, err := a.signingKeys.Public(ctx, realm)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/groups"
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -174,7 +175,7 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 
 // sign signs claims with the realm's active key.
 func (a *App) sign(ctx context.Context, realm *store.Realm, typ string, claims map[string]any) (string, error) {
-	key, err := a.realmSigningKey(ctx, realm)
+	key, err := a.signingKeys.Active(ctx, realm)
 	if err != nil {
 		return "", err
 	}
@@ -192,7 +193,7 @@ func (a *App) sign(ctx context.Context, realm *store.Realm, typ string, claims m
 // disk write: the cores idled while the requests waited on the commit.
 // ECDSA and EdDSA signatures take tens of microseconds: waiting would cost
 // them more than it saves.
-func (a *App) signWith(key *signingKey, typ string, claims map[string]any) (string, error) {
+func (a *App) signWith(key *signingkeys.Key, typ string, claims map[string]any) (string, error) {
 	if _, isRSA := key.Key.(*rsa.PrivateKey); isRSA {
 		a.signSlots <- struct{}{}
 		defer func() { <-a.signSlots }()

@@ -17,6 +17,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -194,7 +195,7 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		makeKey = NewPrivateKey
 	}
 	var err error
-	if p.keys, err = newRealmKeys(makeKey, p.realm.ID, now); err != nil {
+	if p.keys, err = signingkeys.NewRealmKeys(makeKey, p.realm.ID, now); err != nil {
 		return nil, err
 	}
 	err = st.Tx(ctx, func(tx *store.Store) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -59,7 +60,7 @@ type importPlan struct {
 	scimMappings  []*store.SCIMMapping
 	orgs          *orgs.ImportPlan
 	authFlows     *authflows.ImportPlan
-	keys          realmKeys
+	keys          signingkeys.RealmKeys
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -538,7 +539,7 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := tx.CreateRealm(ctx, p.realm); err != nil {
 		return idConflict(err, "id", "another realm already has id "+p.realm.ID)
 	}
-	if err := p.keys.write(ctx, tx); err != nil {
+	if err := p.keys.Write(ctx, tx); err != nil {
 		return err
 	}
 	if p.seedScopes {

@@ -259,10 +259,12 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/export", authz.RealmRead, a.exportRealm)
 	admin(http.MethodGet, "/admin/realms/{realm}/stats", authz.RealmRead, a.realmStats)
 	admin(http.MethodGet, "/admin/realms/{realm}/stats/consents", authz.RealmRead, a.consentStats)
-	admin(http.MethodGet, "/admin/realms/{realm}/keys", authz.RealmRead, a.listKeys)
-	admin(http.MethodPost, "/admin/realms/{realm}/keys/rotate", authz.RealmWrite, a.rotateKeys)
-	admin(http.MethodGet, "/admin/realms/{realm}/keys/config", authz.RealmRead, a.getKeyConfig)
-	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", authz.RealmWrite, a.putKeyConfig)
+	// Signing keys (the module app/signingkeys).
+	sk := a.signingKeys
+	admin(http.MethodGet, "/admin/realms/{realm}/keys", authz.RealmRead, sk.List)
+	admin(http.MethodPost, "/admin/realms/{realm}/keys/rotate", authz.RealmWrite, sk.Rotate)
+	admin(http.MethodGet, "/admin/realms/{realm}/keys/config", authz.RealmRead, sk.GetConfig)
+	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", authz.RealmWrite, sk.PutConfig)
 	admin(http.MethodPost, "/admin/realms/{realm}/smtp/test", authz.RealmWrite, a.testSMTP)
 	admin(http.MethodPost, "/admin/realms/{realm}/email/test", authz.RealmWrite, a.testEmail)
 	admin(http.MethodGet, "/realms/{realm}/registration/admin/fields", authz.RealmRead, a.listRegistrationFields)

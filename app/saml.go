@@ -50,7 +50,7 @@ func (a *App) samlRealm(r *http.Request) (*store.Realm, error) {
 // samlRotationDays is the realm's key rotation period, which its SAML key
 // follows as its OIDC keys do.
 func (a *App) samlRotationDays(ctx context.Context, realmID string) (int, error) {
-	ks, err := a.keySettings(ctx, realmID)
+	ks, err := a.signingKeys.Settings(ctx, realmID)
 	if err != nil {
 		return 0, err
 	}

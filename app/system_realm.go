@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -52,7 +53,7 @@ func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, base
 	realm.ID, realm.Name, realm.DisplayName = uuid.NewString(), SystemRealmName, "Idenplane administration"
 	realm.MFARequired, realm.EventsEnabled, realm.AdminEventsEnabled = true, true, true
 	realm.CreatedAt = now.UnixMilli()
-	keys, err := newRealmKeys(makeKey, realm.ID, now)
+	keys, err := signingkeys.NewRealmKeys(makeKey, realm.ID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, base
 		if err := tx.CreateRealm(ctx, &realm); err != nil {
 			return err
 		}
-		if err := keys.write(ctx, tx); err != nil {
+		if err := keys.Write(ctx, tx); err != nil {
 			return err
 		}
 		if err := seedDefaultScopes(ctx, tx, &realm); err != nil {

@@ -128,7 +128,7 @@ func tokenVariants(f *testing.F, e *tokenFuzzEnv, token string) []string {
 		out[k] = v
 		return out
 	}
-	keys, err := e.app.realmPublicKeys(f.Context(), e.realm)
+	keys, err := e.app.signingKeys.Public(f.Context(), e.realm)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (a *App) accessTokenStands(ctx context.Context, realm *store.Realm, claims 
 	// Read before the load: a revocation committed during it moves the
 	// generation, and the entry put under the older one is never used.
 	gen := a.store.RevocationGeneration()
-	if until, ok := a.cache.tokenStandings.get(key, gen, time.Now()); ok && (until == 0 || until > now) {
+	if until, ok := a.cache.tokenStandings.Get(key, gen, time.Now()); ok && (until == 0 || until > now) {
 		return until > now, nil
 	}
 	azp, _ := claims["azp"].(string)
@@ -61,6 +61,6 @@ func (a *App) accessTokenStands(ctx context.Context, realm *store.Realm, claims 
 	if err != nil {
 		return false, err
 	}
-	a.cache.tokenStandings.put(key, until, gen, time.Now())
+	a.cache.tokenStandings.Put(key, until, gen, time.Now())
 	return until > now, nil
 }

@@ -1,4 +1,4 @@
-package app
+package signingkeys
 
 import (
 	"context"
@@ -25,10 +25,10 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// Signing keys, one set per realm. A realm's keys move through three
-// states: next (published in the key set, not signing), active (signing
-// every token) and retired (published until the tokens it signed expire,
-// then deleted). keyPublishGrace and retiredKeyLifetime say for how long.
+// A realm's keys move through three states: next (published in the key
+// set, not signing), active (signing every token) and retired (published
+// until the tokens it signed expire, then deleted). PublishGrace and
+// retiredKeyLifetime say for how long.
 
 const (
 	// RSAKeyBits is the size of the RSA keys the server makes (and of the
@@ -37,15 +37,15 @@ const (
 	// times faster than 3072; keys rotate every 90 days by default, so a
 	// later move to 3072 takes effect within one rotation.
 	RSAKeyBits = 2048
-	// keyPublishGrace is how long a scheduled next key is published before
+	// PublishGrace is how long a scheduled next key is published before
 	// it signs, so verifiers that cache the key set on a timer have fetched
 	// it by then. A day covers the common caches (minutes for most
 	// libraries, 12 hours for Microsoft.IdentityModel's automatic refresh).
-	keyPublishGrace = 24 * time.Hour
-	// retiredKeyMargin is added to the token lifetime a retired key stays
+	PublishGrace = 24 * time.Hour
+	// RetiredKeyMargin is added to the token lifetime a retired key stays
 	// published for: it covers verifiers' clock-skew leeway and tokens
 	// signed with a key fetched just before it was retired.
-	retiredKeyMargin = 10 * time.Minute
+	RetiredKeyMargin = 10 * time.Minute
 	// keyChangeAttempts bounds the retries of a key change that raced another.
 	keyChangeAttempts = 3
 
@@ -54,11 +54,11 @@ const (
 	maxKeyRotationDays     = 3650
 )
 
-// keyAlgorithms are the signature algorithms a realm may sign with.
-var keyAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
+// algorithms are the signature algorithms a realm may sign with.
+var algorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
 
-// signingKey is the key a realm signs tokens with now.
-type signingKey struct {
+// Key is the key a realm signs tokens with now.
+type Key struct {
 	ID        string // kid
 	Algorithm jose.SignatureAlgorithm
 	Key       crypto.Signer
@@ -68,18 +68,18 @@ type signingKey struct {
 // than signing with it, and the token endpoint signs on every request.
 type keyCache struct {
 	mu   sync.RWMutex
-	keys map[string]*signingKey
+	keys map[string]*Key
 }
 
-func newKeyCache() *keyCache { return &keyCache{keys: map[string]*signingKey{}} }
+func newKeyCache() *keyCache { return &keyCache{keys: map[string]*Key{}} }
 
-func (c *keyCache) get(kid string) *signingKey {
+func (c *keyCache) get(kid string) *Key {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.keys[kid]
 }
 
-func (c *keyCache) put(k *signingKey) {
+func (c *keyCache) put(k *Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.keys[k.ID] = k
@@ -101,7 +101,7 @@ func (c *keyCache) retain(kids []string) {
 type KeyMaker func(alg jose.SignatureAlgorithm) (crypto.Signer, error)
 
 // NewPrivateKey makes a fresh private key of alg from crypto/rand: the
-// server's KeyMaker unless Config.SigningKeys names another.
+// server's KeyMaker unless its configuration names another.
 func NewPrivateKey(alg jose.SignatureAlgorithm) (crypto.Signer, error) {
 	switch alg {
 	case jose.RS256:
@@ -141,77 +141,79 @@ func generateSigningKey(makeKey KeyMaker, realmID string, alg jose.SignatureAlgo
 		PublicJWK: string(pub), Status: store.KeyNext, CreatedAt: now.UnixMilli()}, nil
 }
 
-func defaultKeySettings(realmID string) *store.KeySettings {
+func defaultSettings(realmID string) *store.KeySettings {
 	return &store.KeySettings{RealmID: realmID, Algorithm: string(defaultKeyAlgorithm), RotationDays: defaultKeyRotationDays}
 }
 
-// realmKeys are a new realm's rotation settings and first signing key.
+// RealmKeys are a new realm's rotation settings and first signing key.
 // They are made before the transaction that creates the realm, which
 // would otherwise hold every writer up while an RSA key is found. Keys
 // are never exported, so an imported realm gets fresh ones too.
-type realmKeys struct {
+type RealmKeys struct {
 	settings *store.KeySettings
 	key      *store.SigningKey
 }
 
-func newRealmKeys(makeKey KeyMaker, realmID string, now time.Time) (realmKeys, error) {
-	ks := defaultKeySettings(realmID)
+// NewRealmKeys makes a new realm's keys with makeKey.
+func NewRealmKeys(makeKey KeyMaker, realmID string, now time.Time) (RealmKeys, error) {
+	ks := defaultSettings(realmID)
 	k, err := generateSigningKey(makeKey, realmID, jose.SignatureAlgorithm(ks.Algorithm), now)
 	if err != nil {
-		return realmKeys{}, err
+		return RealmKeys{}, err
 	}
 	k.Status, k.ActivatedAt = store.KeyActive, now.UnixMilli()
-	return realmKeys{settings: ks, key: k}, nil
+	return RealmKeys{settings: ks, key: k}, nil
 }
 
-// write stores the keys, inside the transaction that creates the realm.
-func (k realmKeys) write(ctx context.Context, tx *store.Store) error {
+// Write stores the keys, inside the transaction that creates the realm.
+func (k RealmKeys) Write(ctx context.Context, tx *store.Store) error {
 	if err := tx.PutKeySettings(ctx, k.settings); err != nil {
 		return err
 	}
 	return tx.CreateSigningKey(ctx, k.key)
 }
 
-// keySettings returns a realm's rotation settings; a realm made before
+// Settings returns a realm's rotation settings; a realm made before
 // signing keys existed has the defaults.
-func (a *App) keySettings(ctx context.Context, realmID string) (*store.KeySettings, error) {
-	ks, err := a.store.GetKeySettings(ctx, realmID)
+func (s *Service) Settings(ctx context.Context, realmID string) (*store.KeySettings, error) {
+	ks, err := s.deps.Store.GetKeySettings(ctx, realmID)
 	if errors.Is(err, store.ErrNotFound) {
-		return defaultKeySettings(realmID), nil
+		return defaultSettings(realmID), nil
 	}
 	return ks, err
 }
 
 // ensureActiveKey gives a realm made before signing keys existed an active
 // key of its configured algorithm.
-func (a *App) ensureActiveKey(ctx context.Context, realm *store.Realm) error {
-	ks, err := a.keySettings(ctx, realm.ID)
+func (s *Service) ensureActiveKey(ctx context.Context, realm *store.Realm) error {
+	ks, err := s.Settings(ctx, realm.ID)
 	if err != nil {
 		return err
 	}
-	now := a.now()
-	k, err := generateSigningKey(a.makeKey, realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
+	now := s.deps.Now()
+	k, err := generateSigningKey(s.deps.MakeKey, realm.ID, jose.SignatureAlgorithm(ks.Algorithm), now)
 	if err != nil {
 		return err
 	}
 	k.Status, k.ActivatedAt = store.KeyActive, now.UnixMilli()
-	err = a.store.CreateSigningKey(ctx, k)
+	err = s.deps.Store.CreateSigningKey(ctx, k)
 	if errors.Is(err, store.ErrConflict) {
 		return nil // another request made the realm's key first
 	}
 	return err
 }
 
-// realmSigningKey returns the realm's active key.
-func (a *App) realmSigningKey(ctx context.Context, realm *store.Realm) (*signingKey, error) {
+// Active returns the realm's active key, making the first key of a realm
+// made before signing keys existed.
+func (s *Service) Active(ctx context.Context, realm *store.Realm) (*Key, error) {
 	activeKey := func() (*store.SigningKey, error) {
-		return cached(a.store, a.cache.activeKeys, realm.ID, func() (*store.SigningKey, error) {
-			return a.store.GetActiveSigningKey(ctx, realm.ID)
+		return store.Cached(s.deps.Store, s.active, realm.ID, func() (*store.SigningKey, error) {
+			return s.deps.Store.GetActiveSigningKey(ctx, realm.ID)
 		})
 	}
 	active, err := activeKey()
 	if errors.Is(err, store.ErrNotFound) {
-		if err := a.ensureActiveKey(ctx, realm); err != nil {
+		if err := s.ensureActiveKey(ctx, realm); err != nil {
 			return nil, err
 		}
 		active, err = activeKey()
@@ -219,10 +221,10 @@ func (a *App) realmSigningKey(ctx context.Context, realm *store.Realm) (*signing
 	if err != nil {
 		return nil, err
 	}
-	if k := a.signingKeys.get(active.ID); k != nil {
+	if k := s.parsed.get(active.ID); k != nil {
 		return k, nil
 	}
-	der, err := a.store.SigningKeyPrivate(ctx, realm.ID, active.ID)
+	der, err := s.deps.Store.SigningKeyPrivate(ctx, realm.ID, active.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -234,23 +236,23 @@ func (a *App) realmSigningKey(ctx context.Context, realm *store.Realm) (*signing
 	if !ok {
 		return nil, fmt.Errorf("signing key %s is a %T, not a signer", active.ID, parsed)
 	}
-	k := &signingKey{ID: active.ID, Algorithm: jose.SignatureAlgorithm(active.Algorithm), Key: signer}
-	a.signingKeys.put(k)
+	k := &Key{ID: active.ID, Algorithm: jose.SignatureAlgorithm(active.Algorithm), Key: signer}
+	s.parsed.put(k)
 	return k, nil
 }
 
-// realmPublicKeys returns every key a realm publishes: next, active and
+// Public returns every key a realm publishes: next, active and
 // retired ones still covering live tokens; public halves only.
 // The keys come from the cache, so callers must not change them; which of
 // them are still published is decided at every call.
-func (a *App) realmPublicKeys(ctx context.Context, realm *store.Realm) ([]jose.JSONWebKey, error) {
-	all, err := cached(a.store, a.cache.publicKeys, realm.ID, func() ([]publishedKey, error) {
-		return a.loadPublicKeys(ctx, realm)
+func (s *Service) Public(ctx context.Context, realm *store.Realm) ([]jose.JSONWebKey, error) {
+	all, err := store.Cached(s.deps.Store, s.public, realm.ID, func() ([]publishedKey, error) {
+		return s.loadPublicKeys(ctx, realm)
 	})
 	if err != nil {
 		return nil, err
 	}
-	now := a.now().UnixMilli()
+	now := s.deps.Now().UnixMilli()
 	out := make([]jose.JSONWebKey, 0, len(all))
 	for _, k := range all {
 		if k.publishUntil == 0 || k.publishUntil > now {
@@ -267,18 +269,18 @@ type publishedKey struct {
 	publishUntil int64 // Unix milliseconds; 0 for next and active keys
 }
 
-func (a *App) loadPublicKeys(ctx context.Context, realm *store.Realm) ([]publishedKey, error) {
-	keys, err := a.store.PublishedSigningKeys(ctx, realm.ID, a.now())
+func (s *Service) loadPublicKeys(ctx context.Context, realm *store.Realm) ([]publishedKey, error) {
+	keys, err := s.deps.Store.PublishedSigningKeys(ctx, realm.ID, s.deps.Now())
 	if err != nil {
 		return nil, err
 	}
 	if len(keys) == 0 {
 		// A realm made before signing keys existed: make its first one now,
 		// so the key set is never empty.
-		if err := a.ensureActiveKey(ctx, realm); err != nil {
+		if err := s.ensureActiveKey(ctx, realm); err != nil {
 			return nil, err
 		}
-		if keys, err = a.store.PublishedSigningKeys(ctx, realm.ID, a.now()); err != nil {
+		if keys, err = s.deps.Store.PublishedSigningKeys(ctx, realm.ID, s.deps.Now()); err != nil {
 			return nil, err
 		}
 	}
@@ -298,12 +300,12 @@ func (a *App) loadPublicKeys(ctx context.Context, realm *store.Realm) ([]publish
 // it signed (access and ID tokens, both living accessTokenLifespan) has
 // expired by then.
 func retiredKeyLifetime(realm *store.Realm) time.Duration {
-	return time.Duration(realm.AccessTokenLifespan)*time.Second + retiredKeyMargin
+	return time.Duration(realm.AccessTokenLifespan)*time.Second + RetiredKeyMargin
 }
 
 // keyChange is one change to a realm's keys: make sure a next key of
 // algorithm exists, and activate it when immediate or once it has been
-// published for keyPublishGrace.
+// published for PublishGrace.
 type keyChange struct {
 	algorithm jose.SignatureAlgorithm
 	immediate bool
@@ -315,30 +317,30 @@ var errKeysChanged = errors.New("the realm's keys changed during the key change"
 // rotateRealmKeys moves a realm's scheduled rotation on one step: it
 // publishes a next key of algorithm if there is none (replacing a next key
 // of another algorithm), and activates the next key once it has been
-// published for keyPublishGrace, retiring the active one.
-func (a *App) rotateRealmKeys(ctx context.Context, realm *store.Realm, algorithm jose.SignatureAlgorithm) error {
-	return a.changeRealmKeys(ctx, realm, keyChange{algorithm: algorithm})
+// published for PublishGrace, retiring the active one.
+func (s *Service) rotateRealmKeys(ctx context.Context, realm *store.Realm, algorithm jose.SignatureAlgorithm) error {
+	return s.changeRealmKeys(ctx, realm, keyChange{algorithm: algorithm})
 }
 
 // changeRealmKeys applies ch. A new key is generated outside the write
 // transaction, which would otherwise hold every writer up while an RSA
 // key is found; the transaction then checks that the keys are as they
 // were read, and the change starts over if another one came between.
-func (a *App) changeRealmKeys(ctx context.Context, realm *store.Realm, ch keyChange) error {
+func (s *Service) changeRealmKeys(ctx context.Context, realm *store.Realm, ch keyChange) error {
 	for range keyChangeAttempts {
-		now := a.now()
-		before, err := a.store.ListSigningKeys(ctx, realm.ID)
+		now := s.deps.Now()
+		before, err := s.deps.Store.ListSigningKeys(ctx, realm.ID)
 		if err != nil {
 			return err
 		}
 		next := findKey(before, store.KeyNext)
 		var fresh *store.SigningKey
 		if next == nil || next.Algorithm != string(ch.algorithm) {
-			if fresh, err = generateSigningKey(a.makeKey, realm.ID, ch.algorithm, now); err != nil {
+			if fresh, err = generateSigningKey(s.deps.MakeKey, realm.ID, ch.algorithm, now); err != nil {
 				return err
 			}
 		}
-		err = a.store.Tx(ctx, func(tx *store.Store) error {
+		err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
 			current, err := tx.ListSigningKeys(ctx, realm.ID)
 			if err != nil {
 				return err
@@ -360,7 +362,7 @@ func (a *App) changeRealmKeys(ctx context.Context, realm *store.Realm, ch keyCha
 				}
 				next = fresh
 			}
-			if ch.immediate || now.Sub(time.UnixMilli(next.CreatedAt)) >= keyPublishGrace {
+			if ch.immediate || now.Sub(time.UnixMilli(next.CreatedAt)) >= PublishGrace {
 				return tx.ActivateSigningKey(ctx, realm.ID, next.ID, now, now.Add(retiredKeyLifetime(realm)))
 			}
 			return nil
@@ -391,68 +393,68 @@ func keyStates(keys []*store.SigningKey) string {
 	return b.String()
 }
 
-// rotateDueKeys is the periodic key upkeep of every realm: it publishes a
-// next key keyPublishGrace before the active one is rotationDays old,
-// activates next keys published for keyPublishGrace, and deletes retired
+// RotateDue is the periodic key upkeep of every realm: it publishes a
+// next key PublishGrace before the active one is rotationDays old,
+// activates next keys published for PublishGrace, and deletes retired
 // keys whose tokens have all expired.
-func (a *App) rotateDueKeys(ctx context.Context) {
-	realms, err := a.store.ListRealms(ctx)
+func (s *Service) RotateDue(ctx context.Context) {
+	realms, err := s.deps.Store.ListRealms(ctx)
 	if err != nil {
-		a.logJobError(ctx, "listing realms for key rotation failed", err)
+		s.logJobError(ctx, "listing realms for key rotation failed", err)
 		return
 	}
 	for _, realm := range realms {
-		if err := a.rotateRealmIfDue(ctx, realm); err != nil {
-			a.logJobError(ctx, "key rotation failed", err, "realm", realm.Name)
+		if err := s.rotateRealmIfDue(ctx, realm); err != nil {
+			s.logJobError(ctx, "key rotation failed", err, "realm", realm.Name)
 		}
 	}
-	n, err := a.store.DeleteExpiredSigningKeys(ctx, a.now())
+	n, err := s.deps.Store.DeleteExpiredSigningKeys(ctx, s.deps.Now())
 	if err != nil {
-		a.logJobError(ctx, "deleting expired signing keys failed", err)
+		s.logJobError(ctx, "deleting expired signing keys failed", err)
 		return
 	}
 	if n > 0 {
-		a.log.Info("deleted expired signing keys", "count", n)
+		s.deps.Log.Info("deleted expired signing keys", "count", n)
 	}
-	active, err := a.store.ActiveSigningKeyIDs(ctx)
+	active, err := s.deps.Store.ActiveSigningKeyIDs(ctx)
 	if err != nil {
-		a.logJobError(ctx, "listing active signing keys failed", err)
+		s.logJobError(ctx, "listing active signing keys failed", err)
 		return
 	}
-	a.signingKeys.retain(active)
+	s.parsed.retain(active)
 }
 
-func (a *App) rotateRealmIfDue(ctx context.Context, realm *store.Realm) error {
-	keys, err := a.store.ListSigningKeys(ctx, realm.ID)
+func (s *Service) rotateRealmIfDue(ctx context.Context, realm *store.Realm) error {
+	keys, err := s.deps.Store.ListSigningKeys(ctx, realm.ID)
 	if err != nil {
 		return err
 	}
 	active, next := findKey(keys, store.KeyActive), findKey(keys, store.KeyNext)
-	now := a.now()
+	now := s.deps.Now()
 	switch {
 	case active == nil:
-		return a.ensureActiveKey(ctx, realm)
+		return s.ensureActiveKey(ctx, realm)
 	case next != nil:
-		if now.Sub(time.UnixMilli(next.CreatedAt)) >= keyPublishGrace {
-			return a.rotateRealmKeys(ctx, realm, jose.SignatureAlgorithm(next.Algorithm))
+		if now.Sub(time.UnixMilli(next.CreatedAt)) >= PublishGrace {
+			return s.rotateRealmKeys(ctx, realm, jose.SignatureAlgorithm(next.Algorithm))
 		}
 		return nil
 	}
-	ks, err := a.keySettings(ctx, realm.ID)
+	ks, err := s.Settings(ctx, realm.ID)
 	if err != nil || ks.RotationDays == 0 {
 		return err
 	}
-	due := time.UnixMilli(active.ActivatedAt).Add(time.Duration(ks.RotationDays)*24*time.Hour - keyPublishGrace)
+	due := time.UnixMilli(active.ActivatedAt).Add(time.Duration(ks.RotationDays)*24*time.Hour - PublishGrace)
 	if now.Before(due) {
 		return nil
 	}
-	return a.rotateRealmKeys(ctx, realm, jose.SignatureAlgorithm(ks.Algorithm))
+	return s.rotateRealmKeys(ctx, realm, jose.SignatureAlgorithm(ks.Algorithm))
 }
 
 // logJobError logs a failure of periodic work, unless the server is
 // shutting down and cancelled it.
-func (a *App) logJobError(ctx context.Context, msg string, err error, args ...any) {
+func (s *Service) logJobError(ctx context.Context, msg string, err error, args ...any) {
 	if ctx.Err() == nil {
-		a.log.Error(msg, append(args, "err", err)...)
+		s.deps.Log.Error(msg, append(args, "err", err)...)
 	}
 }

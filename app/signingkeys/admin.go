@@ -1,4 +1,4 @@
-package app
+package signingkeys
 
 import (
 	"encoding/json"
@@ -12,9 +12,9 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// keyRep is a signing key as the admin API shows it: metadata and the
+// KeyRep is a signing key as the admin API shows it: metadata and the
 // public JWK, never the private half.
-type keyRep struct {
+type KeyRep struct {
 	KID                string          `json:"kid"`
 	Algorithm          string          `json:"algorithm"`
 	Status             string          `json:"status"`
@@ -25,53 +25,54 @@ type keyRep struct {
 	PublicKey          json.RawMessage `json:"publicKey"`
 }
 
-func toKeyRep(k *store.SigningKey) keyRep {
-	return keyRep{KID: k.ID, Algorithm: k.Algorithm, Status: k.Status, CreatedTimestamp: k.CreatedAt,
+func toKeyRep(k *store.SigningKey) KeyRep {
+	return KeyRep{KID: k.ID, Algorithm: k.Algorithm, Status: k.Status, CreatedTimestamp: k.CreatedAt,
 		ActivatedTimestamp: k.ActivatedAt, RetiredTimestamp: k.RetiredAt, PublishUntil: k.PublishUntil,
 		PublicKey: json.RawMessage(k.PublicJWK)}
 }
 
 // writeKeys answers with every stored key of the realm: next keys first,
 // then the active one, then retired ones, newest first.
-func (a *App) writeKeys(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
-	keys, err := a.store.ListSigningKeys(r.Context(), realm.ID)
+func (s *Service) writeKeys(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
+	keys, err := s.deps.Store.ListSigningKeys(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
 	return httpx.List(w, keys, toKeyRep)
 }
 
-func (a *App) listKeys(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// List answers with the realm's keys.
+func (s *Service) List(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	return a.writeKeys(w, r, realm)
+	return s.writeKeys(w, r, realm)
 }
 
-// keyRotateRequest is the optional body of a rotation.
-type keyRotateRequest struct {
+// KeyRotateRequest is the optional body of a rotation.
+type KeyRotateRequest struct {
 	Algorithm *string `json:"algorithm"` // default: the realm's configured algorithm
 	Immediate bool    `json:"immediate"`
 }
 
-// rotateKeys publishes a next key that the rotation job activates once it
-// has been published for keyPublishGrace or, with immediate, activates a
+// Rotate publishes a next key that the rotation job activates once it
+// has been published for PublishGrace or, with immediate, activates a
 // key at once; either way the old key stays published while tokens it
 // signed live. An algorithm given becomes the realm's setting, so later
 // scheduled rotations keep it. It answers with the realm's keys.
-func (a *App) rotateKeys(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+func (s *Service) Rotate(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	var body keyRotateRequest
+	var body KeyRotateRequest
 	if r.ContentLength != 0 {
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	}
-	ks, err := a.keySettings(r.Context(), realm.ID)
+	ks, err := s.Settings(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
@@ -85,57 +86,58 @@ func (a *App) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 			ks.Algorithm, ch.algorithm, ch.settings = string(alg), alg, ks
 		}
 	}
-	if err := a.changeRealmKeys(r.Context(), realm, ch); err != nil {
+	if err := s.changeRealmKeys(r.Context(), realm, ch); err != nil {
 		return err
 	}
-	return a.writeKeys(w, r, realm)
+	return s.writeKeys(w, r, realm)
 }
 
 func keyAlgorithm(name string) (jose.SignatureAlgorithm, error) {
 	alg := jose.SignatureAlgorithm(name)
-	if !slices.Contains(keyAlgorithms, alg) {
-		return "", apperr.Field("algorithm", "must be one of %v", keyAlgorithms)
+	if !slices.Contains(algorithms, alg) {
+		return "", apperr.Field("algorithm", "must be one of %v", algorithms)
 	}
 	return alg, nil
 }
 
-// keyConfigRep is a realm's key rotation settings.
-type keyConfigRep struct {
+// KeyConfigRep is a realm's key rotation settings.
+type KeyConfigRep struct {
 	Algorithm    string `json:"algorithm"`
 	RotationDays int    `json:"rotationDays"`
 }
 
-func toKeyConfigRep(ks *store.KeySettings) keyConfigRep {
-	return keyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays}
+func toKeyConfigRep(ks *store.KeySettings) KeyConfigRep {
+	return KeyConfigRep{Algorithm: ks.Algorithm, RotationDays: ks.RotationDays}
 }
 
-func (a *App) getKeyConfig(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// GetConfig answers with the realm's key rotation settings.
+func (s *Service) GetConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	ks, err := a.keySettings(r.Context(), realm.ID)
+	ks, err := s.Settings(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
 	return httpx.OK(w, toKeyConfigRep(ks))
 }
 
-// putKeyConfig changes the fields the body names, as every PUT does. A new
+// PutConfig changes the fields the body names, as every PUT does. A new
 // algorithm schedules a rotation to a key of it: a next key is published
 // now and signs once the rotation job finds it published for
-// keyPublishGrace (the rotate endpoint with immediate switches at once).
-func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// PublishGrace (the rotate endpoint with immediate switches at once).
+func (s *Service) PutConfig(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	ks, err := a.keySettings(r.Context(), realm.ID)
+	ks, err := s.Settings(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
 	defaults := map[string]any{"algorithm": string(defaultKeyAlgorithm), "rotationDays": defaultKeyRotationDays}
-	cfg, err := httpx.ReadUpdate[keyConfigRep](r, toKeyConfigRep(ks), defaults)
+	cfg, err := httpx.ReadUpdate[KeyConfigRep](r, toKeyConfigRep(ks), defaults)
 	if err != nil {
 		return err
 	}
@@ -149,9 +151,9 @@ func (a *App) putKeyConfig(w http.ResponseWriter, r *http.Request) error {
 	changed := string(alg) != ks.Algorithm
 	ks.Algorithm, ks.RotationDays = string(alg), cfg.RotationDays
 	if changed {
-		err = a.changeRealmKeys(r.Context(), realm, keyChange{algorithm: alg, settings: ks})
+		err = s.changeRealmKeys(r.Context(), realm, keyChange{algorithm: alg, settings: ks})
 	} else {
-		err = a.store.PutKeySettings(r.Context(), ks)
+		err = s.deps.Store.PutKeySettings(r.Context(), ks)
 	}
 	if err != nil {
 		return err
