@@ -1513,3 +1513,10 @@ CREATE TABLE terms_acceptances (
     accepted_at BIGINT NOT NULL,
     PRIMARY KEY (user_id, version)
 );
+
+-- version 41
+-- A sign-in that comes back from another site (an identity provider's)
+-- finds its flow by requester: the lookup gets its own index, which also
+-- serves every lookup by realm.
+DROP INDEX signin_flows_realm;
+CREATE INDEX signin_flows_requester ON signin_flows (realm_id, requester, requester_id, created_at, id);

@@ -145,6 +145,10 @@ type ImportOptions struct {
 	// does; the command-line import, which the operator runs, does not.
 	CheckOutbound   bool
 	OutboundAllowed []netip.Prefix
+	// NoWebAuthn refuses flows with passkey or security-key steps bound
+	// to clients: the admin API's import on a server whose base URL is an
+	// IP address, where browsers hold no WebAuthn ceremony.
+	NoWebAuthn bool
 	// SigningKeys makes the realm's first key's (Config.SigningKeys); nil,
 	// NewPrivateKey.
 	SigningKeys KeyMaker
@@ -181,7 +185,7 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 	// all it needs.
 	core := identity.New(identity.Deps{Store: st, Now: func() time.Time { return now }})
 	p := &importPlan{core: core, now: now.UnixMilli(), realmRoles: map[string]string{}, clientRoles: map[string]map[string]string{},
-		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil}
+		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil, webAuthn: !opts.NoWebAuthn}
 	if err := p.build(&in); err != nil {
 		return nil, err
 	}
@@ -286,7 +290,8 @@ func (p *importPlan) realmIDFree(ctx context.Context, tx *store.Store, overwritt
 
 func (a *App) importRealm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	opts := ImportOptions{CheckOutbound: true, OutboundAllowed: a.cfg.OutboundAllowed, SigningKeys: a.makeKey}
+	opts := ImportOptions{CheckOutbound: true, OutboundAllowed: a.cfg.OutboundAllowed, SigningKeys: a.makeKey,
+		NoWebAuthn: !a.webauthn.Available()}
 	var err error
 	if opts.Overwrite, err = httpx.BoolParam(q.Get("overwrite"), "overwrite"); err != nil {
 		return err

@@ -44,7 +44,10 @@ type importPlan struct {
 	// copy: the file has no realm id, or the import was asked to be a
 	// copy, so every resource gets a fresh ID and the realm can sit beside
 	// the one it was exported from.
-	copy          bool
+	copy bool
+	// webAuthn: flows bound to clients may have passkey and security-key
+	// steps (ImportOptions.NoWebAuthn).
+	webAuthn      bool
 	users         []*store.User // people and service accounts
 	userFields    []string      // each user's place in the file, for errors
 	grants        []grant
@@ -148,7 +151,7 @@ func (p *importPlan) build(in *realmImport) error {
 	if err != nil {
 		return err
 	}
-	clients := authflows.ImportClients{OIDC: map[string]string{}, SAML: map[string]string{}}
+	clients := authflows.ImportClients{OIDC: map[string]string{}, SAML: map[string]string{}, WebAuthn: p.webAuthn}
 	for _, c := range p.clientList {
 		clients.OIDC[c.ClientID] = c.ID
 	}

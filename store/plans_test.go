@@ -69,6 +69,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"active signing key", "SELECT id FROM signing_keys WHERE realm_id = $1 AND status = 'active'", "signing_keys_"},
 		{"client's linked scopes", `SELECT c.id FROM client_scopes c JOIN client_scope_links l ON l.scope_id = c.id
 			WHERE c.realm_id = $1 AND l.client_id = $2 AND l.kind = $3`, "sqlite_autoindex_client_scope_links_1"},
+		{"sign-in flow of a requester", signInFlowOfSQL, "signin_flows_requester"},
 		{"password history", "SELECT password_hash FROM password_history WHERE realm_id = $1 AND user_id = $2 ORDER BY seq DESC LIMIT 5", "sqlite_autoindex_password_history_1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

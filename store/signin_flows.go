@@ -121,13 +121,17 @@ func (s *Store) GetSignInFlow(ctx context.Context, realmID, id string, now int64
 	return f, nil
 }
 
+// signInFlowOfSQL searches the index signin_flows_requester
+// (plans_test.go).
+const signInFlowOfSQL = `SELECT ` + signInFlowColumns + ` FROM signin_flows
+	WHERE realm_id = $1 AND requester = $2 AND requester_id = $3 AND expires_at > $4
+	ORDER BY created_at DESC, id DESC LIMIT 1`
+
 // SignInFlowOf is the newest flow of the realm, unexpired at now, that a
 // requester started for its own requesterID: how a sign-in that left for
 // another site (an identity provider's) finds its flow again.
 func (s *Store) SignInFlowOf(ctx context.Context, realmID, requester, requesterID string, now int64) (*SignInFlow, error) {
-	f, err := scanSignInFlow(s.r.QueryRowContext(ctx, `SELECT `+signInFlowColumns+` FROM signin_flows
-		WHERE realm_id = $1 AND requester = $2 AND requester_id = $3 AND expires_at > $4
-		ORDER BY created_at DESC, id LIMIT 1`, realmID, requester, requesterID, now))
+	f, err := scanSignInFlow(s.r.QueryRowContext(ctx, signInFlowOfSQL, realmID, requester, requesterID, now))
 	if err != nil {
 		return nil, fmt.Errorf("sign-in flow of %s %s: %w", requester, requesterID, err)
 	}

@@ -31,6 +31,9 @@ type Deps struct {
 	// BaseURL is the server's external address, for the Location of a new
 	// flow.
 	BaseURL string
+	// WebAuthn: the base URL names a host (not an IP address), so that
+	// browsers hold the ceremonies of passkey and security-key steps.
+	WebAuthn bool
 }
 
 // Service is the authentication flows area: the admin API's handlers.
@@ -259,14 +262,19 @@ func (s *Service) UpdateFlow(w http.ResponseWriter, r *http.Request) error {
 		if err := check(ctx, tx, realm.ID, d); err != nil {
 			return err
 		}
-		if string(d.Usage) != f.Usage {
-			bound, err := tx.FlowBindings(ctx, realm.ID, f.ID)
-			if err != nil {
+		bound, err := tx.FlowBindings(ctx, realm.ID, f.ID)
+		if err != nil {
+			return err
+		}
+		if string(d.Usage) != f.Usage && len(bound) > 0 {
+			return apperr.Conflict("usage", "usage: the flow is bound to %s, whose %s sign-ins need a %s flow; assign them another flow first",
+				clientNames(bound), f.Usage, f.Usage)
+		}
+		// The clients bound to it follow the new steps from their next
+		// sign-in: each must be able to.
+		for _, b := range bound {
+			if err := checkBinding("", b.ClientKind, signin.Usage(b.Usage), &d, s.deps.WebAuthn); err != nil {
 				return err
-			}
-			if len(bound) > 0 {
-				return apperr.Conflict("usage", "usage: the flow is bound to %s, whose %s sign-ins need a %s flow; assign them another flow first",
-					clientNames(bound), f.Usage, f.Usage)
 			}
 		}
 		updated, err := stored(realm.ID, d, s.deps.Now().UnixMilli())

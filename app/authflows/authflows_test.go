@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/realapp"
 	"github.com/idenplane/idenplane/app/authflows"
@@ -397,4 +398,65 @@ func TestFlowsInRealmExport(t *testing.T) {
 	_ = json.Unmarshal(twice, &flow)
 	dup := map[string]any{"formatVersion": 1, "name": "bad", "authFlows": []any{flow, flow}}
 	apptest.MustError(t, s.Admin(http.MethodPost, "/admin/realms/import", dup), http.StatusConflict, "conflict", "authFlows[1].alias")
+}
+
+// A binding is checked whenever its client's next sign-in would meet new
+// steps: when it is made, when its flow's steps change, when a realm is
+// imported. A step the sign-in cannot run for the client, or a WebAuthn
+// step on a server whose base URL is an IP address (where browsers hold
+// no ceremony), is refused with the step named, and nothing changes.
+func TestBindingsTheSignInCannotFollow(t *testing.T) {
+	passkeyOnly := func(alias string) map[string]any {
+		return map[string]any{"alias": alias, "usage": "browser", "steps": []any{
+			map[string]any{"kind": "passkey", "requirement": "required"}}}
+	}
+	t.Run("steps changed under a service provider", func(t *testing.T) {
+		s, _ := newServer(t)
+		f := create(s, strict("strict"))
+		apptest.MustStatus(t, assign(s, f.ID, url.PathEscape("https://sp.test/metadata"), nil), http.StatusNoContent)
+		discovery := strict("strict")
+		discovery["steps"] = []any{map[string]any{"kind": "org-discovery", "requirement": "required"}}
+		apptest.MustError(t, s.Admin(http.MethodPut, flowsPath+"/"+f.ID, discovery), http.StatusBadRequest, "invalid_field", "steps[0].kind")
+		if got := get(s, f.ID).Steps; !reflect.DeepEqual(got, f.Steps) {
+			t.Fatalf("steps after the refusal %+v, want %+v", got, f.Steps)
+		}
+		// The same steps are fine for an OpenID Connect client alone.
+		apptest.MustStatus(t, s.Admin(http.MethodDelete, "/admin/realms/acme/saml-service-providers/"+
+			get(s, f.ID).Clients[0].ID, nil), http.StatusNoContent)
+		apptest.MustStatus(t, assign(s, f.ID, "web", nil), http.StatusNoContent)
+		apptest.MustStatus(t, s.Admin(http.MethodPut, flowsPath+"/"+f.ID, discovery), http.StatusOK)
+	})
+	t.Run("WebAuthn on a host name", func(t *testing.T) {
+		s, _ := newServer(t)
+		apptest.MustStatus(t, assign(s, create(s, passkeyOnly("passkeys")).ID, "web", nil), http.StatusNoContent)
+	})
+	t.Run("WebAuthn on an IP address", func(t *testing.T) {
+		s := realapp.New(t, func(c *app.Config) { c.BaseURL = "http://192.0.2.7:3000" })
+		apptest.MustStatus(t, s.Admin(http.MethodPost, "/admin/realms", map[string]any{"name": "acme"}), http.StatusCreated)
+		apptest.MustStatus(t, s.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "web",
+			"redirectUris": []string{"https://web.test/cb"}}), http.StatusCreated)
+		created := func(body map[string]any) string {
+			r := s.Admin(http.MethodPost, flowsPath, body)
+			apptest.MustStatus(t, r, http.StatusCreated)
+			return r.Object(t)["id"].(string)
+		}
+		// Written, not bound: an export from a server with a host name reads.
+		passkeys := created(passkeyOnly("passkeys"))
+		r := assign(s, passkeys, "web", nil)
+		apptest.MustError(t, r, http.StatusBadRequest, "invalid_field", "steps[0].kind")
+		if !strings.Contains(string(r.Body), "--base-url") {
+			t.Fatalf("the refusal does not say what to change: %s", r.Body)
+		}
+		f := created(strict("strict"))
+		apptest.MustStatus(t, assign(s, f, "web", nil), http.StatusNoContent)
+		key := strict("strict")
+		key["steps"] = append(key["steps"].([]any), map[string]any{"kind": "webauthn", "requirement": "required"})
+		apptest.MustError(t, s.Admin(http.MethodPut, flowsPath+"/"+f, key), http.StatusBadRequest, "invalid_field", "steps[2].kind")
+		bound := passkeyOnly("p")
+		bound["clients"] = []any{map[string]any{"kind": "oidc", "clientId": "web", "usage": "browser"}}
+		doc := map[string]any{"formatVersion": 1, "name": "bad", "clients": []any{map[string]any{"clientId": "web",
+			"redirectUris": []string{"https://web.test/cb"}}}, "authFlows": []any{bound}}
+		apptest.MustError(t, s.Admin(http.MethodPost, "/admin/realms/import", doc), http.StatusBadRequest, "invalid_field",
+			"authFlows[0].clients[0].steps[0].kind")
+	})
 }

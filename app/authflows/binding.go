@@ -40,10 +40,10 @@ func clientNames(bound []*store.FlowBinding) string {
 // checkBinding refuses a binding the sign-in could not follow: a usage
 // other than the two a client's sign-ins have, the password grant of a
 // service provider (SAML has none), a flow written for other sign-ins,
-// or one the sign-in does not run yet (signin.CanFollow). field prefixes
-// the fields it names ("" in the API, "authFlows[0].clients[1]." in an
-// import).
-func checkBinding(field, kind string, usage signin.Usage, d *signin.Definition) error {
+// or one the sign-in does not run yet or cannot run on this server
+// (signin.CanFollow, told whether WebAuthn can). field prefixes the fields
+// it names ("" in the API, "authFlows[0].clients[1]." in an import).
+func checkBinding(field, kind string, usage signin.Usage, d *signin.Definition, webAuthn bool) error {
 	flowAlias, flowUsage := d.Alias, d.Usage
 	switch {
 	case usage != signin.UsageBrowser && usage != signin.UsageDirectGrant:
@@ -53,7 +53,7 @@ func checkBinding(field, kind string, usage signin.Usage, d *signin.Definition) 
 	case usage != flowUsage:
 		return apperr.Field(field+"usage", "flow %s is a %s flow, which %s sign-ins cannot follow", flowAlias, flowUsage, usage)
 	}
-	return signin.CanFollow(field, kind, usage, d)
+	return signin.CanFollow(field, kind, usage, d, webAuthn)
 }
 
 // AssignClient answers PUT .../auth-flows/{id}/assign-client/{clientId}:
@@ -95,7 +95,7 @@ func (s *Service) AssignClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkBinding("", b.ClientKind, body.Usage, def); err != nil {
+	if err := checkBinding("", b.ClientKind, body.Usage, def, s.deps.WebAuthn); err != nil {
 		return err
 	}
 	if err := s.deps.Store.BindFlow(ctx, b); err != nil {

@@ -56,6 +56,9 @@ type ImportIDs struct {
 type ImportClients struct {
 	OIDC map[string]string
 	SAML map[string]string
+	// WebAuthn: the server's base URL names a host, so bindings may
+	// follow passkey and security-key steps (signin.CanFollow).
+	WebAuthn bool
 }
 
 // ImportPlan is the file's flows checked and resolved, ready to be written
@@ -111,7 +114,7 @@ func PlanImport(realmID string, in []FlowBody, clients ImportClients, providers 
 			if !ok {
 				return nil, apperr.Field(cf+"clientId", "the file has no %s client %s", c.Kind, c.ClientID)
 			}
-			if err := checkBinding(cf, c.Kind, c.Usage, &d); err != nil {
+			if err := checkBinding(cf, c.Kind, c.Usage, &d, clients.WebAuthn); err != nil {
 				return nil, err
 			}
 			key := [3]string{c.Kind, clientID, string(c.Usage)}

@@ -18,19 +18,30 @@ var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode,
 // to an authorization request, which a SAML sign-in has not.
 var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider, KindOrgDiscovery}}
 
+// webAuthnKinds are the steps of a WebAuthn ceremony, which browsers hold
+// only with a server whose base URL names a host, never an IP address.
+var webAuthnKinds = []StepKind{KindPasskey, KindSecurityKey}
+
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
 // The browser sign-ins of OpenID Connect clients and SAML service
-// providers follow a bound flow, through the steps in runnableKinds; the
-// password grant's bindings are kept for the sign-ins that will follow
-// them (docs/auth-flows.md). field prefixes the fields it names.
-func CanFollow(field, clientKind string, usage Usage, d *Definition) error {
+// providers follow a bound flow, through the steps in runnableKinds, and
+// through a passkey or security key only when webAuthn (the base URL
+// names a host); the password grant's bindings are kept for the sign-ins
+// that will follow them (docs/auth-flows.md). field prefixes the fields
+// it names.
+func CanFollow(field, clientKind string, usage Usage, d *Definition, webAuthn bool) error {
 	if (clientKind != store.ClientKindOIDC && clientKind != store.ClientKindSAML) || usage != UsageBrowser {
 		return nil
 	}
 	for i, st := range d.Steps {
+		kind := fmt.Sprintf("%ssteps[%d].kind", field, i)
 		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(moduleKinds[clientKind], st.Kind) {
-			return apperr.Field(fmt.Sprintf("%ssteps[%d].kind", field, i),
+			return apperr.Field(kind,
 				"the sign-in does not run %s steps for a %s client yet: a flow with one can be written, not bound to its browser sign-ins", st.Kind, clientKind)
+		}
+		if !webAuthn && slices.Contains(webAuthnKinds, st.Kind) {
+			return apperr.Field(kind,
+				"a %s step needs WebAuthn, which browsers refuse on a server whose base URL is an IP address: set --base-url to a host name (such as localhost)", st.Kind)
 		}
 	}
 	return nil
