@@ -400,7 +400,7 @@ func (a *App) verifyRealmJWT(ctx context.Context, realm *store.Realm, raw string
 	if !slices.Contains(typs, typ) {
 		return fmt.Errorf("%w: typ %q is not one of %q", errInvalidJWT, typ, typs)
 	}
-	keys, err := a.realmPublicKeys(ctx, realm)
+	keys, err := a.signingKeys.Public(ctx, realm)
 	if err != nil {
 		return err
 	}

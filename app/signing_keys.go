@@ -1,13 +1,11 @@
 package app
 
 import (
-	"context"
 	"crypto"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/idenplane/idenplane/app/signingkeys"
-	"github.com/idenplane/idenplane/store"
 )
 
 // The signing keys are app/signingkeys'. These names stay here for the
@@ -24,10 +22,4 @@ type KeyMaker = signingkeys.KeyMaker
 // server's KeyMaker unless Config.SigningKeys names another.
 func NewPrivateKey(alg jose.SignatureAlgorithm) (crypto.Signer, error) {
 	return signingkeys.NewPrivateKey(alg)
-}
-
-// realmPublicKeys is the realm's published key set, for the logout
-// endpoint's check of an ID token hint.
-func (a *App) realmPublicKeys(ctx context.Context, realm *store.Realm) ([]jose.JSONWebKey, error) {
-	return a.signingKeys.Public(ctx, realm)
 }
