@@ -8,6 +8,7 @@ import (
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/sessions"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -20,25 +21,25 @@ import (
 const accountExportFormat = "idenplane-account-export/1"
 
 type accountExportRep struct {
-	Format      string                 `json:"format"`
-	ExportedAt  int64                  `json:"exportedAt"` // Unix milliseconds, as are the other times
-	Realm       string                 `json:"realm"`
-	Profile     accountRep             `json:"profile"`
-	Status      string                 `json:"status"` // active, pending or rejected (registration moderation)
-	Enabled     bool                   `json:"enabled"`
-	Credentials []accountCredential    `json:"credentials"`
-	Groups      []accountExportGroup   `json:"groups"`
-	RoleMapping accountExportRoles     `json:"roleMappings"`
-	Sessions    []sessionRep           `json:"sessions"`
-	Consents    []consentRep           `json:"consents"`
-	ConsentLog  []consentEventRep      `json:"consentHistory"`
-	Events      []events.LoginEventRep `json:"events"`
-	Links       []accountExportLink    `json:"emailLinks"`
-	Emails      []accountExportEmail   `json:"emails"`
-	Terms       []accountExportTerms   `json:"termsAccepted"`
-	Deletion    accountDeletionRep     `json:"deletion"`
-	Actions     accountExportActions   `json:"requiredActions"`
-	Omitted     []string               `json:"omitted"`
+	Format      string                     `json:"format"`
+	ExportedAt  int64                      `json:"exportedAt"` // Unix milliseconds, as are the other times
+	Realm       string                     `json:"realm"`
+	Profile     accountRep                 `json:"profile"`
+	Status      string                     `json:"status"` // active, pending or rejected (registration moderation)
+	Enabled     bool                       `json:"enabled"`
+	Credentials []accountCredential        `json:"credentials"`
+	Groups      []accountExportGroup       `json:"groups"`
+	RoleMapping accountExportRoles         `json:"roleMappings"`
+	Sessions    []sessions.SessionRep      `json:"sessions"`
+	Consents    []sessions.ConsentRep      `json:"consents"`
+	ConsentLog  []sessions.ConsentEventRep `json:"consentHistory"`
+	Events      []events.LoginEventRep     `json:"events"`
+	Links       []accountExportLink        `json:"emailLinks"`
+	Emails      []accountExportEmail       `json:"emails"`
+	Terms       []accountExportTerms       `json:"termsAccepted"`
+	Deletion    accountDeletionRep         `json:"deletion"`
+	Actions     accountExportActions       `json:"requiredActions"`
+	Omitted     []string                   `json:"omitted"`
 }
 
 type accountExportGroup struct {
@@ -130,28 +131,21 @@ func (a *App) accountExportDoc(ctx context.Context, c *accountCaller) (*accountE
 		if doc.RoleMapping, err = accountExportRoleMappings(ctx, tx, u); err != nil {
 			return err
 		}
-		sessions, err := tx.ListUserSessions(ctx, c.realm.ID, u.ID, a.now().UnixMilli())
+		live, err := tx.ListUserSessions(ctx, c.realm.ID, u.ID, a.now().UnixMilli())
 		if err != nil {
 			return err
 		}
-		doc.Sessions = toSessionReps(sessions)
+		doc.Sessions = httpx.Reps(live, sessions.ToSessionRep)
 		consents, err := tx.ListUserConsents(ctx, c.realm.ID, u.ID)
 		if err != nil {
 			return err
 		}
-		doc.Consents = make([]consentRep, len(consents))
-		for i, cs := range consents {
-			doc.Consents[i] = consentRep{ClientID: cs.PublicClientID, GrantedScopes: cs.Scopes, CreatedDate: cs.GrantedAt,
-				LastUpdatedDate: cs.UpdatedAt}
-		}
+		doc.Consents = httpx.Reps(consents, sessions.ToConsentRep)
 		history, err := tx.ConsentHistory(ctx, c.realm.ID, u.ID, 0, math.MaxInt32)
 		if err != nil {
 			return err
 		}
-		doc.ConsentLog = make([]consentEventRep, len(history))
-		for i, e := range history {
-			doc.ConsentLog[i] = consentEventRep{ClientID: e.PublicClientID, Action: e.Action, Scopes: e.Scopes, Time: e.Time}
-		}
+		doc.ConsentLog = httpx.Reps(history, sessions.ToConsentEventRep)
 		doc.Events = []events.LoginEventRep{}
 		err = tx.EachLoginEvent(ctx, c.realm.ID, store.LoginEventFilter{UserID: u.ID}, func(e *store.LoginEvent) error {
 			doc.Events = append(doc.Events, events.ToLoginEventRep(e))

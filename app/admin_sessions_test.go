@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/sessions"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -92,7 +93,7 @@ func (e *sessionsTestEnv) token(t *testing.T, id, user, client, session string, 
 func sessionsTestIDs(t *testing.T, r *testResponse) []string {
 	t.Helper()
 	mustStatus(t, r, http.StatusOK)
-	var reps []sessionRep
+	var reps []sessions.SessionRep
 	r.decode(t, &reps)
 	ids := []string{}
 	for _, rep := range reps {

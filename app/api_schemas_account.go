@@ -6,6 +6,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/openapi"
+	"github.com/idenplane/idenplane/app/sessions"
 )
 
 // accountFormSchema is the form a page of the account posts: its fields, and
@@ -156,12 +157,12 @@ func describeAccount(describe func(method, path string, o openapi.Op)) {
 		Response: []events.AdminEventRep{}})
 
 	describe(http.MethodGet, "/admin/realms/{realm}/sessions", openapi.Op{Summary: "List the realm's active sessions",
-		Query: []openapi.Param{openapi.ParamFirst, openapi.ParamMax}, Response: []sessionRep{}})
+		Query: []openapi.Param{openapi.ParamFirst, openapi.ParamMax}, Response: []sessions.SessionRep{}})
 	describe(http.MethodDelete, "/admin/realms/{realm}/sessions/{sessionId}", openapi.Op{Summary: "End a session",
 		Description: "With the sessions that hang under it; the answer counts them.",
 		Query: []openapi.Param{{Name: "type", Description: "oauth (the default) or sso.",
 			Schema: openapi.Schema{"type": "string", "enum": []string{"oauth", "sso"}}}},
-		Response: sessionsEndedRep{}})
+		Response: sessions.SessionsEndedRep{}})
 	describe(http.MethodGet, "/admin/realms/{realm}/stats", openapi.Op{Summary: "Count the realm's users, clients, sessions and events", Response: realmStatsRep{}})
 	describe(http.MethodGet, "/admin/realms/{realm}/stats/consents", openapi.Op{Summary: "Count the consents users gave, by client", Response: consentStatsRep{}})
 }

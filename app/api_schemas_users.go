@@ -8,6 +8,7 @@ import (
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/roles"
+	"github.com/idenplane/idenplane/app/sessions"
 )
 
 // describeUsers describes what hangs under a user (credentials, second
@@ -52,15 +53,15 @@ func describeUsers(describe func(method, path string, o openapi.Op)) {
 		Request: impersonation.EndBody{}, Status: http.StatusNoContent})
 
 	// Sessions and consents.
-	describe(http.MethodGet, user1+"/sessions", openapi.Op{Summary: "List a user's sessions", Response: []sessionRep{}})
+	describe(http.MethodGet, user1+"/sessions", openapi.Op{Summary: "List a user's sessions", Response: []sessions.SessionRep{}})
 	describe(http.MethodDelete, user1+"/sessions", openapi.Op{Summary: "Log a user out everywhere",
-		Description: "Offline sessions stay: they end by revoking their token.", Response: sessionsEnded{}})
-	describe(http.MethodGet, user1+"/offline-sessions", openapi.Op{Summary: "List a user's offline sessions", Response: []offlineSessionRep{}})
+		Description: "Offline sessions stay: they end by revoking their token.", Response: sessions.UserSessionsEndedRep{}})
+	describe(http.MethodGet, user1+"/offline-sessions", openapi.Op{Summary: "List a user's offline sessions", Response: []sessions.OfflineSessionRep{}})
 	describe(http.MethodDelete, user1+"/offline-sessions/{tokenId}", openapi.Op{Summary: "Revoke a user's offline session",
 		Status: http.StatusNoContent})
-	describe(http.MethodGet, user1+"/consents", openapi.Op{Summary: "List a user's consents", Response: []consentRep{}})
+	describe(http.MethodGet, user1+"/consents", openapi.Op{Summary: "List a user's consents", Response: []sessions.ConsentRep{}})
 	describe(http.MethodGet, user1+"/consents/history", openapi.Op{Summary: "List a user's consent grants and revocations, newest first",
-		Query: page, Response: []consentEventRep{}})
+		Query: page, Response: []sessions.ConsentEventRep{}})
 	describe(http.MethodDelete, user1+"/consents/{clientId}", openapi.Op{Summary: "Withdraw a user's consent to a client",
 		Description: "The client's offline tokens for the user are revoked and the user's sessions at the client end.",
 		Status:      http.StatusNoContent})

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/app/sessions"
 )
 
 // An unknown client or a redirect URI not registered exactly is shown as
@@ -164,11 +166,11 @@ func TestAuthorizePromptLoginAndMaxAge(t *testing.T) {
 	if at := int64(claims["auth_time"].(float64)); at != loginTime+120 {
 		t.Fatalf("auth_time %d, want the new sign-in %d", at, loginTime+120)
 	}
-	sessions := e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/sessions", nil)
-	var reps []sessionRep
-	sessions.decode(t, &reps)
+	listed := e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/sessions", nil)
+	var reps []sessions.SessionRep
+	listed.decode(t, &reps)
 	if sso, _ := codeflowSessionKinds(reps); len(sso) != 1 || sso[0].ID != claims["sid"] {
-		t.Fatalf("sessions %s: want one SSO session, signed in again, the token's sid %v", sessions.Body, claims["sid"])
+		t.Fatalf("sessions %s: want one SSO session, signed in again, the token's sid %v", listed.Body, claims["sid"])
 	}
 
 	// prompt=none answers from the session, or says login_required without one.

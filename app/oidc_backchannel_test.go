@@ -392,7 +392,8 @@ func TestBackchannelLogoutReceivedPassedOn(t *testing.T) {
 	}
 }
 
-// Ending sessions through the admin API tells the clients too.
+// Ending sessions through the admin API, or revoking a consent, tells the
+// clients too.
 func TestBackchannelLogoutFromAdmin(t *testing.T) {
 	s := newOIDCTestServer(t, allowLoopback)
 	fx := logoutTestSetup(t, s, "acme")
@@ -409,6 +410,12 @@ func TestBackchannelLogoutFromAdmin(t *testing.T) {
 		}},
 		{"all of a user's sessions", func(string) {
 			mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme/users/"+fx.user+"/sessions", nil), http.StatusOK)
+		}},
+		{"a revoked consent", func(string) {
+			if err := s.store.GrantConsent(context.Background(), fx.user, fx.clients["mail"].ID, []string{"openid"}, 1); err != nil {
+				t.Fatal(err)
+			}
+			mustStatus(t, s.admin(http.MethodDelete, "/admin/realms/acme/users/"+fx.user+"/consents/mail", nil), http.StatusNoContent)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

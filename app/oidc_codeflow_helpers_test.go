@@ -15,6 +15,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/net/html"
 	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/app/sessions"
 )
 
 // The code flow's tests drive it as clients and browsers do: clients with
@@ -335,7 +337,7 @@ func (e *codeflowEnv) redirectedBack(p *codeflowPage) url.Values {
 
 // codeflowSessionKinds splits sessions into SSO and OAuth ones: the
 // listing orders by start, and the test clock often stands still.
-func codeflowSessionKinds(reps []sessionRep) (sso, oauth []sessionRep) {
+func codeflowSessionKinds(reps []sessions.SessionRep) (sso, oauth []sessions.SessionRep) {
 	for _, r := range reps {
 		if r.Type == "sso" {
 			sso = append(sso, r)
@@ -362,9 +364,9 @@ func (e *codeflowEnv) refresh(cfg *oauth2.Config, refreshToken string) (*oauth2.
 }
 
 // userSessions lists alice's sessions by the admin API.
-func (e *codeflowEnv) userSessions() []sessionRep {
+func (e *codeflowEnv) userSessions() []sessions.SessionRep {
 	e.t.Helper()
-	var reps []sessionRep
+	var reps []sessions.SessionRep
 	e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/sessions", nil).decode(e.t, &reps)
 	return reps
 }

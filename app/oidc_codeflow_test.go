@@ -10,6 +10,8 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/app/sessions"
 )
 
 // The whole flow for a public client (a single-page app): PKCE, the login
@@ -93,13 +95,13 @@ func TestCodeFlowPublicClient(t *testing.T) {
 	}
 
 	// The sid is the SSO session's ID; the client's OAuth session is under it.
-	sessions := e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/sessions", nil)
-	var reps []sessionRep
-	sessions.decode(t, &reps)
+	listed := e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/sessions", nil)
+	var reps []sessions.SessionRep
+	listed.decode(t, &reps)
 	sso, oauth := codeflowSessionKinds(reps)
 	if len(sso) != 1 || sso[0].ID != idClaims["sid"] || len(oauth) != 1 || oauth[0].ParentID != sso[0].ID ||
 		oauth[0].ClientID != "spa" {
-		t.Fatalf("sessions %s, want the SSO session %v and spa's session under it", sessions.Body, idClaims["sid"])
+		t.Fatalf("sessions %s, want the SSO session %v and spa's session under it", listed.Body, idClaims["sid"])
 	}
 	if strings.Contains(cookie, sso[0].ID) {
 		t.Fatal("the SSO cookie holds the session ID that tokens carry as sid")

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/sessions"
 	"github.com/idenplane/idenplane/ui"
 )
 
@@ -78,12 +79,12 @@ func TestConsent(t *testing.T) {
 	if _, err := cfg.Exchange(t.Context(), back.Get("code")); err != nil {
 		t.Fatal(err)
 	}
-	var reps []consentRep
+	var reps []sessions.ConsentRep
 	e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/consents", nil).decode(t, &reps)
 	if len(reps) != 1 || reps[0].ClientID != "shop" || !slices.Contains(reps[0].GrantedScopes, "phone") {
 		t.Fatalf("consents %+v", reps)
 	}
-	var history []consentEventRep
+	var history []sessions.ConsentEventRep
 	e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/consents/history", nil).decode(t, &history)
 	if len(history) != 1 || history[0].Action != "GRANT" {
 		t.Fatalf("consent history %+v", history)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/idenplane/idenplane/app/sessions"
 )
 
 // Presenting a rotated refresh token revokes the whole chain and ends the
@@ -125,7 +127,7 @@ func TestOfflineAccess(t *testing.T) {
 	offlineTok := e.codeflowTokens(offline, b)
 
 	path := "/admin/realms/acme/users/" + e.aliceID + "/offline-sessions"
-	var reps []offlineSessionRep
+	var reps []sessions.OfflineSessionRep
 	e.admin(http.MethodGet, path, nil).decode(t, &reps)
 	if len(reps) != 1 || reps[0].ClientID != "web" {
 		t.Fatalf("offline sessions %+v, want one of web", reps)

@@ -274,7 +274,9 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/realms/{realm}/registration/admin/settings", authz.RealmRead, a.getRegistrationSettings)
 	admin(http.MethodPut, "/realms/{realm}/registration/admin/settings", authz.RealmWrite, a.putRegistrationSettings)
 
-	// Users.
+	// Users; their consents, their sessions and the realm's are the module
+	// app/sessions.
+	se := a.sessions
 	const users, user1 = "/admin/realms/{realm}/users", "/admin/realms/{realm}/users/{userId}"
 	admin(http.MethodPost, users, authz.UsersWrite, a.createUser)
 	admin(http.MethodGet, users, authz.UsersRead, a.listUsers)
@@ -289,9 +291,9 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, user1+"/mfa/totp", authz.UsersWrite, a.removeTOTP)
 	admin(http.MethodDelete, user1+"/mfa/webauthn/{credentialId}", authz.UsersWrite, a.removeWebAuthnCredential)
 	admin(http.MethodPut, user1+"/reset-password-email", authz.UsersWrite, a.sendResetPasswordEmail)
-	admin(http.MethodGet, user1+"/consents", authz.UsersRead, a.listConsents)
-	admin(http.MethodGet, user1+"/consents/history", authz.UsersRead, a.consentHistory)
-	admin(http.MethodDelete, user1+"/consents/{clientId}", authz.UsersWrite, a.revokeConsent)
+	admin(http.MethodGet, user1+"/consents", authz.UsersRead, se.ListConsents)
+	admin(http.MethodGet, user1+"/consents/history", authz.UsersRead, se.ConsentHistory)
+	admin(http.MethodDelete, user1+"/consents/{clientId}", authz.UsersWrite, se.RevokeConsent)
 	admin(http.MethodGet, "/admin/realms/{realm}/brute-force/locked-users", authz.UsersRead, a.listLockedUsers)
 	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}/unlock", authz.UsersWrite, a.unlockUser)
 	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}", authz.UsersWrite, a.unlockUser) // alias of unlock
@@ -300,12 +302,12 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/realms/{realm}/registration/reject/{userId}", authz.UsersWrite, a.rejectRegistration)
 
 	// Sessions.
-	admin(http.MethodGet, "/admin/realms/{realm}/sessions", authz.SessionsRead, a.listRealmSessions)
-	admin(http.MethodDelete, "/admin/realms/{realm}/sessions/{sessionId}", authz.SessionsEnd, a.deleteSession)
-	admin(http.MethodGet, user1+"/sessions", authz.SessionsRead, a.listUserSessions)
-	admin(http.MethodDelete, user1+"/sessions", authz.SessionsEnd, a.deleteUserSessions)
-	admin(http.MethodGet, user1+"/offline-sessions", authz.SessionsRead, a.listOfflineSessions)
-	admin(http.MethodDelete, user1+"/offline-sessions/{tokenId}", authz.SessionsEnd, a.revokeOfflineSession)
+	admin(http.MethodGet, "/admin/realms/{realm}/sessions", authz.SessionsRead, se.ListRealmSessions)
+	admin(http.MethodDelete, "/admin/realms/{realm}/sessions/{sessionId}", authz.SessionsEnd, se.EndSession)
+	admin(http.MethodGet, user1+"/sessions", authz.SessionsRead, se.ListUserSessions)
+	admin(http.MethodDelete, user1+"/sessions", authz.SessionsEnd, se.EndUserSessions)
+	admin(http.MethodGet, user1+"/offline-sessions", authz.SessionsRead, se.ListOfflineSessions)
+	admin(http.MethodDelete, user1+"/offline-sessions/{tokenId}", authz.SessionsEnd, se.RevokeOfflineSession)
 
 	// Clients and the client scopes linked to them.
 	const clients, client1 = "/admin/realms/{realm}/clients", "/admin/realms/{realm}/clients/{clientId}"

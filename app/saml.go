@@ -171,21 +171,3 @@ func (a *App) samlEndSession(w http.ResponseWriter, r *http.Request, realm *stor
 func (a *App) samlLoggedOut(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	return a.pages.Render(w, signin.WithRealm(r, realm), http.StatusOK, ui.LoggedOut(a.pages.Page("logout.done.title"), identity.RealmTitle(realm)))
 }
-
-// samlServiceProviders are the SAML service providers each SSO session of
-// sessions signed in to, by session ID, for the admin session lists.
-func (a *App) samlServiceProviders(ctx context.Context, realm *store.Realm, sessions []*store.Session) (map[string][]string, error) {
-	var ids []string
-	for _, s := range sessions {
-		if s.Kind == store.SessionSSO {
-			ids = append(ids, s.ID)
-		}
-	}
-	return a.store.SAMLServiceProvidersOfSessions(ctx, realm.ID, ids)
-}
-
-// withSAML is a session as listed, with its SAML service providers.
-func withSAML(rep sessionRep, samlSPs map[string][]string) sessionRep {
-	rep.SAMLServiceProviders = samlSPs[rep.ID]
-	return rep
-}
