@@ -16,7 +16,7 @@ var httpPackages = []string{"net/http", "github.com/gorilla/mux", "github.com/zi
 
 // modules are the packages of the server's areas: each below app and
 // beside the others, so that none imports app or another module.
-var modules = []string{"events", "saml", "broker", "scim", "nhi", "orgs", "adminkeys", "adminaccounts", "attributes", "impersonation",
+var modules = []string{"events", "saml", "broker", "scim", "nhi", "clients", "orgs", "adminkeys", "adminaccounts", "attributes", "impersonation",
 	"ldapfed", "console", "authflows", "mail", "groups", "roles", "signingkeys"}
 
 // moduleAlsoNever is what a module must not reach beyond app and the
@@ -24,7 +24,7 @@ var modules = []string{"events", "saml", "broker", "scim", "nhi", "orgs", "admin
 // requester of the sign-in (app/signin), whose page kit carries ui.
 var moduleAlsoNever = map[string][]string{
 	"events": {module + "/ui"}, "scim": {module + "/ui"}, "nhi": {module + "/ui"},
-	"adminkeys": {module + "/ui"}, "adminaccounts": {module + "/ui"},
+	"adminkeys": {module + "/ui"}, "adminaccounts": {module + "/ui"}, "clients": {module + "/ui"},
 	"roles": {module + "/ui"}, "signingkeys": {module + "/ui"},
 	// The console reaches the rest of the server only through the API.
 	"console": {module + "/app/identity"},
