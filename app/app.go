@@ -115,6 +115,7 @@ type App struct {
 	ldap      *ldapfed.Service // LDAP user federation
 	scim      *scim.Service
 	nhi       *nhi.Service
+	clients   *clients.Service // the admin API of OpenID Connect clients
 	adminKeys *adminkeys.Service // the named admin API keys
 	// adminAccounts are the administrators; accountAuth admits their
 	// tokens; systemRealmID is the realm they are users of.
@@ -128,7 +129,6 @@ type App struct {
 	groups        *groups.Service
 	impersonation *impersonation.Service
 	roles         *roles.Service
-	clients       *clients.Service // the admin API of OpenID Connect clients
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	assets        *assets.Assets

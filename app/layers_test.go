@@ -23,8 +23,8 @@ var modules = []string{"events", "saml", "broker", "scim", "nhi", "clients", "or
 // other modules. The modules without pages never reach ui; app/saml is a
 // requester of the sign-in (app/signin), whose page kit carries ui.
 var moduleAlsoNever = map[string][]string{
-	"events": {module + "/ui"}, "scim": {module + "/ui"}, "nhi": {module + "/ui"},
-	"adminkeys": {module + "/ui"}, "adminaccounts": {module + "/ui"}, "clients": {module + "/ui"},
+	"events": {module + "/ui"}, "scim": {module + "/ui"}, "nhi": {module + "/ui"}, "clients": {module + "/ui"},
+	"adminkeys": {module + "/ui"}, "adminaccounts": {module + "/ui"},
 	"roles": {module + "/ui"}, "signingkeys": {module + "/ui"},
 	// The console reaches the rest of the server only through the API.
 	"console": {module + "/app/identity"},
