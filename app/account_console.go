@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -57,7 +58,7 @@ func (a *App) seedAccountConsole(ctx context.Context, tx *store.Store, realm *st
 	if err := tx.CreateClient(ctx, c); err != nil {
 		return err
 	}
-	return linkNewClientScopes(ctx, tx, c)
+	return clients.LinkNewScopes(ctx, tx, c)
 }
 
 // accountConsole is the realm's account-console client, created on first

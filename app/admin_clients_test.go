@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -854,8 +855,8 @@ func TestClientCreateLinksSeededScopes(t *testing.T) {
 	s := newTestServer(t)
 	s.createRealm("acme")
 	s.clientsTestCreate("acme", map[string]any{"clientId": "app"})
-	want := map[string][]string{"default": slices.Sorted(slices.Values(newClientDefaultScopes)),
-		"optional": slices.Sorted(slices.Values(newClientOptionalScopes))}
+	want := map[string][]string{"default": slices.Sorted(slices.Values(clients.NewClientDefaultScopes)),
+		"optional": slices.Sorted(slices.Values(clients.NewClientOptionalScopes))}
 	for kind, names := range want {
 		var list []map[string]any
 		s.admin(http.MethodGet, clientsTestClientPath("acme", "app")+"/"+kind+"-client-scopes", nil).decode(t, &list)

@@ -18,13 +18,6 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
-// Scopes every new client gets, as Keycloak assigns them: defaults always
-// apply, optional ones when the client asks for them.
-var (
-	newClientDefaultScopes  = []string{"openid", "profile", "email", "roles", "web-origins"}
-	newClientOptionalScopes = []string{"address", "phone", "offline_access", "microprofile-jwt", "organization"}
-)
-
 const (
 	maxScopeName       = 255
 	maxScopeDesc       = 255

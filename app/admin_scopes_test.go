@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -121,7 +122,7 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 		map[string]any{"access.token.claim": "true", "introspection.token.claim": "true"})
 
 	// The scopes a new client is given all exist.
-	for _, name := range slices.Concat(newClientDefaultScopes, newClientOptionalScopes) {
+	for _, name := range slices.Concat(clients.NewClientDefaultScopes, clients.NewClientOptionalScopes) {
 		if _, ok := scopes[name]; !ok {
 			t.Errorf("new clients get scope %s, which a new realm lacks", name)
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/roles"
 )
@@ -63,14 +64,14 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodPut, realm1, openapi.Op{Summary: "Replace a realm's settings", Request: realmRep{}, Response: realmRep{}})
 	describe(http.MethodPatch, realm1, openapi.Op{Summary: "Change a realm's settings (JSON merge patch)", Request: realmRep{}, Response: realmRep{}})
 
-	const clients, client1 = "/admin/realms/{realm}/clients", "/admin/realms/{realm}/clients/{clientId}"
-	describe(http.MethodPost, clients, openapi.Op{Summary: "Create a client", Description: "A confidential client's secret is in the answer, this once.",
-		Request: clientCreate{}, Status: http.StatusCreated, Response: clientRep{}})
-	describe(http.MethodGet, clients, openapi.Op{Summary: "List clients", Response: []clientRep{},
+	const clientList, client1 = "/admin/realms/{realm}/clients", "/admin/realms/{realm}/clients/{clientId}"
+	describe(http.MethodPost, clientList, openapi.Op{Summary: "Create a client", Description: "A confidential client's secret is in the answer, this once.",
+		Request: clients.ClientCreate{}, Status: http.StatusCreated, Response: clients.ClientRep{}})
+	describe(http.MethodGet, clientList, openapi.Op{Summary: "List clients", Response: []clients.ClientRep{},
 		Query: []openapi.Param{{Name: "clientId", Description: "Only the client with exactly this clientId.", Schema: openapi.Schema{"type": "string"}}}})
-	describe(http.MethodGet, client1, openapi.Op{Summary: "Get a client", Response: clientRep{}})
-	describe(http.MethodPut, client1, openapi.Op{Summary: "Replace a client's fields", Request: clientRep{}, Response: clientRep{}})
-	describe(http.MethodPatch, client1, openapi.Op{Summary: "Change a client's fields (JSON merge patch)", Request: clientRep{}, Response: clientRep{}})
+	describe(http.MethodGet, client1, openapi.Op{Summary: "Get a client", Response: clients.ClientRep{}})
+	describe(http.MethodPut, client1, openapi.Op{Summary: "Replace a client's fields", Request: clients.ClientRep{}, Response: clients.ClientRep{}})
+	describe(http.MethodPatch, client1, openapi.Op{Summary: "Change a client's fields (JSON merge patch)", Request: clients.ClientRep{}, Response: clients.ClientRep{}})
 	describe(http.MethodDelete, client1, openapi.Op{Summary: "Delete a client", Status: http.StatusNoContent})
 
 	for _, base := range []string{"/admin/realms/{realm}/roles", client1 + "/roles"} {

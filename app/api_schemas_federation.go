@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/roles"
@@ -131,15 +132,15 @@ func describeBrokering(describe func(method, path string, o openapi.Op)) {
 func describeClientScopes(describe func(method, path string, o openapi.Op)) {
 	const client1 = "/admin/realms/{realm}/clients/{clientId}"
 	describe(http.MethodPost, client1+"/regenerate-secret", openapi.Op{Summary: "Give a confidential client a new secret",
-		Description: "The new secret is in the answer, this once; the old one stops working.", Response: clientRep{}})
+		Description: "The new secret is in the answer, this once; the old one stops working.", Response: clients.ClientRep{}})
 	describe(http.MethodGet, client1+"/service-account-user", openapi.Op{Summary: "Get a client's service-account user",
 		Response: userRep{}})
 	for _, kind := range []string{"default", "optional"} {
 		path := client1 + "/" + kind + "-client-scopes"
-		describe(http.MethodGet, path, openapi.Op{Summary: "List a client's " + kind + " scopes", Response: []linkedScopeRep{}})
+		describe(http.MethodGet, path, openapi.Op{Summary: "List a client's " + kind + " scopes", Response: []clients.LinkedScopeRep{}})
 		describe(http.MethodPost, path, openapi.Op{Summary: "Assign a client scope to a client as " + kind,
 			Description: "A scope is assigned one way at most.",
-			Request:     linkedScopeAdd{}, Status: http.StatusCreated, Response: linkedScopeRep{}})
+			Request:     clients.LinkedScopeAdd{}, Status: http.StatusCreated, Response: clients.LinkedScopeRep{}})
 		describe(http.MethodDelete, path+"/{scopeId}", openapi.Op{Summary: "Unassign a client's " + kind + " scope",
 			Status: http.StatusNoContent})
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/groups"
@@ -115,6 +116,7 @@ type App struct {
 	ldap      *ldapfed.Service // LDAP user federation
 	scim      *scim.Service
 	nhi       *nhi.Service
+	clients   *clients.Service // the admin API of OpenID Connect clients
 	adminKeys *adminkeys.Service // the named admin API keys
 	// adminAccounts are the administrators; accountAuth admits their
 	// tokens; systemRealmID is the realm they are users of.
@@ -212,8 +214,11 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		ClientIP: a.clientIP, SessionsEnded: a.backchannelLogout,
 		CallerPermissions: callerPermissions})
+	a.clients = clients.New(clients.Deps{Store: st, Core: a.id, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		OutboundAllowed: cfg.OutboundAllowed, UserRep: func(u *store.User) any { return toUserRep(u) },
+		SessionsEnded: a.backchannelLogout})
 	a.nhi = nhi.New(nhi.Deps{Store: st, Core: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
-		NewClient: a.storeNewClient, Caller: a.adminActor, CallerPermissions: callerPermissions})
+		NewClient: a.clients.StoreNew, Caller: a.adminActor, CallerPermissions: callerPermissions})
 	a.adminKeys = adminkeys.New(adminkeys.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Caller: a.adminActor, CallerPermissions: callerPermissions})
 	systemRealm := func(ctx context.Context) (*store.Realm, error) { return st.GetRealmByID(ctx, a.systemRealmID) }

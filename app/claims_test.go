@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -420,7 +421,7 @@ func TestClaimsDefaultScopes(t *testing.T) {
 	// phone, address or microprofile claims.
 	var defaults []*store.ClientScope
 	for _, s := range claimsTestDefaultScopes() {
-		if slices.Contains(newClientDefaultScopes, s.Name) {
+		if slices.Contains(clients.NewClientDefaultScopes, s.Name) {
 			defaults = append(defaults, s)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -15,7 +16,9 @@ import (
 // administrator learns at once what every call would be refused. Those
 // calls go through the guard too, which stays the check that holds: a
 // name may resolve elsewhere later. Identity providers are the broker's
-// (broker.CheckOutbound); LDAP directories keep their own rule (ldap.md).
+// (broker.CheckOutbound), clients' back-channel logout URIs the clients
+// module's (clients.CheckOutbound); LDAP directories keep their own rule
+// (ldap.md).
 
 // checkRealmOutbound checks a realm's mail settings: an HTTP provider's
 // baseUrl, which must be public, and the SMTP relay, which may be on
@@ -36,17 +39,6 @@ func checkRealmOutbound(ctx context.Context, r, before *store.Realm, allowed []n
 	return httpx.CheckLocalNetworkHost(ctx, "smtpHost", r.SMTPHost, allowed)
 }
 
-// checkClientOutbound checks a client's back-channel logout URI, which
-// the server posts logout tokens to, when it is new (before is the URI as
-// stored; "" for a new client): disabling a client whose URI the guard
-// refuses must not need that URI removed first.
-func checkClientOutbound(ctx context.Context, c *store.Client, before string, allowed []netip.Prefix) error {
-	if c.BackchannelLogoutURI == before {
-		return nil
-	}
-	return httpx.CheckOutboundURL(ctx, "backchannelLogoutUri", c.BackchannelLogoutURI, allowed)
-}
-
 // checkOutbound checks what an import would save: the realm, its
 // clients and its identity providers, before the import's transaction
 // (a name lookup is network I/O).
@@ -55,7 +47,7 @@ func (p *importPlan) checkOutbound(ctx context.Context, allowed []netip.Prefix) 
 		return err
 	}
 	for i, c := range p.clientList {
-		if err := checkClientOutbound(ctx, c, "", allowed); err != nil {
+		if err := clients.CheckOutbound(ctx, c, "", allowed); err != nil {
 			return withPrefix(err, fmt.Sprintf("clients[%d]", i))
 		}
 	}

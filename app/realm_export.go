@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/orgs"
@@ -50,14 +51,6 @@ type userExport struct {
 	FederatedIdentities []broker.FederatedIdentityRep `json:"federatedIdentities,omitempty"`
 }
 
-type serviceAccountExport struct {
-	ID               string `json:"id"`
-	Username         string `json:"username"`
-	Enabled          bool   `json:"enabled"`
-	CreatedTimestamp int64  `json:"createdTimestamp"`
-	roleRefs
-}
-
 type roleExport struct {
 	ID               string    `json:"id"`
 	Name             string    `json:"name"`
@@ -84,16 +77,16 @@ type groupExport struct {
 // as in the admin API, plus the format version and the realm's resources.
 // Realms, users, client scopes and clients are written in the admin API's
 // representations, with what only the export has (see scopeRep and
-// clientRep). Roles and groups have shapes of their own: the export names
+// clients.ClientRep). Roles and groups have shapes of their own: the export names
 // a role's composites and a group's roles, where the API shows a role in
 // its container and a group in its tree.
 type realmExport struct {
 	FormatVersion int `json:"formatVersion"`
 	realmRep
-	ClientScopes []scopeRep    `json:"clientScopes"`
-	Clients      []clientRep   `json:"clients"`
-	Roles        rolesExport   `json:"roles"`
-	Groups       []groupExport `json:"groups"` // parents before their children
+	ClientScopes []scopeRep          `json:"clientScopes"`
+	Clients      []clients.ClientRep `json:"clients"`
+	Roles        rolesExport         `json:"roles"`
+	Groups       []groupExport       `json:"groups"` // parents before their children
 	// IdentityProviders are in the admin API's representation, by alias.
 	IdentityProviders []broker.ProviderRep `json:"identityProviders"`
 	Users             []userExport         `json:"users,omitempty"`
@@ -192,16 +185,17 @@ func exportScope(sc *store.ClientScope) scopeRep {
 // exportClient is a client as the export writes it: the fields the API
 // shows but its derived ones, with the secret's hash (includeSecrets), the
 // linked scopes by name, and the service-account user sa (nil for none).
-func (snap *realmSnapshot) exportClient(c *store.Client, sa *store.User, includeSecrets bool) clientRep {
-	rep := clientFields(c)
+func (snap *realmSnapshot) exportClient(c *store.Client, sa *store.User, includeSecrets bool) clients.ClientRep {
+	rep := clients.Fields(c)
 	if includeSecrets && c.SecretHash != nil {
 		rep.SecretHash = base64.StdEncoding.EncodeToString(c.SecretHash)
 	}
 	rep.DefaultClientScopes = snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeDefault])
 	rep.OptionalClientScopes = snap.scopeList(snap.scopeLinks[c.ID+" "+store.ScopeOptional])
 	if sa != nil {
-		rep.ServiceAccount = &serviceAccountExport{ID: sa.ID, Username: sa.Username, Enabled: sa.Enabled,
-			CreatedTimestamp: sa.CreatedAt, roleRefs: snap.refs(snap.userRoles[sa.ID])}
+		refs := snap.refs(snap.userRoles[sa.ID])
+		rep.ServiceAccount = &clients.ServiceAccountExport{ID: sa.ID, Username: sa.Username, Enabled: sa.Enabled,
+			CreatedTimestamp: sa.CreatedAt, RealmRoles: refs.RealmRoles, ClientRoles: refs.ClientRoles}
 	}
 	return rep
 }
@@ -212,7 +206,7 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	if err != nil {
 		return nil, err
 	}
-	clients, err := tx.ListClients(ctx, realm.ID)
+	clientList, err := tx.ListClients(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -240,14 +234,14 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 			return nil, err
 		}
 	}
-	for _, c := range clients {
+	for _, c := range clientList {
 		snap.clientIDs[c.ID] = c.ClientID
 	}
 	for _, r := range roles {
 		snap.roles[r.ID] = r
 	}
 	out := &realmExport{FormatVersion: realmFormatVersion, realmRep: toRealmRep(realm, includeSecrets),
-		ClientScopes: []scopeRep{}, Clients: []clientRep{}, Groups: []groupExport{},
+		ClientScopes: []scopeRep{}, Clients: []clients.ClientRep{}, Groups: []groupExport{},
 		Roles: rolesExport{Realm: []roleExport{}, Client: map[string][]roleExport{}}}
 
 	for _, sc := range scopes {
@@ -260,7 +254,7 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 			serviceAccounts[u.ServiceAccountClientID] = u
 		}
 	}
-	for _, c := range clients {
+	for _, c := range clientList {
 		out.Clients = append(out.Clients, snap.exportClient(c, serviceAccounts[c.ID], includeSecrets))
 	}
 	for _, r := range roles {

@@ -309,23 +309,24 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, user1+"/offline-sessions", authz.SessionsRead, se.ListOfflineSessions)
 	admin(http.MethodDelete, user1+"/offline-sessions/{tokenId}", authz.SessionsEnd, se.RevokeOfflineSession)
 
-	// Clients and the client scopes linked to them.
+	// Clients and the client scopes linked to them (the module app/clients).
 	const clients, client1 = "/admin/realms/{realm}/clients", "/admin/realms/{realm}/clients/{clientId}"
-	admin(http.MethodPost, clients, authz.ClientsWrite, a.createClient)
-	admin(http.MethodGet, clients, authz.ClientsRead, a.listClients)
-	admin(http.MethodGet, client1, authz.ClientsRead, a.getClient)
-	admin(http.MethodPut, client1, authz.ClientsWrite, a.updateClient)
-	admin(http.MethodPatch, client1, authz.ClientsWrite, a.updateClient)
-	admin(http.MethodDelete, client1, authz.ClientsWrite, a.deleteClient)
-	admin(http.MethodPost, client1+"/regenerate-secret", authz.ClientsWrite, a.regenerateClientSecret)
-	admin(http.MethodGet, client1+"/service-account-user", authz.ClientsRead, a.getServiceAccountUser)
+	cl := a.clients
+	admin(http.MethodPost, clients, authz.ClientsWrite, cl.CreateClient)
+	admin(http.MethodGet, clients, authz.ClientsRead, cl.ListClients)
+	admin(http.MethodGet, client1, authz.ClientsRead, cl.GetClient)
+	admin(http.MethodPut, client1, authz.ClientsWrite, cl.UpdateClient)
+	admin(http.MethodPatch, client1, authz.ClientsWrite, cl.UpdateClient)
+	admin(http.MethodDelete, client1, authz.ClientsWrite, cl.DeleteClient)
+	admin(http.MethodPost, client1+"/regenerate-secret", authz.ClientsWrite, cl.RegenerateSecret)
+	admin(http.MethodGet, client1+"/service-account-user", authz.ClientsRead, cl.GetServiceAccountUser)
 	for _, l := range []struct{ path, kind string }{
 		{"/default-client-scopes", store.ScopeDefault},
 		{"/optional-client-scopes", store.ScopeOptional},
 	} {
-		admin(http.MethodGet, client1+l.path, authz.ClientsRead, a.listLinkedScopes(l.kind))
-		admin(http.MethodPost, client1+l.path, authz.ClientsWrite, a.addLinkedScope(l.kind))
-		admin(http.MethodDelete, client1+l.path+"/{scopeId}", authz.ClientsWrite, a.removeLinkedScope(l.kind))
+		admin(http.MethodGet, client1+l.path, authz.ClientsRead, cl.ListLinkedScopes(l.kind))
+		admin(http.MethodPost, client1+l.path, authz.ClientsWrite, cl.AddLinkedScope(l.kind))
+		admin(http.MethodDelete, client1+l.path+"/{scopeId}", authz.ClientsWrite, cl.RemoveLinkedScope(l.kind))
 	}
 
 	// Roles (the module app/roles): realm roles and client roles share

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
@@ -95,7 +96,7 @@ func (a *App) samlClient(ctx context.Context, realm *store.Realm) (*store.Client
 		if err := tx.CreateClient(ctx, c); err != nil {
 			return err
 		}
-		return linkNewClientScopes(ctx, tx, c)
+		return clients.LinkNewScopes(ctx, tx, c)
 	})
 	if err != nil && !errors.Is(err, store.ErrConflict) { // a conflict: another request created it meanwhile
 		return nil, err

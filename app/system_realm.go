@@ -12,6 +12,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
@@ -81,7 +82,7 @@ func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, base
 		if err := tx.CreateClient(ctx, console); err != nil {
 			return err
 		}
-		if err := linkNewClientScopes(ctx, tx, console); err != nil {
+		if err := clients.LinkNewScopes(ctx, tx, console); err != nil {
 			return err
 		}
 		return tx.SetSystemRealm(ctx, realm.ID)
