@@ -33,6 +33,7 @@ import (
 	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
@@ -127,6 +128,7 @@ type App struct {
 	groups        *groups.Service
 	impersonation *impersonation.Service
 	roles         *roles.Service
+	registration  *registration.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	assets        *assets.Assets
@@ -225,6 +227,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		UserRep: func(u *store.User) any { return toUserRep(u) }})
 	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
+	a.registration = registration.New(registration.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		Identity: a.id, Throttle: a.loginThrottle, Messages: a.messages, Mail: registrationMail{a}, LoginEvent: a.loginEvent,
+		ClientIP: a.clientIP, UserRep: func(u *store.User) any { return toUserRep(u) }, PendingUserRep: toPendingUserRep})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
