@@ -125,10 +125,10 @@ type App struct {
 	attributes    *attributes.Service
 	authFlows     *authflows.Service
 	mail          *mail.Service
+	registration  *registration.Service
 	groups        *groups.Service
 	impersonation *impersonation.Service
 	roles         *roles.Service
-	registration  *registration.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	assets        *assets.Assets
@@ -224,12 +224,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		WebAuthn: a.webauthn.Available()})
-	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
-		UserRep: func(u *store.User) any { return toUserRep(u) }})
-	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.registration = registration.New(registration.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		Identity: a.id, Throttle: a.loginThrottle, Messages: a.messages, Mail: registrationMail{a}, LoginEvent: a.loginEvent,
 		ClientIP: a.clientIP, UserRep: func(u *store.User) any { return toUserRep(u) }, PendingUserRep: toPendingUserRep})
+	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		UserRep: func(u *store.User) any { return toUserRep(u) }})
+	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
