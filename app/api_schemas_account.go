@@ -38,8 +38,8 @@ func eventQuery(names ...openapi.Param) []openapi.Param {
 	return append(names, window...)
 }
 
-// describeAccount describes the account API, registration, the realm's
-// events, sessions and stats.
+// describeAccount describes the account API, the realm's events, sessions
+// and stats.
 func describeAccount(describe func(method, path string, o openapi.Op)) {
 	const account = "/realms/{realm}/account"
 	home := openapi.Op{Summary: "Read one's own account",
