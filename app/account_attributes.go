@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -80,7 +81,7 @@ func (aa *accountAttributes) fill(f *ui.AccountProfileForm, values map[string][]
 			}
 			continue
 		}
-		fields := attributeFields([]*store.CustomAttribute{attr}, nil, errs) // registration_attributes.go
+		fields := registration.AttributeFields([]*store.CustomAttribute{attr}, nil, errs)
 		field := fields[0]
 		vals := values[attr.Name]
 		if !attr.Multivalued {

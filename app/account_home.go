@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -312,7 +313,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 // is logged, not returned: the user can ask for a new link when signing in.
 func (a *App) mailVerification(r *http.Request, c *accountCaller, u *store.User) bool {
 	ctx := r.Context()
-	err := a.queueActionMail(r.Context(), r, c.realm, u, store.ActionVerifyEmail, pathVerifyEmail, nil, verifyEmailMail)
+	err := a.queueActionMail(r.Context(), r, c.realm, u, store.ActionVerifyEmail, pathVerifyEmail, nil, mail.VerifyEmail)
 	if errors.Is(err, errMailUnavailable) {
 		return false
 	} else if err != nil {

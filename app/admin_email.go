@@ -1,12 +1,8 @@
 package app
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
@@ -18,16 +14,10 @@ import (
 	"github.com/idenplane/idenplane/ui"
 )
 
-// verifyEmailTokenLifetime is how long a verification link works.
-const verifyEmailTokenLifetime = 12 * time.Hour
-
-// The mails carrying a single-use link.
-var (
-	verifyEmailMail = mail.LinkMail{Name: "verify-email", Key: "mail.verifyEmail",
-		Lifetime: verifyEmailTokenLifetime, Unit: time.Hour}
-	resetPasswordMail = mail.LinkMail{Name: "reset-password", Key: "mail.resetPassword",
-		Lifetime: resetPasswordTokenLifetime, Unit: time.Minute}
-)
+// resetPasswordMail is the mail carrying a password reset link (the
+// verification link's is mail.VerifyEmail).
+var resetPasswordMail = mail.LinkMail{Name: "reset-password", Key: "mail.resetPassword",
+	Lifetime: resetPasswordTokenLifetime, Unit: time.Minute}
 
 type testMailBody struct {
 	To string `json:"to"`
@@ -119,11 +109,11 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	v, err := a.newVerification(l, realm, u)
+	v, err := a.mail.NewVerification(l, realm, u)
 	if err != nil {
 		return err
 	}
-	if err := a.store.Tx(r.Context(), func(tx *store.Store) error { return v.queue(r.Context(), tx) }); err != nil {
+	if err := a.store.Tx(r.Context(), func(tx *store.Store) error { return v.Queue(r.Context(), tx) }); err != nil {
 		return err
 	}
 	a.mail.Wake()
@@ -134,49 +124,4 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 // mailQueued answers a request that queued a mail.
 type mailQueued struct {
 	Message string `json:"message"`
-}
-
-// verification is a verify-email token and its mail, ready to be written.
-type verification struct {
-	a     *App
-	realm *store.Realm
-	user  *store.User
-	token string
-	msg   mail.Message
-}
-
-// newVerification makes a token and renders the mail with its link for u,
-// who must have an email address, in l's language.
-func (a *App) newVerification(l *ui.Localizer, realm *store.Realm, u *store.User) (*verification, error) {
-	token, err := newActionToken()
-	if err != nil {
-		return nil, err
-	}
-	link := a.cfg.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/verify-email?" + url.Values{"token": {token}}.Encode()
-	msg, err := verifyEmailMail.Render(l, realm, u, link)
-	if err != nil {
-		return nil, err
-	}
-	return &verification{a: a, realm: realm, user: u, token: token, msg: msg}, nil
-}
-
-// queue stores the token's hash and puts the mail in the outbox through
-// tx; the caller wakes the mail worker once tx commits.
-func (v *verification) queue(ctx context.Context, tx *store.Store) error {
-	now := v.a.now()
-	if err := tx.CreateActionToken(ctx, &store.ActionToken{Hash: store.HashToken(v.token), RealmID: v.realm.ID,
-		UserID: v.user.ID, Kind: store.ActionVerifyEmail, Email: v.user.Email, CreatedAt: now.UnixMilli(),
-		ExpiresAt: now.Add(verifyEmailTokenLifetime).UnixMilli()}); err != nil {
-		return err
-	}
-	return v.a.mail.Enqueue(ctx, tx, v.realm, v.msg)
-}
-
-// newActionToken is 256 random bits, URL-safe.
-func newActionToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-sasl"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -120,7 +121,7 @@ func TestSendVerificationEmailEndpoint(t *testing.T) {
 	tok, err := s.store.ConsumeActionToken(context.Background(), realm.ID, store.HashToken(token), store.ActionVerifyEmail,
 		s.app.now().UnixMilli())
 	if err != nil || tok.UserID != alice["id"] || tok.Email != "alice@example.test" ||
-		tok.ExpiresAt-tok.CreatedAt != verifyEmailTokenLifetime.Milliseconds() {
+		tok.ExpiresAt-tok.CreatedAt != mail.VerifyEmailLifetime.Milliseconds() {
 		t.Fatalf("token %+v, %v", tok, err)
 	}
 }

@@ -95,6 +95,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 		Example: map[string]any{"accessToken": "eyJhbGciOi…", "tokenType": "Bearer", "expiresIn": 900,
 			"user": map[string]any{"id": "3f1c…", "username": "admin", "createdTimestamp": int64(1767225600000)}, "permissions": []string{"users:read"}}})
 	describeAccount(describe)
+	describeRegistration(describe)
 	describeFederation(describe)
 	describeNHI(describe)
 	describeSCIM(describe)

@@ -39,8 +39,8 @@ func eventQuery(names ...openapi.Param) []openapi.Param {
 	return append(names, window...)
 }
 
-// describeAccount describes the account API, registration, the realm's
-// events, sessions and stats.
+// describeAccount describes the account API, the realm's events, sessions
+// and stats.
 func describeAccount(describe func(method, path string, o openapi.Op)) {
 	const account = "/realms/{realm}/account"
 	home := openapi.Op{Summary: "Read one's own account",
@@ -100,33 +100,6 @@ func describeAccount(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodGet, invitation, openapi.Op{Summary: "Read an invitation to join an organization", Response: orgInvitationRep{}})
 	describe(http.MethodPost, invitation, openapi.Op{Summary: "Accept an invitation to join an organization",
 		Form: accountFormSchema(), RequestOptional: true, Response: orgInvitationRep{}})
-
-	const registration = "/realms/{realm}/registration"
-	describe(http.MethodGet, registration+"/fields", openapi.Op{Summary: "List the registration form's extra fields",
-		Description: "403 when the realm does not allow registration.", Response: []registrationFormField{}})
-	describe(http.MethodPost, registration+"/register", openapi.Op{Summary: "Register a user",
-		Description: "The user may wait for an administrator's approval (`approvalPending`) and for the verification of its email.",
-		Request:     registerBody{}, Status: http.StatusCreated, Response: registrationResult{}})
-	describe(http.MethodPost, registration+"/verify-email", openapi.Op{Summary: "Verify an email address with the mailed link's token",
-		Request: verifyEmailBody{}, Response: emailVerifiedRep{}})
-	describe(http.MethodPost, registration+"/resend-verification", openapi.Op{Summary: "Mail a new verification link",
-		Description: "The answer is the same whether or not an unverified account has the address.",
-		Request:     resendVerificationBody{}, Status: http.StatusAccepted, Response: resendRep{}})
-	fields := registration + "/admin/fields"
-	describe(http.MethodGet, fields, openapi.Op{Summary: "List the registration form's extra fields, disabled ones too", Response: []registrationFieldRep{}})
-	describe(http.MethodPost, fields, openapi.Op{Summary: "Add a field to the registration form",
-		Request: registrationFieldBody{}, Status: http.StatusCreated, Response: registrationFieldRep{}})
-	describe(http.MethodPut, fields+"/{fieldId}", openapi.Op{Summary: "Replace a registration field",
-		Request: registrationFieldBody{}, Response: registrationFieldRep{}})
-	describe(http.MethodDelete, fields+"/{fieldId}", openapi.Op{Summary: "Remove a registration field", Status: http.StatusNoContent})
-	describe(http.MethodGet, registration+"/admin/settings", openapi.Op{Summary: "Read the registration settings", Response: registrationSettingsRep{}})
-	describe(http.MethodPut, registration+"/admin/settings", openapi.Op{Summary: "Change the registration settings",
-		Description: "With moderation on, new users wait for an administrator's approval.",
-		Request:     registrationSettingsBody{}, Response: registrationSettingsRep{}})
-	describe(http.MethodGet, registration+"/pending", openapi.Op{Summary: "List the users awaiting approval, oldest first", Response: []pendingUserRep{}})
-	describe(http.MethodPost, registration+"/approve/{userId}", openapi.Op{Summary: "Approve a pending user", Response: pendingUserRep{}})
-	describe(http.MethodPost, registration+"/reject/{userId}", openapi.Op{Summary: "Reject a pending user",
-		Description: "The user stays, rejected: it cannot sign in, and its username and email stay taken.", Response: pendingUserRep{}})
 
 	const realmEvents = "/admin/realms/{realm}/events"
 	loginFilters := func() []openapi.Param {

@@ -34,6 +34,7 @@ import (
 	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
@@ -127,6 +128,7 @@ type App struct {
 	attributes    *attributes.Service
 	authFlows     *authflows.Service
 	mail          *mail.Service
+	registration  *registration.Service
 	groups        *groups.Service
 	impersonation *impersonation.Service
 	roles         *roles.Service
@@ -229,6 +231,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		SetUserAttributes: a.id.SetUserAttributes})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		WebAuthn: a.webauthn.Available()})
+	a.registration = registration.New(registration.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		Identity: a.id, Throttle: a.loginThrottle, Messages: a.messages, Mail: registrationMail{a}, LoginEvent: a.loginEvent,
+		ClientIP: a.clientIP, UserRep: func(u *store.User) any { return toUserRep(u) }, PendingUserRep: toPendingUserRep})
 	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		UserRep: func(u *store.User) any { return toUserRep(u) }})
 	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})

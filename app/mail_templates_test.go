@@ -26,7 +26,7 @@ func TestMailsInEveryLanguage(t *testing.T) {
 	u := &store.User{Username: "alice", FirstName: "Alice", Email: "alice@example.test"}
 	const link = "https://id.example.test/realms/acme/x?token=abc&n=1"
 	mails := map[string]func(l *ui.Localizer) (mail.Message, error){
-		"verify-email":   func(l *ui.Localizer) (mail.Message, error) { return verifyEmailMail.Render(l, realm, u, link) },
+		"verify-email":   func(l *ui.Localizer) (mail.Message, error) { return mail.VerifyEmail.Render(l, realm, u, link) },
 		"reset-password": func(l *ui.Localizer) (mail.Message, error) { return resetPasswordMail.Render(l, realm, u, link) },
 		"test":           func(l *ui.Localizer) (mail.Message, error) { return deliveryTestMail(l, realm, "smtp", u.Email) },
 		"email-code": func(l *ui.Localizer) (mail.Message, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/mail"
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -80,7 +81,7 @@ func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	token, err := newActionToken()
+	token, err := mail.NewActionToken()
 	if err != nil {
 		return err
 	}
@@ -384,14 +385,14 @@ func (a *App) resendVerification(w http.ResponseWriter, r *http.Request, realm *
 	}
 	key := "realm:" + realm.ID + ":verify-resend:" + user.ID
 	ipKey := "realm:" + realm.ID + ":verify-resend-ip:" + a.clientIP(r)
-	if wait := max(a.loginThrottle.Wait(key, recoveryLimitPerUser), a.loginThrottle.Wait(ipKey, resendLimitPerIP)); wait > 0 {
+	if wait := max(a.loginThrottle.Wait(key, recoveryLimitPerUser), a.loginThrottle.Wait(ipKey, registration.ResendLimitPerIP)); wait > 0 {
 		httpx.RetryAfter(w, wait)
 		f.Error = "login.error.resendThrottled"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusTooManyRequests, f)
 	}
 	a.loginThrottle.Fail(key)
 	a.loginThrottle.Fail(ipKey)
-	err = a.queueActionMail(r.Context(), r, realm, user, store.ActionVerifyEmail, pathVerifyEmail, nil, verifyEmailMail)
+	err = a.queueActionMail(r.Context(), r, realm, user, store.ActionVerifyEmail, pathVerifyEmail, nil, mail.VerifyEmail)
 	if errors.Is(err, errMailUnavailable) {
 		f.Error = "login.error.mailUnavailable"
 		return a.renderLoginWith(w, r, realm, client, ar, http.StatusServiceUnavailable, f)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -360,9 +361,9 @@ func TestRecoveryResendThrottlePerAddress(t *testing.T) {
 		return forms[1].action, forms[1].fields
 	}
 	sent := 0
-	for i := 0; sent < resendLimitPerIP; i++ {
+	for i := 0; sent < registration.ResendLimitPerIP; i++ {
 		action, fields := resendForm("user" + strconv.Itoa(i))
-		for j := 0; j < recoveryLimitPerUser && sent < resendLimitPerIP; j++ {
+		for j := 0; j < recoveryLimitPerUser && sent < registration.ResendLimitPerIP; j++ {
 			if p := b.post(action, fields); p.status != http.StatusOK {
 				t.Fatalf("resend %d: status %d", sent, p.status)
 			}
@@ -375,7 +376,7 @@ func TestRecoveryResendThrottlePerAddress(t *testing.T) {
 		codeflowAlert(p) != "Too many verification emails were requested. Try again later." {
 		t.Fatalf("over the address's limit: status %d Retry-After %q alert %q", p.status, p.header.Get("Retry-After"), codeflowAlert(p))
 	}
-	if n := len(recoveryOutbox(e)); n != resendLimitPerIP {
-		t.Fatalf("%d mails queued, want %d", n, resendLimitPerIP)
+	if n := len(recoveryOutbox(e)); n != registration.ResendLimitPerIP {
+		t.Fatalf("%d mails queued, want %d", n, registration.ResendLimitPerIP)
 	}
 }

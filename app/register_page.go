@@ -8,6 +8,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -16,7 +17,7 @@ import (
 // The hosted register page. The login page links to it with its
 // authorization request, so that a new user goes on signing in to the
 // application; it works without one too. It registers through
-// registerUser, as the public API does.
+// registration.Service.RegisterUser, as the public API does.
 
 const pathRegister = "/register"
 
@@ -39,11 +40,11 @@ func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *stor
 	f.Action, f.CSRFToken, f.LoginURL = a.issuer(realm)+pathRegister, token, a.loginURL(realm, f.AuthRequestID)
 	f.EmailRequired, f.MinLength = realm.RequireEmailVerification, max(identity.MinPasswordLength, realm.PasswordMinLength)
 	f.Fields = registerFormFields(fields, values, f.Errors)
-	schema, err := a.registrationAttributes(r.Context(), realm, fields) // registration_attributes.go
+	schema, err := a.registration.Attributes(r.Context(), realm, fields)
 	if err != nil {
 		return err
 	}
-	f.Fields = append(f.Fields, attributeFields(schema, values, f.Errors)...)
+	f.Fields = append(f.Fields, registration.AttributeFields(schema, values, f.Errors)...)
 	return a.pages.Render(w, r, status, ui.Register(a.pages.Page("register.title"), f))
 }
 
@@ -86,7 +87,7 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	if err != nil {
 		return err
 	}
-	schema, err := a.registrationAttributes(ctx, realm, fields)
+	schema, err := a.registration.Attributes(ctx, realm, fields)
 	if err != nil {
 		return err
 	}
@@ -98,22 +99,22 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 		values[attr.Name] = strings.TrimSpace(r.PostForm.Get("attributes." + attr.Name))
 	}
 	confirm := r.PostForm.Get("confirm")
-	reg := registration{Locale: signin.RequestLocale(a.messages, r), Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
+	reg := registration.Registration{Locale: signin.RequestLocale(a.messages, r), Username: strings.TrimSpace(r.PostForm.Get("username")), Email: strings.TrimSpace(r.PostForm.Get("email")),
 		FirstName: strings.TrimSpace(r.PostForm.Get("firstName")), LastName: strings.TrimSpace(r.PostForm.Get("lastName")),
 		Password: r.PostForm.Get("password"), Confirm: &confirm, Attributes: values}
 	form := ui.RegisterForm{AuthRequestID: arID, Username: reg.Username, Email: reg.Email, FirstName: reg.FirstName,
 		LastName: reg.LastName, Errors: map[string]string{}}
 
-	done, err := a.registerUser(ctx, realm, fields, reg, a.clientIP(r))
-	var invalid invalidRegistration
+	done, err := a.registration.RegisterUser(ctx, realm, fields, reg, a.clientIP(r))
+	var invalid registration.Invalid
 	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &invalid):
 		for _, p := range invalid {
-			if _, seen := form.Errors[p.err.Field]; !seen {
-				form.Errors[p.err.Field] = p.key
-				if p.unmet != nil {
-					form.Errors[p.err.Field] = a.pages.PasswordText(r, realm, p.unmet)
+			if _, seen := form.Errors[p.Err.Field]; !seen {
+				form.Errors[p.Err.Field] = p.Key
+				if p.Unmet != nil {
+					form.Errors[p.Err.Field] = a.pages.PasswordText(r, realm, p.Unmet)
 				}
 			}
 		}
@@ -129,16 +130,16 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 
 	back := a.loginURL(realm, arID)
 	switch {
-	case done.status == store.UserPending:
+	case done.Status == store.UserPending:
 		n := ui.Notice{Title: "register.pending.title", Message: "register.pending.message"}
-		if done.mailed {
+		if done.Mailed {
 			n.Message = "register.pending.messageVerify"
 		}
 		return a.pages.Render(w, r, http.StatusOK, ui.NoticePage(a.pages.Page(n.Title), n))
 	case realm.RequireEmailVerification:
-		n := ui.Notice{Title: "register.verify.title", Message: "register.verify.message", Arg: done.user.Email,
+		n := ui.Notice{Title: "register.verify.title", Message: "register.verify.message", Arg: done.User.Email,
 			LinkURL: back, LinkText: "register.backToLogin"}
-		if !done.mailed {
+		if !done.Mailed {
 			n.Message = "register.verify.noMail"
 		}
 		return a.pages.Render(w, r, http.StatusOK, ui.NoticePage(a.pages.Page(n.Title), n))
@@ -152,12 +153,12 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	// A realm that requires a second factor has the new user enrol one
 	// before the sign-in completes.
-	if pending, err := a.startSecondFactor(w, r, realm, ar, done.user, false); pending || err != nil {
+	if pending, err := a.startSecondFactor(w, r, realm, ar, done.User, false); pending || err != nil {
 		return err
 	}
-	sso, err := a.signInBrowser(w, r, realm, client, ar, done.user, browserSignIn{})
+	sso, err := a.signInBrowser(w, r, realm, client, ar, done.User, browserSignIn{})
 	if err != nil {
 		return err
 	}
-	return a.continueAuthRequest(w, r, realm, client, ar, done.user, sso)
+	return a.continueAuthRequest(w, r, realm, client, ar, done.User, sso)
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -243,7 +244,7 @@ func TestRegisterPageThrottle(t *testing.T) {
 	}
 	bad := registerPageValid("tom")
 	bad["password"] = "tiny7"
-	for i := range registerLimitPerIP {
+	for i := range registration.RegisterLimitPerIP {
 		if p := b.submit(page, bad); p.status != http.StatusBadRequest {
 			t.Fatalf("attempt %d: status %d", i, p.status)
 		}
@@ -262,7 +263,7 @@ func TestRegisterPageThrottle(t *testing.T) {
 // whatever the address they come from, on the API and the page alike.
 func TestRegistrationPerAccountLimit(t *testing.T) {
 	s := registrationServer(t)
-	for i := range registerLimitPerAccount {
+	for i := range registration.RegisterLimitPerAccount {
 		want := http.StatusConflict
 		if i == 0 {
 			want = http.StatusCreated
@@ -277,7 +278,7 @@ func TestRegistrationPerAccountLimit(t *testing.T) {
 		t.Fatal("no Retry-After")
 	}
 	// The email counts apart from the username.
-	for i := range registerLimitPerAccount {
+	for i := range registration.RegisterLimitPerAccount {
 		res := registrationRegister(s, "acme", registrationUser(fmt.Sprintf("lee%d", i), map[string]any{"email": "lee@example.test"}),
 			fmt.Sprintf("198.51.100.%d", 40+i))
 		if res.Status != http.StatusCreated && res.Status != http.StatusConflict {
@@ -287,7 +288,7 @@ func TestRegistrationPerAccountLimit(t *testing.T) {
 	mustError(t, registrationRegister(s, "acme", registrationUser("lee9", map[string]any{"email": "LEE@example.test"}), "198.51.100.60"),
 		http.StatusTooManyRequests, "too_many_requests", "")
 	// Invalid attempts do not count against an account.
-	for i := range registerLimitPerAccount + 1 {
+	for i := range registration.RegisterLimitPerAccount + 1 {
 		mustError(t, registrationRegister(s, "acme", registrationUser("max", map[string]any{"password": "tiny7"}), fmt.Sprintf("198.51.100.%d", 70+i)),
 			http.StatusBadRequest, "invalid_field", "password")
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -168,7 +169,7 @@ func TestRegistrationFieldsAdmin(t *testing.T) {
 	mustError(t, s.request(http.MethodGet, base, nil), http.StatusUnauthorized, "unauthorized", "")
 	mustError(t, s.request(http.MethodPost, "/realms/acme/registration/approve/x", nil), http.StatusUnauthorized, "unauthorized", "")
 
-	var list []registrationFieldRep
+	var list []registration.RegistrationFieldRep
 	res = s.admin(http.MethodGet, base, nil)
 	mustStatus(t, res, http.StatusOK)
 	res.decode(t, &list)
@@ -176,7 +177,7 @@ func TestRegistrationFieldsAdmin(t *testing.T) {
 		t.Fatalf("admin list %+v", list)
 	}
 	// The public list: enabled fields only, in order.
-	var public []registrationFormField
+	var public []registration.RegistrationFormField
 	res = s.request(http.MethodGet, "/realms/acme/registration/fields", nil)
 	mustStatus(t, res, http.StatusOK)
 	res.decode(t, &public)
@@ -263,7 +264,7 @@ func TestRegistrationRegister(t *testing.T) {
 		"attributes": map[string]string{"phone": "+3312345678", "terms": "true", "plan": "pro", "age": "42", "born": "1984-02-29"}})
 	res := registrationRegister(s, "acme", body, "203.0.113.1")
 	mustStatus(t, res, http.StatusCreated)
-	var got registrationResult
+	var got registration.RegistrationResult[userRep]
 	res.decode(t, &got)
 	if got.User.Username != "bob" || got.User.Email != "bob@example.test" || got.User.EmailVerified || !got.User.Enabled ||
 		got.Status != "active" || got.ApprovalPending || !got.VerificationEmailSent || got.Attributes["plan"] != "pro" {
@@ -376,7 +377,7 @@ func TestRegistrationModeration(t *testing.T) {
 	for _, name := range []string{"dave", "erin"} {
 		res := registrationRegister(s, "acme", registrationUser(name, nil), "203.0.113.20")
 		mustStatus(t, res, http.StatusCreated)
-		var got registrationResult
+		var got registration.RegistrationResult[userRep]
 		res.decode(t, &got)
 		if got.Status != "pending" || !got.ApprovalPending {
 			t.Fatalf("registered %s", res.Body)
@@ -468,7 +469,7 @@ func TestRegistrationResend(t *testing.T) {
 
 func TestRegistrationRateLimits(t *testing.T) {
 	s := registrationServer(t)
-	for i := range registerLimitPerIP {
+	for i := range registration.RegisterLimitPerIP {
 		res := registrationRegister(s, "acme", registrationUser(fmt.Sprintf("user%d", i), map[string]any{"password": "short"}), "203.0.113.50")
 		mustError(t, res, http.StatusBadRequest, "invalid_field", "password")
 	}
@@ -481,7 +482,7 @@ func TestRegistrationRateLimits(t *testing.T) {
 
 	// Resend: per email, then per address.
 	path := "/realms/acme/registration/resend-verification"
-	for i := range resendLimitPerEmail {
+	for i := range registration.ResendLimitPerEmail {
 		mustStatus(t, registrationPost(s, path, map[string]any{"email": "late@example.test"}, fmt.Sprintf("203.0.113.%d", 60+i)), http.StatusAccepted)
 	}
 	res = registrationPost(s, path, map[string]any{"email": "late@example.test"}, "203.0.113.70")
@@ -489,13 +490,13 @@ func TestRegistrationRateLimits(t *testing.T) {
 	if res.Header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After")
 	}
-	for i := range resendLimitPerIP {
+	for i := range registration.ResendLimitPerIP {
 		mustStatus(t, registrationPost(s, path, map[string]any{"email": fmt.Sprintf("x%d@example.test", i)}, "203.0.113.80"), http.StatusAccepted)
 	}
 	mustError(t, registrationPost(s, path, map[string]any{"email": "y@example.test"}, "203.0.113.80"), http.StatusTooManyRequests, "too_many_requests", "")
 
 	// Verify-email: failed attempts per address.
-	for range verifyEmailLimitPerIP {
+	for range registration.VerifyEmailLimitPerIP {
 		mustError(t, registrationPost(s, "/realms/acme/registration/verify-email", map[string]any{"token": "guess"}, "203.0.113.90"),
 			http.StatusBadRequest, "invalid_token", "")
 	}

@@ -198,11 +198,11 @@ func (a *App) routes() *mux.Router {
 	add(http.MethodGet, "/realms/{realm}"+pathStepUp+"/challenge", user, a.stepUpEndpoint(a.stepUpChallenge))
 	add(http.MethodPost, "/realms/{realm}"+pathStepUp+"/verify", user, a.stepUpEndpoint(a.stepUpVerify))
 
-	// Self-registration API.
-	api(http.MethodGet, "/realms/{realm}/registration/fields", a.registrationFormFields)
-	api(http.MethodPost, "/realms/{realm}/registration/register", a.register)
-	api(http.MethodPost, "/realms/{realm}/registration/verify-email", a.registrationVerifyEmail)
-	api(http.MethodPost, "/realms/{realm}/registration/resend-verification", a.registrationResend)
+	// Self-registration API (the module app/registration).
+	api(http.MethodGet, "/realms/{realm}/registration/fields", a.registration.FormFields)
+	api(http.MethodPost, "/realms/{realm}/registration/register", a.registration.Register)
+	api(http.MethodPost, "/realms/{realm}/registration/verify-email", a.registration.VerifyEmail)
+	api(http.MethodPost, "/realms/{realm}/registration/resend-verification", a.registration.Resend)
 
 	// The account, as API and pages.
 	account(http.MethodGet, "", a.accountHome)
@@ -267,12 +267,12 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", authz.RealmWrite, sk.PutConfig)
 	admin(http.MethodPost, "/admin/realms/{realm}/smtp/test", authz.RealmWrite, a.testSMTP)
 	admin(http.MethodPost, "/admin/realms/{realm}/email/test", authz.RealmWrite, a.testEmail)
-	admin(http.MethodGet, "/realms/{realm}/registration/admin/fields", authz.RealmRead, a.listRegistrationFields)
-	admin(http.MethodPost, "/realms/{realm}/registration/admin/fields", authz.RealmWrite, a.createRegistrationField)
-	admin(http.MethodPut, "/realms/{realm}/registration/admin/fields/{fieldId}", authz.RealmWrite, a.putRegistrationField)
-	admin(http.MethodDelete, "/realms/{realm}/registration/admin/fields/{fieldId}", authz.RealmWrite, a.deleteRegistrationField)
-	admin(http.MethodGet, "/realms/{realm}/registration/admin/settings", authz.RealmRead, a.getRegistrationSettings)
-	admin(http.MethodPut, "/realms/{realm}/registration/admin/settings", authz.RealmWrite, a.putRegistrationSettings)
+	admin(http.MethodGet, "/realms/{realm}/registration/admin/fields", authz.RealmRead, a.registration.ListFields)
+	admin(http.MethodPost, "/realms/{realm}/registration/admin/fields", authz.RealmWrite, a.registration.CreateField)
+	admin(http.MethodPut, "/realms/{realm}/registration/admin/fields/{fieldId}", authz.RealmWrite, a.registration.PutField)
+	admin(http.MethodDelete, "/realms/{realm}/registration/admin/fields/{fieldId}", authz.RealmWrite, a.registration.DeleteField)
+	admin(http.MethodGet, "/realms/{realm}/registration/admin/settings", authz.RealmRead, a.registration.GetSettings)
+	admin(http.MethodPut, "/realms/{realm}/registration/admin/settings", authz.RealmWrite, a.registration.PutSettings)
 
 	// Users; their consents, their sessions and the realm's are the module
 	// app/sessions.
@@ -297,9 +297,9 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/brute-force/locked-users", authz.UsersRead, a.listLockedUsers)
 	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}/unlock", authz.UsersWrite, a.unlockUser)
 	admin(http.MethodPost, "/admin/realms/{realm}/brute-force/users/{userId}", authz.UsersWrite, a.unlockUser) // alias of unlock
-	admin(http.MethodGet, "/realms/{realm}/registration/pending", authz.UsersRead, a.listPendingRegistrations)
-	admin(http.MethodPost, "/realms/{realm}/registration/approve/{userId}", authz.UsersWrite, a.approveRegistration)
-	admin(http.MethodPost, "/realms/{realm}/registration/reject/{userId}", authz.UsersWrite, a.rejectRegistration)
+	admin(http.MethodGet, "/realms/{realm}/registration/pending", authz.UsersRead, a.registration.ListPending)
+	admin(http.MethodPost, "/realms/{realm}/registration/approve/{userId}", authz.UsersWrite, a.registration.Approve)
+	admin(http.MethodPost, "/realms/{realm}/registration/reject/{userId}", authz.UsersWrite, a.registration.Reject)
 
 	// Sessions.
 	admin(http.MethodGet, "/admin/realms/{realm}/sessions", authz.SessionsRead, se.ListRealmSessions)

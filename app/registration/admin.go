@@ -1,4 +1,4 @@
-package app
+package registration
 
 import (
 	"errors"
@@ -28,7 +28,8 @@ var (
 		"status", "attributes", "createdtimestamp", "created_at", "credentials", "requirepasswordreset"}
 )
 
-type registrationFieldRep struct {
+// RegistrationFieldRep is a registration field as the admin API shows it.
+type RegistrationFieldRep struct {
 	ID       string   `json:"id"`
 	Key      string   `json:"key"`
 	Label    string   `json:"label"`
@@ -40,16 +41,17 @@ type registrationFieldRep struct {
 	Order    int      `json:"order"`
 }
 
-func toRegistrationFieldRep(f *store.RegistrationField) registrationFieldRep {
+func toFieldRep(f *store.RegistrationField) RegistrationFieldRep {
 	opts := f.Options
 	if opts == nil {
 		opts = []string{}
 	}
-	return registrationFieldRep{ID: f.ID, Key: f.Key, Label: f.Label, Type: f.Type, Required: f.Required,
+	return RegistrationFieldRep{ID: f.ID, Key: f.Key, Label: f.Label, Type: f.Type, Required: f.Required,
 		Pattern: f.Pattern, Options: opts, Enabled: f.Enabled, Order: f.Position}
 }
 
-type registrationFieldBody struct {
+// RegistrationFieldBody is what creating or replacing a field takes.
+type RegistrationFieldBody struct {
 	Key      *string  `json:"key"`
 	Label    *string  `json:"label"`
 	Type     *string  `json:"type"`
@@ -63,7 +65,7 @@ type registrationFieldBody struct {
 // fieldFromBody checks a field's representation and sets f from it: key,
 // label and type are required; the rest default to optional, no pattern,
 // no options, enabled, order 0.
-func fieldFromBody(body *registrationFieldBody, f *store.RegistrationField) error {
+func fieldFromBody(body *RegistrationFieldBody, f *store.RegistrationField) error {
 	switch {
 	case body.Key == nil:
 		return apperr.Field("key", "is required")
@@ -128,135 +130,146 @@ func fieldConflict(err error) error {
 	return err
 }
 
-func (a *App) listRegistrationFields(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// ListFields lists the realm's registration fields, disabled ones too.
+func (s *Service) ListFields(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	fields, err := a.store.ListRegistrationFields(r.Context(), realm.ID, false)
+	fields, err := s.deps.Store.ListRegistrationFields(r.Context(), realm.ID, false)
 	if err != nil {
 		return err
 	}
-	return httpx.List(w, fields, toRegistrationFieldRep)
+	return httpx.List(w, fields, toFieldRep)
 }
 
-func (a *App) createRegistrationField(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// CreateField adds a field to the registration form.
+func (s *Service) CreateField(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	var body registrationFieldBody
+	var body RegistrationFieldBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	f := store.RegistrationField{ID: uuid.NewString(), RealmID: realm.ID, CreatedAt: a.now().UnixMilli()}
+	f := store.RegistrationField{ID: uuid.NewString(), RealmID: realm.ID, CreatedAt: s.deps.Now().UnixMilli()}
 	if err := fieldFromBody(&body, &f); err != nil {
 		return err
 	}
-	if err := a.store.CreateRegistrationField(r.Context(), &f); err != nil {
+	if err := s.deps.Store.CreateRegistrationField(r.Context(), &f); err != nil {
 		return fieldConflict(err)
 	}
-	return httpx.Created(w, a.childURL(r, f.ID), toRegistrationFieldRep(&f))
+	return httpx.Created(w, s.deps.BaseURL+r.URL.Path+"/"+f.ID, toFieldRep(&f))
 }
 
-func (a *App) registrationField(r *http.Request) (*store.Realm, *store.RegistrationField, error) {
-	return realmChild(a, r, "fieldId", "registration field", a.store.GetRegistrationField)
+// field loads the path's realm and the registration field it names.
+func (s *Service) field(r *http.Request) (*store.Realm, *store.RegistrationField, error) {
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := httpx.ChildOf(r, realm.ID, "fieldId", "registration field", s.deps.Store.GetRegistrationField)
+	return realm, f, err
 }
 
-// putRegistrationField replaces a field: what the body leaves out takes
-// its default, as on create.
-func (a *App) putRegistrationField(w http.ResponseWriter, r *http.Request) error {
-	_, f, err := a.registrationField(r)
+// PutField replaces a field: what the body leaves out takes its default,
+// as on create.
+func (s *Service) PutField(w http.ResponseWriter, r *http.Request) error {
+	_, f, err := s.field(r)
 	if err != nil {
 		return err
 	}
-	var body registrationFieldBody
+	var body RegistrationFieldBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if err := fieldFromBody(&body, f); err != nil {
 		return err
 	}
-	if err := a.store.UpdateRegistrationField(r.Context(), f); err != nil {
+	if err := s.deps.Store.UpdateRegistrationField(r.Context(), f); err != nil {
 		return fieldConflict(err)
 	}
-	return httpx.OK(w, toRegistrationFieldRep(f))
+	return httpx.OK(w, toFieldRep(f))
 }
 
-func (a *App) deleteRegistrationField(w http.ResponseWriter, r *http.Request) error {
-	realm, f, err := a.registrationField(r)
+// DeleteField removes a field from the registration form.
+func (s *Service) DeleteField(w http.ResponseWriter, r *http.Request) error {
+	realm, f, err := s.field(r)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteRegistrationField(r.Context(), realm.ID, f.ID); err != nil {
+	if err := s.deps.Store.DeleteRegistrationField(r.Context(), realm.ID, f.ID); err != nil {
 		return err
 	}
 	return httpx.NoContent(w)
 }
 
-type registrationSettingsRep struct {
+// RegistrationSettingsRep is the realm's registration settings.
+type RegistrationSettingsRep struct {
 	Moderation bool `json:"moderation"`
 }
 
-// registrationSettingsBody is what PUT /registration/admin/settings takes.
-type registrationSettingsBody struct {
+// RegistrationSettingsBody is what PUT /registration/admin/settings takes.
+type RegistrationSettingsBody struct {
 	Moderation *bool `json:"moderation"`
 }
 
-func (a *App) getRegistrationSettings(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// GetSettings answers the realm's registration settings.
+func (s *Service) GetSettings(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	on, err := a.store.RegistrationModeration(r.Context(), realm.ID)
+	on, err := s.deps.Store.RegistrationModeration(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, registrationSettingsRep{Moderation: on})
+	return httpx.OK(w, RegistrationSettingsRep{Moderation: on})
 }
 
-func (a *App) putRegistrationSettings(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// PutSettings changes the realm's registration settings.
+func (s *Service) PutSettings(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	var body registrationSettingsBody
+	var body RegistrationSettingsBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Moderation == nil {
 		return apperr.Field("moderation", "is required")
 	}
-	if err := a.store.SetRegistrationModeration(r.Context(), realm.ID, *body.Moderation); err != nil {
+	if err := s.deps.Store.SetRegistrationModeration(r.Context(), realm.ID, *body.Moderation); err != nil {
 		return err
 	}
-	return httpx.OK(w, registrationSettingsRep{Moderation: *body.Moderation})
+	return httpx.OK(w, RegistrationSettingsRep{Moderation: *body.Moderation})
 }
 
-type pendingUserRep struct {
-	userRep
-	Status     string            `json:"status"`
-	Attributes map[string]string `json:"attributes"`
+// pendingUser is u with its status and registration attributes, as the
+// admin API shows a pending user.
+func (s *Service) pendingUser(r *http.Request, u *store.User, status string) (any, error) {
+	attrs, err := s.deps.Store.UserAttributes(r.Context(), u.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.deps.PendingUserRep(u, status, attrs), nil
 }
 
-func (a *App) pendingUserRep(r *http.Request, u *store.User, status string) (pendingUserRep, error) {
-	attrs, err := a.store.UserAttributes(r.Context(), u.ID)
-	return pendingUserRep{userRep: toUserRep(u), Status: status, Attributes: attrs}, err
-}
-
-// listPendingRegistrations lists the users awaiting approval, oldest first.
-func (a *App) listPendingRegistrations(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// ListPending lists the users awaiting approval, oldest first.
+func (s *Service) ListPending(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	users, err := a.store.ListUsersByStatus(r.Context(), realm.ID, store.UserPending)
+	users, err := s.deps.Store.ListUsersByStatus(r.Context(), realm.ID, store.UserPending)
 	if err != nil {
 		return err
 	}
-	reps := make([]pendingUserRep, 0, len(users))
+	reps := make([]any, 0, len(users))
 	for _, u := range users {
-		rep, err := a.pendingUserRep(r, u, store.UserPending)
+		rep, err := s.pendingUser(r, u, store.UserPending)
 		if err != nil {
 			return err
 		}
@@ -265,35 +278,36 @@ func (a *App) listPendingRegistrations(w http.ResponseWriter, r *http.Request) e
 	return httpx.OK(w, reps)
 }
 
-func (a *App) approveRegistration(w http.ResponseWriter, r *http.Request) error {
-	return a.decideRegistration(w, r, store.UserActive)
+// Approve makes a pending user active.
+func (s *Service) Approve(w http.ResponseWriter, r *http.Request) error {
+	return s.decide(w, r, store.UserActive)
 }
 
-// rejectRegistration keeps the user, as rejected: it cannot sign in, its
-// username and email stay taken, and an administrator may delete it.
-func (a *App) rejectRegistration(w http.ResponseWriter, r *http.Request) error {
-	return a.decideRegistration(w, r, store.UserRejected)
+// Reject keeps the user, as rejected: it cannot sign in, its username and
+// email stay taken, and an administrator may delete it.
+func (s *Service) Reject(w http.ResponseWriter, r *http.Request) error {
+	return s.decide(w, r, store.UserRejected)
 }
 
-// decideRegistration moves a pending user to status; any other user is a
-// 404, so a decision is never taken twice.
-func (a *App) decideRegistration(w http.ResponseWriter, r *http.Request, status string) error {
-	realm, err := a.realm(r)
+// decide moves a pending user to status; any other user is a 404, so a
+// decision is never taken twice.
+func (s *Service) decide(w http.ResponseWriter, r *http.Request, status string) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
 	id := mux.Vars(r)["userId"]
-	err = a.store.ChangeUserStatus(r.Context(), realm.ID, id, store.UserPending, status)
+	err = s.deps.Store.ChangeUserStatus(r.Context(), realm.ID, id, store.UserPending, status)
 	if errors.Is(err, store.ErrNotFound) {
 		return apperr.NotFound("pending user " + id)
 	} else if err != nil {
 		return err
 	}
-	u, err := a.store.GetUser(r.Context(), realm.ID, id)
+	u, err := s.deps.Store.GetUser(r.Context(), realm.ID, id)
 	if err != nil {
 		return err
 	}
-	rep, err := a.pendingUserRep(r, u, status)
+	rep, err := s.pendingUser(r, u, status)
 	if err != nil {
 		return err
 	}

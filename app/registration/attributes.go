@@ -1,4 +1,4 @@
-package app
+package registration
 
 import (
 	"cmp"
@@ -18,11 +18,11 @@ import (
 // registration API's attributes, checked by the identity core's rules
 // (identity.CheckAttributeValues), as the admin API checks them.
 
-// registrationAttributes is the schema's attributes a registration takes:
-// those marked onRegistration, save one whose name an administrator's
+// Attributes is the schema's attributes a registration takes: those
+// marked onRegistration, save one whose name an administrator's
 // registration field already uses as its key (the field keeps it).
-func (a *App) registrationAttributes(ctx context.Context, realm *store.Realm, fields []*store.RegistrationField) ([]*store.CustomAttribute, error) {
-	schema, err := a.store.ListCustomAttributes(ctx, realm.ID)
+func (s *Service) Attributes(ctx context.Context, realm *store.Realm, fields []*store.RegistrationField) ([]*store.CustomAttribute, error) {
+	schema, err := s.deps.Store.ListCustomAttributes(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -48,21 +48,21 @@ func splitRegistrationValues(schema []*store.CustomAttribute, attrs map[string]s
 
 // checkCustomAttributes checks a registration's custom attribute values,
 // normalizing them in place, and lists every one at fault.
-func checkCustomAttributes(schema []*store.CustomAttribute, values map[string][]string) invalidRegistration {
+func checkCustomAttributes(schema []*store.CustomAttribute, values map[string][]string) Invalid {
 	var ae *apperr.Error
 	if err := identity.CheckAttributeValues(schema, values); !errors.As(err, &ae) {
 		return nil
 	}
-	out := make(invalidRegistration, 0, len(ae.Fields))
+	out := make(Invalid, 0, len(ae.Fields))
 	for _, f := range ae.Fields {
-		out = append(out, fieldProblem{key: f.Key, err: apperr.Field(f.Field, "%s", f.Message)})
+		out = append(out, FieldProblem{Key: f.Key, Err: apperr.Field(f.Field, "%s", f.Message)})
 	}
 	return out
 }
 
-// attributeFields is the page's view of custom attributes as form fields
+// AttributeFields is the page's view of custom attributes as form fields
 // (attributes.<name>), with their values and errors by field name.
-func attributeFields(schema []*store.CustomAttribute, values map[string]string, errs map[string]string) []ui.RegisterField {
+func AttributeFields(schema []*store.CustomAttribute, values map[string]string, errs map[string]string) []ui.RegisterField {
 	out := make([]ui.RegisterField, 0, len(schema))
 	for _, attr := range schema {
 		name := "attributes." + attr.Name

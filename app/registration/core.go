@@ -1,4 +1,4 @@
-package app
+package registration
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
-	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -25,13 +24,13 @@ import (
 // admin-defined fields as attributes, moderation, the REGISTER event and
 // the verification mail.
 
-// registerLimitPerAccount caps, per quarter hour, the registrations that
+// RegisterLimitPerAccount caps, per quarter hour, the registrations that
 // name one username or one email address, valid ones only: what a
 // conflict tells, and the mails an address gets, stay few.
-const registerLimitPerAccount = 3
+const RegisterLimitPerAccount = 3
 
-// registration is what a person asks to be registered with.
-type registration struct {
+// Registration is what a person asks to be registered with.
+type Registration struct {
 	Username, Email, FirstName, LastName string
 	Password                             string
 	// Confirm, when set (the page's form), must repeat Password.
@@ -42,48 +41,48 @@ type registration struct {
 	Locale string
 }
 
-// fieldProblem is one invalid field: the API's error, whose Field names
+// FieldProblem is one invalid field: the API's error, whose Field names
 // the field, and the message key the page shows beside it, or for a
 // password the policy refuses, the rules it fails.
-type fieldProblem struct {
-	key   string
-	err   *apperr.Error
-	unmet []identity.PasswordRule
+type FieldProblem struct {
+	Key   string
+	Err   *apperr.Error
+	Unmet []identity.PasswordRule
 }
 
-func problem(key, field, format string, args ...any) fieldProblem {
-	return fieldProblem{key: key, err: apperr.Field(field, format, args...)}
+func problem(key, field, format string, args ...any) FieldProblem {
+	return FieldProblem{Key: key, Err: apperr.Field(field, format, args...)}
 }
 
-// invalidRegistration lists every invalid field of a registration, so a
-// page can mark them all. As an error it is its first problem: the API
-// answers one field at a time.
-type invalidRegistration []fieldProblem
+// Invalid lists every invalid field of a registration, so a page can mark
+// them all. As an error it is its first problem: the API answers one
+// field at a time.
+type Invalid []FieldProblem
 
-func (p invalidRegistration) Error() string { return p[0].err.Error() }
-func (p invalidRegistration) Unwrap() error { return p[0].err }
+func (p Invalid) Error() string { return p[0].Err.Error() }
+func (p Invalid) Unwrap() error { return p[0].Err }
 
-// registered is the outcome of a registration.
-type registered struct {
-	user   *store.User
-	status string // store.UserActive, or store.UserPending under moderation
-	attrs  map[string]string
-	mailed bool // a verification mail was queued
+// Registered is the outcome of a registration.
+type Registered struct {
+	User   *store.User
+	Status string // store.UserActive, or store.UserPending under moderation
+	Attrs  map[string]string
+	Mailed bool // a verification mail was queued
 }
 
-// registerUser registers reg, with the realm's enabled fields, from address ip: counted against the
+// RegisterUser registers reg, with the realm's enabled fields, from address ip: counted against the
 // address's limit, then checked, then counted against its username's and
 // email's, then created with its attributes, pending when the realm
 // moderates, with a verification mail queued when the realm can send it.
 // A limit reached is a *identity.ThrottledError; invalid fields, taken ones
-// included, an invalidRegistration.
-func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*store.RegistrationField, reg registration, ip string) (*registered, error) {
+// included, an Invalid.
+func (s *Service) RegisterUser(ctx context.Context, realm *store.Realm, fields []*store.RegistrationField, reg Registration, ip string) (*Registered, error) {
 	ipKey := "register:" + realm.ID + ":ip:" + ip
-	if wait := a.loginThrottle.Wait(ipKey, registerLimitPerIP); wait > 0 {
+	if wait := s.deps.Throttle.Wait(ipKey, RegisterLimitPerIP); wait > 0 {
 		return nil, &identity.ThrottledError{Wait: wait}
 	}
-	a.loginThrottle.Fail(ipKey)
-	schema, err := a.registrationAttributes(ctx, realm, fields) // registration_attributes.go
+	s.deps.Throttle.Fail(ipKey)
+	schema, err := s.Attributes(ctx, realm, fields) // attributes.go
 	if err != nil {
 		return nil, err
 	}
@@ -97,32 +96,28 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	}
 	var wait time.Duration
 	for _, k := range accountKeys {
-		wait = max(wait, a.loginThrottle.Wait(k, registerLimitPerAccount))
+		wait = max(wait, s.deps.Throttle.Wait(k, RegisterLimitPerAccount))
 	}
 	if wait > 0 {
 		return nil, &identity.ThrottledError{Wait: wait}
 	}
 	for _, k := range accountKeys {
-		a.loginThrottle.Fail(k)
+		s.deps.Throttle.Fail(k)
 	}
 
-	moderation, err := a.store.RegistrationModeration(ctx, realm.ID)
+	moderation, err := s.deps.Store.RegistrationModeration(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}
 	// The policy passed in checkRegistration; a new user has no history.
-	if u.PasswordHash, err = a.id.NewPasswordHash(ctx, realm, &store.User{Username: u.Username, Email: u.Email}, reg.Password); err != nil {
+	if u.PasswordHash, err = s.deps.Identity.NewPasswordHash(ctx, realm, &store.User{Username: u.Username, Email: u.Email}, reg.Password); err != nil {
 		return nil, err
 	}
-	u.CreatedAt = a.now().UnixMilli()
+	u.CreatedAt = s.deps.Now().UnixMilli()
 	u.PasswordChangedAt = u.CreatedAt
-	var v *verification
-	if _, err := mail.Sender(realm, false); err == nil && u.Email != "" {
-		chosen := mail.ChosenLocale(a.messages, custom[mail.UserLocaleAttribute], attrs[mail.UserLocaleAttribute])
-		if chosen == "" {
-			chosen = reg.Locale
-		}
-		if v, err = a.newVerification(a.messages.Localizer(mail.Locale(a.messages, realm, chosen)), realm, u); err != nil {
+	var v Verification
+	if s.deps.Mail.CanSend(realm) && u.Email != "" {
+		if v, err = s.deps.Mail.NewUserVerification(realm, u, custom, attrs, reg.Locale); err != nil {
 			return nil, err
 		}
 	}
@@ -130,8 +125,8 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 	if moderation {
 		status = store.UserPending
 	}
-	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if _, err := a.id.CreateUser(ctx, tx, realm, identity.NewUserFrom(u)); err != nil {
+	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if _, err := s.deps.Identity.CreateUser(ctx, tx, realm, identity.NewUserFrom(u)); err != nil {
 			return err
 		}
 		if moderation {
@@ -142,43 +137,43 @@ func (a *App) registerUser(ctx context.Context, realm *store.Realm, fields []*st
 		if err := tx.SetUserAttributes(ctx, u.ID, attrs); err != nil {
 			return err
 		}
-		if err := a.id.SetUserAttributes(ctx, tx, u, schema, custom); err != nil {
+		if err := s.deps.Identity.SetUserAttributes(ctx, tx, u, schema, custom); err != nil {
 			return err
 		}
 		if v != nil {
-			return v.queue(ctx, tx)
+			return v.Queue(ctx, tx)
 		}
 		return nil
 	})
 	var ae *apperr.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegisterError, IPAddress: ip, Error: ae.Field + "_in_use",
+		s.deps.LoginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegisterError, IPAddress: ip, Error: ae.Field + "_in_use",
 			Details: map[string]string{"username": u.Username, "email": u.Email}})
 		key := "register.error.usernameTaken"
 		if ae.Field == "email" {
 			key = "register.error.emailTaken"
 		}
-		return nil, invalidRegistration{{key: key, err: ae}}
+		return nil, Invalid{{Key: key, Err: ae}}
 	} else if err != nil {
 		return nil, err
 	}
 	if v != nil {
-		a.mail.Wake()
+		s.deps.Mail.Wake()
 	}
-	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegister, UserID: u.ID, IPAddress: ip,
+	s.deps.LoginEvent(ctx, realm, store.LoginEvent{Type: store.EventRegister, UserID: u.ID, IPAddress: ip,
 		Details: map[string]string{"username": u.Username, "email": u.Email, "status": status}})
 	for name, vals := range custom {
 		attrs[name] = vals[0]
 	}
-	return &registered{user: u, status: status, attrs: attrs, mailed: v != nil}, nil
+	return &Registered{User: u, Status: status, Attrs: attrs, Mailed: v != nil}, nil
 }
 
 // checkRegistration checks every field of reg against the realm's rules,
 // enabled fields and custom attributes taken at registration. Without
 // problems it returns the user to create, normalised, the attributes to
 // store and the custom attributes' values.
-func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, schema []*store.CustomAttribute, reg registration) (*store.User, map[string]string, map[string][]string, invalidRegistration) {
-	var problems invalidRegistration
+func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, schema []*store.CustomAttribute, reg Registration) (*store.User, map[string]string, map[string][]string, Invalid) {
+	var problems Invalid
 	u := &store.User{ID: uuid.NewString(), RealmID: realm.ID, Enabled: true, Username: reg.Username, Email: reg.Email,
 		FirstName: reg.FirstName, LastName: reg.LastName}
 	switch {
@@ -187,7 +182,7 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, sc
 	default:
 		// The user rules of the admin API, one field at a time.
 		if err := identity.ValidateUser(&store.User{Username: reg.Username}); err != nil {
-			problems = append(problems, fieldProblem{key: "register.error.username", err: asAPIError(err)})
+			problems = append(problems, FieldProblem{Key: "register.error.username", Err: asAPIError(err)})
 		}
 	}
 	switch {
@@ -195,12 +190,12 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, sc
 		problems = append(problems, problem("register.error.emailRequired", "email", "is required"))
 	case reg.Email != "":
 		if _, err := validate.NormalizeEmail(reg.Email); err != nil {
-			problems = append(problems, fieldProblem{key: "register.error.email", err: asAPIError(err)})
+			problems = append(problems, FieldProblem{Key: "register.error.email", Err: asAPIError(err)})
 		}
 	}
 	for _, f := range []struct{ name, value string }{{"firstName", reg.FirstName}, {"lastName", reg.LastName}} {
 		if err := validate.PersonName(f.name, f.value, 255); err != nil {
-			problems = append(problems, fieldProblem{key: "register.error.name", err: asAPIError(err)})
+			problems = append(problems, FieldProblem{Key: "register.error.name", Err: asAPIError(err)})
 		}
 	}
 	switch {
@@ -210,7 +205,7 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, sc
 		// A new user has no history: the rest of the policy is all there is.
 		unmet := identity.UnmetUserPasswordRules(realm, &store.User{Username: reg.Username, Email: reg.Email}, reg.Password)
 		if err := identity.PasswordPolicyError(realm, unmet); err != nil {
-			problems = append(problems, fieldProblem{err: asAPIError(err), unmet: unmet})
+			problems = append(problems, FieldProblem{Err: asAPIError(err), Unmet: unmet})
 		}
 	}
 	if reg.Confirm != nil && *reg.Confirm != reg.Password {
@@ -224,7 +219,7 @@ func checkRegistration(realm *store.Realm, fields []*store.RegistrationField, sc
 		return nil, nil, nil, problems
 	}
 	if err := identity.ValidateUser(u); err != nil { // normalises; the checks above passed
-		return nil, nil, nil, invalidRegistration{{key: "register.error.username", err: asAPIError(err)}}
+		return nil, nil, nil, Invalid{{Key: "register.error.username", Err: asAPIError(err)}}
 	}
 	return u, attrs, custom, nil
 }
@@ -240,8 +235,8 @@ func asAPIError(err error) *apperr.Error {
 
 // checkAttributes validates the attributes of a registration against the
 // realm's enabled fields and returns what to store: the non-empty values.
-func checkAttributes(fields []*store.RegistrationField, attrs map[string]string) (map[string]string, invalidRegistration) {
-	var problems invalidRegistration
+func checkAttributes(fields []*store.RegistrationField, attrs map[string]string) (map[string]string, Invalid) {
+	var problems Invalid
 	byKey := map[string]*store.RegistrationField{}
 	for _, f := range fields {
 		byKey[f.Key] = f
@@ -269,7 +264,7 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 			continue
 		}
 		if err := validate.DisplayName(name, v, maxAttributeValueChars); err != nil {
-			problems = append(problems, fieldProblem{key: "register.error.format", err: asAPIError(err)})
+			problems = append(problems, FieldProblem{Key: "register.error.format", Err: asAPIError(err)})
 			continue
 		}
 		if p, ok := checkFieldValue(f, name, v); !ok {
@@ -288,7 +283,7 @@ func checkAttributes(fields []*store.RegistrationField, attrs map[string]string)
 }
 
 // checkFieldValue checks v against the type of field f, named name.
-func checkFieldValue(f *store.RegistrationField, name, v string) (fieldProblem, bool) {
+func checkFieldValue(f *store.RegistrationField, name, v string) (FieldProblem, bool) {
 	switch f.Type {
 	case "email":
 		if _, err := validate.NormalizeEmail(v); err != nil {
@@ -313,12 +308,12 @@ func checkFieldValue(f *store.RegistrationField, name, v string) (fieldProblem, 
 	case "select":
 		for _, o := range f.Options {
 			if v == o {
-				return fieldProblem{}, true
+				return FieldProblem{}, true
 			}
 		}
 		return problem("register.error.option", name, "must be one of the field's options"), false
 	}
-	return fieldProblem{}, true
+	return FieldProblem{}, true
 }
 
 // compileFieldPattern compiles a field's pattern to match whole values, as
