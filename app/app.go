@@ -117,7 +117,7 @@ type App struct {
 	ldap      *ldapfed.Service // LDAP user federation
 	scim      *scim.Service
 	nhi       *nhi.Service
-	clients   *clients.Service // the admin API of OpenID Connect clients
+	clients   *clients.Service   // the admin API of OpenID Connect clients
 	adminKeys *adminkeys.Service // the named admin API keys
 	// adminAccounts are the administrators; accountAuth admits their
 	// tokens; systemRealmID is the realm they are users of.
