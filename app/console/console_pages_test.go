@@ -233,7 +233,8 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 		{"change the realm's settings", func(realm string) {
 			path := "/console/realms/" + realm + "/settings"
 			values := map[string]string{"displayName": "Shop people", "accessTokenLifespan": "600", "registrationAllowed": "true",
-				"passwordMinLength": "12", "bruteForceEnabled": "true", "maxLoginFailures": "7"}
+				"passwordMinLength": "12", "bruteForceEnabled": "true", "maxLoginFailures": "7",
+				"termsVersion": "2026-11", "termsText": "Be kind.\nKeep your password to yourself."}
 			p := c.get(path)
 			form := formWith(t, p, "displayName")
 			for k, v := range form.Fields {
@@ -250,7 +251,8 @@ func TestConsoleAndAPIAgree(t *testing.T) {
 		}, func(realm string) {
 			apptest.MustStatus(t, f.srv.Admin(http.MethodPatch, "/admin/realms/"+realm, map[string]any{
 				"displayName": "Shop people", "accessTokenLifespan": 600, "registrationAllowed": true,
-				"passwordMinLength": 12, "bruteForceEnabled": true, "maxLoginFailures": 7}), http.StatusOK)
+				"passwordMinLength": 12, "bruteForceEnabled": true, "maxLoginFailures": 7,
+				"termsVersion": "2026-11", "termsText": "Be kind.\nKeep your password to yourself."}), http.StatusOK)
 		}, ""},
 		{"change the events' settings", func(realm string) {
 			path := "/console/realms/" + realm + "/settings"

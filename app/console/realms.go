@@ -133,7 +133,7 @@ var (
 	realmChecks = []string{"enabled", "registrationAllowed", "requireEmailVerification", "mfaRequired",
 		"passwordRequireUppercase", "passwordRequireLowercase", "passwordRequireDigits", "passwordRequireSpecialChars",
 		"bruteForceEnabled", "smtpSecure"}
-	realmTexts = []string{"displayName", "smtpHost", "smtpUser", "smtpFrom"}
+	realmTexts = []string{"displayName", "smtpHost", "smtpUser", "smtpFrom", "termsVersion", "termsText"}
 )
 
 // SaveRealmSettings changes a realm's settings with PATCH, and says which
