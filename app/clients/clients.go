@@ -71,8 +71,9 @@ func (s *Service) client(r *http.Request) (*store.Realm, *store.Client, error) {
 //     secret's hash, and always the linked scopes by name and the
 //     service-account user.
 //
-// An update is read into this type too, the fields updateDefaults names. The bodies that create or import a client have types of their own,
-// whose pointers tell a field left out from one set to its zero value.
+// An update is read into this type too, the fields updateDefaults names.
+// The bodies that create or import a client have types of their own, whose
+// pointers tell a field left out from one set to its zero value.
 type ClientRep struct {
 	ID                               string   `json:"id"`
 	ClientID                         string   `json:"clientId"`

@@ -47,8 +47,8 @@ type Service struct{ deps Deps }
 // New builds the groups area.
 func New(d Deps) *Service { return &Service{deps: d} }
 
-// Group loads the realm and the group named by {groupId} in the path.
-func (s *Service) Group(r *http.Request) (*store.Realm, *store.Group, error) {
+// group loads the realm and the group named by {groupId} in the path.
+func (s *Service) group(r *http.Request) (*store.Realm, *store.Group, error) {
 	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return nil, nil, err
@@ -130,7 +130,7 @@ func (s *Service) CreateGroup(w http.ResponseWriter, r *http.Request) error {
 // CreateChildGroup creates a subgroup, or moves the group id names
 // under this one.
 func (s *Service) CreateChildGroup(w http.ResponseWriter, r *http.Request) error {
-	realm, parent, err := s.Group(r)
+	realm, parent, err := s.group(r)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (s *Service) ListGroups(w http.ResponseWriter, r *http.Request) error {
 
 // GetGroup answers a group with its subtree and direct counts.
 func (s *Service) GetGroup(w http.ResponseWriter, r *http.Request) error {
-	_, g, err := s.Group(r)
+	_, g, err := s.group(r)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (s *Service) GetGroup(w http.ResponseWriter, r *http.Request) error {
 
 // ListChildGroups answers a page of a group's subgroups.
 func (s *Service) ListChildGroups(w http.ResponseWriter, r *http.Request) error {
-	realm, g, err := s.Group(r)
+	realm, g, err := s.group(r)
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (s *Service) ListChildGroups(w http.ResponseWriter, r *http.Request) error 
 // UpdateGroup answers PUT and PATCH: it changes a group's name and
 // description; its place in the tree changes only by a move.
 func (s *Service) UpdateGroup(w http.ResponseWriter, r *http.Request) error {
-	_, g, err := s.Group(r)
+	_, g, err := s.group(r)
 	if err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (s *Service) UpdateGroup(w http.ResponseWriter, r *http.Request) error {
 // DeleteGroup answers with the group as it was, subgroups included: the
 // spec's "deleted group".
 func (s *Service) DeleteGroup(w http.ResponseWriter, r *http.Request) error {
-	realm, g, err := s.Group(r)
+	realm, g, err := s.group(r)
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func (s *Service) DeleteGroup(w http.ResponseWriter, r *http.Request) error {
 
 // ListGroupMembers answers a page of a group's direct members.
 func (s *Service) ListGroupMembers(w http.ResponseWriter, r *http.Request) error {
-	_, g, err := s.Group(r)
+	_, g, err := s.group(r)
 	if err != nil {
 		return err
 	}
