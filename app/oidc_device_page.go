@@ -20,7 +20,8 @@ import (
 
 // The device verification page, GET and POST /realms/{realm}/device: the
 // user enters the code their device shows and approves it with their
-// username and password, or denies it.
+// username and password (or through the flow its client's device
+// approvals follow: signin_device.go), or denies it.
 
 const (
 	deviceForm = "device" // names the form in its CSRF token
@@ -99,6 +100,11 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 			f.Error = deviceMsgBadCode
 		} else {
 			f.Client, f.Scopes = deviceClientName(d), d.Scopes
+			def, err := deviceFlow(r, a.store, realm, d)
+			if err != nil {
+				return err
+			}
+			f.FollowsFlow = def != nil
 		}
 	}
 	return a.pages.Render(w, r, http.StatusOK, ui.DeviceVerify(a.pages.Page("device.title"), f))
@@ -154,6 +160,11 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	f.Client, f.Scopes = deviceClientName(d), d.Scopes
 	now := a.now().UnixMilli()
+	flow, err := deviceFlow(r, a.store, realm, d)
+	if err != nil {
+		return err
+	}
+	f.FollowsFlow = flow != nil
 
 	switch action {
 	case "deny":
@@ -172,6 +183,14 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 
 	if bySession && sso != nil {
 		return a.deviceApproveBySession(w, r, realm, f, d, sso, sessionUser)
+	}
+	if flow != nil {
+		// The flow's pages take the credentials, in this browser: only
+		// the page's own form starts it.
+		if csrfErr != nil {
+			return again(http.StatusForbidden, deviceMsgFormExpired)
+		}
+		return beginDeviceFlow(a, w, r, realm, d, flow)
 	}
 	if f.Username == "" || password == "" {
 		return again(http.StatusBadRequest, deviceMsgNoLogin)

@@ -234,6 +234,10 @@ func TestAssignClient(t *testing.T) {
 
 	discovery := create(s, map[string]any{"alias": "discovery", "usage": "browser", "steps": []any{
 		map[string]any{"kind": "org-discovery", "requirement": "required"}}})
+	device := create(s, map[string]any{"alias": "device", "usage": "device", "steps": []any{
+		map[string]any{"kind": "username-password", "requirement": "required"}}})
+	deviceIdP := create(s, map[string]any{"alias": "device-idp", "usage": "device", "steps": []any{
+		map[string]any{"kind": "idp-redirect", "requirement": "required"}}})
 	apptest.MustStatus(t, assign(s, f.ID, "web", nil), http.StatusNoContent) // the browser sign-ins by default
 	apptest.MustStatus(t, assign(s, grant.ID, "web", map[string]any{"usage": "direct-grant"}), http.StatusNoContent)
 	// An entity ID holding "/" is escaped twice: the router decodes once
@@ -249,6 +253,10 @@ func TestAssignClient(t *testing.T) {
 	}
 	if got := get(s, grant.ID).Clients; len(got) != 1 || got[0].Usage != signin.UsageDirectGrant {
 		t.Fatalf("clients of the grant flow %+v", got)
+	}
+	apptest.MustStatus(t, assign(s, device.ID, "web", map[string]any{"usage": "device"}), http.StatusNoContent)
+	if got := get(s, device.ID).Clients; len(got) != 1 || got[0].Usage != signin.UsageDevice || got[0].ClientID != "web" {
+		t.Fatalf("clients of the device flow %+v", got)
 	}
 	// A service provider is named by its id too, and one whose entity ID
 	// has no "/" by the entity ID escaped once.
@@ -277,7 +285,12 @@ func TestAssignClient(t *testing.T) {
 		{"a browser flow for the password grant", f.ID, "web", map[string]any{"usage": "direct-grant"},
 			http.StatusBadRequest, "invalid_field", "usage"},
 		{"a grant flow for the pages", grant.ID, "web", nil, http.StatusBadRequest, "invalid_field", "usage"},
-		{"a usage a client has not", f.ID, "web", map[string]any{"usage": "device"}, http.StatusBadRequest, "invalid_field", "usage"},
+		{"a usage a client has not", f.ID, "web", map[string]any{"usage": "kiosk"}, http.StatusBadRequest, "invalid_field", "usage"},
+		{"device approvals of a service provider", device.ID, spName, map[string]any{"usage": "device"},
+			http.StatusBadRequest, "invalid_field", "usage"},
+		{"a browser flow for device approvals", f.ID, "web", map[string]any{"usage": "device"}, http.StatusBadRequest, "invalid_field", "usage"},
+		{"a step a device approval does not run", deviceIdP.ID, "web", map[string]any{"usage": "device"},
+			http.StatusBadRequest, "invalid_field", "steps[0].kind"},
 		{"an unknown field", f.ID, "web", map[string]any{"use": "browser"}, http.StatusBadRequest, "unknown_field", "use"},
 		{"a step a SAML sign-in does not run", discovery.ID, spName, nil, http.StatusBadRequest, "invalid_field", "steps[0].kind"},
 		{"an unknown client", f.ID, "nope", nil, http.StatusNotFound, "not_found", ""},

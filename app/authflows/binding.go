@@ -38,18 +38,19 @@ func clientNames(bound []*store.FlowBinding) string {
 }
 
 // checkBinding refuses a binding the sign-in could not follow: a usage
-// other than the two a client's sign-ins have, the password grant of a
-// service provider (SAML has none), a flow written for other sign-ins,
+// other than the three a client's sign-ins have, the password grant or
+// device approval of a service provider (SAML has neither), a flow
+// written for other sign-ins,
 // or one the sign-in does not run yet or cannot run on this server
 // (signin.CanFollow, told whether WebAuthn can). field prefixes the fields
 // it names ("" in the API, "authFlows[0].clients[1]." in an import).
 func checkBinding(field, kind string, usage signin.Usage, d *signin.Definition, webAuthn bool) error {
 	flowAlias, flowUsage := d.Alias, d.Usage
 	switch {
-	case usage != signin.UsageBrowser && usage != signin.UsageDirectGrant:
-		return apperr.Field(field+"usage", "must be %s or %s, not %q", signin.UsageBrowser, signin.UsageDirectGrant, usage)
-	case kind == store.ClientKindSAML && usage == signin.UsageDirectGrant:
-		return apperr.Field(field+"usage", "a SAML service provider has no password grant: only its %s sign-ins follow a flow", signin.UsageBrowser)
+	case usage != signin.UsageBrowser && usage != signin.UsageDirectGrant && usage != signin.UsageDevice:
+		return apperr.Field(field+"usage", "must be %s, %s or %s, not %q", signin.UsageBrowser, signin.UsageDirectGrant, signin.UsageDevice, usage)
+	case kind == store.ClientKindSAML && usage != signin.UsageBrowser:
+		return apperr.Field(field+"usage", "a SAML service provider has no password grant and no device codes: only its %s sign-ins follow a flow", signin.UsageBrowser)
 	case usage != flowUsage:
 		return apperr.Field(field+"usage", "flow %s is a %s flow, which %s sign-ins cannot follow", flowAlias, flowUsage, usage)
 	}

@@ -14,8 +14,8 @@ var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode,
 	KindEmailCode, KindTerms}
 
 // moduleKinds are the kinds of step modules provide, by the kind of client
-// whose sign-ins can run them: an identity provider's callback comes back
-// to an authorization request, which a SAML sign-in has not.
+// whose browser sign-ins can run them: an identity provider's callback
+// comes back to an authorization request, which a SAML sign-in has not.
 var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider, KindOrgDiscovery}}
 
 // webAuthnKinds are the steps of a WebAuthn ceremony, which browsers hold
@@ -24,20 +24,29 @@ var webAuthnKinds = []StepKind{KindPasskey, KindSecurityKey}
 
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
 // The browser sign-ins of OpenID Connect clients and SAML service
-// providers follow a bound flow, through the steps in runnableKinds, and
-// through a passkey or security key only when webAuthn (the base URL
-// names a host); the password grant's bindings are kept for the sign-ins
-// that will follow them (docs/auth-flows.md). field prefixes the fields
-// it names.
+// providers, and the device approvals of OpenID Connect clients, follow a
+// bound flow through the steps in runnableKinds (and the browser sign-ins
+// of OpenID Connect clients through moduleKinds too), through a passkey
+// or security key only when webAuthn (the base URL names a host); the
+// password grant's bindings are checked by CheckDefinition alone
+// (docs/auth-flows.md). field prefixes the fields it names.
 func CanFollow(field, clientKind string, usage Usage, d *Definition, webAuthn bool) error {
-	if (clientKind != store.ClientKindOIDC && clientKind != store.ClientKindSAML) || usage != UsageBrowser {
+	var modules []StepKind
+	switch {
+	case usage == UsageBrowser && (clientKind == store.ClientKindOIDC || clientKind == store.ClientKindSAML):
+		modules = moduleKinds[clientKind]
+	case usage == UsageDevice && clientKind == store.ClientKindOIDC:
+		// A device approval has no authorization request for a
+		// provider's callback to come back to.
+	default:
 		return nil
 	}
 	for i, st := range d.Steps {
 		kind := fmt.Sprintf("%ssteps[%d].kind", field, i)
-		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(moduleKinds[clientKind], st.Kind) {
+		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(modules, st.Kind) {
 			return apperr.Field(kind,
-				"the sign-in does not run %s steps for a %s client yet: a flow with one can be written, not bound to its browser sign-ins", st.Kind, clientKind)
+				"the sign-in does not run %s steps for the %s sign-ins of a %s client yet: a flow with one can be written, not bound to them",
+				st.Kind, usage, clientKind)
 		}
 		if !webAuthn && slices.Contains(webAuthnKinds, st.Kind) {
 			return apperr.Field(kind,
