@@ -168,3 +168,35 @@ func TestFlowPasswordAndSecurityKey(t *testing.T) {
 		t.Fatalf("a user without a key: status %d, want 403 and a page saying what to do", p.status)
 	}
 }
+
+// The built-in browser flow asks after the password for the second factor
+// the user set up, as the sign-in without a flow does: a user with a
+// security key and no authenticator app gives the key; a user with none
+// is signed in by the password.
+func TestFlowBuiltInSecondFactor(t *testing.T) {
+	e := newWebAuthnEnv(t)
+	key := newWebAuthnKey(virtualwebauthn.AuthenticatorOptions{UserNotVerified: true})
+	e.registerKey(e.token("alice", codeflowPassword).AccessToken, key, "Key")
+	e.createUser("acme", map[string]any{"username": "bob", "password": codeflowPassword})
+	cfg := e.oauth2Config("web", e.client("web", nil), "openid")
+	r := e.admin(http.MethodPost, "/admin/realms/acme/auth-flows/seed-defaults", nil)
+	mustStatus(t, r, http.StatusOK)
+	var seeded []struct{ ID, Alias string }
+	r.decode(t, &seeded)
+	var browserID string
+	for _, f := range seeded {
+		if f.Alias == "browser" {
+			browserID = f.ID
+		}
+	}
+	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+browserID+"/assign-client/web", nil), http.StatusNoContent)
+
+	b := e.browser()
+	keyPage := e.flowTestNext(b, b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "alice", "password": codeflowPassword}))
+	mustPage(t, keyPage, http.StatusOK, "Use your security key")
+	totpMustAMR(t, e.totpExchange(cfg, e.redirectedBack(e.flowTestAssert(b, keyPage, key))), "pwd", "hwk")
+
+	b = e.browser()
+	p := b.submit(e.flowTestStart(b, cfg.AuthCodeURL("s")), map[string]string{"username": "bob", "password": codeflowPassword})
+	totpMustAMR(t, e.totpExchange(cfg, e.redirectedBack(p)), "pwd")
+}

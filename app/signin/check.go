@@ -2,6 +2,7 @@ package signin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idenplane/idenplane/app/apperr"
@@ -47,8 +48,9 @@ var checkRequirements = map[Requirement]bool{Required: true, Alternative: true, 
 // an alias; an idp-redirect step naming none of them is refused.
 //
 // Steps are walked as the dispatcher walks them: consecutive alternative
-// steps are one choice, a required step is always run, a conditional one
-// may run or be skipped. Every path through that walk must identify the
+// steps are one choice (those with a condition apart from those without),
+// a required step is always run, a step with a condition may run or be
+// skipped. Every path through that walk must identify the
 // user before any step that needs the user, and must prove who they are
 // once identified: a path that ends with the user unknown cannot
 // complete, and one that ends with the user named but unproven would sign
@@ -99,8 +101,8 @@ func checkStep(s DefinitionStep, i int, providerExists func(string) bool) error 
 	switch {
 	case s.Requirement == Conditional && s.Condition == nil:
 		return apperr.Field(stepField(i, "condition"), "is required on a conditional step")
-	case s.Requirement != Conditional && s.Condition != nil:
-		return apperr.Field(stepField(i, "condition"), "is only for a conditional step, and this one is %s", s.Requirement)
+	case s.Requirement == Required && s.Condition != nil:
+		return apperr.Field(stepField(i, "condition"), "is only for a conditional or alternative step, and this one is %s", s.Requirement)
 	}
 	if c := s.Condition; c != nil {
 		if *c == (Condition{}) {
@@ -138,8 +140,11 @@ func checkStep(s DefinitionStep, i int, providerExists func(string) bool) error 
 func checkDirectGrantStep(steps []DefinitionStep, i int) error {
 	s := steps[i]
 	req := s.Requirement
-	if req == Alternative && alternativeGroupLen(steps, i) == 1 {
+	if req == Alternative && groupLen(steps, i) == 1 {
 		req = Required
+		if s.Condition != nil {
+			req = Conditional
+		}
 	}
 	switch {
 	case s.Kind == KindUsernamePassword && req == Required:
@@ -154,17 +159,14 @@ func checkDirectGrantStep(steps []DefinitionStep, i int) error {
 	return nil
 }
 
-// alternativeGroupLen is the number of consecutive alternative steps
-// around step i.
-func alternativeGroupLen(steps []DefinitionStep, i int) int {
-	start, end := i, i
-	for start > 0 && steps[start-1].Requirement == Alternative {
-		start--
+// groupLen is the number of steps in the group of step i.
+func groupLen(steps []DefinitionStep, i int) int {
+	for _, g := range stepGroups(steps) {
+		if slices.Contains(g, i) {
+			return len(g)
+		}
 	}
-	for end < len(steps)-1 && steps[end+1].Requirement == Alternative {
-		end++
-	}
-	return end - start + 1
+	return 0
 }
 
 // pathState is where a path through the steps stands: whether the user
@@ -184,14 +186,7 @@ func conditionNeedsUser(c *Condition) bool {
 // states the paths reach.
 func checkPaths(steps []DefinitionStep) error {
 	states := map[pathState]bool{{namedBy: -1}: true}
-	for i := 0; i < len(steps); {
-		group := []int{i}
-		if steps[i].Requirement == Alternative {
-			group = group[:0]
-			for j := i; j < len(steps) && steps[j].Requirement == Alternative; j++ {
-				group = append(group, j)
-			}
-		}
+	for _, group := range stepGroups(steps) {
 		next := map[pathState]bool{}
 		for st := range states {
 			for _, j := range group {
@@ -202,14 +197,13 @@ func checkPaths(steps []DefinitionStep) error {
 				if !st.identified && conditionNeedsUser(s.Condition) {
 					return apperr.Field(stepField(j, "condition"), "asks about the user, and on some path no earlier step identifies them")
 				}
-				if s.Requirement == Conditional {
-					next[st] = true // skipped
+				if s.Condition != nil {
+					next[st] = true // skipped: its condition, or every one of its group's, does not hold
 				}
 				next[pass(st, j, s.Kind)] = true
 			}
 		}
 		states = next
-		i += len(group)
 	}
 	for st := range states {
 		if !st.identified {

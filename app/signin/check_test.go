@@ -14,6 +14,11 @@ func when(k StepKind, c Condition) DefinitionStep {
 	return DefinitionStep{Kind: k, Requirement: Conditional, Condition: &c}
 }
 
+// orIf is an alternative offered when c holds.
+func orIf(k StepKind, c Condition) DefinitionStep {
+	return DefinitionStep{Kind: k, Requirement: Alternative, Condition: &c}
+}
+
 func realmProviders(alias string) bool { return alias == "github" }
 
 func TestCheckDefinitionAccepts(t *testing.T) {
@@ -32,6 +37,11 @@ func TestCheckDefinitionAccepts(t *testing.T) {
 			step(KindUsernamePassword, Required), when(KindSecurityKey, Condition{Client: "admin-app", Role: "admin"})}},
 		"a condition on the client alone may come first": {Usage: UsageBrowser, Steps: []DefinitionStep{
 			when(KindPasskey, Condition{Client: "kiosk"}), step(KindUsernamePassword, Required)}},
+		"a second factor of those the user has, for those who have one": {Usage: UsageBrowser, Steps: []DefinitionStep{
+			step(KindUsernamePassword, Alternative), step(KindPasskey, Alternative),
+			orIf(KindTOTP, Condition{Configured: true}), orIf(KindSecurityKey, Condition{Configured: true})}},
+		"direct grant with totp for those who have it, as a choice of one": {Usage: UsageDirectGrant, Steps: []DefinitionStep{
+			step(KindUsernamePassword, Required), orIf(KindTOTP, Condition{Configured: true})}},
 		"direct grant with totp on a role": {Usage: UsageDirectGrant, Steps: []DefinitionStep{step(KindUsernamePassword, Required),
 			when(KindTOTP, Condition{Role: "admin"})}},
 	} {
@@ -83,7 +93,7 @@ func TestCheckDefinitionRefuses(t *testing.T) {
 		{"conditional without a condition", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{pw, step(KindTOTP, Conditional)}},
 			"steps[1].condition", "is required on a conditional step"},
 		{"a condition on a required step", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{withCondition(pw, Condition{Role: "a"})}},
-			"steps[0].condition", "only for a conditional step"},
+			"steps[0].condition", "only for a conditional or alternative step"},
 		{"a condition that sets nothing", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{pw, when(KindTOTP, Condition{})}},
 			"steps[1].condition", "sets nothing"},
 		{"configured on a kind without credentials", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{pw, when(KindTerms, Condition{Configured: true})}},
@@ -109,6 +119,15 @@ func TestCheckDefinitionRefuses(t *testing.T) {
 			"steps[0].condition", "asks about the user"},
 		{"a configured condition first", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{when(KindRecoveryCode, Condition{Configured: true}), pw}},
 			"steps[0].kind", "the recovery-code step needs the user"},
+		{"a second factor joined to the first by a condition", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{
+			orIf(KindUsernamePassword, Condition{Client: "web"}), orIf(KindTOTP, Condition{Configured: true})}},
+			"steps[1].kind", "the totp step needs the user"},
+		{"conditional alternatives that may all be skipped identify nobody", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{
+			orIf(KindUsernamePassword, Condition{Client: "web"}), orIf(KindPasskey, Condition{Client: "kiosk"})}},
+			"steps", "no step identifies the user"},
+		{"direct grant with a choice of conditional codes", Definition{Usage: UsageDirectGrant, Steps: []DefinitionStep{
+			pw, orIf(KindTOTP, Condition{Configured: true}), orIf(KindTOTP, Condition{Role: "admin"})}},
+			"steps[1].requirement", "totp must be required or conditional"},
 		{"no step identifies on some path", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{when(KindPasskey, Condition{Client: "kiosk"})}},
 			"steps", "no step identifies the user"},
 		{"a username alone", Definition{Usage: UsageBrowser, Steps: []DefinitionStep{step(KindUsername, Required)}},

@@ -3,7 +3,8 @@ package signin
 // DefaultDefinitions are the built-in flows, the server's sign-in without
 // a flow as far as a definition says it: on the pages, a password, a
 // passkey, any of the realm's identity providers, or the organization an
-// email's domain names, then a TOTP code for the users who set one up; by
+// email's domain names, then the second factor the user set up (a TOTP
+// code, a security key, a recovery code), for the users who have one; by
 // the password grant, a password and then the TOTP code of those users.
 // Seeding a realm's defaults writes these; the sign-in falls back to them
 // for a client bound to no flow. docs/auth-flows.md says where today's
@@ -16,12 +17,14 @@ func DefaultDefinitions() []Definition {
 			{Kind: KindPasskey, Requirement: Alternative},
 			{Kind: KindIdentityProvider, Requirement: Alternative},
 			{Kind: KindOrgDiscovery, Requirement: Alternative},
-			{Kind: KindTOTP, Requirement: Conditional, Condition: configured()},
+			{Kind: KindTOTP, Requirement: Alternative, Condition: configured()},
+			{Kind: KindSecurityKey, Requirement: Alternative, Condition: configured()},
+			{Kind: KindRecoveryCode, Requirement: Alternative, Condition: configured()},
 		}
 	}
 	return []Definition{
 		{Alias: "browser", Usage: UsageBrowser, BuiltIn: true, Steps: pages(),
-			Description: "Sign-in on the hosted pages: a password, a passkey, an identity provider or the organization of the email's domain, then TOTP for users who have it"},
+			Description: "Sign-in on the hosted pages: a password, a passkey, an identity provider or the organization of the email's domain, then the second factor the user has set up, if any"},
 		{Alias: "direct-grant", Usage: UsageDirectGrant, BuiltIn: true,
 			Description: "The password grant: a password, then TOTP for users who have it",
 			Steps: []DefinitionStep{

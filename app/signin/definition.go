@@ -27,7 +27,8 @@ const (
 type DefinitionStep struct {
 	Kind        StepKind    `json:"kind"`
 	Requirement Requirement `json:"requirement"`
-	// Condition is set exactly when Requirement is Conditional.
+	// Condition is set on every Conditional step, and may be on an
+	// Alternative one: that alternative is offered only when it holds.
 	Condition *Condition `json:"condition,omitempty"`
 	// Provider is the identity provider's alias of an
 	// identity-provider-redirect step; empty offers every enabled
@@ -63,7 +64,11 @@ const (
 	// Required: the step must be passed.
 	Required Requirement = "required"
 	// Alternative: consecutive alternative steps are one choice; passing
-	// any one of them passes the group.
+	// any one of them passes the group. Alternatives with a condition
+	// form a choice of their own, apart from those without: each is
+	// offered when its condition holds, and a choice none of whose
+	// conditions holds is skipped (a second factor, whichever the user
+	// has, for the users who have one).
 	Alternative Requirement = "alternative"
 	// Conditional: required when its condition holds for the user (or
 	// the client), skipped otherwise.

@@ -32,10 +32,14 @@ func (k StepKind) NeedsUser() bool {
 // conditional step, or a run of alternatives.
 type group []int
 
-func groups(def *Definition) []group {
+func groups(def *Definition) []group { return stepGroups(def.Steps) }
+
+// stepGroups cuts steps into groups: consecutive alternatives are one,
+// those with a condition apart from those without.
+func stepGroups(steps []DefinitionStep) []group {
 	var out []group
-	for i, st := range def.Steps {
-		if st.Requirement == Alternative && i > 0 && def.Steps[i-1].Requirement == Alternative {
+	for i, st := range steps {
+		if i > 0 && joins(steps[i-1], st) {
 			out[len(out)-1] = append(out[len(out)-1], i)
 			continue
 		}
@@ -43,6 +47,15 @@ func groups(def *Definition) []group {
 	}
 	return out
 }
+
+// joins says whether st joins the group of the step before it.
+func joins(before, st DefinitionStep) bool {
+	return st.Requirement == Alternative && before.Requirement == Alternative && (st.Condition == nil) == (before.Condition == nil)
+}
+
+// conditional says whether each step of g has a condition: g is asked
+// only when one of them holds.
+func conditional(def *Definition, g group) bool { return def.Steps[g[0]].Condition != nil }
 
 // A Subject answers what the dispatcher asks of a flow's user.
 type Subject interface {
@@ -102,13 +115,12 @@ func next(ctx context.Context, f *Flow, who Subject, owed []OwedStep) ([]int, er
 		if passedAny(f, g) {
 			continue
 		}
-		st := f.Def.Steps[g[0]]
-		if len(g) == 1 && st.Requirement == Conditional {
-			holds, err := who.Holds(ctx, f, st.Condition, st.Kind)
-			if err != nil {
+		if conditional(f.Def, g) {
+			var err error
+			if g, err = holding(ctx, f, who, g); err != nil {
 				return nil, err
 			}
-			if !holds {
+			if len(g) == 0 {
 				continue
 			}
 		}
@@ -154,6 +166,22 @@ func next(ctx context.Context, f *Flow, who Subject, owed []OwedStep) ([]int, er
 		}
 	}
 	return nil, nil
+}
+
+// holding is the steps of g whose conditions hold for f.
+func holding(ctx context.Context, f *Flow, who Subject, g group) (group, error) {
+	var out group
+	for _, i := range g {
+		st := f.Def.Steps[i]
+		holds, err := who.Holds(ctx, f, st.Condition, st.Kind)
+		if err != nil {
+			return nil, err
+		}
+		if holds {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 // owing says whether f passed a required action, past its own steps.

@@ -47,6 +47,10 @@ func TestNext(t *testing.T) {
 	altMail := DefinitionStep{Kind: KindEmailCode, Requirement: Alternative}
 	adminTOTP := DefinitionStep{Kind: KindTOTP, Requirement: Conditional, Condition: &Condition{Role: "admin"}}
 	terms := DefinitionStep{Kind: KindTerms, Requirement: Required}
+	// A second factor of those the user has, asked of admins only.
+	adminOrTOTP := DefinitionStep{Kind: KindTOTP, Requirement: Alternative, Condition: &Condition{Role: "admin"}}
+	adminOrMail := DefinitionStep{Kind: KindEmailCode, Requirement: Alternative, Condition: &Condition{Role: "admin"}}
+	staffOrMail := DefinitionStep{Kind: KindEmailCode, Requirement: Alternative, Condition: &Condition{Role: "staff"}}
 	for _, tc := range []struct {
 		name   string
 		steps  []DefinitionStep
@@ -80,6 +84,18 @@ func TestNext(t *testing.T) {
 		{"the flow's steps before a required action", []DefinitionStep{pwd, totp}, []int{0}, true,
 			fakeSubject{has: []StepKind{KindTOTP}}, true, []int{1}, false},
 		{"no alternative the user can pass", []DefinitionStep{pwd, altTOTP, altMail}, []int{0}, true, fakeSubject{}, false, nil, true},
+		{"alternatives whose conditions hold, offered together", []DefinitionStep{pwd, adminOrTOTP, adminOrMail}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindTOTP, KindEmailCode}, roles: []string{"admin"}}, false, []int{1, 2}, false},
+		{"only the alternatives whose condition holds", []DefinitionStep{pwd, adminOrTOTP, staffOrMail}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindTOTP, KindEmailCode}, roles: []string{"staff"}}, false, []int{2}, false},
+		{"conditional alternatives none of which holds are skipped", []DefinitionStep{pwd, adminOrTOTP, adminOrMail, terms}, []int{0}, true,
+			fakeSubject{has: []StepKind{KindTOTP, KindTerms}}, false, []int{3}, false},
+		{"conditional alternatives that hold but the user cannot pass", []DefinitionStep{pwd, adminOrTOTP, adminOrMail}, []int{0}, true,
+			fakeSubject{roles: []string{"admin"}}, false, nil, true},
+		{"conditional alternatives are a choice apart from the first factor's", []DefinitionStep{altPwd, altPasskey, adminOrTOTP}, nil, false,
+			fakeSubject{}, false, []int{0, 1}, false},
+		{"and come after it", []DefinitionStep{altPwd, altPasskey, adminOrTOTP}, []int{1}, true,
+			fakeSubject{has: []StepKind{KindTOTP}, roles: []string{"admin"}}, false, []int{2}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &Flow{rec: &store.SignInFlow{Passed: tc.passed}, Def: &Definition{Steps: tc.steps}}
