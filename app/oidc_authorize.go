@@ -247,7 +247,7 @@ func (a *App) startAuthRequest(w http.ResponseWriter, r *http.Request, realm *st
 			return err
 		}
 		if stepUp != "" {
-			return a.startStepUp(w, r, realm, ar, user, sso, stepUp) // step_up_browser.go
+			return beginStepUp(a, w, r, realm, client, ar, user, sso) // step_up_browser.go
 		}
 		to, err := a.signInURL(w, r, realm, client, ar)
 		if err != nil {

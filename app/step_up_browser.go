@@ -3,84 +3,81 @@ package app
 import (
 	"errors"
 	"net/http"
+	"time"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
 // Step-up at the authorization endpoint. A browser whose SSO session is
 // at acr 1 while its user has a second factor (ssoShortfall) is asked for
-// that factor only, as Keycloak asks only for what is missing: the
-// request gets a second step, as after a password, that names the SSO
-// session, and the browser goes to the TOTP page or the security key's
-// page. Proving the factor raises the session (its amr gains the method,
-// its auth_time is now) and the request goes on to consent or its code,
-// at acr 2. The step is bound to the browser, as every step is, and to
-// the session: it ends with it.
+// that factor only, as Keycloak asks only for what is missing: a flow of
+// the sign-in (signin.StepUpDefinition) for the session's user, whose
+// pages offer the second factors the user set up. Proving one raises the
+// session (its amr gains the method, its auth_time is now) and the request
+// goes on to consent or its code, at acr 2. The flow is bound to the
+// browser, as every flow is, and to the session: it ends with it.
 
-// startStepUp records the step of a stored request ar answered by the SSO
-// session sso once its user gives the second factor of step pending, and
-// sends the browser to that factor's page.
-func (a *App) startStepUp(w http.ResponseWriter, r *http.Request, realm *store.Realm, ar *store.AuthRequest, user *store.User, sso *store.Session, pending string) error {
-	browser := a.pages.BrowserSecret(w, r, realm)
-	err := a.store.CreateAuthRequestStep(r.Context(), realm.ID, &store.AuthRequestStep{AuthRequestID: ar.ID, UserID: user.ID,
-		Pending: pending, BrowserHash: store.HashToken(browser), PasswordAt: sso.AuthTime, SSOSessionID: sso.ID},
-		a.now().UnixMilli())
-	if errors.Is(err, store.ErrNotFound) {
-		return errSessionEnded // ended since it was read
-	} else if err != nil {
+// beginStepUp starts the step-up of the SSO session sso, for the stored
+// request ar of client, and sends the browser to its page.
+func beginStepUp(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, user *store.User, sso *store.Session) error {
+	to, err := a.signin.Begin(w, r, realm, signin.Start{Requester: signin.RequesterStepUp, RequesterID: ar.ID,
+		Definition: signin.StepUpDefinition(), User: user, ExpiresAt: time.UnixMilli(ar.ExpiresAt),
+		Wants: signin.Wants{Client: client.ClientID, ClientName: clientName(client), Session: sso.ID}})
+	if err != nil {
 		return err
-	}
-	to := totpURL(a.issuer(realm), ar.ID, false)
-	if pending == store.StepWebAuthn {
-		to = webauthnStepURL(a.issuer(realm), ar.ID)
 	}
 	http.Redirect(w, r, to, redirectStatus(r))
 	return nil
 }
 
-// isStepUp tells a step-up's step from the second step of a sign-in.
-func (st *totpState) isStepUp() bool { return st.step.SSOSessionID != "" }
+// stepUpRequester ends a step-up whose factor was proved: the browser
+// must still hold the session the step raises.
+type stepUpRequester struct{ a *App }
 
-// eventDetails marks a step-up's events as such.
-func (st *totpState) eventDetails(details map[string]string) map[string]string {
-	if st.isStepUp() {
-		details["step_up"] = "true"
+func (stepUpRequester) Kind() signin.RequesterKind { return signin.RequesterStepUp }
+
+func (o stepUpRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.Flow) error {
+	a, realm, ctx := o.a, f.Realm, r.Context()
+	ar, client, err := loadAuthRequest(ctx, a.store, a.now(), realm, f.RequesterID(), false)
+	if err != nil {
+		return err
 	}
-	return details
-}
-
-// finishStepUp ends a step-up whose factor was proved: method names it
-// for the event (totp, recovery-code, webauthn), proved is its amr. The
-// browser must still hold the session the step raises.
-func (a *App) finishStepUp(w http.ResponseWriter, r *http.Request, realm *store.Realm, st *totpState, method string, proved []string) error {
-	ctx := r.Context()
 	sso, user, err := a.ssoSession(r, realm)
 	if err != nil {
 		return err
 	}
-	if sso == nil || sso.ID != st.step.SSOSessionID || user.ID != st.user.ID {
+	if sso == nil || sso.ID != f.Wants.Session || user.ID != f.User.ID {
 		return errSessionEnded
 	}
 	now := a.now().UnixMilli()
-	amr := raiseAMR(sso.AMR, proved)
+	amr := raiseAMR(sso.AMR, f.AMR())
 	expires := ssoExpiry(realm, sso, now)
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := tx.CompleteAuthRequestStep(ctx, st.ar.ID, st.step.Pending); err != nil {
-			return err
-		}
 		if err := tx.ReauthenticateSession(ctx, realm.ID, sso.ID, now, amr, now, expires); err != nil {
 			return err
 		}
-		return tx.AuthenticateAuthRequest(ctx, realm.ID, st.ar.ID, user.ID, sso.ID, now, amr, now)
+		return tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, user.ID, sso.ID, now, amr, now)
 	})
-	if errors.Is(err, store.ErrNotFound) { // the request, its step or the session ended meanwhile
+	if errors.Is(err, store.ErrNotFound) { // the request or the session ended meanwhile
 		return errStaleAuthRequest
 	} else if err != nil {
 		return err
 	}
 	sso.AuthTime, sso.AMR, sso.LastAccessAt, sso.ExpiresAt = now, amr, now, expires
-	a.stepUpEvent(r, realm, user, st.client.ClientID, sso, method)
-	return a.continueAuthRequest(w, r, realm, st.client, st.ar, user, sso)
+	a.stepUpEvent(r, realm, user, client.ClientID, sso, stepUpMethod(f))
+	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
+}
+
+// stepUpMethod names the factor a step-up's flow passed, for its event:
+// totp, recovery-code or webauthn, as the kinds of its steps are named.
+func stepUpMethod(f *signin.Flow) string {
+	for _, i := range f.Passed() {
+		if i < len(f.Def.Steps) {
+			return string(f.Def.Steps[i].Kind)
+		}
+	}
+	return ""
 }
 
 // stepUpEvent records a step-up as the LOGIN it is, in the session it

@@ -161,7 +161,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 	switch {
 	case errors.As(err, &throttled):
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: st.eventDetails(map[string]string{"username": st.user.Username})})
+			IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: map[string]string{"username": st.user.Username}})
 		httpx.RetryAfter(w, throttled.Wait)
 		f.Alert = "totp.error.throttled"
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusTooManyRequests, f)
@@ -171,7 +171,7 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 			reason = "user_temporarily_disabled"
 		}
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLoginError, UserID: st.user.ID, ClientID: st.client.ClientID,
-			IPAddress: a.clientIP(r), Error: reason, Details: st.eventDetails(map[string]string{"username": st.user.Username, "method": method})})
+			IPAddress: a.clientIP(r), Error: reason, Details: map[string]string{"username": st.user.Username, "method": method}})
 		f.Error = "totp.error.code"
 		if recovery {
 			f.Error = "totp.error.recovery"
@@ -179,9 +179,6 @@ func (a *App) totpVerify(w http.ResponseWriter, r *http.Request, realm *store.Re
 		return a.renderTOTPLogin(w, r, realm, st, http.StatusUnauthorized, f)
 	case err != nil:
 		return err
-	}
-	if st.isStepUp() { // step_up_browser.go
-		return a.finishStepUp(w, r, realm, st, method, []string{amrOTP})
 	}
 	return a.finishSecondStep(w, r, realm, st, loginAMR(true))
 }

@@ -189,7 +189,7 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 		return a.toWebAuthnStep(w, r, realm, st)
 	}
 	req := in.assertion(a.clientIP(r), st.client.ClientID)
-	req.UserID, req.SecondFactor, req.StepUp = st.user.ID, true, st.isStepUp()
+	req.UserID, req.SecondFactor = st.user.ID, true
 	as, err := a.webauthn.VerifyAssertion(r.Context(), realm, req)
 	if err != nil {
 		var throttled *identity.ThrottledError
@@ -203,9 +203,6 @@ func (a *App) webauthnSecondFactor(w http.ResponseWriter, r *http.Request, realm
 			return a.renderWebAuthnStep(w, r, realm, st, http.StatusUnauthorized, "webauthn.error.failed")
 		}
 		return err
-	}
-	if st.isStepUp() { // step_up_browser.go
-		return a.finishStepUp(w, r, realm, st, credentialTypeWebAuthn, []string{as.Key()})
 	}
 	return a.finishSecondStep(w, r, realm, st, afterPasswordAMR(as))
 }

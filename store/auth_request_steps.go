@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"fmt"
 )
 
@@ -26,10 +25,6 @@ type AuthRequestStep struct {
 	BrowserHash []byte
 	PasswordAt  int64 // Unix milliseconds
 	RememberMe  bool  // as chosen on the login form
-	// SSOSessionID is set for a step-up: the user's SSO session, which
-	// the second factor raises. No password was given for the request;
-	// the step ends with the session.
-	SSOSessionID string
 	// Federated: the first factor was an upstream identity provider's
 	// sign-in (amr fed), not a password.
 	Federated bool
@@ -37,36 +32,29 @@ type AuthRequestStep struct {
 
 // CreateAuthRequestStep records st, replacing an earlier step of the
 // request: a second password for the same request starts over. The
-// request must be of the realm, pending and unexpired at now, the user of
-// the realm, and a step-up's SSO session the user's, active at now;
-// otherwise ErrNotFound.
+// request must be of the realm, pending and unexpired at now, and the
+// user of the realm; otherwise ErrNotFound.
 func (s *Store) CreateAuthRequestStep(ctx context.Context, realmID string, st *AuthRequestStep, now int64) error {
 	if len(st.BrowserHash) != sha256.Size {
 		return fmt.Errorf("auth request step: the browser hash must be %d bytes", sha256.Size)
 	}
 	return s.Tx(ctx, func(tx *Store) error {
-		var n, sessions int
+		var n int
 		err := tx.w.QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM auth_requests WHERE id = $1 AND realm_id = $2 AND NOT done AND expires_at > $3) +
-			(SELECT count(*) FROM users WHERE id = $4 AND realm_id = $2),
-			(SELECT count(*) FROM user_sessions WHERE id = $5 AND realm_id = $2 AND user_id = $4 AND kind = 'sso'
-				AND expires_at > $3)`, st.AuthRequestID, realmID, now, st.UserID, st.SSOSessionID).Scan(&n, &sessions)
+			(SELECT count(*) FROM users WHERE id = $4 AND realm_id = $2)`, st.AuthRequestID, realmID, now, st.UserID).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("auth request step: %w", mapErr(err))
 		}
 		if n != 2 {
 			return fmt.Errorf("pending auth request %s of user %s: %w", st.AuthRequestID, st.UserID, ErrNotFound)
 		}
-		if st.SSOSessionID != "" && sessions == 0 {
-			return fmt.Errorf("step-up of SSO session %s of user %s: %w", st.SSOSessionID, st.UserID, ErrNotFound)
-		}
 		if _, err := tx.w.ExecContext(ctx, `DELETE FROM auth_request_steps WHERE auth_request_id = $1`, st.AuthRequestID); err != nil {
 			return fmt.Errorf("replace auth request step: %w", mapErr(err))
 		}
 		_, err = tx.w.ExecContext(ctx, `INSERT INTO auth_request_steps (auth_request_id, user_id, pending, browser_hash,
-			password_at, remember_me, sso_session_id, federated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			st.AuthRequestID, st.UserID, st.Pending, st.BrowserHash, st.PasswordAt, st.RememberMe, nullString(st.SSOSessionID),
-			st.Federated)
+			password_at, remember_me, federated) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			st.AuthRequestID, st.UserID, st.Pending, st.BrowserHash, st.PasswordAt, st.RememberMe, st.Federated)
 		if err != nil {
 			return fmt.Errorf("create auth request step: %w", mapErr(err))
 		}
@@ -77,16 +65,14 @@ func (s *Store) CreateAuthRequestStep(ctx context.Context, realmID string, st *A
 // GetAuthRequestStep is the step of a request of the realm.
 func (s *Store) GetAuthRequestStep(ctx context.Context, realmID, authRequestID string) (*AuthRequestStep, error) {
 	var st AuthRequestStep
-	var sso sql.NullString
 	err := s.r.QueryRowContext(ctx, `SELECT st.auth_request_id, st.user_id, st.pending, st.browser_hash, st.password_at,
-		st.remember_me, st.sso_session_id, st.federated
+		st.remember_me, st.federated
 		FROM auth_request_steps st JOIN auth_requests ar ON ar.id = st.auth_request_id
 		WHERE st.auth_request_id = $1 AND ar.realm_id = $2`, authRequestID, realmID).Scan(
-		&st.AuthRequestID, &st.UserID, &st.Pending, &st.BrowserHash, &st.PasswordAt, &st.RememberMe, &sso, &st.Federated)
+		&st.AuthRequestID, &st.UserID, &st.Pending, &st.BrowserHash, &st.PasswordAt, &st.RememberMe, &st.Federated)
 	if err != nil {
 		return nil, fmt.Errorf("step of auth request %s: %w", authRequestID, mapErr(err))
 	}
-	st.SSOSessionID = sso.String
 	return &st, nil
 }
 

@@ -35,3 +35,19 @@ func DefaultDefinitions() []Definition {
 			Description: "Approving a device code: as the browser flow"},
 	}
 }
+
+// stepUpID names StepUpDefinition where a flow records what it follows:
+// no stored flow's ID (those are UUIDs).
+const stepUpID = "step-up"
+
+// StepUpDefinition is what a step-up asks of the signed-in user whose
+// session lacks the second factor the user has: one of the second factors
+// the user set up, as Keycloak asks only for what is missing. It is the
+// server's own, never stored and never bound.
+func StepUpDefinition() *Definition {
+	return &Definition{ID: stepUpID, Alias: stepUpID, Usage: UsageBrowser, BuiltIn: true, Steps: []DefinitionStep{
+		{Kind: KindTOTP, Requirement: Alternative},
+		{Kind: KindSecurityKey, Requirement: Alternative},
+		{Kind: KindRecoveryCode, Requirement: Alternative},
+	}}
+}

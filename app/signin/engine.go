@@ -76,6 +76,9 @@ type Start struct {
 	Definition  *Definition
 	Wants       Wants
 	ExpiresAt   time.Time
+	// User is the user the flow is for from its start, when the
+	// requester knows (a step-up's); nil for the steps to tell.
+	User *store.User
 }
 
 // Begin stores a new flow bound to the browser, and answers the URL of its
@@ -94,6 +97,9 @@ func (e *Engine) Begin(w http.ResponseWriter, r *http.Request, realm *store.Real
 	rec := &store.SignInFlow{ID: uuid.NewString(), RealmID: realm.ID, Requester: string(s.Requester), RequesterID: s.RequesterID,
 		DefinitionID: s.Definition.ID, Wants: wants, BrowserHash: store.HashToken(e.deps.Pages.BrowserSecret(w, r, realm)),
 		CreatedAt: e.deps.Now().UnixMilli(), ExpiresAt: s.ExpiresAt.UnixMilli()}
+	if s.User != nil {
+		rec.UserID = s.User.ID
+	}
 	if err := e.deps.Store.CreateSignInFlow(r.Context(), rec); err != nil {
 		return "", err
 	}

@@ -34,9 +34,16 @@ func (emit Emitter) stepFailed(ctx context.Context, f *Flow, v View, userID, use
 	if reason == "" {
 		return
 	}
-	e := store.LoginEvent{Type: EventLoginError, ClientID: f.Wants.Client, IPAddress: v.ClientIP, Error: reason, UserID: userID}
+	e := store.LoginEvent{Type: EventLoginError, ClientID: f.Wants.Client, IPAddress: v.ClientIP, Error: reason, UserID: userID,
+		Details: map[string]string{}}
 	if username != "" {
-		e.Details = map[string]string{"username": username}
+		e.Details["username"] = username
+	}
+	if f.Requester() == RequesterStepUp {
+		e.Details["step_up"] = "true"
+	}
+	if len(e.Details) == 0 {
+		e.Details = nil
 	}
 	if lockedID, locked := identity.LockedOut(err); locked {
 		e.UserID = lockedID

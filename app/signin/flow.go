@@ -37,6 +37,8 @@ type Wants struct {
 	ACR []string `json:"acr,omitempty"`
 	// RememberMe is the choice of the sign-in form's checkbox.
 	RememberMe bool `json:"rememberMe,omitempty"`
+	// Session is the SSO session a step-up raises.
+	Session string `json:"session,omitempty"`
 }
 
 // A Flow is one sign-in in progress: what asked for it, what it wants,
@@ -84,9 +86,13 @@ func DefinitionOf(f *store.AuthFlow) (*Definition, error) {
 	return d, nil
 }
 
-// StoredDefinition loads a realm's authentication flow from the store.
+// StoredDefinition loads a realm's authentication flow from the store, or
+// the step-up's own.
 func StoredDefinition(st *store.Store) func(ctx context.Context, realm *store.Realm, id string) (*Definition, error) {
 	return func(ctx context.Context, realm *store.Realm, id string) (*Definition, error) {
+		if id == stepUpID {
+			return StepUpDefinition(), nil
+		}
 		f, err := st.GetAuthFlow(ctx, realm.ID, id)
 		if err != nil {
 			return nil, err

@@ -58,7 +58,7 @@ func (k Keys) page(w http.ResponseWriter, r *http.Request, pages *Pages, f *Flow
 func (k Keys) verify(w http.ResponseWriter, r *http.Request, pages *Pages, f *Flow, v View, u *webauthnrp.User,
 	req webauthnrp.AssertionRequest) (*webauthnrp.Assertion, error) {
 	req.CeremonyID, req.Credential = r.PostForm.Get("ceremonyId"), []byte(r.PostForm.Get("credential"))
-	req.ClientID, req.IP = f.Wants.Client, v.ClientIP
+	req.ClientID, req.IP, req.StepUp = f.Wants.Client, v.ClientIP, f.Requester() == RequesterStepUp
 	as, err := k.RP.VerifyAssertion(r.Context(), f.Realm, req)
 	if err == nil {
 		return as, nil
