@@ -38,6 +38,7 @@ import (
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/sessions"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
@@ -132,6 +133,7 @@ type App struct {
 	groups        *groups.Service
 	impersonation *impersonation.Service
 	roles         *roles.Service
+	scopes        *scopes.Service
 	sessions      *sessions.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
@@ -237,6 +239,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		UserRep: func(u *store.User) any { return toUserRep(u) }})
 	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
+	a.scopes = scopes.New(scopes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.sessions = sessions.New(sessions.Deps{Store: st, Now: a.now, Realm: a.realm, SessionsEnded: a.backchannelLogout})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,

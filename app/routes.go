@@ -390,19 +390,20 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, group1+"/role-mappings", authz.GroupsWrite, ro.MapRoles(roles.GroupHolder, roles.AllScope))
 	admin(http.MethodDelete, group1+"/role-mappings", authz.GroupsWrite, ro.UnmapRoles(roles.GroupHolder, roles.AllScope))
 
-	// Client scopes and their protocol mappers.
-	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
-	admin(http.MethodGet, scopes, authz.ScopesRead, a.listClientScopes)
-	admin(http.MethodPost, scopes, authz.ScopesWrite, a.createClientScope)
-	admin(http.MethodGet, scope1, authz.ScopesRead, a.getClientScope)
-	admin(http.MethodPut, scope1, authz.ScopesWrite, a.putClientScope)
-	admin(http.MethodDelete, scope1, authz.ScopesWrite, a.deleteClientScope)
-	admin(http.MethodGet, scope1+"/protocol-mappers", authz.ScopesRead, a.listMappers)
-	admin(http.MethodPost, scope1+"/protocol-mappers", authz.ScopesWrite, a.createMapper)
-	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, a.getMapper)
-	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.putMapper)
-	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.deleteMapper)
-	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, listMapperTypes(a.realm))
+	// Client scopes and their protocol mappers (the module app/scopes).
+	sco := a.scopes
+	const scopesPath, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
+	admin(http.MethodGet, scopesPath, authz.ScopesRead, sco.ListClientScopes)
+	admin(http.MethodPost, scopesPath, authz.ScopesWrite, sco.CreateClientScope)
+	admin(http.MethodGet, scope1, authz.ScopesRead, sco.GetClientScope)
+	admin(http.MethodPut, scope1, authz.ScopesWrite, sco.PutClientScope)
+	admin(http.MethodDelete, scope1, authz.ScopesWrite, sco.DeleteClientScope)
+	admin(http.MethodGet, scope1+"/protocol-mappers", authz.ScopesRead, sco.ListMappers)
+	admin(http.MethodPost, scope1+"/protocol-mappers", authz.ScopesWrite, sco.CreateMapper)
+	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, sco.GetMapper)
+	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, sco.PutMapper)
+	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, sco.DeleteMapper)
+	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, sco.ListMapperTypes)
 
 	// Events (the module app/events).
 	ev := a.events
