@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/nhi"
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -171,12 +172,13 @@ func (a *App) routes() *mux.Router {
 	// The device page answers its errors on a device page of its own.
 	add(http.MethodGet, "/realms/{realm}/device", public, http.HandlerFunc(a.devicePage))
 	add(http.MethodPost, "/realms/{realm}/device", public, http.HandlerFunc(a.devicePage))
-	page(http.MethodGet, pathVerifyEmail, a.verifyEmailPage)
-	page(http.MethodGet, pathForgotPassword, a.forgotPasswordPage)
-	page(http.MethodPost, pathForgotPassword, a.forgotPassword)
-	page(http.MethodGet, pathResetPassword, a.resetPasswordPage)
-	page(http.MethodPost, pathResetPassword, a.resetPasswordForm)
-	page(http.MethodPost, pathResendVerification, a.resendVerification)
+	rec := a.recovery
+	page(http.MethodGet, recovery.PathVerifyEmail, rec.VerifyEmailPage)
+	page(http.MethodGet, recovery.PathForgotPassword, rec.ForgotPasswordPage)
+	page(http.MethodPost, recovery.PathForgotPassword, rec.ForgotPassword)
+	page(http.MethodGet, recovery.PathResetPassword, rec.ResetPasswordPage)
+	page(http.MethodPost, recovery.PathResetPassword, rec.ResetPasswordForm)
+	page(http.MethodPost, recovery.PathResendVerification, rec.ResendVerification)
 	page(http.MethodGet, pathChangePassword, a.changePasswordPage)
 	page(http.MethodPost, pathChangePassword, a.changePassword)
 	page(http.MethodGet, pathRegister, a.registerPage)
