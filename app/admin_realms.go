@@ -19,6 +19,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/impersonation"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/app/validate"
@@ -303,7 +304,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		if err := keys.Write(r.Context(), tx); err != nil {
 			return err
 		}
-		if err := seedDefaultScopes(r.Context(), tx, &realm); err != nil {
+		if err := scopes.Seed(r.Context(), tx, &realm); err != nil {
 			return err
 		}
 		return a.seedAccountConsole(r.Context(), tx, &realm)

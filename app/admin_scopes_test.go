@@ -11,10 +11,14 @@ import (
 	"testing"
 
 	"github.com/idenplane/idenplane/app/clients"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 )
 
 const scopesTestBase = "/admin/realms/acme/client-scopes"
+
+// The limits the admin API puts on a scope's mappers and a mapper's config.
+const scopesTestMaxMappers, scopesTestMaxConfig = 100, 50
 
 // scopesTestSetup starts a server with realm acme.
 func scopesTestSetup(t *testing.T) *testServer {
@@ -59,7 +63,7 @@ func scopesTestMapperNames(scope map[string]any) []string {
 
 func TestScopesSeededOnRealmCreate(t *testing.T) {
 	s := scopesTestSetup(t)
-	scopes := scopesTestByName(t, s, "acme")
+	seeded := scopesTestByName(t, s, "acme")
 	wantMappers := map[string][]string{
 		"openid": nil,
 		"profile": {"birthdate", "family name", "full name", "gender", "given name", "locale", "middle name",
@@ -73,16 +77,16 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 		"microprofile-jwt": {"groups", "upn"},
 		"organization":     {"organization"},
 	}
-	if len(scopes) != len(wantMappers) {
-		t.Fatalf("new realm has scopes %v, want %d", slices.Sorted(maps.Keys(scopes)), len(wantMappers))
+	if len(seeded) != len(wantMappers) {
+		t.Fatalf("new realm has scopes %v, want %d", slices.Sorted(maps.Keys(seeded)), len(wantMappers))
 	}
 	for name, want := range wantMappers {
-		c, ok := scopes[name]
+		c, ok := seeded[name]
 		if !ok {
 			t.Errorf("scope %s missing", name)
 			continue
 		}
-		if c["protocol"] != protocolOIDC || c["description"] == "" || c["id"] == "" {
+		if c["protocol"] != scopes.ProtocolOIDC || c["description"] == "" || c["id"] == "" {
 			t.Errorf("scope %s: %v", name, c)
 		}
 		if got := scopesTestMapperNames(c); !slices.Equal(got, want) {
@@ -91,7 +95,7 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 	}
 	// Spot checks of Keycloak's configs.
 	mapper := func(scope, name string) map[string]any {
-		for _, m := range scopes[scope]["protocolMappers"].([]any) {
+		for _, m := range seeded[scope]["protocolMappers"].([]any) {
 			if mm := m.(map[string]any); mm["name"] == name {
 				return mm
 			}
@@ -115,7 +119,7 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 		"user.attribute": "username", "claim.name": "preferred_username", "jsonType.label": "String",
 		"access.token.claim": "true", "id.token.claim": "true", "userinfo.token.claim": "true",
 		"introspection.token.claim": "true"})
-	if got := mapper("email", "email verified")["mapperType"]; got != mapperUserProperty {
+	if got := mapper("email", "email verified")["mapperType"]; got != scopes.MapperUserProperty {
 		t.Errorf("email verified mapper type %v", got)
 	}
 	mustEqualJSON(t, "allowed origins config", mapper("web-origins", "allowed web origins")["config"],
@@ -123,46 +127,20 @@ func TestScopesSeededOnRealmCreate(t *testing.T) {
 
 	// The scopes a new client is given all exist.
 	for _, name := range slices.Concat(clients.NewClientDefaultScopes, clients.NewClientOptionalScopes) {
-		if _, ok := scopes[name]; !ok {
+		if _, ok := seeded[name]; !ok {
 			t.Errorf("new clients get scope %s, which a new realm lacks", name)
 		}
 	}
 	// Each realm has its own copies.
 	s.createRealm("beta")
 	beta := scopesTestByName(t, s, "beta")
-	if len(beta) != len(wantMappers) || beta["profile"]["id"] == scopes["profile"]["id"] {
+	if len(beta) != len(wantMappers) || beta["profile"]["id"] == seeded["profile"]["id"] {
 		t.Fatalf("second realm's scopes: %v", beta["profile"])
 	}
 	// A mapper of acme's copy is not reachable through beta's.
-	pm := scopes["profile"]["protocolMappers"].([]any)[0].(map[string]any)
+	pm := seeded["profile"]["protocolMappers"].([]any)[0].(map[string]any)
 	r := s.admin(http.MethodGet, fmt.Sprintf("/admin/realms/beta/client-scopes/%s/protocol-mappers/%s", beta["profile"]["id"], pm["id"]), nil)
 	mustError(t, r, http.StatusNotFound, "not_found", "")
-}
-
-// TestScopesSeedDataValid checks the seed against the API's own rules, so
-// a seeded mapper could also have been created through the API.
-func TestScopesSeedDataValid(t *testing.T) {
-	seen := map[string]bool{}
-	for _, c := range defaultClientScopes() {
-		if err := validateScope(&store.ClientScope{Name: c.name, Description: c.description, Protocol: protocolOIDC}); err != nil {
-			t.Errorf("scope %s: %v", c.name, err)
-		}
-		if seen[c.name] {
-			t.Errorf("scope %s seeded twice", c.name)
-		}
-		seen[c.name] = true
-		names := map[string]bool{}
-		for _, m := range c.mappers {
-			if err := validateMapper("", protocolOIDC, &store.ProtocolMapper{Name: m.name, MapperType: m.mapperType,
-				Protocol: protocolOIDC, Config: m.config}); err != nil {
-				t.Errorf("mapper %s/%s: %v", c.name, m.name, err)
-			}
-			if names[m.name] {
-				t.Errorf("mapper %s/%s seeded twice", c.name, m.name)
-			}
-			names[m.name] = true
-		}
-	}
 }
 
 func TestScopesCreate(t *testing.T) {
@@ -170,9 +148,9 @@ func TestScopesCreate(t *testing.T) {
 	r := s.admin(http.MethodPost, scopesTestBase, map[string]any{
 		"name": "api:read", "description": "Read the API", "protocol": "openid-connect",
 		"protocolMappers": []any{
-			map[string]any{"name": "tier", "mapperType": mapperHardcoded,
+			map[string]any{"name": "tier", "mapperType": scopes.MapperHardcoded,
 				"config": map[string]any{"claim.name": "tier", "claim.value": "gold", "id.token.claim": "false"}},
-			map[string]any{"name": "aud", "mapperType": mapperAudience, "protocol": "openid-connect",
+			map[string]any{"name": "aud", "mapperType": scopes.MapperAudience, "protocol": "openid-connect",
 				"config": map[string]any{"included.custom.audience": "https://api.example.com"}},
 		},
 	})
@@ -196,9 +174,9 @@ func TestScopesCreate(t *testing.T) {
 	mustEqualJSON(t, "created scope", created, map[string]any{
 		"id": id, "name": "api:read", "description": "Read the API", "protocol": "openid-connect",
 		"protocolMappers": []any{
-			map[string]any{"id": mapperIDs[0], "name": "aud", "mapperType": mapperAudience, "protocol": "openid-connect",
+			map[string]any{"id": mapperIDs[0], "name": "aud", "mapperType": scopes.MapperAudience, "protocol": "openid-connect",
 				"config": map[string]any{"included.custom.audience": "https://api.example.com"}},
-			map[string]any{"id": mapperIDs[1], "name": "tier", "mapperType": mapperHardcoded, "protocol": "openid-connect",
+			map[string]any{"id": mapperIDs[1], "name": "tier", "mapperType": scopes.MapperHardcoded, "protocol": "openid-connect",
 				"config": map[string]any{"claim.name": "tier", "claim.value": "gold", "id.token.claim": "false"}},
 		},
 	})
@@ -236,7 +214,7 @@ func TestScopesCreate(t *testing.T) {
 func TestScopesCreateInvalid(t *testing.T) {
 	s := scopesTestSetup(t)
 	mapper := func(changes map[string]any) map[string]any {
-		return cloneMap(map[string]any{"name": "m", "mapperType": mapperHardcoded,
+		return cloneMap(map[string]any{"name": "m", "mapperType": scopes.MapperHardcoded,
 			"config": map[string]any{"claim.name": "x", "claim.value": "y"}}, changes)
 	}
 	cases := []struct {
@@ -282,7 +260,7 @@ func TestScopesCreateInvalid(t *testing.T) {
 			400, "invalid_field", "protocolMappers[0].name"},
 		{"mapper field in the wrong case", map[string]any{"name": "x", "protocolMappers": []any{mapper(map[string]any{"Name": "n"})}},
 			400, "unknown_field", "protocolMappers[0].Name"},
-		{"mapper with an unknown field", map[string]any{"name": "x", "protocolMappers": []any{mapper(map[string]any{"protocolMapper": mapperHardcoded})}},
+		{"mapper with an unknown field", map[string]any{"name": "x", "protocolMappers": []any{mapper(map[string]any{"protocolMapper": scopes.MapperHardcoded})}},
 			400, "unknown_field", "protocolMappers[0].protocolMapper"},
 		{"mapper into a saml scope", map[string]any{"name": "x", "protocol": "saml", "protocolMappers": []any{mapper(nil)}},
 			400, "invalid_field", "protocolMappers[0].protocol"},
@@ -290,7 +268,7 @@ func TestScopesCreateInvalid(t *testing.T) {
 			409, "conflict", "protocolMappers[1].name"},
 		{"too many mappers", map[string]any{"name": "x", "protocolMappers": func() []any {
 			var ms []any
-			for i := range maxMappersPerScope + 1 {
+			for i := range scopesTestMaxMappers + 1 {
 				ms = append(ms, mapper(map[string]any{"name": fmt.Sprint("m", i)}))
 			}
 			return ms
@@ -354,7 +332,7 @@ func TestScopesGetAndList(t *testing.T) {
 func TestScopesUpdate(t *testing.T) {
 	s := scopesTestSetup(t)
 	c := scopesTestCreate(t, s, map[string]any{"name": "api", "description": "old", "protocolMappers": []any{
-		map[string]any{"name": "tier", "mapperType": mapperHardcoded, "config": map[string]any{"claim.name": "tier", "claim.value": "gold"}},
+		map[string]any{"name": "tier", "mapperType": scopes.MapperHardcoded, "config": map[string]any{"claim.name": "tier", "claim.value": "gold"}},
 	}})
 	path := scopesTestBase + "/" + c["id"].(string)
 	put := func(body any) *testResponse { return s.admin(http.MethodPut, path, body) }
@@ -407,7 +385,7 @@ func TestScopesUpdate(t *testing.T) {
 func TestScopesDelete(t *testing.T) {
 	s := scopesTestSetup(t)
 	c := scopesTestCreate(t, s, map[string]any{"name": "api", "protocolMappers": []any{
-		map[string]any{"name": "tier", "mapperType": mapperHardcoded, "config": map[string]any{"claim.name": "tier", "claim.value": "gold"}},
+		map[string]any{"name": "tier", "mapperType": scopes.MapperHardcoded, "config": map[string]any{"claim.name": "tier", "claim.value": "gold"}},
 	}})
 	id := c["id"].(string)
 	mapperID := c["protocolMappers"].([]any)[0].(map[string]any)["id"].(string)
@@ -469,20 +447,20 @@ func TestScopesMapperCreateEveryType(t *testing.T) {
 		mapperType string
 		config     map[string]any
 	}{
-		{mapperUserProperty, map[string]any{"user.attribute": "createdTimestamp", "claim.name": "created", "jsonType.label": "long"}},
-		{mapperUserAttribute, map[string]any{"user.attribute": "department", "claim.name": "org.department", "multivalued": "true",
+		{scopes.MapperUserProperty, map[string]any{"user.attribute": "createdTimestamp", "claim.name": "created", "jsonType.label": "long"}},
+		{scopes.MapperUserAttribute, map[string]any{"user.attribute": "department", "claim.name": "org.department", "multivalued": "true",
 			"jsonType.label": "String", "access.token.claim": "true", "id.token.claim": "false", "userinfo.token.claim": "true",
 			"introspection.token.claim": "false"}},
-		{mapperHardcoded, map[string]any{"claim.name": "cfg", "claim.value": `{"a": [1, 2]}`, "jsonType.label": "JSON"}},
-		{mapperRealmRoles, map[string]any{"claim.name": "roles", "multivalued": "true", "usermodel.realmRoleMapping.rolePrefix": "realm:"}},
-		{mapperClientRoles, map[string]any{"claim.name": "resource_access.${client_id}.roles", "multivalued": "true",
+		{scopes.MapperHardcoded, map[string]any{"claim.name": "cfg", "claim.value": `{"a": [1, 2]}`, "jsonType.label": "JSON"}},
+		{scopes.MapperRealmRoles, map[string]any{"claim.name": "roles", "multivalued": "true", "usermodel.realmRoleMapping.rolePrefix": "realm:"}},
+		{scopes.MapperClientRoles, map[string]any{"claim.name": "resource_access.${client_id}.roles", "multivalued": "true",
 			"usermodel.clientRoleMapping.clientId": "app", "usermodel.clientRoleMapping.rolePrefix": "app:"}},
-		{mapperGroups, map[string]any{"claim.name": "groups", "full.path": "false"}},
-		{mapperAudience, map[string]any{"included.client.audience": "billing", "id.token.claim": "false"}},
-		{mapperFullName, map[string]any{}},
-		{mapperAllowedOrigins, map[string]any{"access.token.claim": "true", "introspection.token.claim": "false"}},
-		{mapperAudienceRoles, map[string]any{}},
-		{mapperAddress, map[string]any{"user.attribute.country": "land", "userinfo.token.claim": "false"}},
+		{scopes.MapperGroups, map[string]any{"claim.name": "groups", "full.path": "false"}},
+		{scopes.MapperAudience, map[string]any{"included.client.audience": "billing", "id.token.claim": "false"}},
+		{scopes.MapperFullName, map[string]any{}},
+		{scopes.MapperAllowedOrigins, map[string]any{"access.token.claim": "true", "introspection.token.claim": "false"}},
+		{scopes.MapperAudienceRoles, map[string]any{}},
+		{scopes.MapperAddress, map[string]any{"user.attribute.country": "land", "userinfo.token.claim": "false"}},
 	}
 	var created []any
 	for i, c := range cases {
@@ -503,7 +481,7 @@ func TestScopesMapperCreateEveryType(t *testing.T) {
 		})
 	}
 	// A config may be left out entirely where nothing is required.
-	r := s.admin(http.MethodPost, path, map[string]any{"name": "zz", "mapperType": mapperFullName})
+	r := s.admin(http.MethodPost, path, map[string]any{"name": "zz", "mapperType": scopes.MapperFullName})
 	mustStatus(t, r, http.StatusCreated)
 	created = append(created, r.object(t))
 	list := s.admin(http.MethodGet, path, nil)
@@ -522,10 +500,10 @@ func scopesTestList(t *testing.T, r *testResponse) []any {
 func TestScopesMapperCreateInvalid(t *testing.T) {
 	s := scopesTestSetup(t)
 	path := scopesTestMapperPath(t, s, "api")
-	mustStatus(t, s.admin(http.MethodPost, path, map[string]any{"name": "taken", "mapperType": mapperFullName}), http.StatusCreated)
+	mustStatus(t, s.admin(http.MethodPost, path, map[string]any{"name": "taken", "mapperType": scopes.MapperFullName}), http.StatusCreated)
 	attr := func(cfg map[string]any) map[string]any {
 		base := map[string]any{"user.attribute": "nick", "claim.name": "nick"}
-		return map[string]any{"name": "m", "mapperType": mapperUserAttribute, "config": cloneMap(base, cfg)}
+		return map[string]any{"name": "m", "mapperType": scopes.MapperUserAttribute, "config": cloneMap(base, cfg)}
 	}
 	typed := func(mapperType string, cfg map[string]any) map[string]any {
 		return map[string]any{"name": "m", "mapperType": mapperType, "config": cfg}
@@ -539,69 +517,69 @@ func TestScopesMapperCreateInvalid(t *testing.T) {
 	}{
 		{"malformed JSON", `{"name": "m",`, 400, "invalid_json", ""},
 		{"not an object", `[]`, 400, "invalid_json", ""},
-		{"missing name", map[string]any{"mapperType": mapperFullName}, 400, "invalid_field", "name"},
-		{"blank name", map[string]any{"name": "  ", "mapperType": mapperFullName}, 400, "invalid_field", "name"},
-		{"name too long", map[string]any{"name": strings.Repeat("n", 256), "mapperType": mapperFullName}, 400, "invalid_field", "name"},
-		{"name with a control character", map[string]any{"name": "a\nb", "mapperType": mapperFullName}, 400, "invalid_field", "name"},
-		{"name a number", map[string]any{"name": 1, "mapperType": mapperFullName}, 400, "invalid_field", "name"},
+		{"missing name", map[string]any{"mapperType": scopes.MapperFullName}, 400, "invalid_field", "name"},
+		{"blank name", map[string]any{"name": "  ", "mapperType": scopes.MapperFullName}, 400, "invalid_field", "name"},
+		{"name too long", map[string]any{"name": strings.Repeat("n", 256), "mapperType": scopes.MapperFullName}, 400, "invalid_field", "name"},
+		{"name with a control character", map[string]any{"name": "a\nb", "mapperType": scopes.MapperFullName}, 400, "invalid_field", "name"},
+		{"name a number", map[string]any{"name": 1, "mapperType": scopes.MapperFullName}, 400, "invalid_field", "name"},
 		{"missing type", map[string]any{"name": "m"}, 400, "invalid_field", "mapperType"},
 		{"unknown type", map[string]any{"name": "m", "mapperType": "oidc-script-mapper"}, 400, "invalid_field", "mapperType"},
 		{"type in the wrong case", map[string]any{"name": "m", "mapperType": "OIDC-FULL-NAME-MAPPER"}, 400, "invalid_field", "mapperType"},
-		{"saml protocol", map[string]any{"name": "m", "mapperType": mapperFullName, "protocol": "saml"}, 400, "invalid_field", "protocol"},
-		{"config not an object", map[string]any{"name": "m", "mapperType": mapperFullName, "config": "x"}, 400, "invalid_field", "config"},
+		{"saml protocol", map[string]any{"name": "m", "mapperType": scopes.MapperFullName, "protocol": "saml"}, 400, "invalid_field", "protocol"},
+		{"config not an object", map[string]any{"name": "m", "mapperType": scopes.MapperFullName, "config": "x"}, 400, "invalid_field", "config"},
 		{"config value a boolean", attr(map[string]any{"multivalued": true}), 400, "invalid_field", "config.multivalued"},
 		{"config value null", attr(map[string]any{"claim.name": nil}), 400, "invalid_field", "config.claim.name"},
 		{"unknown config key", attr(map[string]any{"aggregate.attrs": "true"}), 400, "unknown_field", "config.aggregate.attrs"},
-		{"unknown field", map[string]any{"name": "m", "mapperType": mapperFullName, "consentRequired": false}, 400, "unknown_field", "consentRequired"},
+		{"unknown field", map[string]any{"name": "m", "mapperType": scopes.MapperFullName, "consentRequired": false}, 400, "unknown_field", "consentRequired"},
 		{"attribute without claim name", attr(map[string]any{"claim.name": ""}), 400, "invalid_field", "config.claim.name"},
-		{"attribute without attribute", typed(mapperUserAttribute, map[string]any{"claim.name": "x"}), 400, "invalid_field", "config.user.attribute"},
-		{"property not a property", typed(mapperUserProperty, map[string]any{"claim.name": "x", "user.attribute": "nickname"}),
+		{"attribute without attribute", typed(scopes.MapperUserAttribute, map[string]any{"claim.name": "x"}), 400, "invalid_field", "config.user.attribute"},
+		{"property not a property", typed(scopes.MapperUserProperty, map[string]any{"claim.name": "x", "user.attribute": "nickname"}),
 			400, "invalid_field", "config.user.attribute"},
-		{"property takes no multivalued", typed(mapperUserProperty, map[string]any{"claim.name": "x", "user.attribute": "email", "multivalued": "true"}),
+		{"property takes no multivalued", typed(scopes.MapperUserProperty, map[string]any{"claim.name": "x", "user.attribute": "email", "multivalued": "true"}),
 			400, "unknown_field", "config.multivalued"},
 		{"unknown JSON type", attr(map[string]any{"jsonType.label": "float"}), 400, "invalid_field", "config.jsonType.label"},
 		{"JSON type in the wrong case", attr(map[string]any{"jsonType.label": "string"}), 400, "invalid_field", "config.jsonType.label"},
 		{"multivalued not a boolean", attr(map[string]any{"multivalued": "yes"}), 400, "invalid_field", "config.multivalued"},
 		{"token flag not a boolean", attr(map[string]any{"access.token.claim": "1"}), 400, "invalid_field", "config.access.token.claim"},
 		{"token flag in capitals", attr(map[string]any{"id.token.claim": "TRUE"}), 400, "invalid_field", "config.id.token.claim"},
-		{"full path not a boolean", typed(mapperGroups, map[string]any{"claim.name": "g", "full.path": "no"}), 400, "invalid_field", "config.full.path"},
+		{"full path not a boolean", typed(scopes.MapperGroups, map[string]any{"claim.name": "g", "full.path": "no"}), 400, "invalid_field", "config.full.path"},
 		{"reserved claim sub", attr(map[string]any{"claim.name": "sub"}), 400, "invalid_field", "config.claim.name"},
 		{"reserved claim under aud", attr(map[string]any{"claim.name": "aud.x"}), 400, "invalid_field", "config.claim.name"},
-		{"reserved claim exp", typed(mapperHardcoded, map[string]any{"claim.name": "exp", "claim.value": "1"}), 400, "invalid_field", "config.claim.name"},
-		{"reserved claim nonce", typed(mapperRealmRoles, map[string]any{"claim.name": "nonce"}), 400, "invalid_field", "config.claim.name"},
+		{"reserved claim exp", typed(scopes.MapperHardcoded, map[string]any{"claim.name": "exp", "claim.value": "1"}), 400, "invalid_field", "config.claim.name"},
+		{"reserved claim nonce", typed(scopes.MapperRealmRoles, map[string]any{"claim.name": "nonce"}), 400, "invalid_field", "config.claim.name"},
 		{"claim name with an empty part", attr(map[string]any{"claim.name": "a..b"}), 400, "invalid_field", "config.claim.name"},
 		{"claim name ending in a dot", attr(map[string]any{"claim.name": "a."}), 400, "invalid_field", "config.claim.name"},
 		{"claim name too long", attr(map[string]any{"claim.name": strings.Repeat("c", 256)}), 400, "invalid_field", "config.claim.name"},
 		{"claim name with a control character", attr(map[string]any{"claim.name": "a\x01"}), 400, "invalid_field", "config.claim.name"},
-		{"hardcoded without value", typed(mapperHardcoded, map[string]any{"claim.name": "x"}), 400, "invalid_field", "config.claim.value"},
-		{"hardcoded long that is not", typed(mapperHardcoded, map[string]any{"claim.name": "x", "claim.value": "abc", "jsonType.label": "long"}),
+		{"hardcoded without value", typed(scopes.MapperHardcoded, map[string]any{"claim.name": "x"}), 400, "invalid_field", "config.claim.value"},
+		{"hardcoded long that is not", typed(scopes.MapperHardcoded, map[string]any{"claim.name": "x", "claim.value": "abc", "jsonType.label": "long"}),
 			400, "invalid_field", "config.claim.value"},
-		{"hardcoded JSON that is not", typed(mapperHardcoded, map[string]any{"claim.name": "x", "claim.value": "{", "jsonType.label": "JSON"}),
+		{"hardcoded JSON that is not", typed(scopes.MapperHardcoded, map[string]any{"claim.name": "x", "claim.value": "{", "jsonType.label": "JSON"}),
 			400, "invalid_field", "config.claim.value"},
-		{"hardcoded boolean that is not", typed(mapperHardcoded, map[string]any{"claim.name": "x", "claim.value": "yes", "jsonType.label": "boolean"}),
+		{"hardcoded boolean that is not", typed(scopes.MapperHardcoded, map[string]any{"claim.name": "x", "claim.value": "yes", "jsonType.label": "boolean"}),
 			400, "invalid_field", "config.claim.value"},
-		{"value too long", typed(mapperHardcoded, map[string]any{"claim.name": "x", "claim.value": strings.Repeat("v", 4097)}),
+		{"value too long", typed(scopes.MapperHardcoded, map[string]any{"claim.name": "x", "claim.value": strings.Repeat("v", 4097)}),
 			400, "invalid_field", "config.claim.value"},
-		{"audience with neither", typed(mapperAudience, map[string]any{}), 400, "invalid_field", "config.included.client.audience"},
-		{"audience with both", typed(mapperAudience, map[string]any{"included.client.audience": "a", "included.custom.audience": "b"}),
+		{"audience with neither", typed(scopes.MapperAudience, map[string]any{}), 400, "invalid_field", "config.included.client.audience"},
+		{"audience with both", typed(scopes.MapperAudience, map[string]any{"included.client.audience": "a", "included.custom.audience": "b"}),
 			400, "invalid_field", "config.included.client.audience"},
-		{"audience into userinfo", typed(mapperAudience, map[string]any{"included.client.audience": "a", "userinfo.token.claim": "true"}),
+		{"audience into userinfo", typed(scopes.MapperAudience, map[string]any{"included.client.audience": "a", "userinfo.token.claim": "true"}),
 			400, "unknown_field", "config.userinfo.token.claim"},
-		{"allowed origins into the ID token", typed(mapperAllowedOrigins, map[string]any{"id.token.claim": "true"}),
+		{"allowed origins into the ID token", typed(scopes.MapperAllowedOrigins, map[string]any{"id.token.claim": "true"}),
 			400, "unknown_field", "config.id.token.claim"},
-		{"full name takes no claim name", typed(mapperFullName, map[string]any{"claim.name": "fn"}), 400, "unknown_field", "config.claim.name"},
-		{"client roles without claim name", typed(mapperClientRoles, map[string]any{"multivalued": "true"}), 400, "invalid_field", "config.claim.name"},
-		{"role prefix too long", typed(mapperRealmRoles, map[string]any{"claim.name": "r", "usermodel.realmRoleMapping.rolePrefix": strings.Repeat("p", 256)}),
+		{"full name takes no claim name", typed(scopes.MapperFullName, map[string]any{"claim.name": "fn"}), 400, "unknown_field", "config.claim.name"},
+		{"client roles without claim name", typed(scopes.MapperClientRoles, map[string]any{"multivalued": "true"}), 400, "invalid_field", "config.claim.name"},
+		{"role prefix too long", typed(scopes.MapperRealmRoles, map[string]any{"claim.name": "r", "usermodel.realmRoleMapping.rolePrefix": strings.Repeat("p", 256)}),
 			400, "invalid_field", "config.usermodel.realmRoleMapping.rolePrefix"},
-		{"address with an unknown part", typed(mapperAddress, map[string]any{"user.attribute.planet": "p"}), 400, "unknown_field", "config.user.attribute.planet"},
-		{"too many config entries", map[string]any{"name": "m", "mapperType": mapperFullName, "config": func() map[string]any {
+		{"address with an unknown part", typed(scopes.MapperAddress, map[string]any{"user.attribute.planet": "p"}), 400, "unknown_field", "config.user.attribute.planet"},
+		{"too many config entries", map[string]any{"name": "m", "mapperType": scopes.MapperFullName, "config": func() map[string]any {
 			cfg := map[string]any{}
-			for i := range maxMapperConfig + 1 {
+			for i := range scopesTestMaxConfig + 1 {
 				cfg[fmt.Sprint("k", i)] = "v"
 			}
 			return cfg
 		}()}, 400, "invalid_field", "config"},
-		{"duplicate name", map[string]any{"name": "taken", "mapperType": mapperFullName}, 409, "conflict", "name"},
+		{"duplicate name", map[string]any{"name": "taken", "mapperType": scopes.MapperFullName}, 409, "conflict", "name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -612,7 +590,7 @@ func TestScopesMapperCreateInvalid(t *testing.T) {
 	if n := len(scopesTestList(t, list)); n != 1 {
 		t.Fatalf("%d mappers after failed creates, want 1", n)
 	}
-	good := map[string]any{"name": "ok", "mapperType": mapperFullName}
+	good := map[string]any{"name": "ok", "mapperType": scopes.MapperFullName}
 	mustError(t, s.admin(http.MethodPost, scopesTestBase+"/00000000-0000-4000-8000-000000000000/protocol-mappers", good), 404, "not_found", "")
 	mustError(t, s.admin(http.MethodPost, strings.Replace(path, "/acme/", "/nope/", 1), good), 404, "not_found", "")
 
@@ -625,25 +603,25 @@ func TestScopesMapperLimit(t *testing.T) {
 	s := scopesTestSetup(t)
 	c := scopesTestCreate(t, s, map[string]any{"name": "big"})
 	ctx := context.Background()
-	for i := range maxMappersPerScope {
+	for i := range scopesTestMaxMappers {
 		m := &store.ProtocolMapper{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), ScopeID: c["id"].(string),
-			Name: fmt.Sprint("m", i), MapperType: mapperFullName, Protocol: protocolOIDC, CreatedAt: 1}
+			Name: fmt.Sprint("m", i), MapperType: scopes.MapperFullName, Protocol: scopes.ProtocolOIDC, CreatedAt: 1}
 		if err := s.store.CreateMapper(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	path := scopesTestBase + "/" + c["id"].(string) + "/protocol-mappers"
-	mustError(t, s.admin(http.MethodPost, path, map[string]any{"name": "one more", "mapperType": mapperFullName}), 400, "invalid_request", "")
+	mustError(t, s.admin(http.MethodPost, path, map[string]any{"name": "one more", "mapperType": scopes.MapperFullName}), 400, "invalid_request", "")
 }
 
 func TestScopesMapperUpdate(t *testing.T) {
 	s := scopesTestSetup(t)
 	path := scopesTestMapperPath(t, s, "api")
-	r := s.admin(http.MethodPost, path, map[string]any{"name": "nick", "mapperType": mapperUserAttribute,
+	r := s.admin(http.MethodPost, path, map[string]any{"name": "nick", "mapperType": scopes.MapperUserAttribute,
 		"config": map[string]any{"user.attribute": "nickname", "claim.name": "nickname", "id.token.claim": "false"}})
 	mustStatus(t, r, http.StatusCreated)
 	m := r.object(t)
-	mustStatus(t, s.admin(http.MethodPost, path, map[string]any{"name": "other", "mapperType": mapperFullName}), http.StatusCreated)
+	mustStatus(t, s.admin(http.MethodPost, path, map[string]any{"name": "other", "mapperType": scopes.MapperFullName}), http.StatusCreated)
 	mpath := path + "/" + m["id"].(string)
 	put := func(body any) *testResponse { return s.admin(http.MethodPut, mpath, body) }
 
@@ -673,7 +651,7 @@ func TestScopesMapperUpdate(t *testing.T) {
 		field  string
 	}{
 		{"malformed JSON", `{`, 400, "invalid_json", ""},
-		{"type is fixed", map[string]any{"mapperType": mapperFullName}, 400, "unknown_field", "mapperType"},
+		{"type is fixed", map[string]any{"mapperType": scopes.MapperFullName}, 400, "unknown_field", "mapperType"},
 		{"protocol is fixed", map[string]any{"protocol": "openid-connect"}, 400, "unknown_field", "protocol"},
 		{"id", map[string]any{"id": m["id"]}, 400, "unknown_field", "id"},
 		{"blank name", map[string]any{"name": ""}, 400, "invalid_field", "name"},
@@ -701,7 +679,7 @@ func TestScopesMapperDelete(t *testing.T) {
 	s := scopesTestSetup(t)
 	path := scopesTestMapperPath(t, s, "api")
 	other := scopesTestMapperPath(t, s, "other")
-	r := s.admin(http.MethodPost, path, map[string]any{"name": "fn", "mapperType": mapperFullName})
+	r := s.admin(http.MethodPost, path, map[string]any{"name": "fn", "mapperType": scopes.MapperFullName})
 	mustStatus(t, r, http.StatusCreated)
 	id := r.object(t)["id"].(string)
 
@@ -721,7 +699,7 @@ func TestScopesMapperDelete(t *testing.T) {
 		t.Fatalf("%d mappers left", n)
 	}
 	// The name is free again.
-	mustStatus(t, s.admin(http.MethodPost, path, map[string]any{"name": "fn", "mapperType": mapperFullName}), http.StatusCreated)
+	mustStatus(t, s.admin(http.MethodPost, path, map[string]any{"name": "fn", "mapperType": scopes.MapperFullName}), http.StatusCreated)
 }
 
 // TestScopesRealmDeleteRemovesScopes checks the cascade through the API.
@@ -743,14 +721,18 @@ func TestProtocolMapperTypesListed(t *testing.T) {
 	s := scopesTestSetup(t)
 	r := s.admin(http.MethodGet, "/admin/realms/acme/protocol-mapper-types", nil)
 	mustStatus(t, r, http.StatusOK)
-	var types []mapperTypeRep
+	var types []scopes.MapperTypeRep
 	r.decode(t, &types)
+	mapperTypes := []string{scopes.MapperUserProperty, scopes.MapperUserAttribute, scopes.MapperHardcoded,
+		scopes.MapperRealmRoles, scopes.MapperClientRoles, scopes.MapperGroups, scopes.MapperAudience, scopes.MapperFullName,
+		scopes.MapperAllowedOrigins, scopes.MapperAudienceRoles, scopes.MapperAddress, scopes.MapperOrganization,
+		scopes.MapperCustomAttributes}
 	if got := len(types); got != len(mapperTypes) {
 		t.Fatalf("%d types listed, want %d", got, len(mapperTypes))
 	}
 	scope := scopesTestCreate(t, s, map[string]any{"name": "listed"})
 	for i, mt := range types {
-		if mt.MapperType != mapperTypes[i] || mt.Protocol != protocolOIDC {
+		if mt.MapperType != mapperTypes[i] || mt.Protocol != scopes.ProtocolOIDC {
 			t.Fatalf("type %d: %+v, want %s", i, mt, mapperTypes[i])
 		}
 		cfg := map[string]string{}
@@ -761,10 +743,10 @@ func TestProtocolMapperTypesListed(t *testing.T) {
 			cfg[k] = "true"
 		}
 		switch mt.MapperType {
-		case mapperUserProperty:
-			cfg[cfgUserAttribute] = "email"
-		case mapperAudience:
-			cfg[cfgCustomAudience] = "api"
+		case scopes.MapperUserProperty:
+			cfg[scopes.CfgUserAttribute] = "email"
+		case scopes.MapperAudience:
+			cfg[scopes.CfgCustomAudience] = "api"
 		}
 		r := s.admin(http.MethodPost, scopesTestBase+"/"+scope["id"].(string)+"/protocol-mappers", map[string]any{
 			"name": mt.MapperType, "mapperType": mt.MapperType, "protocol": mt.Protocol, "config": cfg})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/mail"
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -71,7 +72,7 @@ func (a *App) sendResetPasswordEmail(w http.ResponseWriter, r *http.Request) err
 	case !u.Enabled:
 		return apperr.New(http.StatusConflict, apperr.CodeInvalidState, "the user is disabled: enable them first")
 	}
-	err = a.queueActionMail(r.Context(), nil, realm, u, store.ActionResetPassword, pathResetPassword, nil,
+	err = a.queueActionMail(r.Context(), nil, realm, u, store.ActionResetPassword, recovery.PathResetPassword, nil,
 		resetPasswordMail)
 	if errors.Is(err, errMailUnavailable) {
 		_, cause := mail.Sender(realm, false)

@@ -6,6 +6,7 @@ import (
 	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/roles"
+	"github.com/idenplane/idenplane/app/scopes"
 )
 
 // apiSchemas describes routes of the table beyond their access and error
@@ -85,9 +86,9 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 		describe(http.MethodGet, one+"/composites", openapi.Op{Summary: "List a role's composites", Response: []roles.RoleRep{}})
 	}
 
-	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
-	describe(http.MethodGet, scopes, openapi.Op{Summary: "List client scopes", Response: []scopeRep{}})
-	describe(http.MethodGet, scope1, openapi.Op{Summary: "Get a client scope", Response: scopeRep{}})
+	const scopesPath, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
+	describe(http.MethodGet, scopesPath, openapi.Op{Summary: "List client scopes", Response: []scopes.ScopeRep{}})
+	describe(http.MethodGet, scope1, openapi.Op{Summary: "Get a client scope", Response: scopes.ScopeRep{}})
 
 	describe(http.MethodPost, "/admin/auth/login", openapi.Op{Summary: "Sign an administrator in",
 		Description: "With the system realm's password and its TOTP code when the account has one; `permissions` narrows the token.",

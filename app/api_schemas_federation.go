@@ -9,6 +9,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -152,25 +153,25 @@ func describeClientScopes(describe func(method, path string, o openapi.Op)) {
 		Description: "All or nothing; answers the role's direct composites after the change.",
 		Request:     roles.CompositesBody{}, Response: []roles.RoleRep{}})
 
-	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
-	describe(http.MethodPost, scopes, openapi.Op{Summary: "Create a client scope",
+	const scopesPath, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
+	describe(http.MethodPost, scopesPath, openapi.Op{Summary: "Create a client scope",
 		Description: "With its protocol mappers, each as a protocol mapper's create takes it.",
-		Request:     scopeCreate{}, Status: http.StatusCreated, Response: scopeRep{}})
+		Request:     scopes.ScopeCreate{}, Status: http.StatusCreated, Response: scopes.ScopeRep{}})
 	describe(http.MethodPut, scope1, openapi.Op{Summary: "Replace a client scope's name and description",
-		Request: scopeUpdate{}, Response: scopeRep{}})
+		Request: scopes.ScopeUpdate{}, Response: scopes.ScopeRep{}})
 	describe(http.MethodDelete, scope1, openapi.Op{Summary: "Delete a client scope",
 		Description: "Its mappers and its links to clients go with it.", Status: http.StatusNoContent})
 
 	const mappers = scope1 + "/protocol-mappers"
-	describe(http.MethodGet, mappers, openapi.Op{Summary: "List a client scope's protocol mappers", Response: []mapperRep{}})
+	describe(http.MethodGet, mappers, openapi.Op{Summary: "List a client scope's protocol mappers", Response: []scopes.MapperRep{}})
 	describe(http.MethodPost, mappers, openapi.Op{Summary: "Add a protocol mapper to a client scope",
-		Request: mapperCreate{}, Status: http.StatusCreated, Response: mapperRep{},
-		Example: map[string]any{"id": "7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b", "name": "department", "mapperType": mapperUserAttribute,
-			"protocol": protocolOIDC, "config": map[string]string{cfgUserAttribute: "department", cfgClaimName: "department"}}})
-	describe(http.MethodGet, mappers+"/{mapperId}", openapi.Op{Summary: "Get a protocol mapper", Response: mapperRep{}})
+		Request: scopes.MapperCreate{}, Status: http.StatusCreated, Response: scopes.MapperRep{},
+		Example: map[string]any{"id": "7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b", "name": "department", "mapperType": scopes.MapperUserAttribute,
+			"protocol": scopes.ProtocolOIDC, "config": map[string]string{scopes.CfgUserAttribute: "department", scopes.CfgClaimName: "department"}}})
+	describe(http.MethodGet, mappers+"/{mapperId}", openapi.Op{Summary: "Get a protocol mapper", Response: scopes.MapperRep{}})
 	describe(http.MethodPut, mappers+"/{mapperId}", openapi.Op{Summary: "Replace a protocol mapper's name and config",
-		Request: mapperUpdate{}, Response: mapperRep{}})
+		Request: scopes.MapperUpdate{}, Response: scopes.MapperRep{}})
 	describe(http.MethodDelete, mappers+"/{mapperId}", openapi.Op{Summary: "Delete a protocol mapper", Status: http.StatusNoContent})
 	describe(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", openapi.Op{Summary: "List the protocol mapper types",
-		Description: "Each type's config keys, required and optional, and the tokens it can reach.", Response: []mapperTypeRep{}})
+		Description: "Each type's config keys, required and optional, and the tokens it can reach.", Response: []scopes.MapperTypeRep{}})
 }

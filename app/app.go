@@ -34,10 +34,12 @@ import (
 	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/sessions"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
@@ -129,9 +131,11 @@ type App struct {
 	authFlows     *authflows.Service
 	mail          *mail.Service
 	registration  *registration.Service
+	recovery      *recovery.Service // the forgot-password, reset and verification pages
 	groups        *groups.Service
 	impersonation *impersonation.Service
 	roles         *roles.Service
+	scopes        *scopes.Service
 	sessions      *sessions.Service
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
@@ -234,9 +238,16 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.registration = registration.New(registration.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		Identity: a.id, Throttle: a.loginThrottle, Messages: a.messages, Mail: registrationMail{a}, LoginEvent: a.loginEvent,
 		ClientIP: a.clientIP, UserRep: func(u *store.User) any { return toUserRep(u) }, PendingUserRep: toPendingUserRep})
+	a.recovery = recovery.New(recovery.Deps{Store: st, Now: a.now, Log: a.log, Pages: a.pages, Identity: a.id,
+		Throttle: a.loginThrottle, ResendLimitPerIP: registration.ResendLimitPerIP, Mail: recoveryMail{a}, Issuer: a.issuer, LoginEvent: a.loginEvent, ClientIP: a.clientIP,
+		SessionsEnded: a.backchannelLogout, LiveAuthRequest: a.liveAuthRequestID, LoginURL: a.loginURL,
+		AuthRequest: func(ctx context.Context, realm *store.Realm, id string) (*store.AuthRequest, *store.Client, error) {
+			return a.pageAuthRequest(ctx, realm, id, false)
+		}, RenderLogin: a.renderLoginWith})
 	a.groups = groups.New(groups.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		UserRep: func(u *store.User) any { return toUserRep(u) }})
 	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
+	a.scopes = scopes.New(scopes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.sessions = sessions.New(sessions.Deps{Store: st, Now: a.now, Realm: a.realm, SessionsEnded: a.backchannelLogout})
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,

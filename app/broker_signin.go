@@ -73,7 +73,7 @@ func (a *App) brokerSignIn(w http.ResponseWriter, r *http.Request, realm *store.
 		a.loginEvent(r.Context(), realm, e)
 	}
 	if identity.EmailVerificationRequired(realm, user) {
-		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
+		return a.recovery.RefuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	// The provider's word makes the user a member of the organization it
 	// serves; the realm's own second factor is a later step of the sign-in.

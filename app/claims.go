@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -27,7 +28,7 @@ type claimUser struct {
 // resolves it (effective roles, group paths, the scopes the request
 // applies) so building the claims needs no store, clock or I/O.
 type claimsInput struct {
-	Token tokenKind
+	Token scopes.TokenKind
 	User  claimUser
 	// ClientID is the clientId of the client the token is for.
 	ClientID string
@@ -55,7 +56,7 @@ type claimsInput struct {
 func buildClaims(in claimsInput) map[string]any {
 	b := claimBuilder{in: &in, claims: map[string]any{}}
 	for _, m := range orderedMappers(in.Scopes) {
-		if appliesTo(m, in.Token) {
+		if scopes.AppliesTo(m, in.Token) {
 			b.apply(m)
 		}
 	}
@@ -71,7 +72,7 @@ func buildClaims(in claimsInput) map[string]any {
 
 // build runs the mappers for one kind of token over in, which it leaves
 // as it was: the tokens of one grant share it.
-func (in *claimsInput) build(kind tokenKind) map[string]any {
+func (in *claimsInput) build(kind scopes.TokenKind) map[string]any {
 	one := *in
 	one.Token = kind
 	return buildClaims(one)
@@ -79,30 +80,23 @@ func (in *claimsInput) build(kind tokenKind) map[string]any {
 
 // orderedMappers lists the OpenID Connect mappers of the scopes, by scope
 // name then mapper name, so the result never depends on the caller's order.
-func orderedMappers(scopes []*store.ClientScope) []*store.ProtocolMapper {
-	sorted := slices.Clone(scopes)
+func orderedMappers(clientScopes []*store.ClientScope) []*store.ProtocolMapper {
+	sorted := slices.Clone(clientScopes)
 	slices.SortStableFunc(sorted, func(a, b *store.ClientScope) int { return cmp.Compare(a.Name, b.Name) })
 	var out []*store.ProtocolMapper
 	for _, s := range sorted {
-		if s.Protocol != protocolOIDC {
+		if s.Protocol != scopes.ProtocolOIDC {
 			continue
 		}
 		mappers := slices.Clone(s.Mappers)
 		slices.SortStableFunc(mappers, func(a, b *store.ProtocolMapper) int { return cmp.Compare(a.Name, b.Name) })
 		for _, m := range mappers {
-			if m.Protocol == protocolOIDC {
+			if m.Protocol == scopes.ProtocolOIDC {
 				out = append(out, m)
 			}
 		}
 	}
 	return out
-}
-
-// appliesTo says whether m adds to token k: its type must be able to reach
-// that token, and its flag for it must not be "false" (unset means on).
-func appliesTo(m *store.ProtocolMapper, k tokenKind) bool {
-	spec, ok := mapperSpecFor(m.MapperType)
-	return ok && slices.Contains(spec.tokens, k) && m.Config[k.flag()] != "false"
 }
 
 type claimBuilder struct {
@@ -115,50 +109,50 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 	cfg := m.Config
 	u := &b.in.User
 	switch m.MapperType {
-	case mapperUserProperty:
-		if v, ok := userProperty(u, cfg[cfgUserAttribute]); ok {
-			b.setValues(cfg, cfg[cfgClaimName], []string{v}, false)
+	case scopes.MapperUserProperty:
+		if v, ok := userProperty(u, cfg[scopes.CfgUserAttribute]); ok {
+			b.setValues(cfg, cfg[scopes.CfgClaimName], []string{v}, false)
 		}
-	case mapperUserAttribute:
-		b.setValues(cfg, cfg[cfgClaimName], userAttribute(u, cfg[cfgUserAttribute]), cfg[cfgMultivalued] == "true")
-	case mapperHardcoded:
-		b.setValues(cfg, cfg[cfgClaimName], []string{cfg[cfgClaimValue]}, false)
-	case mapperRealmRoles:
-		roles := prefixed(cfg[cfgRealmRolePrefix], b.in.RealmRoles)
-		b.setValues(cfg, cfg[cfgClaimName], roles, cfg[cfgMultivalued] == "true")
-	case mapperClientRoles:
-		only := cfg[cfgRoleClientID]
+	case scopes.MapperUserAttribute:
+		b.setValues(cfg, cfg[scopes.CfgClaimName], userAttribute(u, cfg[scopes.CfgUserAttribute]), cfg[scopes.CfgMultivalued] == "true")
+	case scopes.MapperHardcoded:
+		b.setValues(cfg, cfg[scopes.CfgClaimName], []string{cfg[scopes.CfgClaimValue]}, false)
+	case scopes.MapperRealmRoles:
+		roles := prefixed(cfg[scopes.CfgRealmRolePrefix], b.in.RealmRoles)
+		b.setValues(cfg, cfg[scopes.CfgClaimName], roles, cfg[scopes.CfgMultivalued] == "true")
+	case scopes.MapperClientRoles:
+		only := cfg[scopes.CfgRoleClientID]
 		for _, clientID := range slices.Sorted(maps.Keys(b.in.ClientRoles)) {
 			if only != "" && clientID != only {
 				continue
 			}
-			roles := prefixed(cfg[cfgClientRolePrefix], b.in.ClientRoles[clientID])
-			b.setValuesAt(cfg, clientRolePath(cfg[cfgClaimName], clientID), roles, cfg[cfgMultivalued] == "true")
+			roles := prefixed(cfg[scopes.CfgClientRolePrefix], b.in.ClientRoles[clientID])
+			b.setValuesAt(cfg, clientRolePath(cfg[scopes.CfgClaimName], clientID), roles, cfg[scopes.CfgMultivalued] == "true")
 		}
-	case mapperGroups:
+	case scopes.MapperGroups:
 		var groups []string
 		for _, p := range b.in.GroupPaths {
 			if strings.Trim(p, "/") != "" {
-				groups = append(groups, groupName(p, cfg[cfgFullPath] != "false"))
+				groups = append(groups, groupName(p, cfg[scopes.CfgFullPath] != "false"))
 			}
 		}
-		b.setValues(cfg, cfg[cfgClaimName], sortedUnique(groups), cfg[cfgMultivalued] != "false")
-	case mapperAudience:
-		if v := cmp.Or(cfg[cfgClientAudience], cfg[cfgCustomAudience]); v != "" {
+		b.setValues(cfg, cfg[scopes.CfgClaimName], sortedUnique(groups), cfg[scopes.CfgMultivalued] != "false")
+	case scopes.MapperAudience:
+		if v := cmp.Or(cfg[scopes.CfgClientAudience], cfg[scopes.CfgCustomAudience]); v != "" {
 			b.audience = append(b.audience, v)
 		}
-	case mapperAudienceRoles:
+	case scopes.MapperAudienceRoles:
 		// Keycloak's rule: every other client whose roles the token carries.
 		for clientID, roles := range b.in.ClientRoles {
 			if clientID != b.in.ClientID && len(roles) > 0 {
 				b.audience = append(b.audience, clientID)
 			}
 		}
-	case mapperFullName:
+	case scopes.MapperFullName:
 		if name := strings.TrimSpace(u.FirstName + " " + u.LastName); name != "" {
 			b.set([]string{"name"}, name)
 		}
-	case mapperAllowedOrigins:
+	case scopes.MapperAllowedOrigins:
 		var origins []string
 		for _, o := range b.in.WebOrigins {
 			if o == "+" {
@@ -170,18 +164,18 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 		if origins = sortedUnique(origins); len(origins) > 0 {
 			b.set([]string{"allowed-origins"}, toAnyList(origins))
 		}
-	case mapperAddress:
+	case scopes.MapperAddress:
 		address := map[string]any{}
-		for _, f := range addressFields {
-			attr := cmp.Or(cfg[cfgAddressAttrPrefix+f.key], f.attribute)
+		for _, f := range scopes.AddressFields {
+			attr := cmp.Or(cfg[scopes.CfgAddressAttrPrefix+f.Key], f.Attribute)
 			if v := userAttribute(u, attr); len(v) > 0 && v[0] != "" {
-				address[f.claim] = v[0]
+				address[f.Claim] = v[0]
 			}
 		}
 		if len(address) > 0 {
 			b.set([]string{"address"}, address)
 		}
-	case mapperOrganization:
+	case scopes.MapperOrganization:
 		// Keycloak's claim, by alias (here the slug), with the ID and the
 		// member's role in each.
 		orgs := map[string]any{}
@@ -189,11 +183,11 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 			orgs[o.Slug] = map[string]any{"id": o.OrgID, "role": o.Role}
 		}
 		if len(orgs) > 0 {
-			b.set(splitClaimName(cfg[cfgClaimName]), orgs)
+			b.set(scopes.SplitClaimName(cfg[scopes.CfgClaimName]), orgs)
 		}
-	case mapperCustomAttributes:
+	case scopes.MapperCustomAttributes:
 		for _, name := range slices.Sorted(maps.Keys(b.in.CustomAttributes)) {
-			if !slices.Contains(reservedClaims, name) {
+			if !slices.Contains(scopes.ReservedClaims, name) {
 				b.set([]string{name}, b.in.CustomAttributes[name])
 			}
 		}
@@ -204,23 +198,23 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 // type: all of them if multivalued, else the first, as Keycloak does.
 // Nothing is set when no value converts.
 func (b *claimBuilder) setValues(cfg map[string]string, claimName string, values []string, multivalued bool) {
-	b.setValuesAt(cfg, splitClaimName(claimName), values, multivalued)
+	b.setValuesAt(cfg, scopes.SplitClaimName(claimName), values, multivalued)
 }
 
 func (b *claimBuilder) setValuesAt(cfg map[string]string, path []string, values []string, multivalued bool) {
-	label := cfg[cfgJSONType]
+	label := cfg[scopes.CfgJSONType]
 	if !multivalued {
 		if len(values) == 0 {
 			return
 		}
-		if v, ok := convertClaim(label, values[0]); ok && v != nil {
+		if v, ok := scopes.ConvertClaim(label, values[0]); ok && v != nil {
 			b.set(path, v)
 		}
 		return
 	}
 	var list []any
 	for _, s := range values {
-		if v, ok := convertClaim(label, s); ok && v != nil {
+		if v, ok := scopes.ConvertClaim(label, s); ok && v != nil {
 			list = append(list, v)
 		}
 	}
@@ -234,7 +228,7 @@ func (b *claimBuilder) setValuesAt(cfg map[string]string, path []string, values 
 // wins. A path through a claim that is not an object, or into a claim the
 // issuer owns, is skipped.
 func (b *claimBuilder) set(path []string, v any) {
-	if len(path) == 0 || slices.Contains(path, "") || slices.Contains(reservedClaims, path[0]) {
+	if len(path) == 0 || slices.Contains(path, "") || slices.Contains(scopes.ReservedClaims, path[0]) {
 		return
 	}
 	obj := b.claims
@@ -284,9 +278,9 @@ func mergeLists(a, b []any) []any {
 // with ${client_id} replaced in each part, after splitting, so a clientId
 // with dots (a URL, say) stays one key.
 func clientRolePath(claimName, clientID string) []string {
-	path := splitClaimName(claimName)
+	path := scopes.SplitClaimName(claimName)
 	for i, p := range path {
-		path[i] = strings.ReplaceAll(p, clientIDPlaceholderText, clientID)
+		path[i] = strings.ReplaceAll(p, scopes.ClientIDPlaceholder, clientID)
 	}
 	return path
 }

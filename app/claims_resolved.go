@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // that other tokens cost no query; only enabled organizations count, and
 // of those the one the grant's sign-in settled on, if it did.
 func (a *App) claimOrganizations(ctx context.Context, g *tokenGrant) ([]store.OrgMembership, error) {
-	if !hasMapper(g, mapperOrganization) {
+	if !hasMapper(g, scopes.MapperOrganization) {
 		return nil, nil
 	}
 	all, err := a.store.UserOrganizations(ctx, g.user.ID)
@@ -48,7 +49,7 @@ func scopesHaveMapper(scopes []*store.ClientScope, mapperType string) bool {
 // attribute as a list. Values of attributes no longer in the schema stay
 // out. None unless a scope of the grant has such a mapper.
 func (a *App) claimCustomAttributes(ctx context.Context, g *tokenGrant) (map[string]any, error) {
-	if !hasMapper(g, mapperCustomAttributes) {
+	if !hasMapper(g, scopes.MapperCustomAttributes) {
 		return nil, nil
 	}
 	schema, err := a.store.ListCustomAttributes(ctx, g.realm.ID)

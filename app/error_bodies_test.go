@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/scopes"
 )
 
 // TestErrorBodiesLeakNothing sends requests that fail deep down, at a
@@ -35,7 +36,7 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 	staff := s.groupsTestCreate("acme", "staff", "")["id"].(string)
 	ops := s.groupsTestCreate("acme", "ops", "")["id"].(string)
 	apiScope := scopesTestCreate(t, s, map[string]any{"name": "api", "protocolMappers": []any{
-		map[string]any{"name": "full name", "mapperType": mapperFullName}}})["id"].(string)
+		map[string]any{"name": "full name", "mapperType": scopes.MapperFullName}}})["id"].(string)
 	mustStatus(t, s.admin(http.MethodPost, "/admin/realms/acme/clients/web/optional-client-scopes",
 		map[string]any{"clientScopeId": apiScope}), http.StatusCreated)
 	mustStatus(t, s.admin(http.MethodPost, "/realms/acme/registration/admin/fields",
@@ -91,7 +92,7 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		{"duplicate scope", http.MethodPost, "/admin/realms/acme/client-scopes", map[string]any{"name": "api"}, nil, false, api},
 		{"scope renamed to a taken name", http.MethodPut, "/admin/realms/acme/client-scopes/" + apiScope, map[string]any{"name": "profile"}, nil, false, api},
 		{"duplicate mapper", http.MethodPost, "/admin/realms/acme/client-scopes/" + apiScope + "/protocol-mappers",
-			map[string]any{"name": "full name", "mapperType": mapperFullName}, nil, false, api},
+			map[string]any{"name": "full name", "mapperType": scopes.MapperFullName}, nil, false, api},
 		{"duplicate registration field", http.MethodPost, "/realms/acme/registration/admin/fields",
 			map[string]any{"key": "nick", "label": "Nick", "type": "text"}, nil, false, api},
 		{"import of a renamed export", http.MethodPost, "/admin/realms/import", renamed, nil, false, api},

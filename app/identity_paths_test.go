@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -161,10 +162,10 @@ func TestUserWritePathsShareTheRules(t *testing.T) {
 
 		{"recovery: reset password", func(t *testing.T, e *accountEnv, r identityRule, n int) identityAnswer {
 			b := e.browser()
-			forgot := b.get(e.issuer("acme") + pathForgotPassword)
+			forgot := b.get(e.issuer("acme") + recovery.PathForgotPassword)
 			b.submit(forgot, map[string]string{"login": "alice"})
 			mails := recoveryOutbox(e.codeflowEnv)
-			form := b.get(recoveryLink(t, e.codeflowEnv, mails[len(mails)-1].TextBody, pathResetPassword).String())
+			form := b.get(recoveryLink(t, e.codeflowEnv, mails[len(mails)-1].TextBody, recovery.PathResetPassword).String())
 			return pageAnswer(b.submit(form, map[string]string{"password": r.password, "confirm": r.password}))
 		}, map[string]identityAnswer{policy: {400, "password"}}},
 

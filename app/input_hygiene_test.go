@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -233,13 +234,13 @@ func TestHygieneAdminScopes(t *testing.T) {
 	s := newTestServer(t)
 	s.createRealm("acme")
 	mapper := func(cfg map[string]any) map[string]any {
-		return hObj("name", "tier", "mapperType", mapperHardcoded, "config", cloneMap(hObj("claim.name", "tier", "claim.value", "gold"), cfg))
+		return hObj("name", "tier", "mapperType", scopes.MapperHardcoded, "config", cloneMap(hObj("claim.name", "tier", "claim.value", "gold"), cfg))
 	}
 	hygieneRefused(t, []hygieneField{
 		{field: "name", value: "api", body: func(v string) any { return hObj("name", v) }},
 		{field: "description", value: "The API", allows: "\u200f", body: func(v string) any { return hObj("name", "x", "description", v) }},
 		{field: "protocolMappers[0].name", value: "tier", body: func(v string) any {
-			return hObj("name", "x", "protocolMappers", []any{hObj("name", v, "mapperType", mapperFullName)})
+			return hObj("name", "x", "protocolMappers", []any{hObj("name", v, "mapperType", scopes.MapperFullName)})
 		}},
 		{field: "protocolMappers[0].config.claim.name", value: "tier", body: func(v string) any {
 			return hObj("name", "x", "protocolMappers", []any{mapper(hObj("claim.name", v))})
@@ -254,29 +255,29 @@ func TestHygieneAdminScopes(t *testing.T) {
 	path := scopesTestMapperPath(t, s, "api")
 	hygieneRefused(t, []hygieneField{
 		{field: "name", value: "nick", body: func(v string) any {
-			return hObj("name", v, "mapperType", mapperUserAttribute, "config", hObj("user.attribute", "nick", "claim.name", "nick"))
+			return hObj("name", v, "mapperType", scopes.MapperUserAttribute, "config", hObj("user.attribute", "nick", "claim.name", "nick"))
 		}},
 		{field: "config.user.attribute", value: "nick", body: func(v string) any {
-			return hObj("name", "m", "mapperType", mapperUserAttribute, "config", hObj("user.attribute", v, "claim.name", "nick"))
+			return hObj("name", "m", "mapperType", scopes.MapperUserAttribute, "config", hObj("user.attribute", v, "claim.name", "nick"))
 		}},
 		{field: "config.claim.name", value: "org.nick", body: func(v string) any {
-			return hObj("name", "m", "mapperType", mapperUserAttribute, "config", hObj("user.attribute", "nick", "claim.name", v))
+			return hObj("name", "m", "mapperType", scopes.MapperUserAttribute, "config", hObj("user.attribute", "nick", "claim.name", v))
 		}},
 	}, func(body any) *testResponse { return s.admin(http.MethodPost, path, body) })
 
 	// Claim names: ASCII letters, digits and _ - : /, dots between nested names.
 	for _, name := range []string{"<b>", "a b", "naïve", "a$b", "a{b}", "a\"b", "${client_id}", "a\\b"} {
-		mustError(t, s.admin(http.MethodPost, path, hObj("name", "m", "mapperType", mapperHardcoded,
+		mustError(t, s.admin(http.MethodPost, path, hObj("name", "m", "mapperType", scopes.MapperHardcoded,
 			"config", hObj("claim.name", name, "claim.value", "x"))), http.StatusBadRequest, "invalid_field", "config.claim.name")
 	}
 	for i, name := range []string{"https://acme\\.test/roles", "urn:acme:tier", "org.dept-name_2"} {
-		mustStatus(t, s.admin(http.MethodPost, path, hObj("name", fmt.Sprint("ok", i), "mapperType", mapperHardcoded,
+		mustStatus(t, s.admin(http.MethodPost, path, hObj("name", fmt.Sprint("ok", i), "mapperType", scopes.MapperHardcoded,
 			"config", hObj("claim.name", name, "claim.value", "x"))), http.StatusCreated)
 	}
-	mustStatus(t, s.admin(http.MethodPost, path, hObj("name", "client roles", "mapperType", mapperClientRoles,
+	mustStatus(t, s.admin(http.MethodPost, path, hObj("name", "client roles", "mapperType", scopes.MapperClientRoles,
 		"config", hObj("claim.name", "resource_access.${client_id}.roles"))), http.StatusCreated)
 	// A hardcoded value is the admin's text: lines and markup are kept.
-	mustStatus(t, s.admin(http.MethodPost, path, hObj("name", "motto", "mapperType", mapperHardcoded,
+	mustStatus(t, s.admin(http.MethodPost, path, hObj("name", "motto", "mapperType", scopes.MapperHardcoded,
 		"config", hObj("claim.name", "motto", "claim.value", "<b>Line</b>\nTwo"))), http.StatusCreated)
 }
 
@@ -302,8 +303,8 @@ func TestHygieneScopeMarkup(t *testing.T) {
 	}
 	scopeID := uuid.NewString()
 	if err := s.store.CreateClientScope(t.Context(), &store.ClientScope{ID: scopeID, RealmID: realm.ID, Name: script,
-		Protocol: protocolOIDC, Mappers: []*store.ProtocolMapper{{ID: uuid.NewString(), ScopeID: scopeID, Name: "m",
-			MapperType: mapperHardcoded, Protocol: protocolOIDC, Config: map[string]string{"claim.name": "<img>", "claim.value": "x"}}}}); err != nil {
+		Protocol: scopes.ProtocolOIDC, Mappers: []*store.ProtocolMapper{{ID: uuid.NewString(), ScopeID: scopeID, Name: "m",
+			MapperType: scopes.MapperHardcoded, Protocol: scopes.ProtocolOIDC, Config: map[string]string{"claim.name": "<img>", "claim.value": "x"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	r := s.request(http.MethodGet, "/realms/acme/.well-known/openid-configuration", nil)
@@ -373,7 +374,7 @@ func TestHygieneRealmImport(t *testing.T) {
 	s := newTestServer(t)
 	doc := func(change func(d map[string]any)) map[string]any {
 		d := hObj("formatVersion", 1, "name", "imp", "displayName", "Imp", "smtpHost", "mail.imp.test",
-			"clientScopes", []any{hObj("name", "api", "protocolMappers", []any{hObj("name", "tier", "mapperType", mapperHardcoded,
+			"clientScopes", []any{hObj("name", "api", "protocolMappers", []any{hObj("name", "tier", "mapperType", scopes.MapperHardcoded,
 				"config", hObj("claim.name", "tier", "claim.value", "gold"))})},
 			"clients", []any{hObj("clientId", "app", "name", "App", "redirectUris", []any{"https://app.imp.test/cb"})},
 			"roles", hObj("realm", []any{hObj("name", "admin", "description", "Admins")}),

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -45,7 +46,7 @@ func mailLanguageReset(t *testing.T, e *codeflowEnv, cfg *oauth2.Config, uiLocal
 	b := e.browser()
 	login := b.follow(e.url, cfg.AuthCodeURL("s", opts...))
 	arID := login.form(t).fields.Get("authRequestID")
-	forgot := b.get(e.issuer("acme") + pathForgotPassword + "?" + url.Values{"authRequestID": {arID}}.Encode())
+	forgot := b.get(e.issuer("acme") + recovery.PathForgotPassword + "?" + url.Values{"authRequestID": {arID}}.Encode())
 	f := forgot.form(t)
 	values := url.Values{}
 	for k, v := range f.fields {

@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
@@ -157,22 +158,22 @@ func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ 
 	defer func() { err = s.a.protocolError(ctx, err) }()
 	realm := signin.RealmFrom(ctx)
 	iss := s.a.issuer(realm)
-	scopes, err := s.a.store.ListClientScopes(ctx, realm.ID)
+	clientScopes, err := s.a.store.ListClientScopes(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}
-	scopeNames := make([]string, 0, len(scopes))
+	scopeNames := make([]string, 0, len(clientScopes))
 	claims := []string{"iss", "sub", "aud", "exp", "iat", "jti", "azp", "scope", "sid", "auth_time", "nonce", "acr", "amr", "at_hash"}
-	for _, sc := range scopes {
+	for _, sc := range clientScopes {
 		// A name stored before names were checked as they are now stays
 		// usable, but is not published.
-		if !isScopeName(sc.Name) {
+		if !scopes.IsScopeName(sc.Name) {
 			continue
 		}
 		scopeNames = append(scopeNames, sc.Name)
 		for _, m := range sc.Mappers {
-			name := m.Config[cfgClaimName]
-			if name != "" && !strings.Contains(name, ".") && checkClaimName(name, false) == nil {
+			name := m.Config[scopes.CfgClaimName]
+			if name != "" && !strings.Contains(name, ".") && scopes.CheckClaimName(name, false) == nil {
 				claims = append(claims, name)
 			}
 		}

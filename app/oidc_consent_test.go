@@ -8,7 +8,9 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/sessions"
+	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
 
@@ -216,9 +218,9 @@ func TestStandardScopesHaveConsentText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range defaultClientScopes() {
-		if !slices.Contains(standardScopes, sc.name) {
-			t.Errorf("scope %s has no consent text", sc.name)
+	for _, sc := range scopes.Defaults(&store.Realm{}) {
+		if !slices.Contains(standardScopes, sc.Name) {
+			t.Errorf("scope %s has no consent text", sc.Name)
 		}
 	}
 	for _, tag := range c.Tags() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 )
 
@@ -12,7 +13,7 @@ import (
 // scope mappers put in ID tokens. nonce is "" on refresh (§12.2). acr is
 // the level amr amounts to (acr.go).
 func (a *App) idToken(ctx context.Context, g *tokenGrant, in *claimsInput, accessToken, nonce string, amr []string) (string, error) {
-	claims := in.build(idToken)
+	claims := in.build(scopes.IDToken)
 	// at_hash depends on the algorithm: hash and sign with the same key.
 	key, err := a.signingKeys.Active(ctx, g.realm)
 	if err != nil {

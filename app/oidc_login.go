@@ -9,6 +9,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -42,7 +43,7 @@ func (a *App) renderLoginWith(w http.ResponseWriter, r *http.Request, realm *sto
 	var err error
 	back := "?" + url.Values{"authRequestID": {ar.ID}}.Encode()
 	f.Action, f.AuthRequestID, f.CSRFToken, f.ClientName = a.issuer(realm)+pathLogin, ar.ID, token, clientName(client)
-	f.ForgotURL = a.issuer(realm) + pathForgotPassword + back
+	f.ForgotURL = a.issuer(realm) + recovery.PathForgotPassword + back
 	f.Passkey = a.passkeyLogin(realm) // webauthn_login.go
 	if f.Providers, err = a.broker.Buttons(r.Context(), realm, ar.ID); err != nil {
 		return err
@@ -113,7 +114,7 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, realm *store.Realm) 
 		return err
 	}
 	if identity.EmailVerificationRequired(realm, user) {
-		return a.refuseUnverified(w, r, realm, client, ar, user, username)
+		return a.recovery.RefuseUnverified(w, r, realm, client, ar, user, username)
 	}
 	// The second factor comes before any step the account owes, as in
 	// Keycloak: a password alone changes nothing.

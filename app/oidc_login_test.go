@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -311,13 +312,13 @@ func TestLoginPageLinks(t *testing.T) {
 	if strings.Contains(string(page.body), "Create an account") {
 		t.Fatal("a new realm links to registration")
 	}
-	if got := recoveryHref(t, page, "Forgot password?"); got != e.issuer("acme")+pathForgotPassword+"?authRequestID="+page.form(t).fields.Get("authRequestID") {
+	if got := recoveryHref(t, page, "Forgot password?"); got != e.issuer("acme")+recovery.PathForgotPassword+"?authRequestID="+page.form(t).fields.Get("authRequestID") {
 		t.Fatalf("Forgot password? links to %s", got)
 	}
 	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme", map[string]any{"registrationAllowed": true}), http.StatusOK)
 	page = e.browser().follow(e.url, cfg.AuthCodeURL("s"))
 	arID := page.form(t).fields.Get("authRequestID")
-	for text, path := range map[string]string{"Forgot password?": pathForgotPassword, "Create an account": pathRegister} {
+	for text, path := range map[string]string{"Forgot password?": recovery.PathForgotPassword, "Create an account": pathRegister} {
 		if got := recoveryHref(t, page, text); got != e.issuer("acme")+path+"?authRequestID="+arID {
 			t.Fatalf("%s links to %s", text, got)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/groups"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
@@ -81,7 +82,7 @@ func (a *App) grantScopes(ctx context.Context, realm *store.Realm, c *store.Clie
 }
 
 // claimsFor resolves what the mappers need and runs them for one token.
-func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind tokenKind) (map[string]any, error) {
+func (a *App) claimsFor(ctx context.Context, g *tokenGrant, kind scopes.TokenKind) (map[string]any, error) {
 	in, err := a.claimsInputFor(ctx, g)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 			return "", "", time.Time{}, err
 		}
 	}
-	claims := in.build(accessToken)
+	claims := in.build(scopes.AccessToken)
 	now := a.now()
 	exp = now.Add(time.Duration(g.realm.AccessTokenLifespan) * time.Second)
 	jti = g.jti

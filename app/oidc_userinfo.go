@@ -11,6 +11,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
@@ -46,12 +47,12 @@ func (s *oidcServer) UserInfo(ctx context.Context, r *op.Request[oidc.UserInfoRe
 	} else if err != nil {
 		return nil, err
 	}
-	scopes, err := s.a.tokenScopes(ctx, realm, client, strings.Fields(scope))
+	granted, err := s.a.tokenScopes(ctx, realm, client, strings.Fields(scope))
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.a.claimsFor(ctx, &tokenGrant{realm: realm, client: client, user: user, scopes: scopes,
-		org: tokenOrgChoice(claims, scopes)}, userinfoResponse) // org_select.go
+	out, err := s.a.claimsFor(ctx, &tokenGrant{realm: realm, client: client, user: user, scopes: granted,
+		org: tokenOrgChoice(claims, granted)}, scopes.UserinfoResponse) // org_select.go
 	if err != nil {
 		return nil, err
 	}

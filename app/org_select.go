@@ -10,6 +10,7 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -55,14 +56,14 @@ func (a *App) settleOrganization(ctx context.Context, realm *store.Realm, client
 	if ar.Org.Made {
 		return ar.Org, nil, nil
 	}
-	scopes, err := a.grantScopes(ctx, realm, client, ar.Scopes)
+	granted, err := a.grantScopes(ctx, realm, client, ar.Scopes)
 	var oe *oidc.Error
 	if errors.As(err, &oe) {
 		return choice, nil, nil // a scope taken from the client since: the redemption refuses it
 	} else if err != nil {
 		return choice, nil, err
 	}
-	if !scopesHaveMapper(scopes, mapperOrganization) {
+	if !scopesHaveMapper(granted, scopes.MapperOrganization) {
 		return choice, nil, nil
 	}
 	all, err := a.store.UserOrganizations(ctx, ar.UserID)
@@ -223,13 +224,13 @@ func (a *App) renderOrgSelect(w http.ResponseWriter, r *http.Request, realm *sto
 // token's organization rather than every membership: one organization
 // named is that one, none is none; several, or no organization mapper
 // writing access tokens, is no choice.
-func tokenOrgChoice(claims map[string]any, scopes []*store.ClientScope) store.OrgChoice {
-	for _, m := range orderedMappers(scopes) {
-		if m.MapperType != mapperOrganization || !appliesTo(m, accessToken) {
+func tokenOrgChoice(claims map[string]any, clientScopes []*store.ClientScope) store.OrgChoice {
+	for _, m := range orderedMappers(clientScopes) {
+		if m.MapperType != scopes.MapperOrganization || !scopes.AppliesTo(m, scopes.AccessToken) {
 			continue
 		}
 		var v any = claims
-		for _, p := range splitClaimName(m.Config[cfgClaimName]) {
+		for _, p := range scopes.SplitClaimName(m.Config[scopes.CfgClaimName]) {
 			obj, _ := v.(map[string]any)
 			v = obj[p]
 		}

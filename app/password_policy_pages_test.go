@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -75,13 +76,13 @@ func TestPasswordPolicyResetPage(t *testing.T) {
 	e := recoveryEnv(t, func(*store.Realm) {})
 	e.strictPolicy(false)
 	b := e.browser()
-	forgot := b.get(e.issuer("acme") + pathForgotPassword)
+	forgot := b.get(e.issuer("acme") + recovery.PathForgotPassword)
 	recoveryMustContain(t, b.submit(forgot, map[string]string{"login": "alice"}), http.StatusOK, "If an account matches")
 	mails := recoveryOutbox(e)
 	if len(mails) != 1 {
 		t.Fatalf("outbox %+v", mails)
 	}
-	form := b.get(recoveryLink(t, e, mails[0].TextBody, pathResetPassword).String())
+	form := b.get(recoveryLink(t, e, mails[0].TextBody, recovery.PathResetPassword).String())
 	mustPasswordError(t, b.submit(form, map[string]string{"password": "weak", "confirm": "weak"}), "password", policyNeeds)
 	mustPasswordError(t, b.submit(form, map[string]string{"password": codeflowPassword, "confirm": codeflowPassword}),
 		"password", "The password needs an uppercase letter, a digit.")

@@ -19,6 +19,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -76,14 +77,14 @@ type groupExport struct {
 // realmExport is the realm JSON format: the realm's fields at the top level,
 // as in the admin API, plus the format version and the realm's resources.
 // Realms, users, client scopes and clients are written in the admin API's
-// representations, with what only the export has (see scopeRep and
+// representations, with what only the export has (see scopes.ScopeRep and
 // clients.ClientRep). Roles and groups have shapes of their own: the export names
 // a role's composites and a group's roles, where the API shows a role in
 // its container and a group in its tree.
 type realmExport struct {
 	FormatVersion int `json:"formatVersion"`
 	realmRep
-	ClientScopes []scopeRep          `json:"clientScopes"`
+	ClientScopes []scopes.ScopeRep   `json:"clientScopes"`
 	Clients      []clients.ClientRep `json:"clients"`
 	Roles        rolesExport         `json:"roles"`
 	Groups       []groupExport       `json:"groups"` // parents before their children
@@ -173,8 +174,8 @@ func (snap *realmSnapshot) scopeList(ids []string) []string {
 
 // exportScope is a client scope as the export writes it: as the API shows
 // it, with the creation times of the scope and its mappers.
-func exportScope(sc *store.ClientScope) scopeRep {
-	rep := toScopeRep(sc)
+func exportScope(sc *store.ClientScope) scopes.ScopeRep {
+	rep := scopes.ToScopeRep(sc)
 	rep.CreatedTimestamp = &sc.CreatedAt
 	for i, m := range sc.Mappers {
 		rep.ProtocolMappers[i].CreatedTimestamp = &m.CreatedAt
@@ -202,7 +203,7 @@ func (snap *realmSnapshot) exportClient(c *store.Client, sa *store.User, include
 
 func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, includeUsers, includeSecrets bool) (*realmExport, error) {
 	snap := realmSnapshot{roles: map[string]*store.Role{}, clientIDs: map[string]string{}, scopeNames: map[string]string{}}
-	scopes, err := tx.ListClientScopes(ctx, realm.ID)
+	clientScopes, err := tx.ListClientScopes(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -241,10 +242,10 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 		snap.roles[r.ID] = r
 	}
 	out := &realmExport{FormatVersion: realmFormatVersion, realmRep: toRealmRep(realm, includeSecrets),
-		ClientScopes: []scopeRep{}, Clients: []clients.ClientRep{}, Groups: []groupExport{},
+		ClientScopes: []scopes.ScopeRep{}, Clients: []clients.ClientRep{}, Groups: []groupExport{},
 		Roles: rolesExport{Realm: []roleExport{}, Client: map[string][]roleExport{}}}
 
-	for _, sc := range scopes {
+	for _, sc := range clientScopes {
 		snap.scopeNames[sc.ID] = sc.Name
 		out.ClientScopes = append(out.ClientScopes, exportScope(sc))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/scopes"
 )
 
 // Realm import files, through ImportRealm (what `idenplane import` calls)
@@ -47,7 +48,7 @@ func newImportFuzzEnv(f *testing.F) *importFuzzEnv {
 	staff := ok(http.MethodPost, "/groups", map[string]any{"name": "staff"})
 	ok(http.MethodPost, "/groups/"+staff["id"].(string)+"/children", map[string]any{"name": "ops"})
 	ok(http.MethodPost, "/client-scopes", map[string]any{"name": "tier", "protocolMappers": []any{map[string]any{
-		"name": "tier", "mapperType": mapperHardcoded, "config": map[string]any{"claim.name": "tier", "claim.value": "gold"}}}})
+		"name": "tier", "mapperType": scopes.MapperHardcoded, "config": map[string]any{"claim.name": "tier", "claim.value": "gold"}}}})
 	alice := ok(http.MethodPost, "/users", map[string]any{"username": "alice", "email": "alice@example.test",
 		"password": "Correct-Horse-42-Battery"})
 	ok(http.MethodPost, "/users/"+alice["id"].(string)+"/role-mappings/realm", map[string]any{"roleNames": []string{"writer"}})

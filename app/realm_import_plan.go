@@ -19,6 +19,7 @@ import (
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/scim"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
@@ -546,7 +547,7 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 		return err
 	}
 	if p.seedScopes {
-		if err := seedDefaultScopes(ctx, tx, p.realm); err != nil {
+		if err := scopes.Seed(ctx, tx, p.realm); err != nil {
 			return err
 		}
 	}
@@ -653,16 +654,16 @@ func sortedKeys[V any](m map[string]V) []string {
 // validateImportedScope checks a scope and its mappers as the API does.
 func validateImportedScope(sc *store.ClientScope) error {
 	if sc.Protocol == "" {
-		sc.Protocol = protocolOIDC
+		sc.Protocol = scopes.ProtocolOIDC
 	}
-	if err := validateScope(sc); err != nil {
+	if err := scopes.ValidateScope(sc); err != nil {
 		return err
 	}
 	for j, m := range sc.Mappers {
 		if m.Protocol == "" {
-			m.Protocol = protocolOIDC
+			m.Protocol = scopes.ProtocolOIDC
 		}
-		if err := validateMapper(fmt.Sprintf("protocolMappers[%d].", j), sc.Protocol, m); err != nil {
+		if err := scopes.ValidateMapper(fmt.Sprintf("protocolMappers[%d].", j), sc.Protocol, m); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/store"
 )
@@ -117,7 +118,7 @@ func TestRecoveryResetPassword(t *testing.T) {
 	if len(mails) != 1 || mails[0].Recipient != "alice@example.test" || mails[0].Subject != "Reset your password for Acme Corp" {
 		t.Fatalf("outbox %+v", mails)
 	}
-	link := recoveryLink(t, e, mails[0].TextBody, pathResetPassword)
+	link := recoveryLink(t, e, mails[0].TextBody, recovery.PathResetPassword)
 	if link.Query().Get("authRequestID") != authRequestID || !strings.Contains(mails[0].HTMLBody, html.EscapeString(link.String())) {
 		t.Fatalf("link %s; html %s", link, mails[0].HTMLBody)
 	}
@@ -174,7 +175,7 @@ func TestRecoveryResetPassword(t *testing.T) {
 // gets the same page and no mail, and asking too often is a 429.
 func TestRecoveryForgotPasswordRefusals(t *testing.T) {
 	e := recoveryEnv(t, func(*store.Realm) {})
-	forgotURL := e.issuer("acme") + pathForgotPassword
+	forgotURL := e.issuer("acme") + recovery.PathForgotPassword
 	b := e.browser()
 	forgot := b.get(forgotURL)
 	recoveryMustContain(t, forgot, http.StatusOK, "Forgot your password?")
@@ -190,7 +191,7 @@ func TestRecoveryForgotPasswordRefusals(t *testing.T) {
 	if mails := recoveryOutbox(e); len(mails) != 1 || mails[0].Recipient != "alice@example.test" {
 		t.Fatalf("outbox %+v", mails)
 	}
-	link := recoveryLink(t, e, recoveryOutbox(e)[0].TextBody, pathResetPassword)
+	link := recoveryLink(t, e, recoveryOutbox(e)[0].TextBody, recovery.PathResetPassword)
 	if link.Query().Has("authRequestID") {
 		t.Fatalf("link %s", link)
 	}
@@ -209,7 +210,7 @@ func TestRecoveryForgotPasswordRefusals(t *testing.T) {
 	recoveryMustContain(t, b.get(link.String()), http.StatusBadRequest, recoveryInvalid)
 	recoveryMustContain(t, b.submit(form, map[string]string{"password": recoveryNewPassword, "confirm": recoveryNewPassword}),
 		http.StatusBadRequest, recoveryInvalid)
-	recoveryMustContain(t, b.get(forgotURL[:len(forgotURL)-len(pathForgotPassword)]+pathResetPassword+"?token=nope"),
+	recoveryMustContain(t, b.get(forgotURL[:len(forgotURL)-len(recovery.PathForgotPassword)]+recovery.PathResetPassword+"?token=nope"),
 		http.StatusBadRequest, recoveryInvalid)
 	if u := recoveryUser(e); u.PasswordChangedAt != 0 {
 		// createUser set it; the reset must not have moved it.
@@ -221,7 +222,7 @@ func TestRecoveryForgotPasswordRefusals(t *testing.T) {
 	// Throttled per account, known or not, the same way; an hour on, the
 	// windows are fresh.
 	for _, login := range []string{"alice", "nobody@example.test"} {
-		for range recoveryLimitPerAccount {
+		for range recovery.LimitPerAccount {
 			if p := b.submit(forgot, map[string]string{"login": login}); p.status != http.StatusOK {
 				t.Fatalf("%s: status %d before the limit", login, p.status)
 			}
@@ -232,24 +233,24 @@ func TestRecoveryForgotPasswordRefusals(t *testing.T) {
 			t.Fatalf("Retry-After %q", p.header.Get("Retry-After"))
 		}
 	}
-	if n := len(recoveryOutbox(e)); n != 1+recoveryLimitPerUser {
-		t.Fatalf("%d mails queued, want %d", n, 1+recoveryLimitPerUser)
+	if n := len(recoveryOutbox(e)); n != 1+recovery.LimitPerUser {
+		t.Fatalf("%d mails queued, want %d", n, 1+recovery.LimitPerUser)
 	}
 	// Alice by her email: the same page, but her inbox has had its share.
 	recoveryMustContain(t, b.submit(forgot, map[string]string{"login": "alice@example.test"}), http.StatusOK, "If an account matches")
-	if n := len(recoveryOutbox(e)); n != 1+recoveryLimitPerUser {
-		t.Fatalf("%d mails queued, want %d", n, 1+recoveryLimitPerUser)
+	if n := len(recoveryOutbox(e)); n != 1+recovery.LimitPerUser {
+		t.Fatalf("%d mails queued, want %d", n, 1+recovery.LimitPerUser)
 	}
 	// And per address.
 	for i := 0; ; i++ {
 		p := b.submit(forgot, map[string]string{"login": "someone" + strconv.Itoa(i)})
 		if p.status == http.StatusTooManyRequests {
-			if i != recoveryLimitPerIP-2*recoveryLimitPerAccount-1 { // 429s do not count
+			if i != recovery.LimitPerIP-2*recovery.LimitPerAccount-1 { // 429s do not count
 				t.Fatalf("address throttled after %d more requests", i)
 			}
 			break
 		}
-		if i > recoveryLimitPerIP {
+		if i > recovery.LimitPerIP {
 			t.Fatal("no limit per address")
 		}
 	}
@@ -296,7 +297,7 @@ func TestRecoveryRequireEmailVerification(t *testing.T) {
 		t.Fatalf("refused sign-in made sessions %+v", s)
 	}
 	forms := refused.forms(t)
-	if len(forms) != 2 || !strings.HasSuffix(forms[1].action, pathResendVerification) {
+	if len(forms) != 2 || !strings.HasSuffix(forms[1].action, recovery.PathResendVerification) {
 		t.Fatalf("forms %+v", forms)
 	}
 	resendURL := forms[1].action
@@ -315,7 +316,7 @@ func TestRecoveryRequireEmailVerification(t *testing.T) {
 		t.Fatalf("%d mails after forged resends", n)
 	}
 
-	for i := range recoveryLimitPerUser {
+	for i := range recovery.LimitPerUser {
 		p := b.post(resendURL, resend)
 		if p.status != http.StatusOK || codeflowAlert(p) != "We sent a new verification link to your email address. Follow it, then sign in." {
 			t.Fatalf("resend %d: %d %q", i, p.status, codeflowAlert(p))
@@ -326,7 +327,7 @@ func TestRecoveryRequireEmailVerification(t *testing.T) {
 		t.Fatalf("resend over the limit: %d %q", p.status, p.header.Get("Retry-After"))
 	}
 	mails := recoveryOutbox(e)
-	if len(mails) != recoveryLimitPerUser || mails[0].Subject != "Verify your email address for Acme Corp" {
+	if len(mails) != recovery.LimitPerUser || mails[0].Subject != "Verify your email address for Acme Corp" {
 		t.Fatalf("outbox %+v", mails)
 	}
 	// Only the newest link works.
@@ -363,7 +364,7 @@ func TestRecoveryResendThrottlePerAddress(t *testing.T) {
 	sent := 0
 	for i := 0; sent < registration.ResendLimitPerIP; i++ {
 		action, fields := resendForm("user" + strconv.Itoa(i))
-		for j := 0; j < recoveryLimitPerUser && sent < registration.ResendLimitPerIP; j++ {
+		for j := 0; j < recovery.LimitPerUser && sent < registration.ResendLimitPerIP; j++ {
 			if p := b.post(action, fields); p.status != http.StatusOK {
 				t.Fatalf("resend %d: status %d", sent, p.status)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/nhi"
+	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -171,12 +172,13 @@ func (a *App) routes() *mux.Router {
 	// The device page answers its errors on a device page of its own.
 	add(http.MethodGet, "/realms/{realm}/device", public, http.HandlerFunc(a.devicePage))
 	add(http.MethodPost, "/realms/{realm}/device", public, http.HandlerFunc(a.devicePage))
-	page(http.MethodGet, pathVerifyEmail, a.verifyEmailPage)
-	page(http.MethodGet, pathForgotPassword, a.forgotPasswordPage)
-	page(http.MethodPost, pathForgotPassword, a.forgotPassword)
-	page(http.MethodGet, pathResetPassword, a.resetPasswordPage)
-	page(http.MethodPost, pathResetPassword, a.resetPasswordForm)
-	page(http.MethodPost, pathResendVerification, a.resendVerification)
+	rec := a.recovery
+	page(http.MethodGet, recovery.PathVerifyEmail, rec.VerifyEmailPage)
+	page(http.MethodGet, recovery.PathForgotPassword, rec.ForgotPasswordPage)
+	page(http.MethodPost, recovery.PathForgotPassword, rec.ForgotPassword)
+	page(http.MethodGet, recovery.PathResetPassword, rec.ResetPasswordPage)
+	page(http.MethodPost, recovery.PathResetPassword, rec.ResetPasswordForm)
+	page(http.MethodPost, recovery.PathResendVerification, rec.ResendVerification)
 	page(http.MethodGet, pathChangePassword, a.changePasswordPage)
 	page(http.MethodPost, pathChangePassword, a.changePassword)
 	page(http.MethodGet, pathRegister, a.registerPage)
@@ -390,19 +392,20 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, group1+"/role-mappings", authz.GroupsWrite, ro.MapRoles(roles.GroupHolder, roles.AllScope))
 	admin(http.MethodDelete, group1+"/role-mappings", authz.GroupsWrite, ro.UnmapRoles(roles.GroupHolder, roles.AllScope))
 
-	// Client scopes and their protocol mappers.
-	const scopes, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
-	admin(http.MethodGet, scopes, authz.ScopesRead, a.listClientScopes)
-	admin(http.MethodPost, scopes, authz.ScopesWrite, a.createClientScope)
-	admin(http.MethodGet, scope1, authz.ScopesRead, a.getClientScope)
-	admin(http.MethodPut, scope1, authz.ScopesWrite, a.putClientScope)
-	admin(http.MethodDelete, scope1, authz.ScopesWrite, a.deleteClientScope)
-	admin(http.MethodGet, scope1+"/protocol-mappers", authz.ScopesRead, a.listMappers)
-	admin(http.MethodPost, scope1+"/protocol-mappers", authz.ScopesWrite, a.createMapper)
-	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, a.getMapper)
-	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.putMapper)
-	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, a.deleteMapper)
-	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, listMapperTypes(a.realm))
+	// Client scopes and their protocol mappers (the module app/scopes).
+	sco := a.scopes
+	const scopesPath, scope1 = "/admin/realms/{realm}/client-scopes", "/admin/realms/{realm}/client-scopes/{scopeId}"
+	admin(http.MethodGet, scopesPath, authz.ScopesRead, sco.ListClientScopes)
+	admin(http.MethodPost, scopesPath, authz.ScopesWrite, sco.CreateClientScope)
+	admin(http.MethodGet, scope1, authz.ScopesRead, sco.GetClientScope)
+	admin(http.MethodPut, scope1, authz.ScopesWrite, sco.PutClientScope)
+	admin(http.MethodDelete, scope1, authz.ScopesWrite, sco.DeleteClientScope)
+	admin(http.MethodGet, scope1+"/protocol-mappers", authz.ScopesRead, sco.ListMappers)
+	admin(http.MethodPost, scope1+"/protocol-mappers", authz.ScopesWrite, sco.CreateMapper)
+	admin(http.MethodGet, scope1+"/protocol-mappers/{mapperId}", authz.ScopesRead, sco.GetMapper)
+	admin(http.MethodPut, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, sco.PutMapper)
+	admin(http.MethodDelete, scope1+"/protocol-mappers/{mapperId}", authz.ScopesWrite, sco.DeleteMapper)
+	admin(http.MethodGet, "/admin/realms/{realm}/protocol-mapper-types", authz.ScopesRead, sco.ListMapperTypes)
 
 	// Events (the module app/events).
 	ev := a.events

@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
 )
@@ -65,7 +66,7 @@ func ensureSystemRealm(ctx context.Context, st *store.Store, now time.Time, base
 		if err := keys.Write(ctx, tx); err != nil {
 			return err
 		}
-		if err := seedDefaultScopes(ctx, tx, &realm); err != nil {
+		if err := scopes.Seed(ctx, tx, &realm); err != nil {
 			return err
 		}
 		if err := seedAccount(ctx, tx, &realm); err != nil {

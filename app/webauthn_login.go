@@ -165,7 +165,7 @@ func (a *App) webauthnBrowserSignIn(w http.ResponseWriter, r *http.Request, real
 	}
 	user := as.User
 	if identity.EmailVerificationRequired(realm, user) {
-		return a.refuseUnverified(w, r, realm, client, ar, user, user.Username)
+		return a.recovery.RefuseUnverified(w, r, realm, client, ar, user, user.Username)
 	}
 	if identity.PasswordChangeRequired(realm, user, a.now()) {
 		return a.startPendingLogin(w, r, realm, ar, user, store.ActionUpdatePassword,

@@ -1,7 +1,11 @@
-package app
+// Package scopes is the admin API of a realm's client scopes and their
+// protocol mappers: the scopes, the mapper types and the checks of their
+// configs, and the scopes every new realm starts with. The claims the
+// mappers put in tokens are built by the token issuer, which reads the
+// types and their specs from here.
+package scopes
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -18,6 +23,23 @@ import (
 	"github.com/idenplane/idenplane/store"
 )
 
+// Deps is what the client scopes area uses.
+type Deps struct {
+	Store *store.Store
+	Now   func() time.Time
+	// Realm is the realm the request's path names, or the not-found error.
+	Realm func(r *http.Request) (*store.Realm, error)
+	// BaseURL is the server's external address, for the Location of a new
+	// scope or mapper.
+	BaseURL string
+}
+
+// Service is the client scopes area: the admin API's handlers.
+type Service struct{ deps Deps }
+
+// New builds the client scopes area.
+func New(d Deps) *Service { return &Service{deps: d} }
+
 const (
 	maxScopeName       = 255
 	maxScopeDesc       = 255
@@ -26,9 +48,9 @@ const (
 	maxMappersPerScope = 100
 )
 
-// mapperRep is a protocol mapper as the admin API shows it and the realm
+// MapperRep is a protocol mapper as the admin API shows it and the realm
 // export writes it; only the export sets createdTimestamp.
-type mapperRep struct {
+type MapperRep struct {
 	ID               string            `json:"id"`
 	Name             string            `json:"name"`
 	MapperType       string            `json:"mapperType"`
@@ -37,35 +59,38 @@ type mapperRep struct {
 	CreatedTimestamp *int64            `json:"createdTimestamp,omitempty"` // export only
 }
 
-// scopeRep is a client scope, with its mappers, as the admin API shows it
+// ScopeRep is a client scope, with its mappers, as the admin API shows it
 // and the realm export writes it; only the export sets createdTimestamp
-// (see exportScope).
-type scopeRep struct {
+// (the realm export's exportScope in app).
+type ScopeRep struct {
 	ID               string      `json:"id"`
 	Name             string      `json:"name"`
 	Description      string      `json:"description"`
 	Protocol         string      `json:"protocol"`
 	CreatedTimestamp *int64      `json:"createdTimestamp,omitempty"` // export only
-	ProtocolMappers  []mapperRep `json:"protocolMappers"`
+	ProtocolMappers  []MapperRep `json:"protocolMappers"`
 }
 
-func toMapperRep(m *store.ProtocolMapper) mapperRep {
-	return mapperRep{ID: m.ID, Name: m.Name, MapperType: m.MapperType, Protocol: m.Protocol, Config: m.Config}
+func toMapperRep(m *store.ProtocolMapper) MapperRep {
+	return MapperRep{ID: m.ID, Name: m.Name, MapperType: m.MapperType, Protocol: m.Protocol, Config: m.Config}
 }
 
-func toScopeRep(c *store.ClientScope) scopeRep {
-	return scopeRep{ID: c.ID, Name: c.Name, Description: c.Description, Protocol: c.Protocol,
+// ToScopeRep is a client scope as the admin API shows it.
+func ToScopeRep(c *store.ClientScope) ScopeRep {
+	return ScopeRep{ID: c.ID, Name: c.Name, Description: c.Description, Protocol: c.Protocol,
 		ProtocolMappers: httpx.Reps(c.Mappers, toMapperRep)}
 }
 
-type mapperCreate struct {
+// MapperCreate is the body of a mapper's POST, and a mapper of a scope's.
+type MapperCreate struct {
 	Name       *string        `json:"name"`
 	MapperType *string        `json:"mapperType"`
 	Protocol   *string        `json:"protocol"`
 	Config     map[string]any `json:"config"` // any, so a non-string value is named by its key
 }
 
-type scopeCreate struct {
+// ScopeCreate is the body of a client scope's POST.
+type ScopeCreate struct {
 	Name        *string `json:"name"`
 	Description *string `json:"description"`
 	Protocol    *string `json:"protocol"`
@@ -98,14 +123,14 @@ func validateScopeName(name string) error {
 	if name == "" || len(name) > maxScopeName {
 		return apperr.Field("name", "must be 1 to %d characters", maxScopeName)
 	}
-	if !isScopeName(name) {
+	if !IsScopeName(name) {
 		return apperr.Field("name", "must be an OAuth scope token: printable ASCII without spaces, '\"', '\\', '<', '>', '&' or \"'\"")
 	}
 	return nil
 }
 
-// isScopeName says whether name is a scope token this server stores.
-func isScopeName(name string) bool {
+// IsScopeName says whether name is a scope token this server stores.
+func IsScopeName(name string) bool {
 	for _, c := range []byte(name) {
 		if c < 0x21 || c > 0x7e || strings.IndexByte(`"\<>&'`, c) >= 0 {
 			return false
@@ -114,12 +139,13 @@ func isScopeName(name string) bool {
 	return name != "" && len(name) <= maxScopeName
 }
 
-func validateScope(c *store.ClientScope) error {
+// ValidateScope checks a client scope about to be stored.
+func ValidateScope(c *store.ClientScope) error {
 	if err := validateScopeName(c.Name); err != nil {
 		return err
 	}
-	if c.Protocol != protocolOIDC && c.Protocol != protocolSAML {
-		return apperr.Field("protocol", "must be %s or %s", protocolOIDC, protocolSAML)
+	if c.Protocol != ProtocolOIDC && c.Protocol != ProtocolSAML {
+		return apperr.Field("protocol", "must be %s or %s", ProtocolOIDC, ProtocolSAML)
 	}
 	return validate.Text("description", c.Description, maxScopeDesc)
 }
@@ -141,32 +167,32 @@ func mapperConfig(prefix string, raw map[string]any) (map[string]string, error) 
 	return cfg, nil
 }
 
-// validateMapper checks a mapper about to be stored into a scope of
+// ValidateMapper checks a mapper about to be stored into a scope of
 // scopeProtocol; field names are given under prefix.
-func validateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error {
+func ValidateMapper(prefix, scopeProtocol string, m *store.ProtocolMapper) error {
 	if err := validate.Identifier(prefix+"name", m.Name, maxMapperName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(m.Name) == "" {
 		return apperr.Field(prefix+"name", "must not be blank")
 	}
-	spec, ok := mapperSpecFor(m.MapperType)
+	spec, ok := specFor(m.MapperType)
 	if !ok {
 		return apperr.Field(prefix+"mapperType", "must be one of %s", strings.Join(mapperTypes, ", "))
 	}
 	// Every supported type is an OpenID Connect one.
-	if m.Protocol != protocolOIDC {
-		return apperr.Field(prefix+"protocol", "must be %s: the supported mapper types are OpenID Connect ones", protocolOIDC)
+	if m.Protocol != ProtocolOIDC {
+		return apperr.Field(prefix+"protocol", "must be %s: the supported mapper types are OpenID Connect ones", ProtocolOIDC)
 	}
-	if scopeProtocol != protocolOIDC {
+	if scopeProtocol != ProtocolOIDC {
 		return apperr.Field(prefix+"protocol", "the client scope's protocol is %s; OpenID Connect mappers need an %s scope",
-			scopeProtocol, protocolOIDC)
+			scopeProtocol, ProtocolOIDC)
 	}
 	return validateMapperConfig(prefix, m.MapperType, spec, m.Config)
 }
 
 // newMapper builds a mapper of a scope from a create body.
-func (a *App) newMapper(prefix string, scope *store.ClientScope, body *mapperCreate) (*store.ProtocolMapper, error) {
+func (s *Service) newMapper(prefix string, scope *store.ClientScope, body *MapperCreate) (*store.ProtocolMapper, error) {
 	if body.Name == nil {
 		return nil, apperr.Field(prefix+"name", "is required")
 	}
@@ -178,12 +204,18 @@ func (a *App) newMapper(prefix string, scope *store.ClientScope, body *mapperCre
 		return nil, err
 	}
 	m := &store.ProtocolMapper{ID: uuid.NewString(), ScopeID: scope.ID, Name: *body.Name, MapperType: *body.MapperType,
-		Protocol: protocolOIDC, Config: cfg, CreatedAt: a.now().UnixMilli()}
+		Protocol: ProtocolOIDC, Config: cfg, CreatedAt: s.deps.Now().UnixMilli()}
 	set(&m.Protocol, body.Protocol)
-	if err := validateMapper(prefix, scope.Protocol, m); err != nil {
+	if err := ValidateMapper(prefix, scope.Protocol, m); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
 }
 
 // scopeConflict names the field of a uniqueness clash: a scope's name in
@@ -197,23 +229,24 @@ func scopeConflict(err error, field, what string) error {
 	return err
 }
 
-func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// CreateClientScope creates a client scope with the mappers its body gives.
+func (s *Service) CreateClientScope(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	var body scopeCreate
+	var body ScopeCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	if body.Name == nil {
 		return apperr.Field("name", "is required")
 	}
-	scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: *body.Name, Protocol: protocolOIDC,
-		CreatedAt: a.now().UnixMilli(), Mappers: []*store.ProtocolMapper{}}
+	scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: *body.Name, Protocol: ProtocolOIDC,
+		CreatedAt: s.deps.Now().UnixMilli(), Mappers: []*store.ProtocolMapper{}}
 	set(&scope.Description, body.Description)
 	set(&scope.Protocol, body.Protocol)
-	if err := validateScope(scope); err != nil {
+	if err := ValidateScope(scope); err != nil {
 		return err
 	}
 	if len(body.ProtocolMappers) > maxMappersPerScope {
@@ -221,11 +254,11 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 	}
 	for i, raw := range body.ProtocolMappers {
 		prefix := fmt.Sprintf("protocolMappers[%d].", i)
-		var mc mapperCreate
+		var mc MapperCreate
 		if err := decodeNested(raw, prefix, &mc); err != nil {
 			return err
 		}
-		m, err := a.newMapper(prefix, scope, &mc)
+		m, err := s.newMapper(prefix, scope, &mc)
 		if err != nil {
 			return err
 		}
@@ -236,140 +269,160 @@ func (a *App) createClientScope(w http.ResponseWriter, r *http.Request) error {
 		scope.Mappers = append(scope.Mappers, m)
 	}
 	// Mapper names were checked above, so a name clash here is the scope's.
-	if err := a.store.CreateClientScope(r.Context(), scope); err != nil {
+	if err := s.deps.Store.CreateClientScope(r.Context(), scope); err != nil {
 		return scopeConflict(err, "name", "a client scope")
 	}
 	slices.SortStableFunc(scope.Mappers, func(x, y *store.ProtocolMapper) int { return strings.Compare(x.Name, y.Name) })
-	return httpx.Created(w, a.childURL(r, scope.ID), toScopeRep(scope))
+	return httpx.Created(w, s.childURL(r, scope.ID), ToScopeRep(scope))
 }
 
-func (a *App) listClientScopes(w http.ResponseWriter, r *http.Request) error {
-	realm, err := a.realm(r)
+// ListClientScopes lists the realm's client scopes.
+func (s *Service) ListClientScopes(w http.ResponseWriter, r *http.Request) error {
+	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
 	}
-	scopes, err := a.store.ListClientScopes(r.Context(), realm.ID)
+	scopes, err := s.deps.Store.ListClientScopes(r.Context(), realm.ID)
 	if err != nil {
 		return err
 	}
-	return httpx.List(w, scopes, toScopeRep)
+	return httpx.List(w, scopes, ToScopeRep)
+}
+
+// childURL is the URL of a resource just created under the request's
+// collection path: the Location of a 201.
+func (s *Service) childURL(r *http.Request, id string) string {
+	return s.deps.BaseURL + r.URL.Path + "/" + id
 }
 
 // clientScope loads the realm and the scope named by {scopeId}.
-func (a *App) clientScope(r *http.Request) (*store.Realm, *store.ClientScope, error) {
-	return realmChild(a, r, "scopeId", "client scope", a.store.GetClientScope)
+func (s *Service) clientScope(r *http.Request) (*store.Realm, *store.ClientScope, error) {
+	realm, err := s.deps.Realm(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	scope, err := httpx.ChildOf(r, realm.ID, "scopeId", "client scope", s.deps.Store.GetClientScope)
+	return realm, scope, err
 }
 
-func (a *App) getClientScope(w http.ResponseWriter, r *http.Request) error {
-	_, scope, err := a.clientScope(r)
+// GetClientScope answers with one client scope.
+func (s *Service) GetClientScope(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := s.clientScope(r)
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, toScopeRep(scope))
+	return httpx.OK(w, ToScopeRep(scope))
 }
 
-// scopeUpdate is the body of a client scope's PUT: the fields it may
+// ScopeUpdate is the body of a client scope's PUT: the fields it may
 // change.
-type scopeUpdate struct {
+type ScopeUpdate struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 }
 
-func (a *App) putClientScope(w http.ResponseWriter, r *http.Request) error {
-	_, scope, err := a.clientScope(r)
+// PutClientScope replaces a client scope's name and description.
+func (s *Service) PutClientScope(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := s.clientScope(r)
 	if err != nil {
 		return err
 	}
 	// name has no default: null keeps it, as for a username.
-	u, err := httpx.ReadUpdate[scopeUpdate](r, toScopeRep(scope), map[string]any{"name": scope.Name, "description": ""})
+	u, err := httpx.ReadUpdate[ScopeUpdate](r, ToScopeRep(scope), map[string]any{"name": scope.Name, "description": ""})
 	if err != nil {
 		return err
 	}
 	scope.Name, scope.Description = u.Name, u.Description
-	if err := validateScope(scope); err != nil {
+	if err := ValidateScope(scope); err != nil {
 		return err
 	}
-	if err := a.store.UpdateClientScope(r.Context(), scope); err != nil {
+	if err := s.deps.Store.UpdateClientScope(r.Context(), scope); err != nil {
 		return scopeConflict(err, "name", "a client scope")
 	}
-	return httpx.OK(w, toScopeRep(scope))
+	return httpx.OK(w, ToScopeRep(scope))
 }
 
-func (a *App) deleteClientScope(w http.ResponseWriter, r *http.Request) error {
-	realm, scope, err := a.clientScope(r)
+// DeleteClientScope deletes a client scope.
+func (s *Service) DeleteClientScope(w http.ResponseWriter, r *http.Request) error {
+	realm, scope, err := s.clientScope(r)
 	if err != nil {
 		return err
 	}
 	// Mappers and client links go with it (ON DELETE CASCADE).
-	if err := a.store.DeleteClientScope(r.Context(), realm.ID, scope.ID); err != nil {
+	if err := s.deps.Store.DeleteClientScope(r.Context(), realm.ID, scope.ID); err != nil {
 		return err
 	}
 	return httpx.NoContent(w)
 }
 
-func (a *App) listMappers(w http.ResponseWriter, r *http.Request) error {
-	_, scope, err := a.clientScope(r)
+// ListMappers lists a client scope's mappers.
+func (s *Service) ListMappers(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := s.clientScope(r)
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, toScopeRep(scope).ProtocolMappers)
+	return httpx.OK(w, ToScopeRep(scope).ProtocolMappers)
 }
 
-func (a *App) createMapper(w http.ResponseWriter, r *http.Request) error {
-	_, scope, err := a.clientScope(r)
+// CreateMapper adds a mapper to a client scope.
+func (s *Service) CreateMapper(w http.ResponseWriter, r *http.Request) error {
+	_, scope, err := s.clientScope(r)
 	if err != nil {
 		return err
 	}
-	var body mapperCreate
+	var body MapperCreate
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	m, err := a.newMapper("", scope, &body)
+	m, err := s.newMapper("", scope, &body)
 	if err != nil {
 		return err
 	}
 	if len(scope.Mappers) >= maxMappersPerScope {
 		return apperr.Invalid("a client scope has at most %d mappers", maxMappersPerScope)
 	}
-	if err := a.store.CreateMapper(r.Context(), m); err != nil {
+	if err := s.deps.Store.CreateMapper(r.Context(), m); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return apperr.NotFound("client scope " + scope.ID) // deleted meanwhile
 		}
 		return scopeConflict(err, "name", "a mapper of this client scope")
 	}
-	return httpx.Created(w, a.childURL(r, m.ID), toMapperRep(m))
+	return httpx.Created(w, s.childURL(r, m.ID), toMapperRep(m))
 }
 
 // mapper loads the scope and the mapper named in the path.
-func (a *App) mapper(r *http.Request) (*store.ClientScope, *store.ProtocolMapper, error) {
-	_, scope, err := a.clientScope(r)
+func (s *Service) mapper(r *http.Request) (*store.ClientScope, *store.ProtocolMapper, error) {
+	_, scope, err := s.clientScope(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := pathChild(r, "mapperId", "protocol mapper", scope.ID, a.store.GetMapper)
+	m, err := httpx.ChildOf(r, scope.ID, "mapperId", "protocol mapper", s.deps.Store.GetMapper)
 	return scope, m, err
 }
 
-func (a *App) getMapper(w http.ResponseWriter, r *http.Request) error {
-	_, m, err := a.mapper(r)
+// GetMapper answers with one mapper of a client scope.
+func (s *Service) GetMapper(w http.ResponseWriter, r *http.Request) error {
+	_, m, err := s.mapper(r)
 	if err != nil {
 		return err
 	}
 	return httpx.OK(w, toMapperRep(m))
 }
 
-type mapperUpdate struct {
+// MapperUpdate is the body of a mapper's PUT: the fields it may change.
+type MapperUpdate struct {
 	Name   string         `json:"name"`
 	Config map[string]any `json:"config"`
 }
 
-func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
-	scope, m, err := a.mapper(r)
+// PutMapper replaces a mapper's name and config.
+func (s *Service) PutMapper(w http.ResponseWriter, r *http.Request) error {
+	scope, m, err := s.mapper(r)
 	if err != nil {
 		return err
 	}
 	current := map[string]any{"name": m.Name, "config": m.Config}
-	u, err := httpx.ReadUpdate[mapperUpdate](r, current, map[string]any{"name": m.Name, "config": map[string]any{}})
+	u, err := httpx.ReadUpdate[MapperUpdate](r, current, map[string]any{"name": m.Name, "config": map[string]any{}})
 	if err != nil {
 		return err
 	}
@@ -378,40 +431,23 @@ func (a *App) putMapper(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m.Name, m.Config = u.Name, cfg
-	if err := validateMapper("", scope.Protocol, m); err != nil {
+	if err := ValidateMapper("", scope.Protocol, m); err != nil {
 		return err
 	}
-	if err := a.store.UpdateMapper(r.Context(), m); err != nil {
+	if err := s.deps.Store.UpdateMapper(r.Context(), m); err != nil {
 		return scopeConflict(err, "name", "a mapper of this client scope")
 	}
 	return httpx.OK(w, toMapperRep(m))
 }
 
-func (a *App) deleteMapper(w http.ResponseWriter, r *http.Request) error {
-	scope, m, err := a.mapper(r)
+// DeleteMapper deletes a mapper of a client scope.
+func (s *Service) DeleteMapper(w http.ResponseWriter, r *http.Request) error {
+	scope, m, err := s.mapper(r)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteMapper(r.Context(), scope.ID, m.ID); err != nil {
+	if err := s.deps.Store.DeleteMapper(r.Context(), scope.ID, m.ID); err != nil {
 		return err
 	}
 	return httpx.NoContent(w)
-}
-
-// seedDefaultScopes gives a new realm Keycloak's default client scopes and
-// their standard mappers, inside the transaction that creates the realm.
-func seedDefaultScopes(ctx context.Context, tx *store.Store, realm *store.Realm) error {
-	now := realm.CreatedAt
-	for _, t := range defaultClientScopes() {
-		scope := &store.ClientScope{ID: uuid.NewString(), RealmID: realm.ID, Name: t.name, Description: t.description,
-			Protocol: protocolOIDC, CreatedAt: now}
-		for _, mt := range t.mappers {
-			scope.Mappers = append(scope.Mappers, &store.ProtocolMapper{ID: uuid.NewString(), ScopeID: scope.ID,
-				Name: mt.name, MapperType: mt.mapperType, Protocol: protocolOIDC, Config: mt.config, CreatedAt: now})
-		}
-		if err := tx.CreateClientScope(ctx, scope); err != nil {
-			return fmt.Errorf("seed client scope %s: %w", t.name, err)
-		}
-	}
-	return nil
 }
