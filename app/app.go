@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/mux"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
@@ -133,6 +134,7 @@ type App struct {
 	impersonation *impersonation.Service
 	roles         *roles.Service
 	sessions      *sessions.Service
+	account       *account.Service // the user's account: its API and pages
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	assets        *assets.Assets
@@ -238,6 +240,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		UserRep: func(u *store.User) any { return toUserRep(u) }})
 	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.sessions = sessions.New(sessions.Deps{Store: st, Now: a.now, Realm: a.realm, SessionsEnded: a.backchannelLogout})
+	a.account = account.New(accountDeps(a))
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
