@@ -65,7 +65,9 @@ type Deps struct {
 	// QueueVerifyEmail queues the verify-email link's mail to u's address;
 	// ErrMailUnavailable when the realm cannot send mail.
 	QueueVerifyEmail func(r *http.Request, realm *store.Realm, u *store.User) error
-	LoginEvent       func(ctx context.Context, realm *store.Realm, e store.LoginEvent)
+	// LoginEvent records the account's login events: the changes a user
+	// makes, the refusals of a locked user's credentials.
+	LoginEvent func(ctx context.Context, realm *store.Realm, e store.LoginEvent)
 	// ClientIP is the address of the request's client.
 	ClientIP func(r *http.Request) string
 	// WriteError answers an API caller's error in JSON.
