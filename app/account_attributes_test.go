@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/app/account"
 )
 
 // accountAttributesEnv is the account environment with a schema: department
@@ -129,7 +131,7 @@ func TestCustomAttributeRemovedFromSchema(t *testing.T) {
 	looks := func() look {
 		t.Helper()
 		tok := e.token("alice", codeflowPassword)
-		var acct accountRep
+		var acct account.AccountRep
 		r := e.api(http.MethodGet, "", tok.AccessToken, nil)
 		mustStatus(t, r, http.StatusOK)
 		r.decode(t, &acct)

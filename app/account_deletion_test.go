@@ -74,7 +74,7 @@ func TestAccountAPIDeletion(t *testing.T) {
 	}
 	// A cancelled deletion never happens.
 	e.clock.advance(8 * 24 * time.Hour)
-	e.app.deleteDueAccounts(t.Context())
+	e.app.account.DeleteDueAccounts(t.Context())
 	mustStatus(t, e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID, nil), http.StatusOK)
 }
 
@@ -96,14 +96,14 @@ func TestAccountDeletionJob(t *testing.T) {
 		return e.admin(http.MethodGet, "/admin/realms/acme/users/"+id, nil).Status
 	}
 	e.clock.advance(7*24*time.Hour - time.Hour - time.Millisecond)
-	e.app.deleteDueAccounts(t.Context())
+	e.app.account.DeleteDueAccounts(t.Context())
 	for _, id := range []string{e.aliceID, bob, carol} {
 		if s := userStatus(id); s != http.StatusOK {
 			t.Fatalf("user %s deleted before the window ended: %d", id, s)
 		}
 	}
 	e.clock.advance(time.Millisecond)
-	e.app.deleteDueAccounts(t.Context())
+	e.app.account.DeleteDueAccounts(t.Context())
 	for id, want := range map[string]int{e.aliceID: http.StatusNotFound, bob: http.StatusNotFound, carol: http.StatusOK} {
 		if s := userStatus(id); s != want {
 			t.Fatalf("user %s: %d, want %d", id, s, want)
@@ -122,12 +122,12 @@ func TestAccountDeletionJob(t *testing.T) {
 		t.Fatalf("DELETE_ACCOUNT event %+v", d)
 	}
 	e.clock.advance(time.Hour)
-	e.app.deleteDueAccounts(t.Context())
+	e.app.account.DeleteDueAccounts(t.Context())
 	if s := userStatus(carol); s != http.StatusNotFound {
 		t.Fatalf("carol after her window: %d", s)
 	}
 	// A second run finds nothing to do.
-	e.app.deleteDueAccounts(t.Context())
+	e.app.account.DeleteDueAccounts(t.Context())
 }
 
 // mapsEqual compares decoded JSON objects.

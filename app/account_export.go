@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/groups"
 	"github.com/idenplane/idenplane/app/httpx"
@@ -15,31 +16,33 @@ import (
 // The data export: everything the server keeps about the user, as one
 // JSON document, for a Bearer caller and a browser alike. Secrets stay
 // out of it: no password hash, no token or its hash, no mail body (mail
-// carries single-use links).
+// carries single-use links). It is served here, beside app/account: the
+// document holds the representations of app/sessions, app/events and
+// app/groups, and a module imports no other.
 
 // accountExportFormat versions the document's shape.
 const accountExportFormat = "idenplane-account-export/1"
 
 type accountExportRep struct {
-	Format      string                     `json:"format"`
-	ExportedAt  int64                      `json:"exportedAt"` // Unix milliseconds, as are the other times
-	Realm       string                     `json:"realm"`
-	Profile     accountRep                 `json:"profile"`
-	Status      string                     `json:"status"` // active, pending or rejected (registration moderation)
-	Enabled     bool                       `json:"enabled"`
-	Credentials []accountCredential        `json:"credentials"`
-	Groups      []accountExportGroup       `json:"groups"`
-	RoleMapping accountExportRoles         `json:"roleMappings"`
-	Sessions    []sessions.SessionRep      `json:"sessions"`
-	Consents    []sessions.ConsentRep      `json:"consents"`
-	ConsentLog  []sessions.ConsentEventRep `json:"consentHistory"`
-	Events      []events.LoginEventRep     `json:"events"`
-	Links       []accountExportLink        `json:"emailLinks"`
-	Emails      []accountExportEmail       `json:"emails"`
-	Terms       []accountExportTerms       `json:"termsAccepted"`
-	Deletion    accountDeletionRep         `json:"deletion"`
-	Actions     accountExportActions       `json:"requiredActions"`
-	Omitted     []string                   `json:"omitted"`
+	Format      string                      `json:"format"`
+	ExportedAt  int64                       `json:"exportedAt"` // Unix milliseconds, as are the other times
+	Realm       string                      `json:"realm"`
+	Profile     account.AccountRep          `json:"profile"`
+	Status      string                      `json:"status"` // active, pending or rejected (registration moderation)
+	Enabled     bool                        `json:"enabled"`
+	Credentials []account.AccountCredential `json:"credentials"`
+	Groups      []accountExportGroup        `json:"groups"`
+	RoleMapping accountExportRoles          `json:"roleMappings"`
+	Sessions    []sessions.SessionRep       `json:"sessions"`
+	Consents    []sessions.ConsentRep       `json:"consents"`
+	ConsentLog  []sessions.ConsentEventRep  `json:"consentHistory"`
+	Events      []events.LoginEventRep      `json:"events"`
+	Links       []accountExportLink         `json:"emailLinks"`
+	Emails      []accountExportEmail        `json:"emails"`
+	Terms       []accountExportTerms        `json:"termsAccepted"`
+	Deletion    account.AccountDeletionRep  `json:"deletion"`
+	Actions     accountExportActions        `json:"requiredActions"`
+	Omitted     []string                    `json:"omitted"`
 }
 
 type accountExportGroup struct {
@@ -95,7 +98,7 @@ var accountExportOmitted = []string{
 
 // accountExport answers GET /account/data-export with the document, as a
 // download.
-func (a *App) accountExport(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+func (a *App) accountExport(w http.ResponseWriter, r *http.Request, c *account.Caller) error {
 	doc, err := a.accountExportDoc(r.Context(), c)
 	if err != nil {
 		return err
@@ -105,56 +108,56 @@ func (a *App) accountExport(w http.ResponseWriter, r *http.Request, c *accountCa
 	return nil
 }
 
-func (a *App) accountExportDoc(ctx context.Context, c *accountCaller) (*accountExportRep, error) {
-	u := c.user
-	rep, err := a.accountRep(ctx, c)
+func (a *App) accountExportDoc(ctx context.Context, c *account.Caller) (*accountExportRep, error) {
+	u := c.User
+	rep, err := a.account.Rep(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	creds, err := a.accountCredentials(ctx, c.realm, u)
+	creds, err := a.account.Credentials(ctx, c.Realm, u)
 	if err != nil {
 		return nil, err
 	}
-	doc := &accountExportRep{Format: accountExportFormat, ExportedAt: a.now().UnixMilli(), Realm: c.realm.Name,
+	doc := &accountExportRep{Format: accountExportFormat, ExportedAt: a.now().UnixMilli(), Realm: c.Realm.Name,
 		Profile: *rep, Enabled: u.Enabled, Credentials: creds, Deletion: rep.Deletion,
 		Actions: accountExportActions{UpdatePassword: u.RequirePasswordReset,
-			VerifyEmail: c.realm.RequireEmailVerification && u.Email != "" && !u.EmailVerified},
+			VerifyEmail: c.Realm.RequireEmailVerification && u.Email != "" && !u.EmailVerified},
 		Omitted: accountExportOmitted}
 	err = a.store.ReadTx(ctx, func(tx *store.Store) error {
 		var err error
-		if doc.Status, err = tx.UserStatus(ctx, c.realm.ID, u.ID); err != nil {
+		if doc.Status, err = tx.UserStatus(ctx, c.Realm.ID, u.ID); err != nil {
 			return err
 		}
-		if doc.Groups, err = accountExportGroups(ctx, tx, c.realm, u); err != nil {
+		if doc.Groups, err = accountExportGroups(ctx, tx, c.Realm, u); err != nil {
 			return err
 		}
 		if doc.RoleMapping, err = accountExportRoleMappings(ctx, tx, u); err != nil {
 			return err
 		}
-		live, err := tx.ListUserSessions(ctx, c.realm.ID, u.ID, a.now().UnixMilli())
+		live, err := tx.ListUserSessions(ctx, c.Realm.ID, u.ID, a.now().UnixMilli())
 		if err != nil {
 			return err
 		}
 		doc.Sessions = httpx.Reps(live, sessions.ToSessionRep)
-		consents, err := tx.ListUserConsents(ctx, c.realm.ID, u.ID)
+		consents, err := tx.ListUserConsents(ctx, c.Realm.ID, u.ID)
 		if err != nil {
 			return err
 		}
 		doc.Consents = httpx.Reps(consents, sessions.ToConsentRep)
-		history, err := tx.ConsentHistory(ctx, c.realm.ID, u.ID, 0, math.MaxInt32)
+		history, err := tx.ConsentHistory(ctx, c.Realm.ID, u.ID, 0, math.MaxInt32)
 		if err != nil {
 			return err
 		}
 		doc.ConsentLog = httpx.Reps(history, sessions.ToConsentEventRep)
 		doc.Events = []events.LoginEventRep{}
-		err = tx.EachLoginEvent(ctx, c.realm.ID, store.LoginEventFilter{UserID: u.ID}, func(e *store.LoginEvent) error {
+		err = tx.EachLoginEvent(ctx, c.Realm.ID, store.LoginEventFilter{UserID: u.ID}, func(e *store.LoginEvent) error {
 			doc.Events = append(doc.Events, events.ToLoginEventRep(e))
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		links, err := tx.UserActionTokens(ctx, c.realm.ID, u.ID)
+		links, err := tx.UserActionTokens(ctx, c.Realm.ID, u.ID)
 		if err != nil {
 			return err
 		}
@@ -162,7 +165,7 @@ func (a *App) accountExportDoc(ctx context.Context, c *accountCaller) (*accountE
 		for i, l := range links {
 			doc.Links[i] = accountExportLink{Kind: l.Kind, Email: l.Email, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, UsedAt: l.UsedAt}
 		}
-		mails, err := tx.EmailsTo(ctx, c.realm.ID, u.Email)
+		mails, err := tx.EmailsTo(ctx, c.Realm.ID, u.Email)
 		if err != nil {
 			return err
 		}
@@ -170,7 +173,7 @@ func (a *App) accountExportDoc(ctx context.Context, c *accountCaller) (*accountE
 		for i, m := range mails {
 			doc.Emails[i] = accountExportEmail{Subject: m.Subject, CreatedAt: m.CreatedAt, SentAt: m.SentAt, FailedAt: m.FailedAt}
 		}
-		terms, err := tx.UserTermsAcceptances(ctx, c.realm.ID, u.ID)
+		terms, err := tx.UserTermsAcceptances(ctx, c.Realm.ID, u.ID)
 		if err != nil {
 			return err
 		}

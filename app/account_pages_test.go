@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/identity"
 )
 
@@ -21,7 +23,7 @@ func TestAccountPagesSignIn(t *testing.T) {
 	}
 	auth := p.location(t)
 	q := auth.Query()
-	if auth.Path != "/realms/acme/protocol/openid-connect/auth" || q.Get("client_id") != accountConsoleClientID ||
+	if auth.Path != "/realms/acme/protocol/openid-connect/auth" || q.Get("client_id") != account.ConsoleClientID ||
 		q.Get("redirect_uri") != e.url+accountTestHome || q.Get("response_type") != "code" ||
 		q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 || len(q.Get("state")) < 32 {
 		t.Fatalf("sent to %s", auth)
@@ -43,7 +45,7 @@ func TestAccountPagesSignIn(t *testing.T) {
 	// Signed in, the page shows at once; without the trailing slash too.
 	mustPage(t, b.get(e.url+accountTestHome), http.StatusOK, "alice")
 	mustPage(t, b.get(e.url+"/realms/acme/account"), http.StatusOK, "alice")
-	if ev := hasEvent(e.loginEvents(e.aliceID), "LOGIN"); ev == nil || ev.ClientID != accountConsoleClientID {
+	if ev := hasEvent(e.loginEvents(e.aliceID), "LOGIN"); ev == nil || ev.ClientID != account.ConsoleClientID {
 		t.Fatalf("LOGIN event %+v", ev)
 	}
 
@@ -69,7 +71,7 @@ func TestAccountPagesSignIn(t *testing.T) {
 
 func TestAccountPagesConsoleClient(t *testing.T) {
 	e := newAccountEnv(t)
-	r := e.admin(http.MethodGet, "/admin/realms/acme/clients/"+accountConsoleClientID, nil)
+	r := e.admin(http.MethodGet, "/admin/realms/acme/clients/"+account.ConsoleClientID, nil)
 	mustStatus(t, r, http.StatusOK)
 	c := r.object(t)
 	if c["clientType"] != identity.ClientPublic || c["requireConsent"] != false || c["enabled"] != true ||
@@ -78,12 +80,12 @@ func TestAccountPagesConsoleClient(t *testing.T) {
 	}
 	// A realm without one (imported, or its admin deleted it) gets it back
 	// when a browser first needs it.
-	mustStatus(t, e.admin(http.MethodDelete, "/admin/realms/acme/clients/"+accountConsoleClientID, nil), http.StatusNoContent)
+	mustStatus(t, e.admin(http.MethodDelete, "/admin/realms/acme/clients/"+account.ConsoleClientID, nil), http.StatusNoContent)
 	p := e.signIn(e.browser())
 	mustPage(t, p, http.StatusOK, "alice")
-	mustStatus(t, e.admin(http.MethodGet, "/admin/realms/acme/clients/"+accountConsoleClientID, nil), http.StatusOK)
+	mustStatus(t, e.admin(http.MethodGet, "/admin/realms/acme/clients/"+account.ConsoleClientID, nil), http.StatusOK)
 	// Disabled by the admin, the pages cannot be signed in to.
-	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme/clients/"+accountConsoleClientID, map[string]any{"enabled": false}), http.StatusOK)
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme/clients/"+account.ConsoleClientID, map[string]any{"enabled": false}), http.StatusOK)
 	mustPage(t, e.browser().get(e.url+accountTestHome), http.StatusForbidden)
 }
 
@@ -256,7 +258,8 @@ func TestAccountPagesDeletion(t *testing.T) {
 
 	p = accountSubmit(b, p, "/delete-account", map[string]string{"currentPassword": codeflowPassword})
 	mustRedirectTo(t, p, http.StatusSeeOther, path+"?done=scheduled")
-	deleteAt := accountDate(e.clock.now().UnixMilli() + accountDeletionGrace.Milliseconds())
+	at := e.clock.now().Add(account.DeletionGrace).UTC()
+	deleteAt := struct{ Text, RFC3339 string }{at.Format("2006-01-02 15:04 UTC"), at.Format(time.RFC3339)}
 	p = b.follow(e.url, p.location(t).String())
 	mustPage(t, p, http.StatusOK, "Your account is scheduled for deletion.", deleteAt.Text, `datetime="`+deleteAt.RFC3339+`"`,
 		`action="/realms/acme/account/cancel-delete-account"`)

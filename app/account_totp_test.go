@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/identity"
 )
 
@@ -45,7 +46,7 @@ func TestAccountTOTPBearer(t *testing.T) {
 
 	r := e.request(http.MethodGet, setup, nil, bearer)
 	mustStatus(t, r, http.StatusOK)
-	var rep totpSetupRep
+	var rep account.TotpSetupRep
 	r.decode(t, &rep)
 	uri, err := url.Parse(rep.OTPAuthURI)
 	if err != nil || rep.Status != "pending" || rep.Secret == "" || uri.Scheme != "otpauth" || uri.Path != "/Acme Corp:alice" ||
@@ -61,7 +62,7 @@ func TestAccountTOTPBearer(t *testing.T) {
 		t.Fatalf("qrPng is no PNG: %v", err)
 	}
 	// Asked again, the same enrolment: an app may already hold the secret.
-	var again totpSetupRep
+	var again account.TotpSetupRep
 	e.request(http.MethodGet, setup, nil, bearer).decode(t, &again)
 	if again.Secret != rep.Secret {
 		t.Fatal("a second GET changed the pending secret")

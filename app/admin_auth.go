@@ -62,7 +62,7 @@ func (a *App) bootstrapAdmin(ctx context.Context) error {
 	}
 	a.adminKeyHash = stored
 
-	sys, err := ensureSystemRealm(ctx, a.store, a.now(), a.cfg.BaseURL, a.makeKey, a.seedAccountConsole)
+	sys, err := ensureSystemRealm(ctx, a.store, a.now(), a.cfg.BaseURL, a.makeKey, a.account.SeedConsole)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
@@ -303,7 +304,7 @@ func TestClientCreateInvalid(t *testing.T) {
 			mustError(t, r, c.status, c.code, c.field)
 		})
 	}
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{account.ConsoleClientID}) {
 		t.Fatalf("rejected creates left clients %v", ids)
 	}
 	// The wildcard refusal says why.
@@ -326,7 +327,7 @@ func TestClientCreateDuplicate(t *testing.T) {
 	// clientIds are case-sensitive, as in Keycloak, and per realm.
 	s.clientsTestCreate("acme", map[string]any{"clientId": "App"})
 	s.clientsTestCreate("other", map[string]any{"clientId": "app"})
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{"App", accountConsoleClientID, "app"}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{"App", account.ConsoleClientID, "app"}) {
 		t.Fatalf("acme clients %v", ids)
 	}
 }
@@ -336,14 +337,14 @@ func TestClientList(t *testing.T) {
 	s.createRealm("acme")
 	s.createRealm("other")
 	// A new realm has one client: the account pages' own.
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{account.ConsoleClientID}) {
 		t.Fatalf("clients of a new realm %v", ids)
 	}
 	for _, id := range []string{"zeta", "alpha", "mid-app"} {
 		s.clientsTestCreate("acme", map[string]any{"clientId": id})
 	}
 	s.clientsTestCreate("other", map[string]any{"clientId": "beta"})
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID, "alpha", "mid-app", "zeta"}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{account.ConsoleClientID, "alpha", "mid-app", "zeta"}) {
 		t.Fatalf("clients %v, want by clientId", ids)
 	}
 	for _, c := range []struct {
@@ -354,7 +355,7 @@ func TestClientList(t *testing.T) {
 		{"?clientId=mid", []string{}},
 		{"?clientId=ZETA", []string{}},
 		{"?clientId=beta", []string{}},
-		{"?clientId=", []string{accountConsoleClientID, "alpha", "mid-app", "zeta"}},
+		{"?clientId=", []string{account.ConsoleClientID, "alpha", "mid-app", "zeta"}},
 	} {
 		if ids := s.clientsTestIDs("acme", c.query); !slices.Equal(ids, c.want) {
 			t.Errorf("list %s: %v, want %v", c.query, ids, c.want)
@@ -640,7 +641,7 @@ func TestClientServiceAccountUsernameTaken(t *testing.T) {
 	if d := r.object(t)["error_description"].(string); !strings.Contains(d, "service-account-clash") {
 		t.Fatalf("description %q does not name the username", d)
 	}
-	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{accountConsoleClientID}) {
+	if ids := s.clientsTestIDs("acme", ""); !slices.Equal(ids, []string{account.ConsoleClientID}) {
 		t.Fatalf("refused create left clients %v", ids)
 	}
 	// Update: refused, the client keeps its grants.

@@ -307,7 +307,7 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 		if err := scopes.Seed(r.Context(), tx, &realm); err != nil {
 			return err
 		}
-		return a.seedAccountConsole(r.Context(), tx, &realm)
+		return a.account.SeedConsole(r.Context(), tx, &realm)
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return apperr.New(http.StatusConflict, apperr.CodeConflict, "realm %s already exists", realm.Name)

@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/openapi"
@@ -42,50 +43,50 @@ func eventQuery(names ...openapi.Param) []openapi.Param {
 // describeAccount describes the account API, the realm's events, sessions
 // and stats.
 func describeAccount(describe func(method, path string, o openapi.Op)) {
-	const account = "/realms/{realm}/account"
+	const base = "/realms/{realm}/account"
 	home := openapi.Op{Summary: "Read one's own account",
-		Description: "The profile, the enrolled factors and the state of a requested deletion.", Response: accountRep{},
+		Description: "The profile, the enrolled factors and the state of a requested deletion.", Response: account.AccountRep{},
 		Example: map[string]any{"id": "3f1c…", "username": "alice", "email": "alice@example.com", "emailVerified": true,
 			"firstName": "Alice", "lastName": "Liddell", "attributes": map[string]string{}, "customAttributes": map[string][]string{},
 			"createdTimestamp": int64(1767225600000), "factors": []string{"password", "otp"},
 			"deletion": map[string]any{"scheduled": false}}}
-	describe(http.MethodGet, account, home)
-	describe(http.MethodGet, account+"/", home)
-	describe(http.MethodPost, account+"/profile", openapi.Op{Summary: "Change one's own profile",
+	describe(http.MethodGet, base, home)
+	describe(http.MethodGet, base+"/", home)
+	describe(http.MethodPost, base+"/profile", openapi.Op{Summary: "Change one's own profile",
 		Description: "A field left out keeps its value; the username cannot change. A new email is unverified until the link mailed to it is followed.",
-		Request:     accountProfileBody{}, Form: accountFormSchema("username", "email", "firstName", "lastName"), Response: accountRep{}})
-	describe(http.MethodPost, account+"/password", openapi.Op{Summary: "Change one's own password",
+		Request:     account.AccountProfileBody{}, Form: accountFormSchema("username", "email", "firstName", "lastName"), Response: account.AccountRep{}})
+	describe(http.MethodPost, base+"/password", openapi.Op{Summary: "Change one's own password",
 		Description: "With the current password; every other session of the user ends.",
-		Request:     accountPasswordBody{}, Form: accountFormSchema("currentPassword", "newPassword", "confirmation"), Status: http.StatusNoContent})
-	describe(http.MethodGet, account+"/data-export", openapi.Op{Summary: "Export everything kept about oneself",
+		Request:     account.AccountPasswordBody{}, Form: accountFormSchema("currentPassword", "newPassword", "confirmation"), Status: http.StatusNoContent})
+	describe(http.MethodGet, base+"/data-export", openapi.Op{Summary: "Export everything kept about oneself",
 		Description: "One JSON document, as a download; secrets and their hashes are left out, and listed under `omitted`.",
 		Response:    accountExportRep{}})
-	describe(http.MethodGet, account+"/delete-account", openapi.Op{Summary: "Read the state of one's account deletion", Response: accountDeletionRep{}})
-	describe(http.MethodPost, account+"/delete-account", openapi.Op{Summary: "Ask for one's account to be deleted",
+	describe(http.MethodGet, base+"/delete-account", openapi.Op{Summary: "Read the state of one's account deletion", Response: account.AccountDeletionRep{}})
+	describe(http.MethodPost, base+"/delete-account", openapi.Op{Summary: "Ask for one's account to be deleted",
 		Description: "Confirmed by the current password; the account is deleted when the grace window of seven days ends, and until then the user can cancel.",
-		Request:     accountDeleteBody{}, Form: accountFormSchema("currentPassword"), Status: http.StatusAccepted, Response: accountDeletionRep{},
+		Request:     account.AccountDeleteBody{}, Form: accountFormSchema("currentPassword"), Status: http.StatusAccepted, Response: account.AccountDeletionRep{},
 		Example: map[string]any{"scheduled": true, "requestedAt": int64(1767225600000), "deleteAt": int64(1767830400000)}})
-	describe(http.MethodPost, account+"/cancel-delete-account", openapi.Op{Summary: "Cancel one's account deletion",
-		Description: "404 when none is scheduled.", Form: accountFormSchema(), RequestOptional: true, Response: accountDeletionRep{}})
-	describe(http.MethodGet, account+"/totp-setup", openapi.Op{Summary: "Begin a TOTP enrolment",
-		Description: "Asks for a recent sign-in. 409 when TOTP is set up already.", Response: totpSetupRep{}})
-	describe(http.MethodPost, account+"/totp-setup", openapi.Op{Summary: "Confirm a TOTP enrolment with its first code",
-		Description: "The answer holds the recovery codes, this once.", Request: accountTOTPInput{}, Form: accountFormSchema("code"),
-		Response: totpEnabledRep{}})
-	describe(http.MethodPost, account+"/totp-disable", openapi.Op{Summary: "Remove one's TOTP authenticator",
-		Description: "Proven by a current code or the password.", Request: accountTOTPInput{}, Form: accountFormSchema("code", "password"),
+	describe(http.MethodPost, base+"/cancel-delete-account", openapi.Op{Summary: "Cancel one's account deletion",
+		Description: "404 when none is scheduled.", Form: accountFormSchema(), RequestOptional: true, Response: account.AccountDeletionRep{}})
+	describe(http.MethodGet, base+"/totp-setup", openapi.Op{Summary: "Begin a TOTP enrolment",
+		Description: "Asks for a recent sign-in. 409 when TOTP is set up already.", Response: account.TotpSetupRep{}})
+	describe(http.MethodPost, base+"/totp-setup", openapi.Op{Summary: "Confirm a TOTP enrolment with its first code",
+		Description: "The answer holds the recovery codes, this once.", Request: account.AccountTOTPInput{}, Form: accountFormSchema("code"),
+		Response: account.TotpEnabledRep{}})
+	describe(http.MethodPost, base+"/totp-disable", openapi.Op{Summary: "Remove one's TOTP authenticator",
+		Description: "Proven by a current code or the password.", Request: account.AccountTOTPInput{}, Form: accountFormSchema("code", "password"),
 		Status: http.StatusNoContent})
 
-	webauthn := account + accountWebAuthnPath
-	describe(http.MethodGet, webauthn, openapi.Op{Summary: "List one's security keys and passkeys", Response: []webauthnCredentialRep{}})
-	describe(http.MethodGet, account+accountWebAuthnAddPath, openapi.Op{Summary: "Sign in again to add a security key (pages)",
+	webauthn := base + account.WebAuthnPath
+	describe(http.MethodGet, webauthn, openapi.Op{Summary: "List one's security keys and passkeys", Response: []account.WebauthnCredentialRep{}})
+	describe(http.MethodGet, base+account.WebAuthnAddPath, openapi.Op{Summary: "Sign in again to add a security key (pages)",
 		Description: "For a browser only: an API caller gets 404.", Status: http.StatusSeeOther})
 	describe(http.MethodDelete, webauthn+"/{credentialId}", openapi.Op{Summary: "Remove a security key or passkey",
 		Description: "Asks for a recent sign-in.", Status: http.StatusNoContent})
 	describe(http.MethodPost, webauthn+"/{credentialId}/delete", openapi.Op{Summary: "Remove a security key or passkey (the page's form)",
 		Form: accountFormSchema(), RequestOptional: true, Status: http.StatusNoContent})
 
-	linked := account + accountLinkedPath
+	linked := base + account.LinkedPath
 	describe(http.MethodGet, linked, openapi.Op{Summary: "List the identity providers one may sign in with, linked or not",
 		Response: []broker.LinkedAccount{}})
 	describe(http.MethodDelete, linked+"/{alias}", openapi.Op{Summary: "Unlink an identity provider",
@@ -96,7 +97,7 @@ func describeAccount(describe func(method, path string, o openapi.Op)) {
 		Description: "For a browser only: it is sent to sign in at the provider. An API caller gets 404.",
 		Form:        accountFormSchema(), RequestOptional: true, Status: http.StatusSeeOther})
 
-	invitation := account + "/organizations/{slug}/invitations/{token}"
+	invitation := base + "/organizations/{slug}/invitations/{token}"
 	describe(http.MethodGet, invitation, openapi.Op{Summary: "Read an invitation to join an organization", Response: orgInvitationRep{}})
 	describe(http.MethodPost, invitation, openapi.Op{Summary: "Accept an invitation to join an organization",
 		Form: accountFormSchema(), RequestOptional: true, Response: orgInvitationRep{}})

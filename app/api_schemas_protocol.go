@@ -5,6 +5,7 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/openapi"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
@@ -228,7 +229,7 @@ func describeProtocol(describe func(method, path string, o openapi.Op)) {
 			"publicKey is the PublicKeyCredentialCreationOptions (WebAuthn Level 3 §5.4).",
 		Request: webauthnRequest{}, Form: webauthnForm, RequestOptional: true, Response: webauthnOptionsRep{}})
 	describe(http.MethodPost, webauthn+"/register/verify", openapi.Op{Summary: "Register a security key or passkey",
-		Request: webauthnRequest{}, Form: webauthnForm, Status: http.StatusCreated, Response: webauthnCredentialRep{}})
+		Request: webauthnRequest{}, Form: webauthnForm, Status: http.StatusCreated, Response: account.WebauthnCredentialRep{}})
 	describe(http.MethodPost, webauthn+"/authenticate/options", openapi.Op{Summary: "Begin an authentication with a key",
 		Description: "With a username, that user's keys; without, any passkey of the realm; with authRequestID, a sign-in's second factor. " +
 			"publicKey is the PublicKeyCredentialRequestOptions.",

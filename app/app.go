@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/mux"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
@@ -137,6 +138,7 @@ type App struct {
 	roles         *roles.Service
 	scopes        *scopes.Service
 	sessions      *sessions.Service
+	account       *account.Service // the user's account: its API and pages
 	console       *console.Service // the admin console (/console)
 	backchannel   backchannelSender
 	assets        *assets.Assets
@@ -249,6 +251,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.roles = roles.New(roles.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.scopes = scopes.New(scopes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL})
 	a.sessions = sessions.New(sessions.Deps{Store: st, Now: a.now, Realm: a.realm, SessionsEnded: a.backchannelLogout})
+	a.account = account.New(accountDeps(a))
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})

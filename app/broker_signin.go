@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
@@ -45,11 +46,11 @@ func (a *App) signInURL(w http.ResponseWriter, r *http.Request, realm *store.Rea
 
 // brokerToken answers the upstream tokens kept for the caller, an
 // application with the user's access token.
-func (a *App) brokerToken(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	if !c.api {
-		return errAccountNoToken
+func (a *App) brokerToken(w http.ResponseWriter, r *http.Request, c *account.Caller) error {
+	if !c.API {
+		return account.ErrNoToken
 	}
-	return a.broker.StoredToken(w, r, c.realm, c.user)
+	return a.broker.StoredToken(w, r, c.Realm, c.User)
 }
 
 // brokerSignIn signs in a user an upstream provider vouched for, for the

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/identity/webauthnrp"
 )
@@ -26,6 +27,8 @@ func retuneIdentity(t testing.TB, a *App, tune func(*identity.Deps)) {
 	a.loginThrottle = d.Throttle
 	a.id = identity.New(d)
 	a.webauthn = webauthnrp.New(webauthnrp.Deps{Store: a.store, Core: a.id, BaseURL: a.cfg.BaseURL, Now: a.now, Log: a.log})
+	// The routes hold the account module: it takes the new core in place.
+	*a.account = *account.New(accountDeps(a))
 }
 
 // fastGuardedAnswers answers refusals from a guarded address at once, or

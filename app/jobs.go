@@ -28,7 +28,7 @@ func (a *App) RunJobs(ctx context.Context) {
 		a.signingKeys.RotateDue(ctx)
 		a.saml.RotateDueKeys(ctx)
 		a.expireSessions(ctx)
-		a.deleteDueAccounts(ctx)
+		a.account.DeleteDueAccounts(ctx)
 		a.sweepNHICredentials(ctx)
 		// Hand back at once what start-up and the sweeps left over: the
 		// runtime would return it over minutes, and an idle server should

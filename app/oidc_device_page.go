@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
@@ -327,7 +328,7 @@ func (a *App) deviceSignInFirst(w http.ResponseWriter, r *http.Request, realm *s
 	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: store.EventLoginError, UserID: user.ID, ClientID: d.PublicClientID,
 		IPAddress: a.clientIP(r), Error: "resolve_required_actions",
 		Details: map[string]string{"username": user.Username, "grant_type": identity.GrantDeviceCode, "reason": reason}})
-	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+accountPath(realm)+"/"
+	f.Error, f.AccountURL = "device.error.signInFirst", a.cfg.BaseURL+account.Path(realm)+"/"
 	return a.pages.Render(w, r, http.StatusForbidden, ui.DeviceVerify(a.pages.Page("device.title"), f))
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/recovery"
@@ -21,7 +22,7 @@ import (
 // account home follows.
 func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Realm) error {
 	if !r.URL.Query().Has("authRequestID") {
-		return a.startAccountSignIn(w, r, realm, accountPath(realm)+"/", "")
+		return a.account.StartSignIn(w, r, realm, account.Path(realm)+"/", "")
 	}
 	ar, client, err := a.pageAuthRequest(r.Context(), realm, r.URL.Query().Get("authRequestID"), false)
 	if err != nil {

@@ -66,27 +66,6 @@ func badPage(key string) *apperr.Error {
 // request is unknown, expired or already answered.
 var errStaleAuthRequest = badPage("error.staleAuthRequest")
 
-// formError is a refused request that a browser is answered with a page
-// of its own: the form again with the message at its field, or the page
-// the browser goes on to. Every other renderer sees err.
-type formError struct {
-	err  error
-	page func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error
-}
-
-func (e *formError) Error() string { return e.err.Error() }
-func (e *formError) Unwrap() error { return e.err }
-
-// withPage is err with the page a browser gets for it, when err refuses
-// the request (a status below 500); a fault of the server stays as it is,
-// for the error page.
-func withPage(err error, page func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error) error {
-	if e := httpx.Classify(err); e.Status < http.StatusInternalServerError {
-		return &formError{err: err, page: page}
-	}
-	return err
-}
-
 // pageMessages is the message a page shows for an error of a code, when
 // the error brings none of its own (Key).
 var pageMessages = map[apperr.Code]string{
@@ -118,14 +97,14 @@ func (a *App) pageFailure(w http.ResponseWriter, r *http.Request, err error) (e 
 }
 
 // renderPageError is the renderer of the hosted pages: a refused form as
-// its page says (formError), anything else as the error page, with the
+// its page says (signin.FormError), anything else as the error page, with the
 // error's status.
 func (a *App) renderPageError(w http.ResponseWriter, r *http.Request, err error) {
-	var fe *formError
+	var fe *signin.FormError
 	if errors.As(err, &fe) {
-		e := httpx.Classify(fe.err)
+		e := httpx.Classify(fe.Unwrap())
 		httpx.SetRetryAfter(w, e)
-		if err = fe.page(w, r, e); err == nil {
+		if err = fe.Page(w, r, e); err == nil {
 			return
 		}
 	}

@@ -29,7 +29,7 @@ func (a *App) passwordGrant(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The flood guard holds: 429 with the wait, as on every credential
 		// endpoint; a login storm (identity.ErrHashBusy): 503 with the wait.
-		a.writeOAuthError(w, r, throttleRefusal(err, "too many failed sign-ins; try again later", ""))
+		a.writeOAuthError(w, r, signin.ThrottleRefusal(err, "too many failed sign-ins; try again later", ""))
 		return
 	}
 	for k, v := range resp.Header {

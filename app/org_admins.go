@@ -46,7 +46,7 @@ var errNotOrgAdmin = apperr.Forbidden("only an owner or admin of this organizati
 func (a *App) requireOrgAdmin(perm authz.Permission, next httpx.HandlerFunc) httpx.HandlerFunc {
 	admin := a.requireAdmin(perm, next)
 	return func(w http.ResponseWriter, r *http.Request) error {
-		token := bearerToken(r)
+		token := httpx.BearerToken(r)
 		if r.Header.Get("X-Admin-API-Key") != "" || token == "" {
 			return admin(w, r)
 		}

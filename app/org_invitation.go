@@ -6,6 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/mail"
@@ -20,6 +21,9 @@ import (
 // orgInvitationDate is how an invitation mail writes its expiry: the
 // same in every language.
 const orgInvitationDate = "2006-01-02 15:04 MST"
+
+// orgInvitationForm names the invitation page's form in its CSRF token.
+const orgInvitationForm = "organization-invitation"
 
 // errNoMailSender refuses an invitation the realm could not mail.
 var errNoMailSender = apperr.Invalid("the realm cannot send mail: set its SMTP server or email provider first")
@@ -62,21 +66,21 @@ type userHandler func(w http.ResponseWriter, r *http.Request, realm *store.Realm
 func (a *App) userEndpoint(h userHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		realm, err := a.accountRealm(r)
+		realm, err := a.account.Realm(r)
 		if err == nil {
-			token := bearerToken(r)
-			var c *accountCaller
+			token := httpx.BearerToken(r)
+			var c *account.Caller
 			switch {
 			case token == "":
-				err = errAccountNoToken
+				err = account.ErrNoToken
 			default:
-				if c, err = a.accountBearer(r, realm, token); err == nil {
-					err = h(w, r, realm, c.user)
+				if c, err = a.account.Bearer(r, realm, token); err == nil {
+					err = h(w, r, realm, c.User)
 				}
 			}
 		}
 		if err != nil {
-			setBearerChallenge(w, realm, err)
+			account.SetBearerChallenge(w, realm, err)
 			a.writeError(w, r, err)
 		}
 	})
@@ -94,37 +98,37 @@ type orgInvitationRep struct {
 // live invitation, with the form that accepts it. A browser that is not
 // signed in was sent to sign in (or register) first by the account routes,
 // and comes back here.
-func (a *App) orgInvitationPage(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+func (a *App) orgInvitationPage(w http.ResponseWriter, r *http.Request, c *account.Caller) error {
 	slug, token := mux.Vars(r)["slug"], mux.Vars(r)["token"]
-	o, inv, err := a.orgs.Invitation(r.Context(), c.realm, slug, token)
+	o, inv, err := a.orgs.Invitation(r.Context(), c.Realm, slug, token)
 	if err != nil {
 		return err
 	}
-	if c.api {
+	if c.API {
 		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: inv.Email, Role: inv.Role})
 	}
-	csrf := a.pages.CSRFToken(w, r, c.realm, accountFormOrgInvitation, c.session.ID)
+	csrf := a.pages.CSRFToken(w, r, c.Realm, orgInvitationForm, c.Session.ID)
 	return a.pages.Render(w, r, http.StatusOK, ui.OrgInvitation(a.pages.Page("org.invitation.title"), ui.OrgInvitationView{
 		Organization: o.Name, Role: inv.Role, CSRFToken: csrf, Action: r.URL.Path}))
 }
 
 // orgInvitationAccept is POST /account/organizations/{slug}/invitations/{token}: the
 // signed-in person joins the organization.
-func (a *App) orgInvitationAccept(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	if !c.api {
-		if err := a.accountForm(r, c, accountFormOrgInvitation); err != nil {
+func (a *App) orgInvitationAccept(w http.ResponseWriter, r *http.Request, c *account.Caller) error {
+	if !c.API {
+		if err := a.account.Form(r, c, orgInvitationForm); err != nil {
 			return err
 		}
 	}
 	slug, token := mux.Vars(r)["slug"], mux.Vars(r)["token"]
-	o, m, err := a.orgs.Accept(r.Context(), c.realm, c.user, slug, token)
+	o, m, err := a.orgs.Accept(r.Context(), c.Realm, c.User, slug, token)
 	if err != nil {
 		return err
 	}
-	if c.api {
-		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: c.user.Email, Role: m.Role})
+	if c.API {
+		return httpx.OK(w, orgInvitationRep{Organization: o.Slug, Name: o.Name, Email: c.User.Email, Role: m.Role})
 	}
 	return a.pages.Render(w, r, http.StatusOK, ui.Info(a.pages.Page("org.invitation.joined.title"), ui.InfoPage{
 		Heading: "org.invitation.joined.title", Message: "org.invitation.joined.message",
-		LinkURL: accountPath(c.realm) + "/", LinkText: "account.back"}))
+		LinkURL: account.Path(c.Realm) + "/", LinkText: "account.back"}))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/descope/virtualwebauthn"
+	"github.com/idenplane/idenplane/app/account"
 )
 
 // Registering or removing a second factor needs an authentication at most
@@ -68,7 +69,7 @@ func TestReauthPages(t *testing.T) {
 		t.Fatalf("old sign-in at the TOTP setup: status %d, want 302 to sign in again; body %s", p.status, p.body)
 	}
 	if to := p.location(t); to.Path != "/realms/acme/protocol/openid-connect/auth" || to.Query().Get("prompt") != "login" ||
-		to.Query().Get("client_id") != accountConsoleClientID {
+		to.Query().Get("client_id") != account.ConsoleClientID {
 		t.Fatalf("sent to %s, want the account console's sign-in with prompt=login", to)
 	}
 	login := b.follow(e.url, p.location(t).String())

@@ -44,7 +44,7 @@ func (a *App) renderRegister(w http.ResponseWriter, r *http.Request, realm *stor
 	if err != nil {
 		return err
 	}
-	f.Fields = append(f.Fields, registration.AttributeFields(schema, values, f.Errors)...)
+	f.Fields = append(f.Fields, signin.AttributeFields(schema, values, f.Errors)...)
 	return a.pages.Render(w, r, status, ui.Register(a.pages.Page("register.title"), f))
 }
 

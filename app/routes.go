@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
 	"github.com/idenplane/idenplane/app/broker"
@@ -101,8 +102,9 @@ func (a *App) routes() *mux.Router {
 		addAs(formatBrowser, method, "/realms/{realm}"+path, public, a.realmPage(h))
 	}
 	// The account: JSON to a Bearer caller, pages to a signed-in browser.
-	account := func(method, path string, h accountHandler) {
-		addAs(formatEither, method, "/realms/{realm}/account"+path, user, a.account(h))
+	acct := a.account
+	accountRoute := func(method, path string, h account.Handler) {
+		addAs(formatEither, method, "/realms/{realm}/account"+path, user, acct.Handle(h))
 	}
 	// The OpenID Connect provider: OAuth errors; CORS per client.
 	provider := a.providerEndpoint()
@@ -207,25 +209,25 @@ func (a *App) routes() *mux.Router {
 	api(http.MethodPost, "/realms/{realm}/registration/resend-verification", a.registration.Resend)
 
 	// The account, as API and pages.
-	account(http.MethodGet, "", a.accountHome)
-	account(http.MethodGet, "/", a.accountHome)
-	account(http.MethodPost, "/profile", a.accountProfile)
-	account(http.MethodPost, "/password", a.accountPassword)
-	account(http.MethodGet, "/data-export", a.accountExport)
-	account(http.MethodGet, "/delete-account", a.accountDeletionStatus)
-	account(http.MethodPost, "/delete-account", a.accountDeleteRequest)
-	account(http.MethodPost, "/cancel-delete-account", a.accountCancelDelete)
-	account(http.MethodGet, "/totp-setup", a.accountTOTPSetup)
-	account(http.MethodPost, "/totp-setup", a.accountTOTPConfirm)
-	account(http.MethodPost, "/totp-disable", a.accountTOTPDisable)
-	account(http.MethodGet, accountWebAuthnPath, a.accountWebAuthnList)
-	account(http.MethodDelete, accountWebAuthnPath+"/{credentialId}", a.accountWebAuthnDelete)
-	account(http.MethodPost, accountWebAuthnPath+"/{credentialId}/delete", a.accountWebAuthnDelete)
-	account(http.MethodGet, accountWebAuthnAddPath, accountPagesOnly(a.accountWebAuthnAdd))
-	account(http.MethodGet, accountLinkedPath, a.accountLinked)
-	account(http.MethodDelete, accountLinkedPath+"/{alias}", a.accountUnlink)
-	account(http.MethodPost, accountLinkedPath+"/{alias}/delete", a.accountUnlink)
-	account(http.MethodPost, accountLinkedPath+"/{alias}/link", accountPagesOnly(a.accountLinkStart))
+	accountRoute(http.MethodGet, "", acct.Home)
+	accountRoute(http.MethodGet, "/", acct.Home)
+	accountRoute(http.MethodPost, "/profile", acct.Profile)
+	accountRoute(http.MethodPost, "/password", acct.Password)
+	accountRoute(http.MethodGet, "/data-export", a.accountExport)
+	accountRoute(http.MethodGet, "/delete-account", acct.DeletionStatus)
+	accountRoute(http.MethodPost, "/delete-account", acct.DeleteRequest)
+	accountRoute(http.MethodPost, "/cancel-delete-account", acct.CancelDelete)
+	accountRoute(http.MethodGet, "/totp-setup", acct.TOTPSetup)
+	accountRoute(http.MethodPost, "/totp-setup", acct.TOTPConfirm)
+	accountRoute(http.MethodPost, "/totp-disable", acct.TOTPDisable)
+	accountRoute(http.MethodGet, account.WebAuthnPath, acct.WebAuthnList)
+	accountRoute(http.MethodDelete, account.WebAuthnPath+"/{credentialId}", acct.WebAuthnDelete)
+	accountRoute(http.MethodPost, account.WebAuthnPath+"/{credentialId}/delete", acct.WebAuthnDelete)
+	accountRoute(http.MethodGet, account.WebAuthnAddPath, account.PagesOnly(acct.WebAuthnAdd))
+	accountRoute(http.MethodGet, account.LinkedPath, acct.Linked)
+	accountRoute(http.MethodDelete, account.LinkedPath+"/{alias}", acct.Unlink)
+	accountRoute(http.MethodPost, account.LinkedPath+"/{alias}/delete", acct.Unlink)
+	accountRoute(http.MethodPost, account.LinkedPath+"/{alias}/link", account.PagesOnly(acct.LinkStart))
 
 	// Admin authentication.
 	api(http.MethodPost, "/admin/auth/login", a.adminLogin)
@@ -444,7 +446,7 @@ func (a *App) routes() *mux.Router {
 	page(http.MethodGet, broker.Paths.Link, br.LinkPage)
 	page(http.MethodGet, broker.Paths.LogoutResponse, br.LogoutResponse)
 	page(http.MethodPost, broker.Paths.Link, br.LinkConfirm)
-	addAs(formatEither, http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account(a.brokerToken))
+	addAs(formatEither, http.MethodGet, "/realms/{realm}"+broker.Paths.Token, user, a.account.Handle(a.brokerToken))
 	admin(http.MethodPost, idps, authz.IdentityProvidersWrite, br.CreateProvider)
 	admin(http.MethodGet, idps, authz.IdentityProvidersRead, br.ListProviders)
 	// A discovery by itself, to fill a form: the server fetches, as a create does.
@@ -579,8 +581,8 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, org1+"/sso-connections/{connectionId}", authz.OrgsRead, og.GetSSOConnection)
 	admin(http.MethodPut, org1+"/sso-connections/{connectionId}", authz.OrgsWrite, og.UpdateSSOConnection)
 	admin(http.MethodDelete, org1+"/sso-connections/{connectionId}", authz.OrgsWrite, og.DeleteSSOConnection)
-	account(http.MethodGet, "/organizations/{slug}/invitations/{token}", a.orgInvitationPage) // orgs.InvitationPath
-	account(http.MethodPost, "/organizations/{slug}/invitations/{token}", a.orgInvitationAccept)
+	accountRoute(http.MethodGet, "/organizations/{slug}/invitations/{token}", a.orgInvitationPage) // orgs.InvitationPath
+	accountRoute(http.MethodPost, "/organizations/{slug}/invitations/{token}", a.orgInvitationAccept)
 
 	// Custom attributes (the module app/attributes): the schema is the
 	// realm's, the values the user's.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
@@ -34,30 +35,26 @@ const (
 )
 
 var (
-	errStepUpNoToken = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeUnauthorized,
-		Message: "send the user's access token: Authorization: Bearer <token>"}
 	errStepUpNoSession = apperr.Invalid("the access token names no SSO session (sid) to step up: use a token from a user's sign-in")
 	errStepUpOffline   = apperr.Invalid("an offline token's session cannot be stepped up: use a token from a user's sign-in")
-	errStepUpEnded     = &apperr.Error{Status: http.StatusUnauthorized, Code: apperr.CodeInvalidToken,
-		Message: "the access token's SSO session has ended: sign in again"}
-	errStepUpNoFactor = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no second factor to step up with: enrol TOTP or a security key first")
-	errStepUpNoTOTP   = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no TOTP authenticator: step up with a security key, or enrol TOTP first")
+	errStepUpNoFactor  = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no second factor to step up with: enrol TOTP or a security key first")
+	errStepUpNoTOTP    = apperr.New(http.StatusConflict, apperr.CodeNoSecondFactor, "the user has no TOTP authenticator: step up with a security key, or enrol TOTP first")
 )
 
 // stepUpEndpoint authenticates the caller of a step-up endpoint and
 // answers in JSON, never cached: a challenge holds a ceremony of its own.
-func (a *App) stepUpEndpoint(h accountHandler) http.Handler {
+func (a *App) stepUpEndpoint(h account.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		realm, err := a.accountRealm(r)
+		realm, err := a.account.Realm(r)
 		if err == nil {
-			var c *accountCaller
+			var c *account.Caller
 			if c, err = a.stepUpCaller(r, realm); err == nil {
 				err = h(w, r, c)
 			}
 		}
 		if err != nil {
-			setBearerChallenge(w, realm, err)
+			account.SetBearerChallenge(w, realm, err)
 			a.writeError(w, r, err)
 		}
 	})
@@ -65,21 +62,21 @@ func (a *App) stepUpEndpoint(h accountHandler) http.Handler {
 
 // stepUpCaller is the user of a Bearer token whose sid is a live SSO
 // session of that user: the session a step-up raises.
-func (a *App) stepUpCaller(r *http.Request, realm *store.Realm) (*accountCaller, error) {
-	token := bearerToken(r)
+func (a *App) stepUpCaller(r *http.Request, realm *store.Realm) (*account.Caller, error) {
+	token := httpx.BearerToken(r)
 	if token == "" {
-		return nil, errStepUpNoToken
+		return nil, account.ErrStepUpNoToken
 	}
-	c, err := a.accountBearer(r, realm, token)
+	c, err := a.account.Bearer(r, realm, token)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case c.sid == "":
+	case c.SID == "":
 		return nil, errStepUpNoSession
-	case c.session == nil:
-		return nil, errStepUpEnded
-	case c.session.Kind != store.SessionSSO:
+	case c.Session == nil:
+		return nil, account.ErrStepUpEnded
+	case c.Session.Kind != store.SessionSSO:
 		return nil, errStepUpOffline
 	}
 	return c, nil
@@ -101,22 +98,22 @@ type stepUpChallengeRep struct {
 	WebAuthn *webauthnOptionsRep `json:"webauthn,omitempty"`
 }
 
-func (a *App) stepUpChallenge(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+func (a *App) stepUpChallenge(w http.ResponseWriter, r *http.Request, c *account.Caller) error {
 	ctx := r.Context()
-	rep := stepUpChallengeRep{stepUpRep: stepUpRepOf(c.session), Methods: []string{}}
-	if cred, err := a.id.UserTOTP(ctx, c.realm, c.user.ID); err != nil {
+	rep := stepUpChallengeRep{stepUpRep: stepUpRepOf(c.Session), Methods: []string{}}
+	if cred, err := a.id.UserTOTP(ctx, c.Realm, c.User.ID); err != nil {
 		return err
 	} else if cred != nil {
 		rep.Methods = append(rep.Methods, stepUpTOTP)
 	}
-	wu, err := a.webauthn.LoginUser(ctx, c.realm, c.user)
+	wu, err := a.webauthn.LoginUser(ctx, c.Realm, c.User)
 	if err != nil {
 		return err
 	}
 	if wu != nil {
 		// The session's password was the first factor: the key's
 		// presence is the second, as at a sign-in's second step.
-		opts, err := a.webauthn.BeginAssertion(ctx, c.realm, wu, true)
+		opts, err := a.webauthn.BeginAssertion(ctx, c.Realm, wu, true)
 		switch {
 		case errors.Is(err, webauthnrp.ErrUnavailable) && len(rep.Methods) > 0:
 			// The keys cannot be used on this base URL; TOTP still can.
@@ -143,7 +140,7 @@ type stepUpVerifyInput struct {
 	Credential json.RawMessage `json:"credential"`
 }
 
-func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
+func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *account.Caller) error {
 	var in stepUpVerifyInput
 	if err := httpx.DecodeJSON(r, &in); err != nil {
 		return err
@@ -175,8 +172,8 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 		if string(in.Credential) == "null" {
 			in.Credential = nil
 		}
-		as, err := a.webauthn.VerifyAssertion(r.Context(), c.realm, webauthnrp.AssertionRequest{CeremonyID: in.CeremonyID,
-			Credential: in.Credential, UserID: c.user.ID, SecondFactor: true, ClientID: c.clientID, IP: a.clientIP(r), StepUp: true})
+		as, err := a.webauthn.VerifyAssertion(r.Context(), c.Realm, webauthnrp.AssertionRequest{CeremonyID: in.CeremonyID,
+			Credential: in.Credential, UserID: c.User.ID, SecondFactor: true, ClientID: c.ClientID, IP: a.clientIP(r), StepUp: true})
 		if err != nil {
 			return webauthnAPIError(w, err)
 		}
@@ -192,9 +189,9 @@ func (a *App) stepUpVerify(w http.ResponseWriter, r *http.Request, c *accountCal
 // stepUpCode checks a TOTP code, or a recovery code (told apart by their
 // form), as the sign-in's TOTP step does, and names the method for the
 // event.
-func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCaller, code string) (string, error) {
+func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *account.Caller, code string) (string, error) {
 	ctx := r.Context()
-	if cred, err := a.id.UserTOTP(ctx, c.realm, c.user.ID); err != nil {
+	if cred, err := a.id.UserTOTP(ctx, c.Realm, c.User.ID); err != nil {
 		return "", err
 	} else if cred == nil {
 		return "", errStepUpNoTOTP
@@ -204,14 +201,14 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 	if recovery {
 		method = "recovery-code"
 	}
-	err := a.id.CheckOneTimeCode(ctx, c.realm, c.user, code, recovery, a.clientIP(r))
-	failure := store.LoginEvent{Type: store.EventLoginError, UserID: c.user.ID, ClientID: c.clientID, SessionID: c.session.ID,
-		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.user.Username, "method": method, "step_up": "true"}}
+	err := a.id.CheckOneTimeCode(ctx, c.Realm, c.User, code, recovery, a.clientIP(r))
+	failure := store.LoginEvent{Type: store.EventLoginError, UserID: c.User.ID, ClientID: c.ClientID, SessionID: c.Session.ID,
+		IPAddress: a.clientIP(r), Details: map[string]string{"username": c.User.Username, "method": method, "step_up": "true"}}
 	var throttled *identity.ThrottledError
 	switch {
 	case errors.As(err, &throttled):
 		failure.Error = "user_temporarily_disabled"
-		a.loginEvent(ctx, c.realm, failure)
+		a.loginEvent(ctx, c.Realm, failure)
 		httpx.RetryAfter(w, throttled.Wait)
 		return "", apperr.New(http.StatusTooManyRequests, apperr.CodeTooManyRequests, "too many failed attempts; try again later")
 	case errors.Is(err, identity.ErrInvalidTOTP): // a lockout too: it answers as a wrong code
@@ -219,7 +216,7 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 		if _, locked := identity.LockedOut(err); locked {
 			failure.Error = "user_temporarily_disabled"
 		}
-		a.loginEvent(ctx, c.realm, failure)
+		a.loginEvent(ctx, c.Realm, failure)
 		return "", apperr.Field("code", "is wrong, expired or already used")
 	case err != nil:
 		return "", err
@@ -229,20 +226,20 @@ func (a *App) stepUpCode(w http.ResponseWriter, r *http.Request, c *accountCalle
 
 // raiseSession records a proved factor in the caller's SSO session and
 // answers its new level.
-func (a *App) raiseSession(w http.ResponseWriter, r *http.Request, c *accountCaller, method string, proved []string) error {
-	sso := c.session
+func (a *App) raiseSession(w http.ResponseWriter, r *http.Request, c *account.Caller, method string, proved []string) error {
+	sso := c.Session
 	now := a.now().UnixMilli()
 	amr := raiseAMR(sso.AMR, proved)
-	expires := ssoExpiry(c.realm, sso, now)
-	err := a.store.ReauthenticateSession(r.Context(), c.realm.ID, sso.ID, now, amr, now, expires)
+	expires := ssoExpiry(c.Realm, sso, now)
+	err := a.store.ReauthenticateSession(r.Context(), c.Realm.ID, sso.ID, now, amr, now, expires)
 	if errors.Is(err, store.ErrNotFound) { // ended since it was read
-		w.Header().Set("WWW-Authenticate", `Bearer realm="`+c.realm.Name+`", error="invalid_token"`)
-		return errStepUpEnded
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+c.Realm.Name+`", error="invalid_token"`)
+		return account.ErrStepUpEnded
 	} else if err != nil {
 		return err
 	}
 	sso.AuthTime, sso.AMR, sso.LastAccessAt, sso.ExpiresAt = now, amr, now, expires
-	a.stepUpEvent(r, c.realm, c.user, c.clientID, sso, method)
+	a.stepUpEvent(r, c.Realm, c.User, c.ClientID, sso, method)
 	httpx.WriteJSON(w, http.StatusOK, stepUpRepOf(sso))
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity/webauthnrp"
@@ -32,9 +32,6 @@ import (
 
 const (
 	pathWebAuthn = "/webauthn"
-	// webauthnRegisterForm names the account page's registration form in
-	// its CSRF token; a sign-in step's forms use the login form's token.
-	webauthnRegisterForm = "webauthn-register"
 	// csrfHeader carries a page's CSRF token on the JSON requests its
 	// script sends.
 	csrfHeader = "X-CSRF-Token"
@@ -70,7 +67,7 @@ func (a *App) webauthnEndpoint(h realmHandler) http.Handler {
 		case isFormPost(r):
 			a.renderPageError(w, r, err)
 		default:
-			setBearerChallenge(w, realm, err)
+			account.SetBearerChallenge(w, realm, err)
 			a.writeError(w, r, err)
 		}
 	})
@@ -99,19 +96,19 @@ func toWebAuthnOptionsRep(o *webauthnrp.Options) *webauthnOptionsRep {
 // sign-in at its enrolment step.
 type webauthnRegistrant struct {
 	user   *store.User
-	caller *accountCaller // nil at a sign-in step
-	step   *totpState     // nil outside a sign-in
+	caller *account.Caller // nil at a sign-in step
+	step   *totpState      // nil outside a sign-in
 }
 
 // webauthnRegistrant authenticates a registration request. A browser's
 // request carries its page's CSRF token, as a form field or header.
 func (a *App) webauthnRegistrant(r *http.Request, realm *store.Realm, authRequestID, csrf string) (*webauthnRegistrant, error) {
-	if token := bearerToken(r); token != "" {
-		c, err := a.accountBearer(r, realm, token)
+	if token := httpx.BearerToken(r); token != "" {
+		c, err := a.account.Bearer(r, realm, token)
 		if err != nil {
 			return nil, err
 		}
-		return &webauthnRegistrant{user: c.user, caller: c}, nil
+		return &webauthnRegistrant{user: c.User, caller: c}, nil
 	}
 	if authRequestID != "" {
 		st, err := a.totpStep(r, realm, authRequestID)
@@ -126,17 +123,17 @@ func (a *App) webauthnRegistrant(r *http.Request, realm *store.Realm, authReques
 		}
 		return &webauthnRegistrant{user: st.user, step: st}, nil
 	}
-	c, err := a.accountBrowser(r, realm)
+	c, err := a.account.Browser(r, realm)
 	if err != nil {
 		return nil, err
 	}
 	if c == nil {
 		return nil, errWebAuthnSignedOut
 	}
-	if err := a.pages.CheckCSRFValue(r, webauthnRegisterForm, c.session.ID, csrf); err != nil {
+	if err := a.pages.CheckCSRFValue(r, account.WebAuthnRegisterForm, c.Session.ID, csrf); err != nil {
 		return nil, err
 	}
-	return &webauthnRegistrant{user: c.user, caller: c}, nil
+	return &webauthnRegistrant{user: c.User, caller: c}, nil
 }
 
 // webauthnRequest is what a ceremony endpoint was sent, as JSON or as a
@@ -215,7 +212,7 @@ func (a *App) webauthnRegisterOptions(w http.ResponseWriter, r *http.Request, re
 		return err
 	}
 	if reg.caller != nil { // the account's, not a sign-in's enrolment step
-		if err := a.recentAuth(reg.caller, ""); err != nil {
+		if err := a.account.RecentAuth(reg.caller, ""); err != nil {
 			return err
 		}
 	}
@@ -226,36 +223,6 @@ func (a *App) webauthnRegisterOptions(w http.ResponseWriter, r *http.Request, re
 	w.Header().Set("Cache-Control", "no-store")
 	httpx.WriteJSON(w, http.StatusOK, toWebAuthnOptionsRep(opts))
 	return nil
-}
-
-// webauthnCredentialRep is a WebAuthn credential as its owner (and an
-// admin) sees it; never the public key or the record.
-type webauthnCredentialRep struct {
-	ID             string   `json:"id"`
-	Type           string   `json:"type"` // webauthn
-	Name           string   `json:"name"`
-	CreatedDate    int64    `json:"createdDate"`            // Unix milliseconds
-	LastUsedDate   int64    `json:"lastUsedDate,omitempty"` // Unix milliseconds; absent when never used
-	SignCount      int64    `json:"signCount"`
-	Transports     []string `json:"transports"`
-	AAGUID         string   `json:"aaguid,omitempty"` // the authenticator model, when it tells
-	BackupEligible bool     `json:"backupEligible"`   // the key may be synced: a synced passkey
-	BackedUp       bool     `json:"backedUp"`
-}
-
-func toWebAuthnCredentialRep(c *store.WebAuthnCredential) webauthnCredentialRep {
-	rep := webauthnCredentialRep{ID: c.ID, Type: credentialTypeWebAuthn, Name: c.Name, CreatedDate: c.CreatedAt,
-		LastUsedDate: c.LastUsedAt, SignCount: c.SignCount, Transports: []string{}}
-	if rec, err := webauthnrp.DecodeRecord(c); err == nil {
-		for _, t := range rec.Transport {
-			rep.Transports = append(rep.Transports, string(t))
-		}
-		if id, err := uuid.FromBytes(rec.Authenticator.AAGUID); err == nil && id != uuid.Nil {
-			rep.AAGUID = id.String()
-		}
-		rep.BackupEligible, rep.BackedUp = rec.Flags.BackupEligible, rec.Flags.BackupState
-	}
-	return rep
 }
 
 // webauthnRegisterVerify checks the authenticator's answer to a
@@ -269,13 +236,13 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 	if err != nil {
 		return err
 	}
-	accountForm := in.form && reg.caller != nil && !reg.caller.api // the account page's form
+	accountForm := in.form && reg.caller != nil && !reg.caller.API // the account page's form
 	if reg.caller != nil {
 		returnTo := "" // a script's request: answered in JSON
 		if accountForm {
-			returnTo = accountPath(realm) + accountWebAuthnPath
+			returnTo = account.Path(realm) + account.WebAuthnPath
 		}
-		if err := a.recentAuth(reg.caller, returnTo); err != nil {
+		if err := a.account.RecentAuth(reg.caller, returnTo); err != nil {
 			return err
 		}
 	}
@@ -284,23 +251,14 @@ func (a *App) webauthnRegisterVerify(w http.ResponseWriter, r *http.Request, rea
 		return a.webauthnEnrolled(w, r, realm, reg.step, cred, err)
 	}
 	if err == nil {
-		a.webauthnCredentialEvent(r, realm, store.EventUpdateCredential, reg.user, accountSessionID(reg.caller), reg.caller.clientID, cred)
+		a.account.WebAuthnCredentialEvent(r, realm, store.EventUpdateCredential, reg.user, reg.caller.SessionID(), reg.caller.ClientID, cred)
 	}
 	if accountForm {
-		return a.accountWebAuthnRegistered(w, r, reg.caller, in, err)
+		return a.account.WebAuthnRegistered(w, r, reg.caller, in.Name, err)
 	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
+	httpx.WriteJSON(w, http.StatusCreated, account.ToWebAuthnCredentialRep(cred))
 	return nil
-}
-
-// webauthnCredentialEvent records a credential's registration
-// (UPDATE_CREDENTIAL) or removal (REMOVE_CREDENTIAL), as Keycloak names
-// them, with the credential type in the details.
-func (a *App) webauthnCredentialEvent(r *http.Request, realm *store.Realm, typ store.EventType, user *store.User, sessionID, clientID string, c *store.WebAuthnCredential) {
-	a.loginEvent(r.Context(), realm, store.LoginEvent{Type: typ, UserID: user.ID, SessionID: sessionID, ClientID: clientID,
-		IPAddress: a.clientIP(r), Details: map[string]string{"username": user.Username, "credential_type": credentialTypeWebAuthn,
-			"credential_id": c.ID, "credential_user_label": c.Name}})
 }

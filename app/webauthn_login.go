@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
@@ -230,7 +231,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 		}
 		return err
 	}
-	a.webauthnCredentialEvent(r, realm, store.EventUpdateCredential, st.user, "", st.client.ClientID, cred)
+	a.account.WebAuthnCredentialEvent(r, realm, store.EventUpdateCredential, st.user, "", st.client.ClientID, cred)
 	if form {
 		return a.finishSecondStep(w, r, realm, st, loginAMR(false))
 	}
@@ -238,7 +239,7 @@ func (a *App) webauthnEnrolled(w http.ResponseWriter, r *http.Request, realm *st
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusCreated, toWebAuthnCredentialRep(cred))
+	httpx.WriteJSON(w, http.StatusCreated, account.ToWebAuthnCredentialRep(cred))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/descope/virtualwebauthn"
 
+	"github.com/idenplane/idenplane/app/account"
 	"github.com/idenplane/idenplane/app/signin"
 )
 
@@ -252,7 +253,7 @@ func TestWebAuthnAccountPages(t *testing.T) {
 	}
 	p = b.follow(e.url, p.location(t).String())
 	mustPage(t, p, http.StatusOK, "The key was added.", "Laptop", "Never")
-	if ev := hasEvent(e.loginEvents(e.aliceID), "UPDATE_CREDENTIAL"); ev == nil || ev.ClientID != accountConsoleClientID {
+	if ev := hasEvent(e.loginEvents(e.aliceID), "UPDATE_CREDENTIAL"); ev == nil || ev.ClientID != account.ConsoleClientID {
 		t.Fatalf("UPDATE_CREDENTIAL event %+v", ev)
 	}
 	// The same key again: the page says so.

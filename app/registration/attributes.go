@@ -1,7 +1,6 @@
 package registration
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
-	"github.com/idenplane/idenplane/ui"
 )
 
 // The realm's custom attributes at registration: those of the schema
@@ -56,33 +54,6 @@ func checkCustomAttributes(schema []*store.CustomAttribute, values map[string][]
 	out := make(Invalid, 0, len(ae.Fields))
 	for _, f := range ae.Fields {
 		out = append(out, FieldProblem{Key: f.Key, Err: apperr.Field(f.Field, "%s", f.Message)})
-	}
-	return out
-}
-
-// AttributeFields is the page's view of custom attributes as form fields
-// (attributes.<name>), with their values and errors by field name.
-func AttributeFields(schema []*store.CustomAttribute, values map[string]string, errs map[string]string) []ui.RegisterField {
-	out := make([]ui.RegisterField, 0, len(schema))
-	for _, attr := range schema {
-		name := "attributes." + attr.Name
-		f := ui.RegisterField{Name: name, ID: "attr-" + attr.Name, Label: cmp.Or(attr.DisplayName, attr.Name),
-			Required: attr.Required, Value: values[attr.Name], Error: errs[name]}
-		switch attr.Type {
-		case identity.AttrNumber:
-			// Text with a decimal keyboard: a number input's step would
-			// refuse the decimals the schema allows.
-			f.Type, f.InputMode = "text", "decimal"
-		case identity.AttrBoolean:
-			f.Type = "checkbox"
-		case identity.AttrDate:
-			f.Type = "date"
-		case identity.AttrEnum:
-			f.Type, f.Options = "select", attr.Options
-		default:
-			f.Type = "text"
-		}
-		out = append(out, f)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package app
+package account
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
-	"github.com/idenplane/idenplane/app/mail"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -17,8 +17,8 @@ import (
 // The account home: the user's profile as JSON for a Bearer caller, the
 // account page for a browser; and the profile form it posts.
 
-// accountRep is the account as its owner reads it.
-type accountRep struct {
+// AccountRep is the account as its owner reads it.
+type AccountRep struct {
 	ID            string            `json:"id"`
 	Username      string            `json:"username"`
 	Email         string            `json:"email"`
@@ -27,67 +27,68 @@ type accountRep struct {
 	LastName      string            `json:"lastName"`
 	Attributes    map[string]string `json:"attributes"`
 	// CustomAttributes are the user's values of the realm's custom
-	// attributes (account_attributes.go).
+	// attributes (attributes.go).
 	CustomAttributes map[string][]string `json:"customAttributes"`
 	CreatedTimestamp int64               `json:"createdTimestamp"`
 	Factors          []string            `json:"factors"` // enrolled credential types: password, otp…
-	Deletion         accountDeletionRep  `json:"deletion"`
+	Deletion         AccountDeletionRep  `json:"deletion"`
 }
 
-// accountDeletionRep is the state of the account's deletion: scheduled
+// AccountDeletionRep is the state of the account's deletion: scheduled
 // or not, and when it was asked for and happens (Unix milliseconds).
-type accountDeletionRep struct {
+type AccountDeletionRep struct {
 	Scheduled   bool  `json:"scheduled"`
 	RequestedAt int64 `json:"requestedAt,omitempty"`
 	DeleteAt    int64 `json:"deleteAt,omitempty"`
 }
 
-func toAccountDeletionRep(d *store.AccountDeletion) accountDeletionRep {
+func toAccountDeletionRep(d *store.AccountDeletion) AccountDeletionRep {
 	if d == nil {
-		return accountDeletionRep{}
+		return AccountDeletionRep{}
 	}
-	return accountDeletionRep{Scheduled: true, RequestedAt: d.RequestedAt, DeleteAt: d.DeleteAt}
+	return AccountDeletionRep{Scheduled: true, RequestedAt: d.RequestedAt, DeleteAt: d.DeleteAt}
 }
 
-// accountDeletion is the deletion scheduled for the caller's account, nil
+// deletion is the deletion scheduled for the caller's account, nil
 // for none.
-func (a *App) accountDeletion(ctx context.Context, c *accountCaller) (*store.AccountDeletion, error) {
-	d, err := a.store.GetAccountDeletion(ctx, c.realm.ID, c.user.ID)
+func (s *Service) deletion(ctx context.Context, c *Caller) (*store.AccountDeletion, error) {
+	d, err := s.deps.Store.GetAccountDeletion(ctx, c.Realm.ID, c.User.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	return d, err
 }
 
-func (a *App) accountRep(ctx context.Context, c *accountCaller) (*accountRep, error) {
-	u := c.user
-	attrs, err := a.store.UserAttributes(ctx, u.ID)
+// Rep is the caller's account as its owner reads it.
+func (s *Service) Rep(ctx context.Context, c *Caller) (*AccountRep, error) {
+	u := c.User
+	attrs, err := s.deps.Store.UserAttributes(ctx, u.ID)
 	if err != nil {
 		return nil, err
 	}
-	factors, err := a.accountFactors(ctx, c.realm, u)
+	factors, err := s.accountFactors(ctx, c.Realm, u)
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.accountDeletion(ctx, c)
+	d, err := s.deletion(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	custom, err := a.loadAccountAttributes(ctx, c)
+	custom, err := s.loadAccountAttributes(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	return &accountRep{ID: u.ID, Username: u.Username, Email: u.Email, EmailVerified: u.EmailVerified,
+	return &AccountRep{ID: u.ID, Username: u.Username, Email: u.Email, EmailVerified: u.EmailVerified,
 		FirstName: u.FirstName, LastName: u.LastName, Attributes: attrs, CustomAttributes: custom.held,
 		CreatedTimestamp: u.CreatedAt, Factors: factors, Deletion: toAccountDeletionRep(d)}, nil
 }
 
-// accountHome is GET /account: the account in JSON, or the account page.
+// Home is GET /account: the account in JSON, or the account page.
 // A browser arriving back from signing in (with code and state) is sent
 // on to the page it asked for.
-func (a *App) accountHome(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	if c.api {
-		rep, err := a.accountRep(r.Context(), c)
+func (s *Service) Home(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	if c.API {
+		rep, err := s.Rep(r.Context(), c)
 		if err != nil {
 			return err
 		}
@@ -95,12 +96,12 @@ func (a *App) accountHome(w http.ResponseWriter, r *http.Request, c *accountCall
 		return nil
 	}
 	if q := r.URL.Query(); q.Has("code") || q.Has("state") || q.Has("error") {
-		a.accountLanded(w, r, c.realm)
+		s.landed(w, r, c.Realm)
 		return nil
 	}
-	v := accountView(c.user)
+	v := accountView(c.User)
 	v.Notice = accountNotice(r)
-	return a.renderAccount(w, r, c, http.StatusOK, v)
+	return s.renderAccount(w, r, c, http.StatusOK, v)
 }
 
 // accountView is the account page with the profile form showing what is
@@ -112,16 +113,16 @@ func accountView(u *store.User) ui.AccountView {
 
 // renderAccount shows the account page: v's notice and forms, completed
 // with their actions and CSRF tokens and the rest of the page.
-func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCaller, status int, v ui.AccountView) error {
+func (s *Service) renderAccount(w http.ResponseWriter, r *http.Request, c *Caller, status int, v ui.AccountView) error {
 	ctx := r.Context()
-	base := accountPath(c.realm)
+	base := Path(c.Realm)
 	var err error
-	v.Profile.CSRFToken = a.pages.CSRFToken(w, r, c.realm, accountFormProfile, c.session.ID)
-	v.Password.CSRFToken = a.pages.CSRFToken(w, r, c.realm, accountFormPassword, c.session.ID)
-	if v.Factors, err = a.accountFactors(ctx, c.realm, c.user); err != nil {
+	v.Profile.CSRFToken = s.deps.Pages.CSRFToken(w, r, c.Realm, accountFormProfile, c.Session.ID)
+	v.Password.CSRFToken = s.deps.Pages.CSRFToken(w, r, c.Realm, accountFormPassword, c.Session.ID)
+	if v.Factors, err = s.accountFactors(ctx, c.Realm, c.User); err != nil {
 		return err
 	}
-	d, err := a.accountDeletion(ctx, c)
+	d, err := s.deletion(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -130,26 +131,26 @@ func (a *App) renderAccount(w http.ResponseWriter, r *http.Request, c *accountCa
 		v.Deletion = &date
 	}
 	if v.Profile.Attributes == nil && v.Profile.ReadOnly == nil {
-		custom, err := a.loadAccountAttributes(ctx, c)
+		custom, err := s.loadAccountAttributes(ctx, c)
 		if err != nil {
 			return err
 		}
 		custom.fill(&v.Profile, custom.held, nil)
 	}
-	if v.Impersonations, err = accountImpersonations(ctx, a.store, c.realm.ID, c.user.ID, a.now().UnixMilli()); err != nil {
+	if v.Impersonations, err = accountImpersonations(ctx, s.deps.Store, c.Realm.ID, c.User.ID, s.deps.Now().UnixMilli()); err != nil {
 		return err
 	}
-	v.Username = c.user.Username
+	v.Username = c.User.Username
 	v.Profile.Action, v.Password.Action = base+"/profile", base+"/password"
 	v.ExportURL, v.TOTPURL, v.DeleteURL = base+"/data-export", base+"/totp-setup", base+"/delete-account"
-	v.LogoutURL = a.issuer(c.realm) + "/" + pathLogout
-	v.WebAuthnURL = a.accountWebAuthnURL(c) // account_webauthn.go
-	return a.pages.Render(w, r, status, ui.Account(a.pages.Page("account.title"), v))
+	v.LogoutURL = s.issuer(c.Realm) + "/" + pathLogout
+	v.WebAuthnURL = s.accountWebAuthnURL(c) // webauthn.go
+	return s.deps.Pages.Render(w, r, status, ui.Account(s.deps.Pages.Page("account.title"), v))
 }
 
-// accountProfileBody is what POST /account/profile takes; a field left
+// AccountProfileBody is what POST /account/profile takes; a field left
 // out keeps its value.
-type accountProfileBody struct {
+type AccountProfileBody struct {
 	Username  *string `json:"username"`
 	Email     *string `json:"email"`
 	FirstName *string `json:"firstName"`
@@ -165,24 +166,24 @@ type attributeWrite struct {
 	values map[string][]string
 }
 
-// accountProfile changes the caller's name and email. The username cannot
+// Profile changes the caller's name and email. The username cannot
 // change, as in Keycloak by default (editUsernameAllowed off). A new email
 // is unverified until the link mailed to it is followed.
-func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	var body accountProfileBody
+func (s *Service) Profile(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	var body AccountProfileBody
 	var custom *accountAttributes
-	if c.api {
+	if c.API {
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	} else {
-		if err := a.accountForm(r, c, accountFormProfile); err != nil {
+		if err := s.Form(r, c, accountFormProfile); err != nil {
 			return err
 		}
-		body = accountProfileBody{Username: formValue(r, "username"), Email: formValue(r, "email"),
+		body = AccountProfileBody{Username: formValue(r, "username"), Email: formValue(r, "email"),
 			FirstName: formValue(r, "firstName"), LastName: formValue(r, "lastName")}
 		var err error
-		if custom, err = a.loadAccountAttributes(r.Context(), c); err != nil {
+		if custom, err = s.loadAccountAttributes(r.Context(), c); err != nil {
 			return err
 		}
 		body.attrs = &attributeWrite{schema: custom.editable(), values: custom.posted(r)}
@@ -196,11 +197,11 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 	var u *store.User
 	mailed := false
 	if err == nil {
-		u, mailed, err = a.changeProfile(r, c, body)
+		u, mailed, err = s.changeProfile(r, c, body)
 	}
 	if err != nil {
-		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
-			v := accountView(c.user)
+		return signin.WithPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+			v := accountView(c.User)
 			set(&v.Profile.Email, body.Email)
 			set(&v.Profile.FirstName, body.FirstName)
 			set(&v.Profile.LastName, body.LastName)
@@ -209,9 +210,9 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 			}
 			if len(e.Fields) > 0 { // the attributes' faults, each beside its field
 				v.Profile.Error = "register.error.form"
-				return a.renderAccount(w, r, c, e.Status, v)
+				return s.renderAccount(w, r, c, e.Status, v)
 			}
-			text := a.fieldText(r, c.realm, e)
+			text := s.fieldText(r, c.Realm, e)
 			switch e.Field {
 			case "email":
 				v.Profile.EmailError = text
@@ -222,12 +223,12 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 			default:
 				v.Profile.Error = text
 			}
-			return a.renderAccount(w, r, c, e.Status, v)
+			return s.renderAccount(w, r, c, e.Status, v)
 		})
 	}
-	if c.api {
-		c.user = u
-		rep, err := a.accountRep(r.Context(), c)
+	if c.API {
+		c.User = u
+		rep, err := s.Rep(r.Context(), c)
 		if err != nil {
 			return err
 		}
@@ -235,21 +236,21 @@ func (a *App) accountProfile(w http.ResponseWriter, r *http.Request, c *accountC
 		return nil
 	}
 	done := "profile"
-	if u.Email != c.user.Email && u.Email != "" {
+	if u.Email != c.User.Email && u.Email != "" {
 		done = "email"
 		if !mailed {
 			done = "email-unsent"
 		}
 	}
-	return accountRedirect(w, r, c.realm, "/", done)
+	return accountRedirect(w, r, c.Realm, "/", done)
 }
 
 // changeProfile stores the profile body asks for and records the events.
 // It returns the user as stored, and whether a verification mail went to
 // a new address.
-func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfileBody) (*store.User, bool, error) {
+func (s *Service) changeProfile(r *http.Request, c *Caller, body AccountProfileBody) (*store.User, bool, error) {
 	ctx := r.Context()
-	old := c.user
+	old := c.User
 	if body.Username != nil && strings.ToLower(strings.TrimSpace(*body.Username)) != old.Username {
 		return nil, false, invalid("username", "account.error.usernameReadOnly")
 	}
@@ -265,7 +266,7 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 			return nil, false, invalid("email", "account.error.emailInvalid")
 		}
 		u.Email = email
-	} else if old.Email != "" && c.realm.RequireEmailVerification {
+	} else if old.Email != "" && c.Realm.RequireEmailVerification {
 		// Without an address to verify, the user could not sign in again.
 		return nil, false, invalid("email", "account.error.emailRequired")
 	}
@@ -278,12 +279,12 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 	if emailChanged {
 		u.EmailVerified = false
 	}
-	err := a.store.Tx(ctx, func(tx *store.Store) error {
-		if _, err := a.id.UpdateUser(ctx, tx, &u); err != nil {
+	err := s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if _, err := s.deps.Identity.UpdateUser(ctx, tx, &u); err != nil {
 			return err
 		}
 		if body.attrs != nil {
-			return a.id.SetUserAttributes(ctx, tx, &u, body.attrs.schema, body.attrs.values)
+			return s.deps.Identity.SetUserAttributes(ctx, tx, &u, body.attrs.schema, body.attrs.values)
 		}
 		return nil
 	})
@@ -294,15 +295,15 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 		}
 		return nil, false, err
 	}
-	ip := a.clientIP(r)
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdateProfile, UserID: u.ID, ClientID: c.clientID,
-		SessionID: c.sessionID(), IPAddress: ip})
+	ip := s.deps.ClientIP(r)
+	s.deps.LoginEvent(ctx, c.Realm, store.LoginEvent{Type: store.EventUpdateProfile, UserID: u.ID, ClientID: c.ClientID,
+		SessionID: c.SessionID(), IPAddress: ip})
 	mailed := false
 	if emailChanged {
-		a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdateEmail, UserID: u.ID, ClientID: c.clientID,
-			SessionID: c.sessionID(), IPAddress: ip, Details: map[string]string{"previous_email": old.Email, "updated_email": u.Email}})
+		s.deps.LoginEvent(ctx, c.Realm, store.LoginEvent{Type: store.EventUpdateEmail, UserID: u.ID, ClientID: c.ClientID,
+			SessionID: c.SessionID(), IPAddress: ip, Details: map[string]string{"previous_email": old.Email, "updated_email": u.Email}})
 		if u.Email != "" {
-			mailed = a.mailVerification(r, c, &u)
+			mailed = s.mailVerification(r, c, &u)
 		}
 	}
 	return &u, mailed, nil
@@ -311,24 +312,16 @@ func (a *App) changeProfile(r *http.Request, c *accountCaller, body accountProfi
 // mailVerification mails the verification link to the user's new
 // address. The change is stored by then, so a failure to queue the mail
 // is logged, not returned: the user can ask for a new link when signing in.
-func (a *App) mailVerification(r *http.Request, c *accountCaller, u *store.User) bool {
+func (s *Service) mailVerification(r *http.Request, c *Caller, u *store.User) bool {
 	ctx := r.Context()
-	err := a.queueActionMail(r.Context(), r, c.realm, u, store.ActionVerifyEmail, pathVerifyEmail, nil, mail.VerifyEmail)
-	if errors.Is(err, errMailUnavailable) {
+	err := s.deps.QueueVerifyEmail(r, c.Realm, u)
+	if errors.Is(err, ErrMailUnavailable) {
 		return false
 	} else if err != nil {
-		a.log.ErrorContext(ctx, "verification mail not queued", "realm", c.realm.Name, "user", u.ID, "err", err)
+		s.deps.Log.ErrorContext(ctx, "verification mail not queued", "realm", c.Realm.Name, "user", u.ID, "err", err)
 		return false
 	}
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventSendVerifyEmail, UserID: u.ID, ClientID: c.clientID,
-		SessionID: c.sessionID(), IPAddress: a.clientIP(r), Details: map[string]string{"email": u.Email}})
+	s.deps.LoginEvent(ctx, c.Realm, store.LoginEvent{Type: store.EventSendVerifyEmail, UserID: u.ID, ClientID: c.ClientID,
+		SessionID: c.SessionID(), IPAddress: s.deps.ClientIP(r), Details: map[string]string{"email": u.Email}})
 	return true
-}
-
-// sessionID is the caller's session for events, "" for none.
-func (c *accountCaller) sessionID() string {
-	if c.session == nil {
-		return ""
-	}
-	return c.session.ID
 }

@@ -1,4 +1,4 @@
-package app
+package account
 
 import (
 	"context"
@@ -12,31 +12,31 @@ const (
 	credentialOTP      = "otp"
 )
 
-// accountCredential is what the account shows of one of the user's
+// AccountCredential is what the account shows of one of the user's
 // credentials: its type and when it was set, never the secret or a hash.
-type accountCredential struct {
+type AccountCredential struct {
 	Type        string `json:"type"`
 	CreatedDate int64  `json:"createdDate,omitempty"` // Unix milliseconds; 0 when unknown
 }
 
-// accountCredentials lists the credentials a user has enrolled. Each kind
+// Credentials lists the credentials a user has enrolled. Each kind
 // of credential adds itself here.
-func (a *App) accountCredentials(ctx context.Context, realm *store.Realm, user *store.User) ([]accountCredential, error) {
-	creds := []accountCredential{}
+func (s *Service) Credentials(ctx context.Context, realm *store.Realm, user *store.User) ([]AccountCredential, error) {
+	creds := []AccountCredential{}
 	if user.PasswordHash != "" {
-		creds = append(creds, accountCredential{Type: credentialPassword, CreatedDate: user.PasswordChangedAt})
+		creds = append(creds, AccountCredential{Type: credentialPassword, CreatedDate: user.PasswordChangedAt})
 	}
-	factors, err := a.store.Credentials(ctx, realm.ID, user.ID)
+	factors, err := s.deps.Store.Credentials(ctx, realm.ID, user.ID)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range factors {
 		if f.Type == store.CredentialTOTP {
-			creds = append(creds, accountCredential{Type: credentialOTP, CreatedDate: f.CreatedAt})
+			creds = append(creds, AccountCredential{Type: credentialOTP, CreatedDate: f.CreatedAt})
 		}
 	}
 	// Security keys and passkeys are one method, however many the user has.
-	if c, err := a.accountWebAuthnCredential(ctx, realm, user); err != nil {
+	if c, err := s.accountWebAuthnCredential(ctx, realm, user); err != nil {
 		return nil, err
 	} else if c != nil {
 		creds = append(creds, *c)
@@ -45,9 +45,9 @@ func (a *App) accountCredentials(ctx context.Context, realm *store.Realm, user *
 }
 
 // accountFactors names the authentication factors a user has enrolled,
-// in the order of accountCredentials.
-func (a *App) accountFactors(ctx context.Context, realm *store.Realm, user *store.User) ([]string, error) {
-	creds, err := a.accountCredentials(ctx, realm, user)
+// in the order of Credentials.
+func (s *Service) accountFactors(ctx context.Context, realm *store.Realm, user *store.User) ([]string, error) {
+	creds, err := s.Credentials(ctx, realm, user)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package app
+package account
 
 import (
 	"context"
@@ -20,11 +20,10 @@ import (
 
 // The account pages' forms, for their CSRF tokens.
 const (
-	accountFormProfile       = "account-profile"
-	accountFormPassword      = "account-password"
-	accountFormDelete        = "account-delete"
-	accountFormCancelDelete  = "account-cancel-delete"
-	accountFormOrgInvitation = "organization-invitation"
+	accountFormProfile      = "account-profile"
+	accountFormPassword     = "account-password"
+	accountFormDelete       = "account-delete"
+	accountFormCancelDelete = "account-cancel-delete"
 )
 
 // invalid is a refused field of an account request: an API caller gets
@@ -42,9 +41,9 @@ var errEmailTaken = apperr.Conflict("email", "").WithKey("account.error.emailTak
 // passwordPolicyRefused is a new password the realm's policy refuses: an
 // API caller is told every unmet rule in English; a page names them in its
 // language (fieldText).
-func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []identity.PasswordRule) *apperr.Error {
+func (s *Service) passwordPolicyRefused(realm *store.Realm, unmet []identity.PasswordRule) *apperr.Error {
 	e := apperr.New(http.StatusBadRequest, apperr.CodeInvalidField, "%s",
-		signin.PasswordPolicyText(a.messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(identity.PasswordPolicyError(realm, unmet))
+		signin.PasswordPolicyText(s.deps.Messages.Localizer(ui.DefaultLocale), realm, unmet)).WithCause(identity.PasswordPolicyError(realm, unmet))
 	e.Field = "newPassword"
 	return e
 }
@@ -52,12 +51,12 @@ func (a *App) passwordPolicyRefused(realm *store.Realm, unmet []identity.Passwor
 // fieldText is the message of a refused account field in the language of
 // the page r will get: the unmet rules of the password policy, the
 // error's message key, or its message.
-func (a *App) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error) string {
-	if text := a.pages.PasswordError(r, realm, e); text != "" {
+func (s *Service) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error) string {
+	if text := s.deps.Pages.PasswordError(r, realm, e); text != "" {
 		return text
 	}
 	if e.Key != "" {
-		return a.pageText(r, e.Key, e.Args...)
+		return s.pageText(r, e.Key, e.Args...)
 	}
 	return e.Message
 }
@@ -65,19 +64,8 @@ func (a *App) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error) st
 // pageText is a message in the language of the page r will get. Form
 // structs carry it where a message needs arguments; the templates pass
 // text that is no key through unchanged.
-func (a *App) pageText(r *http.Request, key string, args ...any) string {
-	return a.messages.Localizer(a.pages.Locale(r)).T(key, args...)
-}
-
-// throttleRefusal is err, when it is a throttled credential check, as a 429
-// saying message to an API caller and key on a page; any other err as it
-// is.
-func throttleRefusal(err error, message, key string) error {
-	var t *identity.ThrottledError
-	if !errors.As(err, &t) {
-		return err
-	}
-	return apperr.TooMany(t.Wait, "%s", message).WithKey(key)
+func (s *Service) pageText(r *http.Request, key string, args ...any) string {
+	return s.deps.Messages.Localizer(s.deps.Pages.Locale(r)).T(key, args...)
 }
 
 // checkCurrentPassword checks the password the caller typed to confirm a
@@ -85,30 +73,30 @@ func throttleRefusal(err error, message, key string) error {
 // as the login form's, and against the realm's brute-force policy, so the
 // account pages are no way around them; a locked user's password is
 // refused as a wrong one.
-func (a *App) checkCurrentPassword(ctx context.Context, r *http.Request, c *accountCaller, password string) error {
+func (s *Service) checkCurrentPassword(ctx context.Context, r *http.Request, c *Caller, password string) error {
 	if password == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	err := a.id.CheckUserPassword(ctx, c.realm, c.user, password, a.clientIP(r))
+	err := s.deps.Identity.CheckUserPassword(ctx, c.Realm, c.User, password, s.deps.ClientIP(r))
 	if errors.Is(err, identity.ErrBadCredentials) {
-		a.accountLockedEvent(ctx, r, c, err, nil)
+		s.accountLockedEvent(ctx, r, c, err, nil)
 		return invalid("currentPassword", "account.error.currentWrong")
 	}
-	return throttleRefusal(err, "too many wrong passwords; try again later", "account.error.throttled")
+	return signin.ThrottleRefusal(err, "too many wrong passwords; try again later", "account.error.throttled")
 }
 
 // accountLockedEvent records the refusal of a locked user's credential
 // (err from the core's CheckUserPassword or CheckOneTimeCode) as the
 // sign-in forms do: LOGIN_ERROR user_temporarily_disabled. Other
 // refusals record nothing here.
-func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accountCaller, err error, details map[string]string) {
+func (s *Service) accountLockedEvent(ctx context.Context, r *http.Request, c *Caller, err error, details map[string]string) {
 	if _, locked := identity.LockedOut(err); !locked {
 		return
 	}
-	d := map[string]string{"username": c.user.Username}
+	d := map[string]string{"username": c.User.Username}
 	maps.Copy(d, details)
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventLoginError, UserID: c.user.ID, ClientID: c.clientID,
-		SessionID: accountSessionID(c), IPAddress: a.clientIP(r), Error: "user_temporarily_disabled", Details: d})
+	s.deps.LoginEvent(ctx, c.Realm, store.LoginEvent{Type: store.EventLoginError, UserID: c.User.ID, ClientID: c.ClientID,
+		SessionID: c.SessionID(), IPAddress: s.deps.ClientIP(r), Error: "user_temporarily_disabled", Details: d})
 }
 
 // checkNewPassword applies what needs no stored password of the realm's
@@ -116,12 +104,12 @@ func (a *App) accountLockedEvent(ctx context.Context, r *http.Request, c *accoun
 // password and its confirmation; changeAccountPassword checks the history
 // once the current password is proven, so that it tells nothing of old
 // passwords to whoever holds only a session.
-func (a *App) checkNewPassword(realm *store.Realm, user *store.User, current, password, confirmation string) error {
+func (s *Service) checkNewPassword(realm *store.Realm, user *store.User, current, password, confirmation string) error {
 	if password == "" {
 		return invalid("newPassword", "account.error.newRequired")
 	}
 	if unmet := identity.UnmetUserPasswordRules(realm, user, password); len(unmet) > 0 {
-		return a.passwordPolicyRefused(realm, unmet)
+		return s.passwordPolicyRefused(realm, unmet)
 	}
 	if password == current {
 		return invalid("newPassword", "account.error.passwordUnchanged")
@@ -132,13 +120,13 @@ func (a *App) checkNewPassword(realm *store.Realm, user *store.User, current, pa
 	return nil
 }
 
-// accountForm reads a browser's form post and checks its CSRF token,
+// Form reads a browser's form post and checks its CSRF token,
 // which is bound to the browser's SSO session.
-func (a *App) accountForm(r *http.Request, c *accountCaller, form string) error {
+func (s *Service) Form(r *http.Request, c *Caller, form string) error {
 	if err := r.ParseForm(); err != nil {
-		return badPage("error.formUnreadable")
+		return errFormUnreadable
 	}
-	return a.pages.CheckCSRF(r, form, c.session.ID)
+	return s.deps.Pages.CheckCSRF(r, form, c.Session.ID)
 }
 
 // formValue is a posted field, nil when the form has no such field.
@@ -159,7 +147,7 @@ func accountDate(ms int64) ui.AccountDate {
 // accountRedirect sends a browser to an account page after a form post,
 // with a notice of what was done, so that reloading does not post again.
 func accountRedirect(w http.ResponseWriter, r *http.Request, realm *store.Realm, path, done string) error {
-	to := accountPath(realm) + path
+	to := Path(realm) + path
 	if done != "" {
 		to += "?done=" + done
 	}
@@ -189,3 +177,13 @@ var accountNotices = map[string]string{
 }
 
 func accountNotice(r *http.Request) string { return accountNotices[r.URL.Query().Get("done")] }
+
+// errFormUnreadable is a form post whose body cannot be read.
+var errFormUnreadable = apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest, "").WithKey("error.formUnreadable")
+
+// set copies src to dst when the body gave it.
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}

@@ -1,4 +1,4 @@
-package app
+package account
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -14,33 +15,33 @@ import (
 // required, the new one follows the realm's rules, and every other
 // session of the user ends.
 
-// accountPasswordBody is what POST /account/password takes; the page's
+// AccountPasswordBody is what POST /account/password takes; the page's
 // form has the same field names.
-type accountPasswordBody struct {
+type AccountPasswordBody struct {
 	CurrentPassword *string `json:"currentPassword"`
 	NewPassword     *string `json:"newPassword"`
 	Confirmation    *string `json:"confirmation"`
 }
 
-// accountPassword changes the caller's password: 204 for the API, back to
+// Password changes the caller's password: 204 for the API, back to
 // the account page for a browser.
-func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *accountCaller) error {
-	var body accountPasswordBody
-	if c.api {
+func (s *Service) Password(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	var body AccountPasswordBody
+	if c.API {
 		if err := httpx.DecodeJSON(r, &body); err != nil {
 			return err
 		}
 	} else {
-		if err := a.accountForm(r, c, accountFormPassword); err != nil {
+		if err := s.Form(r, c, accountFormPassword); err != nil {
 			return err
 		}
-		body = accountPasswordBody{CurrentPassword: formValue(r, "currentPassword"),
+		body = AccountPasswordBody{CurrentPassword: formValue(r, "currentPassword"),
 			NewPassword: formValue(r, "newPassword"), Confirmation: formValue(r, "confirmation")}
 	}
-	if err := a.changeAccountPassword(r, c, body); err != nil {
-		return withPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
-			v := accountView(c.user)
-			text := a.fieldText(r, c.realm, e)
+	if err := s.changeAccountPassword(r, c, body); err != nil {
+		return signin.WithPage(err, func(w http.ResponseWriter, r *http.Request, e *apperr.Error) error {
+			v := accountView(c.User)
+			text := s.fieldText(r, c.Realm, e)
 			switch e.Field {
 			case "currentPassword":
 				v.Password.CurrentError = text
@@ -51,20 +52,20 @@ func (a *App) accountPassword(w http.ResponseWriter, r *http.Request, c *account
 			default:
 				v.Password.Error = text
 			}
-			return a.renderAccount(w, r, c, e.Status, v)
+			return s.renderAccount(w, r, c, e.Status, v)
 		})
 	}
-	if c.api {
+	if c.API {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return accountRedirect(w, r, c.realm, "/", "password")
+	return accountRedirect(w, r, c.Realm, "/", "password")
 }
 
 // changeAccountPassword checks body and stores the new password. The user's
 // other sessions end, as a password change is how people shut out whoever
 // else may know the old one; the caller's own session stays.
-func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body accountPasswordBody) error {
+func (s *Service) changeAccountPassword(r *http.Request, c *Caller, body AccountPasswordBody) error {
 	ctx := r.Context()
 	str := func(p *string) string {
 		if p == nil {
@@ -76,33 +77,33 @@ func (a *App) changeAccountPassword(r *http.Request, c *accountCaller, body acco
 	if current == "" {
 		return invalid("currentPassword", "account.error.currentRequired")
 	}
-	if err := a.checkNewPassword(c.realm, c.user, current, password, confirmation); err != nil {
+	if err := s.checkNewPassword(c.Realm, c.User, current, password, confirmation); err != nil {
 		return err
 	}
-	if err := a.checkCurrentPassword(ctx, r, c, current); err != nil {
+	if err := s.checkCurrentPassword(ctx, r, c, current); err != nil {
 		return err
 	}
-	hash, err := a.id.NewPasswordHash(ctx, c.realm, c.user, password)
+	hash, err := s.deps.Identity.NewPasswordHash(ctx, c.Realm, c.User, password)
 	var refused *identity.PasswordRefused
 	if errors.As(err, &refused) { // the history: the rest passed checkNewPassword
-		return a.passwordPolicyRefused(c.realm, refused.Unmet())
+		return s.passwordPolicyRefused(c.Realm, refused.Unmet())
 	} else if err != nil {
 		return err
 	}
-	now := a.now().UnixMilli()
+	now := s.deps.Now().UnixMilli()
 	var ended []*store.Session
-	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := a.id.SetPassword(ctx, tx, c.realm, c.user.ID, hash, false); err != nil {
+	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if err := s.deps.Identity.SetPassword(ctx, tx, c.Realm, c.User.ID, hash, false); err != nil {
 			return err
 		}
-		ended, err = tx.DeleteOtherUserSessions(ctx, c.realm.ID, c.user.ID, c.sessionID(), now)
+		ended, err = tx.DeleteOtherUserSessions(ctx, c.Realm.ID, c.User.ID, c.SessionID(), now)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	a.loggedOut(ctx, c.realm, ended, c.clientID, map[string]string{"reason": "password-changed"})
-	a.loginEvent(ctx, c.realm, store.LoginEvent{Type: store.EventUpdatePassword, UserID: c.user.ID, ClientID: c.clientID,
-		SessionID: c.sessionID(), IPAddress: a.clientIP(r)})
+	s.deps.SessionsEnded(ctx, c.Realm, ended, c.ClientID, map[string]string{"reason": "password-changed"})
+	s.deps.LoginEvent(ctx, c.Realm, store.LoginEvent{Type: store.EventUpdatePassword, UserID: c.User.ID, ClientID: c.ClientID,
+		SessionID: c.SessionID(), IPAddress: s.deps.ClientIP(r)})
 	return nil
 }

@@ -1,4 +1,4 @@
-package app
+package account
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
-	"github.com/idenplane/idenplane/app/registration"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -29,12 +29,12 @@ type accountAttributes struct {
 	held   map[string][]string // of the schema's attributes only
 }
 
-func (a *App) loadAccountAttributes(ctx context.Context, c *accountCaller) (*accountAttributes, error) {
-	schema, err := a.store.ListCustomAttributes(ctx, c.realm.ID)
+func (s *Service) loadAccountAttributes(ctx context.Context, c *Caller) (*accountAttributes, error) {
+	schema, err := s.deps.Store.ListCustomAttributes(ctx, c.Realm.ID)
 	if err != nil {
 		return nil, err
 	}
-	all, err := a.store.UserCustomAttributes(ctx, c.user.ID)
+	all, err := s.deps.Store.UserCustomAttributes(ctx, c.User.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (aa *accountAttributes) fill(f *ui.AccountProfileForm, values map[string][]
 			}
 			continue
 		}
-		fields := registration.AttributeFields([]*store.CustomAttribute{attr}, nil, errs)
+		fields := signin.AttributeFields([]*store.CustomAttribute{attr}, nil, errs)
 		field := fields[0]
 		vals := values[attr.Name]
 		if !attr.Multivalued {
