@@ -42,9 +42,3 @@ func realmChild[T any](a *App, r *http.Request, key, what string, get getter[T])
 	v, err := pathChild(r, key, what, realm.ID, get)
 	return realm, v, err
 }
-
-// childURL is the URL of a resource just created under the request's
-// collection path: the Location of a 201.
-func (a *App) childURL(r *http.Request, id string) string {
-	return a.cfg.BaseURL + r.URL.Path + "/" + id
-}

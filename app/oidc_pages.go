@@ -125,11 +125,10 @@ func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string
 		return nil, nil, err
 	}
 	if !authenticated {
-		bound, err := a.store.FlowForClient(ctx, realm.ID, store.ClientKindOIDC, c.ID, string(signin.UsageBrowser))
-		if err == nil && bound != nil {
-			return nil, nil, errStaleAuthRequest
-		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if bound, err := signin.Bound(ctx, a.store, realm.ID, store.ClientKindOIDC, c.ID, signin.UsageBrowser); err != nil {
 			return nil, nil, err
+		} else if bound != nil {
+			return nil, nil, errStaleAuthRequest
 		}
 	}
 	signin.FormsLeaveServer(ctx)

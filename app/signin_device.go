@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -37,18 +36,6 @@ func (o deviceRequester) Finish(w http.ResponseWriter, r *http.Request, f *signi
 		return err
 	}
 	return a.deviceApprove(w, r, realm, form, f.User, a.now().UnixMilli())
-}
-
-// deviceFlow is the flow the device approvals of d's client follow, nil
-// when they follow none and the page takes the password itself.
-func deviceFlow(r *http.Request, st *store.Store, realm *store.Realm, d *store.DeviceAuthorization) (*signin.Definition, error) {
-	bound, err := st.FlowForClient(r.Context(), realm.ID, store.ClientKindOIDC, d.ClientID, string(signin.UsageDevice))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	return signin.DefinitionOf(bound)
 }
 
 // beginDeviceFlow starts the flow def for approving d, for as long as d

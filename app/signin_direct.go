@@ -19,15 +19,11 @@ import (
 // in through the browser. It answers how the user authenticated.
 func directGrantSteps(a *App, ctx context.Context, r *http.Request, realm *store.Realm, client *store.Client, user *store.User) ([]string, error) {
 	ip := a.clientIP(r)
-	bound, err := a.store.FlowForClient(ctx, realm.ID, store.ClientKindOIDC, client.ID, string(signin.UsageDirectGrant))
-	if errors.Is(err, store.ErrNotFound) {
-		return []string{amrPassword}, a.passwordGrantSecondFactor(ctx, realm, client, user, ip)
-	} else if err != nil {
-		return nil, err
-	}
-	def, err := signin.DefinitionOf(bound)
+	def, err := signin.Bound(ctx, a.store, realm.ID, store.ClientKindOIDC, client.ID, signin.UsageDirectGrant)
 	if err != nil {
 		return nil, err
+	} else if def == nil {
+		return []string{amrPassword}, a.passwordGrantSecondFactor(ctx, realm, client, user, ip)
 	}
 	refuse := func(reason, description string) error {
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: signin.EventLoginError, UserID: user.ID, ClientID: client.ClientID,

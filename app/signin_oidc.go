@@ -38,25 +38,13 @@ func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.
 // client, and answers the URL of its first page; "" when the client has
 // none and signs in as the realm does without flows.
 func beginBoundFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
-	def, err := boundFlow(r, a.store, realm, client)
+	def, err := signin.Bound(r.Context(), a.store, realm.ID, store.ClientKindOIDC, client.ID, signin.UsageBrowser)
 	if def == nil || err != nil {
 		return "", err
 	}
 	return a.signin.Begin(w, r, realm, signin.Start{Requester: signin.RequesterOIDC, RequesterID: ar.ID, Definition: def,
 		Wants:     signin.Wants{Client: client.ClientID, ClientName: clientName(client), LoginHint: ar.LoginHint, OrgHint: ar.OrgHint},
 		ExpiresAt: time.UnixMilli(ar.ExpiresAt)})
-}
-
-// boundFlow is the browser flow bound to an OpenID Connect client, nil
-// when it has none.
-func boundFlow(r *http.Request, st *store.Store, realm *store.Realm, client *store.Client) (*signin.Definition, error) {
-	bound, err := st.FlowForClient(r.Context(), realm.ID, store.ClientKindOIDC, client.ID, string(signin.UsageBrowser))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	return signin.DefinitionOf(bound)
 }
 
 // errUnverifiedBrokered: the provider vouched for a user whose email the

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -17,14 +16,8 @@ const samlFlowLifetime = 30 * time.Minute
 // the URL of its first page; "" when sp has none and its sign-ins go
 // through the realm's sign-in page.
 func beginSAMLFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, state string, force bool) (string, error) {
-	bound, err := a.store.FlowForClient(r.Context(), realm.ID, store.ClientKindSAML, sp.ID, string(signin.UsageBrowser))
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	} else if err != nil {
-		return "", err
-	}
-	def, err := signin.DefinitionOf(bound)
-	if err != nil {
+	def, err := signin.Bound(r.Context(), a.store, realm.ID, store.ClientKindSAML, sp.ID, signin.UsageBrowser)
+	if def == nil || err != nil {
 		return "", err
 	}
 	name := sp.Name

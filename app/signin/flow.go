@@ -3,6 +3,7 @@ package signin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -84,6 +85,19 @@ func DefinitionOf(f *store.AuthFlow) (*Definition, error) {
 		return nil, fmt.Errorf("auth flow %s steps: %w", f.ID, err)
 	}
 	return d, nil
+}
+
+// Bound is the flow a client's sign-ins of usage follow (clientKind
+// store.ClientKindOIDC or store.ClientKindSAML, clientID the client's or
+// service provider's internal ID), nil when they follow none.
+func Bound(ctx context.Context, st *store.Store, realmID, clientKind, clientID string, usage Usage) (*Definition, error) {
+	f, err := st.FlowForClient(ctx, realmID, clientKind, clientID, string(usage))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return DefinitionOf(f)
 }
 
 // StoredDefinition loads a realm's authentication flow from the store, or
