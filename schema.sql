@@ -1520,3 +1520,38 @@ CREATE TABLE terms_acceptances (
 -- serves every lookup by realm.
 DROP INDEX signin_flows_realm;
 CREATE INDEX signin_flows_requester ON signin_flows (realm_id, requester, requester_id, created_at, id);
+
+-- version 42
+-- Brokering continues a flow of the sign-in (app/signin) as it continues
+-- an authorization request: the flow of a SAML service provider or of a
+-- device approval may send the browser to an identity provider. A sign-in
+-- through a provider and a link waiting for its confirmation name the flow
+-- where they named the request, and go with it. The pending links are
+-- rebuilt: their request becomes one of the two things they continue.
+ALTER TABLE broker_logins ADD COLUMN signin_flow_id TEXT REFERENCES signin_flows (id) ON DELETE CASCADE;
+CREATE INDEX broker_logins_signin_flow ON broker_logins (signin_flow_id);
+CREATE TABLE broker_pending_links_v42 (
+    id               TEXT PRIMARY KEY,
+    realm_id         TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    provider_id      TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    user_id          TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    auth_request_id  TEXT REFERENCES auth_requests (id) ON DELETE CASCADE,
+    signin_flow_id   TEXT REFERENCES signin_flows (id) ON DELETE CASCADE,
+    browser_hash     BLOB NOT NULL,
+    identity         BLOB NOT NULL,   -- sealed: the mapped upstream identity and tokens, JSON
+    created_at       BIGINT NOT NULL,
+    expires_at       BIGINT NOT NULL,
+    CHECK ((auth_request_id IS NULL) <> (signin_flow_id IS NULL))
+);
+INSERT INTO broker_pending_links_v42 (id, realm_id, provider_id, user_id, auth_request_id, browser_hash, identity,
+    created_at, expires_at)
+    SELECT id, realm_id, provider_id, user_id, auth_request_id, browser_hash, identity, created_at, expires_at
+    FROM broker_pending_links;
+DROP TABLE broker_pending_links;
+ALTER TABLE broker_pending_links_v42 RENAME TO broker_pending_links;
+CREATE INDEX broker_pending_links_expiry ON broker_pending_links (expires_at);
+CREATE INDEX broker_pending_links_user ON broker_pending_links (user_id);
+CREATE INDEX broker_pending_links_realm ON broker_pending_links (realm_id);
+CREATE INDEX broker_pending_links_provider ON broker_pending_links (provider_id);
+CREATE INDEX broker_pending_links_auth_request ON broker_pending_links (auth_request_id);
+CREATE INDEX broker_pending_links_signin_flow ON broker_pending_links (signin_flow_id);

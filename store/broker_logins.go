@@ -18,6 +18,7 @@ type BrokerLogin struct {
 	Nonce         string
 	CodeVerifier  string // PKCE; plaintext here, sealed in the database
 	AuthRequestID string // the authorization request it continues; "" for none
+	SignInFlowID  string // the sign-in flow it continues; "" for none
 	LinkUserID    string // the signed-in user it links the provider to; "" for none
 	CreatedAt     int64
 	ExpiresAt     int64
@@ -30,9 +31,10 @@ func brokerLoginAAD(stateHash []byte) string {
 // CreateBrokerLogin records l.
 func (s *Store) CreateBrokerLogin(ctx context.Context, l *BrokerLogin) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO broker_logins (state_hash, realm_id, provider_id, browser_hash, nonce,
-		code_verifier, auth_request_id, link_user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		code_verifier, auth_request_id, signin_flow_id, link_user_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		l.StateHash, l.RealmID, l.ProviderID, l.BrowserHash, l.Nonce, s.seal([]byte(l.CodeVerifier), brokerLoginAAD(l.StateHash)),
-		nullString(l.AuthRequestID), nullString(l.LinkUserID), l.CreatedAt, l.ExpiresAt)
+		nullString(l.AuthRequestID), nullString(l.SignInFlowID), nullString(l.LinkUserID), l.CreatedAt, l.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("create broker login: %w", mapErr(err))
 	}
@@ -46,11 +48,12 @@ func (s *Store) TakeBrokerLogin(ctx context.Context, realmID string, stateHash [
 	var l BrokerLogin
 	err := s.Tx(ctx, func(tx *Store) error {
 		var verifier []byte
-		var authRequest, linkUser sql.NullString
+		var authRequest, flow, linkUser sql.NullString
 		err := tx.w.QueryRowContext(ctx, `SELECT state_hash, realm_id, provider_id, browser_hash, nonce, code_verifier,
-			auth_request_id, link_user_id, created_at, expires_at FROM broker_logins WHERE realm_id = $1 AND state_hash = $2`,
+			auth_request_id, signin_flow_id, link_user_id, created_at, expires_at FROM broker_logins
+			WHERE realm_id = $1 AND state_hash = $2`,
 			realmID, stateHash).Scan(&l.StateHash, &l.RealmID, &l.ProviderID, &l.BrowserHash, &l.Nonce, &verifier,
-			&authRequest, &linkUser, &l.CreatedAt, &l.ExpiresAt)
+			&authRequest, &flow, &linkUser, &l.CreatedAt, &l.ExpiresAt)
 		if err != nil {
 			return fmt.Errorf("broker login: %w", mapErr(err))
 		}
@@ -61,7 +64,7 @@ func (s *Store) TakeBrokerLogin(ctx context.Context, realmID string, stateHash [
 		if err != nil {
 			return err
 		}
-		l.CodeVerifier, l.AuthRequestID, l.LinkUserID = string(plain), authRequest.String, linkUser.String
+		l.CodeVerifier, l.AuthRequestID, l.SignInFlowID, l.LinkUserID = string(plain), authRequest.String, flow.String, linkUser.String
 		return nil
 	})
 	if err != nil {
@@ -99,7 +102,10 @@ type BrokerPendingLink struct {
 	RealmID       string
 	ProviderID    string
 	UserID        string // the local account
+	// What the sign-in continues: an authorization request or a sign-in
+	// flow, exactly one.
 	AuthRequestID string
+	SignInFlowID  string
 	BrowserHash   []byte
 	Identity      string // the mapped upstream identity, JSON; sealed in the database
 	CreatedAt     int64
@@ -111,8 +117,8 @@ func pendingLinkAAD(id string) string { return "broker_pending_link.identity:" +
 // CreateBrokerPendingLink records l.
 func (s *Store) CreateBrokerPendingLink(ctx context.Context, l *BrokerPendingLink) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO broker_pending_links (id, realm_id, provider_id, user_id, auth_request_id,
-		browser_hash, identity, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		l.ID, l.RealmID, l.ProviderID, l.UserID, l.AuthRequestID, l.BrowserHash,
+		signin_flow_id, browser_hash, identity, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		l.ID, l.RealmID, l.ProviderID, l.UserID, nullString(l.AuthRequestID), nullString(l.SignInFlowID), l.BrowserHash,
 		s.seal([]byte(l.Identity), pendingLinkAAD(l.ID)), l.CreatedAt, l.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("create broker pending link: %w", mapErr(err))
@@ -125,12 +131,15 @@ func (s *Store) CreateBrokerPendingLink(ctx context.Context, l *BrokerPendingLin
 func (s *Store) GetBrokerPendingLink(ctx context.Context, realmID, id string, now int64) (*BrokerPendingLink, error) {
 	var l BrokerPendingLink
 	var identity []byte
-	err := s.r.QueryRowContext(ctx, `SELECT id, realm_id, provider_id, user_id, auth_request_id, browser_hash, identity,
-		created_at, expires_at FROM broker_pending_links WHERE realm_id = $1 AND id = $2 AND expires_at > $3`, realmID, id, now).Scan(
-		&l.ID, &l.RealmID, &l.ProviderID, &l.UserID, &l.AuthRequestID, &l.BrowserHash, &identity, &l.CreatedAt, &l.ExpiresAt)
+	var authRequest, flow sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT id, realm_id, provider_id, user_id, auth_request_id, signin_flow_id, browser_hash,
+		identity, created_at, expires_at FROM broker_pending_links WHERE realm_id = $1 AND id = $2 AND expires_at > $3`,
+		realmID, id, now).Scan(&l.ID, &l.RealmID, &l.ProviderID, &l.UserID, &authRequest, &flow, &l.BrowserHash, &identity,
+		&l.CreatedAt, &l.ExpiresAt)
 	if err != nil {
 		return nil, fmt.Errorf("broker pending link: %w", mapErr(err))
 	}
+	l.AuthRequestID, l.SignInFlowID = authRequest.String, flow.String
 	plain, err := s.open(identity, pendingLinkAAD(l.ID))
 	if err != nil {
 		return nil, err

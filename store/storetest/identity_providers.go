@@ -137,6 +137,7 @@ func brokerSuite() []subTest {
 		{"FederatedIdentityCascades", testFederatedIdentityCascades},
 		{"BrokerLoginTakenOnce", testBrokerLoginTakenOnce},
 		{"BrokerPendingLink", testBrokerPendingLink},
+		{"BrokerContinuesSignInFlow", testBrokerContinuesSignInFlow},
 		{"BrokerSessionFollowsSignIn", testBrokerSessionFollowsSignIn},
 		{"BrokerLogoutTakenOnce", testBrokerLogoutTakenOnce},
 	}
@@ -280,6 +281,54 @@ func testBrokerPendingLink(t *testing.T, s *store.Store) {
 		t.Fatal(err)
 	}
 	mustBeErrNotFound(t, "a link confirmed twice", s.DeleteBrokerPendingLink(testCtx, sessionsTestRealm, "link-1"))
+}
+
+// A sign-in through a provider and a link waiting for its confirmation
+// may continue a sign-in flow instead of an authorization request, and go
+// with the flow; a link continues exactly one of them.
+func testBrokerContinuesSignInFlow(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	signInFlowMustCreate(t, s, signInFlowTest("flow-1"))
+	now := sessionsTestNow
+	l := &store.BrokerLogin{StateHash: store.HashToken("state"), RealmID: sessionsTestRealm, ProviderID: p.ID,
+		BrowserHash: store.HashToken("browser"), Nonce: "nonce", CodeVerifier: "verifier", SignInFlowID: "flow-1",
+		CreatedAt: now, ExpiresAt: now + 600_000}
+	pl := &store.BrokerPendingLink{ID: "link-1", RealmID: sessionsTestRealm, ProviderID: p.ID, UserID: "alice",
+		SignInFlowID: "flow-1", BrowserHash: store.HashToken("browser"), Identity: `{"subject":"up-1"}`,
+		CreatedAt: now, ExpiresAt: now + 600_000}
+	if err := s.CreateBrokerLogin(testCtx, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateBrokerPendingLink(testCtx, pl); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetBrokerPendingLink(testCtx, sessionsTestRealm, "link-1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "pending link of a flow", got, pl)
+	taken, err := s.TakeBrokerLogin(testCtx, sessionsTestRealm, store.HashToken("state"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "sign-in of a flow", taken, l)
+
+	if err := s.CreateBrokerLogin(testCtx, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSignInFlow(testCtx, sessionsTestRealm, "flow-1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.TakeBrokerLogin(testCtx, sessionsTestRealm, store.HashToken("state"), now)
+	mustBeErrNotFound(t, "the sign-in of a flow gone", err)
+	_, err = s.GetBrokerPendingLink(testCtx, sessionsTestRealm, "link-1", now)
+	mustBeErrNotFound(t, "the link of a flow gone", err)
+
+	neither := *pl
+	neither.ID, neither.SignInFlowID = "link-2", ""
+	if err := s.CreateBrokerPendingLink(testCtx, &neither); err == nil {
+		t.Fatal("a link that continues nothing was stored")
+	}
 }
 
 // The upstream ID token of a sign-in goes, sealed, from its request to the
