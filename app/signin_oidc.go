@@ -1,7 +1,9 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -52,28 +54,40 @@ func beginBoundFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store
 var errUnverifiedBrokered = pageErr(http.StatusForbidden, apperr.CodeForbidden, "login.error.unverified")
 
 // passBrokeredStep passes the identity-provider step of the flow the
-// authorization request f continues, when it has one: the provider's
-// events, the email the realm wants verified, the organization the
-// provider serves, then the flow goes on. It answers false for a request
-// without a flow, which signs in as the sign-in page's does.
+// sign-in f continues: the flow of its authorization request, when that
+// has one, or the flow f names (a SAML service provider's, a device
+// approval's). The provider's events, the email the realm wants verified,
+// the organization the provider serves, then the flow goes on. It answers
+// false for a request without a flow, which signs in as the sign-in
+// page's does.
 func passBrokeredStep(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, f broker.Finish) (bool, error) {
 	ctx := r.Context()
-	flow, err := a.store.SignInFlowOf(ctx, realm.ID, string(signin.RequesterOIDC), f.AuthRequestID, a.now().UnixMilli())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return true, err
+	var flow *store.SignInFlow
+	var err error
+	if f.FlowID != "" { // a flow of another requester than an authorization request
+		flow, err = a.store.GetSignInFlow(ctx, realm.ID, f.FlowID, a.now().UnixMilli())
+		if errors.Is(err, store.ErrNotFound) {
+			return true, errStaleAuthRequest
+		}
+	} else {
+		flow, err = a.store.SignInFlowOf(ctx, realm.ID, string(signin.RequesterOIDC), f.AuthRequestID, a.now().UnixMilli())
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
 	}
-	_, client, err := loadAuthRequest(ctx, a.store, a.now(), realm, f.AuthRequestID, false)
 	if err != nil {
 		return true, err
 	}
+	var wants signin.Wants
+	if err := json.Unmarshal(flow.Wants, &wants); err != nil {
+		return true, fmt.Errorf("sign-in flow %s: %w", flow.ID, err)
+	}
 	for _, e := range f.Events {
-		e.ClientID = client.ClientID
+		e.ClientID = wants.Client
 		a.loginEvent(ctx, realm, e)
 	}
 	if identity.EmailVerificationRequired(realm, f.User) {
-		a.loginEvent(ctx, realm, store.LoginEvent{Type: signin.EventLoginError, UserID: f.User.ID, ClientID: client.ClientID,
+		a.loginEvent(ctx, realm, store.LoginEvent{Type: signin.EventLoginError, UserID: f.User.ID, ClientID: wants.Client,
 			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": f.User.Username}})
 		return true, errUnverifiedBrokered
 	}

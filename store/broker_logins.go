@@ -98,10 +98,10 @@ func (s *Store) DeleteExpiredBrokerLogins(ctx context.Context, now int64) (int64
 // email, held while the person signs in to the local account to confirm
 // the link.
 type BrokerPendingLink struct {
-	ID            string
-	RealmID       string
-	ProviderID    string
-	UserID        string // the local account
+	ID         string
+	RealmID    string
+	ProviderID string
+	UserID     string // the local account
 	// What the sign-in continues: an authorization request or a sign-in
 	// flow, exactly one.
 	AuthRequestID string

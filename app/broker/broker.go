@@ -64,7 +64,10 @@ type Deps struct {
 
 // Finish is a sign-in through a provider handed to Deps.SignIn.
 type Finish struct {
+	// What the sign-in continues: an authorization request, or a sign-in
+	// flow of another requester; exactly one.
 	AuthRequestID string
+	FlowID        string
 	User          *store.User
 	// ProviderID is the provider the user signed in with.
 	ProviderID string

@@ -108,8 +108,8 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, realm *store.
 	switch {
 	case l.LinkUserID != "":
 		return s.finishLink(w, r, realm, p, l, ident)
-	case l.AuthRequestID == "":
-		return fail(errStaleRequest, "invalid_request", errors.New("no authorization request to continue"))
+	case l.AuthRequestID == "" && l.SignInFlowID == "":
+		return fail(errStaleRequest, "invalid_request", errors.New("no authorization request or sign-in flow to continue"))
 	}
 	return s.finishLogin(w, r, realm, p, l, ident)
 }

@@ -26,8 +26,10 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	if ident.IDToken != "" {
+	if ident.IDToken != "" && l.AuthRequestID != "" {
 		// Whichever way the sign-in ends, its session signs out upstream.
+		// A flow's sign-in (not an OpenID Connect request's) keeps no
+		// upstream ID token yet: its session signs out here only.
 		if err := s.deps.Store.PutBrokerSignIn(ctx, l.AuthRequestID, p.ID, ident.IDToken); err != nil {
 			return err
 		}
@@ -46,7 +48,7 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 		if err != nil {
 			return err
 		}
-		return s.signIn(w, r, realm, p, l.AuthRequestID, user, ident, store.EventIdentityProviderLogin)
+		return s.signIn(w, r, realm, p, l, user, ident, store.EventIdentityProviderLogin)
 	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
@@ -62,7 +64,7 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 			if err != nil {
 				return err
 			}
-			return s.signIn(w, r, realm, p, l.AuthRequestID, existing, ident, store.EventFederatedIdentityLink)
+			return s.signIn(w, r, realm, p, l, existing, ident, store.EventFederatedIdentityLink)
 		case err == nil:
 			return s.askToConfirmLink(w, r, realm, p, l, existing, ident)
 		case !errors.Is(err, store.ErrNotFound):
@@ -73,15 +75,15 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	return s.signIn(w, r, realm, p, l.AuthRequestID, user, ident, store.EventIdentityProviderFirstLogin)
+	return s.signIn(w, r, realm, p, l, user, ident, store.EventIdentityProviderFirstLogin)
 }
 
 // signIn hands the user to the app's sign-in, with the event saying how
 // the provider found them.
-func (s *Service) signIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, authRequestID string, user *store.User, ident *upstreamIdentity, event store.EventType) error {
+func (s *Service) signIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, l *store.BrokerLogin, user *store.User, ident *upstreamIdentity, event store.EventType) error {
 	e := store.LoginEvent{Type: event, UserID: user.ID, IPAddress: s.deps.ClientIP(r),
 		Details: map[string]string{"identity_provider": p.Alias, "identity_provider_identity": ident.Username}}
-	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: authRequestID, User: user, ProviderID: p.ID,
+	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: l.AuthRequestID, FlowID: l.SignInFlowID, User: user, ProviderID: p.ID,
 		AMR: []string{AMRFederated}, Events: []store.LoginEvent{e}})
 }
 

@@ -1,6 +1,9 @@
 package broker_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -131,4 +134,73 @@ func TestFlowOrgDiscovery(t *testing.T) {
 		t.Fatalf("the password alternative: %d %s", pw.Status, pw.Body)
 	}
 	e.mustReachApp(b.Follow(b.Submit(pw.Forms(t)[0], map[string]string{"username": "bob", "password": localPassword}), e.base))
+}
+
+// A device approval whose flow is a provider's redirect: the device page's
+// Approve leads to the provider, whose callback passes the flow itself
+// (no authorization request behind it), and the user the provider vouched
+// for approves the code.
+func TestFlowIdentityProviderForDeviceApproval(t *testing.T) {
+	e := newEnv(t, nil)
+	apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "tv",
+		"clientType": "PUBLIC", "grantTypes": []string{"urn:ietf:params:oauth:grant-type:device_code"}}), http.StatusCreated)
+	r := e.s.Admin(http.MethodPost, "/admin/realms/acme/auth-flows", map[string]any{"alias": "tv-through-corp", "usage": "device",
+		"steps": []map[string]any{{"kind": "idp-redirect", "requirement": "required", "provider": "corp"}}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	apptest.MustStatus(t, e.s.Admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+r.Object(t)["id"].(string)+"/assign-client/tv",
+		map[string]any{"usage": "device"}), http.StatusNoContent)
+
+	r = e.s.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/auth/device", "client_id=tv&scope=openid",
+		"Content-Type: application/x-www-form-urlencoded")
+	apptest.MustStatus(t, r, http.StatusOK)
+	device := r.Object(t)
+	b := apptest.NewBrowser(t)
+	page := b.Get(device["verification_uri_complete"].(string))
+	if page.Status != http.StatusOK || strings.Contains(string(page.Body), `name="password"`) {
+		t.Fatalf("the device page of a client with a flow: %d %s", page.Status, page.Body)
+	}
+	flowPage := b.Get(b.Submit(page.Forms(t)[0], map[string]string{"action": "approve"}).Location(t).String())
+	login := flowPage.Location(t)
+	if flowPage.Status != http.StatusSeeOther || login.Path != "/realms/acme/broker/corp/login" || login.Query().Get("flow") == "" {
+		t.Fatalf("the flow's step: %d to %s, want corp's login for the flow", flowPage.Status, login)
+	}
+	// The flow is the browser's: another cannot go to the provider for it.
+	if p := apptest.NewBrowser(t).Get(login.String()); p.Status != http.StatusBadRequest {
+		t.Fatalf("the flow's provider login in another browser: %d", p.Status)
+	}
+	p := b.Follow(flowPage, e.base)
+	if p.Status != http.StatusOK || !strings.HasPrefix(p.URL.String(), e.issuer(upstreamRealm)+"/") {
+		t.Fatalf("want the upstream's sign-in page, got %d at %s: %s", p.Status, p.URL, p.Body)
+	}
+	callback := e.upstreamSignIn(b, p, "alice", alicePassword)
+	done := b.Follow(b.Get(callback.String()), e.base)
+	if done.Status != http.StatusOK || !strings.Contains(string(done.Body), "Device connected") {
+		t.Fatalf("after the provider: %d at %s: %s", done.Status, done.URL, done.Body)
+	}
+	r = e.s.Request(http.MethodPost, "/realms/acme/protocol/openid-connect/token",
+		url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "client_id": {"tv"},
+			"device_code": {device["device_code"].(string)}}.Encode(), "Content-Type: application/x-www-form-urlencoded")
+	apptest.MustStatus(t, r, http.StatusOK)
+	token, err := jwtClaims(r.Object(t)["access_token"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user := e.acmeUser("alice"); token["sub"] != user["id"] {
+		t.Fatalf("the device's token is %v's, want alice %v", token["sub"], user["id"])
+	}
+}
+
+// jwtClaims reads a JWT's claims, unverified: the test asks whose token it
+// is, not whether it is genuine.
+func jwtClaims(token string) (map[string]any, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("not a JWT: %d parts", len(parts))
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, err
+	}
+	var claims map[string]any
+	return claims, json.Unmarshal(payload, &claims)
 }

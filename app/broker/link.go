@@ -46,7 +46,7 @@ func (s *Service) askToConfirmLink(w http.ResponseWriter, r *http.Request, realm
 	}
 	now := s.deps.Now()
 	pl := &store.BrokerPendingLink{ID: randomToken(), RealmID: realm.ID, ProviderID: p.ID, UserID: user.ID,
-		AuthRequestID: l.AuthRequestID, BrowserHash: l.BrowserHash, Identity: string(identJSON),
+		AuthRequestID: l.AuthRequestID, SignInFlowID: l.SignInFlowID, BrowserHash: l.BrowserHash, Identity: string(identJSON),
 		CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(linkLifetime).UnixMilli()}
 	if err := s.deps.Store.CreateBrokerPendingLink(r.Context(), pl); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -178,7 +178,7 @@ func (s *Service) LinkConfirm(w http.ResponseWriter, r *http.Request, realm *sto
 	}
 	e := store.LoginEvent{Type: store.EventIdentityProviderLinkAccount, UserID: pl.user.ID, IPAddress: ip,
 		Details: map[string]string{"identity_provider": pl.provider.Alias, "identity_provider_identity": pl.ident.Username}}
-	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: pl.link.AuthRequestID, User: pl.user, ProviderID: pl.provider.ID,
+	return s.deps.SignIn(w, r, realm, Finish{AuthRequestID: pl.link.AuthRequestID, FlowID: pl.link.SignInFlowID, User: pl.user, ProviderID: pl.provider.ID,
 		SecondFactorDone: step == store.StepTOTP, AMR: amr, Events: []store.LoginEvent{e}})
 }
 

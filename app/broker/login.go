@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
 )
@@ -59,6 +61,17 @@ func (s *Service) LoginURL(realm *store.Realm, alias, authRequestID string) stri
 	return s.issuer(realm) + "/broker/" + url.PathEscape(alias) + "/login?" + url.Values{"authRequestID": {authRequestID}}.Encode()
 }
 
+// FlowLoginURL starts a sign-in with the provider alias for a step of a
+// sign-in flow: an OpenID Connect request's flow through its request, as
+// the sign-in page does; any other requester's (a SAML service provider's,
+// a device approval's) through the flow itself.
+func (s *Service) FlowLoginURL(realm *store.Realm, alias string, f *signin.Flow) string {
+	if f.Requester() == signin.RequesterOIDC {
+		return s.LoginURL(realm, alias, f.RequesterID())
+	}
+	return s.issuer(realm) + "/broker/" + url.PathEscape(alias) + "/login?" + url.Values{"flow": {f.ID()}}.Encode()
+}
+
 // enabledProvider loads the path's provider, if it may sign people in.
 func (s *Service) enabledProvider(ctx context.Context, realm *store.Realm, alias string) (*store.IdentityProvider, error) {
 	p, err := s.deps.Store.GetIdentityProvider(ctx, realm.ID, alias)
@@ -93,6 +106,9 @@ func (s *Service) Login(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return err
 	}
 	q := r.URL.Query()
+	if flowID := q.Get("flow"); flowID != "" {
+		return s.loginForFlow(w, r, realm, p, flowID, loginHint(q.Get("login_hint")))
+	}
 	authRequestID := q.Get("authRequestID")
 	if authRequestID == "" {
 		if !q.Has("client_id") {
@@ -110,6 +126,24 @@ func (s *Service) Login(w http.ResponseWriter, r *http.Request, realm *store.Rea
 		return errNotConfigured
 	}
 	return s.redirectUpstream(w, r, realm, p, &store.BrokerLogin{AuthRequestID: ar.ID}, loginHint(q.Get("login_hint")))
+}
+
+// loginForFlow sends the browser to the provider for a step of the sign-in
+// flow flowID, which must be live and this browser's own.
+func (s *Service) loginForFlow(w http.ResponseWriter, r *http.Request, realm *store.Realm, p *store.IdentityProvider, flowID, hint string) error {
+	f, err := s.deps.Store.GetSignInFlow(r.Context(), realm.ID, flowID, s.deps.Now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return errStaleRequest
+	} else if err != nil {
+		return err
+	}
+	if subtle.ConstantTimeCompare(f.BrowserHash, store.HashToken(s.deps.Pages.BrowserSecret(w, r, realm))) != 1 {
+		return errStaleRequest
+	}
+	if p.ClientSecret == "" {
+		return errNotConfigured
+	}
+	return s.redirectUpstream(w, r, realm, p, &store.BrokerLogin{SignInFlowID: f.ID}, hint)
 }
 
 // maxLoginHint bounds the login_hint passed on to a provider.
@@ -190,6 +224,11 @@ func (s *Service) HintedLoginURL(ctx context.Context, realm *store.Realm, hint, 
 // else its alias, but for those an organization's SSO connection hides
 // (its people reach them by their email).
 func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID string) ([]ui.ProviderButton, error) {
+	return s.buttons(ctx, realm, func(alias string) string { return s.LoginURL(realm, alias, authRequestID) })
+}
+
+// buttons are Buttons, each leading to the URL login gives its alias.
+func (s *Service) buttons(ctx context.Context, realm *store.Realm, login func(alias string) string) ([]ui.ProviderButton, error) {
 	list, err := s.deps.Store.ListIdentityProviders(ctx, realm.ID)
 	if err != nil {
 		return nil, err
@@ -210,7 +249,7 @@ func (s *Service) Buttons(ctx context.Context, realm *store.Realm, authRequestID
 		if name == "" {
 			name = p.Alias
 		}
-		out = append(out, ui.ProviderButton{Name: name, Type: p.ProviderType, URL: s.LoginURL(realm, p.Alias, authRequestID)})
+		out = append(out, ui.ProviderButton{Name: name, Type: p.ProviderType, URL: login(p.Alias)})
 	}
 	return out, nil
 }

@@ -29,18 +29,10 @@ func (step) Kind() signin.StepKind { return signin.KindIdentityProvider }
 func (step) AMR() []string              { return []string{AMRFederated} }
 func (step) Events() []signin.EventType { return nil }
 
-// errFlowNotBrokered: a provider's callback comes back to an
-// authorization request; a flow of another requester cannot wait for one.
-var errFlowNotBrokered = apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest,
-	"this sign-in cannot go through an identity provider: ask the administrator to change the application's sign-in flow")
-
 // Show sends the browser to the provider the step names, or shows a
 // button for each provider of the realm.
 func (st step) Show(w http.ResponseWriter, r *http.Request, f *signin.Flow, v signin.View) error {
-	if f.Requester() != signin.RequesterOIDC {
-		return errFlowNotBrokered
-	}
-	buttons, err := st.s.Buttons(r.Context(), f.Realm, f.RequesterID())
+	buttons, err := st.s.buttons(r.Context(), f.Realm, func(alias string) string { return st.s.FlowLoginURL(f.Realm, alias, f) })
 	if err != nil {
 		return err
 	}
@@ -52,7 +44,7 @@ func (st step) Show(w http.ResponseWriter, r *http.Request, f *signin.Flow, v si
 		if p.ClientSecret == "" {
 			return errNotConfigured
 		}
-		http.Redirect(w, r, st.s.LoginURL(f.Realm, p.Alias, f.RequesterID()), http.StatusSeeOther)
+		http.Redirect(w, r, st.s.FlowLoginURL(f.Realm, p.Alias, f), http.StatusSeeOther)
 		return nil
 	}
 	for i := range buttons {

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -20,13 +19,13 @@ import (
 type step struct {
 	s     *Service
 	pages *signin.Pages
-	// loginURL starts a sign-in at the provider alias for the
-	// authorization request authRequestID (app/broker's LoginURL).
-	loginURL func(realm *store.Realm, alias, authRequestID string) string
+	// loginURL starts a sign-in at the provider alias for a step of the
+	// flow f (app/broker's FlowLoginURL).
+	loginURL func(realm *store.Realm, alias string, f *signin.Flow) string
 }
 
 // Step is the organizations' step of the hosted sign-in (app/signin).
-func (s *Service) Step(pages *signin.Pages, loginURL func(realm *store.Realm, alias, authRequestID string) string) signin.Step {
+func (s *Service) Step(pages *signin.Pages, loginURL func(realm *store.Realm, alias string, f *signin.Flow) string) signin.Step {
 	return step{s: s, pages: pages, loginURL: loginURL}
 }
 
@@ -37,20 +36,12 @@ func (step) Kind() signin.StepKind { return signin.KindOrgDiscovery }
 func (step) AMR() []string              { return []string{"fed"} }
 func (step) Events() []signin.EventType { return nil }
 
-// errFlowNotBrokered: the provider's callback comes back to an
-// authorization request; a flow of another requester cannot wait for one.
-var errFlowNotBrokered = apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest,
-	"this sign-in cannot go through an organization's identity provider: ask the administrator to change the application's sign-in flow")
-
 func (st step) page(w http.ResponseWriter, r *http.Request, f *signin.Flow, v signin.View, status int, email, errKey string) error {
 	return st.pages.Render(w, r, status, ui.LoginUsername(st.pages.Page("login.title"), ui.LoginForm{Action: v.FormAction(),
 		CSRFToken: v.CSRF, ClientName: f.Wants.ClientName, Username: email, Error: errKey}))
 }
 
 func (st step) Show(w http.ResponseWriter, r *http.Request, f *signin.Flow, v signin.View) error {
-	if f.Requester() != signin.RequesterOIDC {
-		return errFlowNotBrokered
-	}
 	return st.page(w, r, f, v, http.StatusOK, f.Wants.LoginHint, "")
 }
 
@@ -58,9 +49,6 @@ func (st step) Show(w http.ResponseWriter, r *http.Request, f *signin.Flow, v si
 // browser to its provider, the email as its login_hint, as Keycloak
 // passes it on; an email of no organization's domain gets the form again.
 func (st step) Submit(w http.ResponseWriter, r *http.Request, f *signin.Flow, v signin.View) (*store.User, error) {
-	if f.Requester() != signin.RequesterOIDC {
-		return nil, errFlowNotBrokered
-	}
 	email := strings.TrimSpace(r.PostForm.Get("username"))
 	at := strings.LastIndexByte(email, '@')
 	if at < 1 || at == len(email)-1 {
@@ -73,7 +61,7 @@ func (st step) Submit(w http.ResponseWriter, r *http.Request, f *signin.Flow, v 
 	} else if err != nil {
 		return nil, err
 	}
-	to := st.loginURL(f.Realm, d.Connection.ProviderAlias, f.RequesterID()) + "&" + url.Values{"login_hint": {email}}.Encode()
+	to := st.loginURL(f.Realm, d.Connection.ProviderAlias, f) + "&" + url.Values{"login_hint": {email}}.Encode()
 	http.Redirect(w, r, to, http.StatusSeeOther)
 	return nil, nil
 }

@@ -2,6 +2,7 @@ package saml_test
 
 import (
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	crewsaml "github.com/crewjam/saml"
 
+	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
 )
 
@@ -67,5 +69,50 @@ func TestSSOThroughBoundFlow(t *testing.T) {
 	// A flow's page of another browser is refused.
 	if p := newBrowser(t).get(first.url.String()); p.status != http.StatusBadRequest {
 		t.Fatalf("another browser at the flow's page: %d, want 400", p.status)
+	}
+}
+
+// A service provider whose flow is an identity provider's redirect: the
+// browser signs in at the provider (here another realm of the server),
+// whose callback passes the flow itself, and the SAML request waiting is
+// answered for the user the provider vouched for.
+func TestSSOThroughIdentityProviderFlow(t *testing.T) {
+	e := newIdP(t, func(c *app.Config) {
+		c.OutboundAllowed = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	own := newSP(t, e, spOptions{})
+	e.CreateRealm("upstream")
+	e.CreateUser("upstream", map[string]any{"username": testUser, "email": "alice@example.test", "emailVerified": true,
+		"password": testPassword})
+	r := e.Admin(http.MethodPost, "/admin/realms/upstream/clients", map[string]any{"clientId": "acme-broker",
+		"redirectUris": []string{e.base + "/realms/acme/broker/corp/callback"}, "grantTypes": []string{"authorization_code"}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	apptest.MustStatus(t, e.Admin(http.MethodPost, "/admin/realms/acme/identity-providers", map[string]any{"alias": "corp",
+		"providerType": "oidc", "issuer": e.base + "/realms/upstream", "clientId": "acme-broker",
+		"clientSecret": r.Object(t)["secret"], "trustEmail": true}), http.StatusCreated)
+	r = e.Admin(http.MethodPost, "/admin/realms/acme/auth-flows", map[string]any{"alias": "through-corp", "usage": "browser",
+		"steps": []map[string]any{{"kind": "idp-redirect", "requirement": "required", "provider": "corp"}}})
+	apptest.MustStatus(t, r, http.StatusCreated)
+	apptest.MustStatus(t, e.Admin(http.MethodPut, "/admin/realms/acme/auth-flows/"+r.Object(t)["id"].(string)+"/assign-client/"+own.id,
+		map[string]any{"usage": "browser"}), http.StatusNoContent)
+
+	b := newBrowser(t)
+	upstream := b.visit(own.url+"/app", "")
+	if !strings.HasPrefix(upstream.url.Path, "/realms/upstream/") || !strings.Contains(upstream.body, `name="password"`) {
+		t.Fatalf("the bound SP's sign-in: %d at %s, want the provider's sign-in page", upstream.status, upstream.url)
+	}
+	signedIn := mustSignedIn(t, b.walk(upstream, testPassword))
+	if signedIn.NameID == "" {
+		t.Fatal("no NameID")
+	}
+	if top, _, _, _ := b.answer(t, own); top != crewsaml.StatusSuccess {
+		t.Fatalf("the SP was answered %s", top)
+	}
+	// The provider vouched for acme's alice, by her verified email: she
+	// is linked to corp now.
+	links := e.Admin(http.MethodGet, "/admin/realms/acme/users/"+e.alice+"/federated-identity", nil)
+	apptest.MustStatus(t, links, http.StatusOK)
+	if !strings.Contains(string(links.Body), `"corp"`) {
+		t.Fatalf("acme's alice is not linked to corp: %s", links.Body)
 	}
 }

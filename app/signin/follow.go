@@ -13,10 +13,10 @@ import (
 var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode, KindUsername, KindPasskey, KindSecurityKey,
 	KindEmailCode, KindTerms}
 
-// moduleKinds are the kinds of step modules provide, by the kind of client
-// whose browser sign-ins can run them: an identity provider's callback
-// comes back to an authorization request, which a SAML sign-in has not.
-var moduleKinds = map[string][]StepKind{store.ClientKindOIDC: {KindIdentityProvider, KindOrgDiscovery}}
+// moduleKinds are the kinds of step modules provide (app/broker's,
+// app/orgs'): a provider's callback passes the step of the flow that sent
+// the browser there, whatever its requester.
+var moduleKinds = []StepKind{KindIdentityProvider, KindOrgDiscovery}
 
 // webAuthnKinds are the steps of a WebAuthn ceremony, which browsers hold
 // only with a server whose base URL names a host, never an IP address.
@@ -25,25 +25,20 @@ var webAuthnKinds = []StepKind{KindPasskey, KindSecurityKey}
 // CanFollow refuses a binding whose sign-ins could not follow the flow.
 // The browser sign-ins of OpenID Connect clients and SAML service
 // providers, and the device approvals of OpenID Connect clients, follow a
-// bound flow through the steps in runnableKinds (and the browser sign-ins
-// of OpenID Connect clients through moduleKinds too), through a passkey
-// or security key only when webAuthn (the base URL names a host); the
-// password grant's bindings are checked by CheckDefinition alone
+// bound flow through the steps in runnableKinds and moduleKinds, through a
+// passkey or security key only when webAuthn (the base URL names a host);
+// the password grant's bindings are checked by CheckDefinition alone
 // (docs/auth-flows.md). field prefixes the fields it names.
 func CanFollow(field, clientKind string, usage Usage, d *Definition, webAuthn bool) error {
-	var modules []StepKind
 	switch {
 	case usage == UsageBrowser && (clientKind == store.ClientKindOIDC || clientKind == store.ClientKindSAML):
-		modules = moduleKinds[clientKind]
 	case usage == UsageDevice && clientKind == store.ClientKindOIDC:
-		// A device approval has no authorization request for a
-		// provider's callback to come back to.
 	default:
 		return nil
 	}
 	for i, st := range d.Steps {
 		kind := fmt.Sprintf("%ssteps[%d].kind", field, i)
-		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(modules, st.Kind) {
+		if !slices.Contains(runnableKinds, st.Kind) && !slices.Contains(moduleKinds, st.Kind) {
 			return apperr.Field(kind,
 				"the sign-in does not run %s steps for the %s sign-ins of a %s client yet: a flow with one can be written, not bound to them",
 				st.Kind, usage, clientKind)
