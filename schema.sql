@@ -1555,3 +1555,19 @@ CREATE INDEX broker_pending_links_realm ON broker_pending_links (realm_id);
 CREATE INDEX broker_pending_links_provider ON broker_pending_links (provider_id);
 CREATE INDEX broker_pending_links_auth_request ON broker_pending_links (auth_request_id);
 CREATE INDEX broker_pending_links_signin_flow ON broker_pending_links (signin_flow_id);
+
+-- version 43
+-- The upstream ID token of a brokered sign-in that continues a sign-in
+-- flow of another requester than an authorization request (a SAML
+-- request's, a device approval's), held until the requester lands the SSO
+-- session. The flow ends before its requester lands it, so the token is
+-- keyed by the flow's ID without following the flow; the sweep removes
+-- what no session took.
+CREATE TABLE broker_flow_signins (
+    signin_flow_id TEXT PRIMARY KEY,
+    provider_id    TEXT NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+    id_token       BLOB NOT NULL,   -- sealed
+    expires_at     BIGINT NOT NULL
+);
+CREATE INDEX broker_flow_signins_provider ON broker_flow_signins (provider_id);
+CREATE INDEX broker_flow_signins_expiry ON broker_flow_signins (expires_at);

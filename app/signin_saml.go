@@ -30,8 +30,9 @@ func beginSAMLFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.
 
 // landFlow gives the browser that passed a flow its SSO session, as a
 // password sign-in does: the browser's own session when it is the user's,
-// the cookie, the LOGIN event naming the application. A password change
-// owed was the flow's last step.
+// the cookie, the LOGIN event naming the application; and the upstream ID
+// token of a provider's step, for the session's sign-out there. A password
+// change owed was the flow's last step.
 func landFlow(a *App, w http.ResponseWriter, r *http.Request, f *signin.Flow) error {
 	ctx := r.Context()
 	signIn, err := a.planSSOLogin(r, f.Realm, f.User)
@@ -39,7 +40,13 @@ func landFlow(a *App, w http.ResponseWriter, r *http.Request, f *signin.Flow) er
 		return err
 	}
 	signIn.sess.AMR = f.AMR()
-	if err := a.store.Tx(ctx, func(tx *store.Store) error { return signIn.write(ctx, tx) }); err != nil {
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		if err := signIn.write(ctx, tx); err != nil {
+			return err
+		}
+		return tx.BindBrokerFlowSession(ctx, f.ID(), signIn.sess.ID)
+	})
+	if err != nil {
 		return err
 	}
 	a.setSSOCookie(w, f.Realm, signIn, false)

@@ -77,7 +77,8 @@ func (s *Store) TakeBrokerLogin(ctx context.Context, realmID string, stateHash [
 }
 
 // DeleteExpiredBrokerLogins removes sign-ins and sign-outs that never
-// came back, and links never confirmed.
+// came back, links never confirmed, and the upstream ID tokens of flows
+// no session took.
 func (s *Store) DeleteExpiredBrokerLogins(ctx context.Context, now int64) (int64, error) {
 	res, err := s.w.ExecContext(ctx, "DELETE FROM broker_logins WHERE expires_at <= $1", now)
 	logins, err := rowsAffected(res, err, "delete expired broker logins")
@@ -91,7 +92,12 @@ func (s *Store) DeleteExpiredBrokerLogins(ctx context.Context, now int64) (int64
 	}
 	res, err = s.w.ExecContext(ctx, "DELETE FROM broker_logouts WHERE expires_at <= $1", now)
 	logouts, err := rowsAffected(res, err, "delete expired broker logouts")
-	return logins + links + logouts, err
+	if err != nil {
+		return logins + links + logouts, err
+	}
+	res, err = s.w.ExecContext(ctx, "DELETE FROM broker_flow_signins WHERE expires_at <= $1", now)
+	tokens, err := rowsAffected(res, err, "delete expired broker flow sign-ins")
+	return logins + links + logouts + tokens, err
 }
 
 // BrokerPendingLink is an upstream account that matched a local account by

@@ -50,6 +50,37 @@ func (s *Store) BindBrokerSession(ctx context.Context, authRequestID, sessionID 
 	return nil
 }
 
+// PutBrokerFlowSignIn keeps the upstream ID token of the sign-in of a
+// sign-in flow until expiresAt, replacing one an earlier attempt left.
+func (s *Store) PutBrokerFlowSignIn(ctx context.Context, flowID, providerID, idToken string, expiresAt int64) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO broker_flow_signins (signin_flow_id, provider_id, id_token, expires_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (signin_flow_id) DO UPDATE SET provider_id = excluded.provider_id,
+		id_token = excluded.id_token, expires_at = excluded.expires_at`,
+		flowID, providerID, s.seal([]byte(idToken), brokerIDTokenAAD(providerID)), expiresAt)
+	if err != nil {
+		return fmt.Errorf("put broker flow sign-in: %w", mapErr(err))
+	}
+	return nil
+}
+
+// BindBrokerFlowSession hands the upstream ID token of the sign-in flow's
+// brokered sign-in, if it had one, to the SSO session the flow ended in,
+// as BindBrokerSession does for an authorization request's.
+func (s *Store) BindBrokerFlowSession(ctx context.Context, flowID, sessionID string) error {
+	res, err := s.w.ExecContext(ctx, `INSERT INTO broker_sessions (session_id, provider_id, id_token)
+		SELECT $2, provider_id, id_token FROM broker_flow_signins WHERE signin_flow_id = $1
+		ON CONFLICT (session_id) DO UPDATE SET provider_id = excluded.provider_id, id_token = excluded.id_token`,
+		flowID, sessionID)
+	if n, err := rowsAffected(res, err, "bind broker flow session"); err != nil || n == 0 {
+		return err
+	}
+	_, err = s.w.ExecContext(ctx, "DELETE FROM broker_flow_signins WHERE signin_flow_id = $1", flowID)
+	if err != nil {
+		return fmt.Errorf("delete broker flow sign-in: %w", mapErr(err))
+	}
+	return nil
+}
+
 // GetBrokerSession is the upstream the SSO session was signed in
 // through; ErrNotFound for a session signed in otherwise.
 func (s *Store) GetBrokerSession(ctx context.Context, sessionID string) (*BrokerSession, error) {

@@ -177,6 +177,7 @@ func (s *Store) openEverySecret(ctx context.Context) (int, error) {
 		{"SELECT id, '', identity FROM broker_pending_links", func(id, _ string) string { return pendingLinkAAD(id) }},
 		{"SELECT state_hash, '', code_verifier FROM broker_logins", func(id, _ string) string { return brokerLoginAAD([]byte(id)) }},
 		{"SELECT provider_id, '', id_token FROM broker_signins", func(id, _ string) string { return brokerIDTokenAAD(id) }},
+		{"SELECT provider_id, '', id_token FROM broker_flow_signins", func(id, _ string) string { return brokerIDTokenAAD(id) }},
 		{"SELECT provider_id, '', id_token FROM broker_sessions", func(id, _ string) string { return brokerIDTokenAAD(id) }},
 	}
 	n := 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
@@ -12,6 +13,10 @@ import (
 
 // AMRFederated is the amr of a sign-in through an upstream provider.
 const AMRFederated = "fed"
+
+// flowSignInLifetime is how long the upstream ID token of a flow's sign-in
+// waits for the SSO session the flow ends in: longer than any flow lives.
+const flowSignInLifetime = time.Hour
 
 // finishLogin finds the user an upstream identity belongs to and signs
 // them in. A linked upstream account is its user. Without a link: a local
@@ -26,11 +31,16 @@ func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, realm *sto
 	if err != nil {
 		return err
 	}
-	if ident.IDToken != "" && l.AuthRequestID != "" {
-		// Whichever way the sign-in ends, its session signs out upstream.
-		// A flow's sign-in (not an OpenID Connect request's) keeps no
-		// upstream ID token yet: its session signs out here only.
+	// Whichever way the sign-in ends, its session signs out upstream.
+	switch {
+	case ident.IDToken == "":
+	case l.AuthRequestID != "":
 		if err := s.deps.Store.PutBrokerSignIn(ctx, l.AuthRequestID, p.ID, ident.IDToken); err != nil {
+			return err
+		}
+	case l.SignInFlowID != "":
+		expires := s.deps.Now().Add(flowSignInLifetime).UnixMilli()
+		if err := s.deps.Store.PutBrokerFlowSignIn(ctx, l.SignInFlowID, p.ID, ident.IDToken, expires); err != nil {
 			return err
 		}
 	}

@@ -141,7 +141,7 @@ func TestFlowOrgDiscovery(t *testing.T) {
 // (no authorization request behind it), and the user the provider vouched
 // for approves the code.
 func TestFlowIdentityProviderForDeviceApproval(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, map[string]any{"upstreamLogout": true})
 	apptest.MustStatus(t, e.s.Admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "tv",
 		"clientType": "PUBLIC", "grantTypes": []string{"urn:ietf:params:oauth:grant-type:device_code"}}), http.StatusCreated)
 	r := e.s.Admin(http.MethodPost, "/admin/realms/acme/auth-flows", map[string]any{"alias": "tv-through-corp", "usage": "device",
@@ -185,8 +185,23 @@ func TestFlowIdentityProviderForDeviceApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user := e.acmeUser("alice"); token["sub"] != user["id"] {
+	user := e.acmeUser("alice")
+	if token["sub"] != user["id"] {
 		t.Fatalf("the device's token is %v's, want alice %v", token["sub"], user["id"])
+	}
+	// The browser's session keeps corp's ID token, for its sign-out there
+	// (upstreamLogout).
+	r = e.s.Admin(http.MethodGet, "/admin/realms/acme/users/"+user["id"].(string)+"/sessions", nil)
+	apptest.MustStatus(t, r, http.StatusOK)
+	var sessions []struct{ ID, IPAddress string }
+	r.Decode(t, &sessions)
+	browser := slices.IndexFunc(sessions, func(s struct{ ID, IPAddress string }) bool { return s.IPAddress != "" })
+	if browser < 0 {
+		t.Fatalf("no browser session among alice's %s", r.Body)
+	}
+	upstream, err := e.s.Store.GetBrokerSession(t.Context(), sessions[browser].ID)
+	if err != nil || upstream.ProviderID != storedProvider(e.s, "acme", "corp").ID || upstream.IDToken == "" {
+		t.Fatalf("the session's upstream: %+v, %v", upstream, err)
 	}
 }
 

@@ -138,6 +138,7 @@ func brokerSuite() []subTest {
 		{"BrokerLoginTakenOnce", testBrokerLoginTakenOnce},
 		{"BrokerPendingLink", testBrokerPendingLink},
 		{"BrokerContinuesSignInFlow", testBrokerContinuesSignInFlow},
+		{"BrokerSessionFollowsFlow", testBrokerSessionFollowsFlow},
 		{"BrokerSessionFollowsSignIn", testBrokerSessionFollowsSignIn},
 		{"BrokerLogoutTakenOnce", testBrokerLogoutTakenOnce},
 	}
@@ -328,6 +329,44 @@ func testBrokerContinuesSignInFlow(t *testing.T, s *store.Store) {
 	neither.ID, neither.SignInFlowID = "link-2", ""
 	if err := s.CreateBrokerPendingLink(testCtx, &neither); err == nil {
 		t.Fatal("a link that continues nothing was stored")
+	}
+}
+
+// The upstream ID token of a flow's sign-in outlives the flow, which ends
+// before its requester lands the session, and goes to that session; one
+// no session took is swept at its expiry.
+func testBrokerSessionFollowsFlow(t *testing.T, s *store.Store) {
+	p := brokerTestFixture(t, s)
+	now := sessionsTestNow
+	sessionsTestMustCreate(t, s, sessionsTestSSO("sso-1", sessionsTestRealm, "alice", now, now+3_600_000))
+	for _, tok := range []string{"first.id.token", "second.id.token"} { // a later attempt replaces
+		if err := s.PutBrokerFlowSignIn(testCtx, "flow-1", p.ID, tok, now+600_000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.BindBrokerFlowSession(testCtx, "flow-1", "sso-1"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetBrokerSession(testCtx, "sso-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "session's upstream", got, &store.BrokerSession{ProviderID: p.ID, IDToken: "second.id.token"})
+	// Taken once: a second binding finds nothing and changes nothing.
+	if err := s.BindBrokerFlowSession(testCtx, "flow-1", "sso-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBrokerFlowSignIn(testCtx, "flow-2", p.ID, "left.id.token", now+600_000); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteExpiredBrokerLogins(testCtx, now+600_000); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if err := s.BindBrokerFlowSession(testCtx, "flow-2", "sso-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetBrokerSession(testCtx, "sso-1"); err != nil || got.IDToken != "second.id.token" {
+		t.Fatalf("after a swept token's binding: %+v, %v", got, err)
 	}
 }
 
