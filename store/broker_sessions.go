@@ -36,16 +36,22 @@ func (s *Store) PutBrokerSignIn(ctx context.Context, authRequestID, providerID, 
 // request's sign-in, if it has one, to the SSO session the sign-in ended
 // in (replacing what that session held). Without one, nothing changes.
 func (s *Store) BindBrokerSession(ctx context.Context, authRequestID, sessionID string) error {
+	return s.bindBrokerSession(ctx, "broker_signins", "auth_request_id", authRequestID, sessionID)
+}
+
+// bindBrokerSession moves the upstream ID token held in table's row whose
+// column is key to the SSO session sessionID. table and column are the
+// store's own names, never input.
+func (s *Store) bindBrokerSession(ctx context.Context, table, column, key, sessionID string) error {
 	res, err := s.w.ExecContext(ctx, `INSERT INTO broker_sessions (session_id, provider_id, id_token)
-		SELECT $2, provider_id, id_token FROM broker_signins WHERE auth_request_id = $1
+		SELECT $2, provider_id, id_token FROM `+table+` WHERE `+column+` = $1
 		ON CONFLICT (session_id) DO UPDATE SET provider_id = excluded.provider_id, id_token = excluded.id_token`,
-		authRequestID, sessionID)
-	if n, err := rowsAffected(res, err, "bind broker session"); err != nil || n == 0 {
+		key, sessionID)
+	if n, err := rowsAffected(res, err, "bind broker session from "+table); err != nil || n == 0 {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, "DELETE FROM broker_signins WHERE auth_request_id = $1", authRequestID)
-	if err != nil {
-		return fmt.Errorf("delete broker sign-in: %w", mapErr(err))
+	if _, err = s.w.ExecContext(ctx, "DELETE FROM "+table+" WHERE "+column+" = $1", key); err != nil {
+		return fmt.Errorf("delete from %s: %w", table, mapErr(err))
 	}
 	return nil
 }
@@ -67,18 +73,7 @@ func (s *Store) PutBrokerFlowSignIn(ctx context.Context, flowID, providerID, idT
 // brokered sign-in, if it had one, to the SSO session the flow ended in,
 // as BindBrokerSession does for an authorization request's.
 func (s *Store) BindBrokerFlowSession(ctx context.Context, flowID, sessionID string) error {
-	res, err := s.w.ExecContext(ctx, `INSERT INTO broker_sessions (session_id, provider_id, id_token)
-		SELECT $2, provider_id, id_token FROM broker_flow_signins WHERE signin_flow_id = $1
-		ON CONFLICT (session_id) DO UPDATE SET provider_id = excluded.provider_id, id_token = excluded.id_token`,
-		flowID, sessionID)
-	if n, err := rowsAffected(res, err, "bind broker flow session"); err != nil || n == 0 {
-		return err
-	}
-	_, err = s.w.ExecContext(ctx, "DELETE FROM broker_flow_signins WHERE signin_flow_id = $1", flowID)
-	if err != nil {
-		return fmt.Errorf("delete broker flow sign-in: %w", mapErr(err))
-	}
-	return nil
+	return s.bindBrokerSession(ctx, "broker_flow_signins", "signin_flow_id", flowID, sessionID)
 }
 
 // GetBrokerSession is the upstream the SSO session was signed in
