@@ -70,7 +70,7 @@ func TestBrowserSAML(t *testing.T) {
 
 	b := e.browser()
 	b.open("saml-login", app.URL+"/app")
-	if !strings.HasPrefix(b.location(), e.srv.base+"/realms/acme/login") {
+	if !strings.HasPrefix(b.location(), e.srv.base+"/realms/acme/signin/") {
 		t.Fatalf("the application sent the browser to %s, want the realm's sign-in", b.location())
 	}
 	b.signIn("saml-login-password", "alice", browserPassword)

@@ -1571,3 +1571,14 @@ CREATE TABLE broker_flow_signins (
 );
 CREATE INDEX broker_flow_signins_provider ON broker_flow_signins (provider_id);
 CREATE INDEX broker_flow_signins_expiry ON broker_flow_signins (expires_at);
+
+-- version 44
+-- A SAML sign-in is a sign-in flow of its own (app/signin): the synthetic
+-- public client saml-idp, which carried it through the authorization
+-- endpoint, goes. Disabling it turned a realm's SAML sign-in off; its
+-- service providers are disabled instead, so that nothing signs in that
+-- could not before.
+UPDATE saml_service_providers SET enabled = FALSE
+    WHERE realm_id IN (SELECT realm_id FROM clients WHERE client_id = 'saml-idp' AND name = 'SAML identity provider'
+        AND NOT enabled);
+DELETE FROM clients WHERE client_id = 'saml-idp' AND name = 'SAML identity provider';

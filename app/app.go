@@ -211,7 +211,11 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
 		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
-			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode}), a.broker.Step(a.assets.ProviderIcon), a.orgs.Step(a.pages, a.broker.FlowLoginURL)),
+			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode,
+				ForgotURL: func(realm *store.Realm, flowID string) string {
+					return flowLink(a.issuer(realm), recovery.PathForgotPassword, flowID)
+				},
+				RegisterURL: func(realm *store.Realm, flowID string) string { return flowLink(a.issuer(realm), pathRegister, flowID) }}), a.broker.Step(a.assets.ProviderIcon), a.orgs.Step(a.pages, a.broker.FlowLoginURL)),
 		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester(), deviceRequester{a}, stepUpRequester{a}}, ClientIP: a.clientIP,
 		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = signingkeys.New(signingkeys.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, MakeKey: a.makeKey})

@@ -13,7 +13,7 @@ import (
 // and the areas built before the modules are moving out of app into
 // packages of their own (docs/architecture.md): each move lowers this
 // figure to the new count, and nothing raises it.
-const appMethodBudget = 249
+const appMethodBudget = 247
 
 func TestAppMethodBudget(t *testing.T) {
 	entries, err := os.ReadDir(".")

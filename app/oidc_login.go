@@ -24,7 +24,17 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	if !r.URL.Query().Has("authRequestID") {
 		return a.account.StartSignIn(w, r, realm, account.Path(realm)+"/", "")
 	}
-	ar, client, err := a.pageAuthRequest(r.Context(), realm, r.URL.Query().Get("authRequestID"), false)
+	id := r.URL.Query().Get("authRequestID")
+	ar, client, err := a.pageAuthRequest(r.Context(), realm, id, false)
+	if errors.Is(err, errStaleAuthRequest) {
+		// A recovery or register page's way back to a sign-in flow.
+		if live, ferr := liveFlow(r.Context(), a, realm, id); live || ferr != nil {
+			if ferr == nil {
+				http.Redirect(w, r, a.signin.URL(realm, id), http.StatusSeeOther)
+			}
+			return ferr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -27,18 +27,38 @@ const resetPasswordTokenLifetime = time.Hour
 var errMailUnavailable = recovery.ErrMailUnavailable
 
 // liveAuthRequestID is id when it names a sign-in still waiting for its
-// user, else "": a recovery page carries it only to offer the way back.
+// user (an authorization request's, or a sign-in flow's), else "": a
+// recovery page carries it only to offer the way back, through the login
+// page (loginURL), which sends a flow's browser on to the flow.
 func (a *App) liveAuthRequestID(ctx context.Context, realm *store.Realm, id string) (string, error) {
 	if id == "" {
 		return "", nil
 	}
 	_, _, err := a.pageAuthRequest(ctx, realm, id, false)
 	if errors.Is(err, errStaleAuthRequest) {
-		return "", nil
+		if live, err := liveFlow(ctx, a, realm, id); !live || err != nil {
+			return "", err
+		}
 	} else if err != nil {
 		return "", err
 	}
 	return id, nil
+}
+
+// flowLink is the recovery or register page at path of issuer, leading
+// back to the sign-in flow flowID as to an authorization request.
+func flowLink(issuer, path, flowID string) string {
+	return issuer + path + "?" + url.Values{"authRequestID": {flowID}}.Encode()
+}
+
+// liveFlow says whether id names a sign-in flow of realm still running.
+// Whose browser it is the flow's own pages check.
+func liveFlow(ctx context.Context, a *App, realm *store.Realm, id string) (bool, error) {
+	_, err := a.store.GetSignInFlow(ctx, realm.ID, id, a.now().UnixMilli())
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (a *App) loginURL(realm *store.Realm, authRequestID string) string {

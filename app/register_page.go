@@ -146,6 +146,14 @@ func (a *App) registerForm(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	ar, client, err := a.pageAuthRequest(ctx, realm, arID, false)
 	if errors.Is(err, errStaleAuthRequest) { // none, or it expired while the form was filled in
+		// A sign-in flow's register link: the new password passes its
+		// password step, and the flow goes on.
+		if live, err := liveFlow(ctx, a, realm, arID); live || err != nil {
+			if err != nil {
+				return err
+			}
+			return a.signin.Pass(w, r, realm, arID, []signin.StepKind{signin.KindUsernamePassword}, done.User, nil)
+		}
 		n := ui.Notice{Title: "register.done.title", Message: "register.done.message"}
 		return a.pages.Render(w, r, http.StatusOK, ui.NoticePage(a.pages.Page(n.Title), n))
 	} else if err != nil {

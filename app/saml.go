@@ -4,17 +4,13 @@ import (
 	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
-	"github.com/idenplane/idenplane/app/apperr"
-	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/saml"
@@ -65,76 +61,6 @@ func (a *App) samlErrorPage(w http.ResponseWriter, r *http.Request, realm *store
 		r = signin.WithRealm(r, realm)
 	}
 	a.renderPageError(w, r, err)
-}
-
-// samlClientID is the public client every realm has for its SAML identity
-// provider: a browser that must sign in before a SAML response goes
-// through the authorization endpoint as this client, as the account pages
-// do as account-console, and comes back to the SAML endpoint with the
-// realm's SSO cookie. The code that comes back is never redeemed.
-const samlClientID = "saml-idp"
-
-// samlRedirect is the saml-idp client's redirect URI: the SSO endpoint.
-func (a *App) samlRedirect(realm *store.Realm) string {
-	return a.cfg.BaseURL + "/realms/" + realm.Name + "/protocol/saml"
-}
-
-// samlClient is the realm's saml-idp client, made on first use.
-func (a *App) samlClient(ctx context.Context, realm *store.Realm) (*store.Client, error) {
-	c, err := a.store.GetClientByClientID(ctx, realm.ID, samlClientID)
-	if !errors.Is(err, store.ErrNotFound) {
-		return c, err
-	}
-	c = &store.Client{ID: uuid.NewString(), RealmID: realm.ID, ClientID: samlClientID, Name: "SAML identity provider",
-		Description: "The realm's SAML identity provider: browsers sign in through it before a SAML response is sent.",
-		ClientType:  identity.ClientPublic, Enabled: true, RedirectURIs: []string{a.samlRedirect(realm)},
-		GrantTypes: []string{identity.GrantAuthorizationCode}, CreatedAt: a.now().UnixMilli()}
-	if err := identity.ValidateClient(c); err != nil {
-		return nil, err
-	}
-	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := tx.CreateClient(ctx, c); err != nil {
-			return err
-		}
-		return clients.LinkNewScopes(ctx, tx, c)
-	})
-	if err != nil && !errors.Is(err, store.ErrConflict) { // a conflict: another request created it meanwhile
-		return nil, err
-	}
-	return a.store.GetClientByClientID(ctx, realm.ID, samlClientID)
-}
-
-var errSAMLClientDisabled = apperr.New(http.StatusForbidden, apperr.CodeForbidden,
-	"SAML sign-in is turned off in this realm (its saml-idp client is disabled)")
-
-// samlSignIn sends the browser to sign in for sp: through the
-// authentication flow bound to it, or as saml-idp with prompt=login when
-// force; and back to the SAML endpoint with state.
-func (a *App) samlSignIn(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, state string, force bool) error {
-	if to, err := beginSAMLFlow(a, w, r, realm, sp, state, force); to != "" || err != nil {
-		if err == nil {
-			http.Redirect(w, r, to, redirectStatus(r))
-		}
-		return err
-	}
-	client, err := a.samlClient(r.Context(), realm)
-	if err != nil {
-		return err
-	}
-	if !client.Enabled {
-		return errSAMLClientDisabled
-	}
-	challenge := sha256.Sum256([]byte(randomToken())) // the verifier is not kept: the code is never redeemed
-	q := url.Values{
-		"client_id": {client.ClientID}, "redirect_uri": {a.samlRedirect(realm)}, "response_type": {"code"},
-		"scope": {"openid"}, "state": {state}, "code_challenge_method": {"S256"},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(challenge[:])},
-	}
-	if force {
-		q.Set("prompt", "login")
-	}
-	http.Redirect(w, r, a.issuer(realm)+"/"+pathAuth+"?"+q.Encode(), redirectStatus(r))
-	return nil
 }
 
 // samlPostForm renders the page that POSTs a SAML message to target.

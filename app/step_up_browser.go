@@ -43,30 +43,47 @@ func (o stepUpRequester) Finish(w http.ResponseWriter, r *http.Request, f *signi
 	if err != nil {
 		return err
 	}
-	sso, user, err := a.ssoSession(r, realm)
+	sso, user, err := raiseSession(a, r, f, func(tx *store.Store, sso *store.Session, now int64) error {
+		return tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, f.User.ID, sso.ID, now, sso.AMR, now)
+	})
 	if err != nil {
 		return err
 	}
+	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
+}
+
+// raiseSession gives the SSO session a step-up's flow f raises (the
+// browser must still hold it) what f proved: its amr gains the method,
+// its auth_time is now. also writes the requester's own change in the
+// same transaction, with the session as raised.
+func raiseSession(a *App, r *http.Request, f *signin.Flow, also func(tx *store.Store, sso *store.Session, now int64) error) (*store.Session, *store.User, error) {
+	ctx, realm := r.Context(), f.Realm
+	sso, user, err := a.ssoSession(r, realm)
+	if err != nil {
+		return nil, nil, err
+	}
 	if sso == nil || sso.ID != f.Wants.Session || user.ID != f.User.ID {
-		return errSessionEnded
+		return nil, nil, errSessionEnded
 	}
 	now := a.now().UnixMilli()
-	amr := raiseAMR(sso.AMR, f.AMR())
-	expires := ssoExpiry(realm, sso, now)
+	raised := *sso
+	raised.AuthTime, raised.AMR, raised.LastAccessAt, raised.ExpiresAt = now, raiseAMR(sso.AMR, f.AMR()), now, ssoExpiry(realm, sso, now)
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
-		if err := tx.ReauthenticateSession(ctx, realm.ID, sso.ID, now, amr, now, expires); err != nil {
+		if err := tx.ReauthenticateSession(ctx, realm.ID, sso.ID, now, raised.AMR, now, raised.ExpiresAt); err != nil {
 			return err
 		}
-		return tx.AuthenticateAuthRequest(ctx, realm.ID, ar.ID, user.ID, sso.ID, now, amr, now)
+		if also == nil {
+			return nil
+		}
+		return also(tx, &raised, now)
 	})
 	if errors.Is(err, store.ErrNotFound) { // the request or the session ended meanwhile
-		return errStaleAuthRequest
+		return nil, nil, errStaleAuthRequest
 	} else if err != nil {
-		return err
+		return nil, nil, err
 	}
-	sso.AuthTime, sso.AMR, sso.LastAccessAt, sso.ExpiresAt = now, amr, now, expires
-	a.stepUpEvent(r, realm, user, client.ClientID, sso, stepUpMethod(f))
-	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
+	a.stepUpEvent(r, realm, user, f.Wants.Client, &raised, stepUpMethod(f))
+	return &raised, user, nil
 }
 
 // stepUpMethod names the factor a step-up's flow passed, for its event:

@@ -38,7 +38,7 @@ func createRealmAtOldSchema(t *testing.T, s *Store, r *Realm) {
 		}
 	}
 	if _, err := s.w.ExecContext(testCtx, "INSERT INTO realms ("+strings.Join(cols, ", ")+", position) VALUES ("+
-		placeholders(len(cols))+", 1)", args...); err != nil {
+		placeholders(len(cols))+", (SELECT coalesce(max(position), 0) + 1 FROM realms))", args...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -418,5 +418,46 @@ func TestSignInStepsMigration(t *testing.T) {
 	}
 	if _, err := s.LiveSignInEmailCode(testCtx, "r1", "f1", 1000); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("an email code before any was sent: %v", err)
+	}
+}
+
+// Version 44 removes the synthetic saml-idp clients; a realm whose
+// saml-idp was disabled, which turned its SAML sign-in off, has its
+// service providers disabled instead. An administrator's own clients stay.
+func TestSAMLClientRemovedMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 44)
+	for _, realm := range []struct {
+		id, name string
+		enabled  bool
+	}{{"r1", "off", false}, {"r2", "on", true}} {
+		createRealmAtOldSchema(t, before, testRealm(realm.id, realm.name, 1000))
+		for _, c := range []struct{ id, clientID, name string }{
+			{"saml-" + realm.id, "saml-idp", "SAML identity provider"}, {"own-" + realm.id, "wiki", "Wiki"}} {
+			if err := before.CreateClient(testCtx, &Client{ID: c.id, RealmID: realm.id, ClientID: c.clientID, Name: c.name,
+				ClientType: "public", Enabled: realm.enabled || c.clientID != "saml-idp", CreatedAt: 1000}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := before.w.ExecContext(testCtx, `INSERT INTO saml_service_providers (id, realm_id, entity_id, name, enabled,
+			acs_url, slo_url, certificate, encryption_certificate, encrypt_assertions, name_id_format, sign_assertions,
+			sign_responses, attribute_statements, idp_initiated, created_at) VALUES ($1, $2, 'https://sp.test', 'SP', TRUE,
+			'https://sp.test/acs', '', '', '', FALSE, 'f', TRUE, TRUE, '{}', FALSE, 1000)`, "sp-"+realm.id, realm.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	for realm, spEnabled := range map[string]bool{"r1": false, "r2": true} {
+		if _, err := s.GetClientByClientID(testCtx, realm, "saml-idp"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("realm %s: saml-idp after the migration: %v, want ErrNotFound", realm, err)
+		}
+		if c, err := s.GetClientByClientID(testCtx, realm, "wiki"); err != nil || !c.Enabled {
+			t.Fatalf("realm %s: the administrator's client: %+v, %v", realm, c, err)
+		}
+		sp, err := s.GetSAMLServiceProvider(testCtx, realm, "sp-"+realm)
+		if err != nil || sp.Enabled != spEnabled {
+			t.Fatalf("realm %s: SP %+v, %v; want enabled %t", realm, sp, err, spEnabled)
+		}
 	}
 }

@@ -138,13 +138,14 @@ func (s *Store) SignInFlowOf(ctx context.Context, realmID, requester, requesterI
 	return f, nil
 }
 
-// AdvanceSignInFlow writes f's user, AMR and passed steps over the stored
+// AdvanceSignInFlow writes f's user, AMR, passed steps and wants (a step's
+// form may add to them: the remember-me box) over the stored
 // flow's if the stored flow is still at step f.Step, and moves it and f to
 // the next step: a compare-and-swap, so that of two requests that read the
 // same step, the second finds ErrConflict and changes nothing. A flow gone
 // or expired at now is ErrNotFound.
 func (s *Store) AdvanceSignInFlow(ctx context.Context, f *SignInFlow, now int64) error {
-	_, passed, err := signInFlowJSON(f)
+	wants, passed, err := signInFlowJSON(f)
 	if err != nil {
 		return err
 	}
@@ -152,9 +153,9 @@ func (s *Store) AdvanceSignInFlow(ctx context.Context, f *SignInFlow, now int64)
 		if err := tx.userOfRealm(ctx, f.RealmID, f.UserID); err != nil {
 			return err
 		}
-		res, err := tx.w.ExecContext(ctx, `UPDATE signin_flows SET user_id = $1, amr = $2, passed = $3, step_no = step_no + 1
-			WHERE id = $4 AND realm_id = $5 AND step_no = $6 AND expires_at > $7`,
-			nullString(f.UserID), jsonList(f.AMR), passed, f.ID, f.RealmID, f.Step, now)
+		res, err := tx.w.ExecContext(ctx, `UPDATE signin_flows SET user_id = $1, amr = $2, passed = $3, wants = $4,
+			step_no = step_no + 1 WHERE id = $5 AND realm_id = $6 AND step_no = $7 AND expires_at > $8`,
+			nullString(f.UserID), jsonList(f.AMR), passed, wants, f.ID, f.RealmID, f.Step, now)
 		if err != nil {
 			return fmt.Errorf("advance sign-in flow %s: %w", f.ID, mapErr(err))
 		}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/idenplane/idenplane/app/apperr"
@@ -51,7 +52,7 @@ func (st step) Show(w http.ResponseWriter, r *http.Request, f *signin.Flow, v si
 		buttons[i].Icon = st.icon(buttons[i].Type)
 	}
 	return st.s.deps.Pages.Render(w, r, http.StatusOK, ui.ProviderChoice(st.s.deps.Pages.Page("login.title"),
-		ui.ProviderChoiceForm{Providers: buttons}))
+		ui.ProviderChoiceForm{Providers: buttons, Others: v.Ways}))
 }
 
 // Submit: the step has no form; its callback passes it.
@@ -60,3 +61,23 @@ func (step) Submit(http.ResponseWriter, *http.Request, *signin.Flow, signin.View
 }
 
 var errNoForm = apperr.New(http.StatusBadRequest, apperr.CodeInvalidRequest, "this step of the sign-in takes no form")
+
+// Offer: on the page of another way to sign in, a button for each
+// provider the step may go to, straight to it.
+func (st step) Offer(ctx context.Context, f *signin.Flow, c signin.Choice) ([]ui.OtherWay, error) {
+	var aliases []string // the buttons' providers, in their order: buttons asks for the URL of each it keeps
+	buttons, err := st.s.buttons(ctx, f.Realm, func(alias string) string {
+		aliases = append(aliases, alias)
+		return st.s.FlowLoginURL(f.Realm, alias, f)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ways []ui.OtherWay
+	for i, b := range buttons {
+		if c.Provider == "" || aliases[i] == c.Provider {
+			ways = append(ways, ui.OtherWay{Label: "login.provider", Arg: b.Name, Type: b.Type, Icon: st.icon(b.Type), URL: b.URL})
+		}
+	}
+	return ways, nil
+}

@@ -24,8 +24,7 @@ var (
 // LinkNewScopes assigns a new client the realm's standard scopes, those of
 // them that exist, as Keycloak does. Every path that makes a client calls
 // it: the admin API, the non-human identities (StoreNew), and the clients
-// the server makes itself (the account console, saml-idp, the admin
-// console).
+// the server makes itself (the account console, the admin console).
 func LinkNewScopes(ctx context.Context, tx *store.Store, c *store.Client) error {
 	scopes, err := tx.ListClientScopes(ctx, c.RealmID)
 	if err != nil {

@@ -1,6 +1,7 @@
 package orgs
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -38,7 +39,16 @@ func (step) Events() []signin.EventType { return nil }
 
 func (st step) page(w http.ResponseWriter, r *http.Request, f *signin.Flow, v signin.View, status int, email, errKey string) error {
 	return st.pages.Render(w, r, status, ui.LoginUsername(st.pages.Page("login.title"), ui.LoginForm{Action: v.FormAction(),
-		CSRFToken: v.CSRF, ClientName: f.Wants.ClientName, Username: email, Error: errKey}))
+		CSRFToken: v.CSRF, ClientName: f.Wants.ClientName, Username: email, Error: errKey, Others: v.Ways}))
+}
+
+// Offer: a button to the step's page, in a realm where an email's domain
+// may lead to an organization's provider.
+func (st step) Offer(ctx context.Context, f *signin.Flow, c signin.Choice) ([]ui.OtherWay, error) {
+	if ok, err := st.s.deps.Store.RealmHasSSODiscovery(ctx, f.Realm.ID); !ok || err != nil {
+		return nil, err
+	}
+	return []ui.OtherWay{{Label: "signin.offer.organization", URL: c.URL}}, nil
 }
 
 func (st step) Show(w http.ResponseWriter, r *http.Request, f *signin.Flow, v signin.View) error {

@@ -63,7 +63,7 @@ func check(t *testing.T, r *apptest.Response) {
 	t.Helper()
 	switch {
 	case r.Status == http.StatusFound || r.Status == http.StatusSeeOther:
-		if loc := r.Header.Get("Location"); !strings.HasPrefix(loc, apptest.BaseURL+"/realms/acme/protocol/openid-connect/auth?") {
+		if loc := r.Header.Get("Location"); !strings.HasPrefix(loc, apptest.BaseURL+"/realms/acme/signin/") {
 			t.Fatalf("redirect to %s", loc)
 		}
 	case r.Status == http.StatusOK:

@@ -8,8 +8,8 @@ import (
 )
 
 // requester finishes the sign-ins a service provider's request started
-// through the authentication flow bound to it: the SSO session, then back
-// to the SSO endpoint, which answers the request waiting there.
+// (through the flow bound to it, or the server's own): the SSO session,
+// then back to the SSO endpoint, which answers the request waiting there.
 type requester struct{ s *Service }
 
 // Requester is the SAML side of the hosted sign-in (app/signin).

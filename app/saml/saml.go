@@ -43,7 +43,7 @@ type Deps struct {
 	Session func(r *http.Request, realm *store.Realm) (*store.Session, *store.User, error)
 	// SignIn sends the browser through the realm's hosted sign-in for sp
 	// (again, when force), back to the SSO endpoint with state: the
-	// authentication flow bound to sp, or the realm's sign-in page.
+	// authentication flow bound to sp, or the server's own.
 	SignIn func(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, state string, force bool) error
 	// Land gives a browser that passed an authentication flow its SSO
 	// session: the user, signed in as the flow's steps said.

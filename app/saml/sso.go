@@ -368,10 +368,6 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, realm *store.Re
 	}
 	req := &request{sp: sp, requestID: ar.RequestID, acsURL: ar.ACSURL, relayState: ar.RelayState,
 		nameIDFormat: ar.NameIDFormat, forceAuthn: ar.ForceAuthn, context: rac}
-	if r.URL.Query().Has("error") {
-		return &statusError{req: req, top: crewsaml.StatusResponder, second: crewsaml.StatusAuthnFailed,
-			message: "the user did not sign in"}
-	}
 	sess, user, err := s.deps.Session(r, realm)
 	if err != nil {
 		return err

@@ -23,8 +23,7 @@ func DefaultDefinitions() []Definition {
 		}
 	}
 	return []Definition{
-		{Alias: "browser", Usage: UsageBrowser, BuiltIn: true, Steps: pages(),
-			Description: "Sign-in on the hosted pages: a password, a passkey, an identity provider or the organization of the email's domain, then the second factor the user has set up, if any"},
+		{Alias: browserID, Usage: UsageBrowser, BuiltIn: true, Steps: pages(), Description: browserDescription},
 		{Alias: "direct-grant", Usage: UsageDirectGrant, BuiltIn: true,
 			Description: "The password grant: a password, then TOTP for users who have it",
 			Steps: []DefinitionStep{
@@ -34,6 +33,25 @@ func DefaultDefinitions() []Definition {
 		{Alias: "device", Usage: UsageDevice, BuiltIn: true, Steps: pages(),
 			Description: "Approving a device code: as the browser flow"},
 	}
+}
+
+const browserDescription = "Sign-in on the hosted pages: a password, a passkey, an identity provider or the organization of the email's domain, then the second factor the user has set up, if any"
+
+// browserID names BrowserDefinition where a flow records what it follows,
+// as stepUpID does StepUpDefinition.
+const browserID = "browser"
+
+// BrowserDefinition is the server's own browser sign-in, never stored:
+// what a SAML service provider bound to no flow signs in with. It is the
+// browser flow seed-defaults writes (DefaultDefinitions).
+func BrowserDefinition() *Definition {
+	for _, d := range DefaultDefinitions() {
+		if d.Alias == browserID {
+			d.ID = browserID
+			return &d
+		}
+	}
+	panic("signin: no built-in browser flow") // DefaultDefinitions always has one
 }
 
 // stepUpID names StepUpDefinition where a flow records what it follows:

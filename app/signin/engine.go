@@ -106,6 +106,9 @@ func (e *Engine) Begin(w http.ResponseWriter, r *http.Request, realm *store.Real
 	return e.flowURL(realm, rec.ID), nil
 }
 
+// URL is the page of the flow id.
+func (e *Engine) URL(realm *store.Realm, id string) string { return e.flowURL(realm, id) }
+
 func (e *Engine) flowURL(realm *store.Realm, id string) string {
 	return e.deps.BaseURL + "/realms/" + url.PathEscape(realm.Name) + "/signin/" + url.PathEscape(id)
 }
@@ -163,18 +166,31 @@ func (e *Engine) stepAt(f *Flow, i int) Step {
 
 // view is the dispatcher's side of step i's page, among the offered
 // steps.
-func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, offer []int) View {
+func (e *Engine) view(w http.ResponseWriter, r *http.Request, f *Flow, i int, offer []int) (View, error) {
 	base := e.flowURL(f.Realm, f.ID())
 	v := View{Action: base, Step: i, CSRF: e.deps.Pages.CSRFToken(w, r, f.Realm, csrfForm, f.ID()), ClientIP: e.deps.ClientIP(r)}
 	if i < len(f.Def.Steps) {
 		v.Provider = f.Def.Steps[i].Provider
 	}
 	for _, j := range offer {
-		if j != i {
-			v.Others = append(v.Others, Choice{Kind: e.stepAt(f, j).Kind(), URL: base + "?step=" + strconv.Itoa(j)})
+		if j == i {
+			continue
+		}
+		step := e.stepAt(f, j)
+		c := Choice{Kind: step.Kind(), URL: base + "?step=" + strconv.Itoa(j)}
+		if j < len(f.Def.Steps) {
+			c.Provider = f.Def.Steps[j].Provider
+		}
+		v.Others = append(v.Others, c)
+		if o, ok := step.(Offerer); ok {
+			ways, err := o.Offer(r.Context(), f, c)
+			if err != nil {
+				return View{}, err
+			}
+			v.Ways = append(v.Ways, ways...)
 		}
 	}
-	return v
+	return v, nil
 }
 
 const csrfForm = "signin"
@@ -207,7 +223,11 @@ func (e *Engine) Page(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		i = offer[0]
 	}
 	FormsLeaveServer(r.Context())
-	return e.stepAt(f, i).Show(w, r, f, e.view(w, r, f, i, offer))
+	v, err := e.view(w, r, f, i, offer)
+	if err != nil {
+		return err
+	}
+	return e.stepAt(f, i).Show(w, r, f, v)
 }
 
 // Submit takes a step's form: a step passed moves the flow on, by
@@ -237,7 +257,11 @@ func (e *Engine) Submit(w http.ResponseWriter, r *http.Request, realm *store.Rea
 	}
 	FormsLeaveServer(ctx)
 	step := e.stepAt(f, i)
-	user, err := step.Submit(w, r, f, e.view(w, r, f, i, offer))
+	v, err := e.view(w, r, f, i, offer)
+	if err != nil {
+		return err
+	}
+	user, err := step.Submit(w, r, f, v)
 	var show Shown
 	if err != nil && !errors.As(err, &show) || user == nil {
 		return err
@@ -275,7 +299,11 @@ func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int,
 		return errStaleFlow // a later step proved someone else
 	}
 	rec := f.record()
-	rec.UserID, rec.Passed = user.ID, append(rec.Passed, i)
+	wants, err := f.wantsJSON()
+	if err != nil {
+		return err
+	}
+	rec.UserID, rec.Passed, rec.Wants = user.ID, append(rec.Passed, i), wants
 	for _, m := range append(step.AMR(), amr...) {
 		if (f.proved == nil || slices.Contains(f.proved, m) || slices.Contains(amr, m)) && !slices.Contains(rec.AMR, m) {
 			rec.AMR = append(rec.AMR, m)

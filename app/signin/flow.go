@@ -101,11 +101,14 @@ func Bound(ctx context.Context, st *store.Store, realmID, clientKind, clientID s
 }
 
 // StoredDefinition loads a realm's authentication flow from the store, or
-// the step-up's own.
+// the server's own (the step-up's, the built-in browser sign-in's).
 func StoredDefinition(st *store.Store) func(ctx context.Context, realm *store.Realm, id string) (*Definition, error) {
 	return func(ctx context.Context, realm *store.Realm, id string) (*Definition, error) {
-		if id == stepUpID {
+		switch id {
+		case stepUpID:
 			return StepUpDefinition(), nil
+		case browserID:
+			return BrowserDefinition(), nil
 		}
 		f, err := st.GetAuthFlow(ctx, realm.ID, id)
 		if err != nil {

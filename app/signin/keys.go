@@ -38,7 +38,7 @@ func (k Keys) page(w http.ResponseWriter, r *http.Request, pages *Pages, f *Flow
 	}
 	form := ui.WebAuthnStepForm{Script: k.Script, Action: v.Action + stepQuery(v), CSRFToken: v.CSRF,
 		ClientName: f.Wants.ClientName, CeremonyID: opts.CeremonyID, PublicKey: string(publicKey), Passkey: !secondFactor,
-		Error: errKey}
+		Error: errKey, Others: v.Ways}
 	if secondFactor {
 		form.TOTPURL = v.Other(KindTOTP)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/ui"
 )
 
 // A Step is one kind of step of a sign-in. Steps never call one another
@@ -60,8 +61,10 @@ type View struct {
 	Action string // where the step's form posts
 	Step   int    // the step's index in the flow's definition, posted back as the form's step field
 	CSRF   string
-	// Others are the alternatives offered with the step.
+	// Others are the alternatives offered with the step; Ways their
+	// buttons on its page (Offerer).
 	Others []Choice
+	Ways   []ui.OtherWay
 	// ClientIP is the caller's address, for the credential checks'
 	// throttles and the events.
 	ClientIP string
@@ -73,7 +76,18 @@ type View struct {
 // A Choice is another step the person may take instead.
 type Choice struct {
 	Kind StepKind
-	URL  string
+	URL  string // the step's page
+	// Provider is the identity provider the step names; "" for any.
+	Provider string
+}
+
+// An Offerer is a step that shows itself on the page of another step of
+// its run of alternatives: buttons to its own page (c.URL) or straight to
+// where it leads (an identity provider); none when it has nothing to offer
+// (a realm without providers). A step that is no Offerer is reached by
+// its URL alone, as the code steps link one another.
+type Offerer interface {
+	Offer(ctx context.Context, f *Flow, c Choice) ([]ui.OtherWay, error)
 }
 
 // FormAction is where the step's form posts: the flow, naming the step.
@@ -105,6 +119,10 @@ type StepDeps struct {
 	Now   func() time.Time
 	// MailCode queues the mail of an email one-time code.
 	MailCode CodeMailer
+	// ForgotURL and RegisterURL are the pages the password step links to:
+	// the forgot-password page and the register page, each leading back
+	// to the flow flowID.
+	ForgotURL, RegisterURL func(realm *store.Realm, flowID string) string
 }
 
 // A CodeMailer queues the mail carrying code to u, valid for lifetime,
@@ -124,7 +142,7 @@ func OwedSteps(core *identity.Core, st *store.Store, pages *Pages, emit Emitter,
 // CoreSteps are the steps the sign-in itself provides; modules provide the
 // others (an identity provider's, an organization's).
 func CoreSteps(core *identity.Core, keys Keys, pages *Pages, emit Emitter, d StepDeps) []Step {
-	return []Step{passwordStep{core: core, pages: pages, emit: emit}, codeStep{core: core, pages: pages, emit: emit},
+	return []Step{passwordStep{core: core, pages: pages, emit: emit, deps: d}, codeStep{core: core, pages: pages, emit: emit},
 		codeStep{core: core, pages: pages, emit: emit, recovery: true}, usernameStep{core: core, pages: pages},
 		passkeyStep{keys: keys, pages: pages, emit: emit}, securityKeyStep{keys: keys, pages: pages},
 		emailCodeStep{pages: pages, emit: emit, deps: d}, termsStep{pages: pages, emit: emit, deps: d}}

@@ -12,11 +12,14 @@ import (
 )
 
 // passwordStep asks for a username (or email) and its password: it tells
-// who signs in and proves it.
+// who signs in and proves it. Its page is the sign-in page without a flow:
+// remember me, the forgot-password and register links, the other ways
+// the flow offers with it.
 type passwordStep struct {
 	core  *identity.Core
 	pages *Pages
 	emit  Emitter
+	deps  StepDeps
 }
 
 func (passwordStep) Kind() StepKind      { return KindUsernamePassword }
@@ -24,8 +27,15 @@ func (passwordStep) AMR() []string       { return []string{"pwd"} }
 func (passwordStep) Events() []EventType { return []EventType{EventLoginError} }
 
 func (s passwordStep) form(f *Flow, v View, username, errKey string) ui.LoginForm {
-	return ui.LoginForm{Action: v.Action + stepQuery(v), CSRFToken: v.CSRF, ClientName: f.Wants.ClientName,
-		Username: username, Error: errKey}
+	form := ui.LoginForm{Action: v.Action + stepQuery(v), CSRFToken: v.CSRF, ClientName: f.Wants.ClientName,
+		Username: username, Error: errKey, RememberMe: f.Wants.RememberMe, Others: v.Ways}
+	if s.deps.ForgotURL != nil {
+		form.ForgotURL = s.deps.ForgotURL(f.Realm, f.ID())
+	}
+	if f.Realm.RegistrationAllowed && s.deps.RegisterURL != nil {
+		form.RegisterURL = s.deps.RegisterURL(f.Realm, f.ID())
+	}
+	return form
 }
 
 func (s passwordStep) Show(w http.ResponseWriter, r *http.Request, f *Flow, v View) error {
@@ -35,6 +45,7 @@ func (s passwordStep) Show(w http.ResponseWriter, r *http.Request, f *Flow, v Vi
 func (s passwordStep) Submit(w http.ResponseWriter, r *http.Request, f *Flow, v View) (*store.User, error) {
 	ctx := r.Context()
 	username, password := strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")
+	f.Wants.RememberMe = r.PostForm.Get("rememberMe") != ""
 	again := func(status int, key string) (*store.User, error) {
 		return nil, s.pages.Render(w, r, status, ui.Login(s.pages.Page("login.title"), s.form(f, v, username, key)))
 	}

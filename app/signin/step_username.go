@@ -25,7 +25,7 @@ func (usernameStep) Events() []EventType { return nil }
 
 func (s usernameStep) page(w http.ResponseWriter, r *http.Request, f *Flow, v View, status int, username, errKey string) error {
 	return s.pages.Render(w, r, status, ui.LoginUsername(s.pages.Page("login.title"), ui.LoginForm{Action: v.Action + stepQuery(v),
-		CSRFToken: v.CSRF, ClientName: f.Wants.ClientName, Username: username, Error: errKey}))
+		CSRFToken: v.CSRF, ClientName: f.Wants.ClientName, Username: username, Error: errKey, Others: v.Ways}))
 }
 
 func (s usernameStep) Show(w http.ResponseWriter, r *http.Request, f *Flow, v View) error {

@@ -65,7 +65,7 @@ func testSignInFlowAdvance(t *testing.T, s *store.Store) {
 		t.Fatal(err)
 	}
 	stale := *f
-	f.UserID, f.AMR, f.Passed = "alice", []string{"pwd"}, []int{0}
+	f.UserID, f.AMR, f.Passed, f.Wants = "alice", []string{"pwd"}, []int{0}, []byte(`{"rememberMe":true}`)
 	if err := s.AdvanceSignInFlow(testCtx, f, sessionsTestNow); err != nil || f.Step != 1 {
 		t.Fatalf("advance: step %d, %v", f.Step, err)
 	}
@@ -76,7 +76,8 @@ func testSignInFlowAdvance(t *testing.T, s *store.Store) {
 		t.Fatalf("stale advance: step %d, %v; want ErrConflict", stale.Step, err)
 	}
 	got, err := s.GetSignInFlow(testCtx, sessionsTestRealm, "f1", sessionsTestNow)
-	if err != nil || got.Step != 1 || got.UserID != "alice" || !slices.Equal(got.Passed, []int{0}) || !slices.Equal(got.AMR, []string{"pwd"}) {
+	if err != nil || got.Step != 1 || got.UserID != "alice" || !slices.Equal(got.Passed, []int{0}) || !slices.Equal(got.AMR, []string{"pwd"}) ||
+		string(got.Wants) != `{"rememberMe":true}` {
 		t.Fatalf("after advance: %+v, %v", got, err)
 	}
 	got.AMR, got.Passed = append(got.AMR, "otp"), append(got.Passed, 4)
