@@ -48,6 +48,9 @@ import (
 //go:embed schema.sql
 var schema string
 
+//go:embed schema_postgres.sql
+var postgresSchema string
+
 // defaultMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT sets
 // one: the heap's live part (about 16 MiB under a sign-in storm besides
 // the hashes), plus each hash slot's working memory (19 MiB, kept from one
@@ -279,6 +282,7 @@ func buildStamp() (string, string) {
 type config struct {
 	addr, db, baseURL, logFormat string
 	masterKeyEnv                 string
+	masterKeyFile                string // "": beside a SQLite database; required on PostgreSQL without IDENPLANE_MASTER_KEY
 	adminAPIKey                  string
 	adminUser, adminPassword     string
 	metricsPublic                string
@@ -310,7 +314,9 @@ func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		metricsPublic: os.Getenv("IDENPLANE_METRICS_PUBLIC"),
 	}
 	fs.String(configFlag, os.Getenv("IDENPLANE_CONFIG"), "TOML file (YAML when named .yaml or .yml) of settings named as these flags; a flag or its environment variable beats it (IDENPLANE_CONFIG)")
-	fs.StringVar(&c.db, "db", envOr("IDENPLANE_DB", "./idenplane.db"), "SQLite database file (IDENPLANE_DB)")
+	fs.StringVar(&c.db, "db", envOr("IDENPLANE_DB", "./idenplane.db"), "SQLite database file, or a postgres:// URL (IDENPLANE_DB)")
+	fs.StringVar(&c.masterKeyFile, "master-key-file", os.Getenv("IDENPLANE_MASTER_KEY_FILE"),
+		"file holding the master key in hex; default: the database file's name with .key, made on first start; required on PostgreSQL unless IDENPLANE_MASTER_KEY is set (IDENPLANE_MASTER_KEY_FILE)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("IDENPLANE_LOG_FORMAT", "text"), "log format, text or json (IDENPLANE_LOG_FORMAT)")
 	return fs, c
 }
@@ -378,6 +384,10 @@ func (c *config) validate(serving bool) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.db == "" {
 		bad("--db (IDENPLANE_DB) must not be empty")
+	}
+	if store.IsPostgres(c.db) && c.masterKeyEnv == "" && c.masterKeyFile == "" {
+		bad("--master-key-file (IDENPLANE_MASTER_KEY_FILE) or IDENPLANE_MASTER_KEY is required with a PostgreSQL database: " +
+			"every server on it must share one key, so none is made (make one with: openssl rand -hex 32 > master.key)")
 	}
 	if c.logFormat != "text" && c.logFormat != "json" {
 		bad("--log-format (IDENPLANE_LOG_FORMAT) must be text or json, not %q", c.logFormat)
@@ -469,6 +479,9 @@ func (c *config) masterKey() ([]byte, error) {
 	if k, err := c.masterKeyFromEnv(); k != nil || err != nil {
 		return k, err
 	}
+	if c.masterKeyFile != "" {
+		return readKeyFile(c.masterKeyFile)
+	}
 	path := c.db + ".key"
 	k, err := readKeyFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -517,6 +530,15 @@ func createKeyFile(path string) ([]byte, error) {
 	return k, f.Close()
 }
 
+// acmeCacheDir keeps the certificates ACME issues: beside a SQLite
+// database, or in the working directory with PostgreSQL.
+func (c *config) acmeCacheDir() string {
+	if store.IsPostgres(c.db) {
+		return "acme"
+	}
+	return filepath.Join(filepath.Dir(c.db), "acme")
+}
+
 func (c *config) logger(w io.Writer) *slog.Logger {
 	if c.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, nil))
@@ -527,6 +549,9 @@ func (c *config) logger(w io.Writer) *slog.Logger {
 // openExistingStore opens the database for commands that only read it, and
 // refuses to make an empty one.
 func (c *config) openExistingStore(ctx context.Context) (*store.Store, []byte, error) {
+	if store.IsPostgres(c.db) {
+		return c.openStore(ctx)
+	}
 	if _, err := os.Stat(c.db); err != nil {
 		return nil, nil, fmt.Errorf("database %s: %w", c.db, err)
 	}
@@ -540,7 +565,7 @@ func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, MasterKey: key, Lock: true})
+	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, PostgresSchema: postgresSchema, MasterKey: key, Lock: true})
 	if errors.Is(err, store.ErrInUse) {
 		return nil, nil, fmt.Errorf("%w: a restore is under way", err)
 	}
@@ -660,7 +685,7 @@ func (c *config) serverTLS(ctx context.Context, hup <-chan os.Signal, log *slog.
 	}()
 	if c.acmeDomain != "" {
 		m := tlsserver.ACME{Domains: c.acmeDomains, Email: c.acmeEmail, DirectoryURL: c.acmeDirectory,
-			CacheDir: filepath.Join(filepath.Dir(c.db), "acme")}.Manager()
+			CacheDir: c.acmeCacheDir()}.Manager()
 		return tlsserver.TLSConfig(m), nil
 	}
 	return nil, nil
@@ -830,7 +855,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", c.db, "baseURL", c.baseURL, "version", version,
+	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", store.Redact(c.db), "baseURL", c.baseURL, "version", version,
 		"tls", tlsConf != nil)
 	jobsDone := make(chan struct{})
 	go func() {
@@ -1037,6 +1062,9 @@ func restore(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := c.validate(false); err != nil {
 		return err
+	}
+	if store.IsPostgres(c.db) {
+		return errors.New("idenplane restore writes a SQLite file: restore a PostgreSQL database with pg_restore (docs/postgres.md)")
 	}
 	passphrase, err := backupPassphrase(*passphraseFile)
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+
+	"github.com/idenplane/idenplane/store/pgtest"
 )
 
 // TestMain silences the OpenID Connect library, which logs every request
 // error through the default logger; the App's own logs go to t.Output().
 func TestMain(m *testing.M) {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }

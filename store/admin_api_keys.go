@@ -93,8 +93,8 @@ func (s *Store) ListAdminAPIKeys(ctx context.Context) ([]*AdminAPIKey, error) {
 // ErrNotFound.
 func (s *Store) RotateAdminAPIKey(ctx context.Context, id string, hash []byte, prefix string, now, previousUntil int64) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE admin_api_keys SET
-		previous_secret_hash = CASE WHEN $5 > $4 THEN secret_hash ELSE NULL END,
-		previous_valid_until = CASE WHEN $5 > $4 THEN $5 ELSE 0 END,
+		previous_secret_hash = CASE WHEN CAST($5 AS BIGINT) > CAST($4 AS BIGINT) THEN secret_hash ELSE NULL END,
+		previous_valid_until = CASE WHEN CAST($5 AS BIGINT) > CAST($4 AS BIGINT) THEN CAST($5 AS BIGINT) ELSE 0 END,
 		secret_hash = $2, prefix = $3, rotated_at = $4
 		WHERE id = $1 AND revoked_at = 0`, id, hash, prefix, now, previousUntil)
 	if err != nil {

@@ -119,12 +119,19 @@ func (k *SealedKey) additionalData() []byte {
 	return fmt.Appendf(nil, "idenplane backup master key: %s t=%d m=%d p=%d", backupKDF, k.Time, k.MemoryKiB, k.Threads)
 }
 
+// ErrBackupUnsupported: the database is not a SQLite file; PostgreSQL is
+// backed up with its own tools (pg_dump).
+var ErrBackupUnsupported = errors.New("idenplane backup writes SQLite files: back up a PostgreSQL database with pg_dump (docs/postgres.md)")
+
 // Backup writes a consistent copy of the database to path, which must not
 // exist, readable by its owner only. It runs beside a live server: readers
 // never block the writer. A non-nil key goes into the copy, so that the
 // file alone restores everything. The copy is written beside path and
 // renamed into place once complete, so path is never half a backup.
 func (s *Store) Backup(ctx context.Context, path string, key *SealedKey) error {
+	if s.dialect.backupInto == "" {
+		return ErrBackupUnsupported
+	}
 	if _, err := os.Lstat(path); err == nil {
 		return fmt.Errorf("backup target %s already exists", path)
 	}

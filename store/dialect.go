@@ -31,8 +31,11 @@ type dialect struct {
 	// read back from the file's free space.
 	wipeDeleted func(ctx context.Context, writer *sql.DB, on bool) error
 	// backupInto writes a consistent copy of the whole database, beside a
-	// running writer, into the empty file named $1.
+	// running writer, into the empty file named $1; "" when the backend
+	// is backed up with its own tools.
 	backupInto string
+	// readTx are the options of ReadTx's transactions: one snapshot.
+	readTx *sql.TxOptions
 }
 
 // constraint is a rule of the schema a write broke.

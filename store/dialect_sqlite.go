@@ -23,6 +23,7 @@ var sqliteDialect = dialect{
 	checkpoint:   sqliteCheckpoint,
 	wipeDeleted:  sqliteWipeDeleted,
 	backupInto:   "VACUUM INTO $1",
+	readTx:       &sql.TxOptions{ReadOnly: true}, // a WAL reader's transaction is a snapshot
 }
 
 // sqliteDSN sets the per-connection pragmas. synchronous(FULL) makes every

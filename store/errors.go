@@ -34,7 +34,12 @@ func mapErr(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
-	switch broken, column := sqliteDialect.constraint(err); broken {
+	// Each driver's errors are its own types: at most one dialect knows err.
+	broken, column := sqliteDialect.constraint(err)
+	if broken == noConstraint {
+		broken, column = postgresDialect.constraint(err)
+	}
+	switch broken {
 	case uniqueConstraint:
 		return &ConflictError{Column: column, cause: err}
 	case referenceMissing:

@@ -12,10 +12,13 @@ type migration struct {
 	sql     string
 }
 
-// parseMigrations splits schema.sql at its "-- version N" lines. Versions
-// must run 1, 2, 3… without gaps or repeats. Each section is a slice of
-// schema: built line by line, the first section's hundreds of lines cost
-// megabytes of copies and a tenth of the server's start.
+// parseMigrations splits a schema file at its "-- version N" lines.
+// Versions must run 1, 2, 3… without gaps or repeats, except that the
+// first may be a baseline, "-- version N (baseline)": the whole schema as
+// of version N, for a backend that has no database older than N
+// (schema_postgres.sql). Each section is a slice of schema: built line by
+// line, the first section's hundreds of lines cost megabytes of copies
+// and a tenth of the server's start.
 func parseMigrations(schema string) ([]migration, error) {
 	var out []migration
 	body := 0 // where the current section's statements begin
@@ -27,12 +30,18 @@ func parseMigrations(schema string) ([]migration, error) {
 		if !ok {
 			continue
 		}
-		v, err := strconv.Atoi(strings.TrimSpace(rest))
-		if err != nil {
+		rest, baseline := strings.CutSuffix(strings.TrimSpace(rest), " (baseline)")
+		v, err := strconv.Atoi(rest)
+		if err != nil || v < 1 {
 			return nil, fmt.Errorf("schema: bad version line %q", strings.TrimSpace(line))
 		}
-		if v != len(out)+1 {
-			return nil, fmt.Errorf("schema: version %d follows version %d", v, len(out))
+		switch {
+		case baseline && len(out) > 0:
+			return nil, fmt.Errorf("schema: version %d is a baseline after version %d", v, out[len(out)-1].version)
+		case !baseline && len(out) == 0 && v != 1:
+			return nil, fmt.Errorf("schema: version %d follows version 0", v)
+		case len(out) > 0 && v != out[len(out)-1].version+1:
+			return nil, fmt.Errorf("schema: version %d follows version %d", v, out[len(out)-1].version)
 		}
 		if len(out) > 0 {
 			out[len(out)-1].sql = schema[body:start]
@@ -52,11 +61,17 @@ func (s *Store) migrate(ctx context.Context, migrations []migration) error {
 	if err != nil {
 		return err
 	}
-	latest := len(migrations)
+	latest, first := migrations[len(migrations)-1].version, migrations[0].version
 	if current > latest {
 		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade idenplane", current, latest)
 	}
-	for _, m := range migrations[current:] {
+	if current > 0 && current < first-1 {
+		return fmt.Errorf("database schema version %d is older than this backend's baseline %d", current, first)
+	}
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
 		err := s.Tx(ctx, func(tx *Store) error {
 			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %d: %w", m.version, err)

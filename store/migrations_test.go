@@ -94,13 +94,15 @@ func TestMigrations(t *testing.T) {
 
 	t.Run("parse rejects bad schemas", func(t *testing.T) {
 		for name, bad := range map[string]string{
-			"gap":          "-- version 1\nCREATE TABLE a (x INTEGER);\n-- version 3\nCREATE TABLE c (x INTEGER);\n",
-			"duplicate":    "-- version 1\nCREATE TABLE a (x INTEGER);\n-- version 1\nCREATE TABLE b (x INTEGER);\n",
-			"backwards":    "-- version 1\n-- version 2\n-- version 1\n",
-			"not from one": "-- version 2\nCREATE TABLE a (x INTEGER);\n",
-			"bad number":   "-- version one\nCREATE TABLE a (x INTEGER);\n",
-			"no versions":  "CREATE TABLE a (x INTEGER);\n",
-			"empty":        "",
+			"gap":            "-- version 1\nCREATE TABLE a (x INTEGER);\n-- version 3\nCREATE TABLE c (x INTEGER);\n",
+			"duplicate":      "-- version 1\nCREATE TABLE a (x INTEGER);\n-- version 1\nCREATE TABLE b (x INTEGER);\n",
+			"backwards":      "-- version 1\n-- version 2\n-- version 1\n",
+			"not from one":   "-- version 2\nCREATE TABLE a (x INTEGER);\n",
+			"bad number":     "-- version one\nCREATE TABLE a (x INTEGER);\n",
+			"no versions":    "CREATE TABLE a (x INTEGER);\n",
+			"empty":          "",
+			"baseline later": "-- version 1\nA;\n-- version 2 (baseline)\nB;\n",
+			"baseline gap":   "-- version 4 (baseline)\nA;\n-- version 6\nB;\n",
 		} {
 			if m, err := parseMigrations(bad); err == nil {
 				t.Errorf("%s: parseMigrations accepted it: %+v", name, m)
@@ -117,6 +119,16 @@ func TestMigrations(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(m) != 2 || m[0].version != 1 || m[0].sql != "A;\n" || m[1].version != 2 || m[1].sql != "B;\nC;\n" {
+			t.Fatalf("migrations %+v", m)
+		}
+	})
+
+	t.Run("parse takes a baseline first", func(t *testing.T) {
+		m, err := parseMigrations("-- header\n-- version 44 (baseline)\nA;\n-- version 45\nB;\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) != 2 || m[0].version != 44 || m[0].sql != "A;\n" || m[1].version != 45 || m[1].sql != "B;\n" {
 			t.Fatalf("migrations %+v", m)
 		}
 	})

@@ -42,9 +42,11 @@ type Store struct {
 
 // Config says where the database is and how to open it.
 type Config struct {
+	// Path is the SQLite file, or a postgres:// URL (IsPostgres).
 	Path string
-	// Schema is the contents of schema.sql: numbered migrations.
-	Schema string
+	// Schema is the contents of schema.sql: numbered migrations; and
+	// PostgresSchema those of schema_postgres.sql, for a PostgreSQL URL.
+	Schema, PostgresSchema string
 	// MasterKey (32 bytes) encrypts secrets at rest.
 	MasterKey []byte
 	// Now is the clock; nil means time.Now.
@@ -62,7 +64,11 @@ var ErrInUse = errors.New("the database is in use by another idenplane process")
 
 // Open opens (creating if needed) and migrates the database.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	migrations, err := parseMigrations(cfg.Schema)
+	schema := cfg.Schema
+	if IsPostgres(cfg.Path) {
+		schema = cfg.PostgresSchema
+	}
+	migrations, err := parseMigrations(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	var unlock func() error
-	if cfg.Lock {
+	if cfg.Lock && !IsPostgres(cfg.Path) { // a server's own database: others reach it too
 		if unlock, err = lockShared(cfg.Path); err != nil {
 			return nil, fmt.Errorf("open database %s: %w", cfg.Path, err)
 		}
@@ -88,10 +94,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 }
 
 func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migration) (*Store, error) {
-	if err := createPrivateFile(cfg.Path); err != nil {
+	d := &sqliteDialect
+	if IsPostgres(cfg.Path) {
+		d = &postgresDialect
+	} else if err := createPrivateFile(cfg.Path); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	d := &sqliteDialect
 	writer, err := sql.Open(d.driver, d.dsn(cfg.Path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -103,7 +111,7 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	// The first connection switches the file to WAL; do it before readers open.
 	if err := writer.PingContext(ctx); err != nil {
 		writer.Close()
-		return nil, fmt.Errorf("open database %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("open database %s: %w", Redact(cfg.Path), err)
 	}
 	reader, err := sql.Open(d.driver, d.dsn(cfg.Path, true))
 	if err != nil {
@@ -168,7 +176,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 // ReadTx runs fn over one consistent snapshot of the database, without
 // holding up writers.
 func (s *Store) ReadTx(ctx context.Context, fn func(tx *Store) error) error {
-	return s.inTransaction(ctx, s.reader, &sql.TxOptions{ReadOnly: true}, fn)
+	return s.inTransaction(ctx, s.reader, s.dialect.readTx, fn)
 }
 
 func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.TxOptions, fn func(tx *Store) error) (err error) {

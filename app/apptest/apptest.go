@@ -23,6 +23,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/store/pgtest"
 )
 
 const (
@@ -41,13 +42,18 @@ func MasterKey() []byte { return bytes.Repeat([]byte{7}, store.MasterKeySize) }
 // upwards, so it serves a test at any depth of the tree.
 func Schema(t testing.TB) string {
 	t.Helper()
+	return schemaFile(t, "schema.sql")
+}
+
+func schemaFile(t testing.TB, name string) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			b, err := os.ReadFile(filepath.Join(dir, "schema.sql"))
+			b, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
 				t.Fatalf("read schema: %v", err)
 			}
@@ -62,11 +68,26 @@ func Schema(t testing.TB) string {
 }
 
 // OpenStore opens a store over a new SQLite file in t.TempDir(), closed
-// when the test ends, and returns it with the file's path.
+// when the test ends, and returns it with the file's path. In a run on
+// PostgreSQL (pgtest.Rerun) the store is on a database of its own, and
+// the path is its URL.
 func OpenStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "idenplane.db")
-	st, err := store.Open(context.Background(), store.Config{Path: path, Schema: Schema(t), MasterKey: MasterKey()})
+	cfg := store.Config{Path: filepath.Join(t.TempDir(), "idenplane.db"), Schema: Schema(t), MasterKey: MasterKey()}
+	if pgtest.OnPostgres() {
+		cfg.PostgresSchema = schemaFile(t, "schema_postgres.sql")
+		cfg.Path = pgtest.DatabaseFrom(t, "apptest", func(url string) error {
+			migrated := cfg
+			migrated.Path = url
+			st, err := store.Open(context.Background(), migrated)
+			if err != nil {
+				return err
+			}
+			return st.Close()
+		})
+	}
+	path := cfg.Path
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+)
+
+// postgresDialect is PostgreSQL through pgx, cgo-free: a database named by
+// a postgres:// URL, with its own schema file (schema_postgres.sql), whose
+// text columns compare bytewise (COLLATE "C") as SQLite's do.
+var postgresDialect = dialect{
+	driver: "pgx",
+	dsn:    postgresDSN,
+	tableExists: `SELECT count(*) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_name = $1`,
+	columnExists: `SELECT count(*) FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2`,
+	constraint:  postgresConstraint,
+	checkpoint:  func(context.Context, *sql.DB) error { return nil }, // a commit is durable in the server's own files
+	wipeDeleted: func(context.Context, *sql.DB, bool) error { return nil },
+	readTx:      &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+}
+
+// IsPostgres says whether a database setting names a PostgreSQL database
+// (a postgres:// or postgresql:// URL) rather than a SQLite file.
+func IsPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// postgresDSN keeps the URL as given, with synchronous_commit on (a commit
+// answered is on disk) and, for the readers, transactions read-only by
+// default.
+func postgresDSN(dsn string, readOnly bool) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn // pgx reports it, without the password
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "on")
+	if readOnly {
+		q.Set("default_transaction_read_only", "on")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func postgresConstraint(err error) (constraint, string) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return noConstraint, ""
+	}
+	switch pe.Code {
+	case "23505": // unique_violation
+		return uniqueConstraint, postgresConflictColumn(pe.Detail)
+	case "23503": // foreign_key_violation
+		return referenceMissing, ""
+	}
+	return noConstraint, ""
+}
+
+// postgresConflictColumn reads the clashing column from the error's
+// detail, "Key (realm_id, email)=(r1, a@example.test) already exists.":
+// the last, and the column of an expression (lower(name)).
+func postgresConflictColumn(detail string) string {
+	rest, ok := strings.CutPrefix(detail, "Key (")
+	if !ok {
+		return ""
+	}
+	cols, _, ok := strings.Cut(rest, ")=(")
+	if !ok {
+		return ""
+	}
+	parts := strings.Split(cols, ",")
+	last := strings.TrimSpace(parts[len(parts)-1])
+	if i := strings.LastIndexByte(last, '('); i >= 0 {
+		last = strings.TrimRight(last[i+1:], ")")
+	}
+	return strings.TrimSpace(last)
+}
+
+// Redact is a database setting fit for a log or a message: a URL without
+// its password.
+func Redact(db string) string {
+	if !IsPostgres(db) {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
+}

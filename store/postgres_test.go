@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/store/pgtest"
+	"github.com/idenplane/idenplane/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// newPostgresStore is the conformance suite's factory on PostgreSQL: a
+// store on a new database of the test server, migrated to
+// schema_postgres.sql.
+func newPostgresStore(t *testing.T) *store.Store {
+	t.Helper()
+	schema, err := os.ReadFile(filepath.Join("..", "schema_postgres.sql"))
+	if err != nil {
+		t.Fatalf("read schema: %v", err)
+	}
+	cfg := store.Config{PostgresSchema: string(schema), MasterKey: bytes.Repeat([]byte{0x42}, store.MasterKeySize)}
+	// Each test gets a copy of a database migrated once.
+	cfg.Path = pgtest.DatabaseFrom(t, "store", func(url string) error {
+		migrated := cfg
+		migrated.Path = url
+		s, err := store.Open(context.Background(), migrated)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
+	s, err := store.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPostgresStore(t *testing.T) {
+	storetest.Run(t, newPostgresStore)
+}
+
+func TestPostgresStoreTransactions(t *testing.T) {
+	storetest.RunTransactions(t, newPostgresStore)
+}
