@@ -31,13 +31,13 @@ import (
 type server struct {
 	once      sync.Once
 	templates sync.Map // name: *template
-	dir     string
-	bin     string
-	port    int
-	asUser  string // the user the server runs as, when the tests run as root
-	err     error
-	started bool
-	next    atomic.Int64
+	dir       string
+	bin       string
+	port      int
+	asUser    string // the user the server runs as, when the tests run as root
+	err       error
+	started   bool
+	next      atomic.Int64
 }
 
 var shared server // the package's tests share one server: see server
@@ -158,7 +158,6 @@ func ready(t testing.TB) {
 		t.Skipf("PostgreSQL unavailable (install Debian's postgresql package): %v", shared.err)
 	}
 }
-
 
 func (s *server) url(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
