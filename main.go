@@ -102,6 +102,7 @@ func commandList() []commandInfo {
 		{"routes", "[flags]", `print every route as "METHOD PATH"`},
 		{"version", "", "print the version, commit and build date (also --version)"},
 		{"health", "[flags]", "ask the server on this machine whether it is ready; exit status 0 if so (a container's health check)"},
+		{"migrate", "[flags]", "bring the database's schema to this version's, then exit (serve does it too, at start)"},
 		{"backup", "[flags] FILE", "write the database, and its master key sealed under a passphrase, to one file; safe while the server runs"},
 		{"restore", "[flags] FILE", "put a backup back as the database and its master key; never over a database in use"},
 		{"export", "--realm NAME [flags]", "print a realm as JSON"},
@@ -162,6 +163,8 @@ func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return printVersion(args, stdout, stderr)
 	case "health":
 		return probeHealth(args, stdout, stderr)
+	case "migrate":
+		return migrate(args, stdout, stderr)
 	case "backup":
 		return backup(args, stdout, stderr)
 	case "restore":
@@ -283,6 +286,9 @@ type config struct {
 	addr, db, baseURL, logFormat string
 	masterKeyEnv                 string
 	masterKeyFile                string // "": beside a SQLite database; required on PostgreSQL without IDENPLANE_MASTER_KEY
+	dbReaders, dbConnLifetime    string
+	dbStatementTimeout           string
+	dbPool                       dbPool // the three above, read by validate
 	adminAPIKey                  string
 	adminUser, adminPassword     string
 	metricsPublic                string
@@ -445,6 +451,7 @@ func (c *config) validate(serving bool) error {
 		}
 	}
 	errs = append(errs, c.validateTLS()...)
+	errs = append(errs, c.validateDBPool()...)
 	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
 		bad("IDENPLANE_ADMIN_API_KEY must be at least 32 characters")
 	}
@@ -565,7 +572,8 @@ func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, PostgresSchema: postgresSchema, MasterKey: key, Lock: true})
+	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, PostgresSchema: postgresSchema, MasterKey: key, Lock: true,
+		Readers: c.dbPool.readers, ConnMaxLifetime: c.dbPool.connLifetime, StatementTimeout: c.dbPool.statementTimeout})
 	if errors.Is(err, store.ErrInUse) {
 		return nil, nil, fmt.Errorf("%w: a restore is under way", err)
 	}
@@ -598,8 +606,50 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"where to write a JSON line per request: stdout, stderr or a file (appended to); empty: no access log (IDENPLANE_ACCESS_LOG)")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", os.Getenv("IDENPLANE_OTLP_ENDPOINT"),
 		"base URL of an OTLP/HTTP collector (http://collector:4318) to send OpenTelemetry traces to, at /v1/traces; empty: no tracing (IDENPLANE_OTLP_ENDPOINT)")
+	fs.StringVar(&c.dbReaders, "db-readers", os.Getenv("IDENPLANE_DB_READERS"),
+		"connections of the database's read pool; empty: four, or twice the cores if more (IDENPLANE_DB_READERS)")
+	fs.StringVar(&c.dbConnLifetime, "db-conn-lifetime", os.Getenv("IDENPLANE_DB_CONN_LIFETIME"),
+		"close a database connection after this long (30m), to reach a database behind a pooler or a failover anew; empty: never (IDENPLANE_DB_CONN_LIFETIME)")
+	fs.StringVar(&c.dbStatementTimeout, "db-statement-timeout", os.Getenv("IDENPLANE_DB_STATEMENT_TIMEOUT"),
+		"PostgreSQL only: cancel a statement that runs longer (30s); empty: none (IDENPLANE_DB_STATEMENT_TIMEOUT)")
 	tlsFlags(fs, c)
 	return fs, c
+}
+
+// dbPool is how the server keeps its database connections.
+type dbPool struct {
+	readers          int
+	connLifetime     time.Duration
+	statementTimeout time.Duration
+}
+
+// validateDBPool reads the pool's settings.
+func (c *config) validateDBPool() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.dbReaders != "" {
+		n, err := strconv.Atoi(c.dbReaders)
+		if err != nil || n < 1 || n > 1000 {
+			bad("--db-readers (IDENPLANE_DB_READERS) must be a number of connections from 1 to 1000, not %q", c.dbReaders)
+		}
+		c.dbPool.readers = n
+	}
+	duration := func(value, setting string) time.Duration {
+		if value == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 {
+			bad("%s must be a positive duration such as 30s or 10m, not %q", setting, value)
+		}
+		return d
+	}
+	c.dbPool.connLifetime = duration(c.dbConnLifetime, "--db-conn-lifetime (IDENPLANE_DB_CONN_LIFETIME)")
+	c.dbPool.statementTimeout = duration(c.dbStatementTimeout, "--db-statement-timeout (IDENPLANE_DB_STATEMENT_TIMEOUT)")
+	if c.dbStatementTimeout != "" && !store.IsPostgres(c.db) {
+		bad("--db-statement-timeout (IDENPLANE_DB_STATEMENT_TIMEOUT) applies to a PostgreSQL database only")
+	}
+	return errs
 }
 
 // tlsFlags are the settings of the server's own TLS: certificate files,
@@ -1175,6 +1225,31 @@ func syncDir(dir string) error {
 		return err
 	}
 	return errors.Join(d.Sync(), d.Close())
+}
+
+// migrate runs the schema's migrations on --db and says the version it is
+// at: before a rollout, so that the servers of a new version start on a
+// schema already theirs. A database newer than this binary is refused, as
+// serve refuses it.
+func migrate(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlagSet("migrate", stderr)
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if err := c.validate(false); err != nil {
+		return err
+	}
+	st, _, err := c.openStore(context.Background())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	v, err := st.SchemaVersion(context.Background())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s is at schema version %d\n", store.Redact(c.db), v)
+	return err
 }
 
 func exportRealm(args []string, stdout, stderr io.Writer) error {

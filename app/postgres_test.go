@@ -7,9 +7,13 @@ import (
 )
 
 // The suites that matter most run again with their stores on PostgreSQL:
-// the OpenID Connect grants (code, password, refresh, client credentials,
-// device), the hosted sign-in with and without a flow, and the admin API's
-// users and clients.
+// the OpenID Connect grants (code, password, refresh with its reuse
+// detection, client credentials, device), the hosted sign-in with and
+// without a flow, and the admin API's realms, users and clients.
 func TestOnPostgres(t *testing.T) {
-	pgtest.Rerun(t, "^(TestCodeFlow|TestPasswordGrant|TestRefresh|TestClientCredentials|TestOIDCDevice|TestLogin|TestFlow|TestUser|TestClient|TestRealm)")
+	pgtest.Rerun(t, "^(TestCodeFlow|TestCodeReplayRevokesTokens|TestPasswordGrant$|TestPasswordGrantRefused|TestRefreshTokenReuse|"+
+		"TestRefreshTokenRevokedOrUsed|TestOfflineAccess|TestClientCredentials|TestOIDCDeviceFlow|TestLoginPageCredentials|"+
+		"TestLoginByEmail|TestLoginRememberMe|TestFlowPasswordAndTOTP|TestFlowBuiltIn|TestFlowConditionalSecondFactor|"+
+		"TestUserCreate|TestUserList|TestUserSearch|TestUserUpdate|TestUserDelete|TestClientCreateInvalid|TestClientUpdate|"+
+		"TestClientDelete|TestRealmCreate|TestRealmUpdateInvalid|TestRealmDelete)")
 }

@@ -37,15 +37,22 @@ func IsPostgres(db string) bool {
 // answered is on disk) and, for the readers, transactions read-only by
 // default.
 func postgresDSN(dsn string, readOnly bool) string {
+	dsn = withParam(dsn, "synchronous_commit", "on")
+	if readOnly {
+		dsn = withParam(dsn, "default_transaction_read_only", "on")
+	}
+	return dsn
+}
+
+// withParam sets a parameter of a database URL (pgx passes those it does
+// not know to the server as settings).
+func withParam(dsn, name, value string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return dsn // pgx reports it, without the password
 	}
 	q := u.Query()
-	q.Set("synchronous_commit", "on")
-	if readOnly {
-		q.Set("default_transaction_read_only", "on")
-	}
+	q.Set(name, value)
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -89,6 +89,9 @@ func (s *Store) migrate(ctx context.Context, migrations []migration) error {
 	return nil
 }
 
+// SchemaVersion is the version of the schema the database is at.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) { return s.currentVersion(ctx) }
+
 func (s *Store) currentVersion(ctx context.Context) (int, error) {
 	var n int
 	err := s.w.QueryRowContext(ctx, s.dialect.tableExists, "schema_version").Scan(&n)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
 )
 
@@ -47,6 +48,14 @@ type Config struct {
 	// Schema is the contents of schema.sql: numbered migrations; and
 	// PostgresSchema those of schema_postgres.sql, for a PostgreSQL URL.
 	Schema, PostgresSchema string
+	// Readers is the size of the read-only pool; 0: four, or twice the
+	// cores if more. ConnMaxLifetime closes a connection after that long
+	// (0: never), so that a database behind a pooler or a failover is
+	// reached anew. StatementTimeout (PostgreSQL only; 0: none) cancels a
+	// statement that runs longer.
+	Readers          int
+	ConnMaxLifetime  time.Duration
+	StatementTimeout time.Duration
 	// MasterKey (32 bytes) encrypts secrets at rest.
 	MasterKey []byte
 	// Now is the clock; nil means time.Now.
@@ -95,32 +104,42 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migration) (*Store, error) {
 	d := &sqliteDialect
+	dsn := cfg.Path
 	if IsPostgres(cfg.Path) {
 		d = &postgresDialect
+		if cfg.StatementTimeout > 0 {
+			dsn = withParam(dsn, "statement_timeout", strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10))
+		}
+	} else if cfg.StatementTimeout > 0 {
+		return nil, errors.New("open database: a statement timeout applies to PostgreSQL only")
 	} else if err := createPrivateFile(cfg.Path); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	writer, err := sql.Open(d.driver, d.dsn(cfg.Path, false))
+	writer, err := sql.Open(d.driver, d.dsn(dsn, false))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	writer.SetConnMaxIdleTime(0)
 	// The first connection switches the file to WAL; do it before readers open.
 	if err := writer.PingContext(ctx); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open database %s: %w", Redact(cfg.Path), err)
 	}
-	reader, err := sql.Open(d.driver, d.dsn(cfg.Path, true))
+	reader, err := sql.Open(d.driver, d.dsn(dsn, true))
 	if err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	readers := max(4, runtime.GOMAXPROCS(0)*2)
+	readers := cfg.Readers
+	if readers <= 0 {
+		readers = max(4, runtime.GOMAXPROCS(0)*2)
+	}
 	reader.SetMaxOpenConns(readers)
 	reader.SetMaxIdleConns(readers)
+	reader.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	s := &Store{dialect: d, writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
 		changes: &changes{}, aead: aead, now: cfg.Now}
 	s.group = NewBatcher(minGroupGap, s.runGroup)
