@@ -401,6 +401,11 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "dns resolver from env", env: []string{"IDENPLANE_DNS_RESOLVER=ns.example"}, want: []string{"--dns-resolver", "IDENPLANE_DNS_RESOLVER"}},
 		{name: "debug addr without port", args: []string{"--debug-addr", "127.0.0.1"}, want: []string{"--debug-addr"}},
 		{name: "debug addr from env", env: []string{"IDENPLANE_DEBUG_ADDR=localhost"}, want: []string{"--debug-addr", "IDENPLANE_DEBUG_ADDR"}},
+		{name: "no readers", args: []string{"--db-readers", "0"}, want: []string{"--db-readers"}},
+		{name: "readers from env", env: []string{"IDENPLANE_DB_READERS=many"}, want: []string{"--db-readers", "IDENPLANE_DB_READERS"}},
+		{name: "connection lifetime not a duration", args: []string{"--db-conn-lifetime", "1 hour"}, want: []string{"--db-conn-lifetime"}},
+		{name: "statement timeout on SQLite", args: []string{"--db-statement-timeout", "30s"}, want: []string{"--db-statement-timeout", "PostgreSQL"}},
+		{name: "PostgreSQL without a master key", args: []string{"--db", "postgres://db.invalid/idenplane"}, want: []string{"--master-key-file"}},
 		{
 			name: "several at once",
 			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x", "--trusted-proxies", "nonsense"},
@@ -1115,7 +1120,12 @@ func TestCLIPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"IDENPLANE_ADMIN_API_KEY=" + cliAPIKey, "IDENPLANE_MASTER_KEY_FILE=" + keyFile}
-	s := cliStartServer(t, db, env...)
+	// migrate before a rollout: the schema is made, and says its version.
+	if res := cliRun(t, dir, cliEnv(env...), "", "migrate", "--db", db); res.code != 0 ||
+		!regexp.MustCompile(`is at schema version [1-9][0-9]*\n`).MatchString(res.stdout) || strings.Contains(res.stdout, "hunter2") {
+		t.Fatalf("migrate: exit %d, stdout %q, stderr %s", res.code, res.stdout, res.stderr)
+	}
+	s := cliStartServer(t, db, append(env, "IDENPLANE_DB_READERS=2", "IDENPLANE_DB_CONN_LIFETIME=5m", "IDENPLANE_DB_STATEMENT_TIMEOUT=30s")...)
 	if strings.Contains(s.stderr.String(), "hunter2") || !strings.Contains(s.stderr.String(), "postgres://postgres:xxxxx@") {
 		t.Fatalf("the log shows the database's password, or not the database: %s", s.stderr)
 	}
@@ -1142,4 +1152,45 @@ func TestCLIPostgres(t *testing.T) {
 			t.Errorf("%s on PostgreSQL: exit %d, stderr %s; want a refusal naming pg_dump or pg_restore", args[0], res.code, res.stderr)
 		}
 	}
+}
+
+// Readiness follows the database: while PostgreSQL is away /health/ready
+// answers 503, and so does a write (the database is unavailable, not the
+// request wrong); once it is back, 200 again, with no restart of the
+// server, whose next write lands.
+func TestCLIPostgresReadinessFollowsDatabase(t *testing.T) {
+	pg := pgtest.NewServer(t)
+	db := pg.Database(t)
+	env := []string{"IDENPLANE_ADMIN_API_KEY=" + cliAPIKey, "IDENPLANE_MASTER_KEY=" + cliMasterKey(t)}
+	s := cliStartServer(t, db, env...)
+	ready := func() int {
+		status, _, err := s.do(http.MethodGet, "/health/ready", "", nil)
+		if err != nil {
+			t.Fatalf("readiness: %v", err)
+		}
+		return status
+	}
+	until := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(cliWaitBound)
+		for got := ready(); got != want; got = ready() {
+			if time.Now().After(deadline) {
+				t.Fatalf("readiness stayed %d, want %d", got, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	until(http.StatusOK)
+	pg.Stop(t)
+	until(http.StatusServiceUnavailable)
+	if status, _, _ := s.do(http.MethodPost, "/admin/realms", cliAPIKey, map[string]any{"name": "away"}); status != http.StatusServiceUnavailable {
+		t.Errorf("a write while the database is away: %d, want 503", status)
+	}
+	pg.Start(t)
+	until(http.StatusOK)
+	s.must(http.MethodPost, "/admin/realms", cliAPIKey, map[string]any{"name": "back"}, http.StatusCreated)
+	if s.exited() {
+		t.Fatal("the server exited while its database was away")
+	}
+	s.stopGracefully()
 }

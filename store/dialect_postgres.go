@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"net/url"
 	"strings"
@@ -55,6 +56,23 @@ func withParam(dsn, name, value string) string {
 	q.Set(name, value)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Unavailable says whether err is the database being out of reach (a
+// connection refused, cut or closed by a server shutting down), rather
+// than anything about the request: the caller may try again later.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08: connection exception; 57P01..57P03: the server shuts
+		// down or cannot take connections yet.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) || pgconn.SafeToRetry(err)
 }
 
 func postgresConstraint(err error) (constraint, string) {

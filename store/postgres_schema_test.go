@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idenplane/idenplane/store/pgtest"
 )
@@ -203,4 +204,33 @@ func pgBool(s string) string {
 		return "true"
 	}
 	return "false"
+}
+
+// The pool's settings reach PostgreSQL: the read pool's size, and a
+// statement timeout that cancels a statement running longer.
+func TestPostgresPoolSettings(t *testing.T) {
+	pgSchema, err := os.ReadFile(filepath.Join("..", "schema_postgres.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), Config{Path: pgtest.Database(t), PostgresSchema: string(pgSchema), MasterKey: storeTestKey,
+		Readers: 3, StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("open PostgreSQL store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if n := s.readerDB.Stats().MaxOpenConnections; n != 3 {
+		t.Errorf("read pool of %d connections, want 3", n)
+	}
+	var timeout string
+	if err := s.r.QueryRowContext(testCtx, "SHOW statement_timeout").Scan(&timeout); err != nil || timeout != "200ms" {
+		t.Errorf("statement_timeout %q, %v; want 200ms", timeout, err)
+	}
+	if _, err := s.w.ExecContext(testCtx, "SELECT pg_sleep(5)"); err == nil || !strings.Contains(err.Error(), "57014") {
+		t.Errorf("a statement longer than the timeout: %v, want SQLSTATE 57014 (query_canceled)", err)
+	}
+	if _, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "x.db"), Schema: storeTestSchema(t),
+		MasterKey: storeTestKey, StatementTimeout: time.Second}); err == nil {
+		t.Error("a statement timeout on SQLite was accepted")
+	}
 }

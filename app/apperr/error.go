@@ -72,6 +72,10 @@ func (e *Error) WithCause(cause error) *Error {
 	return &c
 }
 
+// databaseRetry is when a caller refused for a database out of reach is
+// told to try again.
+const databaseRetry = 5 * time.Second
+
 // From turns any error into its public form. Store sentinels that reach a
 // renderer unwrapped still get the right status; anything unknown is an
 // internal error whose message says nothing of its cause.
@@ -84,6 +88,10 @@ func From(err error) *Error {
 		return &Error{Status: 404, Code: CodeNotFound, Message: "resource not found", Cause: err}
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Status: 409, Code: CodeConflict, Message: "resource already exists", Cause: err}
+	case store.Unavailable(err):
+		e := Busy(databaseRetry, "the database is unavailable; try again shortly")
+		e.Cause = err
+		return e
 	default:
 		return &Error{Status: 500, Code: CodeInternal, Message: "internal server error", Cause: err}
 	}

@@ -213,21 +213,76 @@ func (s *server) start() {
 	if s.err = s.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--locale=C", "-E", "UTF8", "--no-sync"); s.err != nil {
 		return
 	}
-	// fsync off: a test's database is thrown away; the server's own
-	// durability is PostgreSQL's, not what these tests check.
-	opts := fmt.Sprintf("-k %s -p %d -h 127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=400", s.dir, s.port)
-	if s.err = s.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); s.err != nil {
+	if s.err = s.pgctlStart(); s.err != nil {
 		return
 	}
 	s.started = true
+}
+
+// pgctlStart starts the server on its data directory and port. fsync is
+// off: a test's database is thrown away; the server's own durability is
+// PostgreSQL's, not what these tests check.
+func (s *server) pgctlStart() error {
+	opts := fmt.Sprintf("-k %s -p %d -h 127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=400", s.dir, s.port)
+	return s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start")
+}
+
+func (s *server) pgctlStop() error {
+	return s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
 }
 
 func (s *server) stop() {
 	if !s.started {
 		return
 	}
-	_ = s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
+	_ = s.pgctlStop()
 	_ = os.RemoveAll(s.dir)
+}
+
+// Server is a PostgreSQL server of one test's own, which the test may
+// stop and start again (on the same port, with its databases), to see
+// what a client does while its database is away.
+type Server struct{ s *server }
+
+// NewServer starts a server for t, stopped and removed when t ends; it
+// skips t without PostgreSQL, or fails it under CI=true.
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	ready(t) // the shared server tells whether PostgreSQL is there at all
+	own := &server{}
+	own.start()
+	if own.err != nil {
+		t.Fatalf("PostgreSQL: %v", own.err)
+	}
+	t.Cleanup(own.stop)
+	return &Server{s: own}
+}
+
+// Database is the URL of a new database on the server.
+func (v *Server) Database(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), v.s.next.Add(1))
+	if err := v.s.exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	return v.s.url(name)
+}
+
+// Stop stops the server at once, as a crash or a network cut would
+// look to its clients.
+func (v *Server) Stop(t testing.TB) {
+	t.Helper()
+	if err := v.s.pgctlStop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Start starts the stopped server again.
+func (v *Server) Start(t testing.TB) {
+	t.Helper()
+	if err := v.s.pgctlStart(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s *server) run(program string, args ...string) error {
