@@ -24,7 +24,7 @@ func newPostgresStore(t *testing.T) *store.Store {
 		t.Fatalf("read schema: %v", err)
 	}
 	cfg := store.Config{PostgresSchema: string(schema), MasterKey: bytes.Repeat([]byte{0x42}, store.MasterKeySize)}
-	// Each test gets a copy of a database migrated once.
+	// Each test gets a database migrated once and emptied between tests.
 	cfg.Path = pgtest.DatabaseFrom(t, "store", func(url string) error {
 		migrated := cfg
 		migrated.Path = url

@@ -76,7 +76,8 @@ func (st step) Offer(ctx context.Context, f *signin.Flow, c signin.Choice) ([]ui
 	var ways []ui.OtherWay
 	for i, b := range buttons {
 		if c.Provider == "" || aliases[i] == c.Provider {
-			ways = append(ways, ui.OtherWay{Label: "login.provider", Arg: b.Name, Type: b.Type, Icon: st.icon(b.Type), URL: b.URL})
+			b.Icon = st.icon(b.Type)
+			ways = append(ways, ui.OtherWay{Provider: &b})
 		}
 	}
 	return ways, nil
