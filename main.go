@@ -1464,6 +1464,8 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	inProcess := fs.Bool("in-process", false, "run the server in this process instead of as a child (RSS and CPU then include the load generator)")
 	profile := fs.String("profile", "", "write a CPU profile per scenario into this directory (runs the server in-process)")
 	dir := fs.String("dir", "", "directory for the database (default: a temporary one, removed afterwards)")
+	db := fs.String("db", "", "the URL of an empty PostgreSQL database to run the servers on (default: a SQLite file in -dir)")
+	replicas := fs.Int("replicas", 1, "servers sharing the -db PostgreSQL database, the load spread over them")
 	var peers peerFlags
 	fs.Var(&peers, "peer", "NAME=ISSUER_URL[,pid=PID]: another provider to run cc-rs256, password and refresh against, side by side (repeatable; docs/performance.md)")
 	rounds := fs.Int("rounds", 1, "with -peer: how many times the side-by-side runs go round every server; the medians are printed")
@@ -1473,7 +1475,10 @@ func loadTest(args []string, stdout, stderr io.Writer) error {
 	if *rounds < 1 {
 		return fmt.Errorf("-rounds %d: want 1 or more", *rounds)
 	}
-	cfg := loadtest.Config{Rounds: *rounds, Schema: schema, Version: version, HashPassword: identity.NewArgon2idHasher(), Duration: *duration,
+	if *db != "" && !store.IsPostgres(*db) {
+		return fmt.Errorf("-db %q: want a postgres:// URL (the SQLite file is made in -dir)", store.Redact(*db))
+	}
+	cfg := loadtest.Config{Rounds: *rounds, Schema: schema, PostgresSchema: postgresSchema, DB: *db, Replicas: *replicas, Version: version, HashPassword: identity.NewArgon2idHasher(), Duration: *duration,
 		Concurrency: *concurrency, Users: *users, Sessions: *sessions, StormConcurrency: *storm, JSON: *jsonOut,
 		NoEvents: *noEvents, ProfileDir: *profile, Dir: *dir, Progress: stderr, Peers: peers}
 	if *scenarios != "" {

@@ -184,8 +184,15 @@ func cliStartServer(t *testing.T, db string, env ...string) *cliServer {
 func cliLaunch(t *testing.T, db string, stdout *cliLog, env []string) *cliServer {
 	t.Helper()
 	addr := cliFreeAddr(t)
+	return cliLaunchAt(t, db, stdout, env, addr, "http://"+addr)
+}
+
+// cliLaunchAt starts `idenplane serve` on db listening on addr, with
+// baseURL as its public address: its own, or a fleet's.
+func cliLaunchAt(t *testing.T, db string, stdout *cliLog, env []string, addr, baseURL string) *cliServer {
+	t.Helper()
 	s := &cliServer{t: t, db: db, base: "http://" + addr, stdout: stdout, stderr: newCLILog(), done: make(chan struct{})}
-	s.cmd = exec.Command(cliBinary, "serve", "--addr", addr, "--base-url", s.base, "--db", db)
+	s.cmd = exec.Command(cliBinary, "serve", "--addr", addr, "--base-url", baseURL, "--db", db)
 	s.cmd.Dir = filepath.Dir(db)
 	if store.IsPostgres(db) {
 		s.cmd.Dir = t.TempDir()

@@ -1582,3 +1582,19 @@ UPDATE saml_service_providers SET enabled = FALSE
     WHERE realm_id IN (SELECT realm_id FROM clients WHERE client_id = 'saml-idp' AND name = 'SAML identity provider'
         AND NOT enabled);
 DELETE FROM clients WHERE client_id = 'saml-idp' AND name = 'SAML identity provider';
+
+-- version 45
+-- What replicas on one database share (docs/postgres.md): the flood
+-- guard's failures, counted once for the whole fleet, kept as their keys'
+-- SHA-256; and when each periodic job last began, so that it runs once a
+-- period across the fleet.
+CREATE TABLE throttle_failures (
+    key_hash   TEXT NOT NULL,
+    failed_at  BIGINT NOT NULL      -- Unix milliseconds
+);
+CREATE INDEX throttle_failures_key ON throttle_failures (key_hash, failed_at);
+CREATE INDEX throttle_failures_time ON throttle_failures (failed_at);
+CREATE TABLE job_runs (
+    name       TEXT PRIMARY KEY,
+    started_at BIGINT NOT NULL      -- Unix milliseconds
+);

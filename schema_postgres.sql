@@ -1275,3 +1275,18 @@ CREATE INDEX broker_logins_auth_request ON broker_logins (auth_request_id);
 CREATE INDEX broker_logins_user ON broker_logins (link_user_id);
 
 CREATE INDEX broker_logins_signin_flow ON broker_logins (signin_flow_id);
+
+-- version 45
+CREATE TABLE throttle_failures (
+    key_hash TEXT COLLATE "C" NOT NULL,
+    failed_at BIGINT NOT NULL
+);
+
+CREATE INDEX throttle_failures_key ON throttle_failures (key_hash, failed_at);
+
+CREATE INDEX throttle_failures_time ON throttle_failures (failed_at);
+
+CREATE TABLE job_runs (
+    name TEXT COLLATE "C" PRIMARY KEY,
+    started_at BIGINT NOT NULL
+);

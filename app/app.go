@@ -182,8 +182,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		Client: a.tracing.Client(mail.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed})
 	a.backchannel.allowed, a.backchannel.traced = cfg.OutboundAllowed, a.tracing.Client
 	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
-	adminThrottle, err := identity.NewStoredThrottle(ctx, st, a.now)
-	if err != nil {
+	var adminThrottle identity.FailureCounter
+	if st.InFleet() {
+		// The servers of a fleet count each other's failures.
+		a.loginThrottle = identity.NewSharedThrottle(st, a.now, identity.ThrottleWindow, a.log)
+		adminThrottle = identity.NewSharedThrottle(st, a.now, identity.ThrottleWindow, a.log)
+	} else if adminThrottle, err = identity.NewStoredThrottle(ctx, st, a.now); err != nil {
 		return nil, err
 	}
 	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,

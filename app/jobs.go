@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/signin"
 )
@@ -24,12 +25,24 @@ func (a *App) RunJobs(ctx context.Context) {
 	defer a.mail.Start(ctx)()
 	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
-		a.expireEvents(ctx)
-		a.signingKeys.RotateDue(ctx)
-		a.saml.RotateDueKeys(ctx)
-		a.expireSessions(ctx)
-		a.account.DeleteDueAccounts(ctx)
-		a.sweepNHICredentials(ctx)
+		// A fleet runs the upkeep once an hour, on the server that claims
+		// it (a minute's slack, so that a tick a little early still does).
+		claimed, err := a.store.ClaimJob(ctx, upkeepJob, a.now(), jobInterval-time.Minute)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			a.log.Error("claiming the upkeep failed", "err", err)
+		case err != nil:
+		case !claimed:
+			a.log.Info("upkeep left to the server that began it this hour")
+		default:
+			a.log.Info("upkeep began")
+			a.expireEvents(ctx)
+			a.signingKeys.RotateDue(ctx)
+			a.saml.RotateDueKeys(ctx)
+			a.expireSessions(ctx)
+			a.account.DeleteDueAccounts(ctx)
+			a.sweepNHICredentials(ctx)
+		}
 		// Hand back at once what start-up and the sweeps left over: the
 		// runtime would return it over minutes, and an idle server should
 		// look idle (2 MB of its 29 MB at start).
@@ -41,6 +54,9 @@ func (a *App) RunJobs(ctx context.Context) {
 		}
 	}
 }
+
+// upkeepJob names the hourly upkeep among the periodic jobs of a fleet.
+const upkeepJob = "upkeep"
 
 func (a *App) expireEvents(ctx context.Context) {
 	login, admin, err := a.store.DeleteExpiredEvents(ctx, a.now())
@@ -79,6 +95,9 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},
 		{"outbox mail", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteFinishedEmails(ctx, now-mail.Retention.Milliseconds())
+		}},
+		{"throttle failures", func(ctx context.Context, now int64) (int64, error) {
+			return a.store.DeleteOldThrottleFailures(ctx, now-identity.ThrottleWindow.Milliseconds())
 		}},
 	} {
 		n, err := purge.run(ctx, now)

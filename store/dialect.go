@@ -36,6 +36,14 @@ type dialect struct {
 	backupInto string
 	// readTx are the options of ReadTx's transactions: one snapshot.
 	readTx *sql.TxOptions
+	// writeLock begins every write transaction on a database that
+	// several servers share, holding their writes to one at a time
+	// (fleet.go); "" where the driver's BEGIN does.
+	writeLock string
+	// notify sends the notification $2 on channel $1; tryLock takes the
+	// advisory lock named $1 if it is free and says whether it did, and
+	// unlock releases it. "" where one server owns the database.
+	notify, tryLock, unlock string
 }
 
 // constraint is a rule of the schema a write broke.

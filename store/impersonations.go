@@ -97,7 +97,7 @@ func (s *Store) ImpersonationOfSession(ctx context.Context, id string) (*Imperso
 // after now.
 func (s *Store) AnyImpersonationSince(ctx context.Context, now int64) (bool, error) {
 	var n int
-	err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM impersonations WHERE ends_at > $1 LIMIT 1)", now).Scan(&n)
+	err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM impersonations WHERE ends_at > $1 LIMIT 1) live", now).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("find impersonations: %w", mapErr(err))
 	}

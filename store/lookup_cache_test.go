@@ -46,3 +46,16 @@ func TestLookupCache(t *testing.T) {
 		t.Fatal("a failed load was kept")
 	}
 }
+
+// A store of a fleet that does not hear the others keeps nothing cached:
+// its generations move on every read.
+func TestDeafStoreCachesNothing(t *testing.T) {
+	s := &Store{changes: &changes{fleet: &fleet{}}}
+	if s.Generation() == s.Generation() || s.RevocationGeneration() == s.RevocationGeneration() {
+		t.Fatal("a deaf store's generations held still")
+	}
+	s.changes.fleet.listening.Store(true)
+	if s.Generation() != s.Generation() || s.RevocationGeneration() != s.RevocationGeneration() {
+		t.Fatal("a listening store's generations moved with no change")
+	}
+}

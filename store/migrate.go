@@ -73,6 +73,11 @@ func (s *Store) migrate(ctx context.Context, migrations []migration) error {
 			continue
 		}
 		err := s.Tx(ctx, func(tx *Store) error {
+			// Another server on the database may have run it meanwhile:
+			// the write lock orders the two, and the later finds it done.
+			if v, err := tx.currentVersion(ctx); err != nil || v >= m.version {
+				return err
+			}
 			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %d: %w", m.version, err)
 			}

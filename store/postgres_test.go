@@ -19,6 +19,13 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // schema_postgres.sql.
 func newPostgresStore(t *testing.T) *store.Store {
 	t.Helper()
+	return openPostgres(t, postgresConfig(t))
+}
+
+// postgresConfig is the configuration of stores on a new database of the
+// test server, migrated to schema_postgres.sql.
+func postgresConfig(t *testing.T) store.Config {
+	t.Helper()
 	schema, err := os.ReadFile(filepath.Join("..", "schema_postgres.sql"))
 	if err != nil {
 		t.Fatalf("read schema: %v", err)
@@ -34,6 +41,11 @@ func newPostgresStore(t *testing.T) *store.Store {
 		}
 		return s.Close()
 	})
+	return cfg
+}
+
+func openPostgres(t *testing.T, cfg store.Config) *store.Store {
+	t.Helper()
 	s, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
@@ -48,4 +60,12 @@ func TestPostgresStore(t *testing.T) {
 
 func TestPostgresStoreTransactions(t *testing.T) {
 	storetest.RunTransactions(t, newPostgresStore)
+}
+
+// Two stores on one database are two servers of a fleet.
+func TestPostgresFleet(t *testing.T) {
+	storetest.RunFleet(t, func(t *testing.T) (a, b *store.Store) {
+		cfg := postgresConfig(t)
+		return openPostgres(t, cfg), openPostgres(t, cfg)
+	})
 }

@@ -88,11 +88,12 @@ func (c *stmtCache) close() {
 type dbQuerier struct {
 	stmts   *stmtCache
 	changes *changes // nil for the readers
+	notify  string   // the dialect's
 	trace   Tracer   // nil: not traced
 }
 
 func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
-	defer d.changes.after(query)
+	defer d.changes.after(ctx, d, query)
 	if d.trace != nil {
 		var end func(error)
 		ctx, end = d.trace(ctx, statementName(query))
@@ -105,7 +106,7 @@ func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) 
 }
 
 func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any) (rows *sql.Rows, err error) {
-	defer d.changes.after(query)
+	defer d.changes.after(ctx, d, query)
 	if d.trace != nil {
 		var end func(error)
 		ctx, end = d.trace(ctx, statementName(query))
@@ -118,7 +119,7 @@ func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any)
 }
 
 func (d *dbQuerier) QueryRowContext(ctx context.Context, query string, args ...any) (row *sql.Row) {
-	defer d.changes.after(query)
+	defer d.changes.after(ctx, d, query)
 	if d.trace != nil {
 		var end func(error)
 		ctx, end = d.trace(ctx, statementName(query))
@@ -220,6 +221,7 @@ type changes struct {
 	gen         atomic.Uint64
 	revocations atomic.Uint64
 	verdicts    sync.Map // SQL text → change
+	fleet       *fleet   // nil unless other servers may share the database
 }
 
 // uncachedTables change with every sign-in, token or event, and nothing
@@ -236,7 +238,7 @@ var uncachedTables = []string{
 	"admin_login_failures", "saml_request_ids", "saml_auth_requests", "saml_sessions", "saml_logouts",
 	"scim_tokens", "scim_users", "scim_user_values", "scim_groups",
 	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
-	"nhi_credential_policies", "impersonations",
+	"nhi_credential_policies", "impersonations", "throttle_failures", "job_runs",
 }
 
 // revocationTables are the uncached tables an access token's standing is
@@ -300,10 +302,13 @@ func (c *changes) classify(query string) change {
 }
 
 // after moves the generations once a statement outside a transaction that
-// wrote cached data or ended sessions has run.
-func (c *changes) after(query string) {
+// wrote cached data or ended sessions has run, here and on the fleet's
+// other servers.
+func (c *changes) after(ctx context.Context, d *dbQuerier, query string) {
 	if c != nil {
-		c.bump(c.classify(query))
+		ch := c.classify(query)
+		c.bump(ch)
+		c.share(ctx, d.stmts.db, d.notify, ch)
 	}
 }
 
@@ -319,10 +324,20 @@ func (c *changes) bump(ch change) {
 // Generation moves after every committed change to data the server
 // caches. A cache stores the generation it read before loading a value,
 // and the value is current while the generation has not moved.
-func (s *Store) Generation() uint64 { return s.changes.gen.Load() }
+func (s *Store) Generation() uint64 {
+	if s.changes.deaf() {
+		return s.changes.gen.Add(1)
+	}
+	return s.changes.gen.Load()
+}
 
 // RevocationGeneration moves after every committed change that may end an
 // access token: every move of Generation (a user disabled or deleted, a
 // client disabled), a session ended, an access token revoked. Creating a
 // session or sliding its expiry forward keeps it.
-func (s *Store) RevocationGeneration() uint64 { return s.changes.revocations.Load() }
+func (s *Store) RevocationGeneration() uint64 {
+	if s.changes.deaf() {
+		return s.changes.revocations.Add(1)
+	}
+	return s.changes.revocations.Load()
+}

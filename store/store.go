@@ -143,10 +143,13 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	s := &Store{dialect: d, writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
 		changes: &changes{}, aead: aead, now: cfg.Now}
 	s.group = NewBatcher(minGroupGap, s.runGroup)
-	s.w = &dbQuerier{stmts: s.writer, changes: s.changes}
+	s.w = &dbQuerier{stmts: s.writer, changes: s.changes, notify: d.notify}
 	s.r = &dbQuerier{stmts: s.reader}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if d.notify != "" {
+		s.changes.fleet = startFleet(ctx, d.dsn(dsn, false), s.changes)
 	}
 	if err := s.migrate(ctx, migrations); err != nil {
 		s.Close()
@@ -169,6 +172,9 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 
 // Close closes both pools, then releases the in-use lock.
 func (s *Store) Close() error {
+	if s.changes.fleet != nil {
+		s.changes.fleet.close()
+	}
 	s.writer.close()
 	s.reader.close()
 	err := errors.Join(s.readerDB.Close(), s.writerDB.Close())
@@ -218,6 +224,12 @@ func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.T
 	q := &txQuerier{tx: tx, stmts: stmts, trace: s.trace, span: ctx}
 	if stmts == s.writer {
 		q.changes = s.changes
+		if s.dialect.writeLock != "" {
+			if _, err := tx.ExecContext(ctx, s.dialect.writeLock); err != nil {
+				_ = tx.Rollback()
+				return fmt.Errorf("take the write lock: %w", mapErr(err))
+			}
+		}
 	}
 	defer q.ended(ctx)
 	inner := *s
@@ -225,6 +237,13 @@ func (s *Store) inTransaction(ctx context.Context, stmts *stmtCache, opts *sql.T
 	if err := fn(&inner); err != nil {
 		_ = tx.Rollback()
 		return err
+	}
+	if q.changed != changedNothing && s.changes.fleet != nil {
+		// Delivered at the commit, and only if it commits.
+		if _, err := tx.ExecContext(ctx, s.dialect.notify, fleetChannel, s.changes.fleet.payload(q.changed)); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("notify the fleet: %w", mapErr(err))
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", mapErr(err))

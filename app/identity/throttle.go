@@ -2,8 +2,11 @@ package identity
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // throttleKeep is how many of a key's latest failures the throttle keeps:
@@ -16,11 +19,16 @@ const ThrottleWindow = 15 * time.Minute
 
 // Throttle counts failures per key in a sliding window. Once a key has
 // reached its limit, further attempts wait until the oldest failure ages out.
+//
+// A shared throttle (NewSharedThrottle) counts in the database instead,
+// for the servers of a fleet together.
 type Throttle struct {
 	mu       sync.Mutex
 	now      func() time.Time
 	window   time.Duration
 	failures map[string][]time.Time
+	shared   *store.Store // nil: in memory
+	log      *slog.Logger
 }
 
 // NewThrottle makes a throttle that remembers each failure for window; a
@@ -29,8 +37,25 @@ func NewThrottle(now func() time.Time, window time.Duration) *Throttle {
 	return &Throttle{now: now, window: window, failures: map[string][]time.Time{}}
 }
 
+// sharedTimeout bounds each of a shared throttle's statements: a throttle
+// is asked before a credential is checked, and must not hold it up long.
+const sharedTimeout = 5 * time.Second
+
+// NewSharedThrottle makes a throttle that counts in st, for every server
+// on st's database. Its keys are kept as their SHA-256. A statement that
+// fails is logged and counts nothing: the database is then out of reach
+// for the credential checks too.
+func NewSharedThrottle(st *store.Store, now func() time.Time, window time.Duration, log *slog.Logger) *Throttle {
+	t := NewThrottle(now, window)
+	t.shared, t.log = st, log
+	return t
+}
+
 // Wait says how long key must wait before another attempt, 0 if it need not.
 func (t *Throttle) Wait(key string, limit int) time.Duration {
+	if t.shared != nil {
+		return t.sharedWait(key, limit)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := t.prune(key)
@@ -42,6 +67,10 @@ func (t *Throttle) Wait(key string, limit int) time.Duration {
 
 // Fail counts a failure of key now.
 func (t *Throttle) Fail(key string) {
+	if t.shared != nil {
+		_ = t.Record(context.Background(), key)
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.add(key, t.now())
@@ -66,6 +95,10 @@ func (t *Throttle) add(key string, at time.Time) {
 
 // Reset forgets key's failures.
 func (t *Throttle) Reset(key string) {
+	if t.shared != nil {
+		_ = t.Forget(context.Background(), key)
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.failures, key)
@@ -107,7 +140,20 @@ type FailureCounter interface {
 }
 
 // Record counts a failure of each key.
-func (t *Throttle) Record(_ context.Context, keys ...string) error {
+func (t *Throttle) Record(ctx context.Context, keys ...string) error {
+	if t.shared != nil {
+		hashes := make([]string, len(keys))
+		for i, k := range keys {
+			hashes[i] = throttleKeyHash(k)
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
+		defer cancel()
+		err := t.shared.RecordThrottleFailures(ctx, hashes, t.now().UnixMilli(), throttleKeep)
+		if err != nil {
+			t.log.Error("counting a failure in the shared throttle failed", "err", err)
+		}
+		return err
+	}
 	for _, k := range keys {
 		t.Fail(k)
 	}
@@ -115,7 +161,36 @@ func (t *Throttle) Record(_ context.Context, keys ...string) error {
 }
 
 // Forget forgets key's failures.
-func (t *Throttle) Forget(_ context.Context, key string) error {
+func (t *Throttle) Forget(ctx context.Context, key string) error {
+	if t.shared != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
+		defer cancel()
+		err := t.shared.ClearThrottleFailures(ctx, throttleKeyHash(key))
+		if err != nil {
+			t.log.Error("clearing the shared throttle failed", "err", err)
+		}
+		return err
+	}
 	t.Reset(key)
 	return nil
+}
+
+// sharedWait is Wait on the database: the limit-th newest failure in the
+// window says when the key may try again.
+func (t *Throttle) sharedWait(key string, limit int) time.Duration {
+	if limit <= 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	now := t.now()
+	at, found, err := t.shared.ThrottleFailureAt(ctx, throttleKeyHash(key), limit, now.Add(-t.window).UnixMilli())
+	if err != nil {
+		t.log.Error("reading the shared throttle failed", "err", err)
+		return 0
+	}
+	if !found {
+		return 0
+	}
+	return max(time.UnixMilli(at).Add(t.window).Sub(now), time.Millisecond)
 }

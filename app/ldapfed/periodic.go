@@ -55,15 +55,30 @@ func (s *Service) startDueSyncs(ctx context.Context, wg *sync.WaitGroup) {
 			continue
 		}
 		wg.Go(func() {
-			realm, err := s.deps.Store.GetRealmByID(ctx, p.RealmID)
-			if err != nil {
-				return
-			}
-			// The outcome is logged and recorded with the provider.
-			if _, err := s.RunSync(ctx, realm, p, ActionFull); err != nil && !errors.Is(err, ErrSyncRunning) && ctx.Err() == nil {
-				s.deps.Log.Warn("periodic user federation sync failed", "realm", realm.Name, "provider", p.Name, "err", err)
-			}
+			// One server of a fleet syncs a provider at a time; the others
+			// find it running, or, once it ended, recorded and not due.
+			_, _ = s.deps.Store.Exclusive(ctx, "ldap-sync:"+p.ID, func(ctx context.Context) error {
+				s.syncIfDue(ctx, p.RealmID, p.ID)
+				return nil
+			})
 		})
+	}
+}
+
+// syncIfDue runs the periodic sync of the provider if it is still due, as
+// read now.
+func (s *Service) syncIfDue(ctx context.Context, realmID, id string) {
+	p, err := s.deps.Store.GetFederationProvider(ctx, realmID, id)
+	if err != nil || !s.due(p, s.deps.Now()) {
+		return
+	}
+	realm, err := s.deps.Store.GetRealmByID(ctx, p.RealmID)
+	if err != nil {
+		return
+	}
+	// The outcome is logged and recorded with the provider.
+	if _, err := s.RunSync(ctx, realm, p, ActionFull); err != nil && !errors.Is(err, ErrSyncRunning) && ctx.Err() == nil {
+		s.deps.Log.Warn("periodic user federation sync failed", "realm", realm.Name, "provider", p.Name, "err", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,8 +17,9 @@ import (
 // between them: at 7,000 requests/s on the two cores the server also
 // runs on, that hand-over took a third of the machine.
 type loadConns struct {
-	addr string         // host:port of the server
-	idle chan *loadConn // nil entries: connections not dialled yet, or closed
+	addrs []string       // host:port of each server, dialled in turn
+	next  atomic.Uint64  // the count of dials: which server the next one reaches
+	idle  chan *loadConn // nil entries: connections not dialled yet, or closed
 }
 
 type loadConn struct {
@@ -26,8 +28,10 @@ type loadConn struct {
 	w *bufio.Writer
 }
 
-func newLoadConns(addr string, n int) *loadConns {
-	p := &loadConns{addr: addr, idle: make(chan *loadConn, n)}
+// newLoadConns makes n connections, spread over the servers at addrs as a
+// load balancer would spread them.
+func newLoadConns(addrs []string, n int) *loadConns {
+	p := &loadConns{addrs: addrs, idle: make(chan *loadConn, n)}
 	for range n {
 		p.idle <- nil
 	}
@@ -43,7 +47,8 @@ const loadRequestTimeout = 60 * time.Second
 func (p *loadConns) roundTrip(req *http.Request) (*http.Response, []byte, error) {
 	c := <-p.idle
 	if c == nil {
-		nc, err := net.DialTimeout("tcp", p.addr, 10*time.Second)
+		addr := p.addrs[(p.next.Add(1)-1)%uint64(len(p.addrs))]
+		nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
 		if err != nil {
 			p.idle <- nil
 			return nil, nil, err

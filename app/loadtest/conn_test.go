@@ -34,7 +34,7 @@ func TestLoadConns(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	p := newLoadConns(strings.TrimPrefix(srv.URL, "http://"), 1)
+	p := newLoadConns([]string{strings.TrimPrefix(srv.URL, "http://")}, 1)
 	defer p.close()
 	c := &loadClient{conns: p, base: srv.URL}
 

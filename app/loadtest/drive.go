@@ -107,7 +107,7 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 	if op, ok := floorOps(e.cfg.HashPassword)[sc.floor]; ok && t == e.self {
 		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
 	}
-	conns := newLoadConns(t.srv.addr, n)
+	conns := newLoadConns(t.srv.addrs, n)
 	defer conns.close()
 	calls, err := sc.workers(ctx, e, t, conns, n)
 	if err != nil {

@@ -37,7 +37,16 @@ type Config struct {
 	// this process; RSS and CPU then include the load generator.
 	Executable string
 	Schema     string // schema.sql, to open the database for seeding
-	Version    string
+	// PostgresSchema is schema_postgres.sql, for a PostgreSQL DB.
+	PostgresSchema string
+	// DB is the database of the servers under test: "" for a SQLite file
+	// in Dir, or the URL of an empty PostgreSQL database.
+	DB string
+	// Replicas is how many servers share the database (PostgreSQL only),
+	// each its own process: the load is spread over their connections
+	// and their RSS and CPU are added up.
+	Replicas int
+	Version  string
 	// HashPassword is the server's password hash (identity.Argon2idHash): it
 	// makes the one hash every seeded user shares, and is the argon2id
 	// floor the password grant is compared with.
@@ -120,6 +129,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			return err
 		}
 	}
+	cfg.Replicas = max(cfg.Replicas, 1)
+	if cfg.Replicas > 1 && (!store.IsPostgres(cfg.DB) || cfg.Executable == "") {
+		return errors.New("loadtest: several replicas need a PostgreSQL database and servers as their own processes")
+	}
 	for _, name := range cfg.Scenarios {
 		if !slices.Contains(Scenarios(), name) {
 			return fmt.Errorf("unknown scenario %q; scenarios: %s", name, strings.Join(Scenarios(), ", "))
@@ -140,8 +153,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	_, _ = rand.Read(apiKeyBytes)
 	env := &loadEnv{cfg: cfg, apiKey: hex.EncodeToString(apiKeyBytes), password: "load-test-password-1",
 		svcSecret: map[string]string{}, users: cfg.Users, floors: map[string]float64{}, results: map[string]*loadResult{}}
-	spec := loadServerSpec{exe: cfg.Executable, schema: cfg.Schema, version: cfg.Version,
+	spec := loadServerSpec{exe: cfg.Executable, schema: cfg.Schema, version: cfg.Version, replicas: cfg.Replicas,
 		db: filepath.Join(dir, "loadtest.db"), key: key, apiKey: env.apiKey, logPath: filepath.Join(dir, "server.log")}
+	backend := "SQLite"
+	if cfg.DB != "" {
+		spec.db, spec.schema, backend = cfg.DB, cfg.PostgresSchema, "PostgreSQL"
+	}
 
 	srv, err := startLoadServer(ctx, spec)
 	if err != nil {
@@ -206,6 +223,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 	}
 	report := &loadReport{SideBySide: side, Machine: machineInfo(), Version: cfg.Version, Duration: cfg.Duration.String(),
+		Backend: backend, Replicas: cfg.Replicas,
 		Users: cfg.Users, Sessions: cfg.Sessions, ServerAlone: srv.child, Events: !cfg.NoEvents, StartupMs: ms(startup), IdleRSSMB: mb(idle),
 		Floors: env.floors, Results: results, FinalRSSMB: mb(srv.rss())}
 	report.judge()
@@ -232,6 +250,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 type loadReport struct {
 	Machine     string             `json:"machine"`
 	Version     string             `json:"version"`
+	Backend     string             `json:"backend"`
+	Replicas    int                `json:"replicas"`
 	Duration    string             `json:"durationPerScenario"`
 	Users       int                `json:"users"`
 	Sessions    int                `json:"sessions"`
@@ -286,6 +306,11 @@ func (r *loadReport) print(w io.Writer) {
 	if !r.Events {
 		events = "login events off"
 	}
+	servers := "one server"
+	if r.Replicas > 1 {
+		servers = fmt.Sprintf("%d servers sharing the database (RSS and CPU added up)", r.Replicas)
+	}
+	fmt.Fprintf(w, "%s, %s\n", r.Backend, servers)
 	fmt.Fprintf(w, "%d users, %d SSO sessions, %s; %s per scenario; RSS and CPU: %s\n", r.Users, r.Sessions, events, r.Duration, alone)
 	fmt.Fprintf(w, "start to ready %.0f ms, idle RSS %.1f MB, RSS at the end %.1f MB\n", r.StartupMs, r.IdleRSSMB, r.FinalRSSMB)
 	names := make([]string, 0, len(r.Floors))

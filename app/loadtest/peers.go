@@ -99,7 +99,7 @@ func peerTarget(ctx context.Context, p Peer) (*loadTarget, error) {
 	}
 	svc := basicAuth(PeerServiceClient, PeerServiceSecret)
 	return &loadTarget{name: p.Name,
-		srv:       &loadServer{base: "http://" + token.Host, addr: token.Host, child: p.PID > 0, pid: p.PID},
+		srv:       &loadServer{base: "http://" + token.Host, addrs: []string{token.Host}, child: p.PID > 0, pids: peerPIDs(p.PID)},
 		tokenPath: func(string) string { return token.Path },
 		svcAuth:   func(string) http.Header { return svc },
 		appAuth:   basicAuth(PeerAppClient, PeerAppSecret),
@@ -227,4 +227,12 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// peerPIDs are the processes measured of a peer: its own, if given.
+func peerPIDs(pid int) []int {
+	if pid <= 0 {
+		return nil
+	}
+	return []int{pid}
 }

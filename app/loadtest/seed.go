@@ -100,7 +100,7 @@ func (e *loadEnv) admin(ctx context.Context, method, path string, body any, want
 // the running server, in batched transactions. Every user has the same
 // password hash: one argon2id hash made once, not a million.
 func (e *loadEnv) seed(ctx context.Context, spec loadServerSpec) error {
-	st, err := store.Open(ctx, store.Config{Path: spec.db, Schema: spec.schema, MasterKey: spec.key})
+	st, err := store.Open(ctx, spec.storeConfig())
 	if err != nil {
 		return err
 	}

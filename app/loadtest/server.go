@@ -22,32 +22,56 @@ import (
 
 // loadServerSpec is how the load test starts the server under test.
 type loadServerSpec struct {
-	exe     string // the binary to run as `serve`; "" runs it in this process
-	schema  string
-	version string
-	db      string
-	key     []byte
-	apiKey  string
-	logPath string
+	exe      string // the binary to run as `serve`; "" runs it in this process
+	schema   string // schema.sql, or schema_postgres.sql for a PostgreSQL db
+	version  string
+	db       string // a SQLite file or a PostgreSQL URL
+	replicas int    // servers on db, behind one public address: 1, or more on PostgreSQL
+	key      []byte
+	apiKey   string
+	logPath  string
 }
 
-// loadServer is the running server under test.
+// loadServer is the running server under test: one process, or the
+// replicas of a fleet, measured together.
 type loadServer struct {
-	base  string // http://addr
-	addr  string
+	base  string   // http://addr of the first: the public address of all
+	addrs []string // each server's host:port
 	child bool
-	pid   int // whose RSS and CPU time are read: the child, or this process
+	pids  []int // whose RSS and CPU time are read: the children, or this process
 	stop  func() error
 }
 
-// startLoadServer starts the server and returns once it answers ready.
+// startLoadServer starts the server, or spec.replicas of them one after
+// the other, and returns once each answers ready.
 func startLoadServer(ctx context.Context, spec loadServerSpec) (*loadServer, error) {
+	all := &loadServer{stop: func() error { return nil }}
+	for i := range max(spec.replicas, 1) {
+		s, err := startOneServer(ctx, spec, all.base)
+		if err != nil {
+			_ = all.stop()
+			return nil, err
+		}
+		if i == 0 {
+			all.base, all.child = s.base, s.child
+		}
+		all.addrs, all.pids = append(all.addrs, s.addrs...), append(all.pids, s.pids...)
+		before := all.stop
+		all.stop = func() error { return errors.Join(s.stop(), before()) }
+	}
+	return all, nil
+}
+
+// startOneServer starts a server answering for base ("": its own address).
+func startOneServer(ctx context.Context, spec loadServerSpec, base string) (*loadServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr().String()
-	base := "http://" + addr
+	if base == "" {
+		base = "http://" + addr
+	}
 	var s *loadServer
 	if spec.exe != "" {
 		ln.Close() // the child binds the same port
@@ -58,8 +82,8 @@ func startLoadServer(ctx context.Context, spec loadServerSpec) (*loadServer, err
 	if err != nil {
 		return nil, err
 	}
-	s.addr = addr
-	if err := waitReady(ctx, base, 30*time.Second); err != nil {
+	s.addrs = []string{addr}
+	if err := waitReady(ctx, "http://"+addr, 30*time.Second); err != nil {
 		_ = s.stop()
 		return nil, fmt.Errorf("%w (server log: %s)", err, spec.logPath)
 	}
@@ -82,7 +106,7 @@ func startChildServer(spec loadServerSpec, addr, base string) (*loadServer, erro
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait(); logFile.Close() }()
 	stopped := false
-	return &loadServer{base: base, child: true, pid: cmd.Process.Pid, stop: func() error {
+	return &loadServer{base: base, child: true, pids: []int{cmd.Process.Pid}, stop: func() error {
 		if stopped {
 			return nil
 		}
@@ -103,7 +127,7 @@ func startChildServer(spec loadServerSpec, addr, base string) (*loadServer, erro
 }
 
 func startInProcessServer(ctx context.Context, spec loadServerSpec, ln net.Listener, base string) (*loadServer, error) {
-	st, err := store.Open(ctx, store.Config{Path: spec.db, Schema: spec.schema, MasterKey: spec.key})
+	st, err := store.Open(ctx, spec.storeConfig())
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -120,7 +144,7 @@ func startInProcessServer(ctx context.Context, spec loadServerSpec, ln net.Liste
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	stopped := false
-	return &loadServer{base: base, pid: os.Getpid(), stop: func() error {
+	return &loadServer{base: base, pids: []int{os.Getpid()}, stop: func() error {
 		if stopped {
 			return nil
 		}
@@ -153,13 +177,31 @@ func waitReady(ctx context.Context, base string, limit time.Duration) error {
 	return fmt.Errorf("server not ready within %s", limit)
 }
 
-// rss is the server's resident memory in bytes, from /proc.
+// storeConfig opens spec's database.
+func (spec loadServerSpec) storeConfig() store.Config {
+	cfg := store.Config{Path: spec.db, Schema: spec.schema, MasterKey: spec.key}
+	if store.IsPostgres(spec.db) {
+		cfg.Schema, cfg.PostgresSchema = "", spec.schema
+	}
+	return cfg
+}
+
+// rss is the servers' resident memory in bytes together, from /proc.
 func (s *loadServer) rss() int64 {
+	var sum int64
+	for _, pid := range s.pids {
+		sum += processRSS(pid)
+	}
+	return sum
+}
+
+// processRSS is a process's resident memory in bytes.
+func processRSS(pid int) int64 {
 	// statm, not status: the generator reads it every 50 ms on the cores
 	// the server runs on, and under the password load status, which
 	// gathers much more, cost the generator 11 ms of CPU a second against
 	// statm's 4.
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/statm")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
 		return 0
 	}
@@ -171,9 +213,15 @@ func (s *loadServer) rss() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-// cpuTime is the CPU time the server has used, user and system, from
-// /proc (in clock ticks of 10 ms).
-func (s *loadServer) cpuTime() time.Duration { return processCPU(strconv.Itoa(s.pid)) }
+// cpuTime is the CPU time the servers have used together, user and
+// system, from /proc (in clock ticks of 10 ms).
+func (s *loadServer) cpuTime() time.Duration {
+	var sum time.Duration
+	for _, pid := range s.pids {
+		sum += processCPU(strconv.Itoa(pid))
+	}
+	return sum
+}
 
 // processCPU is the CPU time a process (a PID, or "self") has used.
 func processCPU(pid string) time.Duration {

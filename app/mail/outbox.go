@@ -97,7 +97,12 @@ func (s *Service) Start(ctx context.Context) (wait func()) {
 		t := time.NewTicker(PollInterval)
 		defer t.Stop()
 		for {
-			s.DeliverDue(ctx)
+			// One server of a fleet delivers at a time, so that none sends
+			// a mail another is sending.
+			_, _ = s.deps.Store.Exclusive(ctx, "mail", func(ctx context.Context) error {
+				s.DeliverDue(ctx)
+				return nil
+			})
 			select {
 			case <-ctx.Done():
 				return
