@@ -74,10 +74,22 @@ func Unavailable(err error) bool {
 	if errors.As(err, &pe) {
 		// Class 08: connection exception; 57P01..57P03: the server shuts
 		// down or cannot take connections yet.
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			lostRace(err)
 	}
 	var ce *pgconn.ConnectError
 	return errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) || pgconn.SafeToRetry(err)
+}
+
+// lostRace says whether PostgreSQL undid a statement, or its whole
+// transaction, to let a concurrent one through: a serialization failure
+// (40001) or a deadlock (40P01). Nothing of it was written; run again, it
+// meets the other's outcome. A statement outside a transaction is run
+// again at once (dbQuerier); a transaction's request is answered as
+// unavailable for a moment, to be retried by its client.
+func lostRace(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
 func postgresConstraint(err error) (constraint, string) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,4 +69,52 @@ func TestPostgresFleet(t *testing.T) {
 		cfg := postgresConfig(t)
 		return openPostgres(t, cfg), openPostgres(t, cfg)
 	})
+}
+
+// A deadlock PostgreSQL breaks undoes one of the transactions; the store
+// reports it as the database being unavailable for a moment, which the
+// API answers 503 with Retry-After, so that the client runs it again.
+func TestPostgresDeadlockIsUnavailable(t *testing.T) {
+	db, err := sql.Open("pgx", pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE t (id INT PRIMARY KEY, n INT); INSERT INTO t VALUES (1, 0), (2, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	tx1, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx1.Rollback()
+	tx2, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx2.Rollback()
+	for _, step := range []struct {
+		tx *sql.Tx
+		id int
+	}{{tx1, 1}, {tx2, 2}} {
+		if _, err := step.tx.ExecContext(ctx, "UPDATE t SET n = n + 1 WHERE id = $1", step.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { _, err := tx1.ExecContext(ctx, "UPDATE t SET n = n + 1 WHERE id = 2"); errs <- err }()
+	go func() { _, err := tx2.ExecContext(ctx, "UPDATE t SET n = n + 1 WHERE id = 1"); errs <- err }()
+	var broken error
+	for range 2 {
+		if err := <-errs; err != nil && broken == nil {
+			broken = err
+			// The victim's rollback lets the other through.
+			_ = tx1.Rollback()
+			_ = tx2.Rollback()
+		}
+	}
+	if broken == nil || !store.Unavailable(broken) {
+		t.Fatalf("the deadlock's victim: %v; want an error store.Unavailable reports", broken)
+	}
 }

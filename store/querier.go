@@ -99,11 +99,21 @@ func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) 
 		ctx, end = d.trace(ctx, statementName(query))
 		defer func() { end(err) }()
 	}
-	if st := d.stmts.prepare(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
+	for attempt := 1; ; attempt++ {
+		if st := d.stmts.prepare(ctx, query); st != nil {
+			res, err = st.ExecContext(ctx, args...)
+		} else {
+			res, err = d.stmts.db.ExecContext(ctx, query, args...)
+		}
+		if attempt == maxStatementAttempts || !lostRace(err) {
+			return res, err
+		}
 	}
-	return d.stmts.db.ExecContext(ctx, query, args...)
 }
+
+// maxStatementAttempts bounds the runs of a statement outside a
+// transaction that PostgreSQL undid for a concurrent one (lostRace).
+const maxStatementAttempts = 3
 
 func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any) (rows *sql.Rows, err error) {
 	defer d.changes.after(ctx, d, query)
