@@ -20,6 +20,7 @@ var completionCases = []struct {
 	{"command", []string{"idenplane", "ser"}, []string{"serve"}},
 	{"serve flag", []string{"idenplane", "serve", "--ad"}, []string{"--addr"}},
 	{"another command's flag", []string{"idenplane", "backup", "--pass"}, []string{"--passphrase-file"}},
+	{"copy's flag", []string{"idenplane", "copy", "--fr"}, []string{"--from"}},
 	{"subcommand", []string{"idenplane", "config", "ch"}, []string{"check"}},
 	{"subcommand's flag", []string{"idenplane", "config", "example", "--for"}, []string{"--format"}},
 	{"help's command", []string{"idenplane", "help", "conf"}, []string{"config"}},

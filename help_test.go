@@ -11,7 +11,7 @@ import (
 // recorded none.
 var cliVersionLine = regexp.MustCompile(`^idenplane dev \(commit ([0-9a-f]{40}|unknown), built (\S+Z|unknown)\)\n$`)
 
-var cliCommands = []string{"serve", "routes", "version", "health", "backup", "restore", "export", "import", "loadtest", "help"}
+var cliCommands = []string{"serve", "routes", "version", "health", "backup", "restore", "export", "import", "copy", "loadtest", "help"}
 
 // TestCLIHelp: help asked for goes to stdout with exit status 0; a command
 // line that makes no sense gets the usage on stderr and exit status 2.
@@ -51,6 +51,7 @@ func TestCLIHelp(t *testing.T) {
 		"restore":  {"-db", "-passphrase-file", "-force"},
 		"export":   {"-db", "-realm", "-include-users", "-include-secrets"},
 		"import":   {"-db", "-overwrite"},
+		"copy":     {"-from", "-to", "-master-key-file", "-batch-size"},
 		"loadtest": {"-duration", "-concurrency", "-scenarios", "-dir"},
 	}
 	for cmd, want := range flags {
@@ -99,6 +100,9 @@ func TestCLIHelp(t *testing.T) {
 		{"serve with an argument", []string{"serve", "extra"}, `unexpected argument "extra"`},
 		{"version with an argument", []string{"version", "extra"}, `unexpected argument "extra"`},
 		{"export without a realm", []string{"export"}, "--realm is required"},
+		{"copy without a target", []string{"copy", "--from", "a.db"}, "--to is required"},
+		{"copy with an argument", []string{"copy", "--from", "a.db", "--to", "b.db", "extra"}, `unexpected argument "extra"`},
+		{"copy from PostgreSQL without a key", []string{"copy", "--from", "postgres://db.invalid/x", "--to", "b.db"}, "--master-key-file"},
 	}
 	for _, tc := range misuse {
 		t.Run(tc.name, func(t *testing.T) {

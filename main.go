@@ -107,6 +107,7 @@ func commandList() []commandInfo {
 		{"restore", "[flags] FILE", "put a backup back as the database and its master key; never over a database in use"},
 		{"export", "--realm NAME [flags]", "print a realm as JSON"},
 		{"import", "[flags] FILE", `create a realm from an export ("-" reads stdin)`},
+		{"copy", "--from FILE_OR_URL --to FILE_OR_URL [flags]", "copy a whole database, sessions and events included, into an empty one: SQLite to PostgreSQL, or back; safe while a server runs on the source"},
 		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
 		{"admin", "create [flags] NAME", "create an administrator and print a one-time enrolment link"},
 		{"config", "check|example [flags]", "check a configuration file and show the settings it gives, or print a commented example"},
@@ -173,6 +174,8 @@ func runCommand(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return exportRealm(args, stdout, stderr)
 	case "import":
 		return importRealm(args, stdin, stdout, stderr)
+	case "copy":
+		return copyDatabase(args, stdout, stderr)
 	case "loadtest":
 		return loadTest(args, stdout, stderr)
 	case "admin":
@@ -1310,6 +1313,158 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "imported realm %s\n", realm.Name)
 	return nil
+}
+
+// copyDatabase is `idenplane copy`: the whole of --from into the empty
+// --to, compared table by table at the end (store.Copy). The copy's
+// secrets stay sealed with the source's master key, so the key goes with
+// them: into <to>.key for a SQLite file (unless IDENPLANE_MASTER_KEY
+// holds it), and into the advice printed for PostgreSQL, which never
+// reads a key from beside the database.
+func copyDatabase(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
+	from := fs.String("from", "", "the database to copy: a SQLite file or a postgres:// URL; a server may keep running on it")
+	to := fs.String("to", "", "the empty database to copy into: a SQLite file, made if missing, or a postgres:// URL")
+	keyFile := fs.String("master-key-file", os.Getenv("IDENPLANE_MASTER_KEY_FILE"),
+		"file holding the source's master key in hex, which the copy keeps; default: the source file's name with .key; "+
+			"required with a PostgreSQL source unless IDENPLANE_MASTER_KEY is set (IDENPLANE_MASTER_KEY_FILE)")
+	batch := fs.Int("batch-size", 500, "rows written per transaction")
+	if err := parseNoArgs(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	switch {
+	case *from == "":
+		return usageFailure(fs, stderr, "--from is required")
+	case *to == "":
+		return usageFailure(fs, stderr, "--to is required")
+	case *batch < 1:
+		return usageFailure(fs, stderr, "--batch-size must be at least 1")
+	}
+	envKey, err := (&config{masterKeyEnv: os.Getenv("IDENPLANE_MASTER_KEY")}).masterKeyFromEnv()
+	if err != nil {
+		return err
+	}
+	key, keyFrom := envKey, "IDENPLANE_MASTER_KEY"
+	switch {
+	case key != nil:
+	case *keyFile != "":
+		keyFrom = *keyFile
+		if key, err = readKeyFile(keyFrom); err != nil {
+			return err
+		}
+	case store.IsPostgres(*from):
+		return usageFailure(fs, stderr, "--master-key-file (IDENPLANE_MASTER_KEY_FILE) or IDENPLANE_MASTER_KEY is required with a PostgreSQL source: its master key")
+	default:
+		if _, err := os.Stat(*from); err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+		keyFrom = *from + ".key"
+		if key, err = readKeyFile(keyFrom); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("the master key file %s of %s is missing: give the key with --master-key-file or IDENPLANE_MASTER_KEY", keyFrom, *from)
+		} else if err != nil {
+			return err
+		}
+	}
+
+	// Where the copy's key goes, settled before anything is written.
+	keyNote, wroteKey := "", ""
+	if store.IsPostgres(*to) {
+		keyNote = fmt.Sprintf("Start the server on it with --master-key-file %s (or IDENPLANE_MASTER_KEY): its secrets are sealed with the source's master key.", keyFrom)
+		if envKey != nil {
+			keyNote = "Start the server on it with IDENPLANE_MASTER_KEY set as now: its secrets are sealed with the source's master key."
+		}
+	} else {
+		keyPath := *to + ".key"
+		existing, err := readKeyFile(keyPath)
+		switch {
+		case err == nil && !bytes.Equal(existing, key):
+			return fmt.Errorf("%s holds another master key than the source's: remove it, or copy to another file; nothing was copied", keyPath)
+		case err == nil:
+			keyNote = fmt.Sprintf("The copy opens with the master key in %s, the source's.", keyPath)
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		case envKey != nil:
+			keyNote = "The copy opens with the master key in IDENPLANE_MASTER_KEY: keep it set when you start the server on it."
+		default:
+			if err := replaceKeyFile(keyPath, key); err != nil {
+				return err
+			}
+			wroteKey = keyPath
+			keyNote = fmt.Sprintf("The source's master key, which opens the copy's secrets, is in %s.", keyPath)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := store.Copy(ctx, store.CopyConfig{From: *from, To: *to, Schema: schema, PostgresSchema: postgresSchema,
+		MasterKey: key, BatchSize: *batch, Progress: newCopyProgress(stderr).report})
+	if err != nil {
+		if wroteKey != "" {
+			_ = os.Remove(wroteKey)
+		}
+		if errors.Is(err, store.ErrWrongMasterKey) {
+			return fmt.Errorf("%w (the key of %s)", err, keyFrom)
+		}
+		return err
+	}
+	var rows int64
+	var empty int
+	for _, t := range res.Tables {
+		rows += t.Rows
+		if t.Rows == 0 {
+			empty++
+		}
+	}
+	fmt.Fprintf(stdout, "copied %s to %s: schema version %d, %d rows in %d tables; the copy's row counts and checksums are the source's\n",
+		store.Redact(*from), store.Redact(*to), res.SchemaVersion, rows, len(res.Tables))
+	fmt.Fprintf(stdout, "  %-36s %10s  %s\n", "TABLE", "ROWS", "SHA-256")
+	tables := slices.SortedFunc(slices.Values(res.Tables), func(a, b store.CopiedTable) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range tables {
+		if t.Rows > 0 {
+			fmt.Fprintf(stdout, "  %-36s %10d  %s\n", t.Name, t.Rows, t.Checksum[:16])
+		}
+	}
+	fmt.Fprintf(stdout, "  and %d tables empty in both\n", empty)
+	fmt.Fprintf(stdout, "the master key opened all %d secrets in the copy\n", res.Secrets)
+	fmt.Fprintln(stderr, keyNote)
+	return nil
+}
+
+// copyProgress shows a copy's progress on stderr as "copying TABLE:
+// DONE/TOTAL": on a terminal one line per table, redrawn as each batch
+// lands; elsewhere (a log) a line per tenth of a table.
+type copyProgress struct {
+	w       io.Writer
+	tty     bool
+	table   string
+	lastTen int64
+}
+
+func newCopyProgress(w io.Writer) *copyProgress {
+	p := &copyProgress{w: w}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *copyProgress) report(table string, done, total int64) {
+	if table != p.table {
+		p.table, p.lastTen = table, 0
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\rcopying %s: %d/%d", table, done, total)
+		if done == total {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	if ten := done * 10 / total; ten > p.lastTen {
+		p.lastTen = ten
+		fmt.Fprintf(p.w, "copying %s: %d/%d\n", table, done, total)
+	}
 }
 
 // adminCreate is `idenplane admin create NAME`: an administrator of the

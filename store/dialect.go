@@ -44,6 +44,28 @@ type dialect struct {
 	// advisory lock named $1 if it is free and says whether it did, and
 	// unlock releases it. "" where one server owns the database.
 	notify, tryLock, unlock string
+
+	// What copy (copy.go) needs besides.
+
+	// tables describes every table of the database: columns, primary and
+	// foreign keys, rowid and identity columns.
+	tables func(ctx context.Context, q querier) (map[string]*schemaTable, error)
+	// sourceDSN is the data source copy reads a database through: read
+	// only, and changing nothing of it, its journal mode included.
+	sourceDSN func(path string) string
+	// bytewise is the collation that orders text by its bytes.
+	bytewise string
+	// copyRowsPerInsert is how many rows one INSERT of copy writes, at
+	// most: SQLite looks each parameter up by name among the statement's
+	// (quadratic in their number), so one row a statement, prepared
+	// once, is fastest there; PostgreSQL takes many rows per round trip.
+	copyRowsPerInsert int
+	// overriding, between an INSERT's columns and its VALUES, lets it
+	// give identity columns their values; "" where there are none.
+	overriding string
+	// restartIdentity makes an identity column's sequence go on past the
+	// values copied into it.
+	restartIdentity func(ctx context.Context, q querier, table, column string) error
 }
 
 // constraint is a rule of the schema a write broke.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -31,6 +32,13 @@ var postgresDialect = dialect{
 	notify:    "SELECT pg_notify($1, $2)",
 	tryLock:   "SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
 	unlock:    "SELECT pg_advisory_unlock(hashtextextended($1, 0))",
+
+	tables:            postgresTables,
+	sourceDSN:         func(dsn string) string { return postgresDSN(dsn, true) },
+	copyRowsPerInsert: 500,
+	bytewise:          `COLLATE "C"`,
+	overriding:        "OVERRIDING SYSTEM VALUE",
+	restartIdentity:   postgresRestartIdentity,
 }
 
 // IsPostgres says whether a database setting names a PostgreSQL database
@@ -137,4 +145,87 @@ func Redact(db string) string {
 		return "postgres://…"
 	}
 	return u.Redacted()
+}
+
+// postgresTables describes the tables of the current schema, from the
+// catalog: three queries, where information_schema's views would take one
+// a table. A column named rowid that is an identity column is the
+// table's rowid (schema_postgres.sql's header says why it exists).
+func postgresTables(ctx context.Context, q querier) (map[string]*schemaTable, error) {
+	tables := map[string]*schemaTable{}
+	err := eachRow(ctx, q, `SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attidentity <> '',
+			a.attgenerated <> '', coalesce(array_position(k.conkey, a.attnum), 0)
+		FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		LEFT JOIN pg_constraint k ON k.conrelid = c.oid AND k.contype = 'p'
+		WHERE c.relkind IN ('r', 'p')
+		ORDER BY c.relname, a.attnum`, func(scan func(...any) error) error {
+		var table, name, typ string
+		var identity, generated bool
+		var pk int
+		if err := scan(&table, &name, &typ, &identity, &generated, &pk); err != nil {
+			return err
+		}
+		t := tables[table]
+		if t == nil {
+			t = &schemaTable{name: table}
+			tables[table] = t
+		}
+		switch {
+		case generated:
+		case name == "rowid" && identity:
+			t.rowid = true
+			t.identity = append(t.identity, name)
+		default:
+			kind, err := kindOfType(typ)
+			if err != nil {
+				return fmt.Errorf("table %s column %s: %w", table, name, err)
+			}
+			t.columns = append(t.columns, schemaColumn{name: name, kind: kind, pk: pk})
+			if identity {
+				t.identity = append(t.identity, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list columns: %w", err)
+	}
+	err = eachRow(ctx, q, `SELECT c.relname, r.relname,
+			(SELECT string_agg(a.attname, ',' ORDER BY u.i) FROM unnest(k.conkey) WITH ORDINALITY u(num, i)
+				JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.num),
+			(SELECT string_agg(a.attname, ',' ORDER BY u.i) FROM unnest(k.confkey) WITH ORDINALITY u(num, i)
+				JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.num)
+		FROM pg_constraint k
+		JOIN pg_class c ON c.oid = k.conrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+		JOIN pg_class r ON r.oid = k.confrelid
+		WHERE k.contype = 'f'
+		ORDER BY c.relname, k.conname`, func(scan func(...any) error) error {
+		var table, ref, from, to string
+		if err := scan(&table, &ref, &from, &to); err != nil {
+			return err
+		}
+		if t := tables[table]; t != nil {
+			t.refs = append(t.refs, schemaRef{table: ref, from: strings.Split(from, ","), to: strings.Split(to, ",")})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list foreign keys: %w", err)
+	}
+	return tables, nil
+}
+
+// postgresRestartIdentity sets the sequence of an identity column to go on
+// after the largest value in it: values copied in with OVERRIDING SYSTEM
+// VALUE leave it where it was.
+func postgresRestartIdentity(ctx context.Context, q querier, table, column string) error {
+	_, err := q.ExecContext(ctx, fmt.Sprintf("SELECT setval(pg_get_serial_sequence($1, $2), coalesce(max(%s), 0) + 1, false) FROM %s",
+		quoteIdent(column), quoteIdent(table)), quoteIdent(table), column)
+	if err != nil {
+		return fmt.Errorf("restart the identity of %s.%s: %w", table, column, err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -24,6 +25,12 @@ var sqliteDialect = dialect{
 	wipeDeleted:  sqliteWipeDeleted,
 	backupInto:   "VACUUM INTO $1",
 	readTx:       &sql.TxOptions{ReadOnly: true}, // a WAL reader's transaction is a snapshot
+
+	tables:            sqliteTables,
+	sourceDSN:         sqliteSourceDSN,
+	copyRowsPerInsert: 1,
+	bytewise:          "COLLATE BINARY",
+	restartIdentity:   func(context.Context, querier, string, string) error { return nil }, // a rowid follows the largest
 }
 
 // sqliteDSN sets the per-connection pragmas. synchronous(FULL) makes every
@@ -129,3 +136,91 @@ func sqliteCheckpoint(ctx context.Context, writer *sql.DB) error {
 // errCheckpointBusy: another process kept reading the database through a
 // checkpoint, so its -wal file still holds recent writes.
 var errCheckpointBusy = errors.New("checkpoint: another process kept reading the database; its -wal file still holds recent writes")
+
+// sqliteSourceDSN reads a database without writing to it, and without
+// the journal mode pragma, which would turn a file in rollback-journal
+// mode into WAL.
+func sqliteSourceDSN(path string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=query_only(1)"
+}
+
+// sqliteTables describes the tables of the main database, SQLite's own
+// (sqlite_*) aside. A table keeps a rowid of its own unless it is
+// WITHOUT ROWID or its rowid is its INTEGER PRIMARY KEY column.
+func sqliteTables(ctx context.Context, q querier) (map[string]*schemaTable, error) {
+	tables := map[string]*schemaTable{}
+	withoutRowid := map[string]bool{}
+	err := eachRow(ctx, q, `SELECT name, wr FROM pragma_table_list
+		WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`, func(scan func(...any) error) error {
+		var name string
+		var wr bool
+		if err := scan(&name, &wr); err != nil {
+			return err
+		}
+		tables[name] = &schemaTable{name: name}
+		withoutRowid[name] = wr
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	keys, integerKey := map[string]int{}, map[string]bool{} // primary key columns; one declared INTEGER
+	err = eachRow(ctx, q, `SELECT m.name, c.name, c.type, c.pk FROM sqlite_master m JOIN pragma_table_info(m.name) c
+		WHERE m.type = 'table' ORDER BY m.name, c.cid`, func(scan func(...any) error) error {
+		var table, name, typ string
+		var pk int
+		if err := scan(&table, &name, &typ, &pk); err != nil {
+			return err
+		}
+		t := tables[table]
+		if t == nil {
+			return nil
+		}
+		kind, err := kindOfType(typ)
+		if err != nil {
+			return fmt.Errorf("table %s column %s: %w", table, name, err)
+		}
+		t.columns = append(t.columns, schemaColumn{name: name, kind: kind, pk: pk})
+		if pk > 0 {
+			keys[table]++
+			integerKey[table] = integerKey[table] || strings.EqualFold(typ, "INTEGER")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list columns: %w", err)
+	}
+	lastID := map[string]int{}
+	err = eachRow(ctx, q, `SELECT m.name, f.id, f."table", f."from", f."to" FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f
+		WHERE m.type = 'table' ORDER BY m.name, f.id, f.seq`, func(scan func(...any) error) error {
+		var table, ref, from string
+		var id int
+		var to sql.NullString
+		if err := scan(&table, &id, &ref, &from, &to); err != nil {
+			return err
+		}
+		t := tables[table]
+		if t == nil {
+			return nil
+		}
+		if len(t.refs) == 0 || lastID[table] != id {
+			t.refs = append(t.refs, schemaRef{table: ref})
+			lastID[table] = id
+		}
+		r := &t.refs[len(t.refs)-1]
+		r.from = append(r.from, from)
+		if to.Valid {
+			r.to = append(r.to, to.String)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list foreign keys: %w", err)
+	}
+	for name, t := range tables {
+		named := slices.ContainsFunc(t.columns, func(c schemaColumn) bool { return strings.EqualFold(c.name, "rowid") })
+		aliased := keys[name] == 1 && integerKey[name]
+		t.rowid = !withoutRowid[name] && !aliased && !named
+	}
+	return tables, nil
+}
