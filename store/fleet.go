@@ -145,7 +145,9 @@ func (c *changes) share(ctx context.Context, writer *sql.DB, notify string, ch c
 		return
 	}
 	// Should it be lost, the others' caches still expire (lookupTTL).
-	_, _ = writer.ExecContext(context.WithoutCancel(ctx), notify, fleetChannel, c.fleet.payload(ch))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fleetRetry*5)
+	defer cancel()
+	_, _ = writer.ExecContext(ctx, notify, fleetChannel, c.fleet.payload(ch))
 }
 
 // Exclusive runs fn unless another server of the fleet is running work of

@@ -226,6 +226,14 @@ func TestPostgresPoolSettings(t *testing.T) {
 	if err := s.r.QueryRowContext(testCtx, "SHOW statement_timeout").Scan(&timeout); err != nil || timeout != "200ms" {
 		t.Errorf("statement_timeout %q, %v; want 200ms", timeout, err)
 	}
+	// JIT is off on the server's connections, so that the recursive
+	// queries the planner overestimates are not compiled on every run.
+	for _, q := range []querier{s.r, s.w} {
+		var jit string
+		if err := q.QueryRowContext(testCtx, "SHOW jit").Scan(&jit); err != nil || jit != "off" {
+			t.Errorf("jit %q, %v; want off", jit, err)
+		}
+	}
 	if _, err := s.w.ExecContext(testCtx, "SELECT pg_sleep(5)"); err == nil || !strings.Contains(err.Error(), "57014") {
 		t.Errorf("a statement longer than the timeout: %v, want SQLSTATE 57014 (query_canceled)", err)
 	}

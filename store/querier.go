@@ -93,7 +93,7 @@ type dbQuerier struct {
 }
 
 func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
-	defer d.changes.after(ctx, d, query)
+	defer d.changes.after(ctx, d, query, false)
 	if d.trace != nil {
 		var end func(error)
 		ctx, end = d.trace(ctx, statementName(query))
@@ -116,7 +116,7 @@ func (d *dbQuerier) ExecContext(ctx context.Context, query string, args ...any) 
 const maxStatementAttempts = 3
 
 func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any) (rows *sql.Rows, err error) {
-	defer d.changes.after(ctx, d, query)
+	defer d.changes.after(ctx, d, query, true)
 	if d.trace != nil {
 		var end func(error)
 		ctx, end = d.trace(ctx, statementName(query))
@@ -129,7 +129,7 @@ func (d *dbQuerier) QueryContext(ctx context.Context, query string, args ...any)
 }
 
 func (d *dbQuerier) QueryRowContext(ctx context.Context, query string, args ...any) (row *sql.Row) {
-	defer d.changes.after(ctx, d, query)
+	defer d.changes.after(ctx, d, query, true)
 	if d.trace != nil {
 		var end func(error)
 		ctx, end = d.trace(ctx, statementName(query))
@@ -314,11 +314,18 @@ func (c *changes) classify(query string) change {
 // after moves the generations once a statement outside a transaction that
 // wrote cached data or ended sessions has run, here and on the fleet's
 // other servers.
-func (c *changes) after(ctx context.Context, d *dbQuerier, query string) {
+//
+// A query's rows still hold the writer's one connection when this runs:
+// its notification waits for them in a goroutine of its own.
+func (c *changes) after(ctx context.Context, d *dbQuerier, query string, rowsOpen bool) {
 	if c != nil {
 		ch := c.classify(query)
 		c.bump(ch)
-		c.share(ctx, d.stmts.db, d.notify, ch)
+		if rowsOpen {
+			go c.share(ctx, d.stmts.db, d.notify, ch)
+		} else {
+			c.share(ctx, d.stmts.db, d.notify, ch)
+		}
 	}
 }
 
