@@ -37,7 +37,7 @@ func RunFleet(t *testing.T, newPair func(t *testing.T) (a, b *store.Store)) {
 func waitListening(t *testing.T, s *store.Store) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if s.Generation() == s.Generation() {
+		if gen := s.Generation(); gen == s.Generation() {
 			return
 		}
 	}
