@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -63,23 +62,8 @@ func cliClientSecret(t *testing.T, s *cliServer, realm, clientID string) string 
 // and body: the server must open the realm's sealed signing key to sign.
 func cliClientToken(t *testing.T, s *cliServer, realm, clientID, secret string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.base+"/realms/"+realm+"/protocol/openid-connect/token",
-		strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(clientID, secret)
-	resp, err := cliClient.Do(req)
-	if err != nil {
-		t.Fatalf("token: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("token: %v", err)
-	}
-	return resp.StatusCode, string(body)
+	status, body := s.oidcPost(realm, "token", clientID, secret, url.Values{"grant_type": {"client_credentials"}})
+	return status, string(body)
 }
 
 // cliExportSMTPPassword exports a realm with its secrets from db, which

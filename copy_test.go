@@ -9,7 +9,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -83,18 +82,9 @@ func cliCopyRealm(t *testing.T, s *cliServer) string {
 // the public client cli.
 func cliPasswordGrant(t *testing.T, s *cliServer, username, password string) (int, string) {
 	t.Helper()
-	form := url.Values{"grant_type": {"password"}, "client_id": {"cli"}, "username": {username}, "password": {password},
-		"scope": {"openid"}}
-	resp, err := cliClient.PostForm(s.base+"/realms/acme/protocol/openid-connect/token", form)
-	if err != nil {
-		t.Fatalf("token: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("token: %v", err)
-	}
-	return resp.StatusCode, string(body)
+	status, body := s.oidcPost("acme", "token", "cli", "", url.Values{"grant_type": {"password"}, "username": {username},
+		"password": {password}, "scope": {"openid"}})
+	return status, string(body)
 }
 
 func cliDecode(t *testing.T, data []byte, v any) {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,22 +36,10 @@ func cliStartReplica(t *testing.T, db string, env []string, public string) *cliS
 // client and answers the status and the JSON body.
 func (s *cliServer) oidc(realm, endpoint, clientID, secret string, form url.Values) (int, map[string]any) {
 	s.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.base+"/realms/"+realm+"/protocol/openid-connect/"+endpoint,
-		strings.NewReader(form.Encode()))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(clientID, secret)
-	resp, err := cliClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s: %v", endpoint, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	status, body := s.oidcPost(realm, endpoint, clientID, secret, form)
 	out := map[string]any{}
 	_ = json.Unmarshal(body, &out)
-	return resp.StatusCode, out
+	return status, out
 }
 
 // within polls cond until it holds or bound has passed.

@@ -336,6 +336,35 @@ func (s *cliServer) do(method, path, key string, body any) (int, []byte, error) 
 	return resp.StatusCode, data, err
 }
 
+// oidcPost posts form to one of the realm's OpenID Connect endpoints as
+// the client (a public one when secret is empty) and answers the status
+// and the body.
+func (s *cliServer) oidcPost(realm, endpoint, clientID, secret string, form url.Values) (int, []byte) {
+	s.t.Helper()
+	if secret == "" {
+		form.Set("client_id", clientID)
+	}
+	req, err := http.NewRequest(http.MethodPost, s.base+"/realms/"+realm+"/protocol/openid-connect/"+endpoint,
+		strings.NewReader(form.Encode()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if secret != "" {
+		req.SetBasicAuth(clientID, secret)
+	}
+	resp, err := cliClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s: %v", endpoint, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("%s: %v", endpoint, err)
+	}
+	return resp.StatusCode, body
+}
+
 // must sends a request and fails the test unless it answers want.
 func (s *cliServer) must(method, path, key string, body any, want int) []byte {
 	s.t.Helper()
