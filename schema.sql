@@ -1598,3 +1598,52 @@ CREATE TABLE job_runs (
     name       TEXT PRIMARY KEY,
     started_at BIGINT NOT NULL      -- Unix milliseconds
 );
+
+-- version 46
+-- Webhooks (app/webhooks): a realm's endpoints, each with the event types
+-- it takes and its signing secret (sealed; the previous one signs beside
+-- it until previous_until after a rotation); and their outbox. A message
+-- is written in the transaction of the event it reports, keeps its ID
+-- (the webhook-id header) across attempts, and is sent after every older
+-- message of its endpoint; each attempt is kept for the deliveries list.
+CREATE TABLE webhooks (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    url             TEXT NOT NULL,
+    events          TEXT NOT NULL,          -- JSON array of types and patterns
+    enabled         BOOLEAN NOT NULL,
+    description     TEXT NOT NULL,
+    secret          BLOB NOT NULL,          -- sealed
+    previous_secret BLOB,                   -- sealed; NULL when none
+    previous_until  BIGINT NOT NULL,
+    disabled_reason TEXT NOT NULL,
+    failing_since   BIGINT NOT NULL,        -- 0 while deliveries succeed
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+);
+CREATE INDEX webhooks_realm ON webhooks (realm_id, created_at);
+CREATE TABLE webhook_messages (
+    id              TEXT PRIMARY KEY,
+    webhook_id      TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    event_type      TEXT NOT NULL,
+    payload         BLOB NOT NULL,
+    created_at      BIGINT NOT NULL,
+    state           TEXT NOT NULL,          -- pending, delivered, failed
+    attempts        INTEGER NOT NULL,
+    next_attempt_at BIGINT NOT NULL,
+    finished_at     BIGINT NOT NULL
+);
+CREATE INDEX webhook_messages_queue ON webhook_messages (webhook_id, state, created_at, id);
+CREATE INDEX webhook_messages_due ON webhook_messages (state, next_attempt_at);
+CREATE TABLE webhook_attempts (
+    id              TEXT PRIMARY KEY,
+    webhook_id      TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    message_id      TEXT NOT NULL REFERENCES webhook_messages (id) ON DELETE CASCADE,
+    attempted_at    BIGINT NOT NULL,
+    status_code     INTEGER NOT NULL,       -- 0 when no answer came
+    duration_ms     BIGINT NOT NULL,
+    error           TEXT NOT NULL,
+    next_attempt_at BIGINT NOT NULL         -- 0 when none follows
+);
+CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, attempted_at, id);
+CREATE INDEX webhook_attempts_message ON webhook_attempts (message_id);

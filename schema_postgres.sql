@@ -1290,3 +1290,53 @@ CREATE TABLE job_runs (
     name TEXT COLLATE "C" PRIMARY KEY,
     started_at BIGINT NOT NULL
 );
+
+-- version 46
+CREATE TABLE webhooks (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    url TEXT COLLATE "C" NOT NULL,
+    events TEXT COLLATE "C" NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    description TEXT COLLATE "C" NOT NULL,
+    secret BYTEA NOT NULL,
+    previous_secret BYTEA,
+    previous_until BIGINT NOT NULL,
+    disabled_reason TEXT COLLATE "C" NOT NULL,
+    failing_since BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX webhooks_realm ON webhooks (realm_id, created_at);
+
+CREATE TABLE webhook_messages (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    webhook_id TEXT COLLATE "C" NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    event_type TEXT COLLATE "C" NOT NULL,
+    payload BYTEA NOT NULL,
+    created_at BIGINT NOT NULL,
+    state TEXT COLLATE "C" NOT NULL,
+    attempts BIGINT NOT NULL,
+    next_attempt_at BIGINT NOT NULL,
+    finished_at BIGINT NOT NULL
+);
+
+CREATE INDEX webhook_messages_queue ON webhook_messages (webhook_id, state, created_at, id);
+
+CREATE INDEX webhook_messages_due ON webhook_messages (state, next_attempt_at);
+
+CREATE TABLE webhook_attempts (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    webhook_id TEXT COLLATE "C" NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    message_id TEXT COLLATE "C" NOT NULL REFERENCES webhook_messages (id) ON DELETE CASCADE,
+    attempted_at BIGINT NOT NULL,
+    status_code BIGINT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    error TEXT COLLATE "C" NOT NULL,
+    next_attempt_at BIGINT NOT NULL
+);
+
+CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, attempted_at, id);
+
+CREATE INDEX webhook_attempts_message ON webhook_attempts (message_id);

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
+	"github.com/idenplane/idenplane/app/webhooks"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -206,7 +207,8 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		a.log.Error("admin event not recorded: realm lookup failed", "realm", realmName, "path", httpx.LoggedPath(r), "err", err)
 		return
 	}
-	if !realm.AdminEventsEnabled {
+	hookType, hookData := webhookOfAdminEvent(op, template, path, res.body.Bytes())
+	if !realm.AdminEventsEnabled && hookType == "" {
 		return
 	}
 	rep := res.body.Bytes()
@@ -227,9 +229,55 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		ResourceType: adminResourceType(template), ResourcePath: path, AuthType: p.Kind, AuthUserID: p.UserID,
 		AuthUsername: p.Username, IPAddress: a.clientIP(r), Representation: redactedJSON(rep),
 	}
-	if err := a.store.AddAdminEvent(ctx, e); err != nil {
+	// The event and its webhook deliveries commit together: neither is
+	// written without the other.
+	queued := 0
+	err = a.store.Tx(ctx, func(tx *store.Store) error {
+		if realm.AdminEventsEnabled {
+			if err := tx.AddAdminEvent(ctx, e); err != nil {
+				return err
+			}
+		}
+		if hookType == "" {
+			return nil
+		}
+		var err error
+		queued, err = a.webhooks.Publish(ctx, tx, realm, hookType, hookData)
+		return err
+	})
+	if err != nil {
 		a.log.Error("admin event not recorded", "realm", realm.Name, "operation", op, "path", httpx.LoggedPath(r), "err", err)
+	} else if queued > 0 {
+		a.webhooks.Wake()
 	}
+}
+
+// webhookOfAdminEvent is the webhook event an admin change makes, with its
+// data, or "" for a change no webhook event reports. A user's own path
+// (users/{id}) reports the user created, updated or deleted, with the
+// user as the answer showed it.
+func webhookOfAdminEvent(op, template, path string, answer []byte) (webhooks.EventType, any) {
+	if !strings.HasPrefix(template, "/admin/realms/{realm}/users") {
+		return "", nil
+	}
+	id, ok := strings.CutPrefix(path, "users/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return "", nil
+	}
+	data := map[string]any{"userId": id}
+	var user map[string]any
+	if json.Unmarshal([]byte(redactedJSON(answer)), &user) == nil && user != nil {
+		data["user"] = user
+	}
+	switch op {
+	case events.OperationCreate:
+		return webhooks.UserCreated, data
+	case events.OperationUpdate:
+		return webhooks.UserUpdated, data
+	case events.OperationDelete:
+		return webhooks.UserDeleted, data
+	}
+	return "", nil
 }
 
 // redactedJSON is body with every secret hidden, or "" when body is not JSON.

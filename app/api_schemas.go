@@ -100,6 +100,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeFederation(describe)
 	describeNHI(describe)
 	describeSCIM(describe)
+	describeWebhooks(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

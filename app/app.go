@@ -45,6 +45,7 @@ import (
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/app/telemetry"
+	"github.com/idenplane/idenplane/app/webhooks"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
@@ -119,6 +120,7 @@ type App struct {
 	broker    *broker.Service
 	ldap      *ldapfed.Service // LDAP user federation
 	scim      *scim.Service
+	webhooks  *webhooks.Service
 	nhi       *nhi.Service
 	clients   *clients.Service   // the admin API of OpenID Connect clients
 	adminKeys *adminkeys.Service // the named admin API keys
@@ -224,9 +226,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = signingkeys.New(signingkeys.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, MakeKey: a.makeKey})
 	a.cache = newCaches()
+	a.webhooks = webhooks.New(webhooks.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		Client: a.tracing.Client(webhooks.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed})
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
-		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }})
+		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID },
+		Publish:     a.webhooks.PublishLogin, Published: a.webhooks.Wake, Wants: a.webhooks.WantsLogin})
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		ClientIP: a.clientIP, SessionsEnded: a.backchannelLogout,
 		CallerPermissions: callerPermissions})

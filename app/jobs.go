@@ -23,6 +23,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	defer t.Stop()
 	defer a.startLogoutDelivery(ctx)()
 	defer a.mail.Start(ctx)()
+	defer a.webhooks.Start(ctx)()
 	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
 		// A fleet runs the upkeep once an hour, on the server that claims
@@ -54,6 +55,10 @@ func (a *App) RunJobs(ctx context.Context) {
 		}
 	}
 }
+
+// webhookRetention is how long a delivered or abandoned webhook message
+// and its attempts stay in the deliveries list.
+const webhookRetention = 7 * 24 * time.Hour
 
 // upkeepJob names the hourly upkeep among the periodic jobs of a fleet.
 const upkeepJob = "upkeep"
@@ -95,6 +100,9 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"broker sign-ins", a.store.DeleteExpiredBrokerLogins},
 		{"outbox mail", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteFinishedEmails(ctx, now-mail.Retention.Milliseconds())
+		}},
+		{"webhook deliveries", func(ctx context.Context, now int64) (int64, error) {
+			return a.store.DeleteFinishedWebhookMessages(ctx, now-webhookRetention.Milliseconds())
 		}},
 		{"throttle failures", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteOldThrottleFailures(ctx, now-identity.ThrottleWindow.Milliseconds())

@@ -469,6 +469,19 @@ func (a *App) routes() *mux.Router {
 	// SCIM 2.0 (the module app/scim): its tokens' admin API, and the
 	// protocol, whose endpoints authenticate a SCIM token of the realm and
 	// answer SCIM errors.
+	wh := a.webhooks
+	const webhooks, webhook1 = "/admin/realms/{realm}/webhooks", "/admin/realms/{realm}/webhooks/{id}"
+	// A webhook receives the realm's events: reading them is events:read,
+	// sending them somewhere events:write.
+	admin(http.MethodPost, webhooks, authz.EventsWrite, wh.Create)
+	admin(http.MethodGet, webhooks, authz.EventsRead, wh.List)
+	admin(http.MethodGet, webhook1, authz.EventsRead, wh.Get)
+	admin(http.MethodPut, webhook1, authz.EventsWrite, wh.Put)
+	admin(http.MethodPatch, webhook1, authz.EventsWrite, wh.Patch)
+	admin(http.MethodDelete, webhook1, authz.EventsWrite, wh.Delete)
+	admin(http.MethodPost, webhook1+"/test", authz.EventsWrite, wh.Test)
+	admin(http.MethodGet, webhook1+"/deliveries", authz.EventsRead, wh.Deliveries)
+
 	sc := a.scim
 	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"
 	admin(http.MethodPost, scimTokens, authz.SCIMWrite, sc.CreateToken)

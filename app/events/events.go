@@ -7,6 +7,7 @@
 package events
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -32,14 +33,26 @@ type Deps struct {
 	// SystemRealm says whether a realm is the administrators': their
 	// sign-ins have a log line of their own.
 	SystemRealm func(*store.Realm) bool
+	// Publish offers a login event to the webhooks, in tx: the
+	// transaction that writes it, if it is kept. It says how many
+	// deliveries it queued; Published is called after their commit when
+	// there were any. nil publishes nothing.
+	// Wants says whether a webhook takes e, which the realm does not keep.
+	Publish   func(ctx context.Context, tx *store.Store, realm *store.Realm, e *store.LoginEvent) (int, error)
+	Published func()
+	Wants     func(ctx context.Context, realm *store.Realm, e *store.LoginEvent) bool
 }
 
 // Service is the events area: Record, the login event writer every area
 // takes, and the admin API's handlers.
 type Service struct {
 	deps  Deps
-	batch *store.Batcher[*store.LoginEvent]
+	batch *store.Batcher[*record]
 }
 
 // New builds the events area.
-func New(d Deps) *Service { return &Service{deps: d, batch: newEventBatcher(d.Store)} }
+func New(d Deps) *Service {
+	s := &Service{deps: d}
+	s.batch = s.newEventBatcher()
+	return s
+}

@@ -19,7 +19,7 @@ import (
 // function, so that it need not import this package.
 func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
 	s.logSignIn(ctx, realm, &e)
-	if realm == nil || !realm.EventsEnabled || !recordsEventType(realm, e.Type) {
+	if realm == nil {
 		return
 	}
 	// Version 7 IDs grow with time, so events of one millisecond still
@@ -27,9 +27,62 @@ func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginE
 	e.ID = uuid.Must(uuid.NewV7()).String()
 	e.RealmID = realm.ID
 	e.Time = s.deps.Now().UnixMilli()
-	if err := s.batch.Do(context.WithoutCancel(ctx), &e); err != nil {
+	rec := &record{realm: realm, event: &e, keep: realm.EventsEnabled && recordsEventType(realm, e.Type)}
+	ctx = context.WithoutCancel(ctx)
+	if !rec.keep && (s.deps.Wants == nil || !s.deps.Wants(ctx, realm, &e)) {
+		return
+	}
+	var err error
+	if rec.keep {
+		err = s.batch.Do(ctx, rec)
+	} else {
+		// Not kept, but offered to the webhooks all the same.
+		err = s.write(ctx, []*record{rec})
+	}
+	if err != nil {
 		s.deps.Log.ErrorContext(ctx, "login event not recorded", "realm", realm.Name, "type", e.Type, "err", err)
 	}
+	if rec.queued > 0 && s.deps.Published != nil {
+		s.deps.Published()
+	}
+}
+
+// record is a login event on its way to the database: kept when its realm
+// keeps events of its type, and offered to the webhooks either way.
+type record struct {
+	realm  *store.Realm
+	event  *store.LoginEvent
+	keep   bool
+	queued int // the webhook messages it made
+}
+
+// write stores the events of recs that are kept, and their webhook
+// messages, in one transaction.
+func (s *Service) write(ctx context.Context, recs []*record) error {
+	return s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		var kept []*store.LoginEvent
+		for _, r := range recs {
+			if r.keep {
+				kept = append(kept, r.event)
+			}
+		}
+		if len(kept) > 0 {
+			if err := tx.AddLoginEvents(ctx, kept); err != nil {
+				return err
+			}
+		}
+		if s.deps.Publish == nil {
+			return nil
+		}
+		for _, r := range recs {
+			n, err := s.deps.Publish(ctx, tx, r.realm, r.event)
+			if err != nil {
+				return err
+			}
+			r.queued = n
+		}
+		return nil
+	})
 }
 
 // minEventBatchGap spaces the events' batches (store.Batcher) under load.
@@ -44,15 +97,15 @@ const minEventBatchGap = time.Millisecond
 // newEventBatcher writes login events by group commit (store.Batcher): a
 // request's event is written, and flushed to disk, before the request
 // answers, but the events of concurrent requests share the transaction.
-func newEventBatcher(st *store.Store) *store.Batcher[*store.LoginEvent] {
-	return store.NewBatcher(minEventBatchGap, func(ctx context.Context, events []*store.LoginEvent) []error {
-		results := make([]error, len(events))
-		if err := st.AddLoginEvents(ctx, events); err != nil {
-			for i, e := range events {
+func (s *Service) newEventBatcher() *store.Batcher[*record] {
+	return store.NewBatcher(minEventBatchGap, func(ctx context.Context, recs []*record) []error {
+		results := make([]error, len(recs))
+		if err := s.write(ctx, recs); err != nil {
+			for i, r := range recs {
 				results[i] = err
-				if len(events) > 1 {
+				if len(recs) > 1 {
 					// One bad event must not lose the others: write each alone.
-					results[i] = st.AddLoginEvent(ctx, e)
+					results[i] = s.write(ctx, []*record{r})
 				}
 			}
 		}

@@ -44,7 +44,7 @@ func TestEventBatchConcurrent(t *testing.T) {
 	st, _ := apptest.OpenStore(t)
 	realmID := testRealm(t, st, "acme", true).ID
 	const n = 64
-	b := newEventBatcher(st)
+	b := New(Deps{Store: st}).newEventBatcher()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -53,7 +53,7 @@ func TestEventBatchConcurrent(t *testing.T) {
 			if i == n/2 {
 				e.RealmID = "no-such-realm"
 			}
-			errs[i] = b.Do(context.Background(), e)
+			errs[i] = b.Do(context.Background(), &record{realm: &store.Realm{ID: e.RealmID}, event: e, keep: true})
 		})
 	}
 	wg.Wait()
