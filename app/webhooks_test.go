@@ -166,6 +166,11 @@ func TestWebhookDeliversEvents(t *testing.T) {
 	if !strings.HasPrefix(got[0].id, "msg_") || got[0].id == got[1].id {
 		t.Fatalf("webhook-ids %q %q", got[0].id, got[1].id)
 	}
+	// The webhook's creation is in the admin events, its secret not.
+	if trail := s.admin(http.MethodGet, "/admin/realms/acme/admin-events?resourceTypes=WEBHOOK", nil); !strings.Contains(string(trail.Body), id) ||
+		strings.Contains(string(trail.Body), secret) {
+		t.Fatalf("admin events of the webhook: %s", trail.Body)
+	}
 	var list []webhooks.Attempt
 	s.admin(http.MethodGet, "/admin/realms/acme/webhooks/"+id+"/deliveries", nil).decode(t, &list)
 	if len(list) != 2 || list[0].EventType != "login.failed" || list[0].StatusCode != http.StatusOK || list[1].MessageID != got[0].id {

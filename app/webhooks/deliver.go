@@ -28,8 +28,8 @@ const (
 	// and how long an endpoint may fail every attempt before it is
 	// disabled.
 	RetryFor = 24 * time.Hour
-	// attemptTimeout bounds one attempt, the answer read included.
-	attemptTimeout = 10 * time.Second
+	// DefaultAttemptTimeout bounds one attempt, the answer read included.
+	DefaultAttemptTimeout = 10 * time.Second
 	// PollInterval is how often the worker looks for due messages when
 	// nothing wakes it.
 	PollInterval = time.Second
@@ -167,7 +167,7 @@ func (s *Service) send(ctx context.Context, w *store.Webhook, m *store.WebhookMe
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.deps.AttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(m.Payload))
 	if err != nil {
@@ -181,7 +181,7 @@ func (s *Service) send(ctx context.Context, w *store.Webhook, m *store.WebhookMe
 	resp, err := s.deps.Client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return 0, fmt.Errorf("no answer within %s", attemptTimeout)
+			return 0, fmt.Errorf("no answer within %s", s.deps.AttemptTimeout)
 		}
 		return 0, err
 	}

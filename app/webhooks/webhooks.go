@@ -37,6 +37,8 @@ type Deps struct {
 	// RetryBase is the wait before the first retry, doubled for each
 	// further one up to an hour; zero means DefaultRetryBase.
 	RetryBase time.Duration
+	// AttemptTimeout bounds one attempt; zero means DefaultAttemptTimeout.
+	AttemptTimeout time.Duration
 }
 
 // Service is the webhooks area: its admin API, Publish, and the delivery
@@ -57,6 +59,9 @@ func New(d Deps) *Service {
 	}
 	if d.RetryBase <= 0 {
 		d.RetryBase = DefaultRetryBase
+	}
+	if d.AttemptTimeout <= 0 {
+		d.AttemptTimeout = DefaultAttemptTimeout
 	}
 	return &Service{deps: d, enabled: store.NewLookupCache[[]*store.Webhook](), wake: make(chan struct{}, 1)}
 }
@@ -82,7 +87,7 @@ func (s *Service) enabledWebhooks(ctx context.Context, realmID string) ([]*store
 // address unless allowed, checked after resolution), following no
 // redirect: a receiver answers where it is registered.
 func NewClient(allowed []netip.Prefix) *http.Client {
-	c := httpx.OutboundClient(attemptTimeout, allowed)
+	c := httpx.OutboundClient(DefaultAttemptTimeout, allowed)
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c
 }
