@@ -40,6 +40,11 @@ import (
 // fleetChannel is the notification channel of the generations.
 const fleetChannel = "idenplane_changes"
 
+// maxLockConns bounds the connections holding Exclusive's locks at once:
+// one for each kind of work running (mail, webhooks, a directory's sync);
+// more wait for one to end.
+const maxLockConns = 4
+
 // fleetRetry is how long the listener waits before it connects again.
 const fleetRetry = time.Second
 
@@ -157,10 +162,10 @@ func (s *Store) Exclusive(ctx context.Context, name string, fn func(ctx context.
 	if s.dialect.tryLock == "" {
 		return true, fn(ctx)
 	}
-	// A connection of its own holds the lock: the writer's must stay free
-	// for fn's writes. Readers run read-only transactions, which may take
-	// advisory locks.
-	conn, err := s.readerDB.Conn(ctx)
+	// A connection of the lock pool holds the lock: fn reads and writes
+	// through the other pools, and must find them free. Its transactions
+	// are read-only by default, which advisory locks do not mind.
+	conn, err := s.lockDB.Conn(ctx)
 	if err != nil {
 		return false, fmt.Errorf("lock %s: %w", name, mapErr(err))
 	}

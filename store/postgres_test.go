@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/store/pgtest"
@@ -116,5 +117,22 @@ func TestPostgresDeadlockIsUnavailable(t *testing.T) {
 	}
 	if broken == nil || !store.Unavailable(broken) {
 		t.Fatalf("the deadlock's victim: %v; want an error store.Unavailable reports", broken)
+	}
+}
+
+// Work under Exclusive's lock reads through the store: with a read pool of
+// one connection, the lock must not hold it.
+func TestPostgresExclusiveLeavesThePoolsFree(t *testing.T) {
+	cfg := postgresConfig(t)
+	cfg.Readers = 1
+	s := openPostgres(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ran, err := s.Exclusive(ctx, "work", func(ctx context.Context) error {
+		_, err := s.ListRealms(ctx)
+		return err
+	})
+	if err != nil || !ran {
+		t.Fatalf("work under the lock with one reader: ran %v, %v", ran, err)
 	}
 }

@@ -28,6 +28,7 @@ type Store struct {
 	dialect  *dialect
 	writerDB *sql.DB
 	readerDB *sql.DB
+	lockDB   *sql.DB // Exclusive's, on a database servers share; nil otherwise
 	w        querier // writes, and reads that must see them (the tx inside Tx)
 	r        querier // reads
 	inTx     bool
@@ -151,6 +152,18 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	if d.notify != "" {
 		s.changes.fleet = startFleet(ctx, d.dsn(dsn, false), s.changes)
 	}
+	if d.tryLock != "" {
+		// Exclusive's locks are held on connections of their own: work
+		// under a lock reads and writes through the other pools, and
+		// holding one of theirs could leave it none.
+		if s.lockDB, err = sql.Open(d.driver, d.dsn(dsn, true)); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		s.lockDB.SetMaxOpenConns(maxLockConns)
+		s.lockDB.SetMaxIdleConns(1)
+		s.lockDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	}
 	if err := s.migrate(ctx, migrations); err != nil {
 		s.Close()
 		return nil, err
@@ -174,6 +187,9 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 func (s *Store) Close() error {
 	if s.changes.fleet != nil {
 		s.changes.fleet.close()
+	}
+	if s.lockDB != nil {
+		_ = s.lockDB.Close()
 	}
 	s.writer.close()
 	s.reader.close()
