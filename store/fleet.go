@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -185,6 +186,32 @@ func (s *Store) Exclusive(ctx context.Context, name string, fn func(ctx context.
 		}
 	}()
 	return true, fn(ctx)
+}
+
+// Worker runs pass under Exclusive's lock named name, at once, then every
+// interval and whenever wake fires, until ctx ends; it returns a function
+// that waits for it to stop. It is the loop of the servers' outboxes (mail,
+// webhooks): a fleet sends from one of them at a time.
+func (s *Store) Worker(ctx context.Context, name string, interval time.Duration, wake <-chan struct{},
+	pass func(ctx context.Context)) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			_, _ = s.Exclusive(ctx, name, func(ctx context.Context) error {
+				pass(ctx)
+				return nil
+			})
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-wake:
+			}
+		}
+	})
+	return wg.Wait
 }
 
 // ClaimJob says whether this server should run the periodic job name now:

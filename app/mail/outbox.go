@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,26 +91,9 @@ func (s *Service) Wake() {
 // function that waits for it. One worker is enough: sends are rare, and
 // one sender never sends a mail twice.
 func (s *Service) Start(ctx context.Context) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(PollInterval)
-		defer t.Stop()
-		for {
-			// One server of a fleet delivers at a time, so that none sends
-			// a mail another is sending.
-			_, _ = s.deps.Store.Exclusive(ctx, "mail", func(ctx context.Context) error {
-				s.DeliverDue(ctx)
-				return nil
-			})
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-s.wake:
-			}
-		}
-	})
-	return wg.Wait
+	// One server of a fleet delivers at a time, so that none sends a mail
+	// another is sending.
+	return s.deps.Store.Worker(ctx, "mail", PollInterval, s.wake, func(ctx context.Context) { s.DeliverDue(ctx) })
 }
 
 // DeliverDue sends what is due, and returns how many were sent.

@@ -45,24 +45,7 @@ const (
 // Start runs the delivery worker until ctx ends and returns a function
 // that waits for it. One server of a fleet delivers at a time.
 func (s *Service) Start(ctx context.Context) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(PollInterval)
-		defer t.Stop()
-		for {
-			_, _ = s.deps.Store.Exclusive(ctx, "webhooks", func(ctx context.Context) error {
-				s.DeliverDue(ctx)
-				return nil
-			})
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-s.wake:
-			}
-		}
-	})
-	return wg.Wait
+	return s.deps.Store.Worker(ctx, "webhooks", PollInterval, s.wake, func(ctx context.Context) { s.DeliverDue(ctx) })
 }
 
 // DeliverDue makes one attempt at each due message (the oldest pending
