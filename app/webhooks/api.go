@@ -183,14 +183,19 @@ func checkDescription(d string) error {
 	return validate.DisplayName("description", d, maxDescriptionLength)
 }
 
-func (s *Service) check(ctx context.Context, in Input) error {
-	if err := s.checkURL(ctx, in.URL); err != nil {
-		return err
+// input reads and checks the body of a create or a PUT.
+func (s *Service) input(r *http.Request) (Input, error) {
+	var in Input
+	if err := httpx.DecodeJSON(r, &in); err != nil {
+		return in, err
+	}
+	if err := s.checkURL(r.Context(), in.URL); err != nil {
+		return in, err
 	}
 	if err := checkEvents(in.Events); err != nil {
-		return err
+		return in, err
 	}
-	return checkDescription(in.Description)
+	return in, checkDescription(in.Description)
 }
 
 // Create registers a webhook and answers it with its secret, once.
@@ -199,11 +204,8 @@ func (s *Service) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in Input
-	if err := httpx.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	if err := s.check(r.Context(), in); err != nil {
+	in, err := s.input(r)
+	if err != nil {
 		return err
 	}
 	now := s.deps.Now().UnixMilli()
@@ -264,11 +266,8 @@ func (s *Service) Put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in Input
-	if err := httpx.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	if err := s.check(r.Context(), in); err != nil {
+	in, err := s.input(r)
+	if err != nil {
 		return err
 	}
 	h.URL, h.Events, h.Description = in.URL, in.Events, in.Description
