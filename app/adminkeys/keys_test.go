@@ -27,7 +27,9 @@ func TestNamedKeyCreateListUse(t *testing.T) {
 	if !strings.HasPrefix(k.APIKey, k.Prefix) || len(k.Prefix) >= len(k.APIKey) {
 		t.Fatalf("prefix %q of key %q", k.Prefix, k.APIKey)
 	}
-	secret := k.APIKey[strings.LastIndex(k.APIKey, "_")+1:]
+	// The secret is base64url, so it may hold "_" itself: it is all that
+	// follows the ID.
+	secret := strings.SplitN(k.APIKey, "_", 3)[2]
 
 	// Only its hash is stored: the database file holds its name, not its
 	// secret.
