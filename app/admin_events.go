@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/httpx"
-	"github.com/idenplane/idenplane/app/webhooks"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -207,8 +207,21 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		a.log.Error("admin event not recorded: realm lookup failed", "realm", realmName, "path", httpx.LoggedPath(r), "err", err)
 		return
 	}
-	hookType, hookData := webhookOfAdminEvent(op, template, path, res.body.Bytes())
-	if !realm.AdminEventsEnabled && hookType == "" {
+	change := &bus.Change{Operation: op, ResourceType: adminResourceType(template), ResourcePath: path}
+	if !systemTemplate(template) {
+		change.Route, change.Vars = bus.Route(template), mux.Vars(r)
+	}
+	typed, typedData := bus.Type(""), any(nil)
+	if change.Route != "" {
+		var answer map[string]any
+		if json.Unmarshal([]byte(redactedJSON(res.body.Bytes())), &answer) == nil {
+			change.Answer = answer
+		}
+		typed, typedData = bus.OfAdmin(change)
+	}
+	publish := a.bus.Wants(ctx, realm, bus.AdminChange)
+	typed = wanted(a.bus.Wants(ctx, realm, typed), typed)
+	if !realm.AdminEventsEnabled && !publish && typed == "" {
 		return
 	}
 	rep := res.body.Bytes()
@@ -226,58 +239,46 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		// Version 7 IDs grow with time, so events of the same millisecond
 		// still list in the order they happened.
 		ID: uuid.Must(uuid.NewV7()).String(), RealmID: realm.ID, Time: a.now().UnixMilli(), OperationType: op,
-		ResourceType: adminResourceType(template), ResourcePath: path, AuthType: p.Kind, AuthUserID: p.UserID,
+		ResourceType: change.ResourceType, ResourcePath: path, AuthType: p.Kind, AuthUserID: p.UserID,
 		AuthUsername: p.Username, IPAddress: a.clientIP(r), Representation: redactedJSON(rep),
 	}
-	// The event and its webhook deliveries commit together: neither is
-	// written without the other.
-	queued := 0
+	change.AuthType, change.AuthUserID, change.AuthUsername, change.IPAddress = e.AuthType, e.AuthUserID, e.AuthUsername, e.IPAddress
+	if e.Representation != "" {
+		change.Representation = json.RawMessage(e.Representation)
+	}
+	// The admin event and what the bus makes of it commit together:
+	// neither is written without the other.
+	var pending bus.Pending
 	err = a.store.Tx(ctx, func(tx *store.Store) error {
 		if realm.AdminEventsEnabled {
 			if err := tx.AddAdminEvent(ctx, e); err != nil {
 				return err
 			}
 		}
-		if hookType == "" {
-			return nil
+		if publish {
+			p, err := a.bus.Queue(ctx, tx, realm, bus.AdminChange, change)
+			if err != nil {
+				return err
+			}
+			pending = append(pending, p...)
 		}
-		var err error
-		queued, err = a.webhooks.Publish(ctx, tx, realm, hookType, hookData)
+		p, err := a.bus.Queue(ctx, tx, realm, typed, typedData)
+		pending = append(pending, p...)
 		return err
 	})
 	if err != nil {
 		a.log.Error("admin event not recorded", "realm", realm.Name, "operation", op, "path", httpx.LoggedPath(r), "err", err)
-	} else if queued > 0 {
-		a.webhooks.Wake()
+		return
 	}
+	pending.Wake()
 }
 
-// webhookOfAdminEvent is the webhook event an admin change makes, with its
-// data, or "" for a change no webhook event reports. A user's own path
-// (users/{id}) reports the user created, updated or deleted, with the
-// user as the answer showed it.
-func webhookOfAdminEvent(op, template, path string, answer []byte) (webhooks.EventType, any) {
-	if !strings.HasPrefix(template, "/admin/realms/{realm}/users") {
-		return "", nil
+// wanted is t when a subscriber wants it, else "".
+func wanted(wants bool, t bus.Type) bus.Type {
+	if !wants {
+		return ""
 	}
-	id, ok := strings.CutPrefix(path, "users/")
-	if !ok || id == "" || strings.Contains(id, "/") {
-		return "", nil
-	}
-	data := map[string]any{"userId": id}
-	var user map[string]any
-	if json.Unmarshal([]byte(redactedJSON(answer)), &user) == nil && user != nil {
-		data["user"] = user
-	}
-	switch op {
-	case events.OperationCreate:
-		return webhooks.UserCreated, data
-	case events.OperationUpdate:
-		return webhooks.UserUpdated, data
-	case events.OperationDelete:
-		return webhooks.UserDeleted, data
-	}
-	return "", nil
+	return t
 }
 
 // redactedJSON is body with every secret hidden, or "" when body is not JSON.

@@ -24,6 +24,7 @@ import (
 	"github.com/idenplane/idenplane/app/attributes"
 	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/broker"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/clients"
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/events"
@@ -121,6 +122,7 @@ type App struct {
 	ldap      *ldapfed.Service // LDAP user federation
 	scim      *scim.Service
 	webhooks  *webhooks.Service
+	bus       *bus.Bus
 	nhi       *nhi.Service
 	clients   *clients.Service   // the admin API of OpenID Connect clients
 	adminKeys *adminkeys.Service // the named admin API keys
@@ -166,6 +168,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.bus = bus.New(a.now)
 	if a.cfg.Stdout == nil {
 		a.cfg.Stdout = io.Discard
 	}
@@ -227,11 +230,11 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.signingKeys = signingkeys.New(signingkeys.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, MakeKey: a.makeKey})
 	a.cache = newCaches()
 	a.webhooks = webhooks.New(webhooks.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
-		Client: a.tracing.Client(webhooks.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed})
+		Client: a.tracing.Client(webhooks.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed, Bus: a.bus})
+	a.bus.Subscribe(a.webhooks)
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
-		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID },
-		Publish:     a.webhooks.PublishLogin, Published: a.webhooks.Wake, Wants: a.webhooks.WantsLogin})
+		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }, Bus: a.bus})
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		ClientIP: a.clientIP, SessionsEnded: a.backchannelLogout,
 		CallerPermissions: callerPermissions})

@@ -57,6 +57,9 @@ func layers() map[string][]string {
 		"app/apptest/openapitest": {module + "/app", module + "/store", module + "/ui"},
 		"app/apptest/tlstest":     {module + "/app", module + "/store", module + "/ui"},
 		"app/apptest/realapp":     {module + "/app/loadtest"},
+		// The event bus: below the modules, which publish on it and
+		// subscribe to it; no HTTP.
+		"app/bus": slices.Concat(httpPackages, moduleDirs()),
 		// The identity core: rules, no HTTP; its hash below it.
 		"app/identity": httpPackages,
 		// The sign-in: below the modules, which plug steps into it; no

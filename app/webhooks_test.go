@@ -14,6 +14,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/webhooks"
 )
 
@@ -32,7 +33,7 @@ type hookReceiver struct {
 
 type hookDelivery struct {
 	id, signature string
-	payload       webhooks.Payload
+	payload       bus.Payload
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
@@ -53,7 +54,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 				t.Errorf("delivery %s does not verify under %s…: %v", r.Header.Get("webhook-id"), secret[:10], err)
 			}
 		}
-		var p webhooks.Payload
+		var p bus.Payload
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Errorf("payload %s: %v", body, err)
 		}
@@ -271,7 +272,7 @@ func TestWebhookTestAndRotation(t *testing.T) {
 	mustStatus(t, r, http.StatusAccepted)
 	msg := r.object(t)["messageId"]
 	s.deliverAll(t)
-	if got := rcv.deliveries(); len(got) != 1 || got[0].payload.Type != webhooks.WebhookTest || got[0].id != msg {
+	if got := rcv.deliveries(); len(got) != 1 || got[0].payload.Type != bus.WebhookTest || got[0].id != msg {
 		t.Fatalf("test delivery %+v, want one webhook.test as %v", got, msg)
 	}
 

@@ -7,11 +7,11 @@
 package events
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -33,14 +33,10 @@ type Deps struct {
 	// SystemRealm says whether a realm is the administrators': their
 	// sign-ins have a log line of their own.
 	SystemRealm func(*store.Realm) bool
-	// Publish offers a login event to the webhooks, in tx: the
-	// transaction that writes it, if it is kept. It says how many
-	// deliveries it queued; Published is called after their commit when
-	// there were any. nil publishes nothing.
-	// Wants says whether a webhook takes e, which the realm does not keep.
-	Publish   func(ctx context.Context, tx *store.Store, realm *store.Realm, e *store.LoginEvent) (int, error)
-	Published func()
-	Wants     func(ctx context.Context, realm *store.Realm, e *store.LoginEvent) bool
+	// Bus takes every login event (bus.OfLogin), in the transaction that
+	// writes it when the realm keeps it, whether or not it does. nil
+	// publishes nothing.
+	Bus *bus.Bus
 }
 
 // Service is the events area: Record, the login event writer every area

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -29,35 +30,39 @@ func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginE
 	e.Time = s.deps.Now().UnixMilli()
 	rec := &record{realm: realm, event: &e, keep: realm.EventsEnabled && recordsEventType(realm, e.Type)}
 	ctx = context.WithoutCancel(ctx)
-	if !rec.keep && (s.deps.Wants == nil || !s.deps.Wants(ctx, realm, &e)) {
+	rec.busType, rec.busData = bus.OfLogin(&e)
+	rec.published = s.deps.Bus.Wants(ctx, realm, rec.busType)
+	if !rec.keep && !rec.published {
 		return
 	}
 	var err error
 	if rec.keep {
 		err = s.batch.Do(ctx, rec)
 	} else {
-		// Not kept, but offered to the webhooks all the same.
+		// Not kept, but published all the same.
 		err = s.write(ctx, []*record{rec})
 	}
 	if err != nil {
 		s.deps.Log.ErrorContext(ctx, "login event not recorded", "realm", realm.Name, "type", e.Type, "err", err)
 	}
-	if rec.queued > 0 && s.deps.Published != nil {
-		s.deps.Published()
-	}
+	rec.pending.Wake()
 }
 
 // record is a login event on its way to the database: kept when its realm
-// keeps events of its type, and offered to the webhooks either way.
+// keeps events of its type, and published when a subscriber of the bus
+// takes it.
 type record struct {
-	realm  *store.Realm
-	event  *store.LoginEvent
-	keep   bool
-	queued int // the webhook messages it made
+	realm     *store.Realm
+	event     *store.LoginEvent
+	keep      bool
+	published bool
+	busType   bus.Type
+	busData   bus.LoginData
+	pending   bus.Pending // the subscribers it queued work for
 }
 
-// write stores the events of recs that are kept, and their webhook
-// messages, in one transaction.
+// write stores the events of recs that are kept, and publishes those the
+// bus takes, in one transaction.
 func (s *Service) write(ctx context.Context, recs []*record) error {
 	return s.deps.Store.Tx(ctx, func(tx *store.Store) error {
 		var kept []*store.LoginEvent
@@ -71,15 +76,15 @@ func (s *Service) write(ctx context.Context, recs []*record) error {
 				return err
 			}
 		}
-		if s.deps.Publish == nil {
-			return nil
-		}
 		for _, r := range recs {
-			n, err := s.deps.Publish(ctx, tx, r.realm, r.event)
+			if !r.published {
+				continue
+			}
+			pending, err := s.deps.Bus.Queue(ctx, tx, r.realm, r.busType, r.busData)
 			if err != nil {
 				return err
 			}
-			r.queued = n
+			r.pending = pending
 		}
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -169,7 +170,7 @@ func checkEvents(events []string) error {
 		return apperr.Field("events", "holds more than %d entries", maxEvents)
 	}
 	for _, e := range events {
-		if !validPattern(e) {
+		if !bus.ValidPattern(e) {
 			return apperr.Field("events", "%q is not an event type or a group of them (docs/events.md)", e)
 		}
 	}
@@ -365,10 +366,13 @@ func (s *Service) Test(w http.ResponseWriter, r *http.Request) error {
 	if !h.Enabled {
 		return apperr.Conflict("enabled", "the webhook is disabled: enable it to send it events")
 	}
-	m, err := s.message(h.ID, realm, WebhookTest, map[string]any{"webhookId": h.ID, "message": "a test event from Idenplane"})
+	e := &bus.Event{ID: "evt_" + uuid.Must(uuid.NewV7()).String(), Type: bus.WebhookTest, Realm: realm, Time: s.deps.Now(),
+		Data: map[string]any{"webhookId": h.ID, "message": "a test event from Idenplane"}}
+	body, err := e.JSON()
 	if err != nil {
 		return err
 	}
+	m := s.message(h.ID, e, body)
 	if err := s.deps.Store.AddWebhookMessages(r.Context(), []*store.WebhookMessage{m}); err != nil {
 		return err
 	}

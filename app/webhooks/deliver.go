@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -124,10 +125,24 @@ func (s *Service) health(ctx context.Context, w *store.Webhook, sendErr error, a
 		err = s.deps.Store.SetWebhookHealth(ctx, w.ID, w.FailingSince, reason, at.UnixMilli())
 		if err == nil {
 			s.deps.Log.Warn("webhook disabled", "webhook", w.ID, "url", w.URL, "reason", reason)
+			s.disabled(ctx, w, reason)
 		}
 	}
 	if err != nil {
 		s.deps.Log.Error("recording a webhook's health failed", "webhook", w.ID, "err", err)
+	}
+}
+
+// disabled reports a webhook turned off, to the realm's other webhooks
+// and its audit streams.
+func (s *Service) disabled(ctx context.Context, w *store.Webhook, reason string) {
+	realm, err := s.deps.Store.GetRealmByID(ctx, w.RealmID)
+	if err == nil {
+		err = s.deps.Bus.Publish(ctx, s.deps.Store, realm, bus.WebhookDisabled,
+			map[string]any{"webhookId": w.ID, "url": w.URL, "reason": reason})
+	}
+	if err != nil {
+		s.deps.Log.Error("webhook.disabled not published", "webhook", w.ID, "err", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -38,10 +39,9 @@ func TestDeliveryTimesOut(t *testing.T) {
 	if err := st.CreateWebhook(ctx, hook); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Tx(ctx, func(tx *store.Store) error {
-		_, err := s.Publish(ctx, tx, realm, UserCreated, map[string]any{"userId": "u1"})
-		return err
-	}); err != nil {
+	b := bus.New(s.deps.Now)
+	b.Subscribe(s)
+	if err := b.Publish(ctx, st, realm, bus.UserCreated, map[string]any{"userId": "u1"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.DeliverDue(ctx); n != 0 {

@@ -2,58 +2,56 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/store"
 )
 
-// Payload is the body of every delivery: Standard Webhooks' recommended
-// shape, with the realm the event happened in.
-type Payload struct {
-	Type      EventType `json:"type"`
-	Timestamp string    `json:"timestamp"` // RFC 3339, milliseconds, UTC
-	Realm     string    `json:"realm"`
-	Data      any       `json:"data"`
+// Wants says whether an enabled webhook of the realm takes events of type
+// t (bus.Subscriber).
+func (s *Service) Wants(ctx context.Context, realm *store.Realm, t bus.Type) bool {
+	hooks, err := s.enabledWebhooks(ctx, realm.ID)
+	if err != nil {
+		return true // let Queue meet the error and fail the event's transaction
+	}
+	for _, h := range hooks {
+		if bus.Matches(h.Events, t) {
+			return true
+		}
+	}
+	return false
 }
 
-// Publish queues an event of type t with data for every enabled webhook of
-// the realm that takes it, in tx: the caller's transaction, so that the
-// event and its messages commit together. The caller wakes the worker
-// (Wake) once tx has committed.
-func (s *Service) Publish(ctx context.Context, tx *store.Store, realm *store.Realm, t EventType, data any) (int, error) {
-	hooks, err := s.enabledWebhooks(ctx, realm.ID)
+// Queue writes, in tx, a message of e for every enabled webhook of its
+// realm that takes it (bus.Subscriber).
+func (s *Service) Queue(ctx context.Context, tx *store.Store, e *bus.Event) (bool, error) {
+	hooks, err := s.enabledWebhooks(ctx, e.Realm.ID)
 	if err != nil || len(hooks) == 0 {
-		return 0, err
+		return false, err
 	}
 	var msgs []*store.WebhookMessage
 	for _, w := range hooks {
-		if matches(w.Events, t) {
-			m, err := s.message(w.ID, realm, t, data)
-			if err != nil {
-				return 0, err
-			}
-			msgs = append(msgs, m)
+		if !bus.Matches(w.Events, e.Type) {
+			continue
 		}
+		body, err := e.JSON()
+		if err != nil {
+			return false, err
+		}
+		msgs = append(msgs, s.message(w.ID, e, body))
 	}
 	if len(msgs) == 0 {
-		return 0, nil
+		return false, nil
 	}
-	return len(msgs), tx.AddWebhookMessages(ctx, msgs)
+	return true, tx.AddWebhookMessages(ctx, msgs)
 }
 
 // message makes the outbox row of one event for one webhook.
-func (s *Service) message(webhookID string, realm *store.Realm, t EventType, data any) (*store.WebhookMessage, error) {
-	now := s.deps.Now()
-	body, err := json.Marshal(Payload{Type: t, Timestamp: now.UTC().Format(time.RFC3339Nano), Realm: realm.Name, Data: data})
-	if err != nil {
-		return nil, fmt.Errorf("webhook payload of %s: %w", t, err)
-	}
+func (s *Service) message(webhookID string, e *bus.Event, body []byte) *store.WebhookMessage {
 	// Version 7 IDs grow with time: a webhook's messages of one
 	// millisecond still go out in the order they were made.
-	return &store.WebhookMessage{ID: "msg_" + uuid.Must(uuid.NewV7()).String(), WebhookID: webhookID, EventType: string(t),
-		Payload: body, CreatedAt: now.UnixMilli(), State: store.WebhookPending, NextAttemptAt: now.UnixMilli()}, nil
+	return &store.WebhookMessage{ID: "msg_" + uuid.Must(uuid.NewV7()).String(), WebhookID: webhookID, EventType: string(e.Type),
+		Payload: body, CreatedAt: e.Time.UnixMilli(), State: store.WebhookPending, NextAttemptAt: e.Time.UnixMilli()}
 }

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -39,10 +40,13 @@ type Deps struct {
 	RetryBase time.Duration
 	// AttemptTimeout bounds one attempt; zero means DefaultAttemptTimeout.
 	AttemptTimeout time.Duration
+	// Bus takes webhook.disabled; the webhooks take the bus's events as
+	// one of its subscribers.
+	Bus *bus.Bus
 }
 
-// Service is the webhooks area: its admin API, Publish, and the delivery
-// worker.
+// Service is the webhooks area: its admin API, a subscriber of the bus,
+// and the delivery worker.
 type Service struct {
 	deps    Deps
 	enabled *store.LookupCache[[]*store.Webhook] // by realm ID
