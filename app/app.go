@@ -196,7 +196,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.ldap = ldapfed.New(ldapfed.Deps{Store: st, Identity: func() *identity.Core { return a.id }, Log: a.log, Now: a.now,
-		Realm: a.realm, BaseURL: cfg.BaseURL, SessionsEnded: a.backchannelLogout})
+		Realm: a.realm, BaseURL: cfg.BaseURL, SessionsEnded: a.backchannelLogout, Bus: a.bus})
 	if a.assets, err = assets.Load(); err != nil {
 		return nil, fmt.Errorf("load assets: %w", err)
 	}
@@ -215,7 +215,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.metrics = newMetrics(st, a.now)
 	a.saml = a.newSAML()
 	a.broker = broker.New(a.brokerDeps())
-	a.orgs = orgs.New(orgs.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
+	a.orgs = orgs.New(orgs.Deps{Store: st, Bus: a.bus, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.mail.Wake, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
@@ -237,7 +237,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }, Bus: a.bus})
 	a.scim = scim.New(scim.Deps{Store: st, Identity: a.id, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
 		ClientIP: a.clientIP, SessionsEnded: a.backchannelLogout,
-		CallerPermissions: callerPermissions})
+		CallerPermissions: callerPermissions, Bus: a.bus})
 	a.clients = clients.New(clients.Deps{Store: st, Core: a.id, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		OutboundAllowed: cfg.OutboundAllowed, UserRep: func(u *store.User) any { return toUserRep(u) },
 		SessionsEnded: a.backchannelLogout})

@@ -234,6 +234,9 @@ func TestWebhookAutoDisabled(t *testing.T) {
 	s, clock := hookTestServer(t)
 	rcv := newHookReceiver(t)
 	id, secret := s.createHook(t, map[string]any{"url": rcv.url, "events": []string{"user.created"}})
+	watcher := newHookReceiver(t)
+	_, watcherSecret := s.createHook(t, map[string]any{"url": watcher.url, "events": []string{"webhook.*"}})
+	watcher.set([]string{watcherSecret})
 	failing := make([]int, 100)
 	for i := range failing {
 		failing[i] = http.StatusBadGateway
@@ -247,6 +250,12 @@ func TestWebhookAutoDisabled(t *testing.T) {
 	got := s.admin(http.MethodGet, "/admin/realms/acme/webhooks/"+id, nil).object(t)
 	if got["enabled"] != false || !strings.Contains(got["disabledReason"].(string), "HTTP 502") {
 		t.Fatalf("after a day of failures: %v", got)
+	}
+	// The realm's other webhooks hear of it.
+	s.deliverAll(t)
+	if d := watcher.deliveries(); len(d) != 1 || d[0].payload.Type != bus.WebhookDisabled ||
+		d[0].payload.Data.(map[string]any)["webhookId"] != id || d[0].payload.Data.(map[string]any)["reason"] != got["disabledReason"] {
+		t.Fatalf("the watcher got %+v", d)
 	}
 	n := len(rcv.deliveries())
 	s.createUser("acme", map[string]any{"username": "after"})

@@ -35,7 +35,9 @@ type Change struct {
 }
 
 // OfAdmin is the lifecycle event an admin change is, beside its
-// admin.change, with its data; "" for a change that is none.
+// admin.change, with its data; "" for a change that is none, or whose
+// area publishes its event itself (organization memberships, which also
+// change outside the admin API).
 func OfAdmin(c *Change) (Type, any) {
 	v, answer := c.Vars, c.Answer
 	switch c.Route {
@@ -54,14 +56,6 @@ func OfAdmin(c *Change) (Type, any) {
 		return CredentialRotated, map[string]any{"userId": v["userId"], "credential": "password", "source": "admin"}
 	case "clients/{clientId}/regenerate-secret":
 		return CredentialRotated, map[string]any{"clientId": v["clientId"], "credential": "client-secret", "source": "admin"}
-	case "organizations/{slug}/members", "organizations/{slug}/invitations/{token}/accept":
-		if id := str(answer, "id"); id != "" {
-			return OrganizationMemberAdded, map[string]any{"organization": v["slug"], "userId": id, "role": answer["role"]}
-		}
-	case "organizations/{slug}/members/{userId}":
-		if c.Operation == opDelete {
-			return OrganizationMemberRemoved, map[string]any{"organization": v["slug"], "userId": v["userId"]}
-		}
 	case "nhi/{id}/credentials", "nhi/{id}/credentials/{credentialId}/rotate", "nhi/{id}/certificate":
 		return NHICredentialIssued, credentialData("nhi", v["id"], answer)
 	case "service-accounts/{id}/api-keys", "service-accounts/{id}/api-keys/{keyId}/rotate":

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -44,6 +45,8 @@ type Deps struct {
 	// directory's disable of a user ended, once that is committed, for the
 	// back-channel logouts that other disables send too. Nil: none.
 	SessionsEnded func(ctx context.Context, realm *store.Realm, ended []*store.Session)
+	// Bus takes ldap.sync.finished.
+	Bus *bus.Bus
 }
 
 // Service is the federation: the admin API's handlers, the credential

@@ -11,6 +11,7 @@ import (
 	"github.com/go-ldap/ldap/v3"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -112,18 +113,40 @@ func (s *Service) RunSync(ctx context.Context, realm *store.Realm, p *store.Fede
 	s.deps.Log.Info("user federation sync", "realm", realm.Name, "provider", p.Name, "action", action, "created", res.Created,
 		"updated", res.Updated, "disabled", res.Disabled, "deleted", res.Deleted, "failed", res.Failed,
 		"duration_ms", res.DurationMs, "error", res.Error)
-	if recordErr := s.record(context.WithoutCancel(ctx), p, res, next); recordErr != nil && err == nil {
+	if recordErr := s.record(context.WithoutCancel(ctx), realm, p, res, next); recordErr != nil && err == nil {
 		err = recordErr
 	}
 	return res, err
 }
 
-func (s *Service) record(ctx context.Context, p *store.FederationProvider, res *SyncResult, next int64) error {
+// record keeps a sync's result with its provider and publishes it
+// (ldap.sync.finished), together.
+func (s *Service) record(ctx context.Context, realm *store.Realm, p *store.FederationProvider, res *SyncResult, next int64) error {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
-	return s.deps.Store.SetFederationSync(ctx, p.RealmID, p.ID, string(b), next)
+	var pending bus.Pending
+	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.SetFederationSync(ctx, p.RealmID, p.ID, string(b), next); err != nil {
+			return err
+		}
+		pending, err = s.deps.Bus.Queue(ctx, tx, realm, bus.LDAPSyncFinished, SyncFinished{ProviderID: p.ID, Provider: p.Name, SyncResult: res})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	pending.Wake()
+	return nil
+}
+
+// SyncFinished is ldap.sync.finished's data: the provider and the sync's
+// result, as the provider's status shows it.
+type SyncFinished struct {
+	ProviderID string `json:"providerId"`
+	Provider   string `json:"provider"`
+	*SyncResult
 }
 
 // syncRun is one sync's state.

@@ -2,6 +2,7 @@ package ldapfed_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -105,8 +106,16 @@ func TestChangedSync(t *testing.T) {
 		apptest.Person("bob", "Bob", "Ray", "bob@example.org", "pw")+apptest.Person("cy", "Cy", "Oh", "cy@example.org", "pw"))
 	s := realapp.New(t)
 	s.CreateRealm("acme")
+	// A webhook that takes the syncs' ends: its outbox holds one for each.
+	apptest.MustStatus(t, s.Admin(http.MethodPost, "/admin/realms/acme/webhooks",
+		map[string]any{"url": "https://hooks.example.com/ldap", "events": []string{"ldap.*"}}), http.StatusCreated)
 	p := createProvider(t, s, directoryProvider("corp", d))
 	mustCount(t, syncNow(t, s, p.ID, "?action=full"), counts{read: 3, created: 3})
+	msgs, err := s.Store.DueWebhookMessages(context.Background(), math.MaxInt64, 10)
+	if err != nil || len(msgs) != 1 || msgs[0].EventType != "ldap.sync.finished" ||
+		!strings.Contains(string(msgs[0].Payload), `"provider":"corp"`) || !strings.Contains(string(msgs[0].Payload), `"created":3`) {
+		t.Fatalf("the sync's event: %+v %v", msgs, err)
+	}
 	d.Modify("dn: uid=ann," + d.PeopleDN + "\nchangetype: modify\nreplace: givenName\ngivenName: Anna\n\n" +
 		"dn: uid=cy," + d.PeopleDN + "\nchangetype: modify\nreplace: mail\nmail: cy.oh@example.org\n\n" +
 		"dn: uid=dee," + d.PeopleDN + "\nchangetype: add\nobjectClass: inetOrgPerson\nuid: dee\ncn: Dee\nsn: Dee\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/idenplane/idenplane/app/apperr"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
@@ -225,6 +226,7 @@ func (s *Service) liveInvitation(ctx context.Context, st *store.Store, realm *st
 func (s *Service) Accept(ctx context.Context, realm *store.Realm, u *store.User, slug, token string) (*store.Organization, *store.OrgMember, error) {
 	var o *store.Organization
 	var m *store.OrgMember
+	var pending bus.Pending
 	err := s.deps.Store.Tx(ctx, func(tx *store.Store) error {
 		var inv *store.OrgInvitation
 		var err error
@@ -234,7 +236,7 @@ func (s *Service) Accept(ctx context.Context, realm *store.Realm, u *store.User,
 		if !strings.EqualFold(u.Email, inv.Email) {
 			return errInvitationEmail
 		}
-		if err := s.join(ctx, tx, o, u, inv.Role); err != nil {
+		if pending, err = s.join(ctx, tx, realm, o, u, inv.Role, "invitation"); err != nil {
 			return err
 		}
 		if err := tx.UseOrgInvitation(ctx, inv.ID, u.ID, s.deps.Now().UnixMilli()); errors.Is(err, store.ErrNotFound) {
@@ -245,6 +247,9 @@ func (s *Service) Accept(ctx context.Context, realm *store.Realm, u *store.User,
 		m = &store.OrgMember{User: u, Role: inv.Role, JoinedAt: s.deps.Now().UnixMilli()}
 		return nil
 	})
+	if err == nil {
+		pending.Wake()
+	}
 	return o, m, err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -142,21 +143,45 @@ func (s *Service) AddMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.join(r.Context(), s.deps.Store, o, u, role); err != nil {
+	pending, err := s.join(r.Context(), s.deps.Store, realm, o, u, role, "admin")
+	if err != nil {
 		return err
 	}
+	pending.Wake()
 	return httpx.Created(w, s.deps.BaseURL+r.URL.Path+"/"+u.ID,
 		toMemberRep(&store.OrgMember{User: u, Role: role, JoinedAt: s.deps.Now().UnixMilli()}))
 }
 
-// join adds a user to an organization; already a member is a 409.
-func (s *Service) join(ctx context.Context, st *store.Store, o *store.Organization, u *store.User, role string) error {
-	err := st.AddOrgMember(ctx, o.ID, u.ID, role, s.deps.Now().UnixMilli())
-	if errors.Is(err, store.ErrConflict) {
-		return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "userId",
-			Message: "user " + u.Username + " is already a member of " + o.Slug, Cause: err}
-	}
-	return err
+// join adds a user to an organization, and publishes it
+// (organization.member.added) in the same transaction: st's, when it is
+// one. Already a member is a 409. The caller wakes what it answers once
+// its transaction has committed.
+func (s *Service) join(ctx context.Context, st *store.Store, realm *store.Realm, o *store.Organization, u *store.User, role, via string) (bus.Pending, error) {
+	var pending bus.Pending
+	err := st.Tx(ctx, func(tx *store.Store) error {
+		err := tx.AddOrgMember(ctx, o.ID, u.ID, role, s.deps.Now().UnixMilli())
+		if errors.Is(err, store.ErrConflict) {
+			return &apperr.Error{Status: http.StatusConflict, Code: apperr.CodeConflict, Field: "userId",
+				Message: "user " + u.Username + " is already a member of " + o.Slug, Cause: err}
+		} else if err != nil {
+			return err
+		}
+		pending, err = s.deps.Bus.Queue(ctx, tx, realm, bus.OrganizationMemberAdded, Membership{Organization: o.Slug,
+			OrganizationID: o.ID, UserID: u.ID, Username: u.Username, Role: role, Via: via})
+		return err
+	})
+	return pending, err
+}
+
+// Membership is the data of the organization.member events.
+type Membership struct {
+	Organization   string `json:"organization"` // its slug
+	OrganizationID string `json:"organizationId"`
+	UserID         string `json:"userId"`
+	Username       string `json:"username,omitempty"`
+	Role           string `json:"role,omitempty"`
+	// Via is how a member joined: "admin", "invitation" or "sso".
+	Via string `json:"via,omitempty"`
 }
 
 // bodyUser loads the user a body's userId names: a malformed ID is a 400,
@@ -247,10 +272,11 @@ func (s *Service) UpdateMember(w http.ResponseWriter, r *http.Request) error {
 // RemoveMember answers DELETE .../members/{userId}: the user leaves the
 // organization and stays a user of the realm.
 func (s *Service) RemoveMember(w http.ResponseWriter, r *http.Request) error {
-	_, o, err := s.organization(r)
+	realm, o, err := s.organization(r)
 	if err != nil {
 		return err
 	}
+	var pending bus.Pending
 	err = s.deps.Store.Tx(r.Context(), func(tx *store.Store) error {
 		m, err := s.member(r.Context(), tx, o, mux.Vars(r)["userId"])
 		if err != nil {
@@ -262,10 +288,16 @@ func (s *Service) RemoveMember(w http.ResponseWriter, r *http.Request) error {
 		if err := keepsOwner(r.Context(), tx, o, m); err != nil {
 			return err
 		}
-		return tx.RemoveOrgMember(r.Context(), o.ID, m.User.ID)
+		if err := tx.RemoveOrgMember(r.Context(), o.ID, m.User.ID); err != nil {
+			return err
+		}
+		pending, err = s.deps.Bus.Queue(r.Context(), tx, realm, bus.OrganizationMemberRemoved, Membership{Organization: o.Slug,
+			OrganizationID: o.ID, UserID: m.User.ID, Username: m.User.Username, Role: m.Role})
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	pending.Wake()
 	return httpx.NoContent(w)
 }

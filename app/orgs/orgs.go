@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/store"
 )
@@ -17,8 +18,10 @@ import (
 // Deps is what the organizations area uses.
 type Deps struct {
 	Store *store.Store
-	Log   *slog.Logger
-	Now   func() time.Time
+	// Bus takes the organization.member events.
+	Bus *bus.Bus
+	Log *slog.Logger
+	Now func() time.Time
 	// Realm is the realm the request's path names ({realm}), or the
 	// not-found error: the app's lookup, so that every area answers an
 	// unknown realm alike.

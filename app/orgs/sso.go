@@ -247,7 +247,8 @@ func (s *Service) JoinThroughConnection(ctx context.Context, realm *store.Realm,
 	if !o.Enabled {
 		return "", nil
 	}
-	err = s.join(ctx, s.deps.Store, o, u, RoleMember)
+	pending, err := s.join(ctx, s.deps.Store, realm, o, u, RoleMember, "sso")
+	pending.Wake()
 	if errors.Is(err, store.ErrConflict) {
 		return "", nil // a member already
 	} else if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idenplane/idenplane/app/authz"
+	"github.com/idenplane/idenplane/app/bus"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/store"
 )
@@ -41,6 +42,9 @@ type Deps struct {
 	// caller: a token is created only by a caller holding what it amounts
 	// to (TokenPermissions).
 	CallerPermissions func(r *http.Request) authz.Set
+	// Bus takes every provisioning write: scim.provisioned, admin.change,
+	// and the user events of the users it creates, replaces and deletes.
+	Bus *bus.Bus
 }
 
 // Service is the SCIM area: the SCIM endpoints and the token admin API.
