@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Webhook is a realm's endpoint for events (app/webhooks). Secret and
@@ -200,31 +202,67 @@ func (s *Store) AddWebhookMessages(ctx context.Context, msgs []*WebhookMessage) 
 	return nil
 }
 
-// DueWebhookMessages returns, for each enabled webhook, the oldest message
-// still pending if its next attempt is due at now: a webhook's messages go
-// out in the order they were queued, each after the one before it is
-// delivered or given up on. At most limit, oldest first.
-func (s *Store) DueWebhookMessages(ctx context.Context, now int64, limit int) ([]*WebhookMessage, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+prefixColumns("m", webhookMessageColumns)+` FROM webhook_messages m
-		JOIN webhooks w ON w.id = m.webhook_id AND w.enabled
-		WHERE m.state = 'pending' AND m.next_attempt_at <= $1 AND NOT EXISTS (SELECT 1 FROM webhook_messages o
-			WHERE o.webhook_id = m.webhook_id AND o.state = 'pending'
-			AND (o.created_at < m.created_at OR (o.created_at = m.created_at AND o.id < m.id)))
-		ORDER BY m.created_at, m.id LIMIT $2`, now, limit)
+// DueWebhookMessages returns, for each enabled webhook whose oldest
+// pending message is due at now, its oldest pending messages in the order
+// they were queued, at most perWebhook: a webhook's messages go out in
+// that order, each after the one before it is delivered or given up on.
+// The webhooks come oldest message first.
+func (s *Store) DueWebhookMessages(ctx context.Context, now int64, perWebhook int) ([][]*WebhookMessage, error) {
+	// Per webhook, so that each read walks the queue index from the head
+	// of one webhook's queue, however long the backlog behind it.
+	rows, err := s.r.QueryContext(ctx, `SELECT w.id FROM webhooks w WHERE w.enabled
+		AND EXISTS (SELECT 1 FROM webhook_messages m WHERE m.webhook_id = w.id AND m.state = 'pending')`)
 	if err != nil {
 		return nil, fmt.Errorf("due webhook messages: %w", mapErr(err))
+	}
+	var hooks []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("due webhook messages: %w", mapErr(err))
+		}
+		hooks = append(hooks, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("due webhook messages: %w", mapErr(err))
+	}
+	var out [][]*WebhookMessage
+	for _, id := range hooks {
+		batch, err := s.pendingWebhookMessages(ctx, id, perWebhook)
+		if err != nil {
+			return nil, err
+		}
+		if len(batch) > 0 && batch[0].NextAttemptAt <= now {
+			out = append(out, batch)
+		}
+	}
+	slices.SortFunc(out, func(a, b []*WebhookMessage) int {
+		return cmp.Or(cmp.Compare(a[0].CreatedAt, b[0].CreatedAt), cmp.Compare(a[0].ID, b[0].ID))
+	})
+	return out, nil
+}
+
+// pendingWebhookMessages are a webhook's oldest pending messages, at most
+// limit, in order.
+func (s *Store) pendingWebhookMessages(ctx context.Context, webhookID string, limit int) ([]*WebhookMessage, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+webhookMessageColumns+` FROM webhook_messages
+		WHERE webhook_id = $1 AND state = 'pending' ORDER BY created_at, id LIMIT $2`, webhookID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pending webhook messages: %w", mapErr(err))
 	}
 	defer rows.Close()
 	var out []*WebhookMessage
 	for rows.Next() {
 		m, err := scanWebhookMessage(rows)
 		if err != nil {
-			return nil, fmt.Errorf("due webhook messages: %w", err)
+			return nil, fmt.Errorf("pending webhook messages: %w", err)
 		}
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("due webhook messages: %w", mapErr(err))
+		return nil, fmt.Errorf("pending webhook messages: %w", mapErr(err))
 	}
 	return out, nil
 }
@@ -242,23 +280,34 @@ type WebhookAttempt struct {
 	NextAttemptAt int64 // 0 when none follows
 }
 
-// RecordWebhookAttempt stores an attempt and moves its message on: to
-// state (delivered, failed, or pending again for NextAttemptAt).
-func (s *Store) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, state string, now int64) error {
+// WebhookOutcome is an attempt and the state it moved its message to:
+// delivered, failed (given up on), or pending again for its
+// NextAttemptAt.
+type WebhookOutcome struct {
+	Attempt *WebhookAttempt
+	State   string
+}
+
+// RecordWebhookAttempts stores attempts and moves their messages on, in
+// one transaction.
+func (s *Store) RecordWebhookAttempts(ctx context.Context, outcomes []WebhookOutcome, now int64) error {
 	return s.Tx(ctx, func(tx *Store) error {
-		if _, err := tx.w.ExecContext(ctx, `INSERT INTO webhook_attempts (id, webhook_id, message_id, attempted_at, status_code,
-			duration_ms, error, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WebhookID, a.MessageID,
-			a.AttemptedAt, a.StatusCode, a.DurationMs, a.Error, a.NextAttemptAt); err != nil {
-			return fmt.Errorf("record webhook attempt: %w", mapErr(err))
-		}
-		finished := int64(0)
-		if state != WebhookPending {
-			finished = now
-		}
-		_, err := tx.w.ExecContext(ctx, `UPDATE webhook_messages SET state = $2, attempts = attempts + 1, next_attempt_at = $3,
-			finished_at = $4 WHERE id = $1`, a.MessageID, state, a.NextAttemptAt, finished)
-		if err != nil {
-			return fmt.Errorf("move webhook message on: %w", mapErr(err))
+		for _, o := range outcomes {
+			a := o.Attempt
+			if _, err := tx.w.ExecContext(ctx, `INSERT INTO webhook_attempts (id, webhook_id, message_id, attempted_at, status_code,
+				duration_ms, error, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WebhookID, a.MessageID,
+				a.AttemptedAt, a.StatusCode, a.DurationMs, a.Error, a.NextAttemptAt); err != nil {
+				return fmt.Errorf("record webhook attempt: %w", mapErr(err))
+			}
+			finished := int64(0)
+			if o.State != WebhookPending {
+				finished = now
+			}
+			_, err := tx.w.ExecContext(ctx, `UPDATE webhook_messages SET state = $2, attempts = attempts + 1, next_attempt_at = $3,
+				finished_at = $4 WHERE id = $1`, a.MessageID, o.State, a.NextAttemptAt, finished)
+			if err != nil {
+				return fmt.Errorf("move webhook message on: %w", mapErr(err))
+			}
 		}
 		return nil
 	})

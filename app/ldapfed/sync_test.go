@@ -111,10 +111,14 @@ func TestChangedSync(t *testing.T) {
 		map[string]any{"url": "https://hooks.example.com/ldap", "events": []string{"ldap.*"}}), http.StatusCreated)
 	p := createProvider(t, s, directoryProvider("corp", d))
 	mustCount(t, syncNow(t, s, p.ID, "?action=full"), counts{read: 3, created: 3})
-	msgs, err := s.Store.DueWebhookMessages(context.Background(), math.MaxInt64, 10)
-	if err != nil || len(msgs) != 1 || msgs[0].EventType != "ldap.sync.finished" ||
+	due, err := s.Store.DueWebhookMessages(context.Background(), math.MaxInt64, 10)
+	if err != nil || len(due) != 1 || len(due[0]) != 1 {
+		t.Fatalf("the sync's events: %+v %v", due, err)
+	}
+	msgs := due[0]
+	if msgs[0].EventType != "ldap.sync.finished" ||
 		!strings.Contains(string(msgs[0].Payload), `"provider":"corp"`) || !strings.Contains(string(msgs[0].Payload), `"created":3`) {
-		t.Fatalf("the sync's event: %+v %v", msgs, err)
+		t.Fatalf("the sync's event: %+v", msgs[0])
 	}
 	d.Modify("dn: uid=ann," + d.PeopleDN + "\nchangetype: modify\nreplace: givenName\ngivenName: Anna\n\n" +
 		"dn: uid=cy," + d.PeopleDN + "\nchangetype: modify\nreplace: mail\nmail: cy.oh@example.org\n\n" +

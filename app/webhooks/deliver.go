@@ -37,8 +37,11 @@ const (
 	// RotationGrace is how long a rotated-out secret still signs beside
 	// the new one.
 	RotationGrace = 24 * time.Hour
-	// dueBatch bounds the messages one pass sends, one per webhook.
-	dueBatch = 64
+	// batchSize bounds the messages of one webhook a pass sends, one
+	// after the other, and records in one transaction.
+	batchSize = 32
+	// maxParallel bounds the webhooks a pass sends to at once.
+	maxParallel = 64
 	// maxErrorLength bounds an attempt's recorded error.
 	maxErrorLength = 300
 )
@@ -49,11 +52,10 @@ func (s *Service) Start(ctx context.Context) (wait func()) {
 	return s.deps.Store.Worker(ctx, "webhooks", PollInterval, s.wake, func(ctx context.Context) { s.DeliverDue(ctx) })
 }
 
-// DeliverDue makes one attempt at each due message (the oldest pending
-// one of each webhook), the webhooks in parallel, and says how many were
-// delivered.
+// DeliverDue sends each webhook's due messages in order, the webhooks in
+// parallel, and says how many were delivered.
 func (s *Service) DeliverDue(ctx context.Context) (delivered int) {
-	due, err := s.deps.Store.DueWebhookMessages(ctx, s.deps.Now().UnixMilli(), dueBatch)
+	due, err := s.deps.Store.DueWebhookMessages(ctx, s.deps.Now().UnixMilli(), batchSize)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.deps.Log.Error("reading the webhook outbox failed", "err", err)
@@ -62,51 +64,65 @@ func (s *Service) DeliverDue(ctx context.Context) (delivered int) {
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, m := range due {
+	for _, batch := range due[:min(len(due), maxParallel)] {
 		wg.Go(func() {
-			if s.attempt(ctx, m) {
-				mu.Lock()
-				delivered++
-				mu.Unlock()
-			}
+			n := s.deliver(ctx, batch)
+			mu.Lock()
+			delivered += n
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	return delivered
 }
 
-// attempt sends m once, records the attempt and moves m on, and says
-// whether it was delivered.
-func (s *Service) attempt(ctx context.Context, m *store.WebhookMessage) bool {
-	w, err := s.deps.Store.WebhookByID(ctx, m.WebhookID)
+// deliver sends a webhook's messages one after the other until one fails,
+// which waits for its retry and holds the rest behind it; it records the
+// attempts together and says how many were delivered. A crash before the
+// record sends them again: at least once.
+func (s *Service) deliver(ctx context.Context, batch []*store.WebhookMessage) (delivered int) {
+	w, err := s.deps.Store.WebhookByID(ctx, batch[0].WebhookID)
 	if err != nil {
-		return false // deleted meanwhile: its messages went with it
+		return 0 // deleted meanwhile: its messages went with it
 	}
-	start := s.deps.Now()
-	status, sendErr := s.send(ctx, w, m, start)
-	if ctx.Err() != nil {
-		return false // shutting down: the message stays due
-	}
-	a := &store.WebhookAttempt{ID: uuid.Must(uuid.NewV7()).String(), WebhookID: w.ID, MessageID: m.ID, AttemptedAt: start.UnixMilli(),
-		StatusCode: status, DurationMs: s.deps.Now().Sub(start).Milliseconds()}
-	state := store.WebhookDelivered
-	if sendErr != nil {
-		a.Error = truncate(sendErr.Error(), maxErrorLength)
-		state = store.WebhookPending
-		next := start.Add(s.retryWait(m.Attempts + 1))
-		if next.Sub(time.UnixMilli(m.CreatedAt)) > RetryFor {
-			state = store.WebhookFailed
-		} else {
-			a.NextAttemptAt = next.UnixMilli()
+	var outcomes []store.WebhookOutcome
+	var sendErr error
+	var start time.Time
+	for _, m := range batch {
+		start = s.deps.Now()
+		var status int
+		status, sendErr = s.send(ctx, w, m, start)
+		if ctx.Err() != nil {
+			break // shutting down: the message stays due
 		}
+		a := &store.WebhookAttempt{ID: uuid.Must(uuid.NewV7()).String(), WebhookID: w.ID, MessageID: m.ID,
+			AttemptedAt: start.UnixMilli(), StatusCode: status, DurationMs: s.deps.Now().Sub(start).Milliseconds()}
+		state := store.WebhookDelivered
+		if sendErr != nil {
+			a.Error = truncate(sendErr.Error(), maxErrorLength)
+			state = store.WebhookPending
+			next := start.Add(s.retryWait(m.Attempts + 1))
+			if next.Sub(time.UnixMilli(m.CreatedAt)) > RetryFor {
+				state = store.WebhookFailed
+			} else {
+				a.NextAttemptAt = next.UnixMilli()
+			}
+		}
+		outcomes = append(outcomes, store.WebhookOutcome{Attempt: a, State: state})
+		if sendErr != nil {
+			break
+		}
+		delivered++
 	}
-	now := s.deps.Now().UnixMilli()
-	if err := s.deps.Store.RecordWebhookAttempt(context.WithoutCancel(ctx), a, state, now); err != nil {
-		s.deps.Log.Error("recording a webhook attempt failed", "webhook", w.ID, "message", m.ID, "err", err)
-		return false
+	if len(outcomes) == 0 {
+		return 0
+	}
+	if err := s.deps.Store.RecordWebhookAttempts(context.WithoutCancel(ctx), outcomes, s.deps.Now().UnixMilli()); err != nil {
+		s.deps.Log.Error("recording webhook attempts failed", "webhook", w.ID, "err", err)
+		return 0
 	}
 	s.health(ctx, w, sendErr, start)
-	return sendErr == nil
+	return delivered
 }
 
 // health keeps the endpoint's failing-since time, and disables a webhook

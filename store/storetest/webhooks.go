@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/idenplane/idenplane/store"
@@ -79,32 +80,39 @@ func testWebhookQueue(t *testing.T, s *store.Store) {
 			CreatedAt: at, State: store.WebhookPending, NextAttemptAt: at}
 	}
 	if err := s.AddWebhookMessages(testCtx, []*store.WebhookMessage{msg("m1", "w1", 100), msg("m2", "w1", 101),
-		msg("m3", "w2", 102)}); err != nil {
+		msg("m3", "w2", 102), msg("m4", "w1", 103), msg("m5", "w1", 104)}); err != nil {
 		t.Fatal(err)
 	}
+	// The batches: each webhook's oldest pending messages, in order, at
+	// most three; w1's first.
 	due := func(now int64) (ids []string) {
 		t.Helper()
-		list, err := s.DueWebhookMessages(testCtx, now, 10)
+		batches, err := s.DueWebhookMessages(testCtx, now, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range list {
-			ids = append(ids, m.ID)
+		for _, b := range batches {
+			var batch []string
+			for _, m := range b {
+				batch = append(batch, m.ID)
+			}
+			ids = append(ids, strings.Join(batch, ","))
 		}
 		return ids
 	}
-	mustEqual(t, "due at 200", due(200), []string{"m1", "m3"})
+	mustEqual(t, "due at 200", due(200), []string{"m1,m2,m4", "m3"})
 	// m1 fails and waits; m2 waits behind it.
-	if err := s.RecordWebhookAttempt(testCtx, &store.WebhookAttempt{ID: "a1", WebhookID: "w1", MessageID: "m1", AttemptedAt: 200,
-		StatusCode: 500, DurationMs: 3, Error: "HTTP 500", NextAttemptAt: 300}, store.WebhookPending, 200); err != nil {
+	if err := s.RecordWebhookAttempts(testCtx, []store.WebhookOutcome{{Attempt: &store.WebhookAttempt{ID: "a1", WebhookID: "w1",
+		MessageID: "m1", AttemptedAt: 200, StatusCode: 500, DurationMs: 3, Error: "HTTP 500", NextAttemptAt: 300},
+		State: store.WebhookPending}}, 200); err != nil {
 		t.Fatal(err)
 	}
 	mustEqual(t, "due at 250", due(250), []string{"m3"})
-	if err := s.RecordWebhookAttempt(testCtx, &store.WebhookAttempt{ID: "a2", WebhookID: "w1", MessageID: "m1", AttemptedAt: 300,
-		StatusCode: 204, DurationMs: 2}, store.WebhookDelivered, 300); err != nil {
+	if err := s.RecordWebhookAttempts(testCtx, []store.WebhookOutcome{{Attempt: &store.WebhookAttempt{ID: "a2", WebhookID: "w1",
+		MessageID: "m1", AttemptedAt: 300, StatusCode: 204, DurationMs: 2}, State: store.WebhookDelivered}}, 300); err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, "due at 300", due(300), []string{"m2", "m3"})
+	mustEqual(t, "due at 300", due(300), []string{"m2,m4,m5", "m3"})
 	attempts, err := s.ListWebhookAttempts(testCtx, "w1", 0, 10)
 	if err != nil || len(attempts) != 2 || attempts[0].ID != "a2" || attempts[1].StatusCode != 500 ||
 		attempts[1].EventType != "user.created" || attempts[1].NextAttemptAt != 300 {
