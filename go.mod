@@ -30,6 +30,7 @@ require (
 	github.com/russellhaering/goxmldsig v1.6.1
 	github.com/scim2/filter-parser/v2 v2.3.1
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/tetratelabs/wazero v1.12.0
 	github.com/zitadel/oidc/v3 v3.48.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0

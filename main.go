@@ -300,6 +300,7 @@ type config struct {
 	outboundAllow                string
 	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
 	dnsResolver                  string
+	pluginsDir                   string
 	debugAddr                    string // empty: no profiles served
 	tlsCert, tlsKey              string // PEM files; empty: no TLS from files
 	acmeDomain, acmeEmail        string
@@ -428,6 +429,11 @@ func (c *config) validate(serving bool) error {
 	if c.dnsResolver != "" {
 		if _, port, err := net.SplitHostPort(c.dnsResolver); err != nil || port == "" {
 			bad("--dns-resolver (IDENPLANE_DNS_RESOLVER) must be host:port, not %q", c.dnsResolver)
+		}
+	}
+	if c.pluginsDir != "" {
+		if fi, err := os.Stat(c.pluginsDir); err != nil || !fi.IsDir() {
+			bad("--plugins-dir (IDENPLANE_PLUGINS_DIR) must be a directory, not %q", c.pluginsDir)
 		}
 	}
 	if c.debugAddr != "" {
@@ -589,7 +595,7 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
 		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,
-		Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
+		PluginsDir: c.pluginsDir, Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
 	})
 }
 
@@ -603,6 +609,8 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that outbound calls (identity providers, HTTP mail providers, back-channel logout) may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
 	fs.StringVar(&c.dnsResolver, "dns-resolver", os.Getenv("IDENPLANE_DNS_RESOLVER"),
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
+	fs.StringVar(&c.pluginsDir, "plugins-dir", os.Getenv("IDENPLANE_PLUGINS_DIR"),
+		"directory of WebAssembly plugins, one directory each with plugin.json and plugin.wasm (docs/plugins.md); empty: none (IDENPLANE_PLUGINS_DIR)")
 	fs.StringVar(&c.debugAddr, "debug-addr", os.Getenv("IDENPLANE_DEBUG_ADDR"),
 		"host:port, or :port for loopback, where the runtime's profiles (net/http/pprof) are served; empty: none (IDENPLANE_DEBUG_ADDR)")
 	fs.StringVar(&c.accessLog, "access-log", os.Getenv("IDENPLANE_ACCESS_LOG"),

@@ -435,6 +435,8 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "trusted proxies from env", env: []string{"IDENPLANE_TRUSTED_PROXIES=192.0.2.300"}, want: []string{"--trusted-proxies", "IDENPLANE_TRUSTED_PROXIES"}},
 		{name: "dns resolver without port", args: []string{"--dns-resolver", "127.0.0.1"}, want: []string{"--dns-resolver"}},
 		{name: "dns resolver from env", env: []string{"IDENPLANE_DNS_RESOLVER=ns.example"}, want: []string{"--dns-resolver", "IDENPLANE_DNS_RESOLVER"}},
+		{name: "plugins dir missing", args: []string{"--plugins-dir", "/nonexistent/plugins"}, want: []string{"--plugins-dir"}},
+		{name: "plugins dir from env", env: []string{"IDENPLANE_PLUGINS_DIR=main.go"}, want: []string{"--plugins-dir", "IDENPLANE_PLUGINS_DIR"}},
 		{name: "debug addr without port", args: []string{"--debug-addr", "127.0.0.1"}, want: []string{"--debug-addr"}},
 		{name: "debug addr from env", env: []string{"IDENPLANE_DEBUG_ADDR=localhost"}, want: []string{"--debug-addr", "IDENPLANE_DEBUG_ADDR"}},
 		{name: "no readers", args: []string{"--db-readers", "0"}, want: []string{"--db-readers"}},

@@ -1647,3 +1647,18 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, attempted_at, id);
 CREATE INDEX webhook_attempts_message ON webhook_attempts (message_id);
+
+-- version 47
+-- Reserved for the audit streams, which take this number; nothing here.
+SELECT 1;
+
+-- version 48
+-- Plugins (app/plugins): the state an administrator or a failure gave
+-- each WebAssembly plugin of --plugins-dir, by its name. A plugin without
+-- a row is enabled; the modules themselves stay files the operator owns.
+CREATE TABLE plugins (
+    name       TEXT PRIMARY KEY,
+    state      TEXT NOT NULL,           -- enabled, disabled, failed
+    reason     TEXT NOT NULL,           -- why it failed; "" otherwise
+    updated_at BIGINT NOT NULL
+);

@@ -1340,3 +1340,14 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, attempted_at, id);
 
 CREATE INDEX webhook_attempts_message ON webhook_attempts (message_id);
+
+-- version 47
+SELECT 1;
+
+-- version 48
+CREATE TABLE plugins (
+    name TEXT COLLATE "C" PRIMARY KEY,
+    state TEXT COLLATE "C" NOT NULL,
+    reason TEXT COLLATE "C" NOT NULL,
+    updated_at BIGINT NOT NULL
+);

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/idenplane/idenplane/app/mail"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/plugins"
 	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/app/roles"
@@ -86,6 +88,9 @@ type Config struct {
 	// Tracer, when set, traces requests, the store and outbound calls
 	// (app/telemetry); nil, and nothing is traced.
 	Tracer trace.TracerProvider
+	// PluginsDir is the directory of the WebAssembly plugins
+	// (app/plugins, docs/plugins.md); empty, none.
+	PluginsDir string
 	// SigningKeys, when set, makes the private keys of new signing keys
 	// (tests hand out keys made beforehand: an RSA key takes a tenth of
 	// a second to find); nil, NewPrivateKey.
@@ -122,6 +127,7 @@ type App struct {
 	ldap      *ldapfed.Service // LDAP user federation
 	scim      *scim.Service
 	webhooks  *webhooks.Service
+	plugins   *plugins.Service // the WebAssembly plugins: observers, claims, a sign-in step
 	bus       *bus.Bus
 	nhi       *nhi.Service
 	clients   *clients.Service   // the admin API of OpenID Connect clients
@@ -218,13 +224,21 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.orgs = orgs.New(orgs.Deps{Store: st, Bus: a.bus, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, Issuer: a.issuer,
 		SendInvitation: a.sendOrgInvitation, MailQueued: a.mail.Wake, LookupTXT: dnsResolver(cfg.DNSResolver).LookupTXT,
 		CallerRole: callerOrgRole, CallerPermissions: callerPermissions})
+	a.plugins = plugins.New(plugins.Deps{Store: st, Log: a.log, Now: a.now, Dir: cfg.PluginsDir, Bus: a.bus})
+	if err := a.plugins.Load(ctx); err != nil {
+		return nil, err
+	}
+	coreSteps := signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
+		a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode,
+			ForgotURL: func(realm *store.Realm, flowID string) string {
+				return flowLink(a.issuer(realm), recovery.PathForgotPassword, flowID)
+			},
+			RegisterURL: func(realm *store.Realm, flowID string) string { return flowLink(a.issuer(realm), pathRegister, flowID) }})
+	// The plugin step asks its second factor on the TOTP step's page.
+	totp := coreSteps[slices.IndexFunc(coreSteps, func(s signin.Step) bool { return s.Kind() == signin.KindTOTP })]
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
-		Definition: signin.StoredDefinition(st), Steps: append(signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
-			a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode,
-				ForgotURL: func(realm *store.Realm, flowID string) string {
-					return flowLink(a.issuer(realm), recovery.PathForgotPassword, flowID)
-				},
-				RegisterURL: func(realm *store.Realm, flowID string) string { return flowLink(a.issuer(realm), pathRegister, flowID) }}), a.broker.Step(a.assets.ProviderIcon), a.orgs.Step(a.pages, a.broker.FlowLoginURL)),
+		Definition: signin.StoredDefinition(st), Steps: append(coreSteps, a.broker.Step(a.assets.ProviderIcon),
+			a.orgs.Step(a.pages, a.broker.FlowLoginURL), a.plugins.Step(totp)),
 		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester(), deviceRequester{a}, stepUpRequester{a}}, ClientIP: a.clientIP,
 		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
 	a.signingKeys = signingkeys.New(signingkeys.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, MakeKey: a.makeKey})
@@ -232,6 +246,7 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.webhooks = webhooks.New(webhooks.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		Client: a.tracing.Client(webhooks.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed, Bus: a.bus})
 	a.bus.Subscribe(a.webhooks)
+	a.bus.Subscribe(a.plugins)
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
 		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }, Bus: a.bus})

@@ -16,7 +16,7 @@ const jobInterval = time.Hour
 // RunJobs does the server's periodic upkeep until ctx is done, at once and
 // then every hour: events past their retention, key rotation, expired
 // sessions and token records, and accounts whose deletion is due; and,
-// beside them, mail delivery, back-channel logouts and the periodic syncs
+// beside them, mail delivery, back-channel logouts, the plugins' observers and the periodic syncs
 // of the user directories.
 func (a *App) RunJobs(ctx context.Context) {
 	t := time.NewTicker(jobInterval)
@@ -24,6 +24,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	defer a.startLogoutDelivery(ctx)()
 	defer a.mail.Start(ctx)()
 	defer a.webhooks.Start(ctx)()
+	defer a.plugins.Start(ctx)()
 	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
 		// A fleet runs the upkeep once an hour, on the server that claims

@@ -18,7 +18,7 @@ var httpPackages = []string{"net/http", "github.com/gorilla/mux", "github.com/zi
 // beside the others, so that none imports app or another module.
 var modules = []string{"events", "saml", "broker", "scim", "nhi", "clients", "orgs", "adminkeys", "adminaccounts", "attributes", "impersonation",
 	"ldapfed", "console", "authflows", "mail", "groups", "roles", "signingkeys", "sessions", "registration", "scopes", "recovery",
-	"account", "webhooks"}
+	"account", "webhooks", "plugins"}
 
 // moduleAlsoNever is what a module must not reach beyond app and the
 // other modules. The modules without pages never reach ui; app/saml is a
@@ -75,6 +75,9 @@ func layers() map[string][]string {
 		// of the server.
 		"app/tlsserver": {module + "/app/...", module + "/store", module + "/ui"},
 		"app/telemetry": {module + "/app/...", module + "/store", module + "/ui"},
+		// Built into plugins (GOOS=wasip1), never into the server: nothing
+		// of it.
+		"app/plugins/sdk": {module + "/app/...", module + "/store", module + "/ui"},
 		// A leaf: the standard library and the error vocabulary only.
 		"app/validate": slices.Concat(httpPackages, []string{module + "/app/authz", module + "/app/identity"}),
 	}

@@ -34,7 +34,8 @@ type codeflowClock struct{ ns atomic.Int64 }
 func (c *codeflowClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *codeflowClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-// codeflowEnv is a server with realm acme, its user alice, and a clock.
+// codeflowEnv is a server with realm acme, its user alice, and a clock;
+// opts adjust its Config.
 type codeflowEnv struct {
 	*oidcTestServer
 	t        *testing.T
@@ -43,11 +44,11 @@ type codeflowEnv struct {
 	aliceID  string
 }
 
-func newCodeflowEnv(t *testing.T) *codeflowEnv {
+func newCodeflowEnv(t *testing.T, opts ...func(*Config)) *codeflowEnv {
 	t.Helper()
 	clock := &codeflowClock{}
 	clock.ns.Store(time.Now().UnixNano())
-	s := newOIDCTestServer(t, func(c *Config) { c.Now = clock.now })
+	s := newOIDCTestServer(t, append([]func(*Config){func(c *Config) { c.Now = clock.now }}, opts...)...)
 	s.createRealm("acme")
 	alice := s.createUser("acme", map[string]any{"username": "alice", "email": "alice@example.test",
 		"firstName": "Alice", "lastName": "Liddell", "password": codeflowPassword})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/idenplane/idenplane/app/plugins"
 	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 )
@@ -43,5 +44,6 @@ func (a *App) idToken(ctx context.Context, g *tokenGrant, in *claimsInput, acces
 	for k, v := range std {
 		claims[k] = v
 	}
+	addPluginClaims(ctx, a.plugins, g, in, plugins.IDToken, claims)
 	return a.signWith(key, "JWT", claims)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/groups"
+	"github.com/idenplane/idenplane/app/plugins"
 	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/store"
@@ -170,6 +171,7 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 	for k, v := range std {
 		claims[k] = v
 	}
+	addPluginClaims(ctx, a.plugins, g, in, plugins.AccessToken, claims)
 	token, err = a.sign(ctx, g.realm, "at+jwt", claims)
 	return token, jti, exp, err
 }

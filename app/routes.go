@@ -251,6 +251,14 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/api-keys/{id}/rotate", authz.SystemManage, ak.Rotate)
 	admin(http.MethodDelete, "/admin/api-keys/{id}", authz.SystemManage, ak.Revoke)
 
+	// The server's WebAssembly plugins (app/plugins).
+	pl := a.plugins
+	admin(http.MethodGet, "/admin/plugins", authz.SystemRead, pl.List)
+	admin(http.MethodGet, "/admin/plugins/{name}", authz.SystemRead, pl.Get)
+	admin(http.MethodDelete, "/admin/plugins/{name}", authz.SystemManage, pl.Delete)
+	admin(http.MethodPost, "/admin/plugins/{name}/enable", authz.SystemManage, pl.Enable)
+	admin(http.MethodPost, "/admin/plugins/{name}/disable", authz.SystemManage, pl.Disable)
+
 	// Realms. Fixed paths come before {realm}, which would swallow them.
 	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, listThemes)
 	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)

@@ -18,8 +18,8 @@ import (
 type Permission string
 
 const (
-	SystemRead   Permission = "system:read"   // list realms and themes, read metrics
-	SystemManage Permission = "system:manage" // create, import and delete realms
+	SystemRead   Permission = "system:read"   // list realms and themes, read metrics, list the plugins
+	SystemManage Permission = "system:manage" // create, import and delete realms; enable, disable and remove plugins
 	RealmRead    Permission = "realm:read"    // a realm's settings, keys, stats, registration setup, export
 	RealmWrite   Permission = "realm:write"   // change them, rotate keys, send test mail
 	UsersRead    Permission = "users:read"    // users and what hangs off them: memberships, role mappings, consents, second factors, lockouts, pending registrations

@@ -36,6 +36,7 @@ var checkKinds = map[StepKind]checkTraits{
 	KindRecoveryCode:     {proves: true, needsUser: true, configured: true},
 	KindEmailCode:        {proves: true, needsUser: true},
 	KindTerms:            {needsUser: true},
+	KindPlugin:           {needsUser: true},
 }
 
 var checkUsages = map[Usage]bool{UsageBrowser: true, UsageDirectGrant: true, UsageDevice: true}

@@ -52,6 +52,9 @@ const (
 	KindRecoveryCode StepKind = "recovery-code" // one of the user's single-use recovery codes
 	KindEmailCode    StepKind = "email-otp"     // a six-digit code mailed to the user's address
 	KindTerms        StepKind = "terms"         // the realm's terms, accepted once per version
+	// KindPlugin asks the server's sign-in plugins (app/plugins): allow,
+	// deny, or a second factor first.
+	KindPlugin StepKind = "plugin"
 	// The required actions: owed by the user, named by no flow.
 	KindUpdatePassword StepKind = "update-password"
 	KindConfigureTOTP  StepKind = "configure-totp" // a realm with mfaRequired, of a user without a second factor

@@ -22,7 +22,7 @@ func (k StepKind) Identifies() bool {
 // known.
 func (k StepKind) NeedsUser() bool {
 	switch k {
-	case KindTOTP, KindSecurityKey, KindRecoveryCode, KindEmailCode, KindTerms:
+	case KindTOTP, KindSecurityKey, KindRecoveryCode, KindEmailCode, KindTerms, KindPlugin:
 		return true
 	}
 	return false

@@ -14,9 +14,10 @@ var runnableKinds = []StepKind{KindUsernamePassword, KindTOTP, KindRecoveryCode,
 	KindEmailCode, KindTerms}
 
 // moduleKinds are the kinds of step modules provide (app/broker's,
-// app/orgs'): a provider's callback passes the step of the flow that sent
-// the browser there, whatever its requester.
-var moduleKinds = []StepKind{KindIdentityProvider, KindOrgDiscovery}
+// app/orgs', app/plugins'): a provider's callback passes the step of the
+// flow that sent the browser there, whatever its requester; the plugin
+// step decides or asks on the flow's own pages.
+var moduleKinds = []StepKind{KindIdentityProvider, KindOrgDiscovery, KindPlugin}
 
 // webAuthnKinds are the steps of a WebAuthn ceremony, which browsers hold
 // only with a server whose base URL names a host, never an IP address.
