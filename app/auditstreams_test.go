@@ -504,6 +504,18 @@ func TestAuditStreamHTTPFormats(t *testing.T) {
 	if got := s.getStream(t, ss.ID); got.HTTP.Token == nil || *got.HTTP.Token != auditstreams.Redacted || got.HTTP.Authorization != nil {
 		t.Fatalf("splunk stream as answered: %+v", got.HTTP)
 	}
+	// A format changed leaves the old format's secret behind.
+	r := s.admin(http.MethodPut, "/admin/realms/acme/audit-streams/"+ss.ID, map[string]any{"type": "http",
+		"events": []string{"user.created"}, "http": map[string]any{"url": splunk.url + "/services/collector/event", "format": "json"}})
+	mustStatus(t, r, http.StatusOK)
+	if strings.Contains(string(r.Body), auditstreams.Redacted) {
+		t.Fatalf("the splunk token kept as a json stream's authorization: %s", r.Body)
+	}
+	s.users("y", 1)
+	s.sendAudit(t)
+	if sp := splunk.got(); len(sp) != 3 || sp[2].authorization != "" {
+		t.Fatalf("after the format changed: %+v", sp[1:])
+	}
 	secrets := map[string]string{"generic": "generic-secret-1", "splunk": "hec-secret-2", "elastic": "elastic-secret-3"}
 	mustHoldNoToken(t, "the database file", s.dbPath, secrets)
 	mustHoldNoToken(t, "the -wal file", s.dbPath+"-wal", secrets)

@@ -152,8 +152,14 @@ func (s *Service) input(r *http.Request, a *store.AuditStream) error {
 		}
 		settings = in.Syslog
 	case TypeHTTP:
+		var prev HTTPSettings
+		if a.Settings != nil {
+			if err := json.Unmarshal(a.Settings, &prev); err != nil {
+				return err
+			}
+		}
 		var err error
-		if secret, err = s.checkHTTP(ctx, in.HTTP, a.Secret); err != nil {
+		if secret, err = s.checkHTTP(ctx, in.HTTP, a.Secret, prev.Format); err != nil {
 			return err
 		}
 		in.HTTP.Token, in.HTTP.Authorization = nil, nil // the secret is sealed apart

@@ -67,13 +67,18 @@ type HTTPSettings struct {
 const Redacted = "**********"
 
 // checkHTTP checks in and fills in its defaults; it answers the stream's
-// secret: the one given, or keep when none is (a PUT keeping it).
-func (s *Service) checkHTTP(ctx context.Context, in *HTTPSettings, keep string) (secret string, err error) {
+// secret: the one given, or keep when none is (a PUT keeping it) and the
+// format is still prevFormat: a Splunk token must not become another
+// format's Authorization header.
+func (s *Service) checkHTTP(ctx context.Context, in *HTTPSettings, keep string, prevFormat Format) (secret string, err error) {
 	if err := httpx.CheckEndpointURL(ctx, "http.url", in.URL, maxURLLength, s.deps.OutboundAllowed); err != nil {
 		return "", err
 	}
 	if in.Format == "" {
 		in.Format = FormatJSON
+	}
+	if in.Format != prevFormat {
+		keep = ""
 	}
 	given := func(p *string) bool { return p != nil && *p != Redacted }
 	switch in.Format {
