@@ -120,7 +120,7 @@ func (s *Service) newSyslog(set *SyslogSettings) (*syslogSink, error) {
 	}
 	// The outbound guard's check of the address dialled, after
 	// resolution: a receiver's name cannot lead to an internal address.
-	d := &net.Dialer{Timeout: s.deps.AttemptTimeout, Control: httpx.OutboundControl(s.deps.OutboundAllowed)}
+	d := httpx.OutboundDialer(s.deps.AttemptTimeout, s.deps.OutboundAllowed)
 	sink := &syslogSink{set: *set, hostname: hostname}
 	switch set.Transport {
 	case TransportUDP:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
 )
@@ -47,4 +48,20 @@ func TestCheckEndpointURL(t *testing.T) {
 			t.Errorf("%s: %v, want refused at url", tc.url, err)
 		}
 	}
+}
+
+// The guard's dialer refuses a non-public address over UDP and TCP alike,
+// unless allowed: a syslog receiver is dialled through it.
+func TestOutboundDialer(t *testing.T) {
+	ctx := context.Background()
+	for _, network := range []string{"udp", "tcp"} {
+		if _, err := OutboundDialer(time.Second, nil).DialContext(ctx, network, "127.0.0.1:9"); !errors.Is(err, ErrForbiddenAddress) {
+			t.Errorf("%s to loopback: %v, want ErrForbiddenAddress", network, err)
+		}
+	}
+	conn, err := OutboundDialer(time.Second, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}).DialContext(ctx, "udp", "127.0.0.1:9")
+	if err != nil {
+		t.Fatalf("udp to allowed loopback: %v", err)
+	}
+	conn.Close()
 }
