@@ -301,6 +301,7 @@ type config struct {
 	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
 	dnsResolver                  string
 	pluginsDir                   string
+	auditDir                     string // where file audit streams write
 	debugAddr                    string // empty: no profiles served
 	tlsCert, tlsKey              string // PEM files; empty: no TLS from files
 	acmeDomain, acmeEmail        string
@@ -453,6 +454,11 @@ func (c *config) validate(serving bool) error {
 	} else {
 		c.outboundPrefixes = prefixes
 	}
+	if c.auditDir != "" {
+		if st, err := os.Stat(c.auditDir); !filepath.IsAbs(c.auditDir) || err != nil || !st.IsDir() {
+			bad("--audit-dir (IDENPLANE_AUDIT_DIR) must be the absolute path of a directory, not %q", c.auditDir)
+		}
+	}
 	if c.otlpEndpoint != "" {
 		if u, err := url.Parse(c.otlpEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -595,7 +601,7 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
 		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,
-		PluginsDir: c.pluginsDir, Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
+		PluginsDir: c.pluginsDir, AuditDir: c.auditDir, Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
 	})
 }
 
@@ -611,6 +617,8 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	fs.StringVar(&c.pluginsDir, "plugins-dir", os.Getenv("IDENPLANE_PLUGINS_DIR"),
 		"directory of WebAssembly plugins, one directory each with plugin.json and plugin.wasm (docs/plugins.md); empty: none (IDENPLANE_PLUGINS_DIR)")
+	fs.StringVar(&c.auditDir, "audit-dir", os.Getenv("IDENPLANE_AUDIT_DIR"),
+		"absolute path of the directory where audit streams of type file write; empty: file streams are refused (IDENPLANE_AUDIT_DIR)")
 	fs.StringVar(&c.debugAddr, "debug-addr", os.Getenv("IDENPLANE_DEBUG_ADDR"),
 		"host:port, or :port for loopback, where the runtime's profiles (net/http/pprof) are served; empty: none (IDENPLANE_DEBUG_ADDR)")
 	fs.StringVar(&c.accessLog, "access-log", os.Getenv("IDENPLANE_ACCESS_LOG"),

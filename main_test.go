@@ -439,6 +439,8 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "plugins dir from env", env: []string{"IDENPLANE_PLUGINS_DIR=main.go"}, want: []string{"--plugins-dir", "IDENPLANE_PLUGINS_DIR"}},
 		{name: "debug addr without port", args: []string{"--debug-addr", "127.0.0.1"}, want: []string{"--debug-addr"}},
 		{name: "debug addr from env", env: []string{"IDENPLANE_DEBUG_ADDR=localhost"}, want: []string{"--debug-addr", "IDENPLANE_DEBUG_ADDR"}},
+		{name: "audit dir relative", args: []string{"--audit-dir", "audit"}, want: []string{"--audit-dir"}},
+		{name: "audit dir from env, absent", env: []string{"IDENPLANE_AUDIT_DIR=/nonexistent/audit"}, want: []string{"--audit-dir", "IDENPLANE_AUDIT_DIR"}},
 		{name: "no readers", args: []string{"--db-readers", "0"}, want: []string{"--db-readers"}},
 		{name: "readers from env", env: []string{"IDENPLANE_DB_READERS=many"}, want: []string{"--db-readers", "IDENPLANE_DB_READERS"}},
 		{name: "connection lifetime not a duration", args: []string{"--db-conn-lifetime", "1 hour"}, want: []string{"--db-conn-lifetime"}},

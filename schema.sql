@@ -1649,8 +1649,50 @@ CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, attempted
 CREATE INDEX webhook_attempts_message ON webhook_attempts (message_id);
 
 -- version 47
--- Reserved for the audit streams, which take this number; nothing here.
-SELECT 1;
+-- Audit streams (app/auditstreams): a realm's destinations of its events
+-- (syslog, HTTP batches, a local file), with their settings (JSON, the
+-- secret out of it and sealed); one record per event per realm, numbered
+-- by the realm's counter without gaps; and each stream's cursor, the last
+-- sequence it has passed, with the state of its retries. Records are
+-- deleted once every stream of their realm has passed them. The cursors,
+-- the counter and the records change with every event: they are apart
+-- from the streams, which the server caches.
+CREATE TABLE audit_streams (
+    id          TEXT PRIMARY KEY,
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    type        TEXT NOT NULL,              -- syslog, http, file
+    events      TEXT NOT NULL,              -- JSON array of types and patterns
+    enabled     BOOLEAN NOT NULL,
+    description TEXT NOT NULL,
+    settings    TEXT NOT NULL,              -- JSON, without the secret
+    secret      BLOB,                       -- sealed; NULL when none
+    created_at  BIGINT NOT NULL,
+    updated_at  BIGINT NOT NULL
+);
+CREATE INDEX audit_streams_realm ON audit_streams (realm_id, created_at);
+CREATE TABLE audit_stream_cursors (
+    stream_id       TEXT PRIMARY KEY REFERENCES audit_streams (id) ON DELETE CASCADE,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    delivered_seq   BIGINT NOT NULL,        -- the last sequence passed
+    failures        INTEGER NOT NULL,       -- failed attempts since the last success
+    next_attempt_at BIGINT NOT NULL,
+    last_error      TEXT NOT NULL,
+    last_error_at   BIGINT NOT NULL,        -- 0 when none
+    delivered_at    BIGINT NOT NULL         -- of the last success; 0 when none
+);
+CREATE INDEX audit_stream_cursors_realm ON audit_stream_cursors (realm_id);
+CREATE TABLE audit_sequences (
+    realm_id    TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    seq         BIGINT NOT NULL             -- the realm's last record
+);
+CREATE TABLE audit_records (
+    realm_id    TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    seq         BIGINT NOT NULL,
+    event_id    TEXT NOT NULL,
+    event_type  TEXT NOT NULL,
+    created_at  BIGINT NOT NULL,
+    payload     BLOB NOT NULL,              -- the event's JSON (app/bus)
+    PRIMARY KEY (realm_id, seq)
 
 -- version 48
 -- Plugins (app/plugins): the state an administrator or a failure gave

@@ -1342,7 +1342,48 @@ CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, attempted
 CREATE INDEX webhook_attempts_message ON webhook_attempts (message_id);
 
 -- version 47
-SELECT 1;
+CREATE TABLE audit_streams (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    type TEXT COLLATE "C" NOT NULL,
+    events TEXT COLLATE "C" NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    description TEXT COLLATE "C" NOT NULL,
+    settings TEXT COLLATE "C" NOT NULL,
+    secret BYTEA,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX audit_streams_realm ON audit_streams (realm_id, created_at);
+
+CREATE TABLE audit_stream_cursors (
+    stream_id TEXT COLLATE "C" PRIMARY KEY REFERENCES audit_streams (id) ON DELETE CASCADE,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    delivered_seq BIGINT NOT NULL,
+    failures BIGINT NOT NULL,
+    next_attempt_at BIGINT NOT NULL,
+    last_error TEXT COLLATE "C" NOT NULL,
+    last_error_at BIGINT NOT NULL,
+    delivered_at BIGINT NOT NULL
+);
+
+CREATE INDEX audit_stream_cursors_realm ON audit_stream_cursors (realm_id);
+
+CREATE TABLE audit_sequences (
+    realm_id TEXT COLLATE "C" PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL
+);
+
+CREATE TABLE audit_records (
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    event_id TEXT COLLATE "C" NOT NULL,
+    event_type TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL,
+    payload BYTEA NOT NULL,
+    PRIMARY KEY (realm_id, seq)
+);
 
 -- version 48
 CREATE TABLE plugins (

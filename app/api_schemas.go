@@ -102,6 +102,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeSCIM(describe)
 	describeWebhooks(describe)
 	describePlugins(describe)
+	describeAuditStreams(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

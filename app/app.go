@@ -23,6 +23,7 @@ import (
 	"github.com/idenplane/idenplane/app/adminaccounts"
 	"github.com/idenplane/idenplane/app/adminkeys"
 	"github.com/idenplane/idenplane/app/attributes"
+	"github.com/idenplane/idenplane/app/auditstreams"
 	"github.com/idenplane/idenplane/app/authflows"
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/bus"
@@ -81,6 +82,10 @@ type Config struct {
 	// still reach, such as an identity provider inside the network; none,
 	// and they never are.
 	OutboundAllowed []netip.Prefix
+	// AuditDir is the directory audit streams of type file write in
+	// (--audit-dir); empty, and file streams are refused: the admin API
+	// names a file in it, never a path.
+	AuditDir string
 	// OutboundTimeout bounds each of those calls; 0 means 10 seconds.
 	OutboundTimeout time.Duration
 	// AccessLog, when set, gets a line per request (access_log.go).
@@ -160,6 +165,9 @@ type App struct {
 	apiDoc        *apiDocument       // the OpenAPI document (api_document.go)
 	tracing       *telemetry.Tracing // nil: tracing off
 	accessLog     *slog.Logger       // nil: no access log
+	// auditStreams send the realms' events to syslog receivers, HTTP
+	// collectors and files.
+	auditStreams *auditstreams.Service
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -247,6 +255,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		Client: a.tracing.Client(webhooks.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed, Bus: a.bus})
 	a.bus.Subscribe(a.webhooks)
 	a.bus.Subscribe(a.plugins)
+	a.auditStreams = auditstreams.New(auditstreams.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		Client: a.tracing.Client(auditstreams.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed, Dir: cfg.AuditDir})
+	a.bus.Subscribe(a.auditStreams)
 	a.events = events.New(events.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm,
 		ValidateRealm: validateRealm, DefaultRealm: defaultRealm(),
 		SystemRealm: func(r *store.Realm) bool { return r != nil && r.ID == a.systemRealmID }, Bus: a.bus})

@@ -25,6 +25,7 @@ func (a *App) RunJobs(ctx context.Context) {
 	defer a.mail.Start(ctx)()
 	defer a.webhooks.Start(ctx)()
 	defer a.plugins.Start(ctx)()
+	defer a.auditStreams.Start(ctx)()
 	defer a.ldap.StartPeriodicSync(ctx)()
 	for {
 		// A fleet runs the upkeep once an hour, on the server that claims
@@ -105,6 +106,9 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"webhook deliveries", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteFinishedWebhookMessages(ctx, now-webhookRetention.Milliseconds())
 		}},
+		// The delivery worker purges as its cursors move; this takes the
+		// records of realms whose streams were deleted or disabled.
+		{"audit records", func(ctx context.Context, _ int64) (int64, error) { return a.store.PurgeAuditRecords(ctx) }},
 		{"throttle failures", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteOldThrottleFailures(ctx, now-identity.ThrottleWindow.Milliseconds())
 		}},

@@ -489,6 +489,14 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, webhook1, authz.EventsWrite, wh.Delete)
 	admin(http.MethodPost, webhook1+"/test", authz.EventsWrite, wh.Test)
 	admin(http.MethodGet, webhook1+"/deliveries", authz.EventsRead, wh.Deliveries)
+	as := a.auditStreams
+	const auditStreams, auditStream1 = "/admin/realms/{realm}/audit-streams", "/admin/realms/{realm}/audit-streams/{id}"
+	// An audit stream receives the realm's events, as a webhook does.
+	admin(http.MethodPost, auditStreams, authz.EventsWrite, as.Create)
+	admin(http.MethodGet, auditStreams, authz.EventsRead, as.List)
+	admin(http.MethodGet, auditStream1, authz.EventsRead, as.Get)
+	admin(http.MethodPut, auditStream1, authz.EventsWrite, as.Put)
+	admin(http.MethodDelete, auditStream1, authz.EventsWrite, as.Delete)
 
 	sc := a.scim
 	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"

@@ -64,9 +64,7 @@ var awsMetadataIPv6 = netip.MustParseAddr("fd00:ec2::254")
 // one of these: identity providers, mail providers' APIs, back-channel
 // logout, and whatever calls out next.
 func OutboundClient(timeout time.Duration, allowed []netip.Prefix) *http.Client {
-	dialer := &net.Dialer{Timeout: timeout, Control: func(_, address string, _ syscall.RawConn) error {
-		return checkDialAddress(address, allowed)
-	}}
+	dialer := OutboundDialer(timeout, allowed)
 	transport := &http.Transport{
 		DialContext:           dialer.DialContext,
 		ForceAttemptHTTP2:     true,
@@ -82,6 +80,16 @@ func OutboundClient(timeout time.Duration, allowed []netip.Prefix) *http.Client 
 			}
 			return nil
 		}}
+}
+
+// OutboundDialer is OutboundClient's dialer, for the peers it does not
+// reach over HTTP (a syslog receiver, over TCP, TLS or UDP): each dial
+// ends after timeout, and the address dialled, after name resolution,
+// must be public (PublicAddress) or held by allowed.
+func OutboundDialer(timeout time.Duration, allowed []netip.Prefix) *net.Dialer {
+	return &net.Dialer{Timeout: timeout, Control: func(_, address string, _ syscall.RawConn) error {
+		return checkDialAddress(address, allowed)
+	}}
 }
 
 // LocalNetworkControl is the dialer Control of TCP peers that live in the

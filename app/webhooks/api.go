@@ -5,11 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -94,72 +90,9 @@ func newSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(b)
 }
 
-// checkURL refuses what the worker must never call: anything but an
-// absolute https URL (http for a loopback address --outbound-allow
-// holds), credentials, a fragment, and a host that is or resolves to a
-// non-public address the operator has not allowed.
+// checkURL refuses what the worker must never call (httpx.CheckEndpointURL).
 func (s *Service) checkURL(ctx context.Context, raw string) error {
-	if raw == "" {
-		return apperr.Field("url", "is required")
-	}
-	if len(raw) > maxURLLength {
-		return apperr.Field("url", "is longer than %d characters", maxURLLength)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return apperr.Field("url", "must be an absolute https URL")
-	}
-	switch {
-	case u.User != nil:
-		return apperr.Field("url", "must not hold credentials: the signature authenticates the deliveries")
-	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return apperr.Field("url", "must not have a fragment")
-	case u.Scheme == "http" && !s.allowedLoopback(u.Hostname()):
-		return apperr.Field("url", "must be https (http only to a loopback address --outbound-allow holds)")
-	case u.Scheme != "https" && u.Scheme != "http":
-		return apperr.Field("url", "must be an absolute https URL")
-	case numericHost(u.Hostname()):
-		return apperr.Field("url", "host %q is neither a name nor an address in its usual form", u.Hostname())
-	}
-	return httpx.CheckOutboundURL(ctx, "url", raw, s.deps.OutboundAllowed)
-}
-
-// numericHost says whether host looks like an address written in a form
-// some resolvers read and others do not (2130706433, 0x7f.1, 017700000001):
-// digits and dots (or a 0x prefix) that are not a plain IPv4 address. Such a
-// host could name a private address one way and pass the check another.
-func numericHost(host string) bool {
-	if _, err := netip.ParseAddr(host); err == nil || host == "" {
-		return false
-	}
-	for _, part := range strings.Split(strings.ToLower(host), ".") {
-		part = strings.TrimPrefix(part, "0x")
-		if part == "" || strings.Trim(part, "0123456789abcdef") != "" {
-			return false
-		}
-	}
-	return strings.Trim(strings.ToLower(host), "0123456789.") == "" || strings.Contains(strings.ToLower(host), "0x")
-}
-
-func (s *Service) allowedLoopback(host string) bool {
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		ips, lerr := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
-		if lerr != nil || len(ips) == 0 {
-			return false
-		}
-		a = ips[0]
-	}
-	a = a.Unmap()
-	if !a.IsLoopback() {
-		return false
-	}
-	for _, p := range s.deps.OutboundAllowed {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return httpx.CheckEndpointURL(ctx, "url", raw, maxURLLength, s.deps.OutboundAllowed)
 }
 
 func checkEvents(events []string) error {

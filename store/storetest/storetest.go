@@ -29,7 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) *store.Store) {
 	runTests(t, newStore, slices.Concat(realmSuite(), userSuite(), adminSuite(), clientSuite(), roleSuite(), groupSuite(),
 		scopeSuite(), eventSuite(), sessionSuite(), keySuite(), deviceSuite(), authRequestSuite(), logoutSuite(), outboxSuite(),
 		actionTokenSuite(), recoverySuite(), registrationSuite(), pendingLoginSuite(), accountSuite(), loginFailuresSuite(),
-		passwordHistorySuite(), credentialsSuite(), webauthnSuite(), bulkSuite(), adminLoginFailureSuite(), throttleFailureSuite(), impersonationSuite(), webhookSuite(),
+		passwordHistorySuite(), credentialsSuite(), webauthnSuite(), bulkSuite(), adminLoginFailureSuite(), throttleFailureSuite(), impersonationSuite(), webhookSuite(), auditStreamSuite(),
 		accessTokenSuite(), samlSuite(), identityProviderSuite(), federationSuite(), scimTokenSuite(), nhiSuite(), organizationSuite(), scimResourceSuite(), scimMappingSuite(), customAttributeSuite(), brokerSuite(), authFlowSuite(), signInFlowSuite(), signInStepSuite(), pluginSuite()))
 }
 
