@@ -1693,6 +1693,7 @@ CREATE TABLE audit_records (
     created_at  BIGINT NOT NULL,
     payload     BLOB NOT NULL,              -- the event's JSON (app/bus)
     PRIMARY KEY (realm_id, seq)
+);
 
 -- version 48
 -- Plugins (app/plugins): the state an administrator or a failure gave
