@@ -13,27 +13,38 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idenplane/idenplane/app/apptest"
 )
 
 // BenchmarkClientCredentialsSubscribed measures client-credentials grants
-// over HTTP on loopback (ES256) as the events' subscribers grow: none, then
-// two webhooks that take every event (each grant's CLIENT_LOGIN is an
+// over HTTP on loopback (ES256) beside what plugs into them: nothing; the
+// example claims plugin (testdata/plugins/claims), called for each access
+// token; two webhooks that take every event (each grant's CLIENT_LOGIN is an
 // auth.event, queued for both in the grant's own event transaction and
 // delivered by the worker to a loopback receiver meanwhile, or, to tell
 // the two costs apart, left in the outbox).
 func BenchmarkClientCredentialsSubscribed(b *testing.B) {
 	for _, tc := range []struct {
+		name    string
 		hooks   int
 		deliver bool
-	}{{0, false}, {2, false}, {2, true}} {
+		plugin  bool
+	}{{"none", 0, false, false}, {"claims-plugin", 0, false, true}, {"webhooks=2/queued", 2, false, false},
+		{"webhooks=2/delivered", 2, true, false}} {
 		hooks := tc.hooks
-		b.Run(fmt.Sprintf("webhooks=%d/delivering=%v", hooks, tc.deliver), func(b *testing.B) {
+		b.Run(tc.name, func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				b.Fatal(err)
 			}
 			base := "http://" + ln.Addr().String()
-			s := newTestServer(b, allowLoopback, func(c *Config) { c.BaseURL = base })
+			plugins := ""
+			if tc.plugin {
+				plugins = b.TempDir()
+				apptest.BuildPlugin(b, plugins, "claims")
+			}
+			s := newTestServer(b, allowLoopback, func(c *Config) { c.BaseURL, c.PluginsDir = base, plugins })
 			srv := httptest.NewUnstartedServer(s.handler)
 			srv.Listener.Close()
 			srv.Listener = ln
