@@ -101,6 +101,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeNHI(describe)
 	describeSCIM(describe)
 	describeWebhooks(describe)
+	describeRisk(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

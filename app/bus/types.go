@@ -30,12 +30,15 @@ const (
 	AdminChange               Type = "admin.change"
 	WebhookDisabled           Type = "webhook.disabled"
 	WebhookTest               Type = "webhook.test"
+	RiskNotify                Type = "risk.notify"
+	RiskDenied                Type = "risk.denied"
 )
 
 // Types are every event type, in the order docs/events.md lists them.
 var Types = []Type{UserCreated, UserUpdated, UserDeleted, CredentialAdded, CredentialRemoved, CredentialRotated,
 	LoginSucceeded, LoginFailed, AuthEvent, ImpersonationStarted, SCIMProvisioned, OrganizationMemberAdded,
-	OrganizationMemberRemoved, NHICredentialIssued, LDAPSyncFinished, AdminChange, WebhookDisabled, WebhookTest}
+	OrganizationMemberRemoved, NHICredentialIssued, LDAPSyncFinished, AdminChange, WebhookDisabled, WebhookTest,
+	RiskNotify, RiskDenied}
 
 // ValidPattern says whether p names an event type or a group of them: "*",
 // or a prefix ending in ".*" that some type has ("user.*",
