@@ -35,7 +35,7 @@ func describeRisk(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodDelete, policy1, openapi.Op{Summary: "Delete a risk policy",
 		Description: "The assessments it decided keep its ID and name.", Status: http.StatusNoContent})
 	describe(http.MethodPatch, policy1+"/toggle", openapi.Op{Summary: "Enable or disable a risk policy",
-		Description: "`{\"enabled\": true|false}` sets it; no body, or `{}`, flips it.", Request: risk.Toggle{}, Response: risk.Policy{}})
+		Description: "`{\"enabled\": true|false}` sets it; no body, or `{}`, flips it.", Request: risk.Toggle{}, RequestOptional: true, Response: risk.Policy{}})
 	describe(http.MethodPatch, policy1+"/priority", openapi.Op{Summary: "Move a risk policy", Description: "`{\"priority\": n}`.",
 		Request: risk.Priority{}, Response: risk.Policy{}})
 	describe(http.MethodGet, "/admin/realms/{realm}/risk-settings", openapi.Op{Summary: "Get the realm's risk settings",

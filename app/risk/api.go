@@ -243,9 +243,11 @@ func (s *Service) TogglePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
+	var body []byte
+	if r.ContentLength != 0 || r.Header.Get("Content-Type") != "" { // no body at all flips
+		if body, err = httpx.ReadBody(r); err != nil {
+			return err
+		}
 	}
 	var t Toggle
 	if len(body) > 0 {
