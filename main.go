@@ -298,6 +298,8 @@ type config struct {
 	trustedProxies               string
 	trustedPrefixes              []netip.Prefix // trustedProxies, read by validate
 	outboundAllow                string
+	geoIPDB                      string
+	ipDenyFile                   string
 	outboundPrefixes             []netip.Prefix // outboundAllow, read by validate
 	dnsResolver                  string
 	pluginsDir                   string
@@ -601,7 +603,7 @@ func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
 		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,
-		PluginsDir: c.pluginsDir, AuditDir: c.auditDir, Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
+		PluginsDir: c.pluginsDir, AuditDir: c.auditDir, GeoIPDB: c.geoIPDB, IPDenyFile: c.ipDenyFile, Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
 	})
 }
 
@@ -613,6 +615,10 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"comma-separated addresses and CIDR ranges of reverse proxies whose X-Forwarded-For and Forwarded headers are believed (IDENPLANE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.outboundAllow, "outbound-allow", os.Getenv("IDENPLANE_OUTBOUND_ALLOW"),
 		"comma-separated non-public addresses and CIDR ranges (loopback, private, link-local) that outbound calls (identity providers, HTTP mail providers, back-channel logout) may reach; none by default (IDENPLANE_OUTBOUND_ALLOW)")
+	fs.StringVar(&c.geoIPDB, "geoip-db", os.Getenv("IDENPLANE_GEOIP_DB"),
+		"a MaxMind-format City database (GeoLite2-City.mmdb) that places sign-ins for the risk assessments' country and travel signals; empty: those signals are unknown (IDENPLANE_GEOIP_DB)")
+	fs.StringVar(&c.ipDenyFile, "ip-deny-file", os.Getenv("IDENPLANE_IP_DENY_FILE"),
+		"a file of addresses and CIDR ranges, one a line, whose sign-ins carry the risk signal ip_denylisted; read again when it changes (IDENPLANE_IP_DENY_FILE)")
 	fs.StringVar(&c.dnsResolver, "dns-resolver", os.Getenv("IDENPLANE_DNS_RESOLVER"),
 		"host:port of the DNS server that organization domain verification asks; empty: the system's (IDENPLANE_DNS_RESOLVER)")
 	fs.StringVar(&c.pluginsDir, "plugins-dir", os.Getenv("IDENPLANE_PLUGINS_DIR"),

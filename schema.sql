@@ -1705,3 +1705,59 @@ CREATE TABLE plugins (
     reason     TEXT NOT NULL,           -- why it failed; "" otherwise
     updated_at BIGINT NOT NULL
 );
+
+-- version 49
+-- Risk (app/risk): a realm's settings (signal weights, level thresholds,
+-- allowed and denied addresses) as one JSON object; its policies, the
+-- first enabled one by priority whose conditions hold deciding a sign-in;
+-- and an assessment per sign-in, with what it saw of the request (the
+-- device cookie's SHA-256, the network, the place), which the user's
+-- later sign-ins are compared with once it succeeded.
+CREATE TABLE risk_settings (
+    realm_id        TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    settings        TEXT NOT NULL,          -- JSON
+    updated_at      BIGINT NOT NULL
+);
+CREATE TABLE risk_policies (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name            TEXT NOT NULL,
+    description     TEXT NOT NULL,
+    enabled         BOOLEAN NOT NULL,
+    priority        INTEGER NOT NULL,
+    conditions      TEXT NOT NULL,          -- JSON
+    action          TEXT NOT NULL,          -- allow, mfa, deny, notify
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX risk_policies_name ON risk_policies (realm_id, name);
+CREATE INDEX risk_policies_priority ON risk_policies (realm_id, priority, created_at);
+CREATE TABLE risk_assessments (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    flow_id         TEXT NOT NULL,          -- the sign-in flow; a password grant's own ID
+    kind            TEXT NOT NULL,          -- the requester: oidc, saml, device, password-grant, …
+    client_id       TEXT NOT NULL,
+    ip_address      TEXT NOT NULL,
+    network         TEXT NOT NULL,          -- /24 of IPv4, /48 of IPv6
+    device_hash     BLOB,                   -- SHA-256 of the device cookie; NULL without one
+    user_agent      TEXT NOT NULL,          -- its family: "Firefox on Linux"
+    country         TEXT NOT NULL,          -- ISO code; "" unknown
+    located         BOOLEAN NOT NULL,       -- latitude and longitude are known
+    latitude_e6     BIGINT NOT NULL,        -- micro-degrees
+    longitude_e6    BIGINT NOT NULL,
+    score           INTEGER NOT NULL,
+    level           TEXT NOT NULL,
+    signals         TEXT NOT NULL,          -- JSON: each signal, its state, weight and contribution
+    present         TEXT NOT NULL,          -- the signals present, as ",new_device,new_ip,"
+    weights         TEXT NOT NULL,          -- JSON: the weights and thresholds in force
+    policy_id       TEXT NOT NULL,          -- "" when no policy matched
+    policy_name     TEXT NOT NULL,
+    action          TEXT NOT NULL,
+    outcome         TEXT NOT NULL,          -- pending, succeeded
+    created_at      BIGINT NOT NULL
+);
+CREATE INDEX risk_assessments_user ON risk_assessments (user_id, outcome, created_at);
+CREATE INDEX risk_assessments_realm ON risk_assessments (realm_id, created_at);
+CREATE INDEX risk_assessments_flow ON risk_assessments (flow_id);

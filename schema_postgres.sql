@@ -1392,3 +1392,60 @@ CREATE TABLE plugins (
     reason TEXT COLLATE "C" NOT NULL,
     updated_at BIGINT NOT NULL
 );
+
+-- version 49
+CREATE TABLE risk_settings (
+    realm_id TEXT COLLATE "C" PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    settings TEXT COLLATE "C" NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE risk_policies (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name TEXT COLLATE "C" NOT NULL,
+    description TEXT COLLATE "C" NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    priority BIGINT NOT NULL,
+    conditions TEXT COLLATE "C" NOT NULL,
+    action TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX risk_policies_name ON risk_policies (realm_id, name);
+
+CREATE INDEX risk_policies_priority ON risk_policies (realm_id, priority, created_at);
+
+CREATE TABLE risk_assessments (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id TEXT COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    flow_id TEXT COLLATE "C" NOT NULL,
+    kind TEXT COLLATE "C" NOT NULL,
+    client_id TEXT COLLATE "C" NOT NULL,
+    ip_address TEXT COLLATE "C" NOT NULL,
+    network TEXT COLLATE "C" NOT NULL,
+    device_hash BYTEA,
+    user_agent TEXT COLLATE "C" NOT NULL,
+    country TEXT COLLATE "C" NOT NULL,
+    located BOOLEAN NOT NULL,
+    latitude_e6 BIGINT NOT NULL,
+    longitude_e6 BIGINT NOT NULL,
+    score BIGINT NOT NULL,
+    level TEXT COLLATE "C" NOT NULL,
+    signals TEXT COLLATE "C" NOT NULL,
+    present TEXT COLLATE "C" NOT NULL,
+    weights TEXT COLLATE "C" NOT NULL,
+    policy_id TEXT COLLATE "C" NOT NULL,
+    policy_name TEXT COLLATE "C" NOT NULL,
+    action TEXT COLLATE "C" NOT NULL,
+    outcome TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX risk_assessments_user ON risk_assessments (user_id, outcome, created_at);
+
+CREATE INDEX risk_assessments_realm ON risk_assessments (realm_id, created_at);
+
+CREATE INDEX risk_assessments_flow ON risk_assessments (flow_id);

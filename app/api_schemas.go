@@ -103,6 +103,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeWebhooks(describe)
 	describePlugins(describe)
 	describeAuditStreams(describe)
+	describeRisk(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

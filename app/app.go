@@ -41,6 +41,7 @@ import (
 	"github.com/idenplane/idenplane/app/plugins"
 	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/registration"
+	"github.com/idenplane/idenplane/app/risk"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
@@ -88,6 +89,14 @@ type Config struct {
 	AuditDir string
 	// OutboundTimeout bounds each of those calls; 0 means 10 seconds.
 	OutboundTimeout time.Duration
+	// GeoIPDB is a MaxMind-format City database that places sign-ins
+	// (--geoip-db); "" and the risk assessments' place signals are
+	// unknown.
+	GeoIPDB string
+	// IPDenyFile lists addresses and CIDR ranges whose sign-ins carry
+	// the risk signal ip_denylisted (--ip-deny-file), read again when it
+	// changes; "" none.
+	IPDenyFile string
 	// AccessLog, when set, gets a line per request (access_log.go).
 	AccessLog io.Writer
 	// Tracer, when set, traces requests, the store and outbound calls
@@ -133,6 +142,7 @@ type App struct {
 	scim      *scim.Service
 	webhooks  *webhooks.Service
 	plugins   *plugins.Service // the WebAssembly plugins: observers, claims, a sign-in step
+	risk      *risk.Service
 	bus       *bus.Bus
 	nhi       *nhi.Service
 	clients   *clients.Service   // the admin API of OpenID Connect clients
@@ -236,19 +246,28 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err := a.plugins.Load(ctx); err != nil {
 		return nil, err
 	}
+	if a.risk, err = risk.New(risk.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, ClientIP: a.clientIP,
+		Bus: a.bus, GeoIPPath: cfg.GeoIPDB, ListPath: cfg.IPDenyFile, Core: a.id}); err != nil {
+		return nil, err
+	}
+	a.bus.Subscribe(a.risk)
 	coreSteps := signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
 		a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode,
 			ForgotURL: func(realm *store.Realm, flowID string) string {
 				return flowLink(a.issuer(realm), recovery.PathForgotPassword, flowID)
 			},
 			RegisterURL: func(realm *store.Realm, flowID string) string { return flowLink(a.issuer(realm), pathRegister, flowID) }})
-	// The plugin step asks its second factor on the TOTP step's page.
-	totp := coreSteps[slices.IndexFunc(coreSteps, func(s signin.Step) bool { return s.Kind() == signin.KindTOTP })]
+	stepOf := func(kind signin.StepKind) signin.Step {
+		return coreSteps[slices.IndexFunc(coreSteps, func(s signin.Step) bool { return s.Kind() == kind })]
+	}
 	a.signin = signin.New(signin.Deps{Store: st, Pages: a.pages, Now: a.now, BaseURL: cfg.BaseURL,
 		Definition: signin.StoredDefinition(st), Steps: append(coreSteps, a.broker.Step(a.assets.ProviderIcon),
-			a.orgs.Step(a.pages, a.broker.FlowLoginURL), a.plugins.Step(totp)),
+			// The plugin step asks its second factor on the TOTP step's page.
+			a.orgs.Step(a.pages, a.broker.FlowLoginURL), a.plugins.Step(stepOf(signin.KindTOTP))),
 		Requesters: []signin.Requester{oidcRequester{a}, a.saml.Requester(), deviceRequester{a}, stepUpRequester{a}}, ClientIP: a.clientIP,
-		Owed: signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout)})
+		Owed: append(signin.OwedSteps(a.id, st, a.pages, a.loginEvent, a.now, a.backchannelLogout),
+			a.risk.Step(stepOf(signin.KindTOTP), stepOf(signin.KindSecurityKey))),
+		Assessor: a.risk})
 	a.signingKeys = signingkeys.New(signingkeys.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, MakeKey: a.makeKey})
 	a.cache = newCaches()
 	a.webhooks = webhooks.New(webhooks.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,

@@ -51,6 +51,8 @@ var permissionProbes = map[authz.Permission]permissionProbe{
 	authz.NHIWrite:               {http.MethodPost, "/admin/realms/{realm}/nhi/{id}/suspend", nil},
 	authz.OrgsRead:               {http.MethodGet, "/admin/realms/{realm}/organizations", nil},
 	authz.OrgsWrite:              {http.MethodPost, "/admin/realms/{realm}/organizations", map[string]any{}},
+	authz.RiskRead:               {http.MethodGet, "/admin/realms/{realm}/risk-policies", nil},
+	authz.RiskWrite:              {http.MethodPost, "/admin/realms/{realm}/risk-policies", map[string]any{}},
 	authz.UsersImpersonate:       {http.MethodPost, "/admin/realms/{realm}/impersonation/end", map[string]any{}},
 }
 

@@ -498,6 +498,23 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPut, auditStream1, authz.EventsWrite, as.Put)
 	admin(http.MethodDelete, auditStream1, authz.EventsWrite, as.Delete)
 
+	rk := a.risk
+	const assessments, riskPolicies, policy1 = "/admin/realms/{realm}/risk-assessments", "/admin/realms/{realm}/risk-policies",
+		"/admin/realms/{realm}/risk-policies/{id}"
+	admin(http.MethodGet, assessments, authz.RiskRead, rk.ListAssessments)
+	// The dashboard before {id}, which would take its name.
+	admin(http.MethodGet, assessments+"/dashboard", authz.RiskRead, rk.AssessmentDashboard)
+	admin(http.MethodGet, assessments+"/{id}", authz.RiskRead, rk.GetAssessment)
+	admin(http.MethodPost, riskPolicies, authz.RiskWrite, rk.CreatePolicy)
+	admin(http.MethodGet, riskPolicies, authz.RiskRead, rk.ListPolicies)
+	admin(http.MethodGet, policy1, authz.RiskRead, rk.GetPolicy)
+	admin(http.MethodPut, policy1, authz.RiskWrite, rk.PutPolicy)
+	admin(http.MethodDelete, policy1, authz.RiskWrite, rk.DeletePolicy)
+	admin(http.MethodPatch, policy1+"/toggle", authz.RiskWrite, rk.TogglePolicy)
+	admin(http.MethodPatch, policy1+"/priority", authz.RiskWrite, rk.SetPriority)
+	admin(http.MethodGet, "/admin/realms/{realm}/risk-settings", authz.RiskRead, rk.GetSettings)
+	admin(http.MethodPut, "/admin/realms/{realm}/risk-settings", authz.RiskWrite, rk.PutSettings)
+
 	sc := a.scim
 	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"
 	admin(http.MethodPost, scimTokens, authz.SCIMWrite, sc.CreateToken)

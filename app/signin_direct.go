@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
@@ -19,40 +20,61 @@ import (
 // in through the browser. It answers how the user authenticated.
 func directGrantSteps(a *App, ctx context.Context, r *http.Request, realm *store.Realm, client *store.Client, user *store.User) ([]string, error) {
 	ip := a.clientIP(r)
-	def, err := signin.Bound(ctx, a.store, realm.ID, store.ClientKindOIDC, client.ID, signin.UsageDirectGrant)
-	if err != nil {
-		return nil, err
-	} else if def == nil {
-		return []string{amrPassword}, a.passwordGrantSecondFactor(ctx, realm, client, user, ip)
-	}
 	refuse := func(reason, description string) error {
 		a.loginEvent(ctx, realm, store.LoginEvent{Type: signin.EventLoginError, UserID: user.ID, ClientID: client.ClientID,
 			IPAddress: ip, Error: reason, Details: map[string]string{"username": user.Username, "grant_type": identity.GrantPassword}})
 		return oidc.ErrInvalidGrant().WithDescription("%s", description)
 	}
-	kinds, err := a.signin.DirectSteps(ctx, realm, def, user, client.ClientID)
-	if cannot := (*signin.CannotPassError)(nil); errors.As(err, &cannot) {
-		return nil, refuse("invalid_user_credentials", "the client's sign-in flow asks for a one-time code, and the user has no authenticator app")
-	} else if err != nil {
-		return nil, err
-	}
-	amr := []string{amrPassword}
-	for range kinds { // a direct-grant flow's only step after the password is totp
+	otp := func(what string) error {
 		code := r.PostForm.Get("totp")
 		if code == "" {
-			return nil, refuse("invalid_user_credentials", "the client's sign-in flow asks for a one-time code: send it as totp")
+			return refuse("invalid_user_credentials", what)
 		}
 		err := a.id.CheckOneTimeCode(ctx, realm, user, code, false, ip)
-		var throttled *identity.ThrottledError
-		switch {
-		case errors.Is(err, identity.ErrInvalidTOTP): // a lockout too: it answers as a wrong code
-			return nil, refuse("invalid_totp", "invalid one-time code")
-		case errors.As(err, &throttled):
-			return nil, err // passwordGrant answers 429
-		case err != nil:
+		if errors.Is(err, identity.ErrInvalidTOTP) { // a lockout too: it answers as a wrong code
+			return refuse("invalid_totp", "invalid one-time code")
+		}
+		return err // a *ThrottledError: passwordGrant answers 429
+	}
+	// The risk assessment (app/risk) decides first: a denied grant asks
+	// nothing more (docs/risk.md).
+	g, err := a.signin.DirectFlow(r, realm, user, client.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	if g.Risk != nil && g.Risk.Action == signin.RiskDeny {
+		return nil, refuse("risk_denied", "sign-in refused by the realm's risk policy")
+	}
+	amr := []string{amrPassword}
+	def, err := signin.Bound(ctx, a.store, realm.ID, store.ClientKindOIDC, client.ID, signin.UsageDirectGrant)
+	if err != nil {
+		return nil, err
+	} else if def == nil {
+		if err := a.passwordGrantSecondFactor(ctx, realm, client, user, ip); err != nil {
+			return nil, err
+		}
+	} else {
+		kinds, err := a.signin.DirectSteps(ctx, g, def)
+		if cannot := (*signin.CannotPassError)(nil); errors.As(err, &cannot) {
+			return nil, refuse("invalid_user_credentials", "the client's sign-in flow asks for a one-time code, and the user has no authenticator app")
+		} else if err != nil {
+			return nil, err
+		}
+		for range kinds { // a direct-grant flow's only step after the password is totp
+			if err := otp("the client's sign-in flow asks for a one-time code: send it as totp"); err != nil {
+				return nil, err
+			}
+			amr = append(amr, amrOTP)
+		}
+	}
+	if g.Risk != nil && g.Risk.Action == signin.RiskSecondFactor && !slices.Contains(amr, amrOTP) {
+		if err := otp("a second factor is required: send the one-time code as totp"); err != nil {
 			return nil, err
 		}
 		amr = append(amr, amrOTP)
+	}
+	if err := a.signin.DirectSucceeded(ctx, g); err != nil {
+		return nil, err
 	}
 	return amr, nil
 }

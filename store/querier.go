@@ -249,7 +249,7 @@ var uncachedTables = []string{
 	"scim_tokens", "scim_users", "scim_user_values", "scim_groups",
 	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
 	"nhi_credential_policies", "impersonations", "throttle_failures", "job_runs",
-	"webhook_messages", "webhook_attempts", "audit_stream_cursors", "audit_sequences", "audit_records",
+	"webhook_messages", "webhook_attempts", "audit_stream_cursors", "audit_sequences", "audit_records", "risk_assessments",
 }
 
 // revocationTables are the uncached tables an access token's standing is

@@ -45,6 +45,8 @@ const (
 	NHIWrite               Permission = "nhi:write"
 	OrgsRead               Permission = "organizations:read" // organizations, their members, invitations and domains
 	OrgsWrite              Permission = "organizations:write"
+	RiskRead               Permission = "risk:read" // risk assessments, their dashboard, risk policies and settings
+	RiskWrite              Permission = "risk:write"
 	// UsersImpersonate signs in as a user (app/impersonation). No other
 	// permission implies it: it is held by a credential granted it by name,
 	// or every permission.
@@ -59,7 +61,7 @@ const (
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
 	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
 	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite, NHIRead, NHIWrite,
-	OrgsRead, OrgsWrite, UsersImpersonate,
+	OrgsRead, OrgsWrite, RiskRead, RiskWrite, UsersImpersonate,
 }
 
 // Set is the permissions a credential holds.

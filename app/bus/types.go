@@ -31,12 +31,15 @@ const (
 	WebhookDisabled           Type = "webhook.disabled"
 	WebhookTest               Type = "webhook.test"
 	PluginDisabled            Type = "plugin.disabled"
+	RiskNotify                Type = "risk.notify"
+	RiskDenied                Type = "risk.denied"
 )
 
 // Types are every event type, in the order docs/events.md lists them.
 var Types = []Type{UserCreated, UserUpdated, UserDeleted, CredentialAdded, CredentialRemoved, CredentialRotated,
 	LoginSucceeded, LoginFailed, AuthEvent, ImpersonationStarted, SCIMProvisioned, OrganizationMemberAdded,
-	OrganizationMemberRemoved, NHICredentialIssued, LDAPSyncFinished, AdminChange, WebhookDisabled, WebhookTest, PluginDisabled}
+	OrganizationMemberRemoved, NHICredentialIssued, LDAPSyncFinished, AdminChange, WebhookDisabled, WebhookTest, PluginDisabled,
+	RiskNotify, RiskDenied}
 
 // ValidPattern says whether p names an event type or a group of them: "*",
 // or a prefix ending in ".*" that some type has ("user.*",

@@ -113,6 +113,9 @@ func checkStep(s DefinitionStep, i int, providerExists func(string) bool) error 
 			return apperr.Field(stepField(i, "condition.configured"),
 				"means the user has a credential of the step's kind, which %s steps have not (only totp, webauthn and recovery-code)", s.Kind)
 		}
+		if c.RiskLevel != "" && !slices.Contains(RiskLevels, c.RiskLevel) {
+			return apperr.Field(stepField(i, "condition.riskLevel"), "must be one of %s, not %q", strings.Join(RiskLevels, ", "), c.RiskLevel)
+		}
 		if c.Attribute != "" {
 			if name, _, ok := strings.Cut(c.Attribute, "="); !ok || name == "" {
 				return apperr.Field(stepField(i, "condition.attribute"), "must be name=value, not %q", c.Attribute)
@@ -180,7 +183,7 @@ type pathState struct {
 // conditionNeedsUser says whether deciding the condition needs the user:
 // everything but the client does.
 func conditionNeedsUser(c *Condition) bool {
-	return c != nil && (c.Role != "" || c.Group != "" || c.Attribute != "" || c.Configured)
+	return c != nil && (c.Role != "" || c.Group != "" || c.Attribute != "" || c.Configured || c.RiskLevel != "")
 }
 
 // checkPaths walks every path through the steps at once, as the set of

@@ -58,6 +58,9 @@ const (
 	// The required actions: owed by the user, named by no flow.
 	KindUpdatePassword StepKind = "update-password"
 	KindConfigureTOTP  StepKind = "configure-totp" // a realm with mfaRequired, of a user without a second factor
+	// KindRiskCheck: the risk assessment's decision (app/risk): a second
+	// factor a policy asks for, or the end of a denied sign-in.
+	KindRiskCheck StepKind = "risk-check"
 )
 
 // Requirement says when a step must be passed.
@@ -88,4 +91,7 @@ type Condition struct {
 	// authenticator, a security key, recovery codes), as Keycloak's
 	// "user configured" condition.
 	Configured bool `json:"configured,omitempty"`
+	// RiskLevel: the sign-in's risk assessment (app/risk) is at this
+	// level or above ("medium": medium, high or critical).
+	RiskLevel string `json:"riskLevel,omitempty"`
 }

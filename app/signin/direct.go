@@ -2,18 +2,44 @@ package signin
 
 import (
 	"context"
+	"net/http"
+
+	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/store"
 )
 
-// DirectSteps is what a direct-grant flow asks of user once the password
-// the grant carried is checked: the kinds of the steps that apply to this
-// user and client, in order. The same dispatcher decides as in a browser
-// (conditions, what the user can pass), over a flow that lives for one
-// request and is never stored. A step the user cannot pass is a
-// CannotPassError.
-func (e *Engine) DirectSteps(ctx context.Context, realm *store.Realm, def *Definition, user *store.User, client string) ([]StepKind, error) {
-	f := &Flow{rec: &store.SignInFlow{}, Realm: realm, Def: def, Wants: Wants{Client: client}, User: user}
+// RequesterPasswordGrant names the flow of a password grant: it lives for
+// one request and is never stored.
+const RequesterPasswordGrant RequesterKind = "password-grant"
+
+// DirectFlow is the flow of one password grant of user for client, once
+// its password is checked, assessed (Flow.Risk) when the engine has an
+// assessor.
+func (e *Engine) DirectFlow(r *http.Request, realm *store.Realm, user *store.User, client string) (*Flow, error) {
+	f := &Flow{rec: &store.SignInFlow{ID: uuid.NewString(), RealmID: realm.ID, Requester: string(RequesterPasswordGrant)},
+		Realm: realm, Wants: Wants{Client: client}, User: user}
+	if err := e.assess(nil, r, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// DirectSucceeded records that the password grant f signed its user in.
+func (e *Engine) DirectSucceeded(ctx context.Context, f *Flow) error {
+	if f.Risk == nil {
+		return nil
+	}
+	return e.deps.Assessor.Succeeded(ctx, f)
+}
+
+// DirectSteps is what a direct-grant flow asks of the user of the
+// password grant g once the password it carried is checked: the kinds of
+// the steps that apply to this user and client, in order. The same
+// dispatcher decides as in a browser (conditions, what the user can
+// pass). A step the user cannot pass is a CannotPassError.
+func (e *Engine) DirectSteps(ctx context.Context, g *Flow, def *Definition) ([]StepKind, error) {
+	f := &Flow{rec: &store.SignInFlow{ID: g.ID()}, Realm: g.Realm, Def: def, Wants: g.Wants, User: g.User, Risk: g.Risk}
 	var kinds []StepKind
 	for {
 		offer, err := next(ctx, f, e.subject, nil)

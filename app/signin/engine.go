@@ -33,6 +33,9 @@ type Deps struct {
 	Owed []OwedStep
 	// ClientIP is the address of a request's caller.
 	ClientIP func(r *http.Request) string
+	// Assessor scores each sign-in once its user is known (app/risk);
+	// nil assesses none.
+	Assessor Assessor
 }
 
 // Engine runs flows: it starts them for their requesters, shows and takes
@@ -151,6 +154,9 @@ func (e *Engine) load(w http.ResponseWriter, r *http.Request, realm *store.Realm
 		if !f.User.Enabled {
 			return nil, errStaleFlow
 		}
+	}
+	if err := e.assess(w, r, f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -319,6 +325,9 @@ func (e *Engine) advance(w http.ResponseWriter, r *http.Request, f *Flow, i int,
 	if user != Unnamed {
 		f.User = user
 	}
+	if err := e.assess(w, r, f); err != nil {
+		return err
+	}
 	if show != nil { // its page leads on: to the next page, or the finish
 		return show()
 	}
@@ -345,5 +354,8 @@ func (e *Engine) finish(w http.ResponseWriter, r *http.Request, f *Flow) error {
 	} else if err != nil {
 		return err
 	}
-	return e.requesters[f.Requester()].Finish(w, r, f)
+	if err := e.requesters[f.Requester()].Finish(w, r, f); err != nil || f.Risk == nil {
+		return err
+	}
+	return e.deps.Assessor.Succeeded(r.Context(), f)
 }

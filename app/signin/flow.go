@@ -51,6 +51,9 @@ type Flow struct {
 	Wants Wants
 	// User is the user the flow's steps have told, nil until then.
 	User *store.User
+	// Risk is the assessment of the sign-in once its user is known; nil
+	// before, or without an assessor.
+	Risk *Risk
 	// proved is what the step being submitted proved, when it said
 	// (Prove).
 	proved []string

@@ -56,7 +56,12 @@ func (s storeSubject) Holds(ctx context.Context, f *Flow, c *Condition, kind Ste
 		return false, nil
 	}
 	if f.User == nil {
-		return c.Role == "" && c.Group == "" && c.Attribute == "" && !c.Configured, nil
+		return c.Role == "" && c.Group == "" && c.Attribute == "" && !c.Configured && c.RiskLevel == "", nil
+	}
+	// A sign-in not assessed (no assessor) is asked the step: a step meant
+	// for risky sign-ins is never skipped for want of a score.
+	if c.RiskLevel != "" && f.Risk != nil && !f.Risk.AtLeast(c.RiskLevel) {
+		return false, nil
 	}
 	if c.Configured {
 		if ok, err := s.CanPass(ctx, f, kind); !ok || err != nil {
