@@ -7,9 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,45 +67,7 @@ func BenchmarkClientCredentialsSubscribed(b *testing.B) {
 				wait := s.app.webhooks.Start(ctx)
 				b.Cleanup(func() { cancel(); wait() })
 			}
-			r := s.admin(http.MethodPost, "/admin/realms/bench/clients", map[string]any{
-				"clientId": "svc", "grantTypes": []string{"client_credentials"}})
-			mustStatus(b, r, http.StatusCreated)
-			secret := r.object(b)["secret"].(string)
-
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 10 * time.Second}
-			body := url.Values{"grant_type": {"client_credentials"}}.Encode()
-			grant := func() error {
-				req, _ := http.NewRequest(http.MethodPost, base+"/realms/bench/protocol/openid-connect/token", strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.SetBasicAuth("svc", secret)
-				resp, err := client.Do(req)
-				if err != nil {
-					return err
-				}
-				defer resp.Body.Close()
-				_, _ = io.Copy(io.Discard, resp.Body)
-				if resp.StatusCode != http.StatusOK {
-					return &httpStatusError{resp.StatusCode}
-				}
-				return nil
-			}
-			if err := grant(); err != nil {
-				b.Fatal(err)
-			}
-			b.SetParallelism(4)
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := grant(); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			elapsed := time.Since(start).Seconds()
-			b.ReportMetric(float64(b.N)/elapsed, "grants/s")
+			elapsed := s.runGrants(b, base)
 			b.ReportMetric(float64(received.Load())/elapsed, "delivered/s")
 			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "cores")
 		})
