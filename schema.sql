@@ -1761,3 +1761,29 @@ CREATE TABLE risk_assessments (
 CREATE INDEX risk_assessments_user ON risk_assessments (user_id, outcome, created_at);
 CREATE INDEX risk_assessments_realm ON risk_assessments (realm_id, created_at);
 CREATE INDEX risk_assessments_flow ON risk_assessments (flow_id);
+
+-- version 50
+-- Authorization policies (app/policies): each permits or denies the
+-- requests of its target (resource types and action names, JSON arrays,
+-- "*" for any) whose condition, a CEL expression, holds; deny overrides
+-- permit. The realm's settings (the decision when no policy applies) as
+-- one JSON object.
+CREATE TABLE authz_policies (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name            TEXT NOT NULL,
+    description     TEXT NOT NULL,
+    enabled         BOOLEAN NOT NULL,
+    effect          TEXT NOT NULL,          -- permit, deny
+    resource_types  TEXT NOT NULL,          -- JSON array of strings
+    actions         TEXT NOT NULL,          -- JSON array of strings
+    expression      TEXT NOT NULL,          -- CEL; "" holds always
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX authz_policies_name ON authz_policies (realm_id, name);
+CREATE TABLE authz_policy_settings (
+    realm_id        TEXT PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    settings        TEXT NOT NULL,          -- JSON
+    updated_at      BIGINT NOT NULL
+);

@@ -1449,3 +1449,26 @@ CREATE INDEX risk_assessments_user ON risk_assessments (user_id, outcome, create
 CREATE INDEX risk_assessments_realm ON risk_assessments (realm_id, created_at);
 
 CREATE INDEX risk_assessments_flow ON risk_assessments (flow_id);
+
+-- version 50
+CREATE TABLE authz_policies (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name TEXT COLLATE "C" NOT NULL,
+    description TEXT COLLATE "C" NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    effect TEXT COLLATE "C" NOT NULL,
+    resource_types TEXT COLLATE "C" NOT NULL,
+    actions TEXT COLLATE "C" NOT NULL,
+    expression TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX authz_policies_name ON authz_policies (realm_id, name);
+
+CREATE TABLE authz_policy_settings (
+    realm_id TEXT COLLATE "C" PRIMARY KEY REFERENCES realms (id) ON DELETE CASCADE,
+    settings TEXT COLLATE "C" NOT NULL,
+    updated_at BIGINT NOT NULL
+);

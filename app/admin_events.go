@@ -68,6 +68,8 @@ var adminResourceRules = []struct{ pattern, resourceType string }{
 	{"events/**", "REALM"},
 	{"scim/tokens/**", "SCIM_TOKEN"},
 	{"scim/attribute-mappings/**", "SCIM_ATTRIBUTE_MAPPING"},
+	{"policies/**", "AUTHORIZATION_POLICY"},
+	{"policy-settings", "AUTHORIZATION_POLICY"},
 }
 
 // adminResourceType names the resource a write on the route template acts on.
@@ -156,11 +158,19 @@ func systemTemplate(template string) bool {
 	return strings.HasPrefix(template, "/admin/accounts") || strings.HasPrefix(template, "/admin/api-keys")
 }
 
+// readOnlyPosts are the POST routes that change nothing: an evaluation
+// of the authorization policies and a policy's test.
+var readOnlyPosts = []string{"/admin/realms/{realm}/policies/evaluate", "/admin/realms/{realm}/policies/{id}/test"}
+
 // recordedTemplate says whether writes on a route are realm changes that
-// admin events record. Deleting a realm is not: its events go with it.
+// admin events record. Deleting a realm is not: its events go with it;
+// nor the POSTs that change nothing.
 func recordedTemplate(method, template string) bool {
 	if systemTemplate(template) {
 		return true
+	}
+	if method == http.MethodPost && slices.Contains(readOnlyPosts, template) {
+		return false
 	}
 	switch template {
 	case "/admin/realms", "/admin/realms/import":

@@ -35,6 +35,10 @@ func TestAdminEventsEveryResourceType(t *testing.T) {
 		"mapperType": "oidc-hardcoded-claim-mapper", "config": map[string]any{"claim.name": "tenant", "claim.value": "acme"}})
 	write(http.MethodPost, "/clients/app/optional-client-scopes", map[string]any{"clientScopeId": scope})
 	write(http.MethodPost, "/clients/app/regenerate-secret", nil)
+	policy := write(http.MethodPost, "/policies", map[string]any{"name": "readers", "effect": "permit",
+		"target": map[string]any{"resourceTypes": []string{"document"}, "actions": []string{"read"}}})["id"].(string)
+	write(http.MethodPost, "/policies/evaluate", map[string]any{"subject": map[string]any{"type": "service", "id": "s"},
+		"action": map[string]any{"name": "read"}, "resource": map[string]any{"type": "document", "id": "d"}})
 
 	for _, c := range []struct {
 		resourceType string
@@ -51,6 +55,7 @@ func TestAdminEventsEveryResourceType(t *testing.T) {
 		{"GROUP_MEMBERSHIP", []string{"UPDATE users/" + user + "/groups/" + group}},
 		{"CLIENT_SCOPE", []string{"CREATE client-scopes/" + scope}},
 		{"CLIENT_SCOPE_CLIENT_MAPPING", []string{"CREATE clients/app/optional-client-scopes/" + scope}},
+		{"AUTHORIZATION_POLICY", []string{"CREATE policies/" + policy}},
 	} {
 		events := eventsTestAdminEvents(s, "acme", "?resourceType="+c.resourceType)
 		var got []string

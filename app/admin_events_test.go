@@ -118,6 +118,9 @@ func TestAdminEventResourceType(t *testing.T) {
 		// Routes without a rule are named for their collection.
 		{"/admin/realms/{realm}/organizations/{slug}/members/{userId}", "ORGANIZATION"},
 		{"/admin/realms/{realm}/risk-policies/{id}/toggle", "RISK_POLICY"},
+		{"/admin/realms/{realm}/policies", "AUTHORIZATION_POLICY"},
+		{"/admin/realms/{realm}/policies/{id}", "AUTHORIZATION_POLICY"},
+		{"/admin/realms/{realm}/policy-settings", "AUTHORIZATION_POLICY"},
 		{"/admin/realms/{realm}/identity-providers", "IDENTITY_PROVIDER"},
 		{"/admin/realms/{realm}/nhi/{id}/suspend", "NHI"},
 	} {

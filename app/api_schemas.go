@@ -104,6 +104,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describePlugins(describe)
 	describeAuditStreams(describe)
 	describeRisk(describe)
+	describePolicies(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

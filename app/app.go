@@ -39,6 +39,7 @@ import (
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/plugins"
+	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/registration"
 	"github.com/idenplane/idenplane/app/risk"
@@ -143,6 +144,7 @@ type App struct {
 	webhooks  *webhooks.Service
 	plugins   *plugins.Service // the WebAssembly plugins: observers, claims, a sign-in step
 	risk      *risk.Service
+	policies  *policies.Service // authorization policies, the AuthZEN decision point, token exchange's rules
 	bus       *bus.Bus
 	nhi       *nhi.Service
 	clients   *clients.Service   // the admin API of OpenID Connect clients
@@ -251,6 +253,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.bus.Subscribe(a.risk)
+	a.policies = policies.New(policies.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
+		CallerPermissions: callerPermissions, ClientIP: a.clientIP, Issuer: a.issuer})
 	coreSteps := signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
 		a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode,
 			ForgotURL: func(realm *store.Realm, flowID string) string {

@@ -53,6 +53,8 @@ var permissionProbes = map[authz.Permission]permissionProbe{
 	authz.OrgsWrite:              {http.MethodPost, "/admin/realms/{realm}/organizations", map[string]any{}},
 	authz.RiskRead:               {http.MethodGet, "/admin/realms/{realm}/risk-policies", nil},
 	authz.RiskWrite:              {http.MethodPost, "/admin/realms/{realm}/risk-policies", map[string]any{}},
+	authz.PoliciesRead:           {http.MethodGet, "/admin/realms/{realm}/policies", nil},
+	authz.PoliciesWrite:          {http.MethodPost, "/admin/realms/{realm}/policies", map[string]any{}},
 	authz.UsersImpersonate:       {http.MethodPost, "/admin/realms/{realm}/impersonation/end", map[string]any{}},
 }
 

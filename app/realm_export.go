@@ -17,6 +17,7 @@ import (
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/scopes"
@@ -105,6 +106,11 @@ type realmExport struct {
 	// AuthFlows are the realm's authentication flows, each with the
 	// clients bound to it (app/authflows).
 	AuthFlows []authflows.FlowDetail `json:"authFlows"`
+	// AuthorizationPolicies are the realm's authorization policies, as the
+	// admin API shows them, and AuthorizationSettings its policy settings
+	// (app/policies).
+	AuthorizationPolicies []policies.Policy `json:"authorizationPolicies"`
+	AuthorizationSettings policies.Settings `json:"authorizationSettings"`
 }
 
 // ExportRealm writes a realm as JSON. Secrets (SMTP password, provider API
@@ -293,6 +299,9 @@ func exportRealm(ctx context.Context, tx *store.Store, realm *store.Realm, inclu
 	if out.AuthFlows, err = authflows.Export(ctx, tx, realm.ID); err != nil {
 		return nil, err
 	}
+	if out.AuthorizationPolicies, out.AuthorizationSettings, err = policies.Export(ctx, tx, realm.ID); err != nil {
+		return nil, err
+	}
 	if !includeUsers {
 		return out, nil
 	}
@@ -347,7 +356,7 @@ func parentsFirst(groups []*store.Group) []*store.Group {
 // providers' client secrets, users' password hashes).
 func exportPermissions(includeUsers, includeSecrets bool) []authz.Permission {
 	perms := []authz.Permission{authz.ClientsRead, authz.RolesRead, authz.GroupsRead, authz.ScopesRead,
-		authz.IdentityProvidersRead, authz.SCIMRead, authz.OrgsRead}
+		authz.IdentityProvidersRead, authz.SCIMRead, authz.OrgsRead, authz.PoliciesRead}
 	if includeUsers {
 		perms = append(perms, authz.UsersRead)
 	}

@@ -68,6 +68,13 @@ func resourcesTestRealm(t *testing.T, s *testServer) (secret string, users map[s
 	post("/organizations/acme-corp/sso-connections", map[string]any{"identityProvider": "corp", "domain": "acme.test",
 		"autoJoin": true, "hideOnLogin": true}, http.StatusCreated)
 	post("/organizations", map[string]any{"name": "Beta", "enabled": false}, http.StatusCreated)
+	// Authorization policies and their settings.
+	post("/policies", map[string]any{"name": "owners read", "description": "their own", "effect": "permit",
+		"target": map[string]any{"resourceTypes": []string{"document"}, "actions": []string{"read"}},
+		"condition": "resource.properties.ownerID == subject.email"}, http.StatusCreated)
+	post("/policies", map[string]any{"name": "no contractors", "effect": "deny", "enabled": false,
+		"target": map[string]any{"resourceTypes": []string{"*"}, "actions": []string{"*"}}}, http.StatusCreated)
+	mustStatus(t, s.admin(http.MethodPut, "/admin/realms/acme/policy-settings", map[string]any{"defaultDecision": "permit"}), http.StatusOK)
 	return secret, users
 }
 
@@ -103,7 +110,7 @@ func TestRealmExportImportEveryResource(t *testing.T) {
 	secret, users := resourcesTestRealm(t, s)
 	raw, first := resourcesTestExport(t, s, "acme")
 
-	for _, key := range []string{"clientScopes", "clients", "roles", "groups", "users", "organizations"} {
+	for _, key := range []string{"clientScopes", "clients", "roles", "groups", "users", "organizations", "authorizationPolicies"} {
 		if first[key] == nil {
 			t.Fatalf("export lacks %s", key)
 		}

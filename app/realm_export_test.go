@@ -494,7 +494,7 @@ func TestRealmExportNeedsWhatItHolds(t *testing.T) {
 	s := newTestServer(t, authWithAdminUser(nil))
 	s.createRealm("acme")
 	reads := []authz.Permission{authz.RealmRead, authz.ClientsRead, authz.RolesRead, authz.GroupsRead, authz.ScopesRead,
-		authz.IdentityProvidersRead, authz.SCIMRead, authz.OrgsRead}
+		authz.IdentityProvidersRead, authz.SCIMRead, authz.OrgsRead, authz.PoliciesRead}
 	secrets := append(slices.Clone(reads), authz.RealmWrite, authz.ClientsWrite, authz.IdentityProvidersWrite)
 	with := func(base []authz.Permission, more ...authz.Permission) []authz.Permission {
 		return append(slices.Clone(base), more...)

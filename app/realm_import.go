@@ -15,6 +15,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/app/saml"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/signingkeys"
@@ -129,6 +130,10 @@ type realmImport struct {
 	// AuthFlows bind their clients by clientId and entity ID, of this
 	// file.
 	AuthFlows []authflows.FlowBody `json:"authFlows"`
+	// AuthorizationPolicies are checked as the admin API checks them;
+	// AuthorizationSettings absent keep the defaults (app/policies).
+	AuthorizationPolicies []policies.ImportedPolicy `json:"authorizationPolicies"`
+	AuthorizationSettings *policies.Settings        `json:"authorizationSettings"`
 }
 
 // ImportOptions say how an import treats what is already there.

@@ -17,6 +17,7 @@ import (
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/orgs"
+	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/scopes"
@@ -64,6 +65,7 @@ type importPlan struct {
 	scimMappings  []*store.SCIMMapping
 	orgs          *orgs.ImportPlan
 	authFlows     *authflows.ImportPlan
+	policies      *policies.ImportPlan
 	keys          signingkeys.RealmKeys
 }
 
@@ -160,6 +162,11 @@ func (p *importPlan) build(in *realmImport) error {
 		clients.SAML[sp.EntityID] = sp.ID
 	}
 	p.authFlows, err = authflows.PlanImport(realm.ID, in.AuthFlows, clients, p.providers, authflows.ImportIDs{ID: p.id, Timestamp: p.timestamp})
+	if err != nil {
+		return err
+	}
+	p.policies, err = policies.PlanImport(realm.ID, in.AuthorizationPolicies, in.AuthorizationSettings,
+		policies.ImportIDs{ID: p.id, Timestamp: p.timestamp})
 	return err
 }
 
@@ -639,7 +646,10 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 	if err := orgs.WriteImport(ctx, tx, p.orgs); err != nil {
 		return err
 	}
-	return authflows.WriteImport(ctx, tx, p.authFlows)
+	if err := authflows.WriteImport(ctx, tx, p.authFlows); err != nil {
+		return err
+	}
+	return policies.WriteImport(ctx, tx, p.realm.ID, p.policies, p.now)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

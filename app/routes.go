@@ -515,6 +515,20 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/realms/{realm}/risk-settings", authz.RiskRead, rk.GetSettings)
 	admin(http.MethodPut, "/admin/realms/{realm}/risk-settings", authz.RiskWrite, rk.PutSettings)
 
+	// Authorization policies (the module app/policies): evaluate and test
+	// change nothing, and read the policies.
+	po := a.policies
+	const authzPolicies, authzPolicy1 = "/admin/realms/{realm}/policies", "/admin/realms/{realm}/policies/{id}"
+	admin(http.MethodPost, authzPolicies, authz.PoliciesWrite, po.CreatePolicy)
+	admin(http.MethodGet, authzPolicies, authz.PoliciesRead, po.ListPolicies)
+	admin(http.MethodPost, authzPolicies+"/evaluate", authz.PoliciesRead, po.Evaluate)
+	admin(http.MethodGet, authzPolicy1, authz.PoliciesRead, po.GetPolicy)
+	admin(http.MethodPut, authzPolicy1, authz.PoliciesWrite, po.PutPolicy)
+	admin(http.MethodDelete, authzPolicy1, authz.PoliciesWrite, po.DeletePolicy)
+	admin(http.MethodPost, authzPolicy1+"/test", authz.PoliciesRead, po.Test)
+	admin(http.MethodGet, "/admin/realms/{realm}/policy-settings", authz.PoliciesRead, po.GetSettings)
+	admin(http.MethodPut, "/admin/realms/{realm}/policy-settings", authz.PoliciesWrite, po.PutSettings)
+
 	sc := a.scim
 	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"
 	admin(http.MethodPost, scimTokens, authz.SCIMWrite, sc.CreateToken)

@@ -47,6 +47,8 @@ const (
 	OrgsWrite              Permission = "organizations:write"
 	RiskRead               Permission = "risk:read" // risk assessments, their dashboard, risk policies and settings
 	RiskWrite              Permission = "risk:write"
+	PoliciesRead           Permission = "policies:read" // authorization policies, their settings, evaluate and test
+	PoliciesWrite          Permission = "policies:write"
 	// UsersImpersonate signs in as a user (app/impersonation). No other
 	// permission implies it: it is held by a credential granted it by name,
 	// or every permission.
@@ -61,7 +63,7 @@ const (
 var All = []Permission{SystemRead, SystemManage, RealmRead, RealmWrite, UsersRead, UsersWrite, ClientsRead, ClientsWrite,
 	RolesRead, RolesWrite, GroupsRead, GroupsWrite, ScopesRead, ScopesWrite, SessionsRead, SessionsEnd, EventsRead, EventsWrite,
 	IdentityProvidersRead, IdentityProvidersWrite, SCIMRead, SCIMWrite, NHIRead, NHIWrite,
-	OrgsRead, OrgsWrite, RiskRead, RiskWrite, UsersImpersonate,
+	OrgsRead, OrgsWrite, RiskRead, RiskWrite, PoliciesRead, PoliciesWrite, UsersImpersonate,
 }
 
 // Set is the permissions a credential holds.
