@@ -105,6 +105,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeAuditStreams(describe)
 	describeRisk(describe)
 	describePolicies(describe)
+	describeAuthZEN(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

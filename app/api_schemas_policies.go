@@ -43,3 +43,53 @@ func describePolicies(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodPut, "/admin/realms/{realm}/policy-settings", openapi.Op{Summary: "Replace the realm's policy settings",
 		Request: policies.Settings{}, Response: policies.Settings{}})
 }
+
+// authzenEntity is the schema of an AuthZEN subject, resource or action:
+// its required key, an id where it has one, and properties; unknown keys
+// are ignored, as the API asks (Authorization API 1.0 §12.1.1).
+func authzenEntity(keys ...string) openapi.Schema {
+	props := map[string]any{"properties": openapi.Schema{"type": "object"}}
+	for _, k := range keys {
+		props[k] = openapi.Schema{"type": "string"}
+	}
+	return openapi.Schema{"type": "object", "properties": props}
+}
+
+// authzenRequest is an Access Evaluation request; with evaluations, the
+// Access Evaluations request.
+func authzenRequest(batch bool) openapi.Schema {
+	props := map[string]any{"subject": authzenEntity("type", "id"), "action": authzenEntity("name"),
+		"resource": authzenEntity("type", "id"), "context": openapi.Schema{"type": "object"}}
+	if !batch {
+		return openapi.Schema{"type": "object", "properties": props}
+	}
+	one := openapi.Schema{"type": "object", "properties": props}
+	all := map[string]any{"evaluations": openapi.Schema{"type": "array", "items": one},
+		"options": openapi.Schema{"type": "object", "properties": map[string]any{"evaluations_semantic": openapi.Schema{
+			"type": "string", "enum": []string{policies.ExecuteAll, policies.DenyOnFirstDeny, policies.PermitOnFirstPermit}}}}}
+	for k, v := range props {
+		all[k] = v
+	}
+	return openapi.Schema{"type": "object", "properties": all}
+}
+
+// describeAuthZEN describes the realm's OpenID AuthZEN 1.0 decision point
+// (docs/policies.md).
+func describeAuthZEN(describe func(method, path string, o openapi.Op)) {
+	const auth = " The caller is a client of the realm, by its access token (Bearer) or its credentials (Basic), entitled " +
+		"by the scope `authzen` or the realm role `authzen` (else 401, or 403); `X-Request-ID` is echoed."
+	describe(http.MethodPost, "/realms/{realm}"+policies.PathEvaluation, openapi.Op{Summary: "AuthZEN: evaluate one access request",
+		Description: "The Access Evaluation API of OpenID AuthZEN Authorization API 1.0, decided by the realm's policies." + auth,
+		Request:     authzenRequest(false), Response: policies.AccessDecision{},
+		Example: map[string]any{"decision": true, "context": map[string]any{"id": "0",
+			"reason_admin": map[string]any{"en": `permitted by policy "editors edit"`}}}})
+	describe(http.MethodPost, "/realms/{realm}"+policies.PathEvaluations, openapi.Op{Summary: "AuthZEN: evaluate a batch of access requests",
+		Description: "The Access Evaluations API: the top-level `subject`, `action`, `resource` and `context` are the defaults " +
+			"of each evaluation; `options.evaluations_semantic` is `execute_all` (the default), `deny_on_first_deny` or " +
+			"`permit_on_first_permit`. Without evaluations, one decision, as the Access Evaluation API." + auth,
+		Request: authzenRequest(true), Response: policies.EvaluationsResponse{}})
+	meta := openapi.Op{Summary: "AuthZEN: the policy decision point's metadata", Response: policies.Metadata{},
+		Description: "Its identifier is the realm's issuer; public."}
+	describe(http.MethodGet, "/realms/{realm}"+policies.PathMetadata, meta)
+	describe(http.MethodGet, policies.PathMetadata+"/realms/{realm}", meta)
+}

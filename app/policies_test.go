@@ -37,7 +37,12 @@ type policyEnv struct {
 
 func newPolicyEnv(t *testing.T, opts ...func(*Config)) *policyEnv {
 	t.Helper()
-	s := newTestServer(t, opts...)
+	return newPolicyEnvOn(t, newTestServer(t, opts...))
+}
+
+// newPolicyEnvOn makes the realm of policyEnv on s.
+func newPolicyEnvOn(t *testing.T, s *testServer) *policyEnv {
+	t.Helper()
 	s.createRealm("acme")
 	e := &policyEnv{testServer: s, t: t, users: map[string]string{}}
 	post := func(path string, body any) map[string]any {

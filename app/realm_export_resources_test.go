@@ -70,7 +70,7 @@ func resourcesTestRealm(t *testing.T, s *testServer) (secret string, users map[s
 	post("/organizations", map[string]any{"name": "Beta", "enabled": false}, http.StatusCreated)
 	// Authorization policies and their settings.
 	post("/policies", map[string]any{"name": "owners read", "description": "their own", "effect": "permit",
-		"target": map[string]any{"resourceTypes": []string{"document"}, "actions": []string{"read"}},
+		"target":    map[string]any{"resourceTypes": []string{"document"}, "actions": []string{"read"}},
 		"condition": "resource.properties.ownerID == subject.email"}, http.StatusCreated)
 	post("/policies", map[string]any{"name": "no contractors", "effect": "deny", "enabled": false,
 		"target": map[string]any{"resourceTypes": []string{"*"}, "actions": []string{"*"}}}, http.StatusCreated)

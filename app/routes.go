@@ -14,6 +14,7 @@ import (
 	"github.com/idenplane/idenplane/app/console"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/nhi"
+	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/assets"
@@ -528,6 +529,13 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, authzPolicy1+"/test", authz.PoliciesRead, po.Test)
 	admin(http.MethodGet, "/admin/realms/{realm}/policy-settings", authz.PoliciesRead, po.GetSettings)
 	admin(http.MethodPut, "/admin/realms/{realm}/policy-settings", authz.PoliciesWrite, po.PutSettings)
+	// The OpenID AuthZEN decision point of each realm: a client of the
+	// realm, entitled by a scope or role, asks (app/policies checks it);
+	// its metadata is public, under the realm and where RFC 8615 puts it.
+	api(http.MethodPost, "/realms/{realm}"+policies.PathEvaluation, po.AccessEvaluation)
+	api(http.MethodPost, "/realms/{realm}"+policies.PathEvaluations, po.AccessEvaluations)
+	api(http.MethodGet, "/realms/{realm}"+policies.PathMetadata, po.AuthZENMetadata)
+	api(http.MethodGet, policies.PathMetadata+"/realms/{realm}", po.AuthZENMetadata)
 
 	sc := a.scim
 	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"
