@@ -29,7 +29,7 @@ var (
 
 	tokenForm = formOf([]string{"grant_type"}, map[string]any{
 		"grant_type": openapi.Schema{"type": "string", "enum": []string{string(oidc.GrantTypeCode), string(oidc.GrantTypeRefreshToken),
-			string(oidc.GrantTypeClientCredentials), "password", string(oidc.GrantTypeDeviceCode)}},
+			string(oidc.GrantTypeClientCredentials), "password", string(oidc.GrantTypeDeviceCode), string(oidc.GrantTypeTokenExchange)}},
 		"code":          openapi.Schema{"type": "string", "description": "authorization_code: the code the redirect carried."},
 		"redirect_uri":  openapi.Schema{"type": "string", "description": "authorization_code: the redirect_uri of the authorization request."},
 		"code_verifier": openapi.Schema{"type": "string", "description": "authorization_code: the PKCE verifier (S256)."},
@@ -38,6 +38,14 @@ var (
 		"password":      openapi.Schema{"type": "string", "description": "password: the user's password."},
 		"device_code":   openapi.Schema{"type": "string", "description": "device_code: the device_code of the device authorization."},
 		"scope":         openapi.Schema{"type": "string", "description": "Space-separated scopes, at most those granted."},
+		"subject_token": openapi.Schema{"type": "string", "description": "token-exchange (RFC 8693): an access token of the realm."},
+		"subject_token_type": openapi.Schema{"type": "string", "description": "token-exchange: " + string(oidc.AccessTokenType) + " (or " +
+			string(oidc.JWTTokenType) + ")."},
+		"actor_token":          openapi.Schema{"type": "string", "description": "token-exchange: the actor's access token (delegation)."},
+		"actor_token_type":     openapi.Schema{"type": "string", "description": "token-exchange: as subject_token_type."},
+		"requested_token_type": openapi.Schema{"type": "string", "description": "token-exchange: " + string(oidc.AccessTokenType) + "."},
+		"audience":             openapi.Schema{"type": "string", "description": "token-exchange: a clientId of the realm the token is for; repeated for several."},
+		"resource":             openapi.Schema{"type": "string", "description": "token-exchange: as audience."},
 	})
 
 	// tokenTypeHintForm is the body of introspection (RFC 7662 §2.1) and
@@ -119,6 +127,13 @@ var (
 
 // formOf is a form's Schema: its named parameters and the client's
 // credentials.
+// tokenAnswer is the token endpoint's answer: RFC 6749 §5.1's, with RFC
+// 8693's issued_token_type for a token exchange.
+type tokenAnswer struct {
+	oidc.AccessTokenResponse
+	IssuedTokenType oidc.TokenType `json:"issued_token_type,omitempty"`
+}
+
 func formOf(required []string, props map[string]any) openapi.Schema {
 	sc := openapi.Schema{"type": "object", "properties": merged(clientAuthForm, props)}
 	if len(required) > 0 {
@@ -164,10 +179,11 @@ func describeProtocol(describe func(method, path string, o openapi.Op)) {
 	preflight(realm + "/" + pathCerts)
 
 	describe(http.MethodPost, realm+"/"+pathToken, openapi.Op{Summary: "Token endpoint",
-		Description: "RFC 6749 §3.2, for the grants authorization_code (with PKCE), refresh_token, client_credentials, password " +
-			"and device_code (RFC 8628 §3.4). What the answer holds depends on the grant: refresh_token only when the client has " +
-			"that grant (never for client_credentials), id_token only for the openid scope.",
-		Form: tokenForm, Response: &oidc.AccessTokenResponse{},
+		Description: "RFC 6749 §3.2, for the grants authorization_code (with PKCE), refresh_token, client_credentials, password, " +
+			"device_code (RFC 8628 §3.4) and token-exchange (RFC 8693, decided by the realm's policies: docs/policies.md). What " +
+			"the answer holds depends on the grant: refresh_token only when the client has that grant (never for " +
+			"client_credentials nor an exchange), id_token only for the openid scope, issued_token_type for an exchange.",
+		Form: tokenForm, Response: &tokenAnswer{},
 		Example: map[string]any{"access_token": "eyJhbGciOi…", "token_type": "Bearer", "expires_in": 300,
 			"refresh_token": "8xLOxBtZp8…", "id_token": "eyJhbGciOi…", "scope": "openid profile email"}})
 	preflight(realm + "/" + pathToken)

@@ -152,7 +152,7 @@ func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 // grantsSupported are the grants this provider serves now, as discovery
 // advertises them.
 var grantsSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeCode, oidc.GrantTypeRefreshToken,
-	identity.GrantPassword, oidc.GrantTypeDeviceCode}
+	identity.GrantPassword, oidc.GrantTypeDeviceCode, oidc.GrantTypeTokenExchange}
 
 func (s *oidcServer) Discovery(ctx context.Context, _ *op.Request[struct{}]) (_ *op.Response, err error) {
 	defer func() { err = s.a.protocolError(ctx, err) }()
@@ -257,6 +257,7 @@ var grantErrorEvents = map[oidc.GrantType]store.EventType{
 	oidc.GrantTypeCode:              store.EventCodeToTokenError,
 	oidc.GrantTypeRefreshToken:      store.EventRefreshTokenError,
 	oidc.GrantTypeDeviceCode:        store.EventDeviceCodeToTokenError,
+	oidc.GrantTypeTokenExchange:     store.EventTokenExchangeError,
 }
 
 func (a *App) oidcClient(realm *store.Realm, c *store.Client) *oidcClient {

@@ -51,12 +51,15 @@ func (o *oidcClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
 
+// GrantTypes are the client's grants, and token exchange, which is not a
+// client's setting: the realm's policies decide who may exchange
+// (oidc_token_exchange.go).
 func (o *oidcClient) GrantTypes() []oidc.GrantType {
-	out := make([]oidc.GrantType, len(o.c.GrantTypes))
+	out := make([]oidc.GrantType, len(o.c.GrantTypes), len(o.c.GrantTypes)+1)
 	for i, g := range o.c.GrantTypes {
 		out[i] = oidc.GrantType(g)
 	}
-	return out
+	return append(out, oidc.GrantTypeTokenExchange)
 }
 
 func (o *oidcClient) hasGrant(g oidc.GrantType) bool {

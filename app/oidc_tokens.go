@@ -39,6 +39,12 @@ type tokenGrant struct {
 	// actor is the administrator acting as the user in an impersonation's
 	// session: the tokens name them in act (RFC 8693 §4.1); nil for none.
 	actor *store.Impersonator
+	// act is a token exchange's act claim (oidc_token_exchange.go), which
+	// stands in for actor's; nil for none.
+	act map[string]any
+	// audience is a token exchange's audiences, the access token's aud
+	// whatever the mappers say; none: the mappers', or the client.
+	audience []string
 }
 
 // actClaim is the act claim of the tokens of an impersonation's session.
@@ -155,6 +161,9 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 	if g.actor != nil {
 		std["act"] = actClaim(g.actor)
 	}
+	if g.act != nil {
+		std["act"] = g.act
+	}
 	if g.acr != "" {
 		std["acr"] = g.acr
 	}
@@ -167,6 +176,13 @@ func (a *App) accessToken(ctx context.Context, g *tokenGrant, in *claimsInput) (
 	if _, ok := claims["aud"]; !ok {
 		// Without audience mappers the token is for the client itself.
 		std["aud"] = g.client.ClientID
+	}
+	switch len(g.audience) {
+	case 0:
+	case 1:
+		std["aud"] = g.audience[0]
+	default:
+		std["aud"] = g.audience
 	}
 	for k, v := range std {
 		claims[k] = v

@@ -21,6 +21,7 @@ const (
 	EventIntrospectToken             EventType = "INTROSPECT_TOKEN"
 	EventIntrospectTokenError        EventType = "INTROSPECT_TOKEN_ERROR"
 	EventTokenExchange               EventType = "TOKEN_EXCHANGE"
+	EventTokenExchangeError          EventType = "TOKEN_EXCHANGE_ERROR"
 	EventUserInfoRequest             EventType = "USER_INFO_REQUEST"
 	EventUserInfoRequestError        EventType = "USER_INFO_REQUEST_ERROR"
 	EventUpdatePassword              EventType = "UPDATE_PASSWORD"
