@@ -254,7 +254,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	}
 	a.bus.Subscribe(a.risk)
 	a.policies = policies.New(policies.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
-		CallerPermissions: callerPermissions, ClientIP: a.clientIP, Issuer: a.issuer, Caller: authzenCaller(a)})
+		CallerPermissions: callerPermissions, ClientIP: a.clientIP, Issuer: a.issuer, Caller: authzenCaller(a),
+		ProtocolRealm: protocolRealmOf(a)})
 	coreSteps := signin.CoreSteps(a.id, signin.Keys{RP: a.webauthn, Script: a.assets.URL("webauthn.js")},
 		a.pages, a.loginEvent, signin.StepDeps{Store: st, Now: a.now, MailCode: a.mailSignInCode,
 			ForgotURL: func(realm *store.Realm, flowID string) string {

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gorilla/mux"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/store"
@@ -20,6 +22,19 @@ import (
 // realm, by an access token of its own or by its credentials (Basic),
 // entitled to ask by the scope policies.AuthZENScope or the realm role
 // policies.AuthZENRole.
+
+// protocolRealmOf is the realm a protocol path names ({realm}), cached; a
+// disabled realm is not found.
+func protocolRealmOf(a *App) func(r *http.Request) (*store.Realm, error) {
+	return func(r *http.Request) (*store.Realm, error) {
+		name := mux.Vars(r)["realm"]
+		realm, err := a.protocolRealm(r.Context(), name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, apperr.NotFound("realm " + name)
+		}
+		return realm, err
+	}
+}
 
 // authzenCaller authenticates an AuthZEN request for app/policies: nil
 // (and no error) for no credential or a bad one; an error only for a

@@ -146,7 +146,7 @@ func readAuthZEN(r *http.Request, v any) error {
 // AccessEvaluation answers one request: POST …/access/v1/evaluation.
 func (s *Service) AccessEvaluation(w http.ResponseWriter, r *http.Request) error {
 	echoRequestID(w, r)
-	realm, err := s.deps.Realm(r)
+	realm, err := s.deps.ProtocolRealm(r)
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (s *Service) AccessEvaluation(w http.ResponseWriter, r *http.Request) error
 // (deny_on_first_deny) or the first permit (permit_on_first_permit).
 func (s *Service) AccessEvaluations(w http.ResponseWriter, r *http.Request) error {
 	echoRequestID(w, r)
-	realm, err := s.deps.Realm(r)
+	realm, err := s.deps.ProtocolRealm(r)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func accessDecision(d *Decision, id string) AccessDecision {
 // …/.well-known/authzen-configuration. Its identifier is the realm's
 // issuer; the endpoints are the default paths under it.
 func (s *Service) AuthZENMetadata(w http.ResponseWriter, r *http.Request) error {
-	realm, err := s.deps.Realm(r)
+	realm, err := s.deps.ProtocolRealm(r)
 	if err != nil {
 		return err
 	}

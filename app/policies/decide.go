@@ -137,8 +137,12 @@ func (s *Service) Decide(ctx context.Context, realm *store.Realm, q *Request, f 
 		if err != nil {
 			return nil, err
 		}
+		act, err := cel.NewActivation(vars)
+		if err != nil {
+			return nil, err
+		}
 		for _, p := range covering {
-			d.Policies = append(d.Policies, p.run(vars))
+			d.Policies = append(d.Policies, p.run(act))
 		}
 	}
 	combine(d, cfg.settings)
@@ -176,8 +180,9 @@ func combine(d *Decision, set Settings) {
 	}
 }
 
-// run evaluates the policy's condition on a request's variables.
-func (p *compiled) run(vars map[string]any) Outcome {
+// run evaluates the policy's condition on a request's variables (their
+// map, or its activation).
+func (p *compiled) run(vars any) Outcome {
 	o := Outcome{ID: p.id, Name: p.name, Effect: p.effect}
 	if p.program == nil {
 		o.failed, o.Reason = true, "its condition does not compile"
@@ -195,7 +200,7 @@ func (p *compiled) run(vars map[string]any) Outcome {
 	return o
 }
 
-func evalBool(prg cel.Program, vars map[string]any) (bool, error) {
+func evalBool(prg cel.Program, vars any) (bool, error) {
 	out, _, err := prg.Eval(vars)
 	if err != nil {
 		return false, err

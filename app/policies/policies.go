@@ -38,8 +38,11 @@ type Deps struct {
 	Log   *slog.Logger
 	Now   func() time.Time
 	// Realm is the realm the path names ({realm}), or the not-found error.
-	Realm   func(r *http.Request) (*store.Realm, error)
-	BaseURL string
+	Realm func(r *http.Request) (*store.Realm, error)
+	// ProtocolRealm is Realm for the AuthZEN endpoints: cached, as the
+	// protocol endpoints read it, and a disabled realm is not found.
+	ProtocolRealm func(r *http.Request) (*store.Realm, error)
+	BaseURL       string
 	// CallerPermissions are the admin credential's permissions: evaluate
 	// and test draw on a stored user's roles, groups and attributes only
 	// for a caller who may read users.
