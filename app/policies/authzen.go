@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -134,13 +135,28 @@ func readAuthZEN(r *http.Request, v any) error {
 		var syntax *json.SyntaxError
 		switch {
 		case errors.As(err, &typ) && typ.Field != "":
-			return apperr.Field(typ.Field, "must not be a JSON %s", typ.Value)
+			return apperr.Field(typ.Field, "must be %s, not a JSON %s", jsonKindOf(typ.Type.Kind()), typ.Value)
 		case errors.As(err, &syntax):
 			return apperr.InvalidJSON("malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
 		}
 		return apperr.InvalidJSON("malformed JSON: %v", err)
 	}
 	return nil
+}
+
+// jsonKindOf names the JSON a Go kind decodes from.
+func jsonKindOf(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return "a number"
 }
 
 // AccessEvaluation answers one request: POST …/access/v1/evaluation.
