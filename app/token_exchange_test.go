@@ -27,7 +27,7 @@ const (
 // clients of the exchanges, with the realm's rules of exchange:
 //   - gateway may exchange, for the audience orders-api (not
 //     billing-api), any scope but email;
-//   - agent, a service account, may act for the subject (delegation);
+//   - scheduler, a service account, may act for the subject (delegation);
 //     intruder may not;
 //   - rogue may not exchange at all.
 type exchangeEnv struct {
@@ -45,7 +45,7 @@ func newExchangeEnv(t *testing.T) *exchangeEnv {
 	e.alice = s.createUser("acme", map[string]any{"username": "alice", "email": "alice@acme.test", "password": "correct horse 1"})["id"].(string)
 	mustStatus(t, e.admin(http.MethodPut, "/admin/realms/acme/events/config", map[string]any{"eventsEnabled": true}), http.StatusOK)
 	for id, grants := range map[string][]string{"web": {"password"}, "gateway": {"client_credentials"}, "rogue": {"client_credentials"},
-		"agent": {"client_credentials"}, "intruder": {"client_credentials"}, "orders-api": {"client_credentials"},
+		"scheduler": {"client_credentials"}, "intruder": {"client_credentials"}, "orders-api": {"client_credentials"},
 		"billing-api": {"client_credentials"}} {
 		r := e.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": id, "grantTypes": grants})
 		mustStatus(t, r, http.StatusCreated)
@@ -58,8 +58,8 @@ func newExchangeEnv(t *testing.T) *exchangeEnv {
 		{"name": "gateway's audiences", "effect": "permit", "target": exchangeTarget("audience"),
 			"condition": `resource.properties.client == "gateway" && resource.id in ["orders-api"]`},
 		{"name": "scopes but email", "effect": "permit", "target": exchangeTarget("scope"), "condition": `resource.id != "email"`},
-		{"name": "only the agent acts", "effect": "deny", "target": exchangeTarget("exchange"),
-			"condition": `resource.properties.delegation && resource.properties.actorClient != "agent"`},
+		{"name": "only the scheduler acts", "effect": "deny", "target": exchangeTarget("exchange"),
+			"condition": `resource.properties.delegation && resource.properties.actorClient != "scheduler"`},
 	} {
 		mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/policies", p), http.StatusCreated)
 	}
@@ -204,21 +204,21 @@ func TestTokenExchangeAudienceAndScopes(t *testing.T) {
 func TestTokenExchangeDelegation(t *testing.T) {
 	e := newExchangeEnv(t)
 	subject := e.aliceToken("profile")
-	agent := e.serviceToken("agent")
-	_, agentClaims := jwtParts(t, agent)
-	tok, oerr := e.exchange("gateway", url.Values{"subject_token": {subject}, "actor_token": {agent}, "audience": {"orders-api"},
+	scheduler := e.serviceToken("scheduler")
+	_, schedulerClaims := jwtParts(t, scheduler)
+	tok, oerr := e.exchange("gateway", url.Values{"subject_token": {subject}, "actor_token": {scheduler}, "audience": {"orders-api"},
 		"scope": {"profile"}})
 	if oerr != nil {
 		t.Fatalf("delegation: %s", oerr.Body)
 	}
 	_, claims := jwtParts(t, tok.AccessToken)
 	act, _ := claims["act"].(map[string]any)
-	if claims["sub"] != e.alice || act["sub"] != agentClaims["sub"] || act["client_id"] != "agent" || act["act"] != nil {
+	if claims["sub"] != e.alice || act["sub"] != schedulerClaims["sub"] || act["client_id"] != "scheduler" || act["act"] != nil {
 		t.Fatalf("claims %v", claims)
 	}
 	// A chain: the delegated token, exchanged with the actor again,
 	// nests the earlier actor.
-	again, oerr := e.exchange("gateway", url.Values{"subject_token": {tok.AccessToken}, "actor_token": {e.serviceToken("agent")},
+	again, oerr := e.exchange("gateway", url.Values{"subject_token": {tok.AccessToken}, "actor_token": {e.serviceToken("scheduler")},
 		"audience": {"orders-api"}})
 	if oerr != nil {
 		t.Fatalf("a chain: %s", oerr.Body)
@@ -226,7 +226,7 @@ func TestTokenExchangeDelegation(t *testing.T) {
 	_, claims = jwtParts(t, again.AccessToken)
 	act, _ = claims["act"].(map[string]any)
 	prior, _ := act["act"].(map[string]any)
-	if act["sub"] != agentClaims["sub"] || prior["sub"] != agentClaims["sub"] || prior["client_id"] != "agent" {
+	if act["sub"] != schedulerClaims["sub"] || prior["sub"] != schedulerClaims["sub"] || prior["client_id"] != "scheduler" {
 		t.Fatalf("chained act %v", claims["act"])
 	}
 	// Without an actor token, the subject token's act stays.
@@ -234,12 +234,12 @@ func TestTokenExchangeDelegation(t *testing.T) {
 	if oerr != nil {
 		t.Fatal(oerr.Body)
 	}
-	if _, claims := jwtParts(t, kept.AccessToken); claims["act"].(map[string]any)["sub"] != agentClaims["sub"] {
+	if _, claims := jwtParts(t, kept.AccessToken); claims["act"].(map[string]any)["sub"] != schedulerClaims["sub"] {
 		t.Errorf("act %v", claims["act"])
 	}
 	var evs []events.LoginEventRep
 	e.admin(http.MethodGet, "/admin/realms/acme/events?type=TOKEN_EXCHANGE", nil).decode(t, &evs)
-	if len(evs) != 3 || evs[2].UserID != e.alice || evs[2].Details["actor"] != agentClaims["sub"] || evs[2].Details["actor_client"] != "agent" {
+	if len(evs) != 3 || evs[2].UserID != e.alice || evs[2].Details["actor"] != schedulerClaims["sub"] || evs[2].Details["actor_client"] != "scheduler" {
 		t.Fatalf("events %+v", evs)
 	}
 	// A service account's token (no session) exchanges as well; its
@@ -279,7 +279,7 @@ func TestTokenExchangeRefusals(t *testing.T) {
 	}{
 		{"a client the policies refuse", "rogue", base(), "unauthorized_client", "client rogue"},
 		{"an actor the policies refuse", "gateway", base("actor_token", e.serviceToken("intruder")), "unauthorized_client",
-			"only the agent acts"},
+			"only the scheduler acts"},
 		{"an audience the policies refuse", "gateway", base("audience", "billing-api"), "invalid_target", "billing-api"},
 		{"an audience that is no client", "gateway", base("audience", "nowhere"), "invalid_target", "nowhere"},
 		{"a resource that is no client", "gateway", base("resource", "https://api.example/"), "invalid_target", "https://api.example/"},
