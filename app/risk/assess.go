@@ -131,6 +131,17 @@ func (s *Service) Succeeded(ctx context.Context, f *signin.Flow) error {
 	return s.deps.Store.SucceedRiskAssessment(ctx, f.Risk.Assessment)
 }
 
+// Enforces says whether the realm has an enabled policy (signin.Assessor):
+// then its clients bound to no flow sign in through the server's own,
+// whose sign-ins are assessed and decided.
+func (s *Service) Enforces(ctx context.Context, realm *store.Realm) (bool, error) {
+	cfg, err := s.config(ctx, realm)
+	if err != nil {
+		return false, err
+	}
+	return len(cfg.policies) > 0, nil
+}
+
 func riskOf(a *store.RiskAssessment) signin.Risk {
 	return signin.Risk{Assessment: a.ID, Level: a.Level, Score: a.Score, Action: signin.RiskAction(a.Action), Policy: a.PolicyID}
 }
