@@ -5,6 +5,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/store"
 )
 
 // unboundAuthURL is an authorization request of spa, a client bound to
@@ -52,6 +56,7 @@ func TestRiskUnboundClient(t *testing.T) {
 	}
 
 	// From the denied address, the flow's pages refuse alice.
+	e.clock.advance(time.Minute) // each assessment its own time: the list's newest is the last
 	b := e.browserAt(riskTokyo)
 	page := e.flowTestStart(b.codeflowBrowser, e.unboundAuthURL())
 	p = b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword})
@@ -67,6 +72,7 @@ func TestRiskUnboundClient(t *testing.T) {
 	}
 
 	// From elsewhere, the same pages sign alice in, assessed.
+	e.clock.advance(time.Minute)
 	b = e.browserAt(riskParis)
 	page = e.flowTestStart(b.codeflowBrowser, e.unboundAuthURL())
 	p = b.submit(page, map[string]string{"username": "alice", "password": codeflowPassword})
@@ -86,5 +92,37 @@ func TestRiskUnboundClient(t *testing.T) {
 		http.StatusOK)
 	if p := e.browserAt(riskParis).follow(e.url, e.unboundAuthURL()); p.status != http.StatusOK || p.url.Path != "/realms/acme"+pathLogin {
 		t.Fatalf("after the policy is off: status %d at %s, want the login page", p.status, p.url)
+	}
+}
+
+// A device client bound to no flow: once the realm has a risk policy, its
+// page asks for no password, its approval leads through the server's own
+// flow, assessed, and the spec's form with a password approves nothing.
+func TestRiskUnboundDeviceClient(t *testing.T) {
+	e := newRiskEnv(t)
+	e.client("tv", map[string]any{"name": "Living room TV", "clientType": "PUBLIC", "grantTypes": []string{identity.GrantDeviceCode}})
+	e.policy(map[string]any{"name": "tell", "conditions": map[string]any{"levels": []string{"critical"}}, "action": "notify"})
+
+	_, userCode, pageURL := e.deviceAuthorize()
+	p := e.devicePost(url.Values{"user_code": {userCode}, "action": {"approve"}, "username": {"alice"}, "password": {codeflowPassword}})
+	mustDeviceRefused(t, p, http.StatusForbidden, enMsg("error.formExpired"))
+	if s := e.deviceStatus(userCode); s != store.DevicePending {
+		t.Fatalf("device %s after a password post past the flow", s)
+	}
+	b := e.browserAt(riskParis)
+	page := b.get(pageURL)
+	if f := page.form(t); f.fields.Has("password") {
+		t.Fatalf("the device form asks for the password: %v", f.fields)
+	}
+	first := e.flowTestNext(b.codeflowBrowser, b.submit(page, map[string]string{"action": "approve"}))
+	p = b.submit(first, map[string]string{"username": "alice", "password": codeflowPassword})
+	for p.status == http.StatusSeeOther && strings.Contains(p.location(t).Path, "/signin/") {
+		p = b.get(p.location(t).String())
+	}
+	if s := e.deviceStatus(userCode); s != store.DeviceApproved {
+		t.Fatalf("device %s after the flow: %d %s", s, p.status, p.body)
+	}
+	if a := e.latest(); a["kind"] != "device" || a["clientId"] != "tv" || a["outcome"] != "succeeded" {
+		t.Fatalf("assessment of the approval: %v", a)
 	}
 }
