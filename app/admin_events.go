@@ -143,7 +143,8 @@ func (a *App) recordAdminEvent(next httpx.HandlerFunc) httpx.HandlerFunc {
 		if err := next(res, r); err != nil {
 			return err
 		}
-		if res.status >= 200 && res.status < 300 {
+		// An import's dry run (200, not 201) wrote nothing to record.
+		if res.status >= 200 && res.status < 300 && (!importTemplate(template) || res.status == http.StatusCreated) {
 			a.writeAdminEvent(r, template, reqBody, res)
 		}
 		return res.send()
@@ -156,6 +157,12 @@ func systemTemplate(template string) bool {
 	return strings.HasPrefix(template, "/admin/accounts") || strings.HasPrefix(template, "/admin/api-keys")
 }
 
+// importTemplate says whether a route imports another product's export
+// (app/migration), whose dry runs answer 200 and write nothing.
+func importTemplate(template string) bool {
+	return strings.HasPrefix(template, "/admin/migration/") || template == "/admin/realms/{realm}/users/import"
+}
+
 // recordedTemplate says whether writes on a route are realm changes that
 // admin events record. Deleting a realm is not: its events go with it.
 func recordedTemplate(method, template string) bool {
@@ -163,7 +170,7 @@ func recordedTemplate(method, template string) bool {
 		return true
 	}
 	switch template {
-	case "/admin/realms", "/admin/realms/import":
+	case "/admin/realms", "/admin/realms/import", "/admin/migration/keycloak", "/admin/migration/auth0":
 		return method == http.MethodPost
 	case "/admin/realms/{realm}":
 		return method != http.MethodDelete
@@ -188,6 +195,9 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		}
 	} else if realmName == "" {
 		realmName, _ = created["name"].(string) // a realm created or imported
+		if importTemplate(template) {
+			realmName, _ = created["realm"].(string) // an import's report
+		}
 	} else {
 		path = strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/admin/realms/"+realmName), "/")
 		collection := template[strings.LastIndex(template, "/")+1:]

@@ -107,4 +107,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)
+	describeMigration(describe)
 }

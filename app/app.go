@@ -36,6 +36,7 @@ import (
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/mail"
+	"github.com/idenplane/idenplane/app/migration"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/plugins"
@@ -154,6 +155,7 @@ type App struct {
 	systemRealmID string
 	orgs          *orgs.Service
 	attributes    *attributes.Service
+	migration     *migration.Service // imports of Keycloak, Auth0 and user lists
 	authFlows     *authflows.Service
 	mail          *mail.Service
 	registration  *registration.Service
@@ -296,6 +298,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.accountAuth = &accountAuth{store: st, systemRealm: systemRealm, realmNamed: a.cachedRealm, verifyAccessToken: a.verifyAccessToken}
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
+	a.migration = NewMigration(st, MigrationConfig{Identity: a.id, Log: a.log, Now: a.now, Realm: a.realm,
+		Import: migrationImportOptions(cfg.OutboundAllowed, a.makeKey, a.webauthn.Available())})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		WebAuthn: a.webauthn.Available()})
 	a.registration = registration.New(registration.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,

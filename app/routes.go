@@ -262,6 +262,11 @@ func (a *App) routes() *mux.Router {
 	// Realms. Fixed paths come before {realm}, which would swallow them.
 	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, listThemes)
 	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)
+	// Imports of other products' exports (app/migration): a Keycloak
+	// realm and Auth0's users make or fill realms, a system matter; a list
+	// of users goes into a realm as user writes do.
+	admin(http.MethodPost, "/admin/migration/keycloak", authz.SystemManage, a.migration.ImportKeycloak)
+	admin(http.MethodPost, "/admin/migration/auth0", authz.SystemManage, a.migration.ImportAuth0)
 	admin(http.MethodPost, "/admin/realms", authz.SystemManage, a.createRealm)
 	admin(http.MethodGet, "/admin/realms", authz.SystemRead, a.listRealms)
 	admin(http.MethodGet, "/admin/realms/{realm}", authz.RealmRead, a.getRealm)
@@ -291,6 +296,7 @@ func (a *App) routes() *mux.Router {
 	se := a.sessions
 	const users, user1 = "/admin/realms/{realm}/users", "/admin/realms/{realm}/users/{userId}"
 	admin(http.MethodPost, users, authz.UsersWrite, a.createUser)
+	admin(http.MethodPost, users+"/import", authz.UsersWrite, a.migration.ImportUsers)
 	admin(http.MethodGet, users, authz.UsersRead, a.listUsers)
 	admin(http.MethodGet, user1, authz.UsersRead, a.getUser)
 	admin(http.MethodPut, user1, authz.UsersWrite, a.putUser)
