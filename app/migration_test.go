@@ -324,7 +324,9 @@ func migrationPasswords(t *testing.T) map[string]map[string]any {
 	t.Helper()
 	salt := []byte("saltsaltsaltsalt")
 	b64 := base64.StdEncoding.EncodeToString
-	kdf := func(pw string, iter, n int, h func() hash.Hash) string { return b64(pbkdf2.Key([]byte(pw), salt, iter, n, h)) }
+	kdf := func(pw string, iter, n int, h func() hash.Hash) string {
+		return b64(pbkdf2.Key([]byte(pw), salt, iter, n, h))
+	}
 	bc, err := bcrypt.GenerateFromPassword([]byte("bcrypt-pass-1"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +358,7 @@ func migrationKeycloakExport(t *testing.T) map[string]any {
 	t.Helper()
 	var users []any
 	passwords := migrationPasswords(t)
-	for _, name := range (mapsKeys(passwords)) {
+	for _, name := range mapsKeys(passwords) {
 		users = append(users, map[string]any{"username": name, "enabled": true, "email": name + "@legacy.example.test",
 			"emailVerified": true, "credentials": []any{passwords[name]}, "realmRoles": []string{"user"},
 			"groups": []string{"/staff"}})
@@ -375,7 +377,7 @@ func migrationKeycloakExport(t *testing.T) map[string]any {
 		},
 		"requiredActions": []string{"CONFIGURE_TOTP"},
 		"realmRoles":      []string{"admin"}, "groups": []string{"/staff/ops"},
-		"clientRoles":     map[string]any{"legacy-app": []string{"reader"}, "account": []string{"manage-account"}}})
+		"clientRoles": map[string]any{"legacy-app": []string{"reader"}, "account": []string{"manage-account"}}})
 	users = append(users, map[string]any{"username": "reset-user", "enabled": true, "credentials": []any{
 		kcCredential("md5-legacy", 1, nil, b64(salt), b64([]byte("0123456789abcdef")))}, "requiredActions": []string{"UPDATE_PASSWORD"}})
 	users = append(users, map[string]any{"username": "service-account-legacy-worker", "enabled": true,
@@ -386,9 +388,9 @@ func migrationKeycloakExport(t *testing.T) map[string]any {
 	return map[string]any{
 		"id": "legacy", "realm": "legacy", "displayName": "Legacy", "enabled": true, "sslRequired": "external",
 		"accessTokenLifespan": 600, "ssoSessionIdleTimeout": 3600, "bruteForceProtected": true, "failureFactor": 10,
-		"passwordPolicy": "length(10) and digits(2) and notUsername(undefined) and hashAlgorithm(pbkdf2-sha256)",
-		"smtpServer":     map[string]any{"host": "smtp.legacy.example.test", "port": "2525", "from": "noreply@legacy.example.test", "starttls": "true"},
-		"loginTheme":     "keycloak.v2",
+		"passwordPolicy":      "length(10) and digits(2) and notUsername(undefined) and hashAlgorithm(pbkdf2-sha256)",
+		"smtpServer":          map[string]any{"host": "smtp.legacy.example.test", "port": "2525", "from": "noreply@legacy.example.test", "starttls": "true"},
+		"loginTheme":          "keycloak.v2",
 		"authenticationFlows": []any{map[string]any{"alias": "browser"}},
 		"clientScopes": []any{
 			map[string]any{"name": "roles", "protocol": "openid-connect", "protocolMappers": []any{
@@ -518,7 +520,7 @@ func TestMigrationKeycloakHashesAndOTP(t *testing.T) {
 		"argon2id-user": "argon2id-pass-1", "argon2i-user": "argon2i-pass-1", "bcrypt-user": "bcrypt-pass-1"}
 	formats := map[string]string{"sha256-user": "$pbkdf2-sha256$", "sha512-user": "$pbkdf2-sha512$", "sha1-user": "$pbkdf2-sha1$",
 		"argon2id-user": "$argon2id$v=19$m=7168,t=5,p=1$", "argon2i-user": "$argon2i$", "bcrypt-user": "$2a$04$"}
-	for _, username := range (mapsKeys(passwords)) {
+	for _, username := range mapsKeys(passwords) {
 		t.Run(username, func(t *testing.T) {
 			if h := s.storedUser(t, "legacy", username).PasswordHash; !strings.HasPrefix(h, formats[username]) {
 				t.Fatalf("hash as imported: %s, want %s…", h, formats[username])
@@ -821,5 +823,3 @@ func TestUsersImport(t *testing.T) {
 		t.Fatalf("count %d; log:\n%s", rep.Counts["user"], logs.String())
 	}
 }
-
-

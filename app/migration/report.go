@@ -58,4 +58,3 @@ func (r *Report) imported(path, kind, name string) {
 func (r *Report) skip(path, kind, name, format string, args ...any) {
 	r.Skipped = append(r.Skipped, Item{Path: path, Kind: kind, Name: name, Reason: fmt.Sprintf(format, args...)})
 }
-
