@@ -26,6 +26,7 @@ import (
 	"golang.org/x/crypto/pbkdf2"
 	"golang.org/x/oauth2"
 
+	"github.com/idenplane/idenplane/app/events"
 	"github.com/idenplane/idenplane/app/migration"
 	"github.com/idenplane/idenplane/store"
 )
@@ -811,6 +812,29 @@ func TestUsersImport(t *testing.T) {
 	secret := s.testClient(t, "acme")
 	claims := s.signInThroughPages(t, "acme", "migration-check", secret, "ann", "argon-pass-1", nil)
 	mustContain(t, "ann's roles", realmRolesOf(claims), "editor")
+
+	// The import is an admin event of the realm, with its counts; a dry
+	// run, which writes nothing, is none.
+	s.migrate(t, "/admin/realms/acme/users/import", map[string]any{"dryRun": true, "users": []any{map[string]any{"username": "dry"}}},
+		http.StatusOK)
+	var evs []events.AdminEventRep
+	r := s.admin(http.MethodGet, "/admin/realms/acme/admin-events?resourceTypes=USER", nil)
+	mustStatus(t, r, http.StatusOK)
+	r.decode(t, &evs)
+	imports := 0
+	for _, ev := range evs {
+		if ev.ResourcePath == "users/import" {
+			imports++
+			var note map[string]any
+			if err := json.Unmarshal(ev.Representation, &note); err != nil || note["skipped"] != float64(5) ||
+				ev.OperationType != "CREATE" {
+				t.Fatalf("admin event %+v: %s", ev, ev.Representation)
+			}
+		}
+	}
+	if imports != 1 {
+		t.Fatalf("%d admin events of users/import, want 1: %+v", imports, evs)
+	}
 
 	// A large import logs its progress.
 	var many []any
