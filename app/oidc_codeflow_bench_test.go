@@ -14,7 +14,8 @@ import (
 )
 
 // codeflowBench is a server on loopback with realm bench, user alice and a
-// confidential client with the password and refresh grants.
+// confidential client with the password and refresh grants; opts adjust
+// the server's Config.
 type codeflowBench struct {
 	base   string
 	secret string
@@ -24,13 +25,13 @@ type codeflowBench struct {
 	webSecret string
 }
 
-func newCodeflowBench(b *testing.B) *codeflowBench {
+func newCodeflowBench(b *testing.B, opts ...func(*Config)) *codeflowBench {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	s := newTestServer(b, func(c *Config) { c.BaseURL = base })
+	s := newTestServer(b, append([]func(*Config){func(c *Config) { c.BaseURL = base }}, opts...)...)
 	srv := httptest.NewUnstartedServer(s.handler)
 	srv.Listener.Close()
 	srv.Listener = ln

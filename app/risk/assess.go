@@ -162,6 +162,18 @@ func (s *Service) Succeeded(ctx context.Context, f *signin.Flow) error {
 	})
 }
 
+// Enforces says whether the realm has an enabled policy of either scope
+// (signin.Assessor): then its clients bound to no flow sign in through
+// the server's own, whose sign-ins are assessed and decided, and whose
+// sessions start from an assessment.
+func (s *Service) Enforces(ctx context.Context, realm *store.Realm) (bool, error) {
+	cfg, err := s.config(ctx, realm)
+	if err != nil {
+		return false, err
+	}
+	return len(cfg.policies) > 0 || len(cfg.sessionPolicies) > 0, nil
+}
+
 func riskOf(a *store.RiskAssessment) signin.Risk {
 	return signin.Risk{Assessment: a.ID, Level: a.Level, Score: a.Score, Action: signin.RiskAction(a.Action), Policy: a.PolicyID}
 }
