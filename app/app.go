@@ -249,7 +249,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, err
 	}
 	if a.risk, err = risk.New(risk.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, ClientIP: a.clientIP,
-		Bus: a.bus, GeoIPPath: cfg.GeoIPDB, ListPath: cfg.IPDenyFile, Core: a.id}); err != nil {
+		Bus: a.bus, GeoIPPath: cfg.GeoIPDB, ListPath: cfg.IPDenyFile, Core: a.id, SessionsEnded: a.backchannelLogout,
+		Throttle: a.loginThrottle}); err != nil {
 		return nil, err
 	}
 	a.bus.Subscribe(a.risk)

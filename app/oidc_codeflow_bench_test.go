@@ -113,7 +113,22 @@ func BenchmarkPasswordGrant(b *testing.B) {
 // loopback: each goroutine follows its own chain of rotated tokens, every
 // grant a write transaction.
 func BenchmarkRefreshTokenGrant(b *testing.B) {
+	benchmarkRefreshes(b, newCodeflowBench(b))
+}
+
+// BenchmarkRefreshTokenGrantWatched is BenchmarkRefreshTokenGrant in a
+// realm with a session policy that can act: each refresh reads its
+// session's risk profile too (app/risk), from where the session was last
+// seen.
+func BenchmarkRefreshTokenGrantWatched(b *testing.B) {
 	c := newCodeflowBench(b)
+	mustStatus(b, c.server.admin(http.MethodPost, "/admin/realms/bench/risk-policies", map[string]any{"name": "watch",
+		"scope": "session", "conditions": map[string]any{"signals": []string{"impossible_travel"}}, "action": "notify"}),
+		http.StatusCreated)
+	benchmarkRefreshes(b, c)
+}
+
+func benchmarkRefreshes(b *testing.B, c *codeflowBench) {
 	// One chain per goroutine RunParallel starts, made before the timer.
 	chains := make(chan string, 4*runtime.GOMAXPROCS(0))
 	for range cap(chains) {

@@ -87,8 +87,16 @@ func TestRiskUnboundClient(t *testing.T) {
 		t.Fatalf("assessment of the allowed sign-in: %v", a)
 	}
 
-	// Without an enabled policy, the pages without a flow again.
+	// A policy of sessions alone is enough: their profiles start from the
+	// sign-in's assessment.
 	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme/risk-policies/"+id+"/toggle", map[string]any{"enabled": false}),
+		http.StatusOK)
+	sessions := e.policy(map[string]any{"name": "watch sessions", "scope": "session",
+		"conditions": map[string]any{"levels": []string{"critical"}}, "action": "end-session"})
+	e.flowTestStart(e.browserAt(riskParis).codeflowBrowser, e.unboundAuthURL())
+
+	// Without an enabled policy, the pages without a flow again.
+	mustStatus(t, e.admin(http.MethodPatch, "/admin/realms/acme/risk-policies/"+sessions+"/toggle", map[string]any{"enabled": false}),
 		http.StatusOK)
 	if p := e.browserAt(riskParis).follow(e.url, e.unboundAuthURL()); p.status != http.StatusOK || p.url.Path != "/realms/acme"+pathLogin {
 		t.Fatalf("after the policy is off: status %d at %s, want the login page", p.status, p.url)

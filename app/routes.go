@@ -520,6 +520,27 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPatch, policy1+"/priority", authz.RiskWrite, rk.SetPriority)
 	admin(http.MethodGet, "/admin/realms/{realm}/risk-settings", authz.RiskRead, rk.GetSettings)
 	admin(http.MethodPut, "/admin/realms/{realm}/risk-settings", authz.RiskWrite, rk.PutSettings)
+	// Session risk and continuous verification. The dashboards before
+	// {sessionId}, which would take their name.
+	const sessionRisk, verification = "/admin/realms/{realm}/session-risk", "/admin/realms/{realm}/continuous-verification"
+	admin(http.MethodGet, sessionRisk, authz.RiskRead, rk.ListSessionRisks)
+	admin(http.MethodGet, sessionRisk+"/dashboard", authz.RiskRead, rk.SessionRiskDashboard)
+	admin(http.MethodGet, sessionRisk+"/{sessionId}", authz.RiskRead, rk.GetSessionRisk)
+	admin(http.MethodPost, sessionRisk+"/{sessionId}/evaluate", authz.RiskWrite, rk.EvaluateSession)
+	admin(http.MethodGet, verification+"/events", authz.RiskRead, rk.ListSignalEvents)
+	admin(http.MethodGet, verification+"/events/{id}", authz.RiskRead, rk.GetSignalEvent)
+	admin(http.MethodGet, verification+"/dashboard", authz.RiskRead, rk.SignalsDashboard)
+	admin(http.MethodGet, verification+"/session-profiles", authz.RiskRead, rk.ListSessionProfiles)
+	admin(http.MethodGet, verification+"/session-profiles/{sessionId}", authz.RiskRead, rk.GetSessionProfile)
+	admin(http.MethodGet, verification+"/device-posture/{sessionId}", authz.RiskRead, rk.GetDevicePosture)
+	admin(http.MethodGet, verification+"/network-context/{sessionId}", authz.RiskRead, rk.GetNetworkContext)
+	admin(http.MethodGet, verification+"/behavioral/{userId}", authz.RiskRead, rk.GetBehavior)
+	admin(http.MethodGet, verification+"/user/{userId}/summary", authz.RiskRead, rk.GetUserSummary)
+	// The client SDK's posts: the user's access token, of the session
+	// they report on.
+	add(http.MethodPost, verification+"/device-posture", user, riskSignals(a, rk.PostDevicePosture))
+	add(http.MethodPost, verification+"/network-context", user, riskSignals(a, rk.PostNetworkContext))
+	add(http.MethodPost, verification+"/behavioral/samples", user, riskSignals(a, rk.PostBehavioralSamples))
 
 	sc := a.scim
 	const scimTokens, scimToken1 = "/admin/realms/{realm}/scim/tokens", "/admin/realms/{realm}/scim/tokens/{tokenId}"

@@ -33,6 +33,7 @@ func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.
 	if err != nil {
 		return err
 	}
+	f.SessionID = sess.ID
 	return a.continueAuthRequest(w, r, f.Realm, client, ar, f.User, sess)
 }
 
