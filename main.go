@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -39,6 +40,7 @@ import (
 	"github.com/idenplane/idenplane/app/configfile"
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/loadtest"
+	"github.com/idenplane/idenplane/app/migration"
 	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/app/tlsserver"
 	"github.com/idenplane/idenplane/app/validate"
@@ -106,7 +108,7 @@ func commandList() []commandInfo {
 		{"backup", "[flags] FILE", "write the database, and its master key sealed under a passphrase, to one file; safe while the server runs"},
 		{"restore", "[flags] FILE", "put a backup back as the database and its master key; never over a database in use"},
 		{"export", "--realm NAME [flags]", "print a realm as JSON"},
-		{"import", "[flags] FILE", `create a realm from an export ("-" reads stdin)`},
+		{"import", "[flags] FILE [FILE]", `create a realm from an export ("-" reads stdin); --from keycloak|auth0 imports another product's`},
 		{"copy", "--from FILE_OR_URL --to FILE_OR_URL [flags]", "copy a whole database, sessions and events included, into an empty one: SQLite to PostgreSQL, or back; safe while a server runs on the source"},
 		{"loadtest", "[flags]", "seed a throw-away database, start the server and measure it"},
 		{"admin", "create [flags] NAME", "create an administrator and print a one-time enrolment link"},
@@ -1308,32 +1310,115 @@ func importRealm(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	fs, c := newFlagSet("import", stderr)
 	overwrite := fs.Bool("overwrite", false, "replace an existing realm of the same name")
 	asCopy := fs.Bool("as-copy", false, "give the realm and everything in it new IDs, to import it beside the realm it was exported from")
-	file, err := parseWithArg(fs, args, stdout, stderr)
+	from := fs.String("from", "", "import another product's export (docs/migration.md): keycloak (FILE is a realm export), "+
+		"or auth0 (FILE is the users export, a second FILE the password hashes)")
+	realmName := fs.String("realm", "", "with --from: keycloak, the realm's name in place of the export's; auth0, the realm the users go into")
+	dryRun := fs.Bool("dry-run", false, "with --from: check everything and report, writing nothing")
+	newIDs := fs.Bool("new-ids", false, "with --from keycloak: give every resource a new ID instead of Keycloak's")
+	files, err := parseWithArgs(fs, args, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	switch {
+	case *from == "auth0" && len(files) > 2:
+		return usageFailure(fs, stderr, "unexpected argument %q", files[2])
+	case *from != "auth0" && len(files) > 1:
+		return usageFailure(fs, stderr, "unexpected argument %q", files[1])
+	case *from != "" && *from != "keycloak" && *from != "auth0":
+		return usageFailure(fs, stderr, "--from must be keycloak or auth0")
+	case *from == "auth0" && *realmName == "":
+		return usageFailure(fs, stderr, "--realm is required with --from auth0: the realm the users go into")
+	case *from != "" && (*overwrite || *asCopy):
+		return usageFailure(fs, stderr, "--overwrite and --as-copy are for this server's own exports, not with --from")
 	}
 	if err := c.validate(false); err != nil {
 		return err
 	}
-	var data []byte
-	if file == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(file)
-	}
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
+	var data [][]byte
+	for _, file := range files {
+		var b []byte
+		if file == "-" {
+			b, err = io.ReadAll(stdin)
+		} else {
+			b, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		data = append(data, b)
 	}
 	st, _, err := c.openStore(context.Background())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	realm, err := app.ImportRealm(context.Background(), st, data, app.ImportOptions{Overwrite: *overwrite, AsCopy: *asCopy}, time.Now())
+	if *from != "" {
+		return importFrom(st, *from, *realmName, *dryRun, *newIDs, data, stdout, stderr)
+	}
+	realm, err := app.ImportRealm(context.Background(), st, data[0], app.ImportOptions{Overwrite: *overwrite, AsCopy: *asCopy}, time.Now())
 	if err != nil {
 		return fmt.Errorf("import: %s", apperr.Message(err))
 	}
 	fmt.Fprintf(stdout, "imported realm %s\n", realm.Name)
+	return nil
+}
+
+// parseWithArgs parses a command's flags, which may stand between its
+// arguments, and answers the arguments: at least one.
+func parseWithArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
+	var out []string
+	for {
+		if err := parseFlags(fs, args, stdout, stderr); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		out = append(out, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(out) == 0 {
+		return nil, usageFailure(fs, stderr, "FILE is missing")
+	}
+	return out, nil
+}
+
+// importFrom is `idenplane import --from keycloak|auth0`: the admin API's
+// importers (app/migration), with their report printed, the progress of a
+// large import in the log on stderr.
+func importFrom(st *store.Store, from, realmName string, dryRun, newIDs bool, data [][]byte, stdout, stderr io.Writer) error {
+	svc := app.NewMigration(st, app.MigrationConfig{Log: slog.New(slog.NewTextHandler(stderr, nil))})
+	var rep *migration.Report
+	var err error
+	if from == "keycloak" {
+		rep, err = svc.ImportKeycloakFile(context.Background(), data[0],
+			migration.KeycloakOptions{DryRun: dryRun, Realm: realmName, NewIDs: newIDs})
+	} else {
+		var passwords []byte
+		if len(data) > 1 {
+			passwords = data[1]
+		}
+		rep, err = svc.ImportAuth0Files(context.Background(), realmName, data[0], passwords, dryRun)
+	}
+	if err != nil {
+		return fmt.Errorf("import: %s", apperr.Message(err))
+	}
+	verb := "imported"
+	if rep.DryRun {
+		verb = "checked (dry run, nothing written)"
+	}
+	var counts []string
+	for _, k := range slices.Sorted(maps.Keys(rep.Counts)) {
+		counts = append(counts, fmt.Sprintf("%d %s", rep.Counts[k], k))
+	}
+	fmt.Fprintf(stdout, "%s into realm %s: %s\n", verb, rep.Realm, strings.Join(counts, ", "))
+	for _, it := range rep.Skipped {
+		name := ""
+		if it.Name != "" {
+			name = " (" + it.Name + ")"
+		}
+		fmt.Fprintf(stdout, "skipped %s%s: %s\n", it.Path, name, it.Reason)
+	}
 	return nil
 }
 

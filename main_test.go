@@ -1234,3 +1234,47 @@ func TestCLIPostgresReadinessFollowsDatabase(t *testing.T) {
 	}
 	s.stopGracefully()
 }
+
+// TestCLIImportFrom: `import --from keycloak FILE` and `import --from auth0
+// --realm NAME USERS PASSWORDS` import the fixtures of ../shared/fixtures as
+// the admin API does, printing the report; a dry run writes nothing.
+func TestCLIImportFrom(t *testing.T) {
+	fixtures := filepath.Join("..", "shared", "fixtures")
+	if _, err := os.Stat(filepath.Join(fixtures, "keycloak")); err != nil {
+		fixtures = filepath.Join("..", "..", "shared", "fixtures") // a work tree one level further down
+	}
+	if _, err := os.Stat(filepath.Join(fixtures, "keycloak")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("../shared/fixtures is missing, and CI=true needs it")
+		}
+		t.Skip("../shared/fixtures is missing: the Keycloak and Auth0 exports")
+	}
+	fixtures, _ = filepath.Abs(fixtures)
+	dir := t.TempDir()
+	env := cliEnv("IDENPLANE_MASTER_KEY=" + cliMasterKey(t))
+	db := filepath.Join(dir, "x.db")
+	spa := filepath.Join(fixtures, "keycloak", "quickstart-spa.json")
+	users, passwords := filepath.Join(fixtures, "auth0", "users.ndjson"), filepath.Join(fixtures, "auth0", "passwords.ndjson")
+	res := cliRun(t, dir, env, "", "import", "--db", db, "--from", "keycloak", "--dry-run", spa)
+	if res.code != 0 || !strings.Contains(res.stdout, "dry run") {
+		t.Fatalf("dry run: code %d, stdout %s, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = cliRun(t, dir, env, "", "import", "--db", db, "--from", "keycloak", spa)
+	if res.code != 0 || !strings.Contains(res.stdout, "imported into realm quickstart: ") || !strings.Contains(res.stdout, "2 user") ||
+		!strings.Contains(res.stdout, "skipped clients[0].redirectUris[0]") {
+		t.Fatalf("import --from keycloak: code %d, stdout %s, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = cliRun(t, dir, env, "", "import", "--db", db, "--from", "auth0", "--realm", "quickstart", users, passwords)
+	if res.code != 0 || !strings.Contains(res.stdout, "5 user") {
+		t.Fatalf("import --from auth0: code %d, stdout %s, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if res := cliRun(t, dir, env, "", "export", "--db", db, "--realm", "quickstart", "--include-users"); res.code != 0 ||
+		!strings.Contains(res.stdout, `"username": "johndoe"`) || !strings.Contains(res.stdout, `"username": "alice"`) {
+		t.Fatalf("export: code %d, stdout %.600s, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, args := range [][]string{{"--from", "auth0", users}, {"--from", "ldap", spa}, {"--from", "keycloak", spa, users}} {
+		if res := cliRun(t, dir, env, "", append([]string{"import", "--db", db}, args...)...); res.code == 0 {
+			t.Errorf("import %v succeeded: %s", args, res.stdout)
+		}
+	}
+}

@@ -1763,6 +1763,83 @@ CREATE INDEX risk_assessments_realm ON risk_assessments (realm_id, created_at);
 CREATE INDEX risk_assessments_flow ON risk_assessments (flow_id);
 
 -- version 50
+-- Session risk and continuous verification (app/risk). Policies gain a
+-- scope: a sign-in's, or a session's, whose actions may end it. Each SSO
+-- session keeps a risk profile: its sign-in's assessment, then what the
+-- session showed since (refreshes from other addresses, the client SDK's
+-- reports of device, network and behaviour), its score and the session
+-- policy that decided; the row outlives the session, for the record.
+-- Its events are what each observation saw. A session a policy ended
+-- leaves the hashes of its live refresh tokens, so that a refresh with one
+-- is told why; each user has a baseline of behaviour per metric.
+ALTER TABLE risk_policies ADD COLUMN scope TEXT NOT NULL DEFAULT 'sign-in';
+CREATE TABLE session_risk (
+    session_id      TEXT PRIMARY KEY,       -- the SSO session, which may have ended
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    assessment_id   TEXT NOT NULL,          -- the sign-in's; "" when it was not assessed
+    client_id       TEXT NOT NULL,          -- the clientId the session signed in for
+    score           INTEGER NOT NULL,
+    level           TEXT NOT NULL,
+    signals         TEXT NOT NULL,          -- JSON: each signal's state
+    present         TEXT NOT NULL,          -- ",new_ip,impossible_travel,"
+    places          TEXT NOT NULL,          -- JSON: the addresses the session was seen at
+    ip_address      TEXT NOT NULL,          -- the last of them
+    country         TEXT NOT NULL,
+    device_posture  TEXT NOT NULL,          -- JSON: the SDK's last report; "" none
+    posture_at      BIGINT NOT NULL,
+    network_context TEXT NOT NULL,
+    network_at      BIGINT NOT NULL,
+    behavior        TEXT NOT NULL,          -- JSON: the verdict of the last samples
+    behavior_at     BIGINT NOT NULL,
+    policy_id       TEXT NOT NULL,          -- the session policy that decided; "" none
+    policy_name     TEXT NOT NULL,
+    action          TEXT NOT NULL,
+    ended_by        TEXT NOT NULL,          -- "", end-session or step-up: the action that ended it
+    step_up_owed    BOOLEAN NOT NULL,       -- the user's next sign-in proves a second factor
+    observations    INTEGER NOT NULL,       -- the row's version, for compare-and-swap
+    started_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+);
+CREATE INDEX session_risk_realm ON session_risk (realm_id, updated_at, session_id);
+CREATE INDEX session_risk_user ON session_risk (user_id, step_up_owed, updated_at);
+CREATE TABLE session_risk_events (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    session_id      TEXT NOT NULL,
+    user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL,          -- sign-in, refresh, device-posture, network-context, behavioral, evaluation
+    client_id       TEXT NOT NULL,
+    ip_address      TEXT NOT NULL,
+    detail          TEXT NOT NULL,          -- JSON: what was reported or seen
+    present         TEXT NOT NULL,          -- the signals this observation found present
+    score           INTEGER NOT NULL,       -- the session's, after it
+    level           TEXT NOT NULL,
+    action          TEXT NOT NULL,
+    policy_id       TEXT NOT NULL,
+    policy_name     TEXT NOT NULL,
+    created_at      BIGINT NOT NULL
+);
+CREATE INDEX session_risk_events_realm ON session_risk_events (realm_id, created_at, id);
+CREATE INDEX session_risk_events_session ON session_risk_events (session_id, created_at);
+CREATE INDEX session_risk_events_user ON session_risk_events (user_id, created_at);
+CREATE TABLE risk_refused_tokens (
+    token_hash      BLOB PRIMARY KEY,       -- SHA-256 of a refresh token the session had when a policy ended it
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    session_id      TEXT NOT NULL,
+    action          TEXT NOT NULL,          -- end-session or step-up
+    expires_at      BIGINT NOT NULL         -- the token's own expiry
+);
+CREATE INDEX risk_refused_tokens_expiry ON risk_refused_tokens (expires_at);
+CREATE TABLE risk_baselines (
+    user_id         TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    metrics         TEXT NOT NULL,          -- JSON: per metric, its count, mean and sum of squared deviations
+    revision        BIGINT NOT NULL,        -- for compare-and-swap
+    updated_at      BIGINT NOT NULL
+);
+
+-- version 51
 -- Authorization policies (app/policies): each permits or denies the
 -- requests of its target (resource types and action names, JSON arrays,
 -- "*" for any) whose condition, a CEL expression, holds; deny overrides

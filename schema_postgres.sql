@@ -1451,6 +1451,84 @@ CREATE INDEX risk_assessments_realm ON risk_assessments (realm_id, created_at);
 CREATE INDEX risk_assessments_flow ON risk_assessments (flow_id);
 
 -- version 50
+ALTER TABLE risk_policies ADD COLUMN scope TEXT COLLATE "C" NOT NULL DEFAULT 'sign-in';
+
+CREATE TABLE session_risk (
+    session_id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    user_id TEXT COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    assessment_id TEXT COLLATE "C" NOT NULL,
+    client_id TEXT COLLATE "C" NOT NULL,
+    score BIGINT NOT NULL,
+    level TEXT COLLATE "C" NOT NULL,
+    signals TEXT COLLATE "C" NOT NULL,
+    present TEXT COLLATE "C" NOT NULL,
+    places TEXT COLLATE "C" NOT NULL,
+    ip_address TEXT COLLATE "C" NOT NULL,
+    country TEXT COLLATE "C" NOT NULL,
+    device_posture TEXT COLLATE "C" NOT NULL,
+    posture_at BIGINT NOT NULL,
+    network_context TEXT COLLATE "C" NOT NULL,
+    network_at BIGINT NOT NULL,
+    behavior TEXT COLLATE "C" NOT NULL,
+    behavior_at BIGINT NOT NULL,
+    policy_id TEXT COLLATE "C" NOT NULL,
+    policy_name TEXT COLLATE "C" NOT NULL,
+    action TEXT COLLATE "C" NOT NULL,
+    ended_by TEXT COLLATE "C" NOT NULL,
+    step_up_owed BOOLEAN NOT NULL,
+    observations BIGINT NOT NULL,
+    started_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX session_risk_realm ON session_risk (realm_id, updated_at, session_id);
+
+CREATE INDEX session_risk_user ON session_risk (user_id, step_up_owed, updated_at);
+
+CREATE TABLE session_risk_events (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    session_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    kind TEXT COLLATE "C" NOT NULL,
+    client_id TEXT COLLATE "C" NOT NULL,
+    ip_address TEXT COLLATE "C" NOT NULL,
+    detail TEXT COLLATE "C" NOT NULL,
+    present TEXT COLLATE "C" NOT NULL,
+    score BIGINT NOT NULL,
+    level TEXT COLLATE "C" NOT NULL,
+    action TEXT COLLATE "C" NOT NULL,
+    policy_id TEXT COLLATE "C" NOT NULL,
+    policy_name TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX session_risk_events_realm ON session_risk_events (realm_id, created_at, id);
+
+CREATE INDEX session_risk_events_session ON session_risk_events (session_id, created_at);
+
+CREATE INDEX session_risk_events_user ON session_risk_events (user_id, created_at);
+
+CREATE TABLE risk_refused_tokens (
+    token_hash BYTEA PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    session_id TEXT COLLATE "C" NOT NULL,
+    action TEXT COLLATE "C" NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+
+CREATE INDEX risk_refused_tokens_expiry ON risk_refused_tokens (expires_at);
+
+CREATE TABLE risk_baselines (
+    user_id TEXT COLLATE "C" PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    metrics TEXT COLLATE "C" NOT NULL,
+    revision BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+-- version 51
 CREATE TABLE authz_policies (
     id TEXT COLLATE "C" PRIMARY KEY,
     realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,

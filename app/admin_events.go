@@ -145,7 +145,8 @@ func (a *App) recordAdminEvent(next httpx.HandlerFunc) httpx.HandlerFunc {
 		if err := next(res, r); err != nil {
 			return err
 		}
-		if res.status >= 200 && res.status < 300 {
+		// An import's dry run (200, not 201) wrote nothing to record.
+		if res.status >= 200 && res.status < 300 && (!importTemplate(template) || res.status == http.StatusCreated) {
 			a.writeAdminEvent(r, template, reqBody, res)
 		}
 		return res.send()
@@ -162,6 +163,12 @@ func systemTemplate(template string) bool {
 // of the authorization policies and a policy's test.
 var readOnlyPosts = []string{"/admin/realms/{realm}/policies/evaluate", "/admin/realms/{realm}/policies/{id}/test"}
 
+// importTemplate says whether a route imports another product's export
+// (app/migration), whose dry runs answer 200 and write nothing.
+func importTemplate(template string) bool {
+	return strings.HasPrefix(template, "/admin/migration/") || template == "/admin/realms/{realm}/users/import"
+}
+
 // recordedTemplate says whether writes on a route are realm changes that
 // admin events record. Deleting a realm is not: its events go with it;
 // nor the POSTs that change nothing.
@@ -173,7 +180,7 @@ func recordedTemplate(method, template string) bool {
 		return false
 	}
 	switch template {
-	case "/admin/realms", "/admin/realms/import":
+	case "/admin/realms", "/admin/realms/import", "/admin/migration/keycloak", "/admin/migration/auth0":
 		return method == http.MethodPost
 	case "/admin/realms/{realm}":
 		return method != http.MethodDelete
@@ -198,6 +205,9 @@ func (a *App) writeAdminEvent(r *http.Request, template string, reqBody *cappedB
 		}
 	} else if realmName == "" {
 		realmName, _ = created["name"].(string) // a realm created or imported
+		if importTemplate(template) {
+			realmName, _ = created["realm"].(string) // an import's report
+		}
 	} else {
 		path = strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/admin/realms/"+realmName), "/")
 		collection := template[strings.LastIndex(template, "/")+1:]

@@ -109,4 +109,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)
+	describeMigration(describe)
 }

@@ -22,11 +22,12 @@ func describeRisk(describe func(method, path string, o openapi.Op)) {
 		Description: "Each signal's state and contribution, the weights in force, the policy that decided and its action.",
 		Response:    risk.Assessment{}})
 	describe(http.MethodPost, policies, openapi.Op{Summary: "Create a risk policy",
-		Description: "Conditions all hold for the policy to match; the enabled policies decide by `priority`, lowest first, " +
-			"the first match deciding. `action`: `allow`, `mfa`, `deny` or `notify`.",
+		Description: "Conditions all hold for the policy to match; the enabled policies of a `scope` decide by `priority`, " +
+			"lowest first, the first match deciding. `scope`: `sign-in` (the default), whose `action` is `allow`, `mfa`, " +
+			"`deny` or `notify`; or `session`, whose `action` is `allow`, `notify`, `step-up` or `end-session`.",
 		Request: risk.PolicyInput{}, Status: http.StatusCreated, Response: risk.Policy{},
 		Example: map[string]any{"id": "3c9a…", "name": "travellers give a code", "description": "", "enabled": true, "priority": 10,
-			"conditions": map[string]any{"signals": []string{"impossible_travel"}}, "action": "mfa",
+			"conditions": map[string]any{"signals": []string{"impossible_travel"}}, "action": "mfa", "scope": "sign-in",
 			"createdTimestamp": int64(1767225600000), "updatedTimestamp": int64(1767225600000)}})
 	describe(http.MethodGet, policies, openapi.Op{Summary: "List the risk policies", Description: "In the order they decide.",
 		Response: []risk.Policy{}})
@@ -42,4 +43,5 @@ func describeRisk(describe func(method, path string, o openapi.Op)) {
 		Description: "Weights, level thresholds, allow and deny lists; the defaults until written.", Response: risk.Settings{}})
 	describe(http.MethodPut, "/admin/realms/{realm}/risk-settings", openapi.Op{Summary: "Replace the realm's risk settings",
 		Description: "Fields left out keep their defaults.", Request: risk.Settings{}, Response: risk.Settings{}})
+	describeSessionRisk(describe)
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/idenplane/idenplane/app/impersonation"
 	"github.com/idenplane/idenplane/app/ldapfed"
 	"github.com/idenplane/idenplane/app/mail"
+	"github.com/idenplane/idenplane/app/migration"
 	"github.com/idenplane/idenplane/app/nhi"
 	"github.com/idenplane/idenplane/app/orgs"
 	"github.com/idenplane/idenplane/app/plugins"
@@ -156,6 +157,7 @@ type App struct {
 	systemRealmID string
 	orgs          *orgs.Service
 	attributes    *attributes.Service
+	migration     *migration.Service // imports of Keycloak, Auth0 and user lists
 	authFlows     *authflows.Service
 	mail          *mail.Service
 	registration  *registration.Service
@@ -249,7 +251,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		return nil, err
 	}
 	if a.risk, err = risk.New(risk.Deps{Store: st, Log: a.log, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL, ClientIP: a.clientIP,
-		Bus: a.bus, GeoIPPath: cfg.GeoIPDB, ListPath: cfg.IPDenyFile, Core: a.id}); err != nil {
+		Bus: a.bus, GeoIPPath: cfg.GeoIPDB, ListPath: cfg.IPDenyFile, Core: a.id, SessionsEnded: a.backchannelLogout,
+		Throttle: a.loginThrottle}); err != nil {
 		return nil, err
 	}
 	a.bus.Subscribe(a.risk)
@@ -301,6 +304,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.accountAuth = &accountAuth{store: st, systemRealm: systemRealm, realmNamed: a.cachedRealm, verifyAccessToken: a.verifyAccessToken}
 	a.attributes = attributes.New(attributes.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		SetUserAttributes: a.id.SetUserAttributes})
+	a.migration = NewMigration(st, MigrationConfig{Identity: a.id, Log: a.log, Now: a.now, Realm: a.realm,
+		Import: migrationImportOptions(cfg.OutboundAllowed, a.makeKey, a.webauthn.Available())})
 	a.authFlows = authflows.New(authflows.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,
 		WebAuthn: a.webauthn.Available()})
 	a.registration = registration.New(registration.Deps{Store: st, Now: a.now, Realm: a.realm, BaseURL: cfg.BaseURL,

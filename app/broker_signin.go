@@ -7,6 +7,7 @@ import (
 	"github.com/idenplane/idenplane/app/broker"
 	"github.com/idenplane/idenplane/app/httpx"
 	"github.com/idenplane/idenplane/app/identity"
+	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -24,24 +25,36 @@ func (a *App) brokerDeps() broker.Deps {
 		LoginEvent: a.loginEvent, SignIn: a.brokerSignIn, Pages: a.pages}
 }
 
-// signInURL is where a request that needs a sign-in goes: the identity
-// provider its idp hint (kc_idp_hint, or idp_hint) names, when the realm
-// has it enabled, else the sign-in page.
+// signInURL is where a request that needs a sign-in goes: the flow the
+// client follows (signin.Engine.Definition), else the sign-in page. The
+// identity provider its idp hint (kc_idp_hint, or idp_hint) names, when
+// the realm has it enabled, goes first, but for a client bound to a flow
+// of its own, which signs in through it whatever the hint.
 func (a *App) signInURL(w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
-	// A client with a flow of its own signs in through it, whatever
-	// provider the request hints at.
-	if to, err := beginBoundFlow(a, w, r, realm, client, ar); to != "" || err != nil {
-		return to, err
+	def, fallback, err := a.signin.Definition(r.Context(), realm, store.ClientKindOIDC, client.ID, signin.UsageBrowser)
+	if err != nil {
+		return "", err
+	}
+	to := ""
+	if def != nil {
+		// The flow is begun first, so that the provider's callback passes
+		// its step.
+		if to, err = beginFlow(a, w, r, realm, client, ar, def); err != nil || !fallback {
+			return to, err
+		}
 	}
 	hint := r.Form.Get("kc_idp_hint")
 	if hint == "" {
 		hint = r.Form.Get("idp_hint")
 	}
-	to, err := a.broker.HintedLoginURL(r.Context(), realm, hint, ar.ID)
-	if to == "" && err == nil {
-		to = a.oidcClient(realm, client).LoginURL(ar.ID)
+	hinted, err := a.broker.HintedLoginURL(r.Context(), realm, hint, ar.ID)
+	switch {
+	case hinted != "" || err != nil:
+		return hinted, err
+	case to != "":
+		return to, nil
 	}
-	return to, err
+	return a.oidcClient(realm, client).LoginURL(ar.ID), nil
 }
 
 // brokerToken answers the upstream tokens kept for the caller, an

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/identity"
 	"github.com/idenplane/idenplane/app/mail"
+	"github.com/idenplane/idenplane/app/risk"
 	"github.com/idenplane/idenplane/app/signin"
 )
 
@@ -111,6 +112,10 @@ func (a *App) expireSessions(ctx context.Context) {
 		{"audit records", func(ctx context.Context, _ int64) (int64, error) { return a.store.PurgeAuditRecords(ctx) }},
 		{"throttle failures", func(ctx context.Context, now int64) (int64, error) {
 			return a.store.DeleteOldThrottleFailures(ctx, now-identity.ThrottleWindow.Milliseconds())
+		}},
+		{"risk-refused refresh tokens", a.store.DeleteExpiredTokenRefusals},
+		{"session risk profiles and events", func(ctx context.Context, now int64) (int64, error) {
+			return a.store.DeleteStaleSessionRisks(ctx, now-risk.SessionRetention.Milliseconds())
 		}},
 	} {
 		n, err := purge.run(ctx, now)

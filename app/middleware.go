@@ -21,13 +21,25 @@ func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			limit := int64(maxBodyBytes)
-			if r.URL.Path == "/admin/realms/import" {
+			if isImportPath(r.URL.Path) {
 				limit = maxImportBytes
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isImportPath says whether a request imports a realm or users, whose
+// bodies may be as large as an export.
+func isImportPath(path string) bool {
+	switch {
+	case path == "/admin/realms/import", strings.HasPrefix(path, "/admin/migration/"):
+		return true
+	case strings.HasPrefix(path, "/admin/realms/") && strings.HasSuffix(path, "/users/import"):
+		return strings.Count(path, "/") == 5
+	}
+	return false
 }
 
 func (a *App) securityHeaders(next http.Handler) http.Handler {

@@ -14,7 +14,8 @@ import (
 )
 
 // codeflowBench is a server on loopback with realm bench, user alice and a
-// confidential client with the password and refresh grants.
+// confidential client with the password and refresh grants; opts adjust
+// the server's Config.
 type codeflowBench struct {
 	base   string
 	secret string
@@ -24,13 +25,13 @@ type codeflowBench struct {
 	webSecret string
 }
 
-func newCodeflowBench(b *testing.B) *codeflowBench {
+func newCodeflowBench(b *testing.B, opts ...func(*Config)) *codeflowBench {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	s := newTestServer(b, func(c *Config) { c.BaseURL = base })
+	s := newTestServer(b, append([]func(*Config){func(c *Config) { c.BaseURL = base }}, opts...)...)
 	srv := httptest.NewUnstartedServer(s.handler)
 	srv.Listener.Close()
 	srv.Listener = ln
@@ -112,7 +113,22 @@ func BenchmarkPasswordGrant(b *testing.B) {
 // loopback: each goroutine follows its own chain of rotated tokens, every
 // grant a write transaction.
 func BenchmarkRefreshTokenGrant(b *testing.B) {
+	benchmarkRefreshes(b, newCodeflowBench(b))
+}
+
+// BenchmarkRefreshTokenGrantWatched is BenchmarkRefreshTokenGrant in a
+// realm with a session policy that can act: each refresh reads its
+// session's risk profile too (app/risk), from where the session was last
+// seen.
+func BenchmarkRefreshTokenGrantWatched(b *testing.B) {
 	c := newCodeflowBench(b)
+	mustStatus(b, c.server.admin(http.MethodPost, "/admin/realms/bench/risk-policies", map[string]any{"name": "watch",
+		"scope": "session", "conditions": map[string]any{"signals": []string{"impossible_travel"}}, "action": "notify"}),
+		http.StatusCreated)
+	benchmarkRefreshes(b, c)
+}
+
+func benchmarkRefreshes(b *testing.B, c *codeflowBench) {
 	// One chain per goroutine RunParallel starts, made before the timer.
 	chains := make(chan string, 4*runtime.GOMAXPROCS(0))
 	for range cap(chains) {

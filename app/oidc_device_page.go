@@ -101,7 +101,7 @@ func (a *App) deviceShow(w http.ResponseWriter, r *http.Request, realm *store.Re
 			f.Error = deviceMsgBadCode
 		} else {
 			f.Client, f.Scopes = deviceClientName(d), d.Scopes
-			def, err := signin.Bound(r.Context(), a.store, realm.ID, store.ClientKindOIDC, d.ClientID, signin.UsageDevice)
+			def, _, err := a.signin.Definition(r.Context(), realm, store.ClientKindOIDC, d.ClientID, signin.UsageDevice)
 			if err != nil {
 				return err
 			}
@@ -161,7 +161,7 @@ func (a *App) deviceDecide(w http.ResponseWriter, r *http.Request, realm *store.
 	}
 	f.Client, f.Scopes = deviceClientName(d), d.Scopes
 	now := a.now().UnixMilli()
-	flow, err := signin.Bound(r.Context(), a.store, realm.ID, store.ClientKindOIDC, d.ClientID, signin.UsageDevice)
+	flow, _, err := a.signin.Definition(r.Context(), realm, store.ClientKindOIDC, d.ClientID, signin.UsageDevice)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ func (a *App) pageAuthRequest(ctx context.Context, realm *store.Realm, id string
 		return nil, nil, err
 	}
 	if !authenticated {
-		if bound, err := signin.Bound(ctx, a.store, realm.ID, store.ClientKindOIDC, c.ID, signin.UsageBrowser); err != nil {
+		if bound, _, err := a.signin.Definition(ctx, realm, store.ClientKindOIDC, c.ID, signin.UsageBrowser); err != nil {
 			return nil, nil, err
 		} else if bound != nil {
 			return nil, nil, errStaleAuthRequest

@@ -89,7 +89,7 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 			IPAddress: a.clientIP(r), Error: "email_not_verified", Details: map[string]string{"username": username, "grant_type": identity.GrantPassword}})
 		return nil, oidc.ErrInvalidGrant().WithDescription("email address not verified")
 	}
-	amr, err := directGrantSteps(a, ctx, r, realm, client, user)
+	amr, flow, err := directGrantSteps(a, ctx, r, realm, client, user)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,12 @@ func (a *App) passwordTokens(ctx context.Context, r *http.Request) (*op.Response
 		return plan.write(ctx, tx)
 	})
 	if err != nil {
+		return nil, err
+	}
+	// The assessed sign-in joins the user's history, and its session
+	// starts its risk profile (app/risk).
+	flow.SessionID = sso.ID
+	if err := a.signin.DirectSucceeded(ctx, flow); err != nil {
 		return nil, err
 	}
 	a.loginEvent(ctx, realm, store.LoginEvent{Type: store.EventLogin, UserID: user.ID, ClientID: client.ClientID, SessionID: sso.ID,

@@ -10,6 +10,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/idenplane/idenplane/app/risk"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/store"
 )
@@ -29,6 +30,14 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	// has both.
 	grant, err := a.store.RefreshGrantByHash(ctx, realm.ID, hash)
 	if errors.Is(err, store.ErrNotFound) {
+		// Only a refused refresh asks why: a session a risk policy ended
+		// took its tokens, and left their hashes to say so.
+		why, err := a.risk.RefusedRefresh(ctx, realm, hash)
+		if err != nil {
+			return nil, err
+		} else if why != "" {
+			return nil, oidc.ErrInvalidGrant().WithDescription("%s", why)
+		}
 		return nil, errInvalidRefreshToken()
 	} else if err != nil {
 		return nil, err
@@ -60,6 +69,18 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	sess, err := refreshSession(realm, grant, now)
 	if err != nil {
 		return nil, err
+	}
+	// The session's risk (app/risk): nothing read for a realm without a
+	// session policy that can act, one row by its key for a session where
+	// it was last seen; a policy may end the session here.
+	if sess.sso != nil {
+		if err := a.risk.Refreshed(ctx, realm, user, sess.sso, client.ClientID, clientIPFrom(ctx)); err != nil {
+			var refused *risk.Refusal
+			if errors.As(err, &refused) {
+				return nil, oidc.ErrInvalidGrant().WithDescription("%s", refused.Error())
+			}
+			return nil, err
+		}
 	}
 	token := randomToken()
 	// A successor's ID orders by time, so that the rotations sharing a

@@ -157,7 +157,20 @@ type ImportOptions struct {
 	// SigningKeys makes the realm's first key's (Config.SigningKeys); nil,
 	// NewPrivateKey.
 	SigningKeys KeyMaker
+	// DryRun checks and writes everything in the transaction, Then
+	// included, and rolls it back: what would be refused is refused, and
+	// nothing is kept.
+	DryRun bool
+	// Then, when set, writes what the realm format does not carry (an
+	// importer's second factors and attributes: app/migration) in the
+	// import's transaction, after the realm and its resources.
+	Then func(ctx context.Context, tx *store.Store, realm *store.Realm) error
+	// Progress, when set, is told after each user written.
+	Progress func(done, total int)
 }
+
+// errDryRun rolls back the transaction of a dry run.
+var errDryRun = errors.New("dry run: rolled back")
 
 // copyHint is how a conflict of kept IDs says what to do instead.
 const copyHint = "import it as a copy (asCopy=true, or --as-copy) to give the realm and everything in it new IDs"
@@ -190,7 +203,8 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 	// all it needs.
 	core := identity.New(identity.Deps{Store: st, Now: func() time.Time { return now }})
 	p := &importPlan{core: core, now: now.UnixMilli(), realmRoles: map[string]string{}, clientRoles: map[string]map[string]string{},
-		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil, webAuthn: !opts.NoWebAuthn}
+		clients: map[string]*store.Client{}, groupIDs: map[string]string{}, copy: opts.AsCopy || in.ID == nil, webAuthn: !opts.NoWebAuthn,
+		progress: opts.Progress}
 	if err := p.build(&in); err != nil {
 		return nil, err
 	}
@@ -249,9 +263,20 @@ func ImportRealm(ctx context.Context, st *store.Store, data []byte, opts ImportO
 		if err := ldapfed.WriteLinks(ctx, tx, p.fedLinks); err != nil {
 			return err
 		}
-		return scim.WriteMappings(ctx, tx, p.scimMappings)
+		if err := scim.WriteMappings(ctx, tx, p.scimMappings); err != nil {
+			return err
+		}
+		if opts.Then != nil {
+			if err := opts.Then(ctx, tx, p.realm); err != nil {
+				return err
+			}
+		}
+		if opts.DryRun {
+			return errDryRun
+		}
+		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errDryRun) {
 		return nil, err
 	}
 	return p.realm, nil

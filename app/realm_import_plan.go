@@ -67,6 +67,7 @@ type importPlan struct {
 	authFlows     *authflows.ImportPlan
 	policies      *policies.ImportPlan
 	keys          signingkeys.RealmKeys
+	progress      func(done, total int) // ImportOptions.Progress
 }
 
 type scopeLink struct{ clientID, scope, kind, field string }
@@ -465,7 +466,8 @@ func (p *importPlan) buildUsers(in *realmImport) error {
 				return apperr.Field(prefix+".credentials", "type %q is not supported", c.Type)
 			}
 			if err := identity.ValidatePasswordHash(c.Hash); err != nil {
-				return apperr.Field(prefix+".credentials", "hash must be an argon2id PHC string")
+				return apperr.Field(prefix+".credentials", "hash must be a password hash this server checks: "+
+					"argon2id or argon2i (PHC string), bcrypt, or PBKDF2 ($pbkdf2-sha256$i=…,l=…$salt$key)")
 			}
 			u.PasswordHash, u.PasswordChangedAt = c.Hash, c.CreatedTimestamp
 		}
@@ -620,6 +622,9 @@ func (p *importPlan) write(ctx context.Context, tx *store.Store) error {
 				return withPrefix(ae, p.userFields[i])
 			}
 			return idConflict(err, p.userFields[i]+".id", "a user with id "+u.ID+" exists in another realm")
+		}
+		if p.progress != nil {
+			p.progress(i+1, len(p.users))
 		}
 	}
 	for _, g := range p.grants {

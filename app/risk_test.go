@@ -24,7 +24,7 @@ const (
 
 // riskGeoDB writes a City database placing riskParis's /24 in Paris and
 // riskTokyo's in Tokyo.
-func riskGeoDB(t *testing.T) string {
+func riskGeoDB(t testing.TB) string {
 	t.Helper()
 	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoIP2-City", IncludeReservedNetworks: true, RecordSize: 24})
 	if err != nil {

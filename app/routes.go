@@ -263,6 +263,11 @@ func (a *App) routes() *mux.Router {
 	// Realms. Fixed paths come before {realm}, which would swallow them.
 	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, listThemes)
 	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)
+	// Imports of other products' exports (app/migration): a Keycloak
+	// realm and Auth0's users make or fill realms, a system matter; a list
+	// of users goes into a realm as user writes do.
+	admin(http.MethodPost, "/admin/migration/keycloak", authz.SystemManage, a.migration.ImportKeycloak)
+	admin(http.MethodPost, "/admin/migration/auth0", authz.SystemManage, a.migration.ImportAuth0)
 	admin(http.MethodPost, "/admin/realms", authz.SystemManage, a.createRealm)
 	admin(http.MethodGet, "/admin/realms", authz.SystemRead, a.listRealms)
 	admin(http.MethodGet, "/admin/realms/{realm}", authz.RealmRead, a.getRealm)
@@ -292,6 +297,7 @@ func (a *App) routes() *mux.Router {
 	se := a.sessions
 	const users, user1 = "/admin/realms/{realm}/users", "/admin/realms/{realm}/users/{userId}"
 	admin(http.MethodPost, users, authz.UsersWrite, a.createUser)
+	admin(http.MethodPost, users+"/import", authz.UsersWrite, a.migration.ImportUsers)
 	admin(http.MethodGet, users, authz.UsersRead, a.listUsers)
 	admin(http.MethodGet, user1, authz.UsersRead, a.getUser)
 	admin(http.MethodPut, user1, authz.UsersWrite, a.putUser)
@@ -515,6 +521,27 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPatch, policy1+"/priority", authz.RiskWrite, rk.SetPriority)
 	admin(http.MethodGet, "/admin/realms/{realm}/risk-settings", authz.RiskRead, rk.GetSettings)
 	admin(http.MethodPut, "/admin/realms/{realm}/risk-settings", authz.RiskWrite, rk.PutSettings)
+	// Session risk and continuous verification. The dashboards before
+	// {sessionId}, which would take their name.
+	const sessionRisk, verification = "/admin/realms/{realm}/session-risk", "/admin/realms/{realm}/continuous-verification"
+	admin(http.MethodGet, sessionRisk, authz.RiskRead, rk.ListSessionRisks)
+	admin(http.MethodGet, sessionRisk+"/dashboard", authz.RiskRead, rk.SessionRiskDashboard)
+	admin(http.MethodGet, sessionRisk+"/{sessionId}", authz.RiskRead, rk.GetSessionRisk)
+	admin(http.MethodPost, sessionRisk+"/{sessionId}/evaluate", authz.RiskWrite, rk.EvaluateSession)
+	admin(http.MethodGet, verification+"/events", authz.RiskRead, rk.ListSignalEvents)
+	admin(http.MethodGet, verification+"/events/{id}", authz.RiskRead, rk.GetSignalEvent)
+	admin(http.MethodGet, verification+"/dashboard", authz.RiskRead, rk.SignalsDashboard)
+	admin(http.MethodGet, verification+"/session-profiles", authz.RiskRead, rk.ListSessionProfiles)
+	admin(http.MethodGet, verification+"/session-profiles/{sessionId}", authz.RiskRead, rk.GetSessionProfile)
+	admin(http.MethodGet, verification+"/device-posture/{sessionId}", authz.RiskRead, rk.GetDevicePosture)
+	admin(http.MethodGet, verification+"/network-context/{sessionId}", authz.RiskRead, rk.GetNetworkContext)
+	admin(http.MethodGet, verification+"/behavioral/{userId}", authz.RiskRead, rk.GetBehavior)
+	admin(http.MethodGet, verification+"/user/{userId}/summary", authz.RiskRead, rk.GetUserSummary)
+	// The client SDK's posts: the user's access token, of the session
+	// they report on.
+	add(http.MethodPost, verification+"/device-posture", user, riskSignals(a, rk.PostDevicePosture))
+	add(http.MethodPost, verification+"/network-context", user, riskSignals(a, rk.PostNetworkContext))
+	add(http.MethodPost, verification+"/behavioral/samples", user, riskSignals(a, rk.PostBehavioralSamples))
 
 	// Authorization policies (the module app/policies): evaluate and test
 	// change nothing, and read the policies.

@@ -67,11 +67,16 @@ func TestRouteTableDeclaresAccess(t *testing.T) {
 		}
 	}
 	// Everything under /admin but the login, the acceptance of an
-	// organization's invitation (by the invited user) and the public API
-	// document is an admin route.
+	// organization's invitation (by the invited user), the client SDK's
+	// posts of continuous verification (by the signed-in user) and the
+	// public API document is an admin route.
+	userRoutes := []string{"POST /admin/realms/{realm}/organizations/{slug}/invitations/{token}/accept",
+		"POST /admin/realms/{realm}/continuous-verification/device-posture",
+		"POST /admin/realms/{realm}/continuous-verification/network-context",
+		"POST /admin/realms/{realm}/continuous-verification/behavioral/samples"}
 	for key, acc := range declared {
 		_, path, _ := strings.Cut(key, " ")
-		userRoute := key == "POST /admin/realms/{realm}/organizations/{slug}/invitations/{token}/accept" && acc.kind == accessUser
+		userRoute := slices.Contains(userRoutes, key) && acc.kind == accessUser
 		document := slices.Contains([]string{pathOpenAPI, pathOpenAPIJSON, pathOpenAPIYAML}, path) && key[:4] == "GET "
 		if strings.HasPrefix(path, "/admin/") && key != "POST /admin/auth/login" && !userRoute && !document && acc.kind != accessAdmin {
 			t.Errorf("%s is %s, want an admin route", key, acc.kind)

@@ -33,17 +33,13 @@ func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.
 	if err != nil {
 		return err
 	}
+	f.SessionID = sess.ID
 	return a.continueAuthRequest(w, r, f.Realm, client, ar, f.User, sess)
 }
 
-// beginBoundFlow starts the authentication flow bound to the request's
-// client, and answers the URL of its first page; "" when the client has
-// none and signs in as the realm does without flows.
-func beginBoundFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest) (string, error) {
-	def, err := signin.Bound(r.Context(), a.store, realm.ID, store.ClientKindOIDC, client.ID, signin.UsageBrowser)
-	if def == nil || err != nil {
-		return "", err
-	}
+// beginFlow starts the sign-in of the authorization request ar through
+// def, and answers the URL of its first page.
+func beginFlow(a *App, w http.ResponseWriter, r *http.Request, realm *store.Realm, client *store.Client, ar *store.AuthRequest, def *signin.Definition) (string, error) {
 	return a.signin.Begin(w, r, realm, signin.Start{Requester: signin.RequesterOIDC, RequesterID: ar.ID, Definition: def,
 		Wants:     signin.Wants{Client: client.ClientID, ClientName: clientName(client), LoginHint: ar.LoginHint, OrgHint: ar.OrgHint},
 		ExpiresAt: time.UnixMilli(ar.ExpiresAt)})

@@ -82,6 +82,7 @@ func landFlow(a *App, w http.ResponseWriter, r *http.Request, f *signin.Flow) er
 	ctx := r.Context()
 	if f.Wants.Session != "" {
 		_, _, err := raiseSession(a, r, f, nil)
+		f.SessionID = f.Wants.Session
 		return err
 	}
 	signIn, err := a.planSSOLogin(r, f.Realm, f.User)
@@ -98,6 +99,7 @@ func landFlow(a *App, w http.ResponseWriter, r *http.Request, f *signin.Flow) er
 	if err != nil {
 		return err
 	}
+	f.SessionID = signIn.sess.ID
 	a.setSSOCookie(w, f.Realm, signIn, f.Wants.RememberMe)
 	a.loginEvent(ctx, f.Realm, store.LoginEvent{Type: signin.EventLogin, UserID: f.User.ID, ClientID: f.Wants.Client,
 		SessionID: signIn.sess.ID, IPAddress: a.clientIP(r)})

@@ -49,6 +49,7 @@ func (o stepUpRequester) Finish(w http.ResponseWriter, r *http.Request, f *signi
 	if err != nil {
 		return err
 	}
+	f.SessionID = sso.ID
 	return a.continueAuthRequest(w, r, realm, client, ar, user, sso)
 }
 

@@ -70,6 +70,15 @@ func TestSQLiteQueryPlans(t *testing.T) {
 		{"client's linked scopes", `SELECT c.id FROM client_scopes c JOIN client_scope_links l ON l.scope_id = c.id
 			WHERE c.realm_id = $1 AND l.client_id = $2 AND l.kind = $3`, "sqlite_autoindex_client_scope_links_1"},
 		{"sign-in flow of a requester", signInFlowOfSQL, "signin_flows_requester"},
+		// Session risk: the refresh's hook reads a profile by its key; a
+		// sign-in asks whether its user owes a step-up; a refused refresh
+		// asks why.
+		{"session risk of a session", "SELECT session_id FROM session_risk WHERE session_id = $1 AND realm_id = $2", "sqlite_autoindex_session_risk_1"},
+		{"step-up owed", "SELECT session_id FROM session_risk WHERE user_id = $1 AND step_up_owed = TRUE AND realm_id = $2 ORDER BY updated_at DESC LIMIT 1", "session_risk_user"},
+		{"refused refresh token", "SELECT action FROM risk_refused_tokens WHERE token_hash = $1 AND realm_id = $2", "sqlite_autoindex_risk_refused_tokens_1"},
+		{"expired token refusals", "DELETE FROM risk_refused_tokens WHERE expires_at <= $1", "risk_refused_tokens_expiry"},
+		{"session risk page", "SELECT session_id FROM session_risk WHERE realm_id = $1 ORDER BY updated_at DESC, session_id DESC LIMIT 50", "session_risk_realm"},
+		{"session risk events page", "SELECT id FROM session_risk_events WHERE realm_id = $1 ORDER BY created_at DESC, id DESC LIMIT 50", "session_risk_events_realm"},
 		{"password history", "SELECT password_hash FROM password_history WHERE realm_id = $1 AND user_id = $2 ORDER BY seq DESC LIMIT 5", "sqlite_autoindex_password_history_1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

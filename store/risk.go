@@ -46,16 +46,17 @@ type RiskPolicy struct {
 	Priority    int
 	Conditions  string
 	Action      string
+	Scope       string // sign-in or session: what the policy decides
 	CreatedAt   int64
 	UpdatedAt   int64
 }
 
-const riskPolicyColumns = `id, realm_id, name, description, enabled, priority, conditions, action, created_at, updated_at`
+const riskPolicyColumns = `id, realm_id, name, description, enabled, priority, conditions, action, scope, created_at, updated_at`
 
 func scanRiskPolicy(row scanner) (*RiskPolicy, error) {
 	var p RiskPolicy
 	err := row.Scan(&p.ID, &p.RealmID, &p.Name, &p.Description, &p.Enabled, &p.Priority, &p.Conditions, &p.Action,
-		&p.CreatedAt, &p.UpdatedAt)
+		&p.Scope, &p.CreatedAt, &p.UpdatedAt)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -65,8 +66,8 @@ func scanRiskPolicy(row scanner) (*RiskPolicy, error) {
 // CreateRiskPolicy stores a new policy; ErrConflict for a name the realm
 // has.
 func (s *Store) CreateRiskPolicy(ctx context.Context, p *RiskPolicy) error {
-	_, err := s.w.ExecContext(ctx, "INSERT INTO risk_policies ("+riskPolicyColumns+") VALUES ("+placeholders(10)+")",
-		p.ID, p.RealmID, p.Name, p.Description, p.Enabled, p.Priority, p.Conditions, p.Action, p.CreatedAt, p.UpdatedAt)
+	_, err := s.w.ExecContext(ctx, "INSERT INTO risk_policies ("+riskPolicyColumns+") VALUES ("+placeholders(11)+")",
+		p.ID, p.RealmID, p.Name, p.Description, p.Enabled, p.Priority, p.Conditions, p.Action, p.Scope, p.CreatedAt, p.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("create risk policy: %w", mapErr(err))
 	}
@@ -110,8 +111,8 @@ func (s *Store) ListRiskPolicies(ctx context.Context, realmID string) ([]*RiskPo
 // time.
 func (s *Store) UpdateRiskPolicy(ctx context.Context, p *RiskPolicy) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE risk_policies SET name = $3, description = $4, enabled = $5, priority = $6,
-		conditions = $7, action = $8, updated_at = $9 WHERE realm_id = $1 AND id = $2`,
-		p.RealmID, p.ID, p.Name, p.Description, p.Enabled, p.Priority, p.Conditions, p.Action, p.UpdatedAt)
+		conditions = $7, action = $8, scope = $9, updated_at = $10 WHERE realm_id = $1 AND id = $2`,
+		p.RealmID, p.ID, p.Name, p.Description, p.Enabled, p.Priority, p.Conditions, p.Action, p.Scope, p.UpdatedAt)
 	n, err := rowsAffected(res, err, "update risk policy "+p.ID)
 	if err == nil && n == 0 {
 		err = fmt.Errorf("risk policy %s: %w", p.ID, ErrNotFound)

@@ -255,6 +255,20 @@ func (s *Store) SetUserPassword(ctx context.Context, realmID, id, hash string, c
 	return affectedOne(res, "user "+id)
 }
 
+// ReplacePasswordHash replaces the user's password hash old by fresh, a
+// hash of the same password in another format (a migrated user's, made
+// argon2id at a sign-in): the password's age and reset flag stay as they
+// are. A user whose hash is no longer old is ErrNotFound, so that the
+// replacement never undoes a change of password that raced it.
+func (s *Store) ReplacePasswordHash(ctx context.Context, realmID, id, old, fresh string) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE realm_id = $2 AND id = $3 AND password_hash = $4`,
+		fresh, realmID, id, old)
+	if err != nil {
+		return fmt.Errorf("replace password hash of user %s: %w", id, mapErr(err))
+	}
+	return affectedOne(res, "user "+id+" with that hash")
+}
+
 // DeleteUser removes a user.
 func (s *Store) DeleteUser(ctx context.Context, realmID, id string) error {
 	res, err := s.w.ExecContext(ctx, "DELETE FROM users WHERE realm_id = $1 AND id = $2", realmID, id)

@@ -33,13 +33,15 @@ const (
 	PluginDisabled            Type = "plugin.disabled"
 	RiskNotify                Type = "risk.notify"
 	RiskDenied                Type = "risk.denied"
+	RiskSessionNotify         Type = "risk.session.notify"
+	RiskSessionEnded          Type = "risk.session.ended"
 )
 
 // Types are every event type, in the order docs/events.md lists them.
 var Types = []Type{UserCreated, UserUpdated, UserDeleted, CredentialAdded, CredentialRemoved, CredentialRotated,
 	LoginSucceeded, LoginFailed, AuthEvent, ImpersonationStarted, SCIMProvisioned, OrganizationMemberAdded,
 	OrganizationMemberRemoved, NHICredentialIssued, LDAPSyncFinished, AdminChange, WebhookDisabled, WebhookTest, PluginDisabled,
-	RiskNotify, RiskDenied}
+	RiskNotify, RiskDenied, RiskSessionNotify, RiskSessionEnded}
 
 // ValidPattern says whether p names an event type or a group of them: "*",
 // or a prefix ending in ".*" that some type has ("user.*",

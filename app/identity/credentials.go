@@ -131,6 +131,10 @@ func (c *Core) checkAdmittedCredentials(ctx context.Context, g *signInGuard, rea
 		if err := c.bruteForcePasswordRight(ctx, realm, user); err != nil {
 			return nil, err
 		}
+		// A migrated user's foreign hash becomes argon2id in this sign-in.
+		if err := c.UpgradeHash(ctx, realm, user, password); err != nil {
+			return nil, err
+		}
 		return user, nil
 	}
 	switch {
@@ -220,6 +224,9 @@ func (c *Core) CheckUserPassword(ctx context.Context, realm *store.Realm, user *
 		return g.failed(ctx, true, refusal)
 	}
 	if err := g.succeeded(ctx); err != nil {
+		return err
+	}
+	if err := c.UpgradeHash(ctx, realm, user, password); err != nil {
 		return err
 	}
 	return c.bruteForceSucceeded(ctx, realm, user)

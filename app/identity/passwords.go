@@ -80,6 +80,17 @@ func (c *Core) VerifyPassword(ctx context.Context, hash, password string) (bool,
 // verifyPasswordWithin is VerifyPassword waiting at most wait for a hash
 // slot.
 func (c *Core) verifyPasswordWithin(ctx context.Context, hash, password string, wait time.Duration) (bool, error) {
+	if !strings.HasPrefix(hash, "$argon2id$") {
+		// Another product's format (foreign_hashes.go), checked natively.
+		if _, err := HashFormat(hash); err != nil {
+			return false, err
+		}
+		if err := c.acquireHashSlot(ctx, wait); err != nil {
+			return false, err
+		}
+		defer func() { <-c.hashSlots }()
+		return verifyForeign(hash, password)
+	}
 	p, err := parseArgon2id(hash)
 	if err != nil {
 		return false, err
@@ -132,10 +143,12 @@ type argon2Params struct {
 }
 
 // ValidatePasswordHash accepts a hash this server can check: argon2id in
-// PHC string format, with parameters in bounds. Imported hashes are taken
-// as they are, once they pass it.
+// PHC string format, or another product's format (foreign_hashes.go:
+// bcrypt, PBKDF2, Argon2i), with parameters in bounds. Imported hashes are
+// taken as they are, once they pass it; a foreign one is replaced by
+// argon2id at its user's next sign-in.
 func ValidatePasswordHash(hash string) error {
-	_, err := parseArgon2id(hash)
+	_, err := HashFormat(hash)
 	return err
 }
 

@@ -26,6 +26,7 @@ type Policy struct {
 	Priority         int        `json:"priority"`
 	Conditions       Conditions `json:"conditions"`
 	Action           Action     `json:"action"`
+	Scope            Scope      `json:"scope"`
 	CreatedTimestamp int64      `json:"createdTimestamp"`
 	UpdatedTimestamp int64      `json:"updatedTimestamp"`
 }
@@ -38,6 +39,8 @@ type PolicyInput struct {
 	Priority    int        `json:"priority"`
 	Conditions  Conditions `json:"conditions"`
 	Action      Action     `json:"action"`
+	// Scope: sign-in (the default) or session.
+	Scope Scope `json:"scope,omitempty"`
 }
 
 // Toggle is the body of PATCH …/toggle: enabled sets the state; an empty
@@ -85,7 +88,7 @@ type Dashboard struct {
 
 func policyRep(p *store.RiskPolicy) (Policy, error) {
 	rep := Policy{ID: p.ID, Name: p.Name, Description: p.Description, Enabled: p.Enabled, Priority: p.Priority,
-		Action: Action(p.Action), CreatedTimestamp: p.CreatedAt, UpdatedTimestamp: p.UpdatedAt}
+		Action: Action(p.Action), Scope: Scope(p.Scope), CreatedTimestamp: p.CreatedAt, UpdatedTimestamp: p.UpdatedAt}
 	err := json.Unmarshal([]byte(p.Conditions), &rep.Conditions)
 	return rep, err
 }
@@ -140,7 +143,7 @@ func (s *Service) CreatePolicy(w http.ResponseWriter, r *http.Request) error {
 	now := s.deps.Now().UnixMilli()
 	p := &store.RiskPolicy{ID: uuid.NewString(), RealmID: realm.ID, Name: in.Name, Description: in.Description,
 		Enabled: in.Enabled == nil || *in.Enabled, Priority: in.Priority, Conditions: conditionsJSON(in.Conditions),
-		Action: string(in.Action), CreatedAt: now, UpdatedAt: now}
+		Action: string(in.Action), Scope: string(in.Scope), CreatedAt: now, UpdatedAt: now}
 	if err := s.deps.Store.CreateRiskPolicy(r.Context(), p); errors.Is(err, store.ErrConflict) {
 		return errNameTaken(in.Name)
 	} else if err != nil {
@@ -206,7 +209,7 @@ func (s *Service) PutPolicy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p.Name, p.Description, p.Enabled, p.Priority = in.Name, in.Description, in.Enabled == nil || *in.Enabled, in.Priority
-	p.Conditions, p.Action = conditionsJSON(in.Conditions), string(in.Action)
+	p.Conditions, p.Action, p.Scope = conditionsJSON(in.Conditions), string(in.Action), string(in.Scope)
 	return s.writePolicy(w, r, p)
 }
 
@@ -286,7 +289,7 @@ func (s *Service) filter(q url.Values) (store.RiskFilter, error) {
 	if f.Level != "" && !slices.Contains(Levels, Level(f.Level)) {
 		return f, apperr.Field("level", "must be one of low, medium, high, critical, not %q", f.Level)
 	}
-	if f.Signal != "" && !knownSignal(Signal(f.Signal)) {
+	if f.Signal != "" && !slices.Contains(Signals, Signal(f.Signal)) {
 		return f, apperr.Field("signal", "unknown signal %q", f.Signal)
 	}
 	for name, dst := range map[string]*int64{"from": &f.From, "to": &f.To} {

@@ -86,6 +86,17 @@ func (s *Service) Assess(w http.ResponseWriter, r *http.Request, f *signin.Flow)
 	if err != nil {
 		return signin.Risk{}, err
 	}
+	// A session policy that ended one of the user's sessions asking a
+	// step-up asks it of this sign-in, unless a sign-in policy denies it
+	// or asks the same.
+	if p == nil || p.Action == Allow || p.Action == Notify {
+		owed, err := s.deps.Store.SessionStepUpOwed(ctx, f.Realm.ID, f.User.ID, o.at.UnixMilli())
+		if err == nil {
+			p = &policy{ID: owed.PolicyID, Name: owed.PolicyName, Action: SecondFactor}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return signin.Risk{}, err
+		}
+	}
 	a := &store.RiskAssessment{ID: uuid.NewString(), RealmID: f.Realm.ID, UserID: f.User.ID, FlowID: f.ID(), Kind: string(f.Requester()),
 		ClientID: f.Wants.Client, IPAddress: o.ipText, Network: o.network, DeviceHash: o.device, UserAgent: o.agent,
 		Country: o.place.Country, Located: o.place.Located, Score: score, Level: string(level), Action: string(Allow),
@@ -126,9 +137,41 @@ func (s *Service) Assess(w http.ResponseWriter, r *http.Request, f *signin.Flow)
 }
 
 // Succeeded marks the assessed sign-in as signed in (signin.Assessor):
-// from now on the user's later sign-ins are compared with it.
+// from now on the user's later sign-ins are compared with it. The SSO
+// session it landed in starts its risk profile from it; a sign-in asked
+// for a second factor gave it, which is the step-up a session policy may
+// have asked.
 func (s *Service) Succeeded(ctx context.Context, f *signin.Flow) error {
-	return s.deps.Store.SucceedRiskAssessment(ctx, f.Risk.Assessment)
+	return s.deps.Store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.SucceedRiskAssessment(ctx, f.Risk.Assessment); err != nil {
+			return err
+		}
+		if f.Risk.Action == signin.RiskSecondFactor {
+			if err := tx.ClearSessionStepUp(ctx, f.Realm.ID, f.User.ID); err != nil {
+				return err
+			}
+		}
+		if f.SessionID == "" {
+			return nil
+		}
+		a, err := tx.GetRiskAssessment(ctx, f.Realm.ID, f.Risk.Assessment)
+		if err != nil {
+			return err
+		}
+		return s.startSession(ctx, tx, f.Realm, f.SessionID, f.Wants.Client, a)
+	})
+}
+
+// Enforces says whether the realm has an enabled policy of either scope
+// (signin.Assessor): then its clients bound to no flow sign in through
+// the server's own, whose sign-ins are assessed and decided, and whose
+// sessions start from an assessment.
+func (s *Service) Enforces(ctx context.Context, realm *store.Realm) (bool, error) {
+	cfg, err := s.config(ctx, realm)
+	if err != nil {
+		return false, err
+	}
+	return len(cfg.policies) > 0 || len(cfg.sessionPolicies) > 0, nil
 }
 
 func riskOf(a *store.RiskAssessment) signin.Risk {

@@ -43,10 +43,11 @@ type policy struct {
 	Cond     Conditions
 	networks []netip.Prefix
 	Action   Action
+	Scope    Scope
 }
 
 func policyOf(sp *store.RiskPolicy) (*policy, error) {
-	p := &policy{ID: sp.ID, Name: sp.Name, Action: Action(sp.Action)}
+	p := &policy{ID: sp.ID, Name: sp.Name, Action: Action(sp.Action), Scope: Scope(sp.Scope)}
 	if err := json.Unmarshal([]byte(sp.Conditions), &p.Cond); err != nil {
 		return nil, fmt.Errorf("risk policy %s: %w", sp.ID, err)
 	}
@@ -78,8 +79,18 @@ func checkPolicy(in *PolicyInput) error {
 	if len(in.Description) > maxDescriptionLength {
 		return apperr.Field("description", "is longer than %d characters", maxDescriptionLength)
 	}
-	if !slices.Contains(Actions, in.Action) {
-		return apperr.Field("action", "must be one of allow, mfa, deny, notify, not %q", in.Action)
+	actions := Actions
+	switch in.Scope {
+	case "":
+		in.Scope = ScopeSignIn
+	case ScopeSignIn:
+	case ScopeSession:
+		actions = SessionActions
+	default:
+		return apperr.Field("scope", "must be sign-in or session, not %q", in.Scope)
+	}
+	if !slices.Contains(actions, in.Action) {
+		return apperr.Field("action", "must be one of %s for a %s policy, not %q", actionList(actions), in.Scope, in.Action)
 	}
 	c := in.Conditions
 	if c.MinScore != nil && (*c.MinScore < 0 || *c.MinScore > 100) {
@@ -93,6 +104,9 @@ func checkPolicy(in *PolicyInput) error {
 	for _, sig := range c.Signals {
 		if !knownSignal(sig) {
 			return apperr.Field("conditions.signals", "unknown signal %q", sig)
+		}
+		if in.Scope == ScopeSignIn && !slices.Contains(Signals, sig) {
+			return apperr.Field("conditions.signals", "%s is reported of sessions only: a sign-in policy never sees it", sig)
 		}
 	}
 	for field, list := range map[string][]string{"clients": c.Clients, "groups": c.Groups, "roles": c.Roles, "countries": c.Countries,
@@ -122,7 +136,15 @@ func checkPolicy(in *PolicyInput) error {
 	return nil
 }
 
-func knownSignal(s Signal) bool { return slices.Contains(Signals, s) }
+func knownSignal(s Signal) bool { return slices.Contains(SessionSignals, s) }
+
+func actionList(actions []Action) string {
+	names := make([]string, len(actions))
+	for i, a := range actions {
+		names[i] = string(a)
+	}
+	return strings.Join(names, ", ")
+}
 
 // sighting is what policies are matched against.
 type sighting struct {

@@ -4,13 +4,21 @@
 // realm's lists of addresses) and lets the realm's policies allow it, ask
 // a second factor, deny it, or allow it and publish an event. It plugs
 // into the sign-in as its assessor and a required action (app/signin),
-// and into the password grant through the same engine (docs/risk.md).
+// and into the password grant through the same engine.
+//
+// Each SSO session then keeps a risk profile: its sign-in's assessment and
+// what the session showed since (refreshes from other addresses, the
+// client SDK's reports of device posture, network and behaviour), which
+// the realm's session policies may answer by ending the session or asking
+// a step-up (docs/risk.md).
 package risk
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/idenplane/idenplane/app/bus"
@@ -31,12 +39,20 @@ const (
 	UnusualHour      Signal = "unusual_hour"      // an hour of the day outside the user's history
 	UserFailures     Signal = "user_failures"     // recent failed sign-ins of the user
 	IPFailures       Signal = "ip_failures"       // recent failed sign-ins from the address
-	DevicePosture    Signal = "device_posture"    // what the SDK reports of the device: phase 2, always unknown
+	DevicePosture    Signal = "device_posture"    // the client SDK reports a device short of the posture asked
+	// The signals only the client SDK reports, of a session.
+	AnonymizingNetwork Signal = "anonymizing_network" // a VPN, a proxy or Tor
+	BehaviorAnomaly    Signal = "behavior_anomaly"    // behaviour far from the user's baseline
 )
 
-// Signals are every signal, in the order an assessment lists them.
+// Signals are every signal of a sign-in, in the order an assessment
+// lists them.
 var Signals = []Signal{NewDevice, NewIP, NewNetwork, IPDenied, NewCountry, ImpossibleTravel, UnusualHour, UserFailures,
 	IPFailures, DevicePosture}
+
+// SessionSignals are every signal of a session: a sign-in's, then those
+// only the client SDK reports.
+var SessionSignals = slices.Concat(Signals, []Signal{AnonymizingNetwork, BehaviorAnomaly})
 
 // State is what an assessment found of a signal.
 type State string
@@ -62,7 +78,7 @@ const (
 // Levels are the levels, lowest first, as app/signin orders them.
 var Levels = []Level{Low, Medium, High, Critical}
 
-// Action is what a policy does with a sign-in it matches.
+// Action is what a policy does with a sign-in or a session it matches.
 type Action string
 
 const (
@@ -70,10 +86,26 @@ const (
 	SecondFactor Action = "mfa"
 	Deny         Action = "deny"
 	Notify       Action = "notify"
+	// StepUp ends a session, and the user's next sign-in must prove a
+	// second factor.
+	StepUp Action = "step-up"
+	// EndSession ends a session.
+	EndSession Action = "end-session"
 )
 
-// Actions are every action.
+// Actions are the actions of sign-in policies.
 var Actions = []Action{Allow, SecondFactor, Deny, Notify}
+
+// SessionActions are the actions of session policies.
+var SessionActions = []Action{Allow, Notify, StepUp, EndSession}
+
+// Scope is what a policy decides: sign-ins, or sessions once signed in.
+type Scope string
+
+const (
+	ScopeSignIn  Scope = "sign-in"
+	ScopeSession Scope = "session"
+)
 
 // Deps is what the risk area uses.
 type Deps struct {
@@ -99,6 +131,12 @@ type Deps struct {
 	// Core is the identity core, for the credentials a second factor
 	// needs.
 	Core *identity.Core
+	// SessionsEnded is told of the sessions a session policy ended, after
+	// the commit (back-channel logout).
+	SessionsEnded func(ctx context.Context, realm *store.Realm, ended []*store.Session)
+	// Throttle counts the client SDK's posts per session: the server's
+	// rate limits' sliding window.
+	Throttle *identity.Throttle
 }
 
 // Service is the risk area: the assessor of the sign-in, its step, the
@@ -119,6 +157,12 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.SessionsEnded == nil {
+		d.SessionsEnded = func(context.Context, *store.Realm, []*store.Session) {}
+	}
+	if d.Throttle == nil {
+		d.Throttle = identity.NewThrottle(d.Now, identity.ThrottleWindow)
 	}
 	s := &Service{deps: d, failures: newFailures(d.Now), configs: store.NewLookupCache[*realmConfig]()}
 	if d.GeoIPPath != "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/idenplane/idenplane/app/apperr"
 	"github.com/idenplane/idenplane/store"
@@ -45,9 +46,12 @@ type Thresholds struct {
 
 // DefaultWeights: a deny-listed address alone is critical; an impossible
 // journey is high; a new device on a new network in a new country is
-// high; any one novelty alone stays below medium.
+// high; any one novelty alone stays below medium. Of the client SDK's
+// signals, each alone is medium: a device short of its posture, an
+// anonymizing network, behaviour unlike the user's.
 var DefaultWeights = map[Signal]int{NewDevice: 20, NewIP: 5, NewNetwork: 10, IPDenied: 100, NewCountry: 25,
-	ImpossibleTravel: 60, UnusualHour: 15, UserFailures: 20, IPFailures: 20, DevicePosture: 0}
+	ImpossibleTravel: 60, UnusualHour: 15, UserFailures: 20, IPFailures: 20, DevicePosture: 40, AnonymizingNetwork: 30,
+	BehaviorAnomaly: 35}
 
 // DefaultSettings are a realm's settings until an administrator writes
 // its own.
@@ -124,17 +128,27 @@ func (s *Settings) check() error {
 }
 
 // realmConfig is what an assessment reads of its realm: the settings
-// with their lists parsed, and the enabled policies by priority.
+// with their lists parsed, and the enabled policies of each scope by
+// priority.
 type realmConfig struct {
 	settings Settings
 	allow    []netip.Prefix
 	deny     []netip.Prefix
-	policies []*policy
+	policies []*policy // of sign-ins
+	// sessionPolicies decide sessions; watchSessions says whether one of
+	// them can act (notify, step-up, end-session): without, a refresh
+	// reads nothing.
+	sessionPolicies []*policy
+	watchSessions   bool
 }
 
 // config reads the realm's settings and policies, cached until either
 // changes.
 func (s *Service) config(ctx context.Context, realm *store.Realm) (*realmConfig, error) {
+	// Every refresh asks: a hit allocates nothing.
+	if c, ok := s.configs.Get(realm.ID, s.deps.Store.Generation(), time.Now()); ok {
+		return c, nil
+	}
 	return store.Cached(s.deps.Store, s.configs, realm.ID, func() (*realmConfig, error) {
 		set, err := s.settings(ctx, realm)
 		if err != nil {
@@ -161,7 +175,12 @@ func (s *Service) config(ctx context.Context, realm *store.Realm) (*realmConfig,
 			if err != nil {
 				return nil, err
 			}
-			c.policies = append(c.policies, p)
+			if p.Scope == ScopeSession {
+				c.sessionPolicies = append(c.sessionPolicies, p)
+				c.watchSessions = c.watchSessions || p.Action != Allow
+			} else {
+				c.policies = append(c.policies, p)
+			}
 		}
 		return c, nil
 	})

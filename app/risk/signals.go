@@ -108,7 +108,7 @@ func (s *Service) findings(cfg *realmConfig, o *observation, history []*store.Ri
 	} else {
 		add(IPFailures, Absent, "")
 	}
-	add(DevicePosture, Unknown, "reported by the client SDK, which is not built yet")
+	add(DevicePosture, Unknown, "reported by the client SDK once the session runs (continuous verification)")
 	return out
 }
 

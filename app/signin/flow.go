@@ -54,6 +54,10 @@ type Flow struct {
 	// Risk is the assessment of the sign-in once its user is known; nil
 	// before, or without an assessor.
 	Risk *Risk
+	// SessionID is the SSO session the sign-in landed in, which the
+	// requester's Finish sets (the session it made, signed in to again,
+	// or raised), for the assessor's Succeeded; "" for none.
+	SessionID string
 	// proved is what the step being submitted proved, when it said
 	// (Prove).
 	proved []string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"slices"
+
+	"github.com/idenplane/idenplane/store"
 )
 
 // RiskLevels are the levels of a risk assessment, lowest first: a
@@ -46,6 +48,9 @@ type Assessor interface {
 	// Succeeded records that the sign-in assessed as risk ended signed
 	// in: only those make the user's history.
 	Succeeded(ctx context.Context, f *Flow) error
+	// Enforces says whether the realm has a policy that acts on
+	// sign-ins: then every browser sign-in follows a flow (Definition).
+	Enforces(ctx context.Context, realm *store.Realm) (bool, error)
 }
 
 // assess fills f.Risk once the flow's user is known.
@@ -59,4 +64,21 @@ func (e *Engine) assess(w http.ResponseWriter, r *http.Request, f *Flow) error {
 	}
 	f.Risk = &risk
 	return nil
+}
+
+// Definition is what the browser sign-ins (usage browser or device) of a
+// client of kind follow: the flow bound to it; else, in a realm whose risk
+// policies act, the server's own browser flow, so that no sign-in escapes
+// them on the pages that predate flows; else nil, those pages. fallback
+// says the definition is the server's own, which follows an identity
+// provider hint as those pages do.
+func (e *Engine) Definition(ctx context.Context, realm *store.Realm, kind, clientID string, usage Usage) (def *Definition, fallback bool, err error) {
+	if def, err = Bound(ctx, e.deps.Store, realm.ID, kind, clientID, usage); def != nil || err != nil || e.deps.Assessor == nil {
+		return def, false, err
+	}
+	enforces, err := e.deps.Assessor.Enforces(ctx, realm)
+	if !enforces || err != nil {
+		return nil, false, err
+	}
+	return BrowserDefinition(), true, nil
 }

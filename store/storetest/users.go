@@ -18,6 +18,7 @@ func userSuite() []subTest {
 		{"UserList", testUserList},
 		{"UserSearchUnicodeCase", testUserSearchUnicodeCase},
 		{"UserSetPassword", testUserSetPassword},
+		{"UserReplacePasswordHash", testUserReplacePasswordHash},
 		{"UserUpdateKeepsPassword", testUserUpdateKeepsPassword},
 		{"UserDelete", testUserDelete},
 	}
@@ -259,6 +260,28 @@ func testUserSetPassword(t *testing.T, s *store.Store) {
 	}
 	want.PasswordHash, want.PasswordChangedAt, want.RequirePasswordReset = "hash-2", 6000, false
 	mustEqual(t, "user after a second SetUserPassword", got, &want)
+}
+
+// A foreign hash made argon2id keeps the password's age and reset flag,
+// and a replacement of a hash that has changed meanwhile is refused.
+func testUserReplacePasswordHash(t *testing.T, s *store.Store) {
+	realm := mustCreateRealm(t, s, testRealm("11111111-1111-4111-8111-111111111111", "acme", 1000))
+	u := testUser("a0000000-0000-4000-8000-000000000001", realm.ID, "alice", "")
+	u.PasswordHash, u.PasswordChangedAt, u.RequirePasswordReset = "bcrypt-hash", 4000, true
+	mustCreateUser(t, s, u)
+	if err := s.ReplacePasswordHash(testCtx, realm.ID, u.ID, "other-hash", "argon-hash"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("ReplacePasswordHash of a changed hash: %v, want ErrNotFound", err)
+	}
+	if err := s.ReplacePasswordHash(testCtx, realm.ID, u.ID, "bcrypt-hash", "argon-hash"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetUser(testCtx, realm.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *u
+	want.PasswordHash = "argon-hash"
+	mustEqual(t, "user after ReplacePasswordHash", got, &want)
 }
 
 func testUserUpdateKeepsPassword(t *testing.T, s *store.Store) {
