@@ -18,8 +18,9 @@ import (
 
 // The cost of risk assessments on the grants: the password grant is
 // assessed (the user's history read, the policies tried, one row
-// written); the refresh grant is not (phase 1 assesses sign-ins only), and
-// its figures show it.
+// written); the refresh grant is observed for its session only when a
+// session policy can act (the profile read by its key, nothing written
+// while the address stays the same).
 
 // riskBenchPolicies are enabled policies of different conditions, none of
 // which matches the benchmarks' sign-ins, so that each is tried on every
@@ -32,11 +33,22 @@ var riskBenchPolicies = []map[string]any{
 	{"name": "no sign-ins from KP", "priority": 3, "conditions": map[string]any{"countries": []string{"KP"}}, "action": "deny"},
 }
 
+// riskBenchSessionPolicies are session policies that can act, none of
+// which matches the benchmarks' refreshes.
+var riskBenchSessionPolicies = []map[string]any{
+	{"name": "tell on critical sessions", "scope": "session", "priority": 1,
+		"conditions": map[string]any{"levels": []string{"critical"}}, "action": "notify"},
+	{"name": "travellers sign in again", "scope": "session", "priority": 2,
+		"conditions": map[string]any{"signals": []string{"impossible_travel"}}, "action": "end-session"},
+	{"name": "deny-listed sessions step up", "scope": "session", "priority": 3,
+		"conditions": map[string]any{"signals": []string{"ip_denylisted"}}, "action": "step-up"},
+}
+
 // newRiskBench is newCodeflowBench with a GeoIP database, whose client
 // signs in through the trusted proxy from riskParis with Firefox on
 // Linux, where alice has a full history (50 sign-ins, a day apart, the
 // last yesterday), and the first policies of riskBenchPolicies.
-func newRiskBench(b *testing.B, policies int) *codeflowBench {
+func newRiskBench(b *testing.B, policies []map[string]any) *codeflowBench {
 	b.Helper()
 	geo := riskGeoDB(b)
 	c := newCodeflowBench(b, func(cfg *Config) {
@@ -45,7 +57,7 @@ func newRiskBench(b *testing.B, policies int) *codeflowBench {
 	})
 	from := riskParis
 	c.client.Transport = forwardedFor{rt: c.client.Transport, from: &from}
-	for _, p := range riskBenchPolicies[:policies] {
+	for _, p := range policies {
 		mustStatus(b, c.server.admin(http.MethodPost, "/admin/realms/bench/risk-policies", p), http.StatusCreated)
 	}
 
@@ -130,7 +142,7 @@ func riskPercentile(sorted []time.Duration, p float64) time.Duration {
 func BenchmarkRiskPasswordGrant(b *testing.B) {
 	for _, n := range []int{0, 3} {
 		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
-			c := newRiskBench(b, n)
+			c := newRiskBench(b, riskBenchPolicies[:n])
 			riskBenchRun(b, func() func() error {
 				return func() error {
 					_, err := c.grant(codeflowBenchPassword)
@@ -142,12 +154,16 @@ func BenchmarkRiskPasswordGrant(b *testing.B) {
 }
 
 // BenchmarkRiskRefresh measures refresh grants over HTTP on loopback in a
-// realm with and without policies: each goroutine follows its own chain
+// realm without policies, with three of sign-ins (which a refresh does not
+// read), and with three of sessions: each goroutine follows its own chain
 // of rotated tokens, as BenchmarkRefreshTokenGrant does.
 func BenchmarkRiskRefresh(b *testing.B) {
-	for _, n := range []int{0, 3} {
-		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
-			c := newRiskBench(b, n)
+	for _, run := range []struct {
+		name     string
+		policies []map[string]any
+	}{{"policies=0", nil}, {"policies=3", riskBenchPolicies}, {"session-policies=3", riskBenchSessionPolicies}} {
+		b.Run(run.name, func(b *testing.B) {
+			c := newRiskBench(b, run.policies)
 			// One chain per goroutine RunParallel starts, made before the timer.
 			chains := make(chan string, 4*runtime.GOMAXPROCS(0))
 			for range cap(chains) {
