@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // A realm's risk settings (app/risk), as the module's JSON.
@@ -244,27 +243,23 @@ type RiskFilter struct {
 }
 
 func (f RiskFilter) where(realmID string) (string, []any) {
-	conds, args := []string{"realm_id = $1"}, []any{realmID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
+	w := newWhere("realm_id = $1", realmID)
 	if f.UserID != "" {
-		add("user_id = $%d", f.UserID)
+		w.add("user_id = $%d", f.UserID)
 	}
 	if f.Level != "" {
-		add("level = $%d", f.Level)
+		w.add("level = $%d", f.Level)
 	}
 	if f.Signal != "" {
-		add("present LIKE $%d", "%,"+f.Signal+",%")
+		w.add("present LIKE $%d", "%,"+f.Signal+",%")
 	}
 	if f.From > 0 {
-		add("created_at >= $%d", f.From)
+		w.add("created_at >= $%d", f.From)
 	}
 	if f.To > 0 {
-		add("created_at < $%d", f.To)
+		w.add("created_at < $%d", f.To)
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return w.clause()
 }
 
 // ListRiskAssessments lists the realm's assessments that f selects,

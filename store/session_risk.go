@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // Session risk and continuous verification (app/risk): a profile per SSO
@@ -160,35 +159,31 @@ type SessionRiskFilter struct {
 
 // where is the filter's condition; $1 is the read's time and $2 the realm.
 func (f SessionRiskFilter) where(realmID string, now int64) (string, []any) {
-	conds, args := []string{"p.realm_id = $2"}, []any{now, realmID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
+	w := newWhere("p.realm_id = $2", now, realmID)
 	if f.UserID != "" {
-		add("p.user_id = $%d", f.UserID)
+		w.add("p.user_id = $%d", f.UserID)
 	}
 	if f.Level != "" {
-		add("p.level = $%d", f.Level)
+		w.add("p.level = $%d", f.Level)
 	}
 	if f.Signal != "" {
-		add("p.present LIKE $%d", "%,"+f.Signal+",%")
+		w.add("p.present LIKE $%d", "%,"+f.Signal+",%")
 	}
 	switch f.Status {
 	case SessionRiskActive:
-		conds = append(conds, "p.ended_by = '' AND s.id IS NOT NULL")
+		w.also("p.ended_by = '' AND s.id IS NOT NULL")
 	case SessionRiskEnded:
-		conds = append(conds, "p.ended_by = '' AND s.id IS NULL")
+		w.also("p.ended_by = '' AND s.id IS NULL")
 	case SessionRiskEndedByRisk:
-		conds = append(conds, "p.ended_by <> ''")
+		w.also("p.ended_by <> ''")
 	}
 	if f.From > 0 {
-		add("p.updated_at >= $%d", f.From)
+		w.add("p.updated_at >= $%d", f.From)
 	}
 	if f.To > 0 {
-		add("p.updated_at < $%d", f.To)
+		w.add("p.updated_at < $%d", f.To)
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return w.clause()
 }
 
 // ListSessionRisks lists the realm's profiles that f selects, the latest
@@ -385,30 +380,26 @@ type SessionRiskEventFilter struct {
 }
 
 func (f SessionRiskEventFilter) where(realmID string) (string, []any) {
-	conds, args := []string{"realm_id = $1"}, []any{realmID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
+	w := newWhere("realm_id = $1", realmID)
 	if f.SessionID != "" {
-		add("session_id = $%d", f.SessionID)
+		w.add("session_id = $%d", f.SessionID)
 	}
 	if f.UserID != "" {
-		add("user_id = $%d", f.UserID)
+		w.add("user_id = $%d", f.UserID)
 	}
 	if f.Kind != "" {
-		add("kind = $%d", f.Kind)
+		w.add("kind = $%d", f.Kind)
 	}
 	if f.Signal != "" {
-		add("present LIKE $%d", "%,"+f.Signal+",%")
+		w.add("present LIKE $%d", "%,"+f.Signal+",%")
 	}
 	if f.From > 0 {
-		add("created_at >= $%d", f.From)
+		w.add("created_at >= $%d", f.From)
 	}
 	if f.To > 0 {
-		add("created_at < $%d", f.To)
+		w.add("created_at < $%d", f.To)
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return w.clause()
 }
 
 // ListSessionRiskEvents lists the realm's events that f selects, newest
