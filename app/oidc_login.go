@@ -156,6 +156,9 @@ type browserSignIn struct {
 	events []store.LoginEvent
 	// amr says how the user authenticated; a password alone when empty.
 	amr []string
+	// flow says the sign-in went through a flow, whose dispatcher assessed
+	// it; the pages without one have it assessed here.
+	flow bool
 }
 
 // signInBrowser signs user in for ar: an SSO session (the browser's own
@@ -174,6 +177,18 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 	sso := signIn.sess
 	if len(in.amr) > 0 {
 		sso.AMR = in.amr
+	}
+	var assessed *signin.Flow
+	if !in.flow {
+		var err error
+		if assessed, err = a.signin.PagesFlow(w, r, realm, user, client.ClientID); err != nil {
+			return nil, err
+		}
+		// A policy that acts came after the request: it signs in through
+		// the server's own flow, from the application again.
+		if risk := assessed.Risk; risk != nil && risk.Action != signin.RiskAllow && risk.Action != signin.RiskNotify {
+			return nil, errStaleAuthRequest
+		}
 	}
 	err := a.store.Tx(ctx, func(tx *store.Store) error {
 		if in.also != nil {
@@ -195,6 +210,12 @@ func (a *App) signInBrowser(w http.ResponseWriter, r *http.Request, realm *store
 		return nil, errStaleAuthRequest
 	} else if err != nil {
 		return nil, err
+	}
+	if assessed != nil {
+		assessed.SessionID = sso.ID
+		if err := a.signin.DirectSucceeded(ctx, assessed); err != nil {
+			return nil, err
+		}
 	}
 	a.setSSOCookie(w, realm, signIn, in.remember)
 	for _, e := range in.events {

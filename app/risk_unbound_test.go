@@ -134,3 +134,79 @@ func TestRiskUnboundDeviceClient(t *testing.T) {
 		t.Fatalf("assessment of the approval: %v", a)
 	}
 }
+
+// In a realm whose risk policies do not act, a client bound to no flow
+// signs in on the pages without a flow, and each of its sign-ins is
+// assessed all the same, once, when it lands: the signals make the
+// user's history and start the session's profile, whichever step came
+// last (the password, or the one-time code after it).
+func TestRiskUnboundPagesAssessed(t *testing.T) {
+	e := newRiskEnv(t)
+	mustStatus(t, e.admin(http.MethodPost, "/admin/realms/acme/clients", map[string]any{"clientId": "spa", "clientType": "PUBLIC",
+		"redirectUris": []string{codeflowRedirect}, "grantTypes": []string{"authorization_code"}}), http.StatusCreated)
+	count := func() int {
+		var list []map[string]any
+		e.admin(http.MethodGet, "/admin/realms/acme/risk-assessments?user="+e.aliceID, nil).decode(t, &list)
+		return len(list)
+	}
+	signIn := func(b *riskBrowser, then func(*riskBrowser, *codeflowPage) *codeflowPage) {
+		t.Helper()
+		e.clock.advance(time.Minute) // each assessment its own time: the list's newest is the last
+		login := b.follow(e.url, e.unboundAuthURL())
+		if login.status != http.StatusOK || login.url.Path != "/realms/acme"+pathLogin {
+			t.Fatalf("status %d at %s, want the login page", login.status, login.url)
+		}
+		p := b.submit(login, map[string]string{"username": "alice", "password": codeflowPassword})
+		if then != nil {
+			p = then(b, p)
+		}
+		if back := e.redirectedBack(p); back.Get("code") == "" {
+			t.Fatalf("no code: %v", back)
+		}
+	}
+
+	paris := e.browserAt(riskParis)
+	signIn(paris, nil)
+	first := e.latest()
+	if first["kind"] != "oidc" || first["clientId"] != "spa" || first["action"] != "allow" || first["outcome"] != "succeeded" ||
+		first["policyId"] != nil || first["country"] != "FR" {
+		t.Fatalf("assessment of a sign-in on the login page: %v", first)
+	}
+	var sessions []map[string]any
+	e.admin(http.MethodGet, "/admin/realms/acme/users/"+e.aliceID+"/sessions", nil).decode(t, &sessions)
+	if len(sessions) != 1 {
+		t.Fatalf("sessions %v", sessions)
+	}
+	profile := e.admin(http.MethodGet, "/admin/realms/acme/session-risk/"+sessions[0]["id"].(string), nil)
+	mustStatus(t, profile, http.StatusOK)
+	if got := profile.object(t)["assessmentId"]; got != first["id"] {
+		t.Fatalf("the session's profile starts from %v, want the sign-in's assessment %v", got, first["id"])
+	}
+
+	// A browser seen before is no new device; another from Tokyo is, with
+	// its one-time code after the password, assessed once.
+	signIn(paris, nil)
+	riskMustState(t, e.latest(), "new_device", "absent")
+	e.totpAlign()
+	secret, _ := e.totpEnrol(e.aliceID)
+	e.clock.advance(totpTestStep)
+	before := count()
+	signIn(e.browserAt(riskTokyo), func(b *riskBrowser, p *codeflowPage) *codeflowPage {
+		if p.status != http.StatusSeeOther || p.location(t).Path != "/realms/acme"+pathTOTP {
+			t.Fatalf("after the password: %d, want the TOTP page", p.status)
+		}
+		if n := count(); n != before {
+			t.Fatalf("%d assessments before the code, want %d", n, before)
+		}
+		page := b.follow(e.url, p.location(t).String())
+		return b.submit(page, map[string]string{"code": totpTestCode(t, secret, e.clock.now())})
+	})
+	if n := count(); n != before+1 {
+		t.Fatalf("%d assessments after one sign-in with a code, want %d", n, before+1)
+	}
+	last := e.latest()
+	riskMustState(t, last, "new_device", "present")
+	if last["country"] != "JP" || last["outcome"] != "succeeded" {
+		t.Fatalf("assessment of the sign-in with a code: %v", last)
+	}
+}

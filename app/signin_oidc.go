@@ -29,7 +29,7 @@ func (o oidcRequester) Finish(w http.ResponseWriter, r *http.Request, f *signin.
 	if err != nil {
 		return err
 	}
-	sess, err := a.signInBrowser(w, r, f.Realm, client, ar, f.User, browserSignIn{remember: f.Wants.RememberMe, amr: f.AMR()})
+	sess, err := a.signInBrowser(w, r, f.Realm, client, ar, f.User, browserSignIn{remember: f.Wants.RememberMe, amr: f.AMR(), flow: true})
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,24 @@ func (e *Engine) DirectFlow(r *http.Request, realm *store.Realm, user *store.Use
 	return f, nil
 }
 
-// DirectSucceeded records that the password grant f signed its user in.
+// PagesFlow is the flow of a sign-in on the pages that predate flows,
+// once they know its user, assessed (Flow.Risk) when the engine has an
+// assessor. Those pages serve only realms whose risk policies do not act
+// (Definition), so the assessment records the sign-in's signals for the
+// user's history and the session's profile; a decision other than allow
+// means a policy was enabled meanwhile, and the caller refuses.
+func (e *Engine) PagesFlow(w http.ResponseWriter, r *http.Request, realm *store.Realm, user *store.User, client string) (*Flow, error) {
+	f := &Flow{rec: &store.SignInFlow{ID: uuid.NewString(), RealmID: realm.ID, Requester: string(RequesterOIDC)},
+		Realm: realm, Wants: Wants{Client: client}, User: user}
+	if err := e.assess(w, r, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// DirectSucceeded records that f, a flow the dispatcher did not run (a
+// password grant, a sign-in on the older pages), signed its user in, to
+// the session f.SessionID names when it has one.
 func (e *Engine) DirectSucceeded(ctx context.Context, f *Flow) error {
 	if f.Risk == nil {
 		return nil
