@@ -934,9 +934,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("idenplane listening", "addr", ln.Addr().String(), "db", store.Redact(c.db), "baseURL", c.baseURL, "version", version,
 		"tls", tlsConf != nil)
+	// The jobs outlive the requests: they end once the server has
+	// answered the last, and write what those left queued.
+	jobsCtx, endJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer endJobs()
 	jobsDone := make(chan struct{})
 	go func() {
-		a.RunJobs(ctx)
+		a.RunJobs(jobsCtx)
 		close(jobsDone)
 	}()
 	errc := make(chan error, 1)
@@ -956,7 +960,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		defer cancel()
 		serveErr = srv.Shutdown(shutdownCtx)
 	}
-	stop() // ends the jobs too when the server stopped on its own
+	endJobs()
 	<-jobsDone
 	// With no more writes coming, empty the WAL into the database file:
 	// the file alone is then the whole database, to copy or move.

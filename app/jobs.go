@@ -20,6 +20,13 @@ const jobInterval = time.Hour
 // beside them, mail delivery, back-channel logouts, the plugins' observers and the periodic syncs
 // of the user directories.
 func (a *App) RunJobs(ctx context.Context) {
+	// Last, once the server takes no more requests: the uses of
+	// identities' credentials still queued.
+	defer func() {
+		if err := a.id.FlushNHIUses(context.WithoutCancel(ctx)); err != nil {
+			a.log.Error("uses of identities not recorded", "err", err)
+		}
+	}()
 	t := time.NewTicker(jobInterval)
 	defer t.Stop()
 	defer a.startLogoutDelivery(ctx)()

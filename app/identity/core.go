@@ -113,6 +113,7 @@ type Core struct {
 	guardedAnswerTime time.Duration
 	sources           []PasswordSource // the local store first
 	federation        Federation
+	nhiUses           nhiUses // uses of identities' credentials not yet written
 }
 
 // New builds the core from d, filling in what d leaves out.

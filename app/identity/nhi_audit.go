@@ -52,7 +52,12 @@ type Actor struct {
 // credID, if any) by actor, on q: the caller's transaction, so that the
 // record and what it records commit together, or the pool.
 func (c *Core) AuditNHI(ctx context.Context, q *store.Store, n *store.NHI, credID, action string, actor Actor, details string) error {
-	return q.AddNHIAudit(ctx, &store.NHIAudit{ID: uuid.Must(uuid.NewV7()).String(), RealmID: n.RealmID, Time: c.now().UnixMilli(),
+	return q.AddNHIAudit(ctx, c.nhiAudit(n, credID, action, actor, details))
+}
+
+// nhiAudit is the audit record of action on n, now.
+func (c *Core) nhiAudit(n *store.NHI, credID, action string, actor Actor, details string) *store.NHIAudit {
+	return &store.NHIAudit{ID: uuid.Must(uuid.NewV7()).String(), RealmID: n.RealmID, Time: c.now().UnixMilli(),
 		NHIID: n.ID, NHIName: n.Name, CredentialID: credID, Action: action, ActorType: actor.Type, ActorID: actor.ID,
-		ActorName: actor.Name, IPAddress: actor.IP, Details: details})
+		ActorName: actor.Name, IPAddress: actor.IP, Details: details}
 }

@@ -85,34 +85,6 @@ func (c *Core) CheckNHISecret(ctx context.Context, n *store.NHI, secret string) 
 	return match, nil
 }
 
-// RecordNHIUse records that n authenticated with cred, in one transaction,
-// so that a use costs one commit: the audit record, the count u of the
-// day, and the last use of the credential and the identity, to the
-// minute.
-func (c *Core) RecordNHIUse(ctx context.Context, n *store.NHI, cred *store.NHICredential, u store.NHIUsage, actor Actor, details string) error {
-	now := c.now()
-	u.Day = NHIDay(now)
-	stale := func(t int64) bool { return now.UnixMilli()-t >= lastUsedPrecision.Milliseconds() }
-	return c.store.Tx(ctx, func(tx *store.Store) error {
-		if stale(cred.LastUsedAt) {
-			if err := tx.TouchNHICredential(ctx, cred.ID, now.UnixMilli()); err != nil {
-				return err
-			}
-		}
-		if stale(n.LastUsedAt) {
-			if err := tx.TouchNHI(ctx, n.ID, now.UnixMilli()); err != nil {
-				return err
-			}
-		}
-		if u != (store.NHIUsage{Day: u.Day}) {
-			if err := tx.AddNHIUsage(ctx, n.ID, u); err != nil {
-				return err
-			}
-		}
-		return c.AuditNHI(ctx, tx, n, cred.ID, AuditCredentialUse, actor, details)
-	})
-}
-
 // RecordNHIRefusal records a refused authentication as n, in one
 // transaction: the audit record with its reason, and the day's count.
 func (c *Core) RecordNHIRefusal(ctx context.Context, n *store.NHI, actor Actor, reason string) error {

@@ -95,6 +95,8 @@ type loadEnv struct {
 	password   string // every seeded user's
 	svcSecret  map[string]string
 	appSecret  string
+	nhiSecret  string // the identity's client secret
+	nhiAPIKey  string // the identity's API key
 	users      int
 	self       *loadTarget
 	floors     map[string]float64 // per second, by floor name

@@ -31,6 +31,13 @@ var loadScenarios = []*loadScenario{
 	{name: "introspect", workers: introspectWorkers,
 		target: rateTarget("≥ 10000/s", 10000)},
 	{name: "userinfo", workers: userinfoWorkers},
+	// A non-human identity's grant and its API key's introspection record
+	// each use (audit, daily count, last use) beside what an ordinary
+	// client's do.
+	{name: "nhi-cc", floor: "cc-rs256", workers: nhiCCWorkers,
+		target: ratioTarget("≥ 80% of cc-rs256", 0.80)},
+	{name: "nhi-introspect", floor: "introspect", workers: nhiIntrospectWorkers,
+		target: ratioTarget("≥ 50% of introspect", 0.50)},
 	{name: "refresh", floor: "cc-rs256", workers: refreshWorkers,
 		target: ratioTarget("≥ 50% of cc-rs256", 0.50)},
 	{name: "password", floor: "argon2id", workers: passwordWorkers,
@@ -165,6 +172,31 @@ func introspectWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadC
 		body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm)+"/introspect", form, auth, http.StatusOK)
 		if err == nil && !shed && !bytes.Contains(body, []byte(`"active":true`)) {
 			err = fmt.Errorf("token not active: %.200s", body)
+		}
+		return shed, err
+	}, n), nil
+}
+
+// nhiCCWorkers: the client-credentials grant of the identity, with its
+// client secret.
+func nhiCCWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, auth, path := t.client(hc), basicAuth(loadNHIClient, e.nhiSecret), t.tokenPath(loadRealm)
+	form := url.Values{"grant_type": {grantClientCredentials}}
+	return same(func(ctx context.Context) (bool, error) {
+		_, shed, err := c.do(ctx, http.MethodPost, path, form, auth, http.StatusOK)
+		return shed, err
+	}, n), nil
+}
+
+// nhiIntrospectWorkers: a resource server asks about the identity's API
+// key, an opaque bearer token.
+func nhiIntrospectWorkers(ctx context.Context, e *loadEnv, t *loadTarget, hc *loadConns, n int) ([]loadCall, error) {
+	c, auth := t.client(hc), basicAuth(loadSvcClient, e.svcSecret[loadRealm])
+	form := url.Values{"token": {e.nhiAPIKey}}
+	return same(func(ctx context.Context) (bool, error) {
+		body, shed, err := c.do(ctx, http.MethodPost, tokenPath(loadRealm)+"/introspect", form, auth, http.StatusOK)
+		if err == nil && !shed && !bytes.Contains(body, []byte(`"active":true`)) {
+			err = fmt.Errorf("API key not active: %.200s", body)
 		}
 		return shed, err
 	}, n), nil

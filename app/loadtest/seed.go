@@ -25,8 +25,9 @@ const (
 	loadRealm      = "loadtest"
 	loadRealmES256 = "loadtest-es256"
 	loadRealmEdDSA = "loadtest-eddsa"
-	loadSvcClient  = "svc" // client credentials
-	loadAppClient  = "app" // password and refresh token grants
+	loadSvcClient  = "svc"    // client credentials
+	loadAppClient  = "app"    // password and refresh token grants
+	loadNHIClient  = "worker" // a non-human identity's client
 	// seedBatch users or sessions go in one write transaction: large enough
 	// that the commit's fsync is spread thin, small enough to show progress.
 	seedBatch = 10_000
@@ -62,6 +63,31 @@ func (e *loadEnv) setUp(ctx context.Context, srv *loadServer) error {
 		return err
 	}
 	e.appSecret = app.Secret
+	return e.setUpIdentity(ctx)
+}
+
+// setUpIdentity makes the non-human identity of the nhi scenarios, with a
+// client secret and an API key.
+func (e *loadEnv) setUpIdentity(ctx context.Context) error {
+	nhi := "/admin/realms/" + loadRealm + "/nhi"
+	var n struct{ ID string }
+	if err := e.admin(ctx, http.MethodPost, nhi, map[string]any{"kind": "workload", "name": loadNHIClient},
+		http.StatusCreated, &n); err != nil {
+		return err
+	}
+	var secret struct{ Secret string }
+	if err := e.admin(ctx, http.MethodPost, nhi+"/"+n.ID+"/credentials", map[string]any{"type": "client_secret"},
+		http.StatusCreated, &secret); err != nil {
+		return err
+	}
+	var key struct {
+		APIKey string `json:"apiKey"`
+	}
+	if err := e.admin(ctx, http.MethodPost, nhi+"/"+n.ID+"/credentials", map[string]any{"type": "api_key"},
+		http.StatusCreated, &key); err != nil {
+		return err
+	}
+	e.nhiSecret, e.nhiAPIKey = secret.Secret, key.APIKey
 	return nil
 }
 

@@ -60,6 +60,7 @@ func auditTime(q, name string, end bool) (int64, error) {
 // ListAuditLogs lists the realm's audit log, newest first, a page at a
 // time, filtered by identity, credential, action, actor and dates.
 func (s *Service) ListAuditLogs(w http.ResponseWriter, r *http.Request) error {
+	s.settle(r.Context())
 	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
@@ -85,6 +86,7 @@ func (s *Service) ListAuditLogs(w http.ResponseWriter, r *http.Request) error {
 // date or time), or all of them without it: the log's retention is the
 // admin's to apply. It answers how many went.
 func (s *Service) DeleteAuditLogs(w http.ResponseWriter, r *http.Request) error {
+	s.settle(r.Context())
 	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err

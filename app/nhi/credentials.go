@@ -296,6 +296,7 @@ func checkScopes(c *store.NHICredential) error {
 // ListCredentials lists an identity's credentials, oldest first, in the
 // state each is in now; never a secret.
 func (s *Service) ListCredentials(w http.ResponseWriter, r *http.Request) error {
+	s.settle(r.Context())
 	_, n, err := s.identity(r)
 	if err != nil {
 		return err

@@ -231,6 +231,7 @@ func (s *Service) ListIdentities(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) list(w http.ResponseWriter, r *http.Request, kind string) error {
+	s.settle(r.Context())
 	realm, err := s.deps.Realm(r)
 	if err != nil {
 		return err
@@ -249,6 +250,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, kind string) erro
 
 // GetIdentity shows one identity.
 func (s *Service) GetIdentity(w http.ResponseWriter, r *http.Request) error {
+	s.settle(r.Context())
 	_, n, err := s.identity(r)
 	if err != nil {
 		return err
@@ -315,6 +317,7 @@ func (s *Service) UpdateIdentity(w http.ResponseWriter, r *http.Request) error {
 // service-account user. A decommissioned identity is kept: it is the
 // record of what it was, and its name cannot be taken again.
 func (s *Service) DeleteIdentity(w http.ResponseWriter, r *http.Request) error {
+	s.settle(r.Context())
 	realm, n, err := s.identity(r)
 	if err != nil {
 		return err

@@ -151,3 +151,13 @@ func (s *Service) checkIssue(r *http.Request, n *store.NHI) error {
 	}
 	return nil
 }
+
+// settle writes the uses of credentials still queued (identity.Core
+// writes them behind the requests), so that what an administrator reads
+// or deletes includes every use answered so far. A failure is logged: the
+// read goes on with what is written.
+func (s *Service) settle(ctx context.Context) {
+	if err := s.deps.Core.FlushNHIUses(ctx); err != nil {
+		s.deps.Log.ErrorContext(ctx, "uses of identities not recorded", "err", err)
+	}
+}

@@ -42,6 +42,7 @@ const maxStatsDays = 366
 // usage loads the identity of the path and its use over the last days
 // days (?days=, 30 by default), today included.
 func (s *Service) usage(r *http.Request) (*store.NHI, int, []store.NHIUsage, error) {
+	s.settle(r.Context())
 	_, n, err := s.identity(r)
 	if err != nil {
 		return nil, 0, nil, err
