@@ -16,9 +16,9 @@ func describeThemes(describe func(method, path string, o openapi.Op)) {
 	example := map[string]any{"id": "8c2d…", "name": "acme-brand", "description": "", "preset": "idenplane",
 		"tokens": map[string]any{"colors": map[string]any{"primary": "#0b5fff", "primaryText": "#ffffff"},
 			"fonts": map[string]any{"body": `Inter, "Segoe UI", sans-serif`}, "radius": map[string]any{"control": "6px"}},
-		"logo":     map[string]any{"assetId": "5b0e…"},
-		"messages": map[string]any{"en": map[string]any{"login.title": "Welcome back"}},
-		"emails": map[string]any{"verify-email": map[string]any{"subject": "Confirm your address for {{.Realm}}"}},
+		"logo":             map[string]any{"assetId": "5b0e…"},
+		"messages":         map[string]any{"en": map[string]any{"login.title": "Welcome back"}},
+		"emails":           map[string]any{"verify-email": map[string]any{"subject": "Confirm your address for {{.Realm}}"}},
 		"publishedVersion": 2, "usedBy": []string{"loginTheme"},
 		"createdTimestamp": int64(1767225600000), "updatedTimestamp": int64(1767225600000)}
 	checks := "Everything is checked at save: `preset` is a built-in one; `tokens` are known design tokens (colours " +

@@ -17,11 +17,11 @@ import (
 // from the message catalogues (the mail.* keys); the frame around it is
 // shared by every kind of mail.
 type Content struct {
-	Lang     string // the catalogue's tag, for the html element
-	Dir      string // rtl for a right-to-left language, else ltr
-	Subject  string
-	Realm    string // the realm's display name, or its name
-	Primary  string // the theme's primary colour, for the button
+	Lang    string // the catalogue's tag, for the html element
+	Dir     string // rtl for a right-to-left language, else ltr
+	Subject string
+	Realm   string // the realm's display name, or its name
+	Primary string // the theme's primary colour, for the button
 	// PrimaryText is the colour of the button's text.
 	PrimaryText string
 	// Logo is the absolute address of the email theme's logo; "" for none.

@@ -63,7 +63,9 @@ func PresetNames() []string {
 }
 
 // IsPreset says whether name is a built-in look.
-func IsPreset(name string) bool { return slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name }) }
+func IsPreset(name string) bool {
+	return slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name })
+}
 
 func presetNamed(name string) (Preset, bool) {
 	i := slices.IndexFunc(presets, func(p Preset) bool { return p.Name == name })
