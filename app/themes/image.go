@@ -108,7 +108,7 @@ var errWebP = errors.New("not a valid WebP image")
 // canvas of an extended file (VP8X), else the frame of a lossy (VP8) or
 // lossless (VP8L) one.
 func webpSize(data []byte) (int, int, error) {
-	if len(data) < 30 || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WEBP" {
+	if len(data) < 20 || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WEBP" {
 		return 0, 0, errWebP
 	}
 	riff := binary.LittleEndian.Uint32(data[4:8])

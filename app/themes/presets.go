@@ -33,14 +33,11 @@ func preset(name string, colors map[string]string) Preset {
 // presets are the built-in looks. A preset without a link colour links
 // in its primary colour.
 var presets = []Preset{
-	preset("idenplane", map[string]string{"primary": "#2563eb", "primaryText": "#ffffff", "secondary": "#475569",
-		"background": "#f8fafc", "text": "#0f172a", "muted": "#475569", "card": "#ffffff", "border": "#cbd5e1",
+	preset("idenplane", map[string]string{"primary": "#2563eb", "primaryText": "#ffffff", "background": "#f8fafc", "text": "#0f172a", "muted": "#475569", "card": "#ffffff", "border": "#cbd5e1",
 		"error": "#b91c1c", "focus": "#1d4ed8"}),
-	preset("idenplane-dark", map[string]string{"primary": "#60a5fa", "primaryText": "#0b1220", "secondary": "#94a3b8",
-		"background": "#0b1220", "text": "#e2e8f0", "muted": "#a8b3c4", "card": "#111a2e", "border": "#334155",
+	preset("idenplane-dark", map[string]string{"primary": "#60a5fa", "primaryText": "#0b1220", "background": "#0b1220", "text": "#e2e8f0", "muted": "#a8b3c4", "card": "#111a2e", "border": "#334155",
 		"error": "#fca5a5", "focus": "#93c5fd"}),
-	preset("high-contrast", map[string]string{"primary": "#000000", "primaryText": "#ffffff", "secondary": "#000000",
-		"background": "#ffffff", "text": "#000000", "muted": "#000000", "link": "#0000ee", "card": "#ffffff",
+	preset("high-contrast", map[string]string{"primary": "#000000", "primaryText": "#ffffff", "background": "#ffffff", "text": "#000000", "muted": "#000000", "link": "#0000ee", "card": "#ffffff",
 		"border": "#000000", "error": "#a00000", "focus": "#000000"}),
 }
 

@@ -53,7 +53,6 @@ const (
 var registry = []Token{
 	{groupColors, "primary", "--primary", kindColor},
 	{groupColors, "primaryText", "--primary-text", kindColor},
-	{groupColors, "secondary", "--secondary", kindColor},
 	{groupColors, "background", "--background", kindColor},
 	{groupColors, "text", "--text", kindColor},
 	{groupColors, "muted", "--muted", kindColor},
@@ -158,7 +157,7 @@ func checkFont(s string) error {
 		return fmt.Errorf("names more than %d families", maxFontFamilies)
 	}
 	for _, f := range families {
-		f = strings.TrimSpace(f)
+		f = strings.Trim(f, " ") // spaces only: a line break would end the declaration's line
 		switch {
 		case len(f) >= 2 && (f[0] == '"' || f[0] == '\'') && f[len(f)-1] == f[0]:
 			if !quotedFont.MatchString(f[1 : len(f)-1]) {
