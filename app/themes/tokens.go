@@ -84,14 +84,6 @@ func (t Tokens) group(name string) map[string]string {
 	return nil
 }
 
-func (t *Tokens) set(group, name, value string) {
-	m := map[string]*map[string]string{groupColors: &t.Colors, groupFonts: &t.Fonts, groupRadius: &t.Radius, groupSpacing: &t.Spacing}[group]
-	if *m == nil {
-		*m = map[string]string{}
-	}
-	(*m)[name] = value
-}
-
 // clone is a deep copy of t.
 func (t Tokens) clone() Tokens {
 	return Tokens{Colors: maps.Clone(t.Colors), Fonts: maps.Clone(t.Fonts), Radius: maps.Clone(t.Radius), Spacing: maps.Clone(t.Spacing)}
