@@ -1864,3 +1864,40 @@ CREATE TABLE authz_policy_settings (
     settings        TEXT NOT NULL,          -- JSON
     updated_at      BIGINT NOT NULL
 );
+
+-- version 52
+-- Themes of the hosted pages and mails (app/themes): the draft of each as
+-- one JSON object (preset, design tokens, logo, favicon, message and mail
+-- overrides), its published versions, never changed once written, and
+-- the images the themes show, checked and sniffed at upload. A realm's
+-- loginTheme, accountTheme and emailTheme name a theme.
+CREATE TABLE themes (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name            TEXT NOT NULL,
+    description     TEXT NOT NULL,
+    draft           TEXT NOT NULL,          -- JSON
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX themes_name ON themes (realm_id, name);
+CREATE TABLE theme_versions (
+    theme_id        TEXT NOT NULL REFERENCES themes (id) ON DELETE CASCADE,
+    version         BIGINT NOT NULL,        -- 1, 2, 3… per theme
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    content         TEXT NOT NULL,          -- JSON: the draft as it was published
+    published_at    BIGINT NOT NULL,
+    PRIMARY KEY (theme_id, version)
+);
+CREATE INDEX theme_versions_realm ON theme_versions (realm_id);
+CREATE TABLE theme_assets (
+    id              TEXT PRIMARY KEY,
+    realm_id        TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    content_type    TEXT NOT NULL,          -- sniffed from the bytes: image/png, image/jpeg, image/webp, image/x-icon
+    width           BIGINT NOT NULL,
+    height          BIGINT NOT NULL,
+    sha256          BLOB NOT NULL,          -- of data: the ETag
+    data            BLOB NOT NULL,
+    created_at      BIGINT NOT NULL
+);
+CREATE INDEX theme_assets_realm ON theme_assets (realm_id, created_at);

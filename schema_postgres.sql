@@ -1550,3 +1550,40 @@ CREATE TABLE authz_policy_settings (
     settings TEXT COLLATE "C" NOT NULL,
     updated_at BIGINT NOT NULL
 );
+
+-- version 52
+CREATE TABLE themes (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    name TEXT COLLATE "C" NOT NULL,
+    description TEXT COLLATE "C" NOT NULL,
+    draft TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX themes_name ON themes (realm_id, name);
+
+CREATE TABLE theme_versions (
+    theme_id TEXT COLLATE "C" NOT NULL REFERENCES themes (id) ON DELETE CASCADE,
+    version BIGINT NOT NULL,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    content TEXT COLLATE "C" NOT NULL,
+    published_at BIGINT NOT NULL,
+    PRIMARY KEY (theme_id, version)
+);
+
+CREATE INDEX theme_versions_realm ON theme_versions (realm_id);
+
+CREATE TABLE theme_assets (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    realm_id TEXT COLLATE "C" NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    content_type TEXT COLLATE "C" NOT NULL,
+    width BIGINT NOT NULL,
+    height BIGINT NOT NULL,
+    sha256 BYTEA NOT NULL,
+    data BYTEA NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX theme_assets_realm ON theme_assets (realm_id, created_at);

@@ -19,6 +19,10 @@ import (
 var resetPasswordMail = mail.LinkMail{Name: "reset-password", Key: "mail.resetPassword",
 	Lifetime: resetPasswordTokenLifetime, Unit: time.Minute}
 
+// testMailTemplate is the template name the outbox records for the test
+// of a realm's email settings.
+const testMailTemplate = "test"
+
 type testMailBody struct {
 	To string `json:"to"`
 }
@@ -65,7 +69,7 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
 	// The administrator asking is the one to read it: their language.
-	msg, err := deliveryTestMail(a.messages.Localizer(mail.Locale(a.messages, realm, signin.RequestLocale(a.messages, r))), realm, provider, to)
+	msg, err := deliveryTestMail(a.mailLangs.Tagged(r.Context(), realm, signin.RequestLocale(a.messages, r)), realm, provider, to)
 	if err != nil {
 		return err
 	}
@@ -87,7 +91,8 @@ func deliveryTestMail(l *ui.Localizer, realm *store.Realm, provider, to string) 
 	c := mail.NewContent(l, realm)
 	c.Subject = l.T("mail.testMail.subject", c.Realm)
 	c.Body = []string{l.T("mail.testMail.intro", c.Realm, provider), l.T("mail.testMail.done")}
-	return c.Render("test", to)
+	c.Vars = map[string]string{"Intro": c.Body[0], "Done": c.Body[1], "Provider": provider}
+	return c.Render(testMailTemplate, to)
 }
 
 // sendVerificationEmail mails the user a single-use link that verifies
@@ -105,7 +110,7 @@ func (a *App) sendVerificationEmail(w http.ResponseWriter, r *http.Request) erro
 		return apperr.Invalid("%s", err.Error())
 	}
 	// An administrator's request: the mail takes the user's language.
-	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(r.Context(), realm, u, nil)
+	l, err := a.mailLangs.Localizer(r.Context(), realm, u, nil)
 	if err != nil {
 		return err
 	}

@@ -34,12 +34,18 @@ var actionSegments = []string{
 }
 
 // adminOperation names what a write of method on the route template does.
+// An action's segment may be followed by what it acts on: a theme's
+// restore/{version}.
 func adminOperation(method, template string) string {
-	last := template[strings.LastIndex(template, "/")+1:]
+	rest, last := template[:strings.LastIndex(template, "/")], template[strings.LastIndex(template, "/")+1:]
+	beforeVar := ""
+	if strings.HasPrefix(last, "{") {
+		beforeVar = rest[strings.LastIndex(rest, "/")+1:]
+	}
 	switch {
 	case method == http.MethodDelete:
 		return events.OperationDelete
-	case slices.Contains(actionSegments, last):
+	case slices.Contains(actionSegments, last), method == http.MethodPost && slices.Contains(actionSegments, beforeVar):
 		return events.OperationAction
 	case method == http.MethodPost:
 		return events.OperationCreate
@@ -161,7 +167,8 @@ func systemTemplate(template string) bool {
 
 // readOnlyPosts are the POST routes that change nothing: an evaluation
 // of the authorization policies and a policy's test.
-var readOnlyPosts = []string{"/admin/realms/{realm}/policies/evaluate", "/admin/realms/{realm}/policies/{id}/test"}
+var readOnlyPosts = []string{"/admin/realms/{realm}/policies/evaluate", "/admin/realms/{realm}/policies/{id}/test",
+	"/admin/realms/{realm}/themes/preview"}
 
 // importTemplate says whether a route imports another product's export
 // (app/migration), whose dry runs answer 200 and write nothing.

@@ -123,6 +123,7 @@ func TestAdminEventResourceType(t *testing.T) {
 		{"/admin/realms/{realm}/policy-settings", "AUTHORIZATION_POLICY"},
 		{"/admin/realms/{realm}/identity-providers", "IDENTITY_PROVIDER"},
 		{"/admin/realms/{realm}/nhi/{id}/suspend", "NHI"},
+		{"/admin/realms/{realm}/themes/{themeId}/restore/{version}", "THEME"},
 	} {
 		if got := adminResourceType(c.template); got != c.want {
 			t.Errorf("adminResourceType(%s) = %s, want %s", c.template, got, c.want)
@@ -146,6 +147,9 @@ func TestAdminEventOperation(t *testing.T) {
 		{http.MethodPut, "/admin/realms/{realm}/users/{userId}/send-verification-email", "ACTION"},
 		{http.MethodPost, "/admin/realms/{realm}/nhi/{id}/suspend", "ACTION"},
 		{http.MethodPatch, "/admin/realms/{realm}/risk-policies/{id}/toggle", "ACTION"},
+		{http.MethodPost, "/admin/realms/{realm}/themes/{themeId}/publish", "ACTION"},
+		{http.MethodPost, "/admin/realms/{realm}/themes/{themeId}/restore/{version}", "ACTION"},
+		{http.MethodPost, "/admin/realms/{realm}/themes/assets/upload", "CREATE"},
 	} {
 		if got := adminOperation(c.method, c.template); got != c.want {
 			t.Errorf("adminOperation(%s %s) = %s, want %s", c.method, c.template, got, c.want)

@@ -22,6 +22,7 @@ import (
 	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
+	"github.com/idenplane/idenplane/app/themes"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -207,7 +208,7 @@ func defaultRealm() store.Realm {
 		Enabled: true, AccessTokenLifespan: 300, RefreshTokenLifespan: 1800, OfflineTokenLifespan: 2592000,
 		SMTPPort: 587, EmailProvider: "smtp", PasswordMinLength: 8, BruteForceEnabled: true,
 		MaxLoginFailures: 5, LockoutDuration: 900, FailureResetTime: 43200,
-		EventsEnabled: true, AdminEventsEnabled: true, EventsExpiration: 604800, ThemeName: defaultTheme,
+		EventsEnabled: true, AdminEventsEnabled: true, EventsExpiration: 604800, ThemeName: themes.DefaultPreset,
 		ImpersonationLifetime: impersonation.DefaultLifetime,
 	}
 }
@@ -285,6 +286,9 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	realm := defaultRealm()
 	body.apply(&realm)
 	if err := validateRealm(&realm); err != nil {
+		return err
+	}
+	if err := a.themes.CheckPicks(r.Context(), &realm, nil); err != nil {
 		return err
 	}
 	if err := checkRealmOutbound(r.Context(), &realm, nil, a.cfg.OutboundAllowed); err != nil {
@@ -369,6 +373,10 @@ func realmUpdateDefaults() map[string]any {
 		"defaultLocale":            "", "supportedLocales": []any{},
 		"impersonationEnabled": false, "impersonationLifetime": d.ImpersonationLifetime,
 		"termsText": "", "termsVersion": "",
+		// The theme each kind of page and the mails wear (app/themes): its
+		// name picks it once it is published, so these change after
+		// creation, as Keycloak's do.
+		"loginTheme": "", "accountTheme": "", "emailTheme": "",
 	}
 }
 
@@ -393,6 +401,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.EmailProviderConfig = keepRedacted(u.EmailProviderConfig, realm.EmailProviderConfig)
 	realm.RegistrationAllowed, realm.MFARequired = u.RegistrationAllowed, u.MFARequired
 	realm.ThemeName, realm.Theme = u.ThemeName, u.Theme
+	realm.LoginTheme, realm.AccountTheme, realm.EmailTheme = u.LoginTheme, u.AccountTheme, u.EmailTheme
 	realm.OfflineTokenLifespan, realm.SMTPSecure = u.OfflineTokenLifespan, u.SMTPSecure
 	realm.PasswordMinLength, realm.PasswordRequireUppercase = u.PasswordMinLength, u.PasswordRequireUppercase
 	realm.PasswordRequireLowercase, realm.PasswordRequireDigits = u.PasswordRequireLowercase, u.PasswordRequireDigits
@@ -405,6 +414,9 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.ImpersonationEnabled, realm.ImpersonationLifetime = u.ImpersonationEnabled, u.ImpersonationLifetime
 	realm.TermsText, realm.TermsVersion = u.TermsText, u.TermsVersion
 	if err := validateRealm(realm); err != nil {
+		return err
+	}
+	if err := a.themes.CheckPicks(r.Context(), realm, &stored); err != nil {
 		return err
 	}
 	if err := checkRealmOutbound(r.Context(), realm, &stored, a.cfg.OutboundAllowed); err != nil {
@@ -543,11 +555,16 @@ func validateRealm(r *store.Realm) error {
 	if err := checkProviderConfig("emailProviderConfig", r.EmailProviderConfig); err != nil {
 		return err
 	}
-	for _, t := range []struct{ field, name string }{
-		{"themeName", r.ThemeName}, {"loginTheme", r.LoginTheme}, {"accountTheme", r.AccountTheme}, {"emailTheme", r.EmailTheme},
-	} {
-		if (t.name != "" || t.field == "themeName") && !isTheme(t.name) {
-			return apperr.Field(t.field, "must be one of %s", strings.Join(themeNames(), ", "))
+	if !themes.IsPreset(r.ThemeName) {
+		return apperr.Field("themeName", "must be one of %s", strings.Join(themes.PresetNames(), ", "))
+	}
+	// A theme of the realm's own is looked up by the writes that pick it
+	// (themes.CheckPicks); an import keeps a name whose theme it does not
+	// bring, and the pages wear the realm's own look until there is one.
+	for _, t := range [][2]string{{themes.FieldLoginTheme, r.LoginTheme}, {themes.FieldAccountTheme, r.AccountTheme},
+		{themes.FieldEmailTheme, r.EmailTheme}} {
+		if err := themes.CheckPickSyntax(t[0], t[1]); err != nil {
+			return err
 		}
 	}
 	return validateThemeOverrides(r.Theme)

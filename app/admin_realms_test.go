@@ -470,6 +470,9 @@ var realmUpdateCases = []struct {
 	{"mfaRequired", map[string]any{"mfaRequired": true}, nil},
 	{"themeName", map[string]any{"themeName": "high-contrast"}, nil},
 	{"theme", map[string]any{"theme": map[string]any{"primaryColor": "#112233"}}, nil},
+	{"loginTheme", map[string]any{"loginTheme": "high-contrast"}, nil},
+	{"accountTheme", map[string]any{"accountTheme": "idenplane-dark"}, nil},
+	{"emailTheme", map[string]any{"emailTheme": "idenplane"}, nil},
 	{"several", map[string]any{"displayName": "X", "enabled": false, "smtpPort": 25}, nil},
 	{"empty body", map[string]any{}, nil},
 }
@@ -505,8 +508,7 @@ func TestRealmUpdateRejectsCreateOnlyFields(t *testing.T) {
 		value any
 	}{
 		{"name", "renamed"}, {"eventsEnabled", false}, {"eventsExpiration", 120},
-		{"adminEventsEnabled", false}, {"loginTheme", "idenplane"}, {"accountTheme", "high-contrast"},
-		{"emailTheme", "idenplane"}, {"id", "6f1c7a43-0000-4000-8000-000000000000"}, {"createdTimestamp", 1},
+		{"adminEventsEnabled", false}, {"id", "6f1c7a43-0000-4000-8000-000000000000"}, {"createdTimestamp", 1},
 		{"foo", 1}, {"DisplayName", "x"},
 	}
 	for _, method := range []string{http.MethodPut, http.MethodPatch} {
@@ -542,7 +544,7 @@ func nonDefaultUpdate() map[string]any {
 func TestRealmUpdateNullResetsToDefault(t *testing.T) {
 	s := newTestServer(t, fixedClock)
 	// Create-only settings away from their defaults must survive the reset.
-	createOnly := map[string]any{"loginTheme": "high-contrast", "eventsExpiration": 120}
+	createOnly := map[string]any{"eventsExpiration": 120}
 	for _, method := range []string{http.MethodPut, http.MethodPatch} {
 		t.Run(method, func(t *testing.T) {
 			name := strings.ToLower(method)

@@ -106,6 +106,7 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeRisk(describe)
 	describePolicies(describe)
 	describeAuthZEN(describe)
+	describeThemes(describe)
 	describeProtocol(describe)
 	describeUsers(describe)
 	describeAuthFlows(describe)

@@ -325,7 +325,6 @@ func describeProtocol(describe func(method, path string, o openapi.Op)) {
 			boolParam("includeSecrets", "With the secrets the admin API never shows (needs realm:write, clients:write, identity-providers:write, and users:write with the users)."),
 		},
 		Response: realmExport{}})
-	describe(http.MethodGet, "/admin/realms/themes", openapi.Op{Summary: "List the built-in themes of the hosted pages", Response: []string{}})
 
 	mailTest := openapi.Op{Request: testMailBody{}, Response: testMailResult{},
 		Description: "Sends at once and answers the provider's outcome: a failed delivery is a 502 saying why."}

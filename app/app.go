@@ -52,10 +52,12 @@ import (
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
 	"github.com/idenplane/idenplane/app/telemetry"
+	"github.com/idenplane/idenplane/app/themes"
 	"github.com/idenplane/idenplane/app/webhooks"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 	"github.com/idenplane/idenplane/ui"
+	"github.com/idenplane/idenplane/ui/mailtheme"
 )
 
 // Config is what the server needs beyond its store.
@@ -160,6 +162,10 @@ type App struct {
 	migration     *migration.Service // imports of Keycloak, Auth0 and user lists
 	authFlows     *authflows.Service
 	mail          *mail.Service
+	// mailLangs picks the language of mails, with the texts of the
+	// realm's email theme.
+	mailLangs     mail.Languages
+	themes        *themes.Service // the realms' themes of their pages and mails
 	registration  *registration.Service
 	recovery      *recovery.Service // the forgot-password, reset and verification pages
 	groups        *groups.Service
@@ -211,8 +217,13 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if cfg.AccessLog != nil {
 		a.accessLog = newAccessLog(cfg.AccessLog)
 	}
+	// The pages and mails ask a.themes for the realm's theme once it is
+	// made, below: they render nothing before the routes exist.
+	emailTheme := mail.ThemeFunc(func(ctx context.Context, realm *store.Realm) *mailtheme.Theme {
+		return a.themes.EmailTheme(ctx, realm)
+	})
 	a.mail = mail.New(mail.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
-		Client: a.tracing.Client(mail.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed})
+		Client: a.tracing.Client(mail.NewClient(cfg.OutboundAllowed)), OutboundAllowed: cfg.OutboundAllowed, Themes: emailTheme})
 	a.backchannel.allowed, a.backchannel.traced = cfg.OutboundAllowed, a.tracing.Client
 	a.loginThrottle = identity.NewThrottle(a.now, identity.ThrottleWindow)
 	var adminThrottle identity.FailureCounter
@@ -236,8 +247,14 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("derive the pages' CSRF key: %w", err)
 	}
+	a.mailLangs = mail.Languages{Store: st, Messages: a.messages, Themes: emailTheme}
 	a.pages = signin.NewPages(signin.PagesConfig{Messages: a.messages, Stylesheet: a.assets.URL("idenplane.css"),
-		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: defaultTheme})
+		Secure: strings.HasPrefix(cfg.BaseURL, "https://"), CSRFKey: csrfKey, DefaultTheme: themes.DefaultPreset,
+		Themes: signin.ThemeFunc(func(ctx context.Context, realm *store.Realm, kind signin.ThemeKind) *signin.Theme {
+			return a.themes.PageTheme(ctx, realm, kind)
+		})})
+	a.themes = themes.New(themes.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL, Realm: a.realm,
+		PublicRealm: protocolRealmOf(a), Messages: a.messages, Pages: a.pages, PreviewMail: previewMail(a.messages, cfg.BaseURL)})
 	a.id = identity.New(a.identityDeps(adminThrottle))
 	a.webauthn = webauthnrp.New(webauthnrp.Deps{Store: st, Core: a.id, BaseURL: cfg.BaseURL, Now: a.now, Log: a.log})
 	a.metrics = newMetrics(st, a.now)

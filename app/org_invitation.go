@@ -18,6 +18,10 @@ import (
 // The invitation to join an organization: its mail, the endpoint a user's
 // application calls to accept it, and the hosted page the mail links to.
 
+// orgInvitationTemplate is the template name the outbox records for an
+// invitation.
+const orgInvitationTemplate = "organization-invitation"
+
 // orgInvitationDate is how an invitation mail writes its expiry: the
 // same in every language.
 const orgInvitationDate = "2006-01-02 15:04 MST"
@@ -34,7 +38,7 @@ func (a *App) sendOrgInvitation(ctx context.Context, tx *store.Store, realm *sto
 	if _, err := mail.Sender(realm, false); err != nil {
 		return errNoMailSender
 	}
-	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Invitee(ctx, tx, realm, m.To)
+	l, err := a.mailLangs.Invitee(ctx, tx, realm, m.To)
 	if err != nil {
 		return err
 	}
@@ -54,7 +58,10 @@ func orgInvitationMail(l *ui.Localizer, realm *store.Realm, m orgs.InvitationMai
 	c.Action, c.Link = l.T("mail.orgInvitation.action"), m.Link
 	c.Notes = []string{l.T("mail.orgInvitation.expiry", m.Expires.UTC().Format(orgInvitationDate)),
 		l.T("mail.orgInvitation.ignore")}
-	return c.Render("organization-invitation", m.To)
+	c.Vars = map[string]string{"Link": m.Link, "Greeting": c.Greeting, "Intro": c.Body[0], "Action": c.Action,
+		"Expiry": c.Notes[0], "Ignore": c.Notes[1], "CopyLink": c.CopyLink, "Organization": m.Organization, "Role": m.Role,
+		"Expires": m.Expires.UTC().Format(orgInvitationDate)}
+	return c.Render(orgInvitationTemplate, m.To)
 }
 
 // userHandler serves a JSON route for the user whose access token the

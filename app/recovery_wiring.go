@@ -76,7 +76,7 @@ func (a *App) queueActionMail(ctx context.Context, own *http.Request, realm *sto
 	if _, err := mail.Sender(realm, false); err != nil {
 		return errMailUnavailable
 	}
-	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(ctx, realm, u, own)
+	l, err := a.mailLangs.Localizer(ctx, realm, u, own)
 	if err != nil {
 		return err
 	}

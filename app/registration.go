@@ -44,7 +44,7 @@ func (m registrationMail) NewUserVerification(realm *store.Realm, u *store.User,
 }
 
 func (m registrationMail) UserVerification(ctx context.Context, realm *store.Realm, u *store.User, own *http.Request) (registration.Verification, error) {
-	l, err := mail.Languages{Store: m.a.store, Messages: m.a.messages}.Localizer(ctx, realm, u, own)
+	l, err := m.a.mailLangs.Localizer(ctx, realm, u, own)
 	if err != nil {
 		return nil, err
 	}

@@ -261,7 +261,7 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/plugins/{name}/disable", authz.SystemManage, pl.Disable)
 
 	// Realms. Fixed paths come before {realm}, which would swallow them.
-	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, listThemes)
+	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, a.themes.ListPresetNames)
 	admin(http.MethodPost, "/admin/realms/import", authz.SystemManage, a.importRealm)
 	// Imports of other products' exports (app/migration): a Keycloak
 	// realm and Auth0's users make or fill realms, a system matter; a list
@@ -283,6 +283,26 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodPost, "/admin/realms/{realm}/keys/rotate", authz.RealmWrite, sk.Rotate)
 	admin(http.MethodGet, "/admin/realms/{realm}/keys/config", authz.RealmRead, sk.GetConfig)
 	admin(http.MethodPut, "/admin/realms/{realm}/keys/config", authz.RealmWrite, sk.PutConfig)
+	// Themes of the pages and mails (app/themes): settings of the realm.
+	// The fixed paths come before {themeId}, which would swallow them; a
+	// preview changes nothing.
+	th := a.themes
+	const themeList, theme1 = "/admin/realms/{realm}/themes", "/admin/realms/{realm}/themes/{themeId}"
+	admin(http.MethodPost, themeList, authz.RealmWrite, th.CreateTheme)
+	admin(http.MethodGet, themeList, authz.RealmRead, th.ListThemes)
+	admin(http.MethodGet, themeList+"/built-in", authz.RealmRead, th.GetBuiltIn)
+	admin(http.MethodPost, themeList+"/preview", authz.RealmRead, th.Preview)
+	admin(http.MethodPost, themeList+"/assets/upload", authz.RealmWrite, th.Upload)
+	admin(http.MethodGet, theme1, authz.RealmRead, th.GetTheme)
+	admin(http.MethodPut, theme1, authz.RealmWrite, th.PutTheme)
+	admin(http.MethodDelete, theme1, authz.RealmWrite, th.DeleteTheme)
+	admin(http.MethodPost, theme1+"/publish", authz.RealmWrite, th.Publish)
+	admin(http.MethodGet, theme1+"/versions", authz.RealmRead, th.ListVersions)
+	admin(http.MethodPost, theme1+"/restore/{version}", authz.RealmWrite, th.Restore)
+	// The themes' images, for anyone: the pages show them, a mail's
+	// reader fetches its logo.
+	add(http.MethodGet, "/realms/{realm}/themes/assets/{assetId}", public, http.HandlerFunc(th.ServeAsset))
+	add(http.MethodHead, "/realms/{realm}/themes/assets/{assetId}", public, http.HandlerFunc(th.ServeAsset))
 	admin(http.MethodPost, "/admin/realms/{realm}/smtp/test", authz.RealmWrite, a.testSMTP)
 	admin(http.MethodPost, "/admin/realms/{realm}/email/test", authz.RealmWrite, a.testEmail)
 	admin(http.MethodGet, "/realms/{realm}/registration/admin/fields", authz.RealmRead, a.registration.ListFields)

@@ -23,7 +23,7 @@ func (a *App) mailSignInCode(ctx context.Context, r *http.Request, realm *store.
 	if _, err := mail.Sender(realm, false); err != nil {
 		return errCodeMailUnavailable
 	}
-	l, err := mail.Languages{Store: a.store, Messages: a.messages}.Localizer(ctx, realm, u, r)
+	l, err := a.mailLangs.Localizer(ctx, realm, u, r)
 	if err != nil {
 		return err
 	}

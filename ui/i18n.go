@@ -132,6 +132,9 @@ func (c *Catalogues) Keys(tag string) []string { return sortedKeys(c.byTag[tag])
 type Localizer struct {
 	Tag string
 	c   *Catalogues
+	// overrides are a theme's own texts for some keys, which win over the
+	// catalogue's (WithOverrides).
+	overrides map[string]string
 }
 
 // Localizer returns the localizer of a negotiated tag.
@@ -146,7 +149,10 @@ func (c *Catalogues) Localizer(tag string) *Localizer {
 // catalogue has comes back as it is, so a message built at run time (a
 // provider's error, say) still shows.
 func (l *Localizer) T(key string, args ...any) string {
-	s, ok := l.c.byTag[l.Tag][key]
+	s, ok := l.overrides[key]
+	if !ok {
+		s, ok = l.c.byTag[l.Tag][key]
+	}
 	if !ok {
 		s = key
 	}
@@ -155,6 +161,29 @@ func (l *Localizer) T(key string, args ...any) string {
 	}
 	return s
 }
+
+// WithOverrides is l with texts of its own for some keys: a theme's
+// message overrides, for the pages and mails rendered with it. The
+// catalogues are shared by every render, so they are never changed; the
+// overrides were checked against them when the theme was saved (keys the
+// catalogues have, no placeholder English lacks).
+func (l *Localizer) WithOverrides(texts map[string]string) *Localizer {
+	if len(texts) == 0 {
+		return l
+	}
+	return &Localizer{Tag: l.Tag, c: l.c, overrides: texts}
+}
+
+// Message is the text of key in the catalogue of tag, and whether it has
+// one.
+func (c *Catalogues) Message(tag, key string) (string, bool) {
+	s, ok := c.byTag[tag][key]
+	return s, ok
+}
+
+// Placeholders lists the distinct placeholders ({0}, {1}…) of a message,
+// sorted.
+func Placeholders(s string) []string { return placeholders(s) }
 
 // Dir is the writing direction of the localizer's language.
 func (l *Localizer) Dir() string { return Direction(l.Tag) }

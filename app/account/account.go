@@ -252,6 +252,7 @@ func (s *Service) Handle(h Handler) http.Handler {
 		realm, err := s.Realm(r)
 		if err == nil {
 			r = signin.WithRealm(r, realm)
+			signin.WearAccountTheme(r.Context())
 			var c *Caller
 			switch c, err = s.authenticate(r, realm); {
 			case c != nil:

@@ -65,7 +65,7 @@ func (s *Service) fieldText(r *http.Request, realm *store.Realm, e *apperr.Error
 // structs carry it where a message needs arguments; the templates pass
 // text that is no key through unchanged.
 func (s *Service) pageText(r *http.Request, key string, args ...any) string {
-	return s.deps.Messages.Localizer(s.deps.Pages.Locale(r)).T(key, args...)
+	return s.deps.Pages.Localizer(r).T(key, args...)
 }
 
 // checkCurrentPassword checks the password the caller typed to confirm a

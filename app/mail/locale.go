@@ -24,6 +24,9 @@ const UserLocaleAttribute = "locale"
 type Languages struct {
 	Store    *store.Store
 	Messages *ui.Catalogues
+	// Themes, when set, adds the texts of the realm's email theme to the
+	// catalogues'.
+	Themes ThemeSource
 }
 
 // Localizer is the language of a mail to u. own is the request u made
@@ -36,7 +39,20 @@ func (m Languages) Localizer(ctx context.Context, realm *store.Realm, u *store.U
 	if tag == "" && own != nil {
 		tag = signin.RequestLocale(m.Messages, own)
 	}
-	return m.Messages.Localizer(Locale(m.Messages, realm, tag)), nil
+	return m.Tagged(ctx, realm, tag), nil
+}
+
+// Tagged is the language of a mail of the realm in tag, or in the
+// realm's own when tag is "", with the realm's email theme's texts.
+func (m Languages) Tagged(ctx context.Context, realm *store.Realm, tag string) *ui.Localizer {
+	l := m.Messages.Localizer(Locale(m.Messages, realm, tag))
+	if m.Themes == nil {
+		return l
+	}
+	if t := m.Themes.EmailTheme(ctx, realm); t != nil {
+		return l.WithOverrides(t.Messages[l.Tag])
+	}
+	return l
 }
 
 // userLocale is the catalogue matching u's locale attribute: a custom
@@ -60,7 +76,7 @@ func (m Languages) userLocale(ctx context.Context, u *store.User) (string, error
 func (m Languages) Invitee(ctx context.Context, tx *store.Store, realm *store.Realm, address string) (*ui.Localizer, error) {
 	users, _, err := tx.ListUsers(ctx, realm.ID, store.UserFilter{Email: address, Exact: true, Limit: 1})
 	if err != nil || len(users) == 0 {
-		return m.Messages.Localizer(Locale(m.Messages, realm, "")), err
+		return m.Tagged(ctx, realm, ""), err
 	}
 	return m.Localizer(ctx, realm, users[0], nil)
 }

@@ -20,6 +20,9 @@ type Message struct {
 	Subject  string
 	HTML     string
 	Text     string
+	// content is what the mail was rendered from (Content.Render), for an
+	// email theme to render it again (Apply); nil for a mail made otherwise.
+	content *Content
 }
 
 // mailer delivers a message through one provider. Errors name what went

@@ -24,6 +24,9 @@ type Deps struct {
 	Client *http.Client
 	// OutboundAllowed are the non-public networks an SMTP relay may be on.
 	OutboundAllowed []netip.Prefix
+	// Themes finds the realm's email theme; nil, and mails go out as the
+	// server writes them.
+	Themes ThemeSource
 }
 
 // Service sends a realm's mail: now, for an administrator's test, or
@@ -73,6 +76,7 @@ func mailRetryDelay(attempts int) (time.Duration, bool) {
 // not see it before tx commits: callers call Wake once it has, for
 // the mail to leave at once rather than at the next poll.
 func (s *Service) Enqueue(ctx context.Context, tx *store.Store, realm *store.Realm, m Message) error {
+	m = s.themed(ctx, realm, m)
 	now := s.deps.Now().UnixMilli()
 	return tx.EnqueueEmail(ctx, &store.OutboxEmail{ID: uuid.NewString(), RealmID: realm.ID, Recipient: m.To,
 		Template: m.Template, Subject: m.Subject, HTMLBody: m.HTML, TextBody: m.Text, NextAttemptAt: now, CreatedAt: now})
@@ -166,6 +170,7 @@ func (s *Service) deliver(ctx context.Context, realm *store.Realm, e *store.Outb
 // SendNow sends m through the realm's provider (or its SMTP server when
 // smtpOnly), From the realm's sender, within mailSendTimeout.
 func (s *Service) SendNow(ctx context.Context, realm *store.Realm, m Message, smtpOnly bool) error {
+	m = s.themed(ctx, realm, m)
 	from, err := Sender(realm, smtpOnly)
 	if err != nil {
 		return err

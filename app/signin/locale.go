@@ -66,8 +66,11 @@ var themeVars = []struct{ key, prop string }{
 	{"fontFamily", "--font"},
 }
 
-// frame is how a realm's pages look: its name, logo and theme.
-func (p *Pages) frame(realm *store.Realm) ui.Frame {
+// frame is how a realm's pages look: its name, logo and theme. A theme
+// the realm picked (t) wins: its preset, its logo and favicon where it
+// has them, and, for a theme of the realm's own, its design tokens in
+// place of the realm's colour overrides.
+func (p *Pages) frame(realm *store.Realm, t *Theme) ui.Frame {
 	f := ui.Frame{RealmName: identity.RealmTitle(realm), Theme: realm.ThemeName}
 	if f.Theme == "" {
 		f.Theme = p.defaultTheme
@@ -78,6 +81,21 @@ func (p *Pages) frame(realm *store.Realm) ui.Frame {
 		if s := str(v.key); s != "" {
 			f.Vars = append(f.Vars, ui.CSSVar{Name: v.prop, Value: s})
 		}
+	}
+	if t == nil {
+		return f
+	}
+	if t.Preset != "" {
+		f.Theme = t.Preset
+	}
+	if t.Custom {
+		f.Vars = t.Vars
+	}
+	if t.LogoURL != "" {
+		f.LogoURL = t.LogoURL
+	}
+	if t.FaviconURL != "" {
+		f.FaviconURL = t.FaviconURL
 	}
 	return f
 }

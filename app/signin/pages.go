@@ -24,6 +24,7 @@ type Pages struct {
 	secure       bool
 	csrfKey      []byte
 	defaultTheme string
+	themes       ThemeSource
 }
 
 // PagesConfig is what the pages are built from.
@@ -37,11 +38,14 @@ type PagesConfig struct {
 	CSRFKey []byte
 	// DefaultTheme is the look of a realm that has chosen none.
 	DefaultTheme string
+	// Themes finds the theme a realm picked for its pages; nil, and the
+	// pages wear the realm's own look.
+	Themes ThemeSource
 }
 
 func NewPages(cfg PagesConfig) *Pages {
 	return &Pages{messages: cfg.Messages, stylesheet: cfg.Stylesheet, secure: cfg.Secure, csrfKey: cfg.CSRFKey,
-		defaultTheme: cfg.DefaultTheme}
+		defaultTheme: cfg.DefaultTheme, themes: cfg.Themes}
 }
 
 // Page is the frame of a page titled by a message key.
@@ -68,9 +72,13 @@ func pageCSP(nonce string, formsLeave bool) string {
 		"'; img-src 'self' data: https:; connect-src 'self'; " + formAction + "base-uri 'none'; frame-ancestors 'none'"
 }
 
-// pageState is what a page's handlers learn, on the way, that its policy
-// needs: whether its forms may lead off the server.
-type pageState struct{ formsLeave bool }
+// pageState is what a page's handlers learn on the way: whether its forms
+// may lead off the server, which its policy needs, and which of the
+// realm's themes it wears.
+type pageState struct {
+	formsLeave bool
+	theme      ThemeKind
+}
 
 type pageStateKey struct{}
 
@@ -114,16 +122,31 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, c tem
 }
 
 // Context is the context pages render in: a fresh nonce, the language,
-// and the realm's frame.
+// and the realm's frame, as the theme the realm picked dresses them.
 func (p *Pages) Context(r *http.Request) (context.Context, string) {
+	return p.ThemedContext(r, p.theme(r), "")
+}
+
+// ThemedContext is Context with the theme t (nil for the realm's own
+// look) rather than the one the realm picked, in the language tag ("":
+// the one the request negotiates): what a preview of a draft renders in
+// (app/themes).
+func (p *Pages) ThemedContext(r *http.Request, t *Theme, tag string) (context.Context, string) {
 	nonce := pageNonce()
 	ctx := templ.WithNonce(r.Context(), nonce)
-	ctx = ui.WithLocalizer(ctx, p.messages.Localizer(p.Locale(r)))
+	if tag == "" {
+		tag = p.Locale(r)
+	}
+	ctx = ui.WithLocalizer(ctx, themed(p.messages.Localizer(tag), t))
 	if realm := RealmFrom(r.Context()); realm != nil {
-		ctx = ui.WithFrame(ctx, p.frame(realm))
+		ctx = ui.WithFrame(ctx, p.frame(realm, t))
 	}
 	return ctx, nonce
 }
+
+// CSP is the Content-Security-Policy of a page rendered with nonce whose
+// forms stay on the server.
+func CSP(nonce string) string { return pageCSP(nonce, false) }
 
 // Write writes a page rendered in ctx, never to be cached.
 func Write(ctx context.Context, w http.ResponseWriter, status int, c templ.Component) error {

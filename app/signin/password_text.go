@@ -70,7 +70,7 @@ func (p *Pages) PasswordText(r *http.Request, realm *store.Realm, unmet []identi
 	if len(unmet) == 0 {
 		return ""
 	}
-	return PasswordPolicyText(p.messages.Localizer(p.Locale(r)), realm, unmet)
+	return PasswordPolicyText(p.Localizer(r), realm, unmet)
 }
 
 // PasswordError is the message a page shows at its password field for err
