@@ -1550,3 +1550,16 @@ CREATE TABLE authz_policy_settings (
     settings TEXT COLLATE "C" NOT NULL,
     updated_at BIGINT NOT NULL
 );
+
+-- version 52
+CREATE TABLE setup_wizard (
+    id BIGINT PRIMARY KEY CHECK (id = 1),
+    status TEXT COLLATE "C" NOT NULL,
+    token_hash BYTEA,
+    steps TEXT COLLATE "C" NOT NULL,
+    revision BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    finished_at BIGINT NOT NULL,
+    finished_by TEXT COLLATE "C" NOT NULL
+);
