@@ -33,7 +33,7 @@ func describeSetup(describe func(method, path string, o openapi.Op)) {
 		Request: setup.SMTPConfigInput{}, Response: state})
 	describe(http.MethodPost, p+"/smtp/test", openapi.Op{Summary: "Send a test email through the realm's SMTP server",
 		Description: "Sends at once; 502 `delivery_failed` carries the server's refusal." + closed,
-		Request: setup.SMTPTestInput{}, Response: setup.SMTPTestResult{}})
+		Request:     setup.SMTPTestInput{}, Response: setup.SMTPTestResult{}})
 	describe(http.MethodPost, p+"/client", openapi.Op{Summary: "Register the realm's first application",
 		Description: "`type`: `spa` (a public client, PKCE) or `web` (a confidential client); redirect URIs are checked as the " +
 			"admin API checks them. A web client's secret is in this answer only." + closed,
@@ -45,7 +45,7 @@ func describeSetup(describe func(method, path string, o openapi.Op)) {
 		Description: "Needs an administrator and the realm; closes the wizard for good." + closed, Response: setup.Finished{}})
 	describe(http.MethodPost, p+"/skip", openapi.Op{Summary: "Skip setup",
 		Description: "Closes the wizard for good; the admin API key and IDENPLANE_ADMIN_USER are the ways in." + closed,
-		Response: setup.Finished{}})
+		Response:    setup.Finished{}})
 	describe(http.MethodPost, p+"/reset", openapi.Op{Summary: "Start the wizard over",
 		Description: "Forgets the steps saved; what they made (administrator, realm, client) stays." + closed, Response: state})
 }
