@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -412,4 +413,69 @@ func TestSetupWizardTokenOnlyWithoutAdministrator(t *testing.T) {
 	if err != nil || rec.Status != "skipped" || rec.TokenHash != nil {
 		t.Fatalf("record %+v %v", rec, err)
 	}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// The page's forms need the browser's CSRF token; the token the page
+// takes is kept in a cookie of the wizard's path alone, out of scripts'
+// reach and never sent by another site.
+func TestSetupWizardPageCookies(t *testing.T) {
+	w := newWizard(t)
+	r := w.srv.Request(http.MethodGet, setup.Path, nil, "Accept: text/html")
+	apptest.MustStatus(t, r, http.StatusOK)
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self' 'nonce-") {
+		t.Fatalf("the page's policy %q", csp)
+	}
+	csrfCookie := findCookie(t, r, "idenplane_setup_csrf")
+	m := csrfField.FindSubmatch(r.Body)
+	if m == nil {
+		t.Fatalf("no CSRF field in %s", r.Body)
+	}
+	post := func(form url.Values, cookies ...string) *apptest.Response {
+		return w.srv.Request(http.MethodPost, setup.Path, form.Encode(), "Content-Type: application/x-www-form-urlencoded",
+			"Cookie: "+strings.Join(cookies, "; "))
+	}
+	form := url.Values{"action": {"token"}, "token": {w.token}}
+	if r := post(form, "idenplane_setup_csrf="+csrfCookie.Value); r.Status != http.StatusForbidden {
+		t.Fatalf("a form without its CSRF token: %d", r.Status)
+	}
+	form.Set("csrf", string(m[1]))
+	if r := post(form, "idenplane_setup_csrf=another"); r.Status != http.StatusForbidden {
+		t.Fatalf("a form with another browser's CSRF token: %d", r.Status)
+	}
+	form.Set("token", "wrong")
+	if r := post(form, "idenplane_setup_csrf="+csrfCookie.Value); r.Status != http.StatusUnauthorized ||
+		!strings.Contains(string(r.Body), "not the bootstrap token") {
+		t.Fatalf("a wrong token: %d %s", r.Status, r.Body)
+	}
+	form.Set("token", w.token)
+	r = post(form, "idenplane_setup_csrf="+csrfCookie.Value)
+	if r.Status != http.StatusSeeOther || r.Header.Get("Location") != setup.Path {
+		t.Fatalf("the token: %d %v", r.Status, r.Header)
+	}
+	session := findCookie(t, r, "idenplane_setup")
+	if session.Value != w.token {
+		t.Fatalf("session cookie %+v", session)
+	}
+	r = w.srv.Request(http.MethodGet, setup.Path, nil, "Cookie: idenplane_setup="+w.token)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `id="username"`) {
+		t.Fatalf("with the cookie the page shows %d %s", r.Status, r.Body)
+	}
+}
+
+func findCookie(t *testing.T, r *apptest.Response, name string) *http.Cookie {
+	t.Helper()
+	for _, line := range r.Header.Values("Set-Cookie") {
+		c, err := http.ParseSetCookie(line)
+		if err != nil || c.Name != name {
+			continue
+		}
+		if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != setup.Path {
+			t.Fatalf("cookie %s: %q, want HttpOnly, SameSite=Strict, Path=%s", name, line, setup.Path)
+		}
+		return c
+	}
+	t.Fatalf("no cookie %s in %v", name, r.Header.Values("Set-Cookie"))
+	return nil
 }
