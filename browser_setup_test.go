@@ -156,7 +156,7 @@ func TestBrowserSetupWizard(t *testing.T) {
 	b.click("setup-smtp-saved", "Save and continue")
 	b.fill("Recipient", "ops@example.test")
 	b.click("setup-smtp-tested", "Send test email")
-	b.mustShow("test email sent to ops@example.test")
+	b.mustShow("Test email sent to ops@example.test.")
 	if got := mailbox.next(); got.subject != "Test email from Acme Corp" {
 		t.Fatalf("the test email: %+v", got)
 	}

@@ -178,13 +178,13 @@ func (s *Service) runStep(w http.ResponseWriter, r *http.Request, rec *store.Set
 		}
 		next(StepSMTPConfig)
 	case StepSMTPTest:
-		res, err := s.smtpTest(r, rec, steps, SMTPTestInput{To: strings.TrimSpace(form.Get("to"))})
-		if err != nil {
+		if _, err := s.smtpTest(r, rec, steps, SMTPTestInput{To: strings.TrimSpace(form.Get("to"))}); err != nil {
 			fail(StepSMTPConfig, err)
 			return
 		}
 		f = s.stepForm(r, f, steps, StepSMTPConfig)
-		f.Notice = res.Message
+		ctx, _ := s.deps.Pages.Context(r)
+		f.Notice = ui.T(ctx, "setup.smtp.test.sent", steps.SMTPTest.To)
 		s.render(w, r, http.StatusOK, f)
 	case StepClient:
 		in := ClientInput{ClientID: strings.TrimSpace(form.Get("clientId")), Type: form.Get("type"),
