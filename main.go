@@ -600,8 +600,9 @@ func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
 }
 
 func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout io.Writer, log *slog.Logger) (*app.App, error) {
+	commit, built := buildStamp()
 	return app.New(ctx, st, app.Config{
-		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, MasterKey: key,
+		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, Commit: commit, BuildDate: built, MasterKey: key,
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
 		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,

@@ -1901,3 +1901,22 @@ CREATE TABLE theme_assets (
     created_at      BIGINT NOT NULL
 );
 CREATE INDEX theme_assets_realm ON theme_assets (realm_id, created_at);
+
+-- version 53
+-- The first-run setup wizard (app/setup): one row, made at the first
+-- start that finds no administrator. status is pending, completed or
+-- skipped; token_hash is the SHA-256 of the bootstrap token printed
+-- then, NULL once the wizard is over; steps is JSON, what each step
+-- saved, never a secret (the SMTP password is the realm's, sealed there).
+-- revision orders concurrent writes (compare-and-swap).
+CREATE TABLE setup_wizard (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    status          TEXT NOT NULL,
+    token_hash      BLOB,
+    steps           TEXT NOT NULL,
+    revision        BIGINT NOT NULL,
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL,
+    finished_at     BIGINT NOT NULL,        -- 0 while pending
+    finished_by     TEXT NOT NULL           -- who completed or skipped it; "" while pending
+);

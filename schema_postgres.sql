@@ -1587,3 +1587,16 @@ CREATE TABLE theme_assets (
 );
 
 CREATE INDEX theme_assets_realm ON theme_assets (realm_id, created_at);
+
+-- version 53
+CREATE TABLE setup_wizard (
+    id BIGINT PRIMARY KEY CHECK (id = 1),
+    status TEXT COLLATE "C" NOT NULL,
+    token_hash BYTEA,
+    steps TEXT COLLATE "C" NOT NULL,
+    revision BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    finished_at BIGINT NOT NULL,
+    finished_by TEXT COLLATE "C" NOT NULL
+);

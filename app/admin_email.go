@@ -68,12 +68,23 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 	if smtpOnly && realm.SMTPHost == "" {
 		return apperr.Invalid("the realm has no SMTP server: set smtpHost first")
 	}
-	// The administrator asking is the one to read it: their language.
-	msg, err := deliveryTestMail(a.mailLangs.Tagged(r.Context(), realm, signin.RequestLocale(a.messages, r)), realm, provider, to)
+	if err := sendTestMailNow(r, a.mail, a.mailLangs, realm, provider, to, smtpOnly); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, testMailResult{Success: true, Message: "test email sent to " + to + " through " + provider})
+	return nil
+}
+
+// sendTestMailNow sends the test message to to through provider at once,
+// in the language of the one asking (r): settings that cannot work are a
+// 400, a refusal by the server or provider a 502 carrying its answer.
+func sendTestMailNow(r *http.Request, m *mail.Service, langs mail.Languages, realm *store.Realm, provider, to string,
+	smtpOnly bool) error {
+	msg, err := deliveryTestMail(langs.Tagged(r.Context(), realm, signin.RequestLocale(langs.Messages, r)), realm, provider, to)
 	if err != nil {
 		return err
 	}
-	if err := a.mail.SendNow(r.Context(), realm, msg, smtpOnly); err != nil {
+	if err := m.SendNow(r.Context(), realm, msg, smtpOnly); err != nil {
 		var bad mail.ConfigError
 		if errors.As(err, &bad) {
 			return apperr.Invalid("%s", err.Error())
@@ -81,7 +92,6 @@ func (a *App) sendTestMail(w http.ResponseWriter, r *http.Request, smtpOnly bool
 		return &apperr.Error{Status: http.StatusBadGateway, Code: apperr.CodeDeliveryFailed,
 			Message: "delivery through " + provider + " failed: " + err.Error()}
 	}
-	httpx.WriteJSON(w, http.StatusOK, testMailResult{Success: true, Message: "test email sent to " + to + " through " + provider})
 	return nil
 }
 

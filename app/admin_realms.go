@@ -1,13 +1,16 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -285,41 +288,86 @@ func (a *App) createRealm(w http.ResponseWriter, r *http.Request) error {
 	}
 	realm := defaultRealm()
 	body.apply(&realm)
-	if err := validateRealm(&realm); err != nil {
-		return err
-	}
-	if err := a.themes.CheckPicks(r.Context(), &realm, nil); err != nil {
-		return err
-	}
-	if err := checkRealmOutbound(r.Context(), &realm, nil, a.cfg.OutboundAllowed); err != nil {
-		return err
-	}
-	realm.ID = uuid.NewString()
-	now := a.now()
-	realm.CreatedAt = now.UnixMilli()
-	keys, err := signingkeys.NewRealmKeys(a.makeKey, realm.ID, now)
-	if err != nil {
-		return err
-	}
-	err = a.store.Tx(r.Context(), func(tx *store.Store) error {
-		if err := tx.CreateRealm(r.Context(), &realm); err != nil {
-			return err
-		}
-		if err := keys.Write(r.Context(), tx); err != nil {
-			return err
-		}
-		if err := scopes.Seed(r.Context(), tx, &realm); err != nil {
-			return err
-		}
-		return a.account.SeedConsole(r.Context(), tx, &realm)
-	})
-	if errors.Is(err, store.ErrConflict) {
-		return apperr.New(http.StatusConflict, apperr.CodeConflict, "realm %s already exists", realm.Name)
-	} else if err != nil {
+	if err := newRealms(a).Create(r.Context(), &realm); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusCreated, toRealmAPIRep(&realm))
 	return nil
+}
+
+// realms makes and changes realms: the admin API's realm routes and the
+// setup wizard's realm step (app/setup) both go through it.
+type realms struct {
+	store   *store.Store
+	now     func() time.Time
+	makeKey KeyMaker
+	allowed []netip.Prefix
+	// seed adds what every new realm holds beside its scopes: the
+	// account console's client.
+	seed func(context.Context, *store.Store, *store.Realm) error
+	// themes checks the themes a realm picks (loginTheme and the others)
+	// exist and are published; before is the realm as stored, nil for a
+	// new one.
+	themes func(ctx context.Context, realm, before *store.Realm) error
+}
+
+func newRealms(a *App) realms {
+	return realms{store: a.store, now: a.now, makeKey: a.makeKey, allowed: a.cfg.OutboundAllowed, seed: a.account.SeedConsole,
+		themes: a.themes.CheckPicks}
+}
+
+// Defaults is a new realm's settings before any field is given.
+func (realms) Defaults() store.Realm { return defaultRealm() }
+
+// Create checks a new realm and stores it with its signing keys, its
+// standard scopes and its account console; a name taken is a 409.
+func (m realms) Create(ctx context.Context, realm *store.Realm) error {
+	if err := validateRealm(realm); err != nil {
+		return err
+	}
+	if err := m.themes(ctx, realm, nil); err != nil {
+		return err
+	}
+	if err := checkRealmOutbound(ctx, realm, nil, m.allowed); err != nil {
+		return err
+	}
+	realm.ID = uuid.NewString()
+	now := m.now()
+	realm.CreatedAt = now.UnixMilli()
+	keys, err := signingkeys.NewRealmKeys(m.makeKey, realm.ID, now)
+	if err != nil {
+		return err
+	}
+	err = m.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.CreateRealm(ctx, realm); err != nil {
+			return err
+		}
+		if err := keys.Write(ctx, tx); err != nil {
+			return err
+		}
+		if err := scopes.Seed(ctx, tx, realm); err != nil {
+			return err
+		}
+		return m.seed(ctx, tx, realm)
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return apperr.New(http.StatusConflict, apperr.CodeConflict, "realm %s already exists", realm.Name)
+	}
+	return err
+}
+
+// Update checks realm, which was before as stored, and stores it.
+func (m realms) Update(ctx context.Context, realm, before *store.Realm) error {
+	if err := validateRealm(realm); err != nil {
+		return err
+	}
+	if err := m.themes(ctx, realm, before); err != nil {
+		return err
+	}
+	if err := checkRealmOutbound(ctx, realm, before, m.allowed); err != nil {
+		return err
+	}
+	return m.store.UpdateRealm(ctx, realm)
 }
 
 // listRealms lists the realms administered: the system realm, which holds
@@ -413,16 +461,7 @@ func (a *App) updateRealm(w http.ResponseWriter, r *http.Request) error {
 	realm.DefaultLocale, realm.SupportedLocales = u.DefaultLocale, u.SupportedLocales
 	realm.ImpersonationEnabled, realm.ImpersonationLifetime = u.ImpersonationEnabled, u.ImpersonationLifetime
 	realm.TermsText, realm.TermsVersion = u.TermsText, u.TermsVersion
-	if err := validateRealm(realm); err != nil {
-		return err
-	}
-	if err := a.themes.CheckPicks(r.Context(), realm, &stored); err != nil {
-		return err
-	}
-	if err := checkRealmOutbound(r.Context(), realm, &stored, a.cfg.OutboundAllowed); err != nil {
-		return err
-	}
-	if err := a.store.UpdateRealm(r.Context(), realm); err != nil {
+	if err := newRealms(a).Update(r.Context(), realm, &stored); err != nil {
 		return err
 	}
 	return httpx.OK(w, toRealmAPIRep(realm))

@@ -60,6 +60,8 @@ func documentedRoutes(table []route) []openapi.Route {
 			r.Access = openapi.User
 		case accessSCIM:
 			r.Access = openapi.SCIM
+		case accessSetup:
+			r.Access = openapi.Setup
 		default:
 			r.Access = openapi.Public
 		}

@@ -111,4 +111,6 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeUsers(describe)
 	describeAuthFlows(describe)
 	describeMigration(describe)
+	describeSetup(describe)
+	describeSystem(describe)
 }

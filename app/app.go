@@ -49,8 +49,10 @@ import (
 	"github.com/idenplane/idenplane/app/scim"
 	"github.com/idenplane/idenplane/app/scopes"
 	"github.com/idenplane/idenplane/app/sessions"
+	"github.com/idenplane/idenplane/app/setup"
 	"github.com/idenplane/idenplane/app/signin"
 	"github.com/idenplane/idenplane/app/signingkeys"
+	"github.com/idenplane/idenplane/app/system"
 	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/app/themes"
 	"github.com/idenplane/idenplane/app/webhooks"
@@ -62,8 +64,12 @@ import (
 
 // Config is what the server needs beyond its store.
 type Config struct {
-	BaseURL       string // external address, no trailing slash
+	BaseURL string // external address, no trailing slash
+	// Version, Commit and BuildDate are what the build stamped (main.go's
+	// -ldflags), shown by GET /admin/system/version.
 	Version       string
+	Commit        string
+	BuildDate     string
 	MasterKey     []byte // also derives the admin token signing key
 	MetricsPublic bool   // serve /admin/metrics without credentials
 	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
@@ -188,6 +194,8 @@ type App struct {
 	// auditStreams send the realms' events to syslog receivers, HTTP
 	// collectors and files.
 	auditStreams *auditstreams.Service
+	system       *system.Service // the build, database and uptime of the server
+	setup        *setup.Service  // the first-run setup wizard
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -203,6 +211,8 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 		a.now = time.Now
 	}
 	a.bus = bus.New(a.now)
+	a.system = system.New(system.Deps{Store: st, Now: a.now, Started: a.now(),
+		Build: system.Build{Version: cfg.Version, Commit: cfg.Commit, Date: cfg.BuildDate}})
 	if a.cfg.Stdout == nil {
 		a.cfg.Stdout = io.Discard
 	}
@@ -343,8 +353,12 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	a.impersonation = impersonation.New(impersonation.Deps{Store: st, Log: a.log, Now: a.now, BaseURL: cfg.BaseURL,
 		Realm: a.realm, AdminRealm: SystemRealmName, Caller: a.adminActor, CallerPermissions: callerPermissions,
 		SSO: impersonationSSO{a}, Privileges: userPrivileges{st}, LoginEvent: a.loginEvent, SessionsEnded: a.backchannelLogout})
+	a.setup = newSetup(a, adminThrottle)
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return nil, err
+	}
+	if err := a.setup.Bootstrap(ctx); err != nil {
+		return nil, fmt.Errorf("open the setup wizard: %w", err)
 	}
 	// The console reaches the API through the router, in process, once
 	// the routes exist; its cookies are sealed with a key of their own.

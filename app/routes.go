@@ -17,6 +17,7 @@ import (
 	"github.com/idenplane/idenplane/app/policies"
 	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/roles"
+	"github.com/idenplane/idenplane/app/setup"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 )
@@ -26,7 +27,7 @@ import (
 // admin credential holding a permission, or a signed-in person of the
 // realm (a Bearer token of theirs or the browser's SSO session).
 type access struct {
-	kind string // accessPublic, accessAdmin, accessUser, accessSCIM or accessConsole
+	kind string // accessPublic, accessAdmin, accessUser, accessSCIM, accessConsole or accessSetup
 	perm authz.Permission
 }
 
@@ -40,6 +41,9 @@ const (
 	// console holds no permission of its own, and each API call its page
 	// makes asks the administrator's.
 	accessConsole = "console"
+	// accessSetup is the setup wizard's bootstrap token (app/setup checks
+	// it), until the wizard is completed or skipped: 410 from then on.
+	accessSetup = "setup"
 )
 
 // route is one entry of the table, for `idenplane routes`, the test
@@ -230,6 +234,27 @@ func (a *App) routes() *mux.Router {
 	accountRoute(http.MethodPost, account.LinkedPath+"/{alias}/delete", acct.Unlink)
 	accountRoute(http.MethodPost, account.LinkedPath+"/{alias}/link", account.PagesOnly(acct.LinkStart))
 
+	// The first-run setup wizard (app/setup): its API asks the bootstrap
+	// token, but status, which says whether setup is pending without it;
+	// its page takes the token once and keeps it in a cookie.
+	su := a.setup
+	setupAPI := func(method, path string, h httpx.HandlerFunc) {
+		addAs(formatAPI, method, setup.Path+path, access{kind: accessSetup}, a.handle(h))
+	}
+	addAs(formatBrowser, http.MethodGet, setup.Path, public, http.HandlerFunc(su.Page))
+	addAs(formatBrowser, http.MethodPost, setup.Path, public, http.HandlerFunc(su.Submit))
+	api(http.MethodGet, setup.Path+"/status", su.Status)
+	setupAPI(http.MethodGet, "/state", su.State)
+	setupAPI(http.MethodPost, "/admin-account", su.AdminAccount)
+	setupAPI(http.MethodPost, "/realm-settings", su.RealmSettings)
+	setupAPI(http.MethodPost, "/smtp-config", su.SMTPConfig)
+	setupAPI(http.MethodPost, "/smtp/test", su.SMTPTest)
+	setupAPI(http.MethodPost, "/client", su.Client)
+	setupAPI(http.MethodPost, "/sdk-generated", su.SDKGenerated)
+	setupAPI(http.MethodPost, "/complete", su.Complete)
+	setupAPI(http.MethodPost, "/skip", su.Skip)
+	setupAPI(http.MethodPost, "/reset", su.Reset)
+
 	// Admin authentication.
 	api(http.MethodPost, "/admin/auth/login", a.adminLogin)
 	admin(http.MethodGet, "/admin/auth/me", authz.Authenticated, a.adminMe)
@@ -251,6 +276,9 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodGet, "/admin/api-keys/{id}", authz.SystemManage, ak.Get)
 	admin(http.MethodPost, "/admin/api-keys/{id}/rotate", authz.SystemManage, ak.Rotate)
 	admin(http.MethodDelete, "/admin/api-keys/{id}", authz.SystemManage, ak.Revoke)
+
+	// The server itself (app/system).
+	admin(http.MethodGet, "/admin/system/version", authz.SystemRead, a.system.Version)
 
 	// The server's WebAssembly plugins (app/plugins).
 	pl := a.plugins

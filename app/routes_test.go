@@ -49,7 +49,7 @@ func TestRouteTableDeclaresAccess(t *testing.T) {
 			t.Errorf("%s is in the table but not served", key)
 		}
 		switch rt.access.kind {
-		case accessPublic, accessUser, accessSCIM, accessConsole:
+		case accessPublic, accessUser, accessSCIM, accessConsole, accessSetup:
 			if rt.access.perm != "" {
 				t.Errorf("%s is %s but names the permission %s", key, rt.access.kind, rt.access.perm)
 			}
@@ -163,7 +163,7 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 		return body.AccessToken
 	}
 
-	var admin, user, scim, consolePages int
+	var admin, user, scim, consolePages, setupRoutes int
 	for _, rt := range s.app.table {
 		path := authFillPath(t, rt.path, "acme", userID)
 		var body any
@@ -220,6 +220,15 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 						r.Header.Get("Location"))
 				}
 			}
+		case accessSetup:
+			// An administrator exists: the setup wizard is closed, to
+			// every credential.
+			setupRoutes++
+			for _, cred := range append([]string{"", "X-Admin-API-Key: " + testAPIKey}, garbage...) {
+				if r := s.request(rt.method, path, body, cred); r.Status != http.StatusGone || !strings.Contains(string(r.Body), `"gone"`) {
+					t.Errorf("%s %s with %q: %d %s, want 410 gone", rt.method, path, cred, r.Status, r.Body)
+				}
+			}
 		case accessSCIM:
 			scim++
 			for _, cred := range [][]string{nil, {"Authorization: Bearer " + uuid.NewString() + ".forged"}} {
@@ -230,8 +239,8 @@ func TestRoutePermissionsEnforced(t *testing.T) {
 			}
 		}
 	}
-	if scim == 0 || consolePages == 0 {
-		t.Fatalf("checked %d SCIM and %d console routes", scim, consolePages)
+	if scim == 0 || consolePages == 0 || setupRoutes == 0 {
+		t.Fatalf("checked %d SCIM, %d console and %d setup wizard routes", scim, consolePages, setupRoutes)
 	}
 	if admin < 100 || user < 10 {
 		t.Fatalf("checked %d admin and %d user routes: the table is not what this test thinks", admin, user)

@@ -250,7 +250,7 @@ var uncachedTables = []string{
 	"nhi_identities", "nhi_credentials", "nhi_assertion_ids", "nhi_usage", "nhi_audit_logs",
 	"nhi_credential_policies", "impersonations", "throttle_failures", "job_runs",
 	"webhook_messages", "webhook_attempts", "audit_stream_cursors", "audit_sequences", "audit_records", "risk_assessments",
-	"session_risk", "session_risk_events", "risk_refused_tokens", "risk_baselines", "theme_assets",
+	"session_risk", "session_risk_events", "risk_refused_tokens", "risk_baselines", "theme_assets", "setup_wizard",
 }
 
 // revocationTables are the uncached tables an access token's standing is

@@ -31,6 +31,9 @@ const (
 	CodeWebAuthnUnavailable  Code = "webauthn_unavailable"
 	CodeInvalidState         Code = "invalid_state"
 	CodeLastOwner            Code = "last_owner"
+	// CodeGone: the endpoint is closed for good (the setup wizard, once
+	// completed or skipped).
+	CodeGone Code = "gone"
 	// The refusals of an impersonation (app/impersonation).
 	CodeImpersonationDisabled Code = "impersonation_disabled"
 	CodePrivilegedUser        Code = "privileged_user"
@@ -68,6 +71,7 @@ var Codes = []struct {
 	{CodeWebAuthnUnavailable, []int{503}},
 	{CodeInvalidState, []int{409}},
 	{CodeLastOwner, []int{409}},
+	{CodeGone, []int{410}},
 	{CodeImpersonationDisabled, []int{403}},
 	{CodePrivilegedUser, []int{403}},
 	{CodeUserDisabled, []int{409}},

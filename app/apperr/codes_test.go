@@ -41,7 +41,7 @@ func TestConstructorsMatchTable(t *testing.T) {
 		statuses[c.Code] = c.Statuses
 	}
 	for _, e := range []*Error{Invalid("x"), InvalidJSON("x"), Field("f", "x"), UnknownField("f"), Parameter("p", "x"),
-		Unauthorized("x"), Forbidden("x"), NotFound("x"), Conflict("f", "x"), TooMany(1, "x"), Busy(1, "x")} {
+		Unauthorized("x"), Forbidden("x"), NotFound("x"), Conflict("f", "x"), TooMany(1, "x"), Busy(1, "x"), Gone("x")} {
 		if !slices.Contains(statuses[e.Code], e.Status) {
 			t.Errorf("%s answered %d, the table says %v", e.Code, e.Status, statuses[e.Code])
 		}

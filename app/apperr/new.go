@@ -71,3 +71,8 @@ func Busy(wait time.Duration, format string, args ...any) *Error {
 	e.RetryAfter = wait
 	return e
 }
+
+// Gone is an endpoint closed for good (a finished setup wizard).
+func Gone(format string, args ...any) *Error {
+	return New(410, CodeGone, format, args...)
+}

@@ -55,6 +55,10 @@ var securitySchemes = map[string]any{
 	schemeUserBearer: map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 		"description": "An access token the realm issued to the user."},
 	schemeSCIM: map[string]any{"type": "http", "scheme": "bearer", "description": "A SCIM token of the realm."},
+	schemeSetupBearer: map[string]any{"type": "http", "scheme": "bearer",
+		"description": "The setup wizard's bootstrap token, printed at the first start without an administrator."},
+	schemeSetupToken: map[string]any{"type": "apiKey", "in": "header", "name": "X-Setup-Token",
+		"description": "The setup wizard's bootstrap token, in a header of its own."},
 	schemeClientBasic: map[string]any{"type": "http", "scheme": "basic",
 		"description": "A confidential client's id and secret (client_secret_basic)."},
 }

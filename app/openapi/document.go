@@ -44,6 +44,8 @@ const (
 	schemeAdminKey    = "adminApiKey"
 	schemeUserBearer  = "userBearer"
 	schemeSCIM        = "scimBearer"
+	schemeSetupBearer = "setupBearer"
+	schemeSetupToken  = "setupToken"
 	schemeClientBasic = "clientBasic"
 )
 
@@ -195,6 +197,8 @@ func description(op Op, rt Route) string {
 		}
 	case SCIM:
 		who = "A SCIM token of the realm."
+	case Setup:
+		who = "The setup wizard's bootstrap token, until the wizard is completed or skipped (410 from then on)."
 	}
 	return strings.TrimSpace(who + "\n\n" + op.Description)
 }
@@ -207,6 +211,8 @@ func security(rt Route) []map[string][]string {
 		return []map[string][]string{{schemeUserBearer: {}}}
 	case SCIM:
 		return []map[string][]string{{schemeSCIM: {}}}
+	case Setup:
+		return []map[string][]string{{schemeSetupBearer: {}}, {schemeSetupToken: {}}}
 	}
 	if rt.Errors == OAuthErrors && rt.Method == http.MethodPost {
 		// The client authenticates itself with Basic or in the form, or
@@ -290,7 +296,7 @@ func responses(s *schemas, rt Route, op Op, typed bool) map[string]any {
 	default:
 		if rt.Pages && rt.Access == User {
 			out["401"] = refResponse("ErrorOrPage")
-		} else if rt.Access == Admin || rt.Access == User {
+		} else if rt.Access == Admin || rt.Access == User || rt.Access == Setup {
 			out["401"] = refResponse("Unauthorized")
 		}
 		if rt.Access == Admin {

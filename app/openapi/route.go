@@ -18,6 +18,8 @@ const (
 	User Access = "user"
 	// SCIM routes ask a SCIM token of the realm.
 	SCIM Access = "scim"
+	// Setup routes ask the setup wizard's bootstrap token.
+	Setup Access = "setup"
 )
 
 // Errors is the shape a route's errors take.

@@ -30,7 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) *store.Store) {
 		scopeSuite(), eventSuite(), sessionSuite(), keySuite(), deviceSuite(), authRequestSuite(), logoutSuite(), outboxSuite(),
 		actionTokenSuite(), recoverySuite(), registrationSuite(), pendingLoginSuite(), accountSuite(), loginFailuresSuite(),
 		passwordHistorySuite(), credentialsSuite(), webauthnSuite(), bulkSuite(), adminLoginFailureSuite(), throttleFailureSuite(), impersonationSuite(), webhookSuite(), auditStreamSuite(),
-		accessTokenSuite(), samlSuite(), identityProviderSuite(), federationSuite(), scimTokenSuite(), nhiSuite(), organizationSuite(), scimResourceSuite(), scimMappingSuite(), customAttributeSuite(), brokerSuite(), authFlowSuite(), signInFlowSuite(), signInStepSuite(), pluginSuite(), riskSuite(), sessionRiskSuite(), policySuite(), themeSuite()))
+		accessTokenSuite(), samlSuite(), identityProviderSuite(), federationSuite(), scimTokenSuite(), nhiSuite(), organizationSuite(), scimResourceSuite(), scimMappingSuite(), customAttributeSuite(), brokerSuite(), authFlowSuite(), signInFlowSuite(), signInStepSuite(), pluginSuite(), riskSuite(), sessionRiskSuite(), policySuite(), themeSuite(), setupSuite()))
 }
 
 // RunTransactions runs the tests of transactions and of concurrent

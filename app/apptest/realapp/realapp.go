@@ -16,6 +16,7 @@ import (
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/app/apptest/openapitest"
+	"github.com/idenplane/idenplane/store"
 )
 
 // New starts the server with apptest's master key, admin API key and base
@@ -25,6 +26,18 @@ import (
 func New(t testing.TB, opts ...func(*app.Config)) *apptest.Server {
 	t.Helper()
 	st, path := apptest.OpenStore(t)
+	return on(t, st, path, opts...)
+}
+
+// Restart starts the server anew over srv's database, as a restart of
+// the process would: what the store holds stays, nothing else does.
+func Restart(t testing.TB, srv *apptest.Server, opts ...func(*app.Config)) *apptest.Server {
+	t.Helper()
+	return on(t, srv.Store, srv.DBPath, opts...)
+}
+
+func on(t testing.TB, st *store.Store, path string, opts ...func(*app.Config)) *apptest.Server {
+	t.Helper()
 	cfg := app.Config{BaseURL: apptest.BaseURL, Version: "test", MasterKey: apptest.MasterKey(),
 		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t), SigningKeys: apptest.SigningKeys(app.NewPrivateKey)}
 	for _, o := range opts {
