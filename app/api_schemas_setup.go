@@ -57,6 +57,6 @@ func describeSystem(describe func(method, path string, o openapi.Op)) {
 			"version, the schema version, the database's backend and size, and the uptime.",
 		Response: system.VersionRep{},
 		Example: map[string]any{"version": "v1.4.0", "commit": "9f2c1e7…", "buildDate": "2026-03-01T10:00:00Z",
-			"goVersion": "go1.26.0", "schemaVersion": 52, "database": map[string]any{"backend": "sqlite", "sizeBytes": 1884160},
+			"goVersion": "go1.26.0", "schemaVersion": 53, "database": map[string]any{"backend": "sqlite", "sizeBytes": 1884160},
 			"startedTimestamp": int64(1767225600000), "uptimeSeconds": 3600}})
 }
