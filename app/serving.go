@@ -47,7 +47,10 @@ func Start(ctx context.Context, st *store.Store, cfg Config) (*Serving, error) {
 		return nil, err
 	}
 	if !pending {
-		return s, s.build(ctx)
+		if err := s.build(ctx); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	h, err := pendingHandler(ctx, st, s.cfg, log, s.upgrades)
 	if err != nil {

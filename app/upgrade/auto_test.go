@@ -77,3 +77,15 @@ func TestRollbackNeedsShutdown(t *testing.T) {
 		t.Errorf("rollback without Shutdown: %s", refused.Body)
 	}
 }
+
+// Under --upgrade=auto a database the store did not migrate is refused at
+// start: the server's code would run on a schema it does not know.
+func TestAutoModeRefusesAStoreBehind(t *testing.T) {
+	path, _ := olderDatabase(t, 1)
+	st := openStore(t, path, true)
+	_, err := app.Start(ctx, st, app.Config{BaseURL: apptest.BaseURL, Version: "test", MasterKey: apptest.MasterKey(),
+		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t)})
+	if err == nil || !strings.Contains(err.Error(), "behind") {
+		t.Fatalf("start under auto on a database behind: %v", err)
+	}
+}

@@ -165,6 +165,11 @@ func (s *Service) rollbackTarget(id string) (Upgrade, error) {
 		return refuse("no snapshot to roll back to: upgrade %s failed before its snapshot was taken, and changed nothing", last.ID)
 	}
 	if _, err := os.Stat(last.Snapshot); err != nil {
+		if last.Status == UpgradeInterrupted {
+			// The snapshot is renamed into place before the first
+			// migration: without it, none ran.
+			return refuse("no snapshot to roll back to: upgrade %s was cut short before its snapshot was whole, and changed nothing", last.ID)
+		}
 		return refuse("no snapshot to roll back to: the snapshot of upgrade %s, %s, is gone", last.ID, last.Snapshot)
 	}
 	return last, nil

@@ -89,14 +89,15 @@ type Deps struct {
 type Service struct {
 	deps    Deps
 	history *history // nil on PostgreSQL: no file beside the database
-	// work is held by the upgrade or rollback under way; running names
-	// the upgrade.
+	// work is held by the upgrade or rollback under way; running, under
+	// mu, names the upgrade, which the history then reads as running
+	// rather than cut short.
 	work    sync.Mutex
 	mu      sync.Mutex
 	running string
 	// pending: the database waits for an upgrade (ModeManual), and the
-	// server serves the upgrade endpoints alone. stopping: a rollback
-	// closed the store, and the server is going down. restart: the
+	// server serves the upgrade endpoints alone. stopping: a rollback is
+	// closing the store, and the server goes down after it. restart: the
 	// migrations are applied but the server could not build on them.
 	pending, stopping, restart atomic.Bool
 }
@@ -122,16 +123,20 @@ func snapshotPath(dbPath string, from int, now time.Time) string {
 
 // Pending says whether the database waits for an upgrade: ModeManual, and
 // its schema is behind this binary's. The server then serves the upgrade
-// endpoints alone (Gate) until one succeeds.
+// endpoints alone (Gate) until one succeeds. Behind under ModeAuto is an
+// error: the store was opened with DeferMigrations, and the server's code
+// would run on a schema it does not know.
 func (s *Service) Pending(ctx context.Context) (bool, error) {
-	if s.deps.Mode != ModeManual {
-		return false, nil
-	}
 	v, err := s.deps.Store.SchemaVersion(ctx)
 	if err != nil {
 		return false, fmt.Errorf("upgrade: read the schema version: %w", err)
 	}
-	behind := v < s.deps.Store.LatestSchemaVersion()
+	latest := s.deps.Store.LatestSchemaVersion()
+	behind := v < latest
+	if behind && s.deps.Mode != ModeManual {
+		return false, fmt.Errorf("upgrade: the database is at schema version %d, behind this binary's %d, and --upgrade is %s: "+
+			"the store must migrate it at open", v, latest, s.deps.Mode)
+	}
 	s.pending.Store(behind)
 	return behind, nil
 }
