@@ -43,6 +43,7 @@ import (
 	"github.com/idenplane/idenplane/app/migration"
 	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/app/tlsserver"
+	"github.com/idenplane/idenplane/app/upgrade"
 	"github.com/idenplane/idenplane/app/validate"
 	"github.com/idenplane/idenplane/store"
 )
@@ -311,8 +312,10 @@ type config struct {
 	acmeDomain, acmeEmail        string
 	acmeDomains                  []string // acmeDomain, read by validate
 	acmeDirectory                string
-	accessLog                    string // "", stdout, stderr or a file
-	otlpEndpoint                 string // "": no tracing
+	accessLog                    string       // "", stdout, stderr or a file
+	otlpEndpoint                 string       // "": no tracing
+	upgradeFlag                  string       // --upgrade: auto or manual
+	upgradeMode                  upgrade.Mode // upgradeFlag, read by validate
 	// Opened by serve from the two above, for newApp.
 	accessLogWriter io.Writer
 	tracer          trace.TracerProvider
@@ -469,6 +472,11 @@ func (c *config) validate(serving bool) error {
 			bad("--otlp-endpoint (IDENPLANE_OTLP_ENDPOINT) must be an absolute http or https URL without query or fragment, not %q", c.otlpEndpoint)
 		}
 	}
+	if m, err := upgrade.ParseMode(c.upgradeFlag); err != nil {
+		bad("--upgrade (IDENPLANE_UPGRADE) %v", err)
+	} else {
+		c.upgradeMode = m
+	}
 	errs = append(errs, c.validateTLS()...)
 	errs = append(errs, c.validateDBPool()...)
 	if c.adminAPIKey != "" && len(c.adminAPIKey) < 32 {
@@ -592,7 +600,8 @@ func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
 		return nil, nil, err
 	}
 	st, err := store.Open(ctx, store.Config{Path: c.db, Schema: schema, PostgresSchema: postgresSchema, MasterKey: key, Lock: true,
-		Readers: c.dbPool.readers, ConnMaxLifetime: c.dbPool.connLifetime, StatementTimeout: c.dbPool.statementTimeout})
+		Readers: c.dbPool.readers, ConnMaxLifetime: c.dbPool.connLifetime, StatementTimeout: c.dbPool.statementTimeout,
+		DeferMigrations: c.upgradeMode == upgrade.ModeManual})
 	if errors.Is(err, store.ErrInUse) {
 		return nil, nil, fmt.Errorf("%w: a restore is under way", err)
 	}
@@ -600,14 +609,19 @@ func (c *config) openStore(ctx context.Context) (*store.Store, []byte, error) {
 }
 
 func (c *config) newApp(ctx context.Context, st *store.Store, key []byte, stdout io.Writer, log *slog.Logger) (*app.App, error) {
+	return app.New(ctx, st, c.appConfig(key, stdout, log))
+}
+
+func (c *config) appConfig(key []byte, stdout io.Writer, log *slog.Logger) app.Config {
 	commit, built := buildStamp()
-	return app.New(ctx, st, app.Config{
+	return app.Config{
 		BaseURL: strings.TrimRight(c.baseURL, "/"), Version: version, Commit: commit, BuildDate: built, MasterKey: key,
 		MetricsPublic: c.metricsPublic == "true" || c.metricsPublic == "1",
 		AdminAPIKey:   c.adminAPIKey, AdminUser: c.adminUser, AdminPassword: c.adminPassword,
 		TrustedProxies: c.trustedPrefixes, OutboundAllowed: c.outboundPrefixes, DNSResolver: c.dnsResolver,
 		PluginsDir: c.pluginsDir, AuditDir: c.auditDir, GeoIPDB: c.geoIPDB, IPDenyFile: c.ipDenyFile, Stdout: stdout, Logger: log, AccessLog: c.accessLogWriter, Tracer: c.tracer,
-	})
+		Upgrade: c.upgradeMode,
+	}
 }
 
 func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
@@ -640,6 +654,9 @@ func serveFlags(name string, stderr io.Writer) (*flag.FlagSet, *config) {
 		"close a database connection after this long (30m), to reach a database behind a pooler or a failover anew; empty: never (IDENPLANE_DB_CONN_LIFETIME)")
 	fs.StringVar(&c.dbStatementTimeout, "db-statement-timeout", os.Getenv("IDENPLANE_DB_STATEMENT_TIMEOUT"),
 		"PostgreSQL only: cancel a statement that runs longer (30s); empty: none (IDENPLANE_DB_STATEMENT_TIMEOUT)")
+	fs.StringVar(&c.upgradeFlag, "upgrade", envOr("IDENPLANE_UPGRADE", string(upgrade.ModeAuto)),
+		"auto: migrate a database older than this binary at start; manual: serve only /health and /admin/upgrade on it until "+
+			"POST /admin/upgrade snapshots and migrates it (docs/upgrade.md) (IDENPLANE_UPGRADE)")
 	tlsFlags(fs, c)
 	return fs, c
 }
@@ -907,13 +924,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	a, err := c.newApp(ctx, st, key, stdout, log)
+	cfg := c.appConfig(key, stdout, log)
+	cfg.Shutdown = stop // a rollback stops the server, for the older binary to start
+	served, err := app.Start(ctx, st, cfg)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Addr:              c.addr,
-		Handler:           a.Handler(),
+		Handler:           served,
 		TLSConfig:         tlsConf,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
@@ -941,7 +960,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	defer endJobs()
 	jobsDone := make(chan struct{})
 	go func() {
-		a.RunJobs(jobsCtx)
+		served.RunJobs(jobsCtx)
 		close(jobsDone)
 	}()
 	errc := make(chan error, 1)
@@ -963,6 +982,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	endJobs()
 	<-jobsDone
+	if served.Upgrades().Stopping() {
+		return serveErr // a rollback closed the store and put the snapshot in its place
+	}
 	// With no more writes coming, empty the WAL into the database file:
 	// the file alone is then the whole database, to copy or move.
 	if err := st.Checkpoint(context.Background()); err != nil {

@@ -446,6 +446,8 @@ func TestCLIConfigValidation(t *testing.T) {
 		{name: "connection lifetime not a duration", args: []string{"--db-conn-lifetime", "1 hour"}, want: []string{"--db-conn-lifetime"}},
 		{name: "statement timeout on SQLite", args: []string{"--db-statement-timeout", "30s"}, want: []string{"--db-statement-timeout", "PostgreSQL"}},
 		{name: "PostgreSQL without a master key", args: []string{"--db", "postgres://db.invalid/idenplane"}, want: []string{"--master-key-file"}},
+		{name: "upgrade mode unknown", args: []string{"--upgrade", "later"}, want: []string{"--upgrade", `"later"`}},
+		{name: "upgrade mode from env", env: []string{"IDENPLANE_UPGRADE=Manual"}, want: []string{"--upgrade", "IDENPLANE_UPGRADE"}},
 		{
 			name: "several at once",
 			args: []string{"--addr", "nonsense", "--log-format", "xml", "--base-url", "ftp://x", "--trusted-proxies", "nonsense"},

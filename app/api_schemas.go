@@ -35,12 +35,12 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describe(http.MethodGet, "/health", openapi.Op{Summary: "Liveness", Response: status})
 	describe(http.MethodGet, "/health/live", openapi.Op{Summary: "Liveness", Response: status})
 	readiness := openapi.Schema{"type": "object", "required": []string{"status", "checks"}, "properties": map[string]any{
-		"status": map[string]any{"type": "string", "enum": []string{"ok", "unavailable"}},
+		"status": map[string]any{"type": "string", "enum": []string{"ok", "unavailable", "upgrade-pending"}},
 		"checks": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "object",
 			"required": []string{"status"}, "properties": map[string]any{"status": map[string]any{"type": "string"}}}},
 	}}
 	describe(http.MethodGet, "/health/ready", openapi.Op{Summary: "Readiness: the database answers",
-		Description: "503 with the same body when a check fails.", Response: readiness,
+		Description: "503 with the same body when a check fails, or while the database waits for an upgrade (`upgrade-pending`, docs/upgrade.md).", Response: readiness,
 		Also: map[int]any{http.StatusServiceUnavailable: readiness}})
 	const users, user1 = "/admin/realms/{realm}/users", "/admin/realms/{realm}/users/{userId}"
 	describe(http.MethodPost, users, openapi.Op{Summary: "Create a user", Request: userCreate{}, Status: http.StatusCreated, Response: userRep{}})
@@ -113,4 +113,5 @@ func describeRoutes(describe func(method, path string, o openapi.Op)) {
 	describeMigration(describe)
 	describeSetup(describe)
 	describeSystem(describe)
+	describeUpgrade(describe)
 }

@@ -55,6 +55,7 @@ import (
 	"github.com/idenplane/idenplane/app/system"
 	"github.com/idenplane/idenplane/app/telemetry"
 	"github.com/idenplane/idenplane/app/themes"
+	"github.com/idenplane/idenplane/app/upgrade"
 	"github.com/idenplane/idenplane/app/webhooks"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
@@ -119,6 +120,16 @@ type Config struct {
 	// (tests hand out keys made beforehand: an RSA key takes a tenth of
 	// a second to find); nil, NewPrivateKey.
 	SigningKeys KeyMaker
+	// Upgrade is --upgrade's mode (app/upgrade); empty is auto. With
+	// upgrade.ModeManual the store is opened with DeferMigrations, and
+	// Start serves the upgrade endpoints alone while it is behind.
+	Upgrade upgrade.Mode
+	// Shutdown stops the server: a rollback calls it once it has put the
+	// snapshot back and closed the store. nil: rollbacks are refused.
+	Shutdown func()
+	// upgrades is Start's module, which the App built after an upgrade
+	// shares with the server that waited; nil: New makes one.
+	upgrades *upgrade.Service
 }
 
 // defaultOutboundTimeout bounds each call to an address an administrator
@@ -196,6 +207,7 @@ type App struct {
 	auditStreams *auditstreams.Service
 	system       *system.Service // the build, database and uptime of the server
 	setup        *setup.Service  // the first-run setup wizard
+	upgrade      *upgrade.Service // the database's upgrade and rollback
 }
 
 // New builds the server and makes sure the admin credentials exist.
@@ -376,6 +388,9 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.upgrade = cfg.upgrades; a.upgrade == nil {
+		a.upgrade = newUpgrades(st, cfg, a.log, a.now, nil)
+	}
 	a.apiDoc = &apiDocument{version: cfg.Version, stylesheet: a.assets.URL("idenplane.css")}
 	a.router = a.routes()
 	a.apiDoc.table = a.table
@@ -392,7 +407,7 @@ func (a *App) identityDeps(adminThrottle identity.FailureCounter) identity.Deps 
 
 // Handler is the whole server, middleware included.
 func (a *App) Handler() http.Handler {
-	return a.measure(a.recoverPanics(a.securityHeaders(limitBody(a.router))))
+	return a.measure(a.recoverPanics(a.securityHeaders(limitBody(a.upgrade.Gate(a.router)))))
 }
 
 // Routes lists every registered route as "METHOD PATH", in registration order.

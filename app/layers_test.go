@@ -18,7 +18,7 @@ var httpPackages = []string{"net/http", "github.com/gorilla/mux", "github.com/zi
 // beside the others, so that none imports app or another module.
 var modules = []string{"events", "saml", "broker", "scim", "nhi", "clients", "orgs", "adminkeys", "adminaccounts", "attributes", "impersonation",
 	"ldapfed", "console", "authflows", "mail", "groups", "roles", "signingkeys", "sessions", "registration", "scopes", "recovery",
-	"account", "webhooks", "plugins", "auditstreams", "risk", "migration", "policies", "themes", "system", "setup"}
+	"account", "webhooks", "plugins", "auditstreams", "risk", "migration", "policies", "themes", "system", "setup", "upgrade"}
 
 // moduleAlsoNever is what a module must not reach beyond app and the
 // other modules. The modules without pages never reach ui; app/saml is a
@@ -29,6 +29,7 @@ var moduleAlsoNever = map[string][]string{
 	"roles": {module + "/ui"}, "signingkeys": {module + "/ui"}, "sessions": {module + "/ui"}, "groups": {module + "/ui"},
 	"scopes": {module + "/ui"}, "webhooks": {module + "/ui"}, "auditstreams": {module + "/ui"}, "migration": {module + "/ui"}, "policies": {module + "/ui"},
 	"system": {module + "/ui", module + "/app/identity"},
+	"upgrade": {module + "/ui"},
 	// The console reaches the rest of the server only through the API.
 	"console": {module + "/app/identity"},
 }

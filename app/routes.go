@@ -18,6 +18,7 @@ import (
 	"github.com/idenplane/idenplane/app/recovery"
 	"github.com/idenplane/idenplane/app/roles"
 	"github.com/idenplane/idenplane/app/setup"
+	"github.com/idenplane/idenplane/app/upgrade"
 	"github.com/idenplane/idenplane/assets"
 	"github.com/idenplane/idenplane/store"
 )
@@ -287,6 +288,11 @@ func (a *App) routes() *mux.Router {
 	admin(http.MethodDelete, "/admin/plugins/{name}", authz.SystemManage, pl.Delete)
 	admin(http.MethodPost, "/admin/plugins/{name}/enable", authz.SystemManage, pl.Enable)
 	admin(http.MethodPost, "/admin/plugins/{name}/disable", authz.SystemManage, pl.Disable)
+
+	// Upgrade and rollback of the database (app/upgrade, docs/upgrade.md):
+	// also all the admin API a server whose upgrade waits serves
+	// (upgrade_wiring.go).
+	upgradeRoutes(admin, a.upgrade)
 
 	// Realms. Fixed paths come before {realm}, which would swallow them.
 	admin(http.MethodGet, "/admin/realms/themes", authz.SystemRead, a.themes.ListPresetNames)
@@ -889,6 +895,22 @@ func (a *App) routes() *mux.Router {
 }
 
 func (a *App) handle(h httpx.HandlerFunc) http.Handler { return httpx.Handle(h, a.writeError) }
+
+// upgradeRoutes registers the upgrade endpoints with admin: the whole
+// server's admin routes, or those of a server whose upgrade waits. The
+// fixed paths come before {upgradeId}, which would swallow them.
+func upgradeRoutes(admin func(method, path string, perm authz.Permission, h httpx.HandlerFunc), up *upgrade.Service) {
+	admin(http.MethodPost, "/admin/upgrade", authz.SystemManage, up.Start)
+	admin(http.MethodGet, "/admin/upgrade/status", authz.SystemRead, up.Status)
+	admin(http.MethodGet, "/admin/upgrade/history", authz.SystemRead, up.History)
+	admin(http.MethodGet, "/admin/upgrade/audit", authz.SystemRead, up.Audit)
+	admin(http.MethodGet, "/admin/upgrade/rollback/capability", authz.SystemRead, up.Capability)
+	admin(http.MethodPost, "/admin/upgrade/rollback", authz.SystemManage, up.Rollback)
+	admin(http.MethodGet, "/admin/upgrade/pre-validation", authz.SystemRead, up.PreValidation)
+	admin(http.MethodGet, "/admin/upgrade/health", authz.SystemRead, up.Health)
+	admin(http.MethodGet, "/admin/upgrade/config-compatibility", authz.SystemRead, up.ConfigCompatibility)
+	admin(http.MethodGet, "/admin/upgrade/{upgradeId}", authz.SystemRead, up.Get)
+}
 
 // allowedMethods lists the methods some route accepts for req's path, for
 // the Allow header of a 405.

@@ -74,3 +74,22 @@ func (s *Store) checkMasterKey(ctx context.Context) error {
 	}
 	return nil
 }
+
+// verifyMasterKey is checkMasterKey that writes nothing, for a database
+// whose migrations wait (Config.DeferMigrations): a wrong key is told at
+// start, not after the upgrade.
+func (s *Store) verifyMasterKey(ctx context.Context) error {
+	var sealed []byte
+	err := mapErr(s.r.QueryRowContext(ctx, "SELECT sealed FROM master_key_check WHERE id = 1").Scan(&sealed))
+	if errors.Is(err, ErrNotFound) {
+		return nil // sealed at the first open that migrates
+	}
+	if err != nil {
+		return fmt.Errorf("read master key check: %w", err)
+	}
+	plain, err := s.open(sealed, "master_key_check")
+	if err != nil || !bytes.Equal(plain, []byte(keyCheckPlaintext)) {
+		return ErrWrongMasterKey
+	}
+	return nil
+}

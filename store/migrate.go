@@ -56,19 +56,22 @@ func parseMigrations(schema string) ([]migration, error) {
 	return out, nil
 }
 
-func (s *Store) migrate(ctx context.Context, migrations []migration) error {
+// migrate applies every migration above the database's version, one
+// transaction each. With deferred set (Config.DeferMigrations) it applies
+// none to a database that has a version already, and says it is behind:
+// Migrate applies them later, once a snapshot is taken.
+func (s *Store) migrate(ctx context.Context, deferred bool) (behind bool, err error) {
 	current, err := s.currentVersion(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
-	latest, first := migrations[len(migrations)-1].version, migrations[0].version
-	if current > latest {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade idenplane", current, latest)
+	if err := s.checkVersion(current); err != nil {
+		return false, err
 	}
-	if current > 0 && current < first-1 {
-		return fmt.Errorf("database schema version %d is older than this backend's baseline %d", current, first)
+	if deferred && current > 0 && current < s.LatestSchemaVersion() {
+		return true, nil
 	}
-	for _, m := range migrations {
+	for _, m := range s.migrations {
 		if m.version <= current {
 			continue
 		}
@@ -88,10 +91,77 @@ func (s *Store) migrate(ctx context.Context, migrations []migration) error {
 			return err
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
+	return false, nil
+}
+
+// checkVersion refuses a database this binary cannot migrate: one newer
+// than its schema, or older than its backend's baseline.
+func (s *Store) checkVersion(current int) error {
+	latest, first := s.LatestSchemaVersion(), s.migrations[0].version
+	if current > latest {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade idenplane", current, latest)
+	}
+	if current > 0 && current < first-1 {
+		return fmt.Errorf("database schema version %d is older than this backend's baseline %d", current, first)
+	}
 	return nil
+}
+
+// LatestSchemaVersion is the version of the schema this binary carries:
+// the one Open, or Migrate, brings a database to.
+func (s *Store) LatestSchemaVersion() int { return s.migrations[len(s.migrations)-1].version }
+
+// Migrate applies the migrations a store opened with DeferMigrations left
+// pending, then the upkeep Open does after migrating. Each migration is
+// one transaction: a failure leaves the database at the version before
+// the migration that failed.
+func (s *Store) Migrate(ctx context.Context) error {
+	if _, err := s.migrate(ctx, false); err != nil {
+		return err
+	}
+	return s.afterMigrate(ctx)
+}
+
+// afterMigrate is the upkeep of a database at this binary's schema: the
+// folded names of rows written before their columns, the master key's
+// check, the outbox's bodies sealed.
+func (s *Store) afterMigrate(ctx context.Context) error {
+	if err := s.foldNames(ctx); err != nil {
+		return err
+	}
+	if err := s.checkMasterKey(ctx); err != nil {
+		return err
+	}
+	return s.sealOutbox(ctx)
+}
+
+// PendingMigration is a migration the database has not had: its version,
+// the comment that opens it in the schema file, and a line per statement
+// saying what it changes ("create table authz_policies").
+type PendingMigration struct {
+	Version int
+	About   string
+	Changes []string
+}
+
+// PendingMigrations lists the migrations above the database's version, in
+// order: none once it is at LatestSchemaVersion.
+func (s *Store) PendingMigrations(ctx context.Context) ([]PendingMigration, error) {
+	current, err := s.currentVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingMigration
+	for _, m := range s.migrations {
+		if m.version > current {
+			about, changes := summarizeMigration(m.sql)
+			out = append(out, PendingMigration{Version: m.version, About: about, Changes: changes})
+		}
+	}
+	return out, nil
 }
 
 // SchemaVersion is the version of the schema the database is at.

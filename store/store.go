@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -40,6 +41,12 @@ type Store struct {
 	now      func() time.Time
 	unlock   func() error // releases the in-use lock; nil without Config.Lock
 	trace    Tracer       // nil: nothing traced (SetTracer)
+	// migrations are the schema's, parsed; Migrate applies those Open
+	// deferred.
+	migrations []migration
+	path       string     // Config.Path
+	closeOnce  *sync.Once // Close's: a rollback closes the store before its owner does
+	closeErr   *error
 }
 
 // Config says where the database is and how to open it.
@@ -66,6 +73,12 @@ type Config struct {
 	// it exclusively, so it never replaces a database a server has open,
 	// and no server opens a database while it is being restored.
 	Lock bool
+	// DeferMigrations opens a database that is behind the schema as it
+	// is, without migrating it (serve --upgrade=manual): PendingMigrations
+	// lists what it lacks and Migrate applies it, once a snapshot is
+	// taken. The code of the server must not run on it until then. A new,
+	// empty database is migrated all the same: it has nothing to keep.
+	DeferMigrations bool
 }
 
 // ErrInUse: the database is held by another process (a server, or a
@@ -142,7 +155,8 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 	reader.SetMaxIdleConns(readers)
 	reader.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	s := &Store{dialect: d, writerDB: writer, readerDB: reader, writer: newStmtCache(writer), reader: newStmtCache(reader),
-		changes: &changes{}, aead: aead, now: cfg.Now}
+		changes: &changes{}, aead: aead, now: cfg.Now, migrations: migrations, path: cfg.Path,
+		closeOnce: &sync.Once{}, closeErr: new(error)}
 	s.group = NewBatcher(minGroupGap, s.runGroup)
 	s.w = &dbQuerier{stmts: s.writer, changes: s.changes, notify: d.notify}
 	s.r = &dbQuerier{stmts: s.reader}
@@ -164,27 +178,27 @@ func open(ctx context.Context, cfg Config, aead cipher.AEAD, migrations []migrat
 		s.lockDB.SetMaxIdleConns(1)
 		s.lockDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	}
-	if err := s.migrate(ctx, migrations); err != nil {
-		s.Close()
-		return nil, err
+	behind, err := s.migrate(ctx, cfg.DeferMigrations)
+	if err == nil && behind {
+		err = s.verifyMasterKey(ctx)
+	} else if err == nil {
+		err = s.afterMigrate(ctx)
 	}
-	if err := s.foldNames(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.checkMasterKey(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.sealOutbox(ctx); err != nil {
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close closes both pools, then releases the in-use lock.
+// Close closes both pools, then releases the in-use lock. A second Close
+// does nothing and answers the first's error.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { *s.closeErr = s.close() })
+	return *s.closeErr
+}
+
+func (s *Store) close() error {
 	if s.changes.fleet != nil {
 		s.changes.fleet.close()
 	}
@@ -272,6 +286,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	return s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
+
+// Path is the database the store opened: a SQLite file, or a PostgreSQL
+// URL, password included (Redact it to show it).
+func (s *Store) Path() string { return s.path }
+
+// Postgres says whether the database is PostgreSQL rather than a SQLite
+// file.
+func (s *Store) Postgres() bool { return s.dialect == &postgresDialect }
 
 // DBs exposes the pools to the metrics collector.
 func (s *Store) DBs() (writer, reader *sql.DB) { return s.writerDB, s.readerDB }

@@ -38,6 +38,10 @@ const (
 	CodeImpersonationDisabled Code = "impersonation_disabled"
 	CodePrivilegedUser        Code = "privileged_user"
 	CodeUserDisabled          Code = "user_disabled"
+	// The upgrade and rollback of the database (app/upgrade).
+	CodeUpgradePending Code = "upgrade_pending"
+	CodeUpgradeFailed  Code = "upgrade_failed"
+	CodeNotSupported   Code = "not_supported"
 )
 
 // Codes is every code with the statuses it is answered with, in the order
@@ -75,4 +79,7 @@ var Codes = []struct {
 	{CodeImpersonationDisabled, []int{403}},
 	{CodePrivilegedUser, []int{403}},
 	{CodeUserDisabled, []int{409}},
+	{CodeUpgradePending, []int{503}},
+	{CodeUpgradeFailed, []int{500}},
+	{CodeNotSupported, []int{501}},
 }

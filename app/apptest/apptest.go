@@ -45,6 +45,12 @@ func Schema(t testing.TB) string {
 	return schemaFile(t, "schema.sql")
 }
 
+// PostgresSchema is the repository's schema_postgres.sql.
+func PostgresSchema(t testing.TB) string {
+	t.Helper()
+	return schemaFile(t, "schema_postgres.sql")
+}
+
 func schemaFile(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := os.Getwd()

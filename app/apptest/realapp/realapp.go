@@ -50,6 +50,26 @@ func on(t testing.TB, st *store.Store, path string, opts ...func(*app.Config)) *
 	return &apptest.Server{T: t, Handler: openapitest.Handler(t, openapitest.Served(a.Handler()), a.Handler()), Store: st, DBPath: path}
 }
 
+// Start starts the server as serve does (app.Start) over st, a store the
+// test opened at path, with DeferMigrations under upgrade.ModeManual: the
+// whole server, or, while st waits for an upgrade, the upgrade endpoints
+// alone until POST /admin/upgrade builds the rest. Answers are checked
+// against the OpenAPI document of a whole server of this binary.
+func Start(t testing.TB, st *store.Store, path string, opts ...func(*app.Config)) (*apptest.Server, *app.Serving) {
+	t.Helper()
+	cfg := app.Config{BaseURL: apptest.BaseURL, Version: "test", MasterKey: apptest.MasterKey(),
+		AdminAPIKey: apptest.APIKey, Logger: apptest.Logger(t), SigningKeys: apptest.SigningKeys(app.NewPrivateKey)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := app.Start(context.Background(), st, cfg)
+	if err != nil {
+		t.Fatalf("start the server: %v", err)
+	}
+	doc := openapitest.Served(New(t).Handler)
+	return &apptest.Server{T: t, Handler: openapitest.Handler(t, doc, s), Store: st, DBPath: path}, s
+}
+
 // Live starts the server over HTTP on a loopback port, its base address
 // that port's, with its background jobs running (mail delivery among
 // them), for tests whose peers call it back: an upstream provider's
