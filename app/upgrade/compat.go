@@ -46,14 +46,6 @@ var configChanges = []ConfigChange{
 		Action: "a SQLite path that begins with postgres:// or postgresql://: give it another",
 	},
 	{
-		SchemaVersion: 52,
-		Settings:      []string{"loginTheme", "accountTheme", "emailTheme"},
-		Before:        "kept as given and never read: the pages wore themeName, the mails the realm's own look",
-		Now: "name a published theme of the realm (docs/themes.md) or a preset: the sign-in pages wear loginTheme, " +
-			"the account pages accountTheme, the mails emailTheme; a name that is neither is refused",
-		Action: "a realm whose fields name something else: clear them, or publish a theme of that name first",
-	},
-	{
 		SchemaVersion: 53,
 		Settings:      []string{"IDENPLANE_ADMIN_USER", "IDENPLANE_ADMIN_PASSWORD"},
 		Before:        "without them, the first start made no administrator: the admin API key alone administered",
