@@ -205,8 +205,8 @@ type App struct {
 	// auditStreams send the realms' events to syslog receivers, HTTP
 	// collectors and files.
 	auditStreams *auditstreams.Service
-	system       *system.Service // the build, database and uptime of the server
-	setup        *setup.Service  // the first-run setup wizard
+	system       *system.Service  // the build, database and uptime of the server
+	setup        *setup.Service   // the first-run setup wizard
 	upgrade      *upgrade.Service // the database's upgrade and rollback
 }
 

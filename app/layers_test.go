@@ -28,7 +28,7 @@ var moduleAlsoNever = map[string][]string{
 	"adminkeys": {module + "/ui"}, "adminaccounts": {module + "/ui"},
 	"roles": {module + "/ui"}, "signingkeys": {module + "/ui"}, "sessions": {module + "/ui"}, "groups": {module + "/ui"},
 	"scopes": {module + "/ui"}, "webhooks": {module + "/ui"}, "auditstreams": {module + "/ui"}, "migration": {module + "/ui"}, "policies": {module + "/ui"},
-	"system": {module + "/ui", module + "/app/identity"},
+	"system":  {module + "/ui", module + "/app/identity"},
 	"upgrade": {module + "/ui"},
 	// The console reaches the rest of the server only through the API.
 	"console": {module + "/app/identity"},

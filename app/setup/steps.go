@@ -46,8 +46,7 @@ func (s *Service) adminAccount(ctx context.Context, rec *store.SetupWizard, step
 	if err := checkAdminPassword(in.Username, in.Email, in.Password); err != nil {
 		return err
 	}
-	id, err := s.deps.CreateAdmin(ctx, NewAdmin{Username: in.Username, Email: in.Email, FirstName: in.FirstName,
-		LastName: in.LastName, Password: in.Password})
+	id, err := s.deps.CreateAdmin(ctx, NewAdmin(in))
 	if err != nil {
 		return err
 	}
