@@ -1920,3 +1920,55 @@ CREATE TABLE setup_wizard (
     finished_at     BIGINT NOT NULL,        -- 0 while pending
     finished_by     TEXT NOT NULL           -- who completed or skipped it; "" while pending
 );
+
+-- version 54
+-- Trigram indexes of the texts SCIM's co, sw and ew filters search
+-- (userName, emails, the given and family names, and every value SCIM
+-- keeps: displayName, externalId, ...), so that a substring search reads
+-- the rows holding the substring's trigrams rather than the whole realm.
+-- FTS5 tables with the trigram tokenizer, each keyed by the rowid of the
+-- row it indexes; contentless (the rows hold the texts) with
+-- contentless_delete, so that a delete needs the rowid alone and cannot
+-- leave the index out of step over texts read wrong. The index only
+-- narrows: its folding is FTS5's own, so every query tests the rows it
+-- finds with the exact comparison. Triggers keep them in step in the
+-- writer's own transaction, whatever writes the rows (the admin API,
+-- SCIM, LDAP sync, imports, copy and restore, a realm's deletion). A
+-- value equal to its fold is indexed once, as its fold: a search of the
+-- value as written reads both columns. SQLite alone has them (store's
+-- schema test lists them); docs/scim.md says what PostgreSQL uses.
+CREATE VIRTUAL TABLE users_trigrams USING fts5 (username, email, first_name_fold, last_name_fold,
+    tokenize = 'trigram', content = '', contentless_delete = 1);
+INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
+    SELECT rowid, username, email, first_name_fold, last_name_fold FROM users;
+CREATE TRIGGER users_trigrams_insert AFTER INSERT ON users BEGIN
+    INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
+        VALUES (new.rowid, new.username, new.email, new.first_name_fold, new.last_name_fold);
+END;
+CREATE TRIGGER users_trigrams_update AFTER UPDATE OF username, email, first_name_fold, last_name_fold ON users
+    WHEN old.username IS NOT new.username OR old.email IS NOT new.email
+        OR old.first_name_fold IS NOT new.first_name_fold OR old.last_name_fold IS NOT new.last_name_fold BEGIN
+    DELETE FROM users_trigrams WHERE rowid = old.rowid;
+    INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
+        VALUES (new.rowid, new.username, new.email, new.first_name_fold, new.last_name_fold);
+END;
+CREATE TRIGGER users_trigrams_delete AFTER DELETE ON users BEGIN
+    DELETE FROM users_trigrams WHERE rowid = old.rowid;
+END;
+CREATE VIRTUAL TABLE scim_user_values_trigrams USING fts5 (value, fold,
+    tokenize = 'trigram', content = '', contentless_delete = 1);
+INSERT INTO scim_user_values_trigrams (rowid, value, fold)
+    SELECT rowid, CASE WHEN value = fold THEN '' ELSE value END, fold FROM scim_user_values;
+CREATE TRIGGER scim_user_values_trigrams_insert AFTER INSERT ON scim_user_values BEGIN
+    INSERT INTO scim_user_values_trigrams (rowid, value, fold)
+        VALUES (new.rowid, CASE WHEN new.value = new.fold THEN '' ELSE new.value END, new.fold);
+END;
+CREATE TRIGGER scim_user_values_trigrams_update AFTER UPDATE OF value, fold ON scim_user_values
+    WHEN old.value IS NOT new.value OR old.fold IS NOT new.fold BEGIN
+    DELETE FROM scim_user_values_trigrams WHERE rowid = old.rowid;
+    INSERT INTO scim_user_values_trigrams (rowid, value, fold)
+        VALUES (new.rowid, CASE WHEN new.value = new.fold THEN '' ELSE new.value END, new.fold);
+END;
+CREATE TRIGGER scim_user_values_trigrams_delete AFTER DELETE ON scim_user_values BEGIN
+    DELETE FROM scim_user_values_trigrams WHERE rowid = old.rowid;
+END;

@@ -40,6 +40,14 @@ type dialect struct {
 	// several servers share, holding their writes to one at a time
 	// (fleet.go); "" where the driver's BEGIN does.
 	writeLock string
+	// textIndexes says the schema keeps trigram tables of the texts SCIM
+	// searches by substring, and that a prefix's range may be bounded by
+	// a text that is not UTF-8 (scim_users.go): SQLite's.
+	textIndexes bool
+	// likeIsExact says LIKE compares text as written, case included
+	// (PostgreSQL's), so that every substring comparison may be a LIKE,
+	// which the backend's own trigram indexes answer.
+	likeIsExact bool
 	// notify sends the notification $2 on channel $1; tryLock takes the
 	// advisory lock named $1 if it is free and says whether it did, and
 	// unlock releases it. "" where one server owns the database.

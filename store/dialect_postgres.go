@@ -27,6 +27,7 @@ var postgresDialect = dialect{
 	checkpoint:  func(context.Context, *sql.DB) error { return nil }, // a commit is durable in the server's own files
 	wipeDeleted: func(context.Context, *sql.DB, bool) error { return nil },
 	readTx:      &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	likeIsExact: true,
 	// The key is any constant of the fleet's own: "idenplan" in ASCII.
 	writeLock: "SELECT pg_advisory_xact_lock(7594885051357716846)",
 	notify:    "SELECT pg_notify($1, $2)",

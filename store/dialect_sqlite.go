@@ -25,6 +25,7 @@ var sqliteDialect = dialect{
 	wipeDeleted:  sqliteWipeDeleted,
 	backupInto:   "VACUUM INTO $1",
 	readTx:       &sql.TxOptions{ReadOnly: true}, // a WAL reader's transaction is a snapshot
+	textIndexes:  true,
 
 	tables:            sqliteTables,
 	sourceDSN:         sqliteSourceDSN,

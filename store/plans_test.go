@@ -1,9 +1,14 @@
 package store
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idenplane/idenplane/store/pgtest"
 )
 
 // TestSQLiteQueryPlans pins the indexes of the hot lookups: a plan that
@@ -114,6 +119,159 @@ func TestSQLiteQueryPlans(t *testing.T) {
 					strings.HasSuffix(step, "USING INDEX "+c.index)
 				if scan && !partial && !slices.Contains([]string{"webauthn_ceremonies", "device_authorizations"}, table) {
 					t.Fatalf("plan %q reads all of %s", text, table)
+				}
+			}
+		})
+	}
+}
+
+// TestSQLiteSCIMFilterPlans pins the plans of SCIM's substring filters
+// (co, sw, ew) on the attributes clients search by, as the store builds
+// them: each reads a trigram table (a MATCH of FTS5) or a range of a
+// B-tree index, never the realm's users one by one.
+func TestSQLiteSCIMFilterPlans(t *testing.T) {
+	s := newSQLiteTestStore(t)
+	cmp := func(op, field, text string) *Match { return &Match{Op: op, Field: field, Value: text} }
+	has := func(attr string, sub *Match) *Match { return &Match{Op: MatchHas, Attr: attr, Subs: []*Match{sub}} }
+	emails := func(op, text string) *Match {
+		m := has("emails", cmp(op, "fold", text))
+		m.Also = "email"
+		return m
+	}
+	const (
+		users  = "SCAN users_trigrams VIRTUAL TABLE INDEX 0:M"
+		values = "SCAN scim_user_values_trigrams VIRTUAL TABLE INDEX 0:M"
+	)
+	for _, c := range []struct {
+		name  string
+		where *Match
+		want  []string // steps of the plan, each found in one of its steps
+	}{
+		{"userName co", cmp(MatchCo, "username", "r054321"), []string{users}},
+		{"userName sw", cmp(MatchSw, "username", "user05432"), []string{"INDEX users_people (realm_id=? AND username>? AND username<?)"}},
+		{"userName ew", cmp(MatchEw, "username", "054321"), []string{users}},
+		{"emails co", emails(MatchCo, "r054321@"), []string{values, users}},
+		{"emails sw", emails(MatchSw, "user054321@"), []string{"INDEX scim_user_values_fold (realm_id=? AND attr=? AND fold>? AND fold<?)",
+			"INDEX users_realm_email (realm_id=? AND email>? AND email<?)"}},
+		{"emails ew", emails(MatchEw, "054321@example.com"), []string{values, users}},
+		{"emails.value co", has("emails", cmp(MatchCo, "fold", "r054321@")), []string{values}},
+		{"displayName co", has("displayname", cmp(MatchCo, "fold", "user 054321")), []string{values}},
+		{"displayName sw", has("displayname", cmp(MatchSw, "fold", "bench user 05432")),
+			[]string{"INDEX scim_user_values_fold (realm_id=? AND attr=? AND fold>? AND fold<?)"}},
+		{"displayName ew", has("displayname", cmp(MatchEw, "fold", "ser 054321")), []string{values}},
+		{"name.familyName co", cmp(MatchCo, "last_name", "son 54321"), []string{users}},
+		{"name.familyName sw", cmp(MatchSw, "last_name", "person 5432"),
+			[]string{"INDEX users_realm_last_name_fold (realm_id=? AND last_name_fold>? AND last_name_fold<?)"}},
+		{"name.familyName ew", cmp(MatchEw, "last_name", "on 54321"), []string{users}},
+		{"name.givenName co", cmp(MatchCo, "first_name", "ench"), []string{users}},
+		{"externalId co", has("externalid", cmp(MatchCo, "value", "t-54321")), []string{values}},
+		{"externalId sw", has("externalid", cmp(MatchSw, "value", "ext-5432")),
+			[]string{"INDEX scim_user_values_exact (realm_id=? AND attr=? AND value>? AND value<?)"}},
+		{"externalId ew", has("externalid", cmp(MatchEw, "value", "-54321")), []string{values}},
+		{"co and eq", &Match{Op: MatchAnd, Subs: []*Match{cmp(MatchEq, "enabled", "x"), cmp(MatchCo, "username", "r054321")}},
+			[]string{users}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := s.scimUsersMatch(testRealmID)
+			from, where, err := b.filter(SCIMQuery{Where: c.where}, scimUsersFrom, scimUsersJoin, scimUsersScope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, query := range []string{"SELECT count(*) FROM " + from + " WHERE " + where,
+				"SELECT u.id FROM " + from + " WHERE " + where + " ORDER BY " + userOrder(c.where) + " ASC LIMIT 100 OFFSET 0"} {
+				rows, err := s.readerDB.QueryContext(testCtx, "EXPLAIN QUERY PLAN "+query, b.args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var plan []string
+				for rows.Next() {
+					var id, parent, unused int
+					var detail string
+					if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+						t.Fatal(err)
+					}
+					plan = append(plan, detail)
+				}
+				rows.Close()
+				text := strings.Join(plan, "; ")
+				for _, w := range c.want {
+					if !strings.Contains(text, w) {
+						t.Errorf("plan %q\nof %s\nwants %q", text, query, w)
+					}
+				}
+				// The only scans: a trigram table's MATCH, and the owners
+				// a value condition found (m).
+				for _, step := range plan {
+					if strings.HasPrefix(step, "SCAN ") && step != "SCAN m" && !strings.Contains(step, "VIRTUAL TABLE INDEX 0:M") {
+						t.Errorf("plan %q\nof %s\nscans: %s", text, query, step)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPostgresSCIMFilterPlans: on PostgreSQL with pg_trgm (the test
+// server's), the same filters' LIKE comparisons read the trigram indexes
+// of version 54, once the planner knows the tables' sizes.
+func TestPostgresSCIMFilterPlans(t *testing.T) {
+	pgSchema, err := os.ReadFile(filepath.Join("..", "schema_postgres.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), Config{Path: pgtest.Database(t), PostgresSchema: string(pgSchema), MasterKey: storeTestKey})
+	if err != nil {
+		t.Fatalf("open PostgreSQL store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	mustCreateRealm(t, s, testRealm(testRealmID, "acme", 1000))
+	// 20,000 users, enough for an index to pay (the planner reads a few
+	// thousand rows whole), and the values PutSCIMUser would write.
+	if _, err := s.w.ExecContext(testCtx, `INSERT INTO users (id, realm_id, username, email, first_name, last_name, name_search,
+			enabled, email_verified, require_password_reset, created_at, first_name_fold, last_name_fold)
+		SELECT 'u' || i, $1, 'user' || lpad(i::text, 6, '0'), 'user' || lpad(i::text, 6, '0') || '@example.com', 'Bench',
+			'Person ' || i, 'bench person ' || i, TRUE, TRUE, FALSE, 1, 'bench', 'person ' || i FROM generate_series(0, 19999) i`,
+		testRealmID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(testCtx, `INSERT INTO scim_user_values (user_id, realm_id, attr, value, fold, type, is_primary)
+		SELECT id, realm_id, 'emails', email, email, 'work', TRUE FROM users
+		UNION ALL SELECT id, realm_id, 'externalid', 'Ext-' || substr(id, 2), 'ext-' || substr(id, 2), '', FALSE FROM users`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(testCtx, "ANALYZE users; ANALYZE scim_user_values"); err != nil {
+		t.Fatal(err)
+	}
+	cmp := func(op, field, text string) *Match { return &Match{Op: op, Field: field, Value: text} }
+	has := func(attr string, sub *Match) *Match { return &Match{Op: MatchHas, Attr: attr, Subs: []*Match{sub}} }
+	emails := has("emails", cmp(MatchCo, "fold", "r004321@"))
+	emails.Also = "email"
+	for _, c := range []struct {
+		name  string
+		where *Match
+		want  []string
+	}{
+		{"userName co", cmp(MatchCo, "username", "r004321"), []string{"users_username_trigrams"}},
+		{"userName ew", cmp(MatchEw, "username", "004321"), []string{"users_username_trigrams"}},
+		{"emails co", emails, []string{"scim_user_values_fold_trigrams", "users_email_trigrams"}},
+		{"name.familyName co", cmp(MatchCo, "last_name", "son 4321"), []string{"users_last_name_fold_trigrams"}},
+		{"externalId co", has("externalid", cmp(MatchCo, "value", "t-4321")), []string{"scim_user_values_value_trigrams"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := s.scimUsersMatch(testRealmID)
+			from, where, err := b.filter(SCIMQuery{Where: c.where}, scimUsersFrom, scimUsersJoin, scimUsersScope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			query := "SELECT count(*) FROM " + from + " WHERE " + where
+			var plan []string
+			for _, row := range queryStrings(t, s.readerDB, "EXPLAIN "+query, b.args...) {
+				plan = append(plan, row[0])
+			}
+			text := strings.Join(plan, "\n")
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("plan of %s\n%s\nwants index %s", query, text, w)
 				}
 			}
 		})

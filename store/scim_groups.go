@@ -27,9 +27,9 @@ var GroupFields = map[string]string{
 // (MatchHas of "members" reads memberships), ordered by SortField or by
 // name, and how many meet it in all.
 func (s *Store) SearchSCIMGroups(ctx context.Context, realmID string, q SCIMQuery) ([]*Group, int, error) {
-	b := &matchSQL{args: []any{realmID}, fields: GroupFields, owner: "g.id", has: func(string, *matchSQL) string {
+	b := &matchSQL{args: []any{realmID}, fields: GroupFields, owner: "g.id", has: func(string, *matchSQL, string) string {
 		return "SELECT v.group_id AS owner_id FROM (SELECT group_id, user_id AS value FROM group_members) v WHERE TRUE"
-	}}
+	}, likeIsExact: s.dialect.likeIsExact}
 	none := func(*matchSQL, string) (string, error) { return "", nil }
 	groups := []*Group{}
 	total, err := s.searchSCIM(ctx, b, q, "realm_groups g", " LEFT JOIN scim_groups sg ON sg.group_id = g.id", "g.realm_id = $1",

@@ -218,15 +218,7 @@ type SCIMQuery struct {
 // SearchSCIMUsers answers one page of q and how many users meet q.Where
 // in all. Service accounts are not listed.
 func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery) ([]*User, int, error) {
-	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL) string {
-		if attr == "groups" {
-			return "SELECT v.user_id AS owner_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
-		}
-		if attr == "addresses" {
-			return "SELECT v.user_id AS owner_id FROM scim_user_addresses v WHERE v.realm_id = $1"
-		}
-		return "SELECT v.user_id AS owner_id FROM scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
-	}, also: "SELECT r.id FROM users r WHERE r.realm_id = $1 AND "}
+	b := s.scimUsersMatch(realmID)
 	order := func(b *matchSQL, dir string) (string, error) {
 		if q.SortAttr != "" {
 			return fmt.Sprintf("coalesce((SELECT min(o.fold) FROM scim_user_values o WHERE o.user_id = u.id AND o.attr = %s), '')%s, u.username",
@@ -235,8 +227,8 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 		return "", nil
 	}
 	var users []*User
-	total, err := s.searchSCIM(ctx, b, q, "users u", " LEFT JOIN scim_users su ON su.user_id = u.id",
-		"u.realm_id = $1 AND u.service_account_client_id IS NULL", prefixColumns("u", userColumns), userOrder(q.Where), order,
+	total, err := s.searchSCIM(ctx, b, q, scimUsersFrom, scimUsersJoin, scimUsersScope, prefixColumns("u", userColumns),
+		userOrder(q.Where), order,
 		func(rows *sql.Rows) error {
 			u, err := scanUser(rows)
 			if err == nil {
@@ -250,9 +242,39 @@ func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery
 	return users, total, err
 }
 
+// The users a SCIM search reads, and what SCIM holds of them.
+const (
+	scimUsersFrom  = "users u"
+	scimUsersJoin  = " LEFT JOIN scim_users su ON su.user_id = u.id"
+	scimUsersScope = "u.realm_id = $1 AND u.service_account_client_id IS NULL"
+)
+
+// scimUsersMatch builds the SQL of a Match on the users of realmID.
+func (s *Store) scimUsersMatch(realmID string) *matchSQL {
+	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL, driver string) string {
+		if attr == "groups" {
+			return "SELECT v.user_id AS owner_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
+		}
+		if attr == "addresses" {
+			return "SELECT v.user_id AS owner_id FROM scim_user_addresses v WHERE v.realm_id = $1"
+		}
+		return "SELECT v.user_id AS owner_id FROM " + driver + "scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
+	}, alsoFrom: "users r", alsoScope: "r.realm_id = $1", likeIsExact: s.dialect.likeIsExact}
+	if s.dialect.textIndexes {
+		b.indexes = userTextIndexes
+		b.valueIndexes = func(attr string) map[string]textIndex {
+			if attr == "groups" || attr == "addresses" {
+				return nil // not rows of scim_user_values
+			}
+			return scimValueTextIndexes
+		}
+	}
+	return b
+}
+
 // userOrder is the users' order by name. Where a condition that must hold
 // compares an indexed column of the row with eq (the folded names, the
-// email), the order is an expression the username index cannot give:
+// email) or sw (the folded names), the order is an expression the username index cannot give:
 // SQLite, without statistics, would otherwise walk the realm in username
 // order testing each user, where reading the few matching rows and sorting
 // them is what the condition's index is for.
@@ -264,6 +286,8 @@ func userOrder(where *Match) string {
 			return false
 		case m.Op == MatchEq:
 			return m.Field == "first_name" || m.Field == "last_name" || m.Field == "email"
+		case m.Op == MatchSw:
+			return m.Field == "first_name" || m.Field == "last_name" // a range of their indexes (prefixRange)
 		case m.Op == MatchAnd:
 			return slices.ContainsFunc(m.Subs, selective)
 		}
@@ -279,31 +303,9 @@ func userOrder(where *Match) string {
 // page, each row read by scan.
 func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, join, scope, columns, byName string,
 	order func(b *matchSQL, dir string) (string, error), scan func(*sql.Rows) error) (int, error) {
-	where := scope
-	rest := q.Where
-	if d, ok := b.driving(q.Where); ok {
-		// CROSS JOIN keeps this order in SQLite, which without statistics
-		// would scan the realm first.
-		ids, err := b.owners(d)
-		if err != nil {
-			return 0, err
-		}
-		from = "(SELECT DISTINCT owner_id FROM (" + ids + ") d) m CROSS JOIN " + from
-		where += " AND " + b.owner + " = m.owner_id"
-		rest = without(q.Where, d)
-	}
-	if rest != nil {
-		cond, err := b.match(rest, false)
-		if err != nil {
-			return 0, err
-		}
-		where += " AND " + cond
-	}
-	// The SCIM table is joined only when its columns are read: a count of
-	// the realm then reads an index alone.
-	alias := strings.Fields(join)[3] + "."
-	if strings.Contains(where, alias) || q.SortField != "" && strings.Contains(b.fields[q.SortField], alias) {
-		from += join
+	from, where, err := b.filter(q, from, join, scope)
+	if err != nil {
+		return 0, err
 	}
 	var total int
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+from+" WHERE "+where, b.args...).Scan(&total); err != nil {
@@ -349,6 +351,42 @@ func (s *Store) searchSCIM(ctx context.Context, b *matchSQL, q SCIMQuery, from, 
 	return total, mapErr(rows.Err())
 }
 
+// filter is the FROM and WHERE of the resources of table from (its
+// LEFT JOIN join added when the query reads it) in scope that meet
+// q.Where.
+func (b *matchSQL) filter(q SCIMQuery, from, join, scope string) (string, string, error) {
+	where := scope
+	rest := q.Where
+	if d, ok := b.driving(q.Where); ok {
+		// CROSS JOIN keeps this order in SQLite, which without statistics
+		// would scan the realm first.
+		ids, err := b.owners(d)
+		if err != nil {
+			return "", "", err
+		}
+		from = "(SELECT DISTINCT owner_id FROM (" + ids + ") d) m CROSS JOIN " + from
+		where += " AND " + b.owner + " = m.owner_id"
+		rest = without(q.Where, d)
+	} else if driver, join := b.textDriver(q.Where, b.fields); driver != "" {
+		from = driver + from
+		where += " AND " + join
+	}
+	if rest != nil {
+		cond, err := b.match(rest, false)
+		if err != nil {
+			return "", "", err
+		}
+		where += " AND " + cond
+	}
+	// The SCIM table is joined only when its columns are read: a count of
+	// the realm then reads an index alone.
+	alias := strings.Fields(join)[3] + "."
+	if strings.Contains(where, alias) || q.SortField != "" && strings.Contains(b.fields[q.SortField], alias) {
+		from += join
+	}
+	return from, where, nil
+}
+
 // matchSQL builds the SQL of a Match, collecting its arguments: fields
 // are the columns a comparison outside MatchHas may name, has the query
 // of the owners (owner) of an attribute's values, aliased v.
@@ -356,13 +394,55 @@ type matchSQL struct {
 	args   []any
 	fields map[string]string
 	owner  string
-	has    func(attr string, b *matchSQL) string
-	// also starts the query of the owners whose own column (a Match's
-	// Also, aliased r) holds a value meeting a condition.
-	also string
+	// has answers the query of the owners of attr's values, reading
+	// first the rows of driver (a FROM and CROSS JOIN, or ""), which
+	// the caller joins to them.
+	has func(attr string, b *matchSQL, driver string) string
+	// alsoFrom and alsoScope are the FROM and WHERE of the owners whose
+	// own column (a Match's Also, aliased r) holds a value meeting a
+	// condition.
+	alsoFrom, alsoScope string
 	// valueFields, when set, stand for ValueFields: the owner's column
 	// as the value.
 	valueFields map[string]string
+	// indexes narrow the substring comparisons of the columns they name
+	// (textIndex); valueIndexes are those of the values of an attribute,
+	// which replace indexes inside its MatchHas. Both nil where the
+	// backend has none.
+	indexes      map[string]textIndex
+	valueIndexes func(attr string) map[string]textIndex
+	// likeIsExact: LIKE compares case as written (dialect.likeIsExact).
+	likeIsExact bool
+}
+
+// A textIndex narrows co, sw and ew on a column to the rows that may
+// match, which the exact comparison then tests: trigrams is the FTS5
+// table (schema version 54) of the column's rows, keyed by rowid (the
+// row's, as rowid says), and columns the FTS5 column filter to search;
+// prefix says that a B-tree index serves a range of the column, its
+// leading columns fixed by the query's other terms.
+type textIndex struct {
+	trigrams, columns, rowid string
+	prefix                   bool
+}
+
+// userTextIndexes are the users row's. The email's B-tree index holds
+// the non-empty emails only, as the query of the owners of an email
+// states and the users query does not.
+var userTextIndexes = map[string]textIndex{
+	"u.username":        {"users_trigrams", "username", "u.rowid", true},
+	"u.email":           {"users_trigrams", "email", "u.rowid", false},
+	"r.email":           {"users_trigrams", "email", "r.rowid", true},
+	"u.first_name_fold": {"users_trigrams", "first_name_fold", "u.rowid", true},
+	"u.last_name_fold":  {"users_trigrams", "last_name_fold", "u.rowid", true},
+}
+
+// scimValueTextIndexes are scim_user_values'. The trigram table holds a
+// value equal to its fold once, as its fold: a search of the value as
+// written reads both columns.
+var scimValueTextIndexes = map[string]textIndex{
+	"v.fold":  {"scim_user_values_trigrams", "fold", "v.rowid", true},
+	"v.value": {"scim_user_values_trigrams", "{value fold}", "v.rowid", true},
 }
 
 func (b *matchSQL) arg(v any) string {
@@ -413,7 +493,14 @@ func (b *matchSQL) match(m *Match, inValue bool) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("match: no field %q", m.Field)
 	}
-	return b.compare(col, m.Op, m.Value)
+	cond, err := b.compare(col, m.Op, m.Value)
+	if err != nil {
+		return "", err
+	}
+	if r := b.prefixRange(col, m); r != "" {
+		cond = "(" + cond + " AND " + r + ")"
+	}
+	return cond, nil
 }
 
 // hasSQL is the SQL of a MatchHas: the owner holds a value of the
@@ -431,33 +518,52 @@ func (b *matchSQL) owners(m *Match) (string, error) {
 	if len(m.Subs) > 1 {
 		return "", fmt.Errorf("match: has with %d conditions", len(m.Subs))
 	}
-	sub := b.has(m.Attr, b)
-	if len(m.Subs) == 1 {
-		if (m.Attr == "groups" || m.Attr == "members") && !onlyValue(m.Subs[0]) {
-			return "", fmt.Errorf("match: memberships have only a value")
+	if len(m.Subs) == 0 {
+		return b.has(m.Attr, b, ""), nil
+	}
+	if (m.Attr == "groups" || m.Attr == "members") && !onlyValue(m.Subs[0]) {
+		return "", fmt.Errorf("match: memberships have only a value")
+	}
+	if m.Attr == "addresses" {
+		b.valueFields = AddressFields
+	}
+	owners := b.indexes
+	b.indexes = nil
+	if b.valueIndexes != nil {
+		b.indexes = b.valueIndexes(m.Attr)
+	}
+	fields := ValueFields
+	if b.valueFields != nil {
+		fields = b.valueFields
+	}
+	driver, join := b.textDriver(m.Subs[0], fields)
+	sub := b.has(m.Attr, b, driver)
+	if join != "" {
+		sub += " AND " + join
+	}
+	cond, err := b.match(m.Subs[0], true)
+	b.valueFields, b.indexes = nil, owners
+	if err != nil {
+		return "", err
+	}
+	sub += " AND " + cond
+	if m.Also != "" {
+		if !onlyValue(m.Subs[0]) {
+			return "", fmt.Errorf("match: also %s for a condition on more than the value", m.Also)
 		}
-		if m.Attr == "addresses" {
-			b.valueFields = AddressFields
-		}
+		col := "r." + strings.TrimPrefix(UserFields[m.Also], "u.")
+		b.valueFields = map[string]string{"value": col, "fold": col}
+		driver, join := b.textDriver(m.Subs[0], b.valueFields)
 		cond, err := b.match(m.Subs[0], true)
 		b.valueFields = nil
 		if err != nil {
 			return "", err
 		}
-		sub += " AND " + cond
-		if m.Also != "" {
-			if !onlyValue(m.Subs[0]) {
-				return "", fmt.Errorf("match: also %s for a condition on more than the value", m.Also)
-			}
-			col := "r." + strings.TrimPrefix(UserFields[m.Also], "u.")
-			b.valueFields = map[string]string{"value": col, "fold": col}
-			cond, err := b.match(m.Subs[0], true)
-			b.valueFields = nil
-			if err != nil {
-				return "", err
-			}
-			sub += " UNION " + b.also + col + " <> '' AND " + cond
+		if join != "" {
+			join += " AND "
 		}
+		sub += " UNION SELECT r.id FROM " + driver + b.alsoFrom + " WHERE " + join + b.alsoScope + " AND " +
+			col + " <> '' AND " + cond
 	}
 	return sub, nil
 }
@@ -520,7 +626,8 @@ func onlyValue(m *Match) bool {
 // compare is the SQL of col op value; pr is for texts, which are never
 // NULL here. Texts compare bytewise (the caller
 // folds both sides where case does not count); co, sw and ew use replace
-// and substr, which ignore no case on any backend, unlike LIKE.
+// and substr, which ignore no case on any backend, unlike SQLite's LIKE,
+// but for folded columns and where LIKE heeds case.
 func (b *matchSQL) compare(col, op string, value any) (string, error) {
 	switch op {
 	case MatchPr:
@@ -542,7 +649,7 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("match: %s needs a text, not %T", op, value)
 	}
-	if foldedColumns[col] {
+	if foldedColumns[col] || b.likeIsExact {
 		esc := likeEscaper.Replace(text)
 		switch op {
 		case MatchCo:
@@ -566,6 +673,73 @@ func (b *matchSQL) compare(col, op string, value any) (string, error) {
 		return fmt.Sprintf("(length(%s) >= %d AND substr(%s, length(%s) - %d) = %s)", col, n, col, col, n-1, b.arg(text)), nil
 	}
 	return "", fmt.Errorf("match: unknown operator %q", op)
+}
+
+// prefixRange is, for a sw on a column a B-tree index serves, the range
+// of the texts that start with the compared text, bytewise (a folded
+// column holds what the caller folded alike): a condition the rows that
+// match meet, which the index answers. "" for any other comparison.
+func (b *matchSQL) prefixRange(col string, m *Match) string {
+	text, _ := m.Value.(string)
+	if m.Op != MatchSw || !b.indexes[col].prefix || text == "" {
+		return ""
+	}
+	cond := col + " >= " + b.arg(text)
+	if end, ok := prefixEnd(text); ok {
+		cond += " AND " + col + " < " + b.arg(end)
+	}
+	return cond
+}
+
+// textDriver finds, in m or a term of m joined by and, a co, sw or ew
+// on a column of fields that a trigram table narrows (and no prefix
+// range serves), and answers the FROM of the rows that table finds,
+// CROSS JOIN (which SQLite, without statistics, would otherwise put
+// after a scan of the realm), and the condition joining them to the
+// column's rows; "" when there is none. The comparison itself still
+// tests each row: FTS5 folds case by rules of its own, but letter by
+// letter, so a text holding the compared one holds it folded too, and
+// the table finds a superset of the rows. The trigram tokenizer finds no
+// text shorter than three characters, and a text that is not UTF-8
+// might not split into the characters the stored one does: those scan.
+func (b *matchSQL) textDriver(m *Match, fields map[string]string) (from, join string) {
+	if m == nil {
+		return "", ""
+	}
+	switch m.Op {
+	case MatchAnd:
+		for _, sub := range m.Subs {
+			if from, join := b.textDriver(sub, fields); from != "" {
+				return from, join
+			}
+		}
+	case MatchCo, MatchSw, MatchEw:
+		ix, indexed := b.indexes[fields[m.Field]]
+		text, _ := m.Value.(string)
+		if !indexed || m.Op == MatchSw && ix.prefix || utf8.RuneCountInString(text) < 3 || !utf8.ValidString(text) ||
+			strings.ContainsRune(text, 0) {
+			return "", ""
+		}
+		phrase := ix.columns + ` : "` + strings.ReplaceAll(text, `"`, `""`) + `"`
+		return "(SELECT rowid AS rid FROM " + ix.trigrams + " WHERE " + ix.trigrams + " MATCH " + b.arg(phrase) +
+			") tg CROSS JOIN ", ix.rowid + " = tg.rid"
+	}
+	return "", ""
+}
+
+// prefixEnd is the least text after every text that starts with prefix,
+// bytewise: prefix with its last byte below 0xff raised by one (not
+// always UTF-8, which SQLite compares as bytes all the same); false when
+// there is none.
+func prefixEnd(prefix string) (string, bool) {
+	end := []byte(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return string(end[:i+1]), true
+		}
+	}
+	return "", false
 }
 
 // foldedColumns hold lowercase text only, written so by Go or lowered by

@@ -14,6 +14,152 @@ func scimResourceSuite() []subTest {
 		{"SCIMUserSearch", testSCIMUserSearch},
 		{"SCIMGroupSearch", testSCIMGroupSearch},
 		{"SCIMAddressSearch", testSCIMAddressSearch},
+		{"SCIMSubstringSearch", testSCIMSubstringSearch},
+	}
+}
+
+// testSCIMSubstringSearch: co, sw and ew find exactly the users whose text
+// holds the compared one, however the backend narrows them first (SQLite's
+// trigram tables, PostgreSQL's trigram indexes): texts shorter than a
+// trigram, letters FTS5 folds otherwise than FoldCase, case-exact values,
+// quotes and LIKE's wildcards, and after every kind of write.
+func testSCIMSubstringSearch(t *testing.T, s *store.Store) {
+	realm := mustCreateRealm(t, s, testRealm("r1", "acme", 1))
+	other := mustCreateRealm(t, s, testRealm("r2", "beta", 1))
+	alice := testUser("u1", realm.ID, "alice", "alice@example.com")
+	alice.LastName = "Müller-Straße"
+	bob := testUser("u2", realm.ID, "bob", "")
+	bob.LastName = "Dİnç" // dotted capital I, which folds to itself
+	carol := testUser("u3", realm.ID, "carol", "carol@example.org")
+	carol.LastName = "Ωmega"
+	twin := testUser("u4", other.ID, "alice", "alice@example.com")
+	twin.LastName = "Müller-Straße"
+	for _, u := range []*store.User{alice, bob, carol, twin} {
+		mustCreateUser(t, s, u)
+	}
+	put := func(realmID, id string, values ...store.SCIMValue) {
+		t.Helper()
+		if err := s.PutSCIMUser(testCtx, realmID, id, store.SCIMUser{ModifiedAt: 2, Data: `{}`}, values); err != nil {
+			t.Fatal(err)
+		}
+	}
+	value := func(attr, v string) store.SCIMValue {
+		fold := store.FoldCase(v)
+		if attr == "emails" {
+			fold = strings.ToLower(v)
+		}
+		return store.SCIMValue{Attr: attr, Value: v, Fold: fold}
+	}
+	aliceValues := []store.SCIMValue{value("emails", "Alice.Work@Example.COM"), value("displayname", "ÄRGER ΟΔΌΣ"),
+		value("externalid", `ID-Ab"c%_\x`)}
+	put(realm.ID, "u1", aliceValues...)
+	put(realm.ID, "u2", value("displayname", "Bob ς"), value("externalid", "id-ab"))
+	put(other.ID, "u4", aliceValues...)
+
+	has := func(attr string, sub *store.Match) *store.Match {
+		return &store.Match{Op: store.MatchHas, Attr: attr, Subs: []*store.Match{sub}}
+	}
+	cmp := func(op, field string, v any) *store.Match { return &store.Match{Op: op, Field: field, Value: v} }
+	emails := func(op, text string) *store.Match {
+		m := has("emails", cmp(op, "fold", text))
+		m.Also = "email"
+		return m
+	}
+	cases := []struct {
+		name  string
+		where *store.Match
+		want  string
+	}{
+		{"userName co", cmp(store.MatchCo, "username", "lic"), "alice"},
+		{"userName co, short", cmp(store.MatchCo, "username", "o"), "bob carol"},
+		{"userName co, none", cmp(store.MatchCo, "username", "lice@"), ""},
+		{"userName sw", cmp(store.MatchSw, "username", "car"), "carol"},
+		{"userName sw, short", cmp(store.MatchSw, "username", "b"), "bob"},
+		{"userName sw, empty", cmp(store.MatchSw, "username", ""), "alice bob carol"},
+		{"userName ew", cmp(store.MatchEw, "username", "rol"), "carol"},
+		{"userName ew, short", cmp(store.MatchEw, "username", "e"), "alice"},
+		{"userName sw, not", &store.Match{Op: store.MatchNot, Subs: []*store.Match{cmp(store.MatchSw, "username", "ali")}}, "bob carol"},
+		{"userName co and co", &store.Match{Op: store.MatchAnd, Subs: []*store.Match{cmp(store.MatchCo, "username", "aro"),
+			cmp(store.MatchCo, "username", "rol")}}, "carol"},
+		{"userName co or co", &store.Match{Op: store.MatchOr, Subs: []*store.Match{cmp(store.MatchCo, "username", "aro"),
+			cmp(store.MatchEw, "username", "bob")}}, "bob carol"},
+		{"emails co, SCIM's and the users row's", emails(store.MatchCo, "@example."), "alice carol"},
+		{"emails co, the users row's", emails(store.MatchCo, "example.org"), "carol"},
+		{"emails co, SCIM's", emails(store.MatchCo, "e.work@"), "alice"},
+		{"emails sw", emails(store.MatchSw, "alice.w"), "alice"},
+		{"emails ew", emails(store.MatchEw, "e.com"), "alice"},
+		{"emails ew, short", emails(store.MatchEw, "g"), "carol"},
+		{"displayName co, folded", has("displayname", cmp(store.MatchCo, "fold", "οδόσ")), "alice"},
+		{"displayName co, final sigma", has("displayname", cmp(store.MatchCo, "fold", "b σ")), "bob"},
+		{"displayName sw", has("displayname", cmp(store.MatchSw, "fold", "ärg")), "alice"},
+		{"displayName ew", has("displayname", cmp(store.MatchEw, "fold", "όσ")), "alice"},
+		{"familyName co, ß", cmp(store.MatchCo, "last_name", "straße"), "alice"},
+		{"familyName co, ss", cmp(store.MatchCo, "last_name", "strasse"), ""},
+		{"familyName co, dotted I", cmp(store.MatchCo, "last_name", "di̇nç"), ""},
+		{"familyName co, dotted I kept", cmp(store.MatchCo, "last_name", "dİnç"), "bob"},
+		{"familyName sw", cmp(store.MatchSw, "last_name", "ωme"), "carol"},
+		{"familyName ew", cmp(store.MatchEw, "last_name", "-straße"), "alice"},
+		{"externalId co, as written", has("externalid", cmp(store.MatchCo, "value", `Ab"c%_\`)), "alice"},
+		{"externalId co, other case", has("externalid", cmp(store.MatchCo, "value", `AB"C`)), ""},
+		{"externalId co, lowercase", has("externalid", cmp(store.MatchCo, "value", "d-ab")), "bob"},
+		{"externalId co, wildcards literal", has("externalid", cmp(store.MatchCo, "value", "%_x")), ""},
+		{"externalId sw", has("externalid", cmp(store.MatchSw, "value", "ID-")), "alice"},
+		{"externalId sw, other case", has("externalid", cmp(store.MatchSw, "value", "id-a")), "bob"},
+		{"externalId ew", has("externalid", cmp(store.MatchEw, "value", `_\x`)), "alice"},
+	}
+	search := func(where *store.Match) (string, int) {
+		t.Helper()
+		users, total, err := s.SearchSCIMUsers(testCtx, realm.ID, store.SCIMQuery{Where: where, Limit: 10})
+		if err != nil {
+			t.Fatalf("search %+v: %v", where, err)
+		}
+		names := make([]string, len(users))
+		for i, u := range users {
+			names[i] = u.Username
+		}
+		return strings.Join(names, " "), total
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, total := search(tc.where); got != tc.want || total != len(strings.Fields(tc.want)) {
+				t.Fatalf("%q (total %d), want %q", got, total, tc.want)
+			}
+		})
+	}
+
+	// Every write moves what the searches find: a rename, new SCIM
+	// values, a deletion, and a user made anew in its place.
+	alice.Username, alice.LastName = "alicia", "Weiß"
+	if err := s.UpdateUser(testCtx, alice); err != nil {
+		t.Fatal(err)
+	}
+	put(realm.ID, "u1", value("displayname", "Alicia"))
+	if err := s.DeleteUser(testCtx, realm.ID, "u2"); err != nil {
+		t.Fatal(err)
+	}
+	dave := testUser("u5", realm.ID, "dave", "dave@example.org")
+	dave.LastName = "Dİnç"
+	mustCreateUser(t, s, dave)
+	for _, tc := range []struct {
+		name  string
+		where *store.Match
+		want  string
+	}{
+		{"renamed", cmp(store.MatchCo, "username", "lic"), "alicia"},
+		{"the old name", cmp(store.MatchCo, "username", "lice"), ""},
+		{"the new family name", cmp(store.MatchEw, "last_name", "eiß"), "alicia"},
+		{"the old family name", cmp(store.MatchCo, "last_name", "straße"), ""},
+		{"replaced values", has("displayname", cmp(store.MatchCo, "fold", "οδό")), ""},
+		{"new values", has("displayname", cmp(store.MatchSw, "fold", "alic")), "alicia"},
+		{"a deleted user's values", has("externalid", cmp(store.MatchCo, "value", "d-ab")), ""},
+		{"the user made after", cmp(store.MatchCo, "last_name", "dİnç"), "dave"},
+		{"the user made after, by email", emails(store.MatchCo, "example.org"), "carol dave"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, total := search(tc.where); got != tc.want || total != len(strings.Fields(tc.want)) {
+				t.Fatalf("%q (total %d), want %q", got, total, tc.want)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// textIndexesInStep fails unless each trigram table indexes exactly the
+// rows of its table: a row the triggers missed would not be found, and
+// one they left behind would refuse the next row given its rowid.
+func textIndexesInStep(t *testing.T, s *Store) {
+	t.Helper()
+	for table, trigrams := range map[string]string{"users": "users_trigrams", "scim_user_values": "scim_user_values_trigrams"} {
+		var rows, indexed, missing, stale int
+		err := s.w.QueryRowContext(testCtx, `SELECT (SELECT count(*) FROM `+table+`), (SELECT count(*) FROM `+trigrams+`),
+			(SELECT count(*) FROM `+table+` WHERE rowid NOT IN (SELECT rowid FROM `+trigrams+`)),
+			(SELECT count(*) FROM `+trigrams+` WHERE rowid NOT IN (SELECT rowid FROM `+table+`))`).
+			Scan(&rows, &indexed, &missing, &stale)
+		if err != nil {
+			t.Fatalf("%s: %v", trigrams, err)
+		}
+		if missing != 0 || stale != 0 || rows != indexed {
+			t.Fatalf("%s: %d rows of %s, %d indexed, %d missing, %d stale", trigrams, rows, table, indexed, missing, stale)
+		}
+	}
+}
+
+// searchUsernames are the usernames of realmID's users meeting where.
+func searchUsernames(t *testing.T, s *Store, realmID string, where *Match) string {
+	t.Helper()
+	users, _, err := s.SearchSCIMUsers(testCtx, realmID, SCIMQuery{Where: where, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(users))
+	for i, u := range users {
+		names[i] = u.Username
+	}
+	return strings.Join(names, " ")
+}
+
+// The triggers keep the trigram tables in step with every write of their
+// rows, the ones foreign keys cascade and the store's own folding of old
+// rows included.
+func TestSQLiteTextIndexesInStep(t *testing.T) {
+	s := newSQLiteTestStore(t)
+	testFixture(t, s)
+	textIndexesInStep(t, s)
+	put := func(realmID, userID string, values ...SCIMValue) {
+		t.Helper()
+		if err := s.PutSCIMUser(testCtx, realmID, userID, SCIMUser{ModifiedAt: 1, Data: `{}`}, values); err != nil {
+			t.Fatal(err)
+		}
+	}
+	email := func(v string) SCIMValue { return SCIMValue{Attr: "emails", Value: v, Fold: strings.ToLower(v)} }
+	for _, step := range []struct {
+		name  string
+		write func() error
+	}{
+		{"SCIM values", func() error {
+			put(testRealmID, "alice", email("Alice@Example.COM"), SCIMValue{Attr: "externalid", Value: "x-1", Fold: "x-1"})
+			put(testOtherRealmID, "carol", email("carol@example.com"))
+			return nil
+		}},
+		{"SCIM values replaced", func() error { put(testRealmID, "alice", email("alice@example.net")); return nil }},
+		{"a rename", func() error {
+			u, err := s.GetUser(testCtx, testRealmID, "bob")
+			if err != nil {
+				return err
+			}
+			u.Username, u.LastName = "robert", "Weiß"
+			return s.UpdateUser(testCtx, u)
+		}},
+		{"a password, which no index reads", func() error { return s.SetUserPassword(testCtx, testRealmID, "bob", "hash", 2, false) }},
+		{"names folded on open", func() error {
+			_, err := s.w.ExecContext(testCtx, "UPDATE users SET first_name_fold = NULL, last_name_fold = NULL")
+			if err == nil {
+				err = s.foldNames(testCtx)
+			}
+			return err
+		}},
+		{"a deletion, its values cascading", func() error { return s.DeleteUser(testCtx, testRealmID, "alice") }},
+		{"a user made in its place", func() error {
+			return s.CreateUser(testCtx, &User{ID: "dave", RealmID: testRealmID, Username: "dave", LastName: "Dİnç", Enabled: true, CreatedAt: 3})
+		}},
+		{"a realm's deletion, its users cascading", func() error { return s.DeleteRealm(testCtx, "other") }},
+		{"a user made after", func() error {
+			return s.CreateUser(testCtx, &User{ID: "erin", RealmID: testRealmID, Username: "erin", Enabled: true, CreatedAt: 4})
+		}},
+	} {
+		if err := step.write(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		textIndexesInStep(t, s)
+	}
+	for _, c := range []struct {
+		where *Match
+		want  string
+	}{
+		{&Match{Op: MatchCo, Field: "username", Value: "obe"}, "robert"},
+		{&Match{Op: MatchEw, Field: "last_name", Value: "eiß"}, "robert"},
+		{&Match{Op: MatchCo, Field: "last_name", Value: "dİn"}, "dave"},
+		{&Match{Op: MatchHas, Attr: "emails", Subs: []*Match{{Op: MatchCo, Field: "fold", Value: "example"}}}, ""},
+	} {
+		if got := searchUsernames(t, s, testRealmID, c.where); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.where, got, c.want)
+		}
+	}
+}
+
+// Version 52 indexes the users and SCIM values written before it.
+func TestTextIndexMigration(t *testing.T) {
+	before, path := openBeforeVersion(t, 52)
+	createRealmAtOldSchema(t, before, testRealm("r1", "acme", 1000))
+	createUserAtOldSchema(t, before, &User{ID: "u1", RealmID: "r1", Username: "alice", Email: "alice@example.com",
+		LastName: "Müller", Enabled: true, CreatedAt: 1000})
+	if err := before.PutSCIMUser(testCtx, "r1", "u1", SCIMUser{ModifiedAt: 1, Data: `{}`},
+		[]SCIMValue{{Attr: "externalid", Value: "Ext-42", Fold: "ext-42"}}); err != nil {
+		t.Fatal(err)
+	}
+	before.Close()
+
+	s := storeTestOpen(t, path, storeTestKey)
+	textIndexesInStep(t, s)
+	emails := &Match{Op: MatchHas, Attr: "emails", Also: "email", Subs: []*Match{{Op: MatchCo, Field: "fold", Value: "@example"}}}
+	for _, where := range []*Match{
+		{Op: MatchCo, Field: "username", Value: "lic"},
+		{Op: MatchEw, Field: "last_name", Value: "ller"},
+		{Op: MatchHas, Attr: "externalid", Subs: []*Match{{Op: MatchCo, Field: "value", Value: "xt-4"}}},
+		emails,
+	} {
+		if got := searchUsernames(t, s, "r1", where); got != "alice" {
+			t.Errorf("%+v: %q, want alice", where, got)
+		}
+	}
+}
