@@ -1929,7 +1929,9 @@ CREATE TABLE setup_wizard (
 -- FTS5 tables with the trigram tokenizer, each keyed by the rowid of the
 -- row it indexes; contentless (the rows hold the texts) with
 -- contentless_delete, so that a delete needs the rowid alone and cannot
--- leave the index out of step over texts read wrong. The index only
+-- leave the index out of step over texts read wrong; without positions
+-- (detail column: a search asks for trigrams, never phrases), a third
+-- smaller and cheaper to write. The index only
 -- narrows: its folding is FTS5's own, so every query tests the rows it
 -- finds with the exact comparison. Triggers keep them in step in the
 -- writer's own transaction, whatever writes the rows (the admin API,
@@ -1938,7 +1940,8 @@ CREATE TABLE setup_wizard (
 -- value as written reads both columns. SQLite alone has them (store's
 -- schema test lists them); docs/scim.md says what PostgreSQL uses.
 CREATE VIRTUAL TABLE users_trigrams USING fts5 (username, email, first_name_fold, last_name_fold,
-    tokenize = 'trigram', content = '', contentless_delete = 1);
+    tokenize = 'trigram', content = '', contentless_delete = 1,
+    detail = 'column');
 INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
     SELECT rowid, username, email, first_name_fold, last_name_fold FROM users;
 CREATE TRIGGER users_trigrams_insert AFTER INSERT ON users BEGIN
@@ -1956,7 +1959,8 @@ CREATE TRIGGER users_trigrams_delete AFTER DELETE ON users BEGIN
     DELETE FROM users_trigrams WHERE rowid = old.rowid;
 END;
 CREATE VIRTUAL TABLE scim_user_values_trigrams USING fts5 (value, fold,
-    tokenize = 'trigram', content = '', contentless_delete = 1);
+    tokenize = 'trigram', content = '', contentless_delete = 1,
+    detail = 'column');
 INSERT INTO scim_user_values_trigrams (rowid, value, fold)
     SELECT rowid, CASE WHEN value = fold THEN '' ELSE value END, fold FROM scim_user_values;
 CREATE TRIGGER scim_user_values_trigrams_insert AFTER INSERT ON scim_user_values BEGIN

@@ -31,11 +31,11 @@ var postgresOnlyColumns = map[string]string{
 }
 
 // sqliteOnlyTables are schema.sql's FTS5 tables (version 54), each with
-// the shadow tables FTS5 keeps its index in: SQLite's way of indexing the
-// substrings SCIM searches, which schema_postgres.sql gives to pg_trgm's
-// indexes on the searched columns instead (postgresOnlyIndexes). They
-// hold no data of their own (triggers fill them from the rows they
-// index), so no other backend needs a counterpart.
+// the shadow tables FTS5 keeps its index in: SQLite's way of indexing the substrings SCIM searches, which
+// schema_postgres.sql gives to pg_trgm's indexes on the searched columns
+// instead (postgresOnlyIndexes). They hold no data of their own
+// (triggers fill them from the rows they index), so no other backend
+// needs a counterpart.
 var sqliteOnlyTables = fts5Tables("users_trigrams", "scim_user_values_trigrams")
 
 // fts5Tables are the FTS5 tables named and their shadow tables.

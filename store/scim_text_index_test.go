@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -131,6 +132,62 @@ func TestTextIndexMigration(t *testing.T) {
 	} {
 		if got := searchUsernames(t, s, "r1", where); got != "alice" {
 			t.Errorf("%+v: %q, want alice", where, got)
+		}
+	}
+}
+
+// A text more than maxTrigramRows rows hold is searched by a scan of the
+// realm, which then costs less than reading each row the index found;
+// the result is the same.
+func TestSQLiteTrigramSearchOfACommonText(t *testing.T) {
+	s := newSQLiteTestStore(t)
+	mustCreateRealm(t, s, testRealm(testRealmID, "acme", 1000))
+	users := make([]*User, maxTrigramRows+1)
+	for i := range users {
+		users[i] = &User{ID: fmt.Sprintf("u%d", i), RealmID: testRealmID, Username: fmt.Sprintf("user%05d", i),
+			Email: fmt.Sprintf("user%05d@example.com", i), Enabled: true, CreatedAt: 1}
+	}
+	if err := s.CreateUsers(testCtx, users); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text    string
+		total   int
+		indexed bool
+	}{
+		{"@example.com", maxTrigramRows + 1, false},
+		{"r01234@", 1, true},
+		{"0123", 11, true}, // user00123, user01230 to user01239
+	} {
+		where := &Match{Op: MatchCo, Field: "email", Value: c.text}
+		b := s.scimUsersMatch(testCtx, testRealmID)
+		from, _, err := b.filter(SCIMQuery{Where: where}, scimUsersFrom, scimUsersJoin, scimUsersScope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if indexed := strings.Contains(from, "json_each"); indexed != c.indexed {
+			t.Errorf("%q: read through the index %t, want %t", c.text, indexed, c.indexed)
+		}
+		if _, total, err := s.SearchSCIMUsers(testCtx, testRealmID, SCIMQuery{Where: where, Limit: 1}); err != nil || total != c.total {
+			t.Errorf("%q: %d users (%v), want %d", c.text, total, err, c.total)
+		}
+	}
+}
+
+func TestTrigramQuery(t *testing.T) {
+	for _, c := range []struct {
+		columns []string
+		text    string
+		want    string
+	}{
+		{[]string{"email"}, "abc", `{email} : ("abc")`},
+		{[]string{"email"}, "abcd", `{email} : ("abc" AND "bcd")`},
+		{[]string{"email"}, "4321@example.com", `{email} : ("432" AND "1@e" AND "xam" AND "ple" AND ".co" AND "com")`},
+		{[]string{"value", "fold"}, `a"bc`, `{value fold} : ("a""b" AND """bc")`},
+		{[]string{"fold"}, "straße", `{fold} : ("str" AND "aße")`},
+	} {
+		if got := trigramQuery(c.columns, c.text); got != c.want {
+			t.Errorf("%v %q: %s, want %s", c.columns, c.text, got, c.want)
 		}
 	}
 }

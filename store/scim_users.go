@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -218,7 +219,7 @@ type SCIMQuery struct {
 // SearchSCIMUsers answers one page of q and how many users meet q.Where
 // in all. Service accounts are not listed.
 func (s *Store) SearchSCIMUsers(ctx context.Context, realmID string, q SCIMQuery) ([]*User, int, error) {
-	b := s.scimUsersMatch(realmID)
+	b := s.scimUsersMatch(ctx, realmID)
 	order := func(b *matchSQL, dir string) (string, error) {
 		if q.SortAttr != "" {
 			return fmt.Sprintf("coalesce((SELECT min(o.fold) FROM scim_user_values o WHERE o.user_id = u.id AND o.attr = %s), '')%s, u.username",
@@ -250,7 +251,7 @@ const (
 )
 
 // scimUsersMatch builds the SQL of a Match on the users of realmID.
-func (s *Store) scimUsersMatch(realmID string) *matchSQL {
+func (s *Store) scimUsersMatch(ctx context.Context, realmID string) *matchSQL {
 	b := &matchSQL{args: []any{realmID}, fields: UserFields, owner: "u.id", has: func(attr string, b *matchSQL, driver string) string {
 		if attr == "groups" {
 			return "SELECT v.user_id AS owner_id FROM (SELECT user_id, group_id AS value FROM group_members) v WHERE TRUE"
@@ -268,6 +269,7 @@ func (s *Store) scimUsersMatch(realmID string) *matchSQL {
 			}
 			return scimValueTextIndexes
 		}
+		b.trigramRows = func(ix textIndex, text string) (string, bool, error) { return s.trigramRows(ctx, ix, text) }
 	}
 	return b
 }
@@ -367,7 +369,9 @@ func (b *matchSQL) filter(q SCIMQuery, from, join, scope string) (string, string
 		from = "(SELECT DISTINCT owner_id FROM (" + ids + ") d) m CROSS JOIN " + from
 		where += " AND " + b.owner + " = m.owner_id"
 		rest = without(q.Where, d)
-	} else if driver, join := b.textDriver(q.Where, b.fields); driver != "" {
+	} else if driver, join, err := b.textDriver(q.Where, b.fields); err != nil {
+		return "", "", err
+	} else if driver != "" {
 		from = driver + from
 		where += " AND " + join
 	}
@@ -411,6 +415,10 @@ type matchSQL struct {
 	// backend has none.
 	indexes      map[string]textIndex
 	valueIndexes func(attr string) map[string]textIndex
+	// trigramRows answers the rows of ix whose columns may hold text, a
+	// JSON array of rowids, or false when testing every row of the realm
+	// costs less (Store.trigramRows).
+	trigramRows func(ix textIndex, text string) (string, bool, error)
 	// likeIsExact: LIKE compares case as written (dialect.likeIsExact).
 	likeIsExact bool
 }
@@ -418,31 +426,33 @@ type matchSQL struct {
 // A textIndex narrows co, sw and ew on a column to the rows that may
 // match, which the exact comparison then tests: trigrams is the FTS5
 // table (schema version 54) of the column's rows, keyed by rowid (the
-// row's, as rowid says), and columns the FTS5 column filter to search;
+// row's, as rowid says), and columns the FTS5 columns to search;
 // prefix says that a B-tree index serves a range of the column, its
 // leading columns fixed by the query's other terms.
 type textIndex struct {
-	trigrams, columns, rowid string
-	prefix                   bool
+	trigrams string
+	columns  []string
+	rowid    string
+	prefix   bool
 }
 
 // userTextIndexes are the users row's. The email's B-tree index holds
 // the non-empty emails only, as the query of the owners of an email
 // states and the users query does not.
 var userTextIndexes = map[string]textIndex{
-	"u.username":        {"users_trigrams", "username", "u.rowid", true},
-	"u.email":           {"users_trigrams", "email", "u.rowid", false},
-	"r.email":           {"users_trigrams", "email", "r.rowid", true},
-	"u.first_name_fold": {"users_trigrams", "first_name_fold", "u.rowid", true},
-	"u.last_name_fold":  {"users_trigrams", "last_name_fold", "u.rowid", true},
+	"u.username":        {"users_trigrams", []string{"username"}, "u.rowid", true},
+	"u.email":           {"users_trigrams", []string{"email"}, "u.rowid", false},
+	"r.email":           {"users_trigrams", []string{"email"}, "r.rowid", true},
+	"u.first_name_fold": {"users_trigrams", []string{"first_name_fold"}, "u.rowid", true},
+	"u.last_name_fold":  {"users_trigrams", []string{"last_name_fold"}, "u.rowid", true},
 }
 
 // scimValueTextIndexes are scim_user_values'. The trigram table holds a
 // value equal to its fold once, as its fold: a search of the value as
 // written reads both columns.
 var scimValueTextIndexes = map[string]textIndex{
-	"v.fold":  {"scim_user_values_trigrams", "fold", "v.rowid", true},
-	"v.value": {"scim_user_values_trigrams", "{value fold}", "v.rowid", true},
+	"v.fold":  {"scim_user_values_trigrams", []string{"fold"}, "v.rowid", true},
+	"v.value": {"scim_user_values_trigrams", []string{"value", "fold"}, "v.rowid", true},
 }
 
 func (b *matchSQL) arg(v any) string {
@@ -536,7 +546,10 @@ func (b *matchSQL) owners(m *Match) (string, error) {
 	if b.valueFields != nil {
 		fields = b.valueFields
 	}
-	driver, join := b.textDriver(m.Subs[0], fields)
+	driver, join, err := b.textDriver(m.Subs[0], fields)
+	if err != nil {
+		return "", err
+	}
 	sub := b.has(m.Attr, b, driver)
 	if join != "" {
 		sub += " AND " + join
@@ -553,7 +566,10 @@ func (b *matchSQL) owners(m *Match) (string, error) {
 		}
 		col := "r." + strings.TrimPrefix(UserFields[m.Also], "u.")
 		b.valueFields = map[string]string{"value": col, "fold": col}
-		driver, join := b.textDriver(m.Subs[0], b.valueFields)
+		driver, join, err := b.textDriver(m.Subs[0], b.valueFields)
+		if err != nil {
+			return "", err
+		}
 		cond, err := b.match(m.Subs[0], true)
 		b.valueFields = nil
 		if err != nil {
@@ -693,24 +709,22 @@ func (b *matchSQL) prefixRange(col string, m *Match) string {
 
 // textDriver finds, in m or a term of m joined by and, a co, sw or ew
 // on a column of fields that a trigram table narrows (and no prefix
-// range serves), and answers the FROM of the rows that table finds,
-// CROSS JOIN (which SQLite, without statistics, would otherwise put
-// after a scan of the realm), and the condition joining them to the
-// column's rows; "" when there is none. The comparison itself still
-// tests each row: FTS5 folds case by rules of its own, but letter by
-// letter, so a text holding the compared one holds it folded too, and
-// the table finds a superset of the rows. The trigram tokenizer finds no
+// range serves), and answers the FROM of the rows that table finds
+// (trigramRows), CROSS JOIN (which SQLite, without statistics, would
+// otherwise put after a scan of the realm), and the condition joining
+// them to the column's rows; "" when there is none, or when the table
+// finds too many. The comparison itself still tests each row. The trigram tokenizer finds no
 // text shorter than three characters, and a text that is not UTF-8
 // might not split into the characters the stored one does: those scan.
-func (b *matchSQL) textDriver(m *Match, fields map[string]string) (from, join string) {
-	if m == nil {
-		return "", ""
+func (b *matchSQL) textDriver(m *Match, fields map[string]string) (from, join string, err error) {
+	if m == nil || b.trigramRows == nil {
+		return "", "", nil
 	}
 	switch m.Op {
 	case MatchAnd:
 		for _, sub := range m.Subs {
-			if from, join := b.textDriver(sub, fields); from != "" {
-				return from, join
+			if from, join, err := b.textDriver(sub, fields); from != "" || err != nil {
+				return from, join, err
 			}
 		}
 	case MatchCo, MatchSw, MatchEw:
@@ -718,13 +732,80 @@ func (b *matchSQL) textDriver(m *Match, fields map[string]string) (from, join st
 		text, _ := m.Value.(string)
 		if !indexed || m.Op == MatchSw && ix.prefix || utf8.RuneCountInString(text) < 3 || !utf8.ValidString(text) ||
 			strings.ContainsRune(text, 0) {
-			return "", ""
+			return "", "", nil
 		}
-		phrase := ix.columns + ` : "` + strings.ReplaceAll(text, `"`, `""`) + `"`
-		return "(SELECT rowid AS rid FROM " + ix.trigrams + " WHERE " + ix.trigrams + " MATCH " + b.arg(phrase) +
-			") tg CROSS JOIN ", ix.rowid + " = tg.rid"
+		ids, ok, err := b.trigramRows(ix, text)
+		if !ok || err != nil {
+			return "", "", err
+		}
+		return "(SELECT value AS rid FROM json_each(" + b.arg(ids) + ")) tg CROSS JOIN ", ix.rowid + " = tg.rid", nil
 	}
-	return "", ""
+	return "", "", nil
+}
+
+// trigramQuery is the FTS5 query of the rows of columns that hold each
+// of text's trigrams taken end to end, and its last: for
+// "4321@example.com", 432, 1@e, xam, ple, .co and com, joined by AND.
+// FTS5 reads a phrase's trigrams in step, every row holding any of them;
+// terms joined by AND skip ahead to the rows the rarest holds, so that
+// this costs little more than "4321" where the phrase would read every
+// email's "@example.com". The rows found hold the trigrams in any order:
+// fewer than those holding any, but more than those holding text.
+func trigramQuery(columns []string, text string) string {
+	runes := []rune(text)
+	var q strings.Builder
+	q.WriteString("{" + strings.Join(columns, " ") + "} : (")
+	for i := 0; i < len(runes); i += 3 {
+		start := min(i, len(runes)-3)
+		if i > 0 {
+			q.WriteString(" AND ")
+		}
+		q.WriteString(`"` + strings.ReplaceAll(string(runes[start:start+3]), `"`, `""`) + `"`)
+	}
+	return q.String() + ")"
+}
+
+// maxTrigramRows is how many rows a trigram search may find before a
+// scan of the realm costs less: FTS5 reads the rows holding each of the
+// text's trigrams, and each row it finds is then read from its table,
+// about four times the cost of testing it in a scan. A text most of the
+// realm holds (a domain every email shares) stops the search at this
+// many rows, and the realm is scanned, as without the index.
+const maxTrigramRows = 5000
+
+// trigramRows are the rowids, as a JSON array, of the rows of ix whose
+// columns may hold text: those holding its trigrams (trigramQuery).
+// FTS5 folds the case of the texts it indexes and of the one it is asked
+// for by rules of its own, but letter by letter, so that a text holding
+// the compared one holds its trigrams folded alike: the rows are a
+// superset of those that match, which the comparison then tests. False
+// when there are more than maxTrigramRows.
+func (s *Store) trigramRows(ctx context.Context, ix textIndex, text string) (string, bool, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT rowid FROM "+ix.trigrams+" WHERE "+ix.trigrams+" MATCH $1 LIMIT $2",
+		trigramQuery(ix.columns, text), maxTrigramRows+1)
+	if err != nil {
+		return "", false, fmt.Errorf("search trigrams: %w", mapErr(err))
+	}
+	defer rows.Close()
+	list := []byte{'['}
+	n := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return "", false, mapErr(err)
+		}
+		if n++; n > maxTrigramRows {
+			return "", false, nil
+		}
+		if n > 1 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, id, 10)
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, mapErr(err)
+	}
+	return string(append(list, ']')), true, nil
 }
 
 // prefixEnd is the least text after every text that starts with prefix,
