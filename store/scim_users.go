@@ -276,10 +276,10 @@ func (s *Store) scimUsersMatch(ctx context.Context, realmID string) *matchSQL {
 
 // userOrder is the users' order by name. Where a condition that must hold
 // compares an indexed column of the row with eq (the folded names, the
-// email) or sw (the folded names), the order is an expression the username index cannot give:
-// SQLite, without statistics, would otherwise walk the realm in username
-// order testing each user, where reading the few matching rows and sorting
-// them is what the condition's index is for.
+// email) or sw (the folded names), the order is an expression the
+// username index cannot give: SQLite, without statistics, would otherwise
+// walk the realm in username order testing each user, where reading the
+// few matching rows and sorting them is what the condition's index is for.
 func userOrder(where *Match) string {
 	var selective func(m *Match) bool
 	selective = func(m *Match) bool {
@@ -713,9 +713,10 @@ func (b *matchSQL) prefixRange(col string, m *Match) string {
 // (trigramRows), CROSS JOIN (which SQLite, without statistics, would
 // otherwise put after a scan of the realm), and the condition joining
 // them to the column's rows; "" when there is none, or when the table
-// finds too many. The comparison itself still tests each row. The trigram tokenizer finds no
-// text shorter than three characters, and a text that is not UTF-8
-// might not split into the characters the stored one does: those scan.
+// finds too many. The comparison itself still tests each row. The
+// trigram tokenizer finds no text shorter than three characters, and a
+// text that is not UTF-8 might not split into the characters the stored
+// one does: those scan.
 func (b *matchSQL) textDriver(m *Match, fields map[string]string) (from, join string, err error) {
 	if m == nil || b.trigramRows == nil {
 		return "", "", nil
