@@ -1928,51 +1928,58 @@ CREATE TABLE setup_wizard (
 -- the rows holding the substring's trigrams rather than the whole realm.
 -- FTS5 tables with the trigram tokenizer, each keyed by the rowid of the
 -- row it indexes; contentless (the rows hold the texts) with
--- contentless_delete, so that a delete needs the rowid alone and cannot
--- leave the index out of step over texts read wrong; without positions
--- (detail column: a search asks for trigrams, never phrases), a third
--- smaller and cheaper to write. The index only
--- narrows: its folding is FTS5's own, so every query tests the rows it
--- finds with the exact comparison. Triggers keep them in step in the
--- writer's own transaction, whatever writes the rows (the admin API,
--- SCIM, LDAP sync, imports, copy and restore, a realm's deletion). A
--- value equal to its fold is indexed once, as its fold: a search of the
--- value as written reads both columns. SQLite alone has them (store's
--- schema test lists them); docs/scim.md says what PostgreSQL uses.
+-- contentless_delete, so that a delete needs the rowid alone; without
+-- positions (detail column: a search asks for trigrams, never phrases),
+-- a third smaller and cheaper to write. A deleted row's trigrams stay on
+-- the index's pages, marked deleted, until its segment is merged: the
+-- store merges them after deletions (store/text_index.go), so that a
+-- deleted user's texts do not linger. The index only narrows: its
+-- folding is FTS5's own, so every
+-- query tests the rows it finds with the exact comparison. A value equal
+-- to its fold is indexed once, as its fold: a search of the value as
+-- written reads both columns. SQLite alone has them (store's schema test
+-- lists them); docs/scim.md says what PostgreSQL uses.
+--
+-- Triggers do not write the index: FTS5 writes its pending terms out at
+-- every statement's savepoint, which made a bulk import three times
+-- dearer. They list the rowids whose texts changed (inserted, updated,
+-- deleted, whatever wrote them: the admin API, SCIM, LDAP sync, imports,
+-- restore, a realm's deletion) in a pending table, in the writer's own
+-- transaction; the store moves them into the index many at a time
+-- (store/text_index.go), and a search reads the pending rows beside the
+-- ones the index finds, so that it never misses a change not yet moved.
+-- OR IGNORE: a row listed once is enough (no statement writing these
+-- tables names a conflict clause of its own, which would override it).
 CREATE VIRTUAL TABLE users_trigrams USING fts5 (username, email, first_name_fold, last_name_fold,
     tokenize = 'trigram', content = '', contentless_delete = 1,
     detail = 'column');
 INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
     SELECT rowid, username, email, first_name_fold, last_name_fold FROM users;
+CREATE TABLE users_trigrams_pending (id INTEGER PRIMARY KEY);
 CREATE TRIGGER users_trigrams_insert AFTER INSERT ON users BEGIN
-    INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
-        VALUES (new.rowid, new.username, new.email, new.first_name_fold, new.last_name_fold);
+    INSERT OR IGNORE INTO users_trigrams_pending (id) VALUES (new.rowid);
 END;
 CREATE TRIGGER users_trigrams_update AFTER UPDATE OF username, email, first_name_fold, last_name_fold ON users
     WHEN old.username IS NOT new.username OR old.email IS NOT new.email
         OR old.first_name_fold IS NOT new.first_name_fold OR old.last_name_fold IS NOT new.last_name_fold BEGIN
-    DELETE FROM users_trigrams WHERE rowid = old.rowid;
-    INSERT INTO users_trigrams (rowid, username, email, first_name_fold, last_name_fold)
-        VALUES (new.rowid, new.username, new.email, new.first_name_fold, new.last_name_fold);
+    INSERT OR IGNORE INTO users_trigrams_pending (id) VALUES (old.rowid);
 END;
 CREATE TRIGGER users_trigrams_delete AFTER DELETE ON users BEGIN
-    DELETE FROM users_trigrams WHERE rowid = old.rowid;
+    INSERT OR IGNORE INTO users_trigrams_pending (id) VALUES (old.rowid);
 END;
 CREATE VIRTUAL TABLE scim_user_values_trigrams USING fts5 (value, fold,
     tokenize = 'trigram', content = '', contentless_delete = 1,
     detail = 'column');
 INSERT INTO scim_user_values_trigrams (rowid, value, fold)
     SELECT rowid, CASE WHEN value = fold THEN '' ELSE value END, fold FROM scim_user_values;
+CREATE TABLE scim_user_values_trigrams_pending (id INTEGER PRIMARY KEY);
 CREATE TRIGGER scim_user_values_trigrams_insert AFTER INSERT ON scim_user_values BEGIN
-    INSERT INTO scim_user_values_trigrams (rowid, value, fold)
-        VALUES (new.rowid, CASE WHEN new.value = new.fold THEN '' ELSE new.value END, new.fold);
+    INSERT OR IGNORE INTO scim_user_values_trigrams_pending (id) VALUES (new.rowid);
 END;
 CREATE TRIGGER scim_user_values_trigrams_update AFTER UPDATE OF value, fold ON scim_user_values
     WHEN old.value IS NOT new.value OR old.fold IS NOT new.fold BEGIN
-    DELETE FROM scim_user_values_trigrams WHERE rowid = old.rowid;
-    INSERT INTO scim_user_values_trigrams (rowid, value, fold)
-        VALUES (new.rowid, CASE WHEN new.value = new.fold THEN '' ELSE new.value END, new.fold);
+    INSERT OR IGNORE INTO scim_user_values_trigrams_pending (id) VALUES (old.rowid);
 END;
 CREATE TRIGGER scim_user_values_trigrams_delete AFTER DELETE ON scim_user_values BEGIN
-    DELETE FROM scim_user_values_trigrams WHERE rowid = old.rowid;
+    INSERT OR IGNORE INTO scim_user_values_trigrams_pending (id) VALUES (old.rowid);
 END;

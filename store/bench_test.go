@@ -183,3 +183,58 @@ func BenchmarkRefreshGrantRead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBulkWrites writes users many to a transaction, as an import or
+// a directory's sync does: each user alone (CreateUser), then with three
+// SCIM values (PutSCIMUser), and then renamed. Per user; the indexes of
+// their texts (text_index.go) are taken in after each transaction.
+func BenchmarkBulkWrites(b *testing.B) {
+	const perTx = 1000
+	ctx := context.Background()
+	created := time.Now().UnixMilli()
+	for _, bc := range []struct {
+		name  string
+		write func(tx *Store, realmID string, i int) error
+	}{
+		{"create", func(tx *Store, realmID string, i int) error {
+			return tx.CreateUser(ctx, benchStoreUser(realmID, i, created))
+		}},
+		{"create+scim", func(tx *Store, realmID string, i int) error {
+			u := benchStoreUser(realmID, i, created)
+			if err := tx.CreateUser(ctx, u); err != nil {
+				return err
+			}
+			display := fmt.Sprintf("Bench User %07d", i)
+			return tx.PutSCIMUser(ctx, realmID, u.ID, SCIMUser{ModifiedAt: created, Data: `{}`}, []SCIMValue{
+				{Attr: "externalid", Value: fmt.Sprintf("ext-%d", i), Fold: fmt.Sprintf("ext-%d", i)},
+				{Attr: "displayname", Value: display, Fold: FoldCase(display)},
+				{Attr: "emails", Value: u.Email, Fold: u.Email, Type: "work", Primary: true}})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := benchStoreOpen(b)
+			r := benchStoreRealm(b, s, "r")
+			n := 0
+			for b.Loop() {
+				err := s.Tx(ctx, func(tx *Store) error {
+					for range perTx {
+						if err := bc.write(tx, r.ID, n); err != nil {
+							return err
+						}
+						n++
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/user")
+			indexing := time.Now()
+			if err := s.IndexTexts(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(time.Since(indexing).Microseconds())/float64(n), "index-µs/user")
+		})
+	}
+}

@@ -51,6 +51,7 @@ func sqliteDSN(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }

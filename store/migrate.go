@@ -127,9 +127,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // afterMigrate is the upkeep of a database at this binary's schema: the
 // folded names of rows written before their columns, the master key's
-// check, the outbox's bodies sealed.
+// check, the outbox's bodies sealed; the text indexer started.
 func (s *Store) afterMigrate(ctx context.Context) error {
 	if err := s.foldNames(ctx); err != nil {
+		return err
+	}
+	if err := s.startTextIndexer(ctx); err != nil {
 		return err
 	}
 	if err := s.checkMasterKey(ctx); err != nil {

@@ -34,9 +34,10 @@ var postgresOnlyColumns = map[string]string{
 // the shadow tables FTS5 keeps its index in: SQLite's way of indexing the substrings SCIM searches, which
 // schema_postgres.sql gives to pg_trgm's indexes on the searched columns
 // instead (postgresOnlyIndexes). They hold no data of their own
-// (triggers fill them from the rows they index), so no other backend
-// needs a counterpart.
-var sqliteOnlyTables = fts5Tables("users_trigrams", "scim_user_values_trigrams")
+// (triggers list the rows they index, text_index.go moves them in), so
+// no other backend needs a counterpart.
+var sqliteOnlyTables = append(fts5Tables("users_trigrams", "scim_user_values_trigrams"),
+	"users_trigrams_pending", "scim_user_values_trigrams_pending")
 
 // fts5Tables are the FTS5 tables named and their shadow tables.
 func fts5Tables(names ...string) []string {

@@ -251,6 +251,7 @@ var uncachedTables = []string{
 	"nhi_credential_policies", "impersonations", "throttle_failures", "job_runs",
 	"webhook_messages", "webhook_attempts", "audit_stream_cursors", "audit_sequences", "audit_records", "risk_assessments",
 	"session_risk", "session_risk_events", "risk_refused_tokens", "risk_baselines", "theme_assets", "setup_wizard",
+	"users_trigrams", "users_trigrams_pending", "scim_user_values_trigrams", "scim_user_values_trigrams_pending",
 }
 
 // revocationTables are the uncached tables an access token's standing is

@@ -2,26 +2,34 @@ package store
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// textIndexesInStep fails unless each trigram table indexes exactly the
-// rows of its table: a row the triggers missed would not be found, and
-// one they left behind would refuse the next row given its rowid.
+// textIndexesInStep moves the pending rows into the trigram tables, and
+// fails unless each then indexes exactly the rows of its table, with
+// nothing pending: a row the triggers missed would not be found, and one
+// left behind would refuse the next row given its rowid.
 func textIndexesInStep(t *testing.T, s *Store) {
 	t.Helper()
+	if err := s.IndexTexts(testCtx); err != nil {
+		t.Fatal(err)
+	}
 	for table, trigrams := range map[string]string{"users": "users_trigrams", "scim_user_values": "scim_user_values_trigrams"} {
-		var rows, indexed, missing, stale int
+		var rows, indexed, missing, stale, pending int
 		err := s.w.QueryRowContext(testCtx, `SELECT (SELECT count(*) FROM `+table+`), (SELECT count(*) FROM `+trigrams+`),
 			(SELECT count(*) FROM `+table+` WHERE rowid NOT IN (SELECT rowid FROM `+trigrams+`)),
-			(SELECT count(*) FROM `+trigrams+` WHERE rowid NOT IN (SELECT rowid FROM `+table+`))`).
-			Scan(&rows, &indexed, &missing, &stale)
+			(SELECT count(*) FROM `+trigrams+` WHERE rowid NOT IN (SELECT rowid FROM `+table+`)),
+			(SELECT count(*) FROM `+trigrams+`_pending)`).
+			Scan(&rows, &indexed, &missing, &stale, &pending)
 		if err != nil {
 			t.Fatalf("%s: %v", trigrams, err)
 		}
-		if missing != 0 || stale != 0 || rows != indexed {
-			t.Fatalf("%s: %d rows of %s, %d indexed, %d missing, %d stale", trigrams, rows, table, indexed, missing, stale)
+		if missing != 0 || stale != 0 || rows != indexed || pending != 0 {
+			t.Fatalf("%s: %d rows of %s, %d indexed, %d missing, %d stale, %d pending", trigrams, rows, table, indexed,
+				missing, stale, pending)
 		}
 	}
 }
@@ -109,9 +117,64 @@ func TestSQLiteTextIndexesInStep(t *testing.T) {
 	}
 }
 
-// Version 52 indexes the users and SCIM values written before it.
+// A search finds the rows whose texts changed before the indexer moved
+// them in, and not their old texts.
+func TestSQLiteTextsPending(t *testing.T) {
+	s := newSQLiteTestStore(t)
+	mustCreateRealm(t, s, testRealm(testRealmID, "acme", 1000))
+	create := func(id, name, email string) {
+		t.Helper()
+		if err := s.CreateUser(testCtx, &User{ID: id, RealmID: testRealmID, Username: name, Email: email, Enabled: true,
+			CreatedAt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("u1", "quokka", "quokka@example.com")
+	create("u2", "wombat", "wombat@example.com")
+	textIndexesInStep(t, s)
+	create("u3", "numbat", "numbat@example.com")
+	u, err := s.GetUser(testCtx, testRealmID, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Username = "platypus"
+	if err := s.UpdateUser(testCtx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSCIMUser(testCtx, testRealmID, "u2", SCIMUser{ModifiedAt: 1, Data: `{}`},
+		[]SCIMValue{{Attr: "externalid", Value: "Zebra-9", Fold: "zebra-9"}}); err != nil {
+		t.Fatal(err)
+	}
+	var pending int
+	if err := s.r.QueryRowContext(testCtx, "SELECT (SELECT count(*) FROM users_trigrams_pending) + "+
+		"(SELECT count(*) FROM scim_user_values_trigrams_pending)").Scan(&pending); err != nil || pending != 3 {
+		t.Fatalf("%d pending (%v), want 3: the test needs them not yet moved", pending, err)
+	}
+	check := func() {
+		t.Helper()
+		for _, c := range []struct {
+			where *Match
+			want  string
+		}{
+			{&Match{Op: MatchCo, Field: "username", Value: "umba"}, "numbat"},
+			{&Match{Op: MatchCo, Field: "username", Value: "atyp"}, "platypus"},
+			{&Match{Op: MatchCo, Field: "username", Value: "uokk"}, ""},
+			{&Match{Op: MatchCo, Field: "email", Value: "uokka@"}, "platypus"},
+			{&Match{Op: MatchHas, Attr: "externalid", Subs: []*Match{{Op: MatchCo, Field: "value", Value: "bra-9"}}}, "wombat"},
+		} {
+			if got := searchUsernames(t, s, testRealmID, c.where); got != c.want {
+				t.Errorf("%+v: %q, want %q", c.where, got, c.want)
+			}
+		}
+	}
+	check()
+	textIndexesInStep(t, s)
+	check()
+}
+
+// Version 54 indexes the users and SCIM values written before it.
 func TestTextIndexMigration(t *testing.T) {
-	before, path := openBeforeVersion(t, 52)
+	before, path := openBeforeVersion(t, 54)
 	createRealmAtOldSchema(t, before, testRealm("r1", "acme", 1000))
 	createUserAtOldSchema(t, before, &User{ID: "u1", RealmID: "r1", Username: "alice", Email: "alice@example.com",
 		LastName: "Müller", Enabled: true, CreatedAt: 1000})
@@ -148,6 +211,9 @@ func TestSQLiteTrigramSearchOfACommonText(t *testing.T) {
 			Email: fmt.Sprintf("user%05d@example.com", i), Enabled: true, CreatedAt: 1}
 	}
 	if err := s.CreateUsers(testCtx, users); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.IndexTexts(testCtx); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -189,5 +255,60 @@ func TestTrigramQuery(t *testing.T) {
 		if got := trigramQuery(c.columns, c.text); got != c.want {
 			t.Errorf("%v %q: %s, want %s", c.columns, c.text, got, c.want)
 		}
+	}
+}
+
+// pendingTexts counts the rows waiting for the trigram indexes.
+func pendingTexts(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.r.QueryRowContext(testCtx, "SELECT (SELECT count(*) FROM users_trigrams_pending) + "+
+		"(SELECT count(*) FROM scim_user_values_trigrams_pending)").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The indexer takes the changed rows in by itself, and a clean close
+// leaves none pending.
+func TestSQLiteTextIndexer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idenplane.db")
+	s := storeTestOpen(t, path, storeTestKey)
+	mustCreateRealm(t, s, testRealm(testRealmID, "acme", 1000))
+	create := func(s *Store, id string) {
+		t.Helper()
+		if err := s.CreateUser(testCtx, &User{ID: id, RealmID: testRealmID, Username: id, Enabled: true, CreatedAt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(s, "quokka")
+	for deadline := time.Now().Add(30 * time.Second); pendingTexts(t, s) != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the indexer left the row pending")
+		}
+	}
+	var indexed int
+	if err := s.r.QueryRowContext(testCtx, "SELECT count(*) FROM users_trigrams WHERE users_trigrams MATCH 'uok'").
+		Scan(&indexed); err != nil || indexed != 1 {
+		t.Fatalf("%d rows indexed (%v), want 1", indexed, err)
+	}
+
+	// With its ticks stopped, only the close moves the next row.
+	stopTicks := func(s *Store) {
+		s.texts.once.Do(func() { close(s.texts.stop) })
+		<-s.texts.done
+	}
+	stopTicks(s)
+	create(s, "wombat")
+	if n := pendingTexts(t, s); n != 1 {
+		t.Fatalf("%d rows pending, want the one just written", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = storeTestOpen(t, path, storeTestKey)
+	stopTicks(s)
+	if n := pendingTexts(t, s); n != 0 {
+		t.Fatalf("%d rows pending after a clean close", n)
 	}
 }

@@ -261,7 +261,7 @@ func (s *Store) scimUsersMatch(ctx context.Context, realmID string) *matchSQL {
 		}
 		return "SELECT v.user_id AS owner_id FROM " + driver + "scim_user_values v WHERE v.realm_id = $1 AND v.attr = " + b.arg(attr)
 	}, alsoFrom: "users r", alsoScope: "r.realm_id = $1", likeIsExact: s.dialect.likeIsExact}
-	if s.dialect.textIndexes {
+	if s.texts != nil {
 		b.indexes = userTextIndexes
 		b.valueIndexes = func(attr string) map[string]textIndex {
 			if attr == "groups" || attr == "addresses" {
@@ -779,11 +779,13 @@ const maxTrigramRows = 5000
 // FTS5 folds the case of the texts it indexes and of the one it is asked
 // for by rules of its own, but letter by letter, so that a text holding
 // the compared one holds its trigrams folded alike: the rows are a
-// superset of those that match, which the comparison then tests. False
-// when there are more than maxTrigramRows.
+// superset of those that match, which the comparison then tests. The
+// rows whose texts changed since the indexer last ran (text_index.go)
+// are among them, read in the same statement. False when there are more
+// than maxTrigramRows.
 func (s *Store) trigramRows(ctx context.Context, ix textIndex, text string) (string, bool, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT rowid FROM "+ix.trigrams+" WHERE "+ix.trigrams+" MATCH $1 LIMIT $2",
-		trigramQuery(ix.columns, text), maxTrigramRows+1)
+	rows, err := s.r.QueryContext(ctx, "SELECT rowid AS id FROM "+ix.trigrams+" WHERE "+ix.trigrams+" MATCH $1 UNION SELECT id FROM "+
+		ix.trigrams+"_pending LIMIT $2", trigramQuery(ix.columns, text), maxTrigramRows+1)
 	if err != nil {
 		return "", false, fmt.Errorf("search trigrams: %w", mapErr(err))
 	}

@@ -41,6 +41,7 @@ type Store struct {
 	now      func() time.Time
 	unlock   func() error // releases the in-use lock; nil without Config.Lock
 	trace    Tracer       // nil: nothing traced (SetTracer)
+	texts    *textIndexer // moves changed texts into SCIM's trigram indexes; nil without them
 	// migrations are the schema's, parsed; Migrate applies those Open
 	// deferred.
 	migrations []migration
@@ -205,9 +206,10 @@ func (s *Store) close() error {
 	if s.lockDB != nil {
 		_ = s.lockDB.Close()
 	}
+	indexErr := s.stopTextIndexer()
 	s.writer.close()
 	s.reader.close()
-	err := errors.Join(s.readerDB.Close(), s.writerDB.Close())
+	err := errors.Join(indexErr, s.readerDB.Close(), s.writerDB.Close())
 	if s.unlock != nil {
 		err = errors.Join(err, s.unlock())
 	}
