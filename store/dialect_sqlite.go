@@ -38,8 +38,11 @@ var sqliteDialect = dialect{
 // committed write durable before the API answers 2xx, even on power loss.
 // The writer's transactions take the write lock at BEGIN (immediate), so
 // that a transaction which reads and then writes never finds the lock
-// taken halfway; readers are read-only, each with a page cache of
-// readerCacheKiB.
+// taken halfway, and keeps its temporary files in memory: a statement
+// inside a transaction that fires triggers or checks foreign keys keeps a
+// statement journal, which would otherwise spill to a file and cost a
+// bulk import a write and a read of it a statement. Readers are
+// read-only, each with a page cache of readerCacheKiB.
 func sqliteDSN(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
