@@ -11,6 +11,30 @@ import (
 	"github.com/idenplane/idenplane/store/pgtest"
 )
 
+// A code exchange finds the client's session among the SSO session's
+// children, sorting those few, never among the realm's live sessions.
+func TestSQLiteClientSessionPlan(t *testing.T) {
+	s := newSQLiteTestStore(t)
+	rows, err := s.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN SELECT s.id FROM user_sessions s WHERE "+
+		clientSessionOfWhere, "r", "u", "p", "c", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if text := strings.Join(plan, "; "); !strings.HasPrefix(text, "SEARCH s USING INDEX user_sessions_parent (parent_id=?)") {
+		t.Fatalf("plan %q, want a search of the SSO session's children", text)
+	}
+}
+
 // TestSQLiteQueryPlans pins the indexes of the hot lookups: a plan that
 // scans a table or sorts in a temporary tree would turn a page of a large
 // realm from milliseconds into a full read.

@@ -23,14 +23,20 @@ func (s *Store) ReauthenticateSession(ctx context.Context, realmID, id string, a
 	return affectedOne(res, "active SSO session "+id)
 }
 
+// clientSessionOfWhere finds a client's session under an SSO session
+// through the SSO session's children, which are few. The unary plus keeps
+// the realm and the expiry off the index of the realm's live sessions:
+// SQLite, without statistics, would prefer its two columns and read every
+// live session of the realm at each code exchange (70% of the CPU of a
+// brokered sign-in with 100,000 sessions).
+const clientSessionOfWhere = `+s.realm_id = $1 AND s.user_id = $2 AND s.parent_id = $3
+		AND s.client_id = $4 AND +s.expires_at > $5 ORDER BY s.started_at DESC, s.id LIMIT 1`
+
 // ClientSessionOf finds the online OAuth session of a client (internal ID)
 // under the SSO session sso, active at now; the newest if there are
 // several. None is ErrNotFound.
 func (s *Store) ClientSessionOf(ctx context.Context, sso *Session, clientID string, now int64) (*Session, error) {
-	// The user narrows the search to the user's sessions, which are indexed.
-	sessions, err := s.querySessions(ctx, s.r, `s.realm_id = $1 AND s.user_id = $2 AND s.parent_id = $3
-		AND s.client_id = $4 AND s.expires_at > $5 ORDER BY s.started_at DESC, s.id LIMIT 1`,
-		sso.RealmID, sso.UserID, sso.ID, clientID, now)
+	sessions, err := s.querySessions(ctx, s.r, clientSessionOfWhere, sso.RealmID, sso.UserID, sso.ID, clientID, now)
 	if err != nil {
 		return nil, err
 	}
