@@ -24,13 +24,14 @@ func (s *Store) ReauthenticateSession(ctx context.Context, realmID, id string, a
 }
 
 // clientSessionOfWhere finds a client's session under an SSO session
-// through the SSO session's children, which are few. The unary plus keeps
-// the realm and the expiry off the index of the realm's live sessions:
+// through the SSO session's children, which are few. The expressions on
+// the realm and the expiry (SQLite's unary plus, which PostgreSQL lacks)
+// keep them off the index of the realm's live sessions:
 // SQLite, without statistics, would prefer its two columns and read every
 // live session of the realm at each code exchange (70% of the CPU of a
 // brokered sign-in with 100,000 sessions).
-const clientSessionOfWhere = `+s.realm_id = $1 AND s.user_id = $2 AND s.parent_id = $3
-		AND s.client_id = $4 AND +s.expires_at > $5 ORDER BY s.started_at DESC, s.id LIMIT 1`
+const clientSessionOfWhere = `s.realm_id || '' = $1 AND s.user_id = $2 AND s.parent_id = $3
+		AND s.client_id = $4 AND s.expires_at + 0 > $5 ORDER BY s.started_at DESC, s.id LIMIT 1`
 
 // ClientSessionOf finds the online OAuth session of a client (internal ID)
 // under the SSO session sso, active at now; the newest if there are
