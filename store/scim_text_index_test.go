@@ -216,6 +216,19 @@ func TestSQLiteTrigramSearchOfACommonText(t *testing.T) {
 	if err := s.IndexTexts(testCtx); err != nil {
 		t.Fatal(err)
 	}
+	// Every email holds the domain's trigrams: a search asks for the
+	// others.
+	ix := userTextIndexes["u.email"]
+	rare, err := s.rareTrigrams(testCtx, ix, textTrigrams("01234@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rare, " "); got != "012 34@" {
+		t.Errorf("rare trigrams %q, want 012 34@", got)
+	}
+	if all, err := s.rareTrigrams(testCtx, ix, textTrigrams("@example.com")); err != nil || len(all) != 4 {
+		t.Errorf("trigrams of a common text %q (%v), want all four", all, err)
+	}
 	for _, c := range []struct {
 		text    string
 		total   int
@@ -252,7 +265,7 @@ func TestTrigramQuery(t *testing.T) {
 		{[]string{"value", "fold"}, `a"bc`, `{value fold} : ("a""b" AND """bc")`},
 		{[]string{"fold"}, "straße", `{fold} : ("str" AND "aße")`},
 	} {
-		if got := trigramQuery(c.columns, c.text); got != c.want {
+		if got := trigramQuery(c.columns, textTrigrams(c.text)); got != c.want {
 			t.Errorf("%v %q: %s, want %s", c.columns, c.text, got, c.want)
 		}
 	}

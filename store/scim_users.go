@@ -744,26 +744,66 @@ func (b *matchSQL) textDriver(m *Match, fields map[string]string) (from, join st
 	return "", "", nil
 }
 
-// trigramQuery is the FTS5 query of the rows of columns that hold each
-// of text's trigrams taken end to end, and its last: for
-// "4321@example.com", 432, 1@e, xam, ple, .co and com, joined by AND.
-// FTS5 reads a phrase's trigrams in step, every row holding any of them;
-// terms joined by AND skip ahead to the rows the rarest holds, so that
-// this costs little more than "4321" where the phrase would read every
-// email's "@example.com". The rows found hold the trigrams in any order:
-// fewer than those holding any, but more than those holding text.
-func trigramQuery(columns []string, text string) string {
+// textTrigrams are text's trigrams taken end to end, and its last: for
+// "4321@example.com", 432, 1@e, xam, ple, .co and com.
+func textTrigrams(text string) []string {
 	runes := []rune(text)
-	var q strings.Builder
-	q.WriteString("{" + strings.Join(columns, " ") + "} : (")
+	var out []string
 	for i := 0; i < len(runes); i += 3 {
 		start := min(i, len(runes)-3)
+		out = append(out, string(runes[start:start+3]))
+	}
+	return out
+}
+
+// trigramQuery is the FTS5 query of the rows of columns that hold each
+// of trigrams, joined by AND. FTS5 reads a phrase's trigrams in step,
+// every row holding any of them; terms joined by AND skip ahead to the
+// rows the rarest holds, so that this costs little more than "4321"
+// where the phrase would read every email's "@example.com". The rows
+// found hold the trigrams in any order: fewer than those holding any,
+// but more than those holding the text.
+func trigramQuery(columns []string, trigrams []string) string {
+	var q strings.Builder
+	q.WriteString("{" + strings.Join(columns, " ") + "} : (")
+	for i, tg := range trigrams {
 		if i > 0 {
 			q.WriteString(" AND ")
 		}
-		q.WriteString(`"` + strings.ReplaceAll(string(runes[start:start+3]), `"`, `""`) + `"`)
+		q.WriteString(`"` + strings.ReplaceAll(tg, `"`, `""`) + `"`)
 	}
 	return q.String() + ")"
+}
+
+// commonTrigramRows is how many rows make a trigram common: one that
+// most users' texts share (@ex, com, use) still costs its whole list of
+// rows to an AND, a millisecond per 100,000, for nothing the rare ones
+// do not narrow better.
+const commonTrigramRows = 1000
+
+// rareTrigrams are those of trigrams fewer than commonTrigramRows rows
+// of ix hold, asking for at most that many rows of each (a common one
+// costs that much to find out, not its whole list), or all of them when
+// none or only one is rare. Two or fewer are all kept, unasked.
+func (s *Store) rareTrigrams(ctx context.Context, ix textIndex, trigrams []string) ([]string, error) {
+	if len(trigrams) <= 2 {
+		return trigrams, nil
+	}
+	var rare []string
+	for _, tg := range trigrams {
+		var n int
+		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT rowid FROM "+ix.trigrams+" WHERE "+ix.trigrams+
+			" MATCH $1 LIMIT $2)", trigramQuery(ix.columns, []string{tg}), commonTrigramRows).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count a trigram's rows: %w", mapErr(err))
+		}
+		if n < commonTrigramRows {
+			rare = append(rare, tg)
+		}
+	}
+	if len(rare) < 2 {
+		return trigrams, nil
+	}
+	return rare, nil
 }
 
 // maxTrigramRows is how many rows a trigram search may find before a
@@ -775,7 +815,8 @@ func trigramQuery(columns []string, text string) string {
 const maxTrigramRows = 5000
 
 // trigramRows are the rowids, as a JSON array, of the rows of ix whose
-// columns may hold text: those holding its trigrams (trigramQuery).
+// columns may hold text: those holding its trigrams (trigramQuery), the
+// rare ones if it has any (rareTrigrams).
 // FTS5 folds the case of the texts it indexes and of the one it is asked
 // for by rules of its own, but letter by letter, so that a text holding
 // the compared one holds its trigrams folded alike: the rows are a
@@ -784,8 +825,12 @@ const maxTrigramRows = 5000
 // are among them, read in the same statement. False when there are more
 // than maxTrigramRows.
 func (s *Store) trigramRows(ctx context.Context, ix textIndex, text string) (string, bool, error) {
+	trigrams, err := s.rareTrigrams(ctx, ix, textTrigrams(text))
+	if err != nil {
+		return "", false, err
+	}
 	rows, err := s.r.QueryContext(ctx, "SELECT rowid AS id FROM "+ix.trigrams+" WHERE "+ix.trigrams+" MATCH $1 UNION SELECT id FROM "+
-		ix.trigrams+"_pending LIMIT $2", trigramQuery(ix.columns, text), maxTrigramRows+1)
+		ix.trigrams+"_pending LIMIT $2", trigramQuery(ix.columns, trigrams), maxTrigramRows+1)
 	if err != nil {
 		return "", false, fmt.Errorf("search trigrams: %w", mapErr(err))
 	}
