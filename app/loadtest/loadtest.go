@@ -104,6 +104,9 @@ type loadEnv struct {
 	hashedPass string
 	dir        string        // the run's directory: the database, the directory server's files
 	sample     []sampledUser // seeded users the writing scenarios use
+	// What the scenarios that need more than the realm readied (prepare),
+	// each while it runs.
+	scimToken string // a SCIM client's bearer token
 }
 
 // Run seeds a throw-away database, starts the server, runs the scenarios

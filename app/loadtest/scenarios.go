@@ -66,6 +66,11 @@ var loadScenarios = []*loadScenario{
 	// assertion: two signatures, the floor no response goes below.
 	{name: "saml-sso", floor: floorRS256x2, prepare: prepareSAML, workers: samlWorkers,
 		target: ratioTarget("≥ 60% of two RS256 signatures alone", 0.60)},
+	// A provisioning client works over a few connections, as the admin
+	// scenarios do.
+	{name: "scim-filter", conc: 4, prepare: prepareSCIMFilter, workers: scimFilterWorkers,
+		target: p99Target("p99 < 50 ms", 50)},
+	{name: "scim-patch", conc: 4, prepare: prepareSCIMPatch, workers: scimPatchWorkers},
 }
 
 func ratioTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
