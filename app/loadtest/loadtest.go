@@ -106,7 +106,8 @@ type loadEnv struct {
 	sample     []sampledUser // seeded users the writing scenarios use
 	// What the scenarios that need more than the realm readied (prepare),
 	// each while it runs.
-	scimToken string // a SCIM client's bearer token
+	scimToken string         // a SCIM client's bearer token
+	ldap      *loadDirectory // the directory of ldap-bind
 }
 
 // Run seeds a throw-away database, starts the server, runs the scenarios

@@ -71,6 +71,9 @@ var loadScenarios = []*loadScenario{
 	{name: "scim-filter", conc: 4, prepare: prepareSCIMFilter, workers: scimFilterWorkers,
 		target: p99Target("p99 < 50 ms", 50)},
 	{name: "scim-patch", conc: 4, prepare: prepareSCIMPatch, workers: scimPatchWorkers},
+	// Against the directory's own binds: whether the directory or the
+	// server holds the sign-ins back.
+	{name: "ldap-bind", floor: floorLDAPBind, floorOp: ldapBindFloor, prepare: prepareLDAP, workers: ldapWorkers},
 }
 
 func ratioTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
