@@ -108,6 +108,7 @@ type loadEnv struct {
 	// each while it runs.
 	scimToken string         // a SCIM client's bearer token
 	ldap      *loadDirectory // the directory of ldap-bind
+	broker    *brokerSetup   // the clients and provider of broker
 }
 
 // Run seeds a throw-away database, starts the server, runs the scenarios

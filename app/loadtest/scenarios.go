@@ -74,6 +74,9 @@ var loadScenarios = []*loadScenario{
 	// Against the directory's own binds: whether the directory or the
 	// server holds the sign-ins back.
 	{name: "ldap-bind", floor: floorLDAPBind, floorOp: ldapBindFloor, prepare: prepareLDAP, workers: ldapWorkers},
+	// A brokered sign-in signs four RS256 tokens, two upstream and two
+	// here: the ratio says how many grants' worth one costs.
+	{name: "broker", floor: scenarioCCRS256, prepare: prepareBroker, workers: brokerWorkers},
 }
 
 func ratioTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
