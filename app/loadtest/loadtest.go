@@ -108,6 +108,7 @@ type loadEnv struct {
 	// each while it runs.
 	scimToken string         // a SCIM client's bearer token
 	ldap      *loadDirectory // the directory of ldap-bind
+	hooks     *hookReceiver  // the webhook receiver of webhooks
 	broker    *brokerSetup   // the clients and provider of broker
 }
 

@@ -77,6 +77,10 @@ var loadScenarios = []*loadScenario{
 	// A brokered sign-in signs four RS256 tokens, two upstream and two
 	// here: the ratio says how many grants' worth one costs.
 	{name: "broker", floor: scenarioCCRS256, prepare: prepareBroker, workers: brokerWorkers},
+	// The rate that matters is the deliveries', counted at the receiver;
+	// the requests are what makes the events.
+	{name: "webhooks", prepare: prepareWebhooks, workers: hookWorkers,
+		effect: &loadEffect{name: "deliveries", counter: hookDeliveries}},
 }
 
 func ratioTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
