@@ -109,6 +109,7 @@ type loadEnv struct {
 	scimToken string         // a SCIM client's bearer token
 	ldap      *loadDirectory // the directory of ldap-bind
 	hooks     *hookReceiver  // the webhook receiver of webhooks
+	pepSecret string         // the AuthZEN client's secret
 	broker    *brokerSetup   // the clients and provider of broker
 }
 

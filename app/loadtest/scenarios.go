@@ -81,6 +81,7 @@ var loadScenarios = []*loadScenario{
 	// the requests are what makes the events.
 	{name: "webhooks", prepare: prepareWebhooks, workers: hookWorkers,
 		effect: &loadEffect{name: "deliveries", counter: hookDeliveries}},
+	{name: "policy-eval", prepare: preparePolicies, workers: policyWorkers},
 }
 
 func ratioTarget(text string, want float64) func(r *loadResult) (string, string, bool) {
