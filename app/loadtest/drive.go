@@ -50,6 +50,11 @@ type loadResult struct {
 	Met          bool    `json:"met"`
 	FirstError   string  `json:"firstError,omitempty"`
 	Round        int     `json:"round,omitempty"` // of a side-by-side run, from 1
+	// Effect names what the requests cause beyond their answers, counted
+	// where it lands (webhook deliveries at the receiver), and EffectRate
+	// is how many landed per second of the measured time.
+	Effect     string  `json:"effect,omitempty"`
+	EffectRate float64 `json:"effectPerSecond,omitempty"`
 
 	scenario *loadScenario
 }
@@ -85,11 +90,60 @@ type loadScenario struct {
 	// workers prepares n workers' calls, each to be called in a loop by
 	// one goroutine over client.
 	workers loadWorkers
+	// prepare, when set, readies what this scenario alone uses (a
+	// directory server, a receiver, registrations through the admin API)
+	// before its workers are made; release undoes what would otherwise
+	// weigh on the scenarios after it. errSkipScenario in its chain skips
+	// the scenario, saying why.
+	prepare func(ctx context.Context, e *loadEnv) (release func(ctx context.Context) error, err error)
+	// floorOp, when set, makes the floor's operation from what prepare
+	// readied (a bind against the directory it started), for floors that
+	// are not crypto alone.
+	floorOp func(e *loadEnv) (func(), error)
+	// effect, when set, counts what the requests cause beyond their
+	// answers; it is read at the start and the end of the measured time.
+	effect *loadEffect
 }
+
+// noRelease is the release of a prepare whose work weighs on nothing
+// after its scenario.
+func noRelease(context.Context) error { return nil }
+
+// loadEffect is a count of what a scenario's requests cause elsewhere.
+type loadEffect struct {
+	name string // plural, for "%s/s"
+	// counter is the count's reader, taken once the scenario is prepared:
+	// the measuring goroutine reads it, never the environment, which the
+	// scenario's release changes.
+	counter func(e *loadEnv) func() int64
+}
+
+// errSkipScenario skips a scenario that cannot run here (a tool it needs
+// is missing), which is not a failure of the server.
+var errSkipScenario = errors.New("scenario skipped")
 
 // loadWorkers prepares n workers' calls to server t, each to be called
 // in a loop by one goroutine over conns.
 type loadWorkers func(ctx context.Context, e *loadEnv, t *loadTarget, conns *loadConns, n int) ([]loadCall, error)
+
+// runPrepared runs sc on this server, between its prepare and its
+// release.
+func (e *loadEnv) runPrepared(ctx context.Context, sc *loadScenario) (*loadResult, error) {
+	if sc.prepare == nil {
+		return e.run(ctx, sc, e.self)
+	}
+	release, err := sc.prepare(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.run(ctx, sc, e.self)
+	// Released even when the run was stopped: a directory server or a
+	// subscription must not outlive the run.
+	if rerr := release(context.WithoutCancel(ctx)); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("release: %w", rerr))
+	}
+	return res, err
+}
 
 // run drives one scenario against server t: a warm-up, then Duration
 // measured.
@@ -104,8 +158,14 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 	// The floor is measured just before the scenario, on the same cores:
 	// a shared machine's speed drifts over a run.
 	var floor float64
-	if op, ok := floorOps(e.cfg.HashPassword)[sc.floor]; ok && t == e.self {
-		floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
+	if t == e.self {
+		op, err := e.floorOp(sc)
+		if err != nil {
+			return nil, fmt.Errorf("floor %s: %w", sc.floor, err)
+		}
+		if op != nil {
+			floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
+		}
 	}
 	conns := newLoadConns(t.srv.addrs, n)
 	defer conns.close()
@@ -119,11 +179,16 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 
 	var profile *os.File
 	stopAt := make(chan struct{})
-	var rssMax atomic.Int64
+	var rssMax, effectStart atomic.Int64
 	var cpuStart, genStart time.Duration
+	effectCount := func() int64 { return 0 }
+	if sc.effect != nil {
+		effectCount = sc.effect.counter(e)
+	}
 	go func() {
 		time.Sleep(time.Until(begin))
 		cpuStart, genStart = t.srv.cpuTime(), processCPU("self")
+		effectStart.Store(effectCount())
 		if e.cfg.ProfileDir != "" {
 			if f, err := os.Create(filepath.Join(e.cfg.ProfileDir, sc.name+".pprof")); err == nil && pprof.StartCPUProfile(f) == nil {
 				profile = f
@@ -179,6 +244,7 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 	wg.Wait()
 	elapsed := time.Since(begin)
 	cpu, gen := t.srv.cpuTime()-cpuStart, processCPU("self")-genStart
+	effect := effectCount()
 	close(stopAt)
 	if profile != nil {
 		pprof.StopCPUProfile()
@@ -206,6 +272,10 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 	if t.srv.child {
 		res.GeneratorCPU = 100 * gen.Seconds() / elapsed.Seconds()
 	}
+	if sc.effect != nil {
+		res.Effect = sc.effect.name
+		res.EffectRate = float64(effect-effectStart.Load()) / elapsed.Seconds()
+	}
 	if res.FirstError != "" {
 		fmt.Fprintf(e.cfg.Progress, "  %s: %d errors, the first: %s\n", sc.name, res.Errors, res.FirstError)
 	}
@@ -217,25 +287,46 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	return sorted[min(max(i-1, 0), len(sorted)-1)]
 }
 
+// floorOp is the operation of sc's floor: the scenario's own, or one of
+// floorOps; nil when sc has none, or its floor is another scenario.
+func (e *loadEnv) floorOp(sc *loadScenario) (func(), error) {
+	if sc.floorOp != nil {
+		return sc.floorOp(e)
+	}
+	return floorOps(e.cfg.HashPassword)[sc.floor], nil
+}
+
+// The floors that are crypto alone.
+const (
+	floorRS256   = "RS256"
+	floorES256   = "ES256"
+	floorEdDSA   = "EdDSA"
+	floorArgon2  = "argon2id"
+	floorRS256x2 = "RS256x2" // a signed SAML response: the response's and the assertion's signatures
+)
+
 // floorOps are the crypto alone: RS256, ES256 and EdDSA signatures over a
-// token-sized input, and the server's argon2id password hash.
+// token-sized input, two RS256 signatures (a SAML response signed as a
+// whole and in its assertion), and the server's argon2id password hash.
 func floorOps(hashPassword func(string) string) map[string]func() {
 	input := make([]byte, 600) // about a signed access token's header and claims
 	_, _ = rand.Read(input)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, app.RSAKeyBits)
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	rs256 := func() {
+		h := sha256.Sum256(input)
+		_, _ = rsa.SignPKCS1v15(nil, rsaKey, crypto.SHA256, h[:])
+	}
 	return map[string]func(){
-		"RS256": func() {
-			h := sha256.Sum256(input)
-			_, _ = rsa.SignPKCS1v15(nil, rsaKey, crypto.SHA256, h[:])
-		},
-		"ES256": func() {
+		floorRS256: rs256,
+		floorES256: func() {
 			h := sha256.Sum256(input)
 			_, _ = ecdsa.SignASN1(rand.Reader, ecKey, h[:])
 		},
-		"EdDSA":    func() { _ = ed25519.Sign(edKey, input) },
-		"argon2id": func() { _ = hashPassword("load-test-password-1") },
+		floorEdDSA:   func() { _ = ed25519.Sign(edKey, input) },
+		floorArgon2:  func() { _ = hashPassword("load-test-password-1") },
+		floorRS256x2: func() { rs256(); rs256() },
 	}
 }
 

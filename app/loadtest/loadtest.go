@@ -102,6 +102,15 @@ type loadEnv struct {
 	floors     map[string]float64 // per second, by floor name
 	results    map[string]*loadResult
 	hashedPass string
+	dir        string        // the run's directory: the database, the directory server's files
+	sample     []sampledUser // seeded users the writing scenarios use
+	// What the scenarios that need more than the realm readied (prepare),
+	// each while it runs.
+	scimToken string         // a SCIM client's bearer token
+	ldap      *loadDirectory // the directory of ldap-bind
+	hooks     *hookReceiver  // the webhook receiver of webhooks
+	pepSecret string         // the AuthZEN client's secret
+	broker    *brokerSetup   // the clients and provider of broker
 }
 
 // Run seeds a throw-away database, starts the server, runs the scenarios
@@ -154,7 +163,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	apiKeyBytes := make([]byte, 24)
 	_, _ = rand.Read(apiKeyBytes)
 	env := &loadEnv{cfg: cfg, apiKey: hex.EncodeToString(apiKeyBytes), password: "load-test-password-1",
-		svcSecret: map[string]string{}, users: cfg.Users, floors: map[string]float64{}, results: map[string]*loadResult{}}
+		svcSecret: map[string]string{}, users: cfg.Users, floors: map[string]float64{}, results: map[string]*loadResult{},
+		dir: dir}
 	spec := loadServerSpec{exe: cfg.Executable, schema: cfg.Schema, version: cfg.Version, replicas: cfg.Replicas,
 		db: filepath.Join(dir, "loadtest.db"), key: key, apiKey: env.apiKey, logPath: filepath.Join(dir, "server.log")}
 	backend := "SQLite"
@@ -198,12 +208,18 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	idle := srv.rss()
 
 	var results []*loadResult
+	var skipped []loadSkip
 	for _, sc := range loadScenarios {
 		if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, sc.name) {
 			continue
 		}
 		fmt.Fprintf(cfg.Progress, "running %s\n", sc.name)
-		res, err := env.run(ctx, sc, env.self)
+		res, err := env.runPrepared(ctx, sc)
+		if errors.Is(err, errSkipScenario) {
+			fmt.Fprintf(cfg.Progress, "  %s: %v\n", sc.name, err)
+			skipped = append(skipped, loadSkip{Name: sc.name, Reason: err.Error()})
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.name, err)
 		}
@@ -227,7 +243,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	report := &loadReport{SideBySide: side, Machine: machineInfo(), Version: cfg.Version, Duration: cfg.Duration.String(),
 		Backend: backend, Replicas: cfg.Replicas,
 		Users: cfg.Users, Sessions: cfg.Sessions, ServerAlone: srv.child, Events: !cfg.NoEvents, StartupMs: ms(startup), IdleRSSMB: mb(idle),
-		Floors: env.floors, Results: results, FinalRSSMB: mb(srv.rss())}
+		Floors: env.floors, Results: results, Skipped: skipped, FinalRSSMB: mb(srv.rss())}
 	report.judge()
 	if cfg.JSON {
 		enc := json.NewEncoder(out)
@@ -266,6 +282,13 @@ type loadReport struct {
 	Results     []*loadResult      `json:"scenarios"`
 	Checks      []loadCheck        `json:"checks"`
 	SideBySide  []*loadResult      `json:"sideBySide,omitempty"` // with the peers, scenario by scenario
+	Skipped     []loadSkip         `json:"skipped,omitempty"`
+}
+
+// loadSkip is a scenario that could not run here, and why.
+type loadSkip struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // loadCheck is one of the targets, met or not.
@@ -324,7 +347,7 @@ func (r *loadReport) print(w io.Writer) {
 	for _, n := range names {
 		floors = append(floors, fmt.Sprintf("%s %.0f/s", n, r.Floors[n]))
 	}
-	fmt.Fprintf(w, "crypto alone on all cores, measured just before its scenario: %s\n\n", strings.Join(floors, ", "))
+	fmt.Fprintf(w, "floors alone on all cores, measured just before their scenario: %s\n\n", strings.Join(floors, ", "))
 	fmt.Fprintf(w, "%-16s %5s %9s %8s %8s %8s %6s %5s %9s %5s %5s %8s %9s %6s\n",
 		"scenario", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "shed", "cpu/req", "cpu%", "gen%", "RSS MB", "floor/s", "ratio")
 	for _, res := range r.Results {
@@ -335,6 +358,14 @@ func (r *loadReport) print(w io.Writer) {
 		fmt.Fprintf(w, "%-16s %5d %9.0f %8.2f %8.2f %8.2f %6d %5d %7.2fms %5.0f %5.0f %8.1f %9s %6s\n",
 			res.Name, res.Concurrency, res.RPS, res.P50Ms, res.P95Ms, res.P99Ms, res.Errors, res.Shed,
 			res.CPUPerReqMs, res.ServerCPU, res.GeneratorCPU, res.RSSMaxMB, floor, ratio)
+	}
+	for _, res := range r.Results {
+		if res.Effect != "" {
+			fmt.Fprintf(w, "%s: %.0f %s/s received\n", res.Name, res.EffectRate, res.Effect)
+		}
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Reason)
 	}
 	printComparison(w, r.SideBySide)
 	fmt.Fprintln(w, "\ntargets:")

@@ -68,7 +68,7 @@ func PeerUsername(i int) string { return fmt.Sprintf("load%d@example.com", i) }
 
 // peerScenarios are the scenarios a peer runs: the grants every provider
 // has.
-var peerScenarios = []string{"cc-rs256", "password", "refresh"}
+var peerScenarios = []string{scenarioCCRS256, "password", "refresh"}
 
 // peerTarget reads the peer's discovery document.
 func peerTarget(ctx context.Context, p Peer) (*loadTarget, error) {

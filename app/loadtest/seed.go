@@ -140,6 +140,7 @@ func (e *loadEnv) seed(ctx context.Context, spec loadServerSpec) error {
 	if err != nil {
 		return err
 	}
+	e.sample = sampleUsers(ids)
 	return seedSessions(ctx, st, realm, ids, e.cfg.Sessions, newProgress(e.cfg.Progress, "seeding sessions", e.cfg.Sessions))
 }
 
@@ -166,6 +167,27 @@ func seedUsers(ctx context.Context, st *store.Store, realmID string, n int, hash
 	}
 	p.done()
 	return ids, nil
+}
+
+// sampleSize is how many seeded users the scenarios that write users
+// (SCIM, the admin updates behind webhooks) keep at hand, spread evenly
+// over the realm.
+const sampleSize = 256
+
+// sampledUser is a seeded user a scenario names by ID.
+type sampledUser struct {
+	index int // of loadUsername
+	id    string
+}
+
+// sampleUsers picks sampleSize of the seeded users, evenly spaced.
+func sampleUsers(ids []string) []sampledUser {
+	stride := max(1, len(ids)/sampleSize)
+	var out []sampledUser
+	for i := 0; i < len(ids) && len(out) < sampleSize; i += stride {
+		out = append(out, sampledUser{index: i, id: ids[i]})
+	}
+	return out
 }
 
 // seedSessions makes n active SSO sessions of random users.

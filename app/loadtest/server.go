@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -19,6 +20,11 @@ import (
 	"github.com/idenplane/idenplane/app"
 	"github.com/idenplane/idenplane/store"
 )
+
+// loadOutboundAllow lets the server's outbound calls reach loopback: the
+// scenarios' peers (the webhook receiver, the upstream realm a brokered
+// sign-in asks, the directory) listen there.
+const loadOutboundAllow = "127.0.0.0/8"
 
 // loadServerSpec is how the load test starts the server under test.
 type loadServerSpec struct {
@@ -95,7 +101,8 @@ func startChildServer(spec loadServerSpec, addr, base string) (*loadServer, erro
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(spec.exe, "serve", "--db", spec.db, "--addr", addr, "--base-url", base, "--log-format", "json")
+	cmd := exec.Command(spec.exe, "serve", "--db", spec.db, "--addr", addr, "--base-url", base, "--log-format", "json",
+		"--outbound-allow", loadOutboundAllow)
 	cmd.Env = append(os.Environ(), "IDENPLANE_MASTER_KEY="+hex.EncodeToString(spec.key),
 		"IDENPLANE_ADMIN_API_KEY="+spec.apiKey)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -133,7 +140,7 @@ func startInProcessServer(ctx context.Context, spec loadServerSpec, ln net.Liste
 		return nil, err
 	}
 	a, err := app.New(ctx, st, app.Config{BaseURL: base, Version: spec.version, MasterKey: spec.key, AdminAPIKey: spec.apiKey,
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), OutboundAllowed: []netip.Prefix{netip.MustParsePrefix(loadOutboundAllow)}})
 	if err != nil {
 		ln.Close()
 		st.Close()
