@@ -217,26 +217,6 @@ func (s *Store) FederationLinkByExternalID(ctx context.Context, realmID, provide
 	return l, nil
 }
 
-// FederationUsers are the users linked to a provider's entries, by ID:
-// what a sync compares its entries with, in one query.
-func (s *Store) FederationUsers(ctx context.Context, realmID, providerID string) (map[string]*User, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+prefixColumns("u", userColumns)+
-		" FROM users u JOIN federation_links l ON l.user_id = u.id WHERE l.realm_id = $1 AND l.provider_id = $2", realmID, providerID)
-	if err != nil {
-		return nil, fmt.Errorf("list federated users: %w", mapErr(err))
-	}
-	defer rows.Close()
-	out := map[string]*User{}
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out[u.ID] = u
-	}
-	return out, mapErr(rows.Err())
-}
-
 // FederationLinksAfter lists up to limit links of a provider's users, in
 // the order of their external IDs, from the first after after (""
 // starts at the beginning): a large provider's links read a part at a
