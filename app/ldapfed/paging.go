@@ -14,13 +14,15 @@ var errStop = errors.New("stop")
 // is decoded, so that the search holds no page whole: the library keeps
 // every value of an entry in a buffer of at least 512 bytes, and a page of
 // groups with a thousand members each, read whole, held a kilobyte for
-// each DN of 45 bytes. fn returning errStop ends the search (the
+// each DN of 45 bytes. size says how many entries a page asks for; it is
+// asked before each page. fn returning errStop ends the search (the
 // directory is told to drop its paging state); any other error ends it
 // with that error.
-func eachEntry(ctx context.Context, c *ldap.Conn, req *ldap.SearchRequest, size int, fn func(*ldap.Entry) error) error {
-	paging := ldap.NewControlPaging(uint32(size))
+func eachEntry(ctx context.Context, c *ldap.Conn, req *ldap.SearchRequest, size func() int, fn func(*ldap.Entry) error) error {
+	paging := ldap.NewControlPaging(uint32(size()))
 	req.Controls = append(req.Controls, paging)
 	for {
+		paging.PagingSize = uint32(size())
 		cookie, stopped, err := searchPage(ctx, c, req, fn)
 		if err != nil {
 			return err
@@ -36,6 +38,9 @@ func eachEntry(ctx context.Context, c *ldap.Conn, req *ldap.SearchRequest, size 
 		}
 	}
 }
+
+// fixed is a page size that does not change.
+func fixed(n int) func() int { return func() int { return n } }
 
 // searchPage runs one page of a paged search, giving fn its entries as
 // they arrive, and answers the cookie of the next page ("" for the last).

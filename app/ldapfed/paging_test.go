@@ -30,7 +30,7 @@ func TestEachEntry(t *testing.T) {
 		req := ldap.NewSearchRequest(d.PeopleDN, ldap.ScopeSingleLevel, ldap.NeverDerefAliases, 0, 0, false,
 			"(objectClass=inetOrgPerson)", []string{"uid"}, nil)
 		var got []string
-		err := eachEntry(ctx, c, req, 2, func(e *ldap.Entry) error {
+		err := eachEntry(ctx, c, req, fixed(2), func(e *ldap.Entry) error {
 			got = append(got, e.GetAttributeValue("uid"))
 			switch {
 			case len(got) == stopAt && fail != nil:

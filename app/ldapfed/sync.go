@@ -199,7 +199,7 @@ func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) e
 	req := ldap.NewSearchRequest(run.set.UsersDN, run.set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
 		run.set.userFilter(more), run.set.attributes(), nil)
 	page := make([]pageEntry, 0, run.set.Pagination)
-	err := eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
+	err := eachEntry(ctx, c, req, fixed(run.set.Pagination), func(e *ldap.Entry) error {
 		page = append(page, run.pageEntry(e))
 		if len(page) < run.set.Pagination {
 			return nil
