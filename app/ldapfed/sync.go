@@ -215,6 +215,7 @@ func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) e
 	if err != nil {
 		return classify(err, run.set, "search the users")
 	}
+	run.groups = nil // every entry is written: the members' index is garbage
 	if action == ActionFull && !run.first {
 		return run.removeMissing(ctx)
 	}
