@@ -217,22 +217,82 @@ func (s *Store) FederationLinkByExternalID(ctx context.Context, realmID, provide
 	return l, nil
 }
 
-// FederationUsers are the users linked to a provider's entries, by ID:
-// what a sync compares its entries with, in one query.
-func (s *Store) FederationUsers(ctx context.Context, realmID, providerID string) (map[string]*User, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+prefixColumns("u", userColumns)+
-		" FROM users u JOIN federation_links l ON l.user_id = u.id WHERE l.realm_id = $1 AND l.provider_id = $2", realmID, providerID)
+// FederationLinksAfter lists up to limit links of a provider's users, in
+// the order of their external IDs, from the first after after (""
+// starts at the beginning): a large provider's links read a part at a
+// time.
+func (s *Store) FederationLinksAfter(ctx context.Context, realmID, providerID, after string, limit int) ([]*FederationLink, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+federationLinkColumns+` FROM federation_links
+		WHERE realm_id = $1 AND provider_id = $2 AND external_id > $3 ORDER BY external_id LIMIT $4`, realmID, providerID, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list federated users: %w", mapErr(err))
+		return nil, fmt.Errorf("list federation links: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := map[string]*User{}
+	out := make([]*FederationLink, 0, limit)
 	for rows.Next() {
-		u, err := scanUser(rows)
+		l, err := scanFederationLink(rows)
 		if err != nil {
 			return nil, err
 		}
-		out[u.ID] = u
+		out = append(out, l)
 	}
 	return out, mapErr(rows.Err())
+}
+
+// LinkedUser is a user linked to a directory entry, with its link.
+type LinkedUser struct {
+	Link *FederationLink
+	User *User
+}
+
+// FederationLinkedUsers are the users linked to the given entries of a
+// provider, by external ID: what a sync compares a page of entries with,
+// in one query for the page. The lists are padded to a few sizes, so that
+// pages of any length share a few prepared statements.
+func (s *Store) FederationLinkedUsers(ctx context.Context, realmID, providerID string, externalIDs []string) (map[string]LinkedUser, error) {
+	out := make(map[string]LinkedUser, len(externalIDs))
+	for chunk := range chunks(externalIDs, maxLinkedUsersChunk) {
+		args := make([]any, 2, 2+maxLinkedUsersChunk)
+		args[0], args[1] = realmID, providerID
+		args = append(args, anys(chunk)...)
+		for len(args)-2 < paddedSize(len(chunk)) {
+			args = append(args, chunk[0]) // a repeat finds nothing more
+		}
+		rows, err := s.r.QueryContext(ctx, "SELECT "+prefixColumns("l", federationLinkColumns)+", "+prefixColumns("u", userColumns)+
+			" FROM federation_links l JOIN users u ON u.id = l.user_id WHERE l.realm_id = $1 AND l.provider_id = $2"+
+			" AND l.external_id IN ("+placeholdersFrom(3, len(args)-2)+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("list linked users: %w", mapErr(err))
+		}
+		for rows.Next() {
+			var lu LinkedUser
+			err := scanJoined(rows,
+				func(row scanner) (err error) { lu.Link, err = scanFederationLink(row); return err },
+				func(row scanner) (err error) { lu.User, err = scanUser(row); return err })
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[lu.Link.ExternalID] = lu
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("list linked users: %w", mapErr(err))
+		}
+	}
+	return out, nil
+}
+
+// maxLinkedUsersChunk is the most external IDs one query of
+// FederationLinkedUsers asks for: a page of the default size in one.
+const maxLinkedUsersChunk = 512
+
+// paddedSize is n rounded up to a power of two.
+func paddedSize(n int) int {
+	size := 1
+	for size < n {
+		size *= 2
+	}
+	return size
 }

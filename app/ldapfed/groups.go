@@ -47,18 +47,22 @@ func under(dn, base string) bool { return dn == base || strings.HasSuffix(dn, ",
 // directoryGroups are the groups under groupsDn, as a full sync reads
 // them once.
 type directoryGroups struct {
-	names   map[string]string   // group DN (normalized) → name
-	parents map[string][]string // member DN (normalized) → DNs of the groups holding it
+	names   map[string]string // group DN (normalized) → name
+	members *memberIndex      // member DN (normalized) → DNs of the groups holding it
 	byName  map[string]bool
 }
 
-// loadGroups reads every group under groupsDn with its members, page by
-// page.
+// loadGroups reads every group under groupsDn with its members, in pages
+// sized by groupPages.
 func loadGroups(ctx context.Context, c *ldap.Conn, set *Settings) (*directoryGroups, error) {
-	g := &directoryGroups{names: map[string]string{}, parents: map[string][]string{}, byName: map[string]bool{}}
+	g := &directoryGroups{names: map[string]string{}, byName: map[string]bool{},
+		members: newMemberIndex(normDN(set.UsersDN), normDN(set.GroupsDN))}
 	req := ldap.NewSearchRequest(set.GroupsDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 0, 0, false,
 		"(objectClass="+ldap.EscapeFilter(set.GroupObjectClass)+")", []string{set.GroupNameLDAPAttr, set.MembershipLDAPAttr}, nil)
-	err := eachEntry(ctx, c, req, set.Pagination, func(e *ldap.Entry) error {
+	pages := groupPages{max: set.Pagination}
+	err := eachEntry(ctx, c, req, pages.size, func(e *ldap.Entry) error {
+		members := e.GetAttributeValues(set.MembershipLDAPAttr)
+		pages.largest = max(pages.largest, len(members))
 		name := e.GetAttributeValue(set.GroupNameLDAPAttr)
 		if name == "" {
 			return nil
@@ -66,13 +70,36 @@ func loadGroups(ctx context.Context, c *ldap.Conn, set *Settings) (*directoryGro
 		dn := normDN(e.DN)
 		g.names[dn] = name
 		g.byName[name] = true
-		for _, m := range e.GetAttributeValues(set.MembershipLDAPAttr) {
-			m = normDN(m)
-			g.parents[m] = append(g.parents[m], dn)
+		group := g.members.addGroup(dn)
+		for _, m := range members {
+			g.members.add(normDN(m), group)
 		}
 		return nil
 	})
+	g.members.sort()
 	return g, err
+}
+
+// groupPages sizes the pages of the search for groups by the largest
+// group met so far. The library decodes up to a dozen entries ahead of the
+// one it hands over, each whole with its members (about a kilobyte each):
+// a page of large groups asks for few of them, a page of small ones for
+// up to the provider's pagination.
+type groupPages struct {
+	max     int // the provider's pagination
+	largest int // members of the largest group met
+}
+
+const (
+	firstGroupPage  = 10   // groups the first page asks for, their sizes unknown
+	groupPageValues = 2000 // members a page asks for at most, once sizes are known
+)
+
+func (p *groupPages) size() int {
+	if p.largest == 0 {
+		return min(p.max, firstGroupPage)
+	}
+	return max(1, min(p.max, groupPageValues/p.largest))
 }
 
 // of names the groups of a member: direct ones (from, as group DNs, for
@@ -81,7 +108,7 @@ func loadGroups(ctx context.Context, c *ldap.Conn, set *Settings) (*directoryGro
 func (g *directoryGroups) of(dn string, from []string, nested bool) []string {
 	direct := from
 	if direct == nil {
-		direct = g.parents[dn]
+		direct = g.members.groupsOf(dn)
 	}
 	seen := map[string]bool{}
 	frontier := direct
@@ -92,7 +119,7 @@ func (g *directoryGroups) of(dn string, from []string, nested bool) []string {
 				continue
 			}
 			seen[gdn] = true
-			next = append(next, g.parents[gdn]...)
+			next = append(next, g.members.groupsOf(gdn)...)
 		}
 		if !nested {
 			break

@@ -97,7 +97,7 @@ func (s *Service) RunSync(ctx context.Context, realm *store.Realm, p *store.Fede
 	}()
 
 	res := &SyncResult{Action: action, StartedAt: start.UnixMilli(), Failures: []Failure{}}
-	run := syncRun{s: s, realm: realm, p: p, set: set, res: res, prog: prog}
+	run := syncRun{s: s, realm: realm, p: p, set: set, res: res, prog: prog, start: start.UnixMilli()}
 	err = run.sync(ctx, action)
 	res.DurationMs = time.Since(start).Milliseconds()
 	var next int64
@@ -149,7 +149,9 @@ type SyncFinished struct {
 	*SyncResult
 }
 
-// syncRun is one sync's state.
+// syncRun is one sync's state. It holds one page of entries at a time,
+// and of the directory as a whole only the set of the IDs it met: the
+// users a page is compared with are read with the page.
 type syncRun struct {
 	s     *Service
 	realm *store.Realm
@@ -157,32 +159,27 @@ type syncRun struct {
 	set   *Settings
 	res   *SyncResult
 	prog  *progress
-	links map[string]*store.FederationLink // by external ID
-	users map[string]*store.User           // the linked users as the sync began, by ID
-	seen  map[string]bool                  // external IDs met in the directory
-	// With group mapping: the directory's groups, the realm's, and the
-	// realm's memberships (user ID → group IDs).
+	start int64  // Unix milliseconds
+	seen  *idSet // external IDs met in the directory
+	// first says the provider had no linked user when the sync began (its
+	// first import): its entries have no users to compare with, and no
+	// user can be missing.
+	first bool
+	// With group mapping: the directory's groups and the realm's.
 	groups      *directoryGroups
 	realmGroups *realmGroups
-	memberships map[string][]string
 	// ended holds the sessions the transaction under way ended, passed on
 	// once it commits.
 	ended []*store.Session
 }
 
 func (run *syncRun) sync(ctx context.Context, action string) error {
-	links, err := run.s.deps.Store.FederationLinks(ctx, run.realm.ID, run.p.ID)
+	run.seen = newIDSet()
+	linked, err := run.s.deps.Store.FederationLinksAfter(ctx, run.realm.ID, run.p.ID, "", 1)
 	if err != nil {
 		return err
 	}
-	run.links = make(map[string]*store.FederationLink, len(links))
-	for _, l := range links {
-		run.links[l.ExternalID] = l
-	}
-	run.seen = make(map[string]bool, len(links))
-	if run.users, err = run.s.deps.Store.FederationUsers(ctx, run.realm.ID, run.p.ID); err != nil {
-		return err
-	}
+	run.first = len(linked) == 0
 	return withConn(ctx, run.set, func(c *ldap.Conn) error { return run.syncWith(ctx, c, action) })
 }
 
@@ -201,13 +198,14 @@ func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) e
 	}
 	req := ldap.NewSearchRequest(run.set.UsersDN, run.set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
 		run.set.userFilter(more), run.set.attributes(), nil)
-	page := make([]*ldap.Entry, 0, run.set.Pagination)
-	err := eachEntry(ctx, c, req, run.set.Pagination, func(e *ldap.Entry) error {
-		page = append(page, e)
+	page := make([]pageEntry, 0, run.set.Pagination)
+	err := eachEntry(ctx, c, req, fixed(run.set.Pagination), func(e *ldap.Entry) error {
+		page = append(page, run.pageEntry(e))
 		if len(page) < run.set.Pagination {
 			return nil
 		}
 		err := run.writePage(ctx, page)
+		clear(page) // the page's strings are garbage while the next one arrives
 		page = page[:0]
 		return err
 	})
@@ -217,118 +215,11 @@ func (run *syncRun) syncWith(ctx context.Context, c *ldap.Conn, action string) e
 	if err != nil {
 		return classify(err, run.set, "search the users")
 	}
-	if action == ActionFull {
+	run.groups = nil // every entry is written: the members' index is garbage
+	if action == ActionFull && !run.first {
 		return run.removeMissing(ctx)
 	}
 	return nil
-}
-
-// writePage writes the users of a page of entries in one transaction:
-// the page was read before it began, so no directory round trip happens
-// inside it.
-func (run *syncRun) writePage(ctx context.Context, page []*ldap.Entry) error {
-	if len(page) == 0 {
-		return nil
-	}
-	var created, updated int
-	var failures []Failure
-	err := run.s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-		created, updated, failures, run.ended = 0, 0, nil, nil
-		for _, e := range page {
-			ok, err := run.writeEntry(ctx, tx, e)
-			var ae *apperr.Error
-			switch {
-			case errors.As(err, &ae) && ae.Status < 500:
-				failures = append(failures, Failure{DN: e.DN, Reason: ae.Message})
-			case err != nil:
-				return err
-			case ok == entryCreated:
-				created++
-			case ok == entryUpdated:
-				updated++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	run.s.sessionsEnded(ctx, run.realm, run.ended)
-	run.res.Read += len(page)
-	run.res.Created += created
-	run.res.Updated += updated
-	for _, f := range failures {
-		run.res.fail(f.DN, f.Reason)
-	}
-	before := run.prog.processed.Load()
-	after := run.prog.processed.Add(int64(len(page)))
-	if before/progressEvery != after/progressEvery {
-		run.s.deps.Log.Info("user federation sync progress", "realm", run.realm.Name, "provider", run.p.Name,
-			"processed", after, "created", run.res.Created, "updated", run.res.Updated, "failed", run.res.Failed)
-	}
-	return nil
-}
-
-type entryOutcome int
-
-const (
-	entryUnchanged entryOutcome = iota
-	entryCreated
-	entryUpdated
-)
-
-// writeEntry creates or refreshes the user of one entry on tx. A refusal
-// (an entry that cannot be a user, a name a local user holds) is an
-// *apperr.Error under 500, a failure of the entry alone.
-func (run *syncRun) writeEntry(ctx context.Context, tx *store.Store, e *ldap.Entry) (entryOutcome, error) {
-	eu, err := run.set.readEntry(e)
-	if err != nil {
-		return entryUnchanged, apperr.Invalid("%v", err)
-	}
-	if run.seen[eu.ExternalID] {
-		return entryUnchanged, apperr.Invalid("another entry has the same %s", run.set.UUIDLDAPAttr)
-	}
-	run.seen[eu.ExternalID] = true
-	link := run.links[eu.ExternalID]
-	if link == nil {
-		u, err := run.s.createLinked(ctx, tx, run.realm, run.p, eu)
-		if err != nil {
-			delete(run.seen, eu.ExternalID)
-			return entryUnchanged, err
-		}
-		_, err = run.setGroups(ctx, tx, u.ID, e)
-		return entryCreated, err
-	}
-	// Most entries have not changed: compared with the user as the sync
-	// began, they cost no query. A change is written over the user as it
-	// is now, which an admin may have changed meanwhile.
-	changed := link.DN != eu.DN
-	if cached := run.users[link.UserID]; cached != nil && !changed {
-		_, profileChanged, err := profileOf(cached, eu, run.set)
-		if err != nil {
-			return entryUnchanged, apperr.Invalid("%v", err)
-		}
-		changed = profileChanged
-	} else {
-		changed = true
-	}
-	if changed {
-		u, err := tx.GetUser(ctx, run.realm.ID, link.UserID)
-		if err != nil {
-			return entryUnchanged, err
-		}
-		var ended []*store.Session
-		if changed, ended, err = run.s.refreshUser(ctx, tx, run.realm, u, link, eu, run.set); err != nil {
-			return entryUnchanged, err
-		}
-		run.ended = append(run.ended, ended...)
-	}
-	userID := link.UserID
-	groupsChanged, err := run.setGroups(ctx, tx, userID, e)
-	if err != nil || !(changed || groupsChanged) {
-		return entryUnchanged, err
-	}
-	return entryUpdated, nil
 }
 
 // loadGroups reads the directory's groups and the realm's, for the
@@ -338,71 +229,6 @@ func (run *syncRun) loadGroups(ctx context.Context, c *ldap.Conn) error {
 	if run.groups, err = loadGroups(ctx, c, run.set); err != nil {
 		return classify(err, run.set, "read the groups under "+run.set.GroupsDN)
 	}
-	if run.realmGroups, err = loadRealmGroups(ctx, run.s.deps.Store, run.realm, run.s.deps.Now().UnixMilli()); err != nil {
-		return err
-	}
-	run.memberships, err = run.s.deps.Store.GroupMemberships(ctx, run.realm.ID)
+	run.realmGroups, err = loadRealmGroups(ctx, run.s.deps.Store, run.realm, run.s.deps.Now().UnixMilli())
 	return err
-}
-
-// setGroups keeps the memberships of an entry's user in step with its
-// groups, when groups are mapped.
-func (run *syncRun) setGroups(ctx context.Context, tx *store.Store, userID string, e *ldap.Entry) (bool, error) {
-	if run.groups == nil {
-		return false, nil
-	}
-	wanted := run.groups.of(normDN(e.DN), run.set.memberOfDNs(e), run.set.NestedGroups)
-	return run.realmGroups.setMemberships(ctx, tx, userID, wanted, run.memberships[userID],
-		func(name string) bool { return run.groups.byName[name] })
-}
-
-// removeMissing disables, or deletes, the linked users whose entry the
-// full sync did not meet, through the identity core.
-func (run *syncRun) removeMissing(ctx context.Context) error {
-	var missing []*store.FederationLink
-	for id, l := range run.links {
-		if !run.seen[id] {
-			missing = append(missing, l)
-		}
-	}
-	for start := 0; start < len(missing); start += run.set.Pagination {
-		batch := missing[start:min(start+run.set.Pagination, len(missing))]
-		var disabled, deleted int
-		err := run.s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-			disabled, deleted, run.ended = 0, 0, nil
-			for _, l := range batch {
-				u, err := tx.GetUser(ctx, run.realm.ID, l.UserID)
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				} else if err != nil {
-					return err
-				}
-				if run.set.MissingUsers == MissingDelete {
-					if err := run.s.deps.Identity().DeleteUser(ctx, tx, run.realm, u); err != nil {
-						return err
-					}
-					deleted++
-					continue
-				}
-				if !u.Enabled {
-					continue
-				}
-				u.Enabled = false
-				ended, err := run.s.deps.Identity().UpdateLinkedUser(ctx, tx, u)
-				if err != nil {
-					return err
-				}
-				run.ended = append(run.ended, ended...)
-				disabled++
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		run.s.sessionsEnded(ctx, run.realm, run.ended)
-		run.res.Disabled += disabled
-		run.res.Deleted += deleted
-	}
-	return nil
 }

@@ -90,7 +90,7 @@ func testBound(ctx context.Context, c *ldap.Conn, set *Settings, p *store.Federa
 func countUsers(ctx context.Context, c *ldap.Conn, set *Settings, out *ConnectionTest) error {
 	req := ldap.NewSearchRequest(set.UsersDN, set.searchScope(), ldap.NeverDerefAliases, 0, 0, false,
 		set.userFilter(""), []string{"1.1"}, nil)
-	return eachEntry(ctx, c, req, set.Pagination, func(*ldap.Entry) error {
+	return eachEntry(ctx, c, req, fixed(set.Pagination), func(*ldap.Entry) error {
 		out.UserCount++
 		if out.UserCount >= maxCounted {
 			out.UserCountCapped = true

@@ -166,9 +166,12 @@ func testFederationLinks(t *testing.T, s *store.Store) {
 	if err != nil || len(links) != 1 {
 		t.Fatalf("links: %v, %v", links, err)
 	}
-	users, err := s.FederationUsers(testCtx, fedTestRealmID, p.ID)
-	if err != nil || len(users) != 1 || users[u1.ID] == nil || users[u1.ID].Username != "ann" {
-		t.Fatalf("federated users: %v, %v", users, err)
+	linked, err := s.FederationLinkedUsers(testCtx, fedTestRealmID, p.ID, []string{"e1", "e9", "e1", "e8"})
+	if err != nil || len(linked) != 1 || linked["e1"].User.Username != "ann" || *linked["e1"].Link != *l1 {
+		t.Fatalf("linked users: %v, %v", linked, err)
+	}
+	if linked, err := s.FederationLinkedUsers(testCtx, fedTestRealm2ID, p.ID, []string{"e1"}); err != nil || len(linked) != 0 {
+		t.Fatalf("linked users of another realm: %v, %v", linked, err)
 	}
 	// Deleting the user or the provider deletes the link.
 	if err := s.DeleteUser(testCtx, fedTestRealmID, u1.ID); err != nil {
@@ -180,6 +183,23 @@ func testFederationLinks(t *testing.T, s *store.Store) {
 		ExternalID: "e2", DN: "uid=bob"}); err != nil {
 		t.Fatal(err)
 	}
+	u3 := mustCreateUser(t, s, testUser("a3333333-3333-4333-8333-333333333333", fedTestRealmID, "cy", "cy@x.test"))
+	if err := s.PutFederationLink(testCtx, &store.FederationLink{UserID: u3.ID, RealmID: fedTestRealmID, ProviderID: p.ID,
+		ExternalID: "e0", DN: "uid=cy"}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for after := ""; ; {
+		part, err := s.FederationLinksAfter(testCtx, fedTestRealmID, p.ID, after, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(part) == 0 {
+			break
+		}
+		ids, after = append(ids, part[0].ExternalID), part[0].ExternalID
+	}
+	mustEqual(t, "links a part at a time", fmt.Sprint(ids), "[e0 e2]")
 	if err := s.DeleteFederationProvider(testCtx, fedTestRealmID, p.ID); err != nil {
 		t.Fatal(err)
 	}
