@@ -57,7 +57,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 	if format == "" {
 		format = req.sp.NameIDFormat
 	}
-	nameID, err := s.nameID(ctx, realm, req, sess, user, format)
+	nameID, err := s.nameID(realm, req, sess, user, format)
 	if err != nil {
 		return err
 	}
@@ -269,8 +269,8 @@ func (s *Service) post(w http.ResponseWriter, r *http.Request, realm *store.Real
 
 // nameID is the user's NameID in format for req's SP: the email address,
 // the username (unspecified), an opaque value stable per user and SP
-// (persistent), or one new per SSO session (transient).
-func (s *Service) nameID(ctx context.Context, realm *store.Realm, req *request, sess *store.Session, user *store.User,
+// (persistent), or one stable per SSO session and SP (transient).
+func (s *Service) nameID(realm *store.Realm, req *request, sess *store.Session, user *store.User,
 	format string) (string, error) {
 	switch format {
 	case NameIDEmail:
@@ -282,22 +282,21 @@ func (s *Service) nameID(ctx context.Context, realm *store.Realm, req *request, 
 	case NameIDUnspecified:
 		return user.Username, nil
 	case NameIDPersistent:
-		mac := hmac.New(sha256.New, s.deps.NameIDKey)
-		mac.Write([]byte(realm.ID + "\x00" + req.sp.EntityID + "\x00" + user.ID))
-		return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
+		return s.opaqueID(realm.ID, req.sp.EntityID, user.ID), nil
 	case NameIDTransient:
-		earlier, err := s.deps.Store.ListSAMLSessions(ctx, realm.ID, sess.ID)
-		if err != nil {
-			return "", err
-		}
-		for _, e := range earlier {
-			if e.SPID == req.sp.ID && e.NameIDFormat == NameIDTransient {
-				return e.NameID, nil
-			}
-		}
-		return randomID(), nil
+		// Derived rather than looked up among the session's earlier
+		// sign-ins: that read grew with each of them. Keyed by the session,
+		// it is new in the next one and links nothing across sessions.
+		return s.opaqueID("transient", realm.ID, req.sp.EntityID, sess.ID), nil
 	}
 	return "", errors.New("unknown NameID format " + format)
+}
+
+// opaqueID is the HMAC-SHA256 of parts under the NameID key, base64url.
+func (s *Service) opaqueID(parts ...string) string {
+	mac := hmac.New(sha256.New, s.deps.NameIDKey)
+	mac.Write([]byte(strings.Join(parts, "\x00")))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // attributes are the SP's attribute statements for user, each attribute
