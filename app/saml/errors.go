@@ -83,9 +83,14 @@ func (s *Service) settings(ctx context.Context, realm *store.Realm) (*store.SAML
 // SAML sign-in at sp.
 func (s *Service) recordLogin(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, user *store.User,
 	sess *store.Session, errCode string) {
-	if s.deps.LoginEvent == nil {
-		return
+	if s.deps.LoginEvent != nil {
+		s.deps.LoginEvent(r.Context(), realm, loginEvent(sp, user, sess, errCode))
 	}
+}
+
+// loginEvent is the LOGIN (or, with errCode, LOGIN_ERROR) event of a SAML
+// sign-in at sp; user and sess may be nil.
+func loginEvent(sp *store.SAMLServiceProvider, user *store.User, sess *store.Session, errCode string) store.LoginEvent {
 	e := store.LoginEvent{Type: store.EventLogin, ClientID: sp.EntityID,
 		Details: map[string]string{"protocol": "saml", "sp": sp.EntityID}}
 	if user != nil {
@@ -97,5 +102,5 @@ func (s *Service) recordLogin(r *http.Request, realm *store.Realm, sp *store.SAM
 	if errCode != "" {
 		e.Type, e.Error = store.EventLoginError, errCode
 	}
-	s.deps.LoginEvent(r.Context(), realm, e)
+	return e
 }

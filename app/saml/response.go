@@ -49,7 +49,8 @@ func randomID() string {
 }
 
 // respond sends the signed-in user to the service provider: a Response
-// with an assertion about them, through the browser (HTTP-POST).
+// with an assertion about them, through the browser (HTTP-POST), once the
+// sign-in is written.
 func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.Realm, req *request, sess *store.Session,
 	user *store.User) error {
 	ctx := r.Context()
@@ -63,24 +64,36 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 	}
 	now := s.deps.Now().UTC()
 	index := randomID()
-	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-		if err := s.recordRequest(ctx, tx, realm, req); err != nil {
-			return err
-		}
-		return tx.CreateSAMLSession(ctx, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
-			SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()})
-	})
+	// The write waits on a disk flush and the signature on the CPU, so
+	// they run at once; nothing is sent before the write has committed,
+	// and a response signed for a request the write refuses is dropped.
+	written := s.startWrite(ctx, realm, req, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
+		SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()},
+		loginEvent(req.sp, user, sess, ""))
+	out, err := s.signedResponse(ctx, realm, req, sess, user, nameID, format, index, now)
+	done := <-written
+	if done.err != nil {
+		return done.err
+	}
 	if err != nil {
 		return err
 	}
+	done.committed()
+	return s.post(w, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
+}
+
+// signedResponse is the Response to req with its assertion, signed and
+// encrypted as the SP asks, serialized.
+func (s *Service) signedResponse(ctx context.Context, realm *store.Realm, req *request, sess *store.Session,
+	user *store.User, nameID, format, index string, now time.Time) ([]byte, error) {
 	attrs, err := s.attributes(ctx, realm, req.sp, user)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a := s.assertion(realm, req, sess, nameID, format, index, attrs, now)
 	key, err := s.signingKey(ctx, realm)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	assertionEl := a.Element()
 	if req.sp.SignAssertions {
@@ -88,21 +101,16 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 			a.Signature = sig
 			return a.Element()
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if req.sp.EncryptAssertions {
 		if assertionEl, err = encryptAssertion(req.sp, assertionEl); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	resp := s.response(realm, req, now, crewsaml.Status{StatusCode: crewsaml.StatusCode{Value: crewsaml.StatusSuccess}})
-	out, err := s.finishResponse(key, req.sp, resp, assertionEl)
-	if err != nil {
-		return err
-	}
-	s.recordLogin(r, realm, req.sp, user, sess, "")
-	return s.post(w, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
+	return s.finishResponse(key, req.sp, resp, assertionEl)
 }
 
 // rank is the strength of a session's sign-in: 2 for two factors, else 1

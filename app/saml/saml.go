@@ -63,6 +63,10 @@ type Deps struct {
 	TwoFactors func(amr []string) bool
 	// LoginEvent records a login event (the events module's writer).
 	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
+	// LoginEventIn records a login event in tx, the transaction of the
+	// sign-in it reports; a failure of the event alone is logged, not
+	// returned. committed is called once tx has committed.
+	LoginEventIn func(ctx context.Context, tx *store.Store, realm *store.Realm, e store.LoginEvent) (committed func(), err error)
 	// Client fetches an SP's metadata from its metadataUrl: the server's
 	// outbound client (httpx.OutboundClient), which refuses non-public
 	// addresses but those of OutboundAllowed.
