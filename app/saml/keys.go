@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,11 +39,12 @@ const (
 	defaultRotation    = 90
 )
 
-// signingKey is a parsed SAML key.
+// signingKey is a parsed SAML key, with its certificate as KeyInfo
+// carries it.
 type signingKey struct {
-	id   string
-	key  *rsa.PrivateKey
-	cert *x509.Certificate
+	id         string
+	key        *rsa.PrivateKey
+	certBase64 string
 }
 
 // keyCache holds parsed keys by ID (parsing an RSA key costs more than
@@ -183,7 +185,7 @@ func (s *Service) parseKey(ctx context.Context, realm *store.Realm, k *store.SAM
 	if err != nil {
 		return nil, fmt.Errorf("parse SAML certificate %s: %w", k.ID, err)
 	}
-	return &signingKey{id: k.ID, key: priv, cert: cert}, nil
+	return &signingKey{id: k.ID, key: priv, certBase64: base64.StdEncoding.EncodeToString(cert.Raw)}, nil
 }
 
 // RotateDueKeys is the periodic upkeep of the SAML identity provider: a

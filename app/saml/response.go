@@ -9,7 +9,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
-	dsig "github.com/russellhaering/goxmldsig"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -97,10 +95,7 @@ func (s *Service) signedResponse(ctx context.Context, realm *store.Realm, req *r
 	}
 	assertionEl := a.Element()
 	if req.sp.SignAssertions {
-		if assertionEl, err = signElement(key, assertionEl, func(sig *etree.Element) *etree.Element {
-			a.Signature = sig
-			return a.Element()
-		}); err != nil {
+		if err := signEnveloped(key, assertionEl); err != nil {
 			return nil, err
 		}
 	}
@@ -168,41 +163,13 @@ func (s *Service) finishResponse(key *signingKey, sp *store.SAMLServiceProvider,
 	// An error response carries no assertion and is always signed, so the
 	// SP can trust its status.
 	if sp.SignResponses || assertionEl == nil {
-		var err error
-		el, err = signElement(key, el, func(sig *etree.Element) *etree.Element {
-			resp.Signature = sig
-			out := resp.Element()
-			if assertionEl != nil {
-				out.AddChild(assertionEl)
-			}
-			return out
-		})
-		if err != nil {
+		if err := signEnveloped(key, el); err != nil {
 			return nil, err
 		}
 	}
 	doc := etree.NewDocument()
 	doc.SetRoot(el)
 	return doc.WriteToBytes()
-}
-
-// signElement signs el (RSA-SHA256, exclusive canonicalization) and
-// returns it rebuilt by place with the signature where the schema puts it
-// (after the Issuer); the enveloped-signature transform makes the
-// signature's place irrelevant to the digest.
-func signElement(key *signingKey, el *etree.Element, place func(sig *etree.Element) *etree.Element) (*etree.Element, error) {
-	ctx := dsig.NewDefaultSigningContext(dsig.TLSCertKeyStore(tls.Certificate{
-		Certificate: [][]byte{key.cert.Raw}, PrivateKey: key.key, Leaf: key.cert}))
-	ctx.Canonicalizer = dsig.MakeC14N10ExclusiveCanonicalizerWithPrefixList("")
-	if err := ctx.SetSignatureMethod(dsig.RSASHA256SignatureMethod); err != nil {
-		return nil, err
-	}
-	signed, err := ctx.SignEnveloped(el)
-	if err != nil {
-		return nil, fmt.Errorf("sign SAML message: %w", err)
-	}
-	sig := signed.ChildElements()[len(signed.ChildElements())-1]
-	return place(sig), nil
 }
 
 // encryptAssertion wraps a (signed) assertion in an EncryptedAssertion for
