@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/idenplane/idenplane/store"
@@ -45,24 +44,6 @@ type signingKey struct {
 	id         string
 	key        *rsa.PrivateKey
 	certBase64 string
-}
-
-// keyCache holds parsed keys by ID (parsing an RSA key costs more than
-// signing with it) and each realm's active key ID, read under a store
-// generation.
-type keyCache struct {
-	mu     sync.RWMutex
-	keys   map[string]*signingKey
-	active map[string]activeKey // by realm ID
-}
-
-type activeKey struct {
-	id  string
-	gen uint64
-}
-
-func newKeyCache() *keyCache {
-	return &keyCache{keys: map[string]*signingKey{}, active: map[string]activeKey{}}
 }
 
 // generateKey makes an RSA key and its self-signed certificate for realm,
@@ -135,15 +116,14 @@ func (s *Service) ensureActiveKey(ctx context.Context, realm *store.Realm) error
 	return err
 }
 
-// signingKey returns the key the realm signs with now.
+// signingKey returns the key the realm signs with now: the cached one
+// while the store's generation has not moved (a rotation moves it), else
+// the active key read again, parsed only when it is another key.
 func (s *Service) signingKey(ctx context.Context, realm *store.Realm) (*signingKey, error) {
 	gen := s.deps.Store.Generation()
-	s.keys.mu.RLock()
-	a, ok := s.keys.active[realm.ID]
-	k := s.keys.keys[a.id]
-	s.keys.mu.RUnlock()
-	if ok && a.gen == gen && k != nil {
-		return k, nil
+	cached, current := s.keys.get(realm.ID, gen)
+	if current {
+		return cached, nil
 	}
 	keys, err := s.publishedKeys(ctx, realm)
 	if err != nil {
@@ -153,18 +133,13 @@ func (s *Service) signingKey(ctx context.Context, realm *store.Realm) (*signingK
 	if active == nil {
 		return nil, fmt.Errorf("realm %s has no active SAML key", realm.Name)
 	}
-	s.keys.mu.RLock()
-	k = s.keys.keys[active.ID]
-	s.keys.mu.RUnlock()
-	if k == nil {
+	k := cached
+	if k == nil || k.id != active.ID {
 		if k, err = s.parseKey(ctx, realm, active); err != nil {
 			return nil, err
 		}
 	}
-	s.keys.mu.Lock()
-	s.keys.keys[k.id] = k
-	s.keys.active[realm.ID] = activeKey{id: k.id, gen: gen}
-	s.keys.mu.Unlock()
+	s.keys.put(realm.ID, gen, k)
 	return k, nil
 }
 
@@ -207,10 +182,7 @@ func (s *Service) RotateDueKeys(ctx context.Context) {
 	if _, err := s.deps.Store.DeleteExpiredSAMLKeys(ctx, s.deps.Now()); err != nil {
 		s.logJobError(ctx, "deleting expired SAML keys failed", err)
 	}
-	s.keys.mu.Lock()
-	clear(s.keys.keys) // parsed again on use: retired and deleted keys go
-	clear(s.keys.active)
-	s.keys.mu.Unlock()
+	s.keys.clear() // read again on use: the keys of deleted realms go
 	if _, err := s.deps.Store.DeleteExpiredSAMLRows(ctx, s.deps.Now()); err != nil {
 		s.logJobError(ctx, "deleting expired SAML request IDs, sign-ins and logouts failed", err)
 	}

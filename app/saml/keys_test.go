@@ -117,3 +117,52 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("without scheduled rotation: %v", got)
 	}
 }
+
+// The parsed key is kept while the store's generation stays, kept again
+// when it moves for another change, and never used once another key has
+// been activated, even by another server of a fleet (no upkeep here to
+// empty the cache).
+func TestSigningKeyCache(t *testing.T) {
+	ctx := context.Background()
+	st, _ := apptest.OpenStore(t)
+	now := time.Now()
+	s := New(Deps{Store: st, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
+		BaseURL: apptest.BaseURL})
+	realm := &store.Realm{ID: uuid.NewString(), Name: "acme", Enabled: true, CreatedAt: now.UnixMilli()}
+	if err := st.CreateRealm(ctx, realm); err != nil {
+		t.Fatal(err)
+	}
+	signer := func() *signingKey {
+		t.Helper()
+		k, err := s.signingKey(ctx, realm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	first := signer()
+	if again := signer(); again != first {
+		t.Fatal("the key was parsed again while nothing changed")
+	}
+	other := &store.Realm{ID: uuid.NewString(), Name: "other", Enabled: true, CreatedAt: now.UnixMilli()}
+	if err := st.CreateRealm(ctx, other); err != nil { // moves the generation
+		t.Fatal(err)
+	}
+	if again := signer(); again != first {
+		t.Fatal("the key was parsed again after a change to something else")
+	}
+
+	next, err := generateKey(realm, s.entityID(realm), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateSAMLKey(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ActivateSAMLKey(ctx, realm.ID, next.ID, now, now.Add(retiredKeyLifetime)); err != nil {
+		t.Fatal(err)
+	}
+	if got := signer(); got.id != next.ID {
+		t.Fatalf("signs with %s after the activation of %s", got.id[:8], next.ID[:8])
+	}
+}
