@@ -62,13 +62,17 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 	}
 	now := s.deps.Now().UTC()
 	index := randomID()
-	// The write waits on a disk flush and the signature on the CPU, so
-	// they run at once; nothing is sent before the write has committed,
-	// and a response signed for a request the write refuses is dropped.
+	// The write waits on a disk flush, the signature and the page on the
+	// CPU, so they run at once; the page is held until the write has
+	// committed, and dropped if the write refuses the request.
 	written := s.startWrite(ctx, realm, req, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
 		SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()},
 		loginEvent(req.sp, user, sess, ""))
+	page := holdResponse(w)
 	out, err := s.signedResponse(ctx, realm, req, sess, user, nameID, format, index, now)
+	if err == nil {
+		err = s.post(page, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
+	}
 	done := <-written
 	if done.err != nil {
 		return done.err
@@ -77,7 +81,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 		return err
 	}
 	done.committed()
-	return s.post(w, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
+	return page.release(w)
 }
 
 // signedResponse is the Response to req with its assertion, signed and
