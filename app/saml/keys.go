@@ -117,11 +117,11 @@ func (s *Service) ensureActiveKey(ctx context.Context, realm *store.Realm) error
 }
 
 // signingKey returns the key the realm signs with now: the cached one
-// while the store's generation has not moved (a rotation moves it), else
-// the active key read again, parsed only when it is another key.
+// while it is current (keyCache.get), else the active key read again,
+// parsed only when it is another key.
 func (s *Service) signingKey(ctx context.Context, realm *store.Realm) (*signingKey, error) {
-	gen := s.deps.Store.Generation()
-	cached, current := s.keys.get(realm.ID, gen)
+	gen, now := s.deps.Store.Generation(), s.deps.Now()
+	cached, current := s.keys.get(realm.ID, gen, now)
 	if current {
 		return cached, nil
 	}
@@ -139,7 +139,7 @@ func (s *Service) signingKey(ctx context.Context, realm *store.Realm) (*signingK
 			return nil, err
 		}
 	}
-	s.keys.put(realm.ID, gen, k)
+	s.keys.put(realm.ID, gen, now, k)
 	return k, nil
 }
 

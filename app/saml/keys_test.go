@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apptest"
+	"github.com/idenplane/idenplane/store/pgtest"
 	"github.com/idenplane/idenplane/store"
 )
 
@@ -119,12 +120,12 @@ func TestKeyRotation(t *testing.T) {
 }
 
 // The parsed key is kept while the store's generation stays, kept again
-// when it moves for another change, and never used once another key has
-// been activated, even by another server of a fleet (no upkeep here to
-// empty the cache).
+// when it moves for another change, and not used once another key has
+// been activated (no upkeep here to empty the cache); when another
+// process activated it, unseen by the generation, not after keyCacheTTL.
 func TestSigningKeyCache(t *testing.T) {
 	ctx := context.Background()
-	st, _ := apptest.OpenStore(t)
+	st, path := apptest.OpenStore(t)
 	now := time.Now()
 	s := New(Deps{Store: st, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
 		BaseURL: apptest.BaseURL})
@@ -164,5 +165,31 @@ func TestSigningKeyCache(t *testing.T) {
 	}
 	if got := signer(); got.id != next.ID {
 		t.Fatalf("signs with %s after the activation of %s", got.id[:8], next.ID[:8])
+	}
+
+	if pgtest.OnPostgres() {
+		return // the servers of a fleet hear of each other's changes
+	}
+	elsewhere, err := store.Open(ctx, store.Config{Path: path, Schema: apptest.Schema(t), MasterKey: apptest.MasterKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer elsewhere.Close()
+	third, err := generateKey(realm, s.entityID(realm), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.CreateSAMLKey(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.ActivateSAMLKey(ctx, realm.ID, third.ID, now, now.Add(retiredKeyLifetime)); err != nil {
+		t.Fatal(err)
+	}
+	if got := signer(); got.id != next.ID {
+		t.Fatalf("signs with %s, want the cached %s until the cache's time is out", got.id[:8], next.ID[:8])
+	}
+	now = now.Add(keyCacheTTL)
+	if got := signer(); got.id != third.ID {
+		t.Fatalf("signs with %s %s after another process activated %s", got.id[:8], keyCacheTTL, third.ID[:8])
 	}
 }
