@@ -78,11 +78,23 @@ type Deps struct {
 type Service struct {
 	deps Deps
 	keys *keyCache
+	// sps holds the service providers requests name, by realm ID and
+	// entity ID: every request reads one (spByEntityID).
+	sps *store.LookupCache[*store.SAMLServiceProvider]
 }
 
 // New builds the SAML identity provider.
 func New(d Deps) *Service {
-	return &Service{deps: d, keys: newKeyCache()}
+	return &Service{deps: d, keys: newKeyCache(), sps: store.NewLookupCache[*store.SAMLServiceProvider]()}
+}
+
+// spByEntityID is the realm's service provider of that entity ID, cached
+// under the store's generation (store.Cached). The value is shared: it
+// must not be changed.
+func (s *Service) spByEntityID(ctx context.Context, realmID, entityID string) (*store.SAMLServiceProvider, error) {
+	return store.Cached(s.deps.Store, s.sps, realmID+"\x00"+entityID, func() (*store.SAMLServiceProvider, error) {
+		return s.deps.Store.GetSAMLServiceProviderByEntityID(ctx, realmID, entityID)
+	})
 }
 
 // entityID is the realm's SAML entity ID, which is also its issuer.

@@ -66,7 +66,7 @@ var errNoSLOURL = errBadMessage("the service provider has no sloUrl to send its 
 func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, m *message) error {
 	ctx := r.Context()
 	issuer := issuerOf(m.root)
-	sp, err := s.deps.Store.GetSAMLServiceProviderByEntityID(ctx, realm.ID, issuer)
+	sp, err := s.spByEntityID(ctx, realm.ID, issuer)
 	if errors.Is(err, store.ErrNotFound) {
 		return errUnknownSP
 	} else if err != nil {

@@ -143,7 +143,7 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 	if issuer == "" {
 		return nil, errBadMessage("the AuthnRequest has no Issuer")
 	}
-	sp, err := s.deps.Store.GetSAMLServiceProviderByEntityID(r.Context(), realm.ID, issuer)
+	sp, err := s.spByEntityID(r.Context(), realm.ID, issuer)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errUnknownSP
 	} else if err != nil {
