@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/apptest"
-	"github.com/idenplane/idenplane/store/pgtest"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/store/pgtest"
 )
 
 func TestKeyRotation(t *testing.T) {
