@@ -2,7 +2,8 @@
 // and metadata, the service providers it serves (admin API), single
 // sign-on over the HTTP-Redirect and HTTP-POST bindings, and single logout.
 // It is built on crewjam/saml for the protocol's types and on goxmldsig
-// for XML signatures, with what the library leaves out added here: the
+// for XML signatures (their verification, and the canonicalization of
+// what sign.go signs), with what the library leaves out added here: the
 // check of signed requests, a replay cache of request IDs and the
 // identity provider's side of single logout.
 package saml
