@@ -75,8 +75,12 @@ func (s *Service) pageError(w http.ResponseWriter, r *http.Request, realm *store
 	s.deps.ErrorPage(w, r, realm, err)
 }
 
+// settings are the realm's SAML settings, cached under the store's
+// generation (store.Cached). The value is shared: it must not be changed.
 func (s *Service) settings(ctx context.Context, realm *store.Realm) (*store.SAMLSettings, error) {
-	return s.deps.Store.GetSAMLSettings(ctx, realm.ID)
+	return store.Cached(s.deps.Store, s.realmSettings, realm.ID, func() (*store.SAMLSettings, error) {
+		return s.deps.Store.GetSAMLSettings(ctx, realm.ID)
+	})
 }
 
 // recordLogin writes the LOGIN (or, with errCode, LOGIN_ERROR) event of a

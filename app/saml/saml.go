@@ -79,14 +79,17 @@ type Deps struct {
 type Service struct {
 	deps Deps
 	keys *keyCache
-	// sps holds the service providers requests name, by realm ID and
-	// entity ID: every request reads one (spByEntityID).
-	sps *store.LookupCache[*store.SAMLServiceProvider]
+	// sps and realmSettings hold what every request reads: the service
+	// provider it names, by realm ID and entity ID (spByEntityID), and the
+	// realm's settings (settings).
+	sps           *store.LookupCache[*store.SAMLServiceProvider]
+	realmSettings *store.LookupCache[*store.SAMLSettings]
 }
 
 // New builds the SAML identity provider.
 func New(d Deps) *Service {
-	return &Service{deps: d, keys: newKeyCache(), sps: store.NewLookupCache[*store.SAMLServiceProvider]()}
+	return &Service{deps: d, keys: newKeyCache(), sps: store.NewLookupCache[*store.SAMLServiceProvider](),
+		realmSettings: store.NewLookupCache[*store.SAMLSettings]()}
 }
 
 // spByEntityID is the realm's service provider of that entity ID, cached
