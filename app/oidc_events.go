@@ -16,12 +16,35 @@ type clientIPCtxKey struct{}
 // loginEvent records e when the realm records login events of its type
 // (events.Service.Record), with the caller's address when e has none.
 func (a *App) loginEvent(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
+	completeLoginEvent(ctx, a, &e)
+	a.metrics.identity.loginEvent(realm, &e)
+	a.events.Record(ctx, realm, e)
+}
+
+// loginEventIn is loginEvent in the caller's transaction tx
+// (events.Service.RecordIn), for a module that writes its sign-in in one:
+// the metrics count the event once tx has committed, as committed says.
+func loginEventIn(a *App) func(context.Context, *store.Store, *store.Realm, store.LoginEvent) (func(), error) {
+	return func(ctx context.Context, tx *store.Store, realm *store.Realm, e store.LoginEvent) (func(), error) {
+		completeLoginEvent(ctx, a, &e)
+		committed, err := a.events.RecordIn(ctx, tx, realm, e)
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			a.metrics.identity.loginEvent(realm, &e)
+			committed()
+		}, nil
+	}
+}
+
+// completeLoginEvent gives e the caller's address when it has none, and
+// an impersonation's marks when its session is one.
+func completeLoginEvent(ctx context.Context, a *App, e *store.LoginEvent) {
 	if e.IPAddress == "" {
 		e.IPAddress, _ = ctx.Value(clientIPCtxKey{}).(string)
 	}
-	a.impersonation.Mark(ctx, &e)
-	a.metrics.identity.loginEvent(realm, &e)
-	a.events.Record(ctx, realm, e)
+	a.impersonation.Mark(ctx, e)
 }
 
 // oauthErrorCode is the OAuth error code an error answers with, for the

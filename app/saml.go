@@ -29,7 +29,7 @@ func (a *App) newSAML() *saml.Service {
 	return saml.New(saml.Deps{Store: a.store, Log: a.log, Now: a.now, BaseURL: a.cfg.BaseURL,
 		Realm: a.samlRealm, AdminRealm: a.realm, RotationDays: a.samlRotationDays, ErrorPage: a.samlErrorPage,
 		Session: a.ssoSession, SignIn: a.samlSignIn, Land: func(w http.ResponseWriter, r *http.Request, f *signin.Flow) error { return landFlow(a, w, r, f) }, PostForm: a.samlPostForm, NameIDKey: a.samlNameIDKey(),
-		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent,
+		EndSession: a.samlEndSession, LoggedOut: a.samlLoggedOut, LoginEvent: a.loginEvent, LoginEventIn: loginEventIn(a),
 		TwoFactors:      func(amr []string) bool { return acrOf(amr) == acrTwoFactors },
 		Client:          httpx.OutboundClient(samlMetadataTimeout, a.cfg.OutboundAllowed),
 		OutboundAllowed: a.cfg.OutboundAllowed})

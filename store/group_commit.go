@@ -63,6 +63,19 @@ func (s *Store) runGroup(ctx context.Context, batch []*groupMember) []error {
 	return results
 }
 
+// Savepoint runs fn in a savepoint of the transaction s is in, so that a
+// write riding in another's transaction (a login event in the write of the
+// sign-in it reports) fails alone: outcome is fn's error, and fn's writes
+// alone are undone. err is the savepoint's own failure, after which the
+// transaction is in no known state and must be rolled back. Outside a
+// transaction, fn runs in a transaction of its own, whose error is outcome.
+func (s *Store) Savepoint(ctx context.Context, fn func(tx *Store) error) (outcome, err error) {
+	if !s.inTx {
+		return s.Tx(ctx, fn), nil
+	}
+	return s.savepoint(ctx, fn)
+}
+
 // savepoint runs fn inside the transaction tx and returns its outcome,
 // undoing fn's writes alone if it fails. A savepoint statement failing
 // leaves the transaction in no known state: that error is returned apart,

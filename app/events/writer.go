@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,20 +20,9 @@ import (
 // (filling in the caller's address), and a module takes it in its Deps as a
 // function, so that it need not import this package.
 func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginEvent) {
-	s.logSignIn(ctx, realm, &e)
-	if realm == nil {
-		return
-	}
-	// Version 7 IDs grow with time, so events of one millisecond still
-	// list in the order they happened.
-	e.ID = uuid.Must(uuid.NewV7()).String()
-	e.RealmID = realm.ID
-	e.Time = s.deps.Now().UnixMilli()
-	rec := &record{realm: realm, event: &e, keep: realm.EventsEnabled && recordsEventType(realm, e.Type)}
 	ctx = context.WithoutCancel(ctx)
-	rec.busType, rec.busData = bus.OfLogin(&e)
-	rec.published = s.deps.Bus.Wants(ctx, realm, rec.busType)
-	if !rec.keep && !rec.published {
+	rec := s.prepare(ctx, realm, e)
+	if rec == nil {
 		return
 	}
 	var err error
@@ -43,9 +33,58 @@ func (s *Service) Record(ctx context.Context, realm *store.Realm, e store.LoginE
 		err = s.write(ctx, []*record{rec})
 	}
 	if err != nil {
-		s.deps.Log.ErrorContext(ctx, "login event not recorded", "realm", realm.Name, "type", e.Type, "err", err)
+		s.notRecorded(ctx, rec, err)
 	}
 	rec.pending.Wake()
+}
+
+// RecordIn is Record within tx, the transaction of the caller's own write
+// (the session a sign-in lands in): the event commits with it, which spares
+// the request a second commit and disk flush. The event is written in a
+// savepoint, so that its failure is logged and undone alone, as Record's
+// never fails the request. err is the savepoint's own failure, after which
+// tx must be rolled back. Call committed once tx has committed: it wakes
+// the subscribers the event queued work for.
+func (s *Service) RecordIn(ctx context.Context, tx *store.Store, realm *store.Realm, e store.LoginEvent) (committed func(), err error) {
+	rec := s.prepare(ctx, realm, e)
+	if rec == nil {
+		return func() {}, nil
+	}
+	outcome, err := tx.Savepoint(ctx, func(tx *store.Store) error { return s.writeIn(ctx, tx, []*record{rec}) })
+	if err != nil {
+		return nil, fmt.Errorf("login event: %w", err)
+	}
+	if outcome != nil {
+		s.notRecorded(ctx, rec, outcome)
+		return func() {}, nil
+	}
+	return rec.pending.Wake, nil
+}
+
+// prepare logs e when it is a failed or an administrator's sign-in, fills
+// in its ID, realm and time, and says how it is to be written: nil when its
+// realm neither keeps it nor has a subscriber for it.
+func (s *Service) prepare(ctx context.Context, realm *store.Realm, e store.LoginEvent) *record {
+	s.logSignIn(ctx, realm, &e)
+	if realm == nil {
+		return nil
+	}
+	// Version 7 IDs grow with time, so events of one millisecond still
+	// list in the order they happened.
+	e.ID = uuid.Must(uuid.NewV7()).String()
+	e.RealmID = realm.ID
+	e.Time = s.deps.Now().UnixMilli()
+	rec := &record{realm: realm, event: &e, keep: realm.EventsEnabled && recordsEventType(realm, e.Type)}
+	rec.busType, rec.busData = bus.OfLogin(&e)
+	rec.published = s.deps.Bus.Wants(ctx, realm, rec.busType)
+	if !rec.keep && !rec.published {
+		return nil
+	}
+	return rec
+}
+
+func (s *Service) notRecorded(ctx context.Context, rec *record, err error) {
+	s.deps.Log.ErrorContext(ctx, "login event not recorded", "realm", rec.realm.Name, "type", rec.event.Type, "err", err)
 }
 
 // record is a login event on its way to the database: kept when its realm
@@ -64,30 +103,33 @@ type record struct {
 // write stores the events of recs that are kept, and publishes those the
 // bus takes, in one transaction.
 func (s *Service) write(ctx context.Context, recs []*record) error {
-	return s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-		var kept []*store.LoginEvent
-		for _, r := range recs {
-			if r.keep {
-				kept = append(kept, r.event)
-			}
+	return s.deps.Store.Tx(ctx, func(tx *store.Store) error { return s.writeIn(ctx, tx, recs) })
+}
+
+// writeIn is write within tx.
+func (s *Service) writeIn(ctx context.Context, tx *store.Store, recs []*record) error {
+	var kept []*store.LoginEvent
+	for _, r := range recs {
+		if r.keep {
+			kept = append(kept, r.event)
 		}
-		if len(kept) > 0 {
-			if err := tx.AddLoginEvents(ctx, kept); err != nil {
-				return err
-			}
+	}
+	if len(kept) > 0 {
+		if err := tx.AddLoginEvents(ctx, kept); err != nil {
+			return err
 		}
-		for _, r := range recs {
-			if !r.published {
-				continue
-			}
-			pending, err := s.deps.Bus.Queue(ctx, tx, r.realm, r.busType, r.busData)
-			if err != nil {
-				return err
-			}
-			r.pending = pending
+	}
+	for _, r := range recs {
+		if !r.published {
+			continue
 		}
-		return nil
-	})
+		pending, err := s.deps.Bus.Queue(ctx, tx, r.realm, r.busType, r.busData)
+		if err != nil {
+			return err
+		}
+		r.pending = pending
+	}
+	return nil
 }
 
 // minEventBatchGap spaces the events' batches (store.Batcher) under load.

@@ -1,7 +1,9 @@
 package events
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -126,6 +128,61 @@ func TestRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Record(ctx, on, store.LoginEvent{Type: "LOGIN"})
+	if !slices.ContainsFunc(logs.msgs, func(m string) bool { return strings.Contains(m, "login event not recorded") }) {
+		t.Fatalf("failed write not logged: %q", logs.msgs)
+	}
+}
+
+// RecordIn writes the event in the caller's transaction: it commits with
+// the caller's write and goes with its rollback; a write of the event that
+// fails is logged and undone alone, and the caller's write commits.
+func TestRecordIn(t *testing.T) {
+	st, _ := apptest.OpenStore(t)
+	logs := &recordLog{}
+	s := New(Deps{Store: st, Log: slog.New(logs), Now: time.Now})
+	on := testRealm(t, st, "on", true)
+	ctx := t.Context()
+	record := func(realm *store.Realm, fail error) error {
+		var committed func()
+		err := st.Tx(ctx, func(tx *store.Store) error {
+			var err error
+			if committed, err = s.RecordIn(ctx, tx, realm, store.LoginEvent{Type: "LOGIN", UserID: "u1"}); err != nil {
+				return err
+			}
+			return cmp.Or(fail, tx.CreateRealm(ctx, &store.Realm{ID: uuid.NewString(), Name: uuid.NewString()[:8],
+				Enabled: true, CreatedAt: time.Now().UnixMilli()}))
+		})
+		if err == nil {
+			committed()
+		}
+		return err
+	}
+
+	if err := record(on, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := loginEvents(t, st, on.ID); len(got) != 1 || got[0].UserID != "u1" || got[0].RealmID != on.ID {
+		t.Fatalf("events after the commit: %+v, want the LOGIN", got)
+	}
+	boom := errors.New("boom")
+	if err := record(on, boom); !errors.Is(err, boom) {
+		t.Fatalf("record with a failing write: %v", err)
+	}
+	if n := len(loginEvents(t, st, on.ID)); n != 1 {
+		t.Fatalf("%d events after a rollback, want the first alone", n)
+	}
+
+	realms, err := st.ListRealms(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := &store.Realm{ID: uuid.NewString(), Name: "gone", EventsEnabled: true}
+	if err := record(gone, nil); err != nil {
+		t.Fatalf("an event that cannot be written failed its caller: %v", err)
+	}
+	if after, err := st.ListRealms(ctx); err != nil || len(after) != len(realms)+1 {
+		t.Fatalf("%d realms after (%v), want the caller's write kept beside %d", len(after), err, len(realms))
+	}
 	if !slices.ContainsFunc(logs.msgs, func(m string) bool { return strings.Contains(m, "login event not recorded") }) {
 		t.Fatalf("failed write not logged: %q", logs.msgs)
 	}

@@ -75,17 +75,26 @@ func (s *Service) pageError(w http.ResponseWriter, r *http.Request, realm *store
 	s.deps.ErrorPage(w, r, realm, err)
 }
 
+// settings are the realm's SAML settings, cached under the store's
+// generation (store.Cached). The value is shared: it must not be changed.
 func (s *Service) settings(ctx context.Context, realm *store.Realm) (*store.SAMLSettings, error) {
-	return s.deps.Store.GetSAMLSettings(ctx, realm.ID)
+	return store.Cached(s.deps.Store, s.realmSettings, realm.ID, func() (*store.SAMLSettings, error) {
+		return s.deps.Store.GetSAMLSettings(ctx, realm.ID)
+	})
 }
 
 // recordLogin writes the LOGIN (or, with errCode, LOGIN_ERROR) event of a
 // SAML sign-in at sp.
 func (s *Service) recordLogin(r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider, user *store.User,
 	sess *store.Session, errCode string) {
-	if s.deps.LoginEvent == nil {
-		return
+	if s.deps.LoginEvent != nil {
+		s.deps.LoginEvent(r.Context(), realm, loginEvent(sp, user, sess, errCode))
 	}
+}
+
+// loginEvent is the LOGIN (or, with errCode, LOGIN_ERROR) event of a SAML
+// sign-in at sp; user and sess may be nil.
+func loginEvent(sp *store.SAMLServiceProvider, user *store.User, sess *store.Session, errCode string) store.LoginEvent {
 	e := store.LoginEvent{Type: store.EventLogin, ClientID: sp.EntityID,
 		Details: map[string]string{"protocol": "saml", "sp": sp.EntityID}}
 	if user != nil {
@@ -97,5 +106,5 @@ func (s *Service) recordLogin(r *http.Request, realm *store.Realm, sp *store.SAM
 	if errCode != "" {
 		e.Type, e.Error = store.EventLoginError, errCode
 	}
-	s.deps.LoginEvent(r.Context(), realm, e)
+	return e
 }

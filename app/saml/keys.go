@@ -7,11 +7,11 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/idenplane/idenplane/store"
@@ -38,29 +38,12 @@ const (
 	defaultRotation    = 90
 )
 
-// signingKey is a parsed SAML key.
+// signingKey is a parsed SAML key, with its certificate as KeyInfo
+// carries it.
 type signingKey struct {
-	id   string
-	key  *rsa.PrivateKey
-	cert *x509.Certificate
-}
-
-// keyCache holds parsed keys by ID (parsing an RSA key costs more than
-// signing with it) and each realm's active key ID, read under a store
-// generation.
-type keyCache struct {
-	mu     sync.RWMutex
-	keys   map[string]*signingKey
-	active map[string]activeKey // by realm ID
-}
-
-type activeKey struct {
-	id  string
-	gen uint64
-}
-
-func newKeyCache() *keyCache {
-	return &keyCache{keys: map[string]*signingKey{}, active: map[string]activeKey{}}
+	id         string
+	key        *rsa.PrivateKey
+	certBase64 string
 }
 
 // generateKey makes an RSA key and its self-signed certificate for realm,
@@ -133,15 +116,14 @@ func (s *Service) ensureActiveKey(ctx context.Context, realm *store.Realm) error
 	return err
 }
 
-// signingKey returns the key the realm signs with now.
+// signingKey returns the key the realm signs with now: the cached one
+// while it is current (keyCache.get), else the active key read again,
+// parsed only when it is another key.
 func (s *Service) signingKey(ctx context.Context, realm *store.Realm) (*signingKey, error) {
-	gen := s.deps.Store.Generation()
-	s.keys.mu.RLock()
-	a, ok := s.keys.active[realm.ID]
-	k := s.keys.keys[a.id]
-	s.keys.mu.RUnlock()
-	if ok && a.gen == gen && k != nil {
-		return k, nil
+	gen, now := s.deps.Store.Generation(), s.deps.Now()
+	cached, current := s.keys.get(realm.ID, gen, now)
+	if current {
+		return cached, nil
 	}
 	keys, err := s.publishedKeys(ctx, realm)
 	if err != nil {
@@ -151,18 +133,13 @@ func (s *Service) signingKey(ctx context.Context, realm *store.Realm) (*signingK
 	if active == nil {
 		return nil, fmt.Errorf("realm %s has no active SAML key", realm.Name)
 	}
-	s.keys.mu.RLock()
-	k = s.keys.keys[active.ID]
-	s.keys.mu.RUnlock()
-	if k == nil {
+	k := cached
+	if k == nil || k.id != active.ID {
 		if k, err = s.parseKey(ctx, realm, active); err != nil {
 			return nil, err
 		}
 	}
-	s.keys.mu.Lock()
-	s.keys.keys[k.id] = k
-	s.keys.active[realm.ID] = activeKey{id: k.id, gen: gen}
-	s.keys.mu.Unlock()
+	s.keys.put(realm.ID, gen, now, k)
 	return k, nil
 }
 
@@ -183,7 +160,7 @@ func (s *Service) parseKey(ctx context.Context, realm *store.Realm, k *store.SAM
 	if err != nil {
 		return nil, fmt.Errorf("parse SAML certificate %s: %w", k.ID, err)
 	}
-	return &signingKey{id: k.ID, key: priv, cert: cert}, nil
+	return &signingKey{id: k.ID, key: priv, certBase64: base64.StdEncoding.EncodeToString(cert.Raw)}, nil
 }
 
 // RotateDueKeys is the periodic upkeep of the SAML identity provider: a
@@ -205,10 +182,7 @@ func (s *Service) RotateDueKeys(ctx context.Context) {
 	if _, err := s.deps.Store.DeleteExpiredSAMLKeys(ctx, s.deps.Now()); err != nil {
 		s.logJobError(ctx, "deleting expired SAML keys failed", err)
 	}
-	s.keys.mu.Lock()
-	clear(s.keys.keys) // parsed again on use: retired and deleted keys go
-	clear(s.keys.active)
-	s.keys.mu.Unlock()
+	s.keys.clear() // read again on use: the keys of deleted realms go
 	if _, err := s.deps.Store.DeleteExpiredSAMLRows(ctx, s.deps.Now()); err != nil {
 		s.logJobError(ctx, "deleting expired SAML request IDs, sign-ins and logouts failed", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idenplane/idenplane/app/apptest"
 	"github.com/idenplane/idenplane/store"
+	"github.com/idenplane/idenplane/store/pgtest"
 )
 
 func TestKeyRotation(t *testing.T) {
@@ -115,5 +116,80 @@ func TestKeyRotation(t *testing.T) {
 	s.RotateDueKeys(ctx)
 	if got := published(); len(got) != 1 {
 		t.Fatalf("without scheduled rotation: %v", got)
+	}
+}
+
+// The parsed key is kept while the store's generation stays, kept again
+// when it moves for another change, and not used once another key has
+// been activated (no upkeep here to empty the cache); when another
+// process activated it, unseen by the generation, not after keyCacheTTL.
+func TestSigningKeyCache(t *testing.T) {
+	ctx := context.Background()
+	st, path := apptest.OpenStore(t)
+	now := time.Now()
+	s := New(Deps{Store: st, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
+		BaseURL: apptest.BaseURL})
+	realm := &store.Realm{ID: uuid.NewString(), Name: "acme", Enabled: true, CreatedAt: now.UnixMilli()}
+	if err := st.CreateRealm(ctx, realm); err != nil {
+		t.Fatal(err)
+	}
+	signer := func() *signingKey {
+		t.Helper()
+		k, err := s.signingKey(ctx, realm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	first := signer()
+	if again := signer(); again != first {
+		t.Fatal("the key was parsed again while nothing changed")
+	}
+	other := &store.Realm{ID: uuid.NewString(), Name: "other", Enabled: true, CreatedAt: now.UnixMilli()}
+	if err := st.CreateRealm(ctx, other); err != nil { // moves the generation
+		t.Fatal(err)
+	}
+	if again := signer(); again != first {
+		t.Fatal("the key was parsed again after a change to something else")
+	}
+
+	next, err := generateKey(realm, s.entityID(realm), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateSAMLKey(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ActivateSAMLKey(ctx, realm.ID, next.ID, now, now.Add(retiredKeyLifetime)); err != nil {
+		t.Fatal(err)
+	}
+	if got := signer(); got.id != next.ID {
+		t.Fatalf("signs with %s after the activation of %s", got.id[:8], next.ID[:8])
+	}
+
+	if pgtest.OnPostgres() {
+		return // the servers of a fleet hear of each other's changes
+	}
+	elsewhere, err := store.Open(ctx, store.Config{Path: path, Schema: apptest.Schema(t), MasterKey: apptest.MasterKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer elsewhere.Close()
+	third, err := generateKey(realm, s.entityID(realm), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.CreateSAMLKey(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.ActivateSAMLKey(ctx, realm.ID, third.ID, now, now.Add(retiredKeyLifetime)); err != nil {
+		t.Fatal(err)
+	}
+	if got := signer(); got.id != next.ID {
+		t.Fatalf("signs with %s, want the cached %s until the cache's time is out", got.id[:8], next.ID[:8])
+	}
+	now = now.Add(keyCacheTTL)
+	if got := signer(); got.id != third.ID {
+		t.Fatalf("signs with %s %s after another process activated %s", got.id[:8], keyCacheTTL, third.ID[:8])
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/beevik/etree"
 	crewsaml "github.com/crewjam/saml"
-	dsig "github.com/russellhaering/goxmldsig"
 
 	"github.com/idenplane/idenplane/store"
 )
@@ -49,7 +47,8 @@ func randomID() string {
 }
 
 // respond sends the signed-in user to the service provider: a Response
-// with an assertion about them, through the browser (HTTP-POST).
+// with an assertion about them, through the browser (HTTP-POST), once the
+// sign-in is written.
 func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.Realm, req *request, sess *store.Session,
 	user *store.User) error {
 	ctx := r.Context()
@@ -57,52 +56,60 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, realm *store.R
 	if format == "" {
 		format = req.sp.NameIDFormat
 	}
-	nameID, err := s.nameID(ctx, realm, req, sess, user, format)
+	nameID, err := s.nameID(realm, req, sess, user, format)
 	if err != nil {
 		return err
 	}
 	now := s.deps.Now().UTC()
 	index := randomID()
-	err = s.deps.Store.Tx(ctx, func(tx *store.Store) error {
-		if err := s.recordRequest(ctx, tx, realm, req); err != nil {
-			return err
-		}
-		return tx.CreateSAMLSession(ctx, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
-			SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()})
-	})
+	// The write waits on a disk flush, the signature and the page on the
+	// CPU, so they run at once; the page is held until the write has
+	// committed, and dropped if the write refuses the request.
+	written := s.startWrite(ctx, realm, req, &store.SAMLSession{SessionIndex: index, RealmID: realm.ID,
+		SSOSessionID: sess.ID, SPID: req.sp.ID, NameID: nameID, NameIDFormat: format, CreatedAt: now.UnixMilli()},
+		loginEvent(req.sp, user, sess, ""))
+	page := holdResponse(w)
+	out, err := s.signedResponse(ctx, realm, req, sess, user, nameID, format, index, now)
+	if err == nil {
+		err = s.post(page, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
+	}
+	done := <-written
+	if done.err != nil {
+		return done.err
+	}
 	if err != nil {
 		return err
 	}
+	done.committed()
+	return page.release(w)
+}
+
+// signedResponse is the Response to req with its assertion, signed and
+// encrypted as the SP asks, serialized.
+func (s *Service) signedResponse(ctx context.Context, realm *store.Realm, req *request, sess *store.Session,
+	user *store.User, nameID, format, index string, now time.Time) ([]byte, error) {
 	attrs, err := s.attributes(ctx, realm, req.sp, user)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a := s.assertion(realm, req, sess, nameID, format, index, attrs, now)
 	key, err := s.signingKey(ctx, realm)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	assertionEl := a.Element()
 	if req.sp.SignAssertions {
-		if assertionEl, err = signElement(key, assertionEl, func(sig *etree.Element) *etree.Element {
-			a.Signature = sig
-			return a.Element()
-		}); err != nil {
-			return err
+		if err := signEnveloped(key, assertionEl); err != nil {
+			return nil, err
 		}
 	}
 	if req.sp.EncryptAssertions {
 		if assertionEl, err = encryptAssertion(req.sp, assertionEl); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	resp := s.response(realm, req, now, crewsaml.Status{StatusCode: crewsaml.StatusCode{Value: crewsaml.StatusSuccess}})
-	out, err := s.finishResponse(key, req.sp, resp, assertionEl)
-	if err != nil {
-		return err
-	}
-	s.recordLogin(r, realm, req.sp, user, sess, "")
-	return s.post(w, r, realm, req.acsURL, "SAMLResponse", out, req.relayState)
+	return s.finishResponse(key, req.sp, resp, assertionEl)
 }
 
 // rank is the strength of a session's sign-in: 2 for two factors, else 1
@@ -160,41 +167,13 @@ func (s *Service) finishResponse(key *signingKey, sp *store.SAMLServiceProvider,
 	// An error response carries no assertion and is always signed, so the
 	// SP can trust its status.
 	if sp.SignResponses || assertionEl == nil {
-		var err error
-		el, err = signElement(key, el, func(sig *etree.Element) *etree.Element {
-			resp.Signature = sig
-			out := resp.Element()
-			if assertionEl != nil {
-				out.AddChild(assertionEl)
-			}
-			return out
-		})
-		if err != nil {
+		if err := signEnveloped(key, el); err != nil {
 			return nil, err
 		}
 	}
 	doc := etree.NewDocument()
 	doc.SetRoot(el)
 	return doc.WriteToBytes()
-}
-
-// signElement signs el (RSA-SHA256, exclusive canonicalization) and
-// returns it rebuilt by place with the signature where the schema puts it
-// (after the Issuer); the enveloped-signature transform makes the
-// signature's place irrelevant to the digest.
-func signElement(key *signingKey, el *etree.Element, place func(sig *etree.Element) *etree.Element) (*etree.Element, error) {
-	ctx := dsig.NewDefaultSigningContext(dsig.TLSCertKeyStore(tls.Certificate{
-		Certificate: [][]byte{key.cert.Raw}, PrivateKey: key.key, Leaf: key.cert}))
-	ctx.Canonicalizer = dsig.MakeC14N10ExclusiveCanonicalizerWithPrefixList("")
-	if err := ctx.SetSignatureMethod(dsig.RSASHA256SignatureMethod); err != nil {
-		return nil, err
-	}
-	signed, err := ctx.SignEnveloped(el)
-	if err != nil {
-		return nil, fmt.Errorf("sign SAML message: %w", err)
-	}
-	sig := signed.ChildElements()[len(signed.ChildElements())-1]
-	return place(sig), nil
 }
 
 // encryptAssertion wraps a (signed) assertion in an EncryptedAssertion for
@@ -269,8 +248,8 @@ func (s *Service) post(w http.ResponseWriter, r *http.Request, realm *store.Real
 
 // nameID is the user's NameID in format for req's SP: the email address,
 // the username (unspecified), an opaque value stable per user and SP
-// (persistent), or one new per SSO session (transient).
-func (s *Service) nameID(ctx context.Context, realm *store.Realm, req *request, sess *store.Session, user *store.User,
+// (persistent), or one stable per SSO session and SP (transient).
+func (s *Service) nameID(realm *store.Realm, req *request, sess *store.Session, user *store.User,
 	format string) (string, error) {
 	switch format {
 	case NameIDEmail:
@@ -282,22 +261,21 @@ func (s *Service) nameID(ctx context.Context, realm *store.Realm, req *request, 
 	case NameIDUnspecified:
 		return user.Username, nil
 	case NameIDPersistent:
-		mac := hmac.New(sha256.New, s.deps.NameIDKey)
-		mac.Write([]byte(realm.ID + "\x00" + req.sp.EntityID + "\x00" + user.ID))
-		return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
+		return s.opaqueID(realm.ID, req.sp.EntityID, user.ID), nil
 	case NameIDTransient:
-		earlier, err := s.deps.Store.ListSAMLSessions(ctx, realm.ID, sess.ID)
-		if err != nil {
-			return "", err
-		}
-		for _, e := range earlier {
-			if e.SPID == req.sp.ID && e.NameIDFormat == NameIDTransient {
-				return e.NameID, nil
-			}
-		}
-		return randomID(), nil
+		// Derived rather than looked up among the session's earlier
+		// sign-ins: that read grew with each of them. Keyed by the session,
+		// it is new in the next one and links nothing across sessions.
+		return s.opaqueID("transient", realm.ID, req.sp.EntityID, sess.ID), nil
 	}
 	return "", errors.New("unknown NameID format " + format)
+}
+
+// opaqueID is the HMAC-SHA256 of parts under the NameID key, base64url.
+func (s *Service) opaqueID(parts ...string) string {
+	mac := hmac.New(sha256.New, s.deps.NameIDKey)
+	mac.Write([]byte(strings.Join(parts, "\x00")))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // attributes are the SP's attribute statements for user, each attribute

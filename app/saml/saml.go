@@ -2,7 +2,8 @@
 // and metadata, the service providers it serves (admin API), single
 // sign-on over the HTTP-Redirect and HTTP-POST bindings, and single logout.
 // It is built on crewjam/saml for the protocol's types and on goxmldsig
-// for XML signatures, with what the library leaves out added here: the
+// for XML signatures (their verification, and the canonicalization of
+// what sign.go signs), with what the library leaves out added here: the
 // check of signed requests, a replay cache of request IDs and the
 // identity provider's side of single logout.
 package saml
@@ -63,6 +64,10 @@ type Deps struct {
 	TwoFactors func(amr []string) bool
 	// LoginEvent records a login event (the events module's writer).
 	LoginEvent func(context.Context, *store.Realm, store.LoginEvent)
+	// LoginEventIn records a login event in tx, the transaction of the
+	// sign-in it reports; a failure of the event alone is logged, not
+	// returned. committed is called once tx has committed.
+	LoginEventIn func(ctx context.Context, tx *store.Store, realm *store.Realm, e store.LoginEvent) (committed func(), err error)
 	// Client fetches an SP's metadata from its metadataUrl: the server's
 	// outbound client (httpx.OutboundClient), which refuses non-public
 	// addresses but those of OutboundAllowed.
@@ -74,11 +79,26 @@ type Deps struct {
 type Service struct {
 	deps Deps
 	keys *keyCache
+	// sps and realmSettings hold what every request reads: the service
+	// provider it names, by realm ID and entity ID (spByEntityID), and the
+	// realm's settings (settings).
+	sps           *store.LookupCache[*store.SAMLServiceProvider]
+	realmSettings *store.LookupCache[*store.SAMLSettings]
 }
 
 // New builds the SAML identity provider.
 func New(d Deps) *Service {
-	return &Service{deps: d, keys: newKeyCache()}
+	return &Service{deps: d, keys: newKeyCache(), sps: store.NewLookupCache[*store.SAMLServiceProvider](),
+		realmSettings: store.NewLookupCache[*store.SAMLSettings]()}
+}
+
+// spByEntityID is the realm's service provider of that entity ID, cached
+// under the store's generation (store.Cached). The value is shared: it
+// must not be changed.
+func (s *Service) spByEntityID(ctx context.Context, realmID, entityID string) (*store.SAMLServiceProvider, error) {
+	return store.Cached(s.deps.Store, s.sps, realmID+"\x00"+entityID, func() (*store.SAMLServiceProvider, error) {
+		return s.deps.Store.GetSAMLServiceProviderByEntityID(ctx, realmID, entityID)
+	})
 }
 
 // entityID is the realm's SAML entity ID, which is also its issuer.

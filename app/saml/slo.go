@@ -66,7 +66,7 @@ var errNoSLOURL = errBadMessage("the service provider has no sloUrl to send its 
 func (s *Service) logoutRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, m *message) error {
 	ctx := r.Context()
 	issuer := issuerOf(m.root)
-	sp, err := s.deps.Store.GetSAMLServiceProviderByEntityID(ctx, realm.ID, issuer)
+	sp, err := s.spByEntityID(ctx, realm.ID, issuer)
 	if errors.Is(err, store.ErrNotFound) {
 		return errUnknownSP
 	} else if err != nil {
@@ -284,10 +284,7 @@ func (s *Service) nextLogout(w http.ResponseWriter, r *http.Request, realm *stor
 		if err := s.saveLogout(r, realm, handle, state); err != nil {
 			return err
 		}
-		return s.sendLogout(w, r, realm, sp, key, "SAMLRequest", req.Element(), func(sig *etree.Element) *etree.Element {
-			req.Signature = sig
-			return req.Element()
-		}, handle)
+		return s.sendLogout(w, r, realm, sp, key, "SAMLRequest", req.Element(), handle)
 	}
 	if handle != "" {
 		sum := sha256.Sum256([]byte(handle))
@@ -323,17 +320,14 @@ func (s *Service) answerLogout(w http.ResponseWriter, r *http.Request, realm *st
 	resp := &crewsaml.LogoutResponse{ID: randomID(), InResponseTo: inResponseTo, Version: "2.0",
 		IssueInstant: s.deps.Now().UTC(), Destination: sp.SLOURL,
 		Issuer: &crewsaml.Issuer{Format: formatEntity, Value: s.entityID(realm)}, Status: status}
-	return s.sendLogout(w, r, realm, sp, key, "SAMLResponse", resp.Element(), func(sig *etree.Element) *etree.Element {
-		resp.Signature = sig
-		return resp.Element()
-	}, relayState)
+	return s.sendLogout(w, r, realm, sp, key, "SAMLResponse", resp.Element(), relayState)
 }
 
 // sendLogout hands a logout message (el, unsigned; param SAMLRequest or
 // SAMLResponse) to sp's sloUrl with sp's binding: by HTTP-Redirect, its
-// query signed; by HTTP-POST, with the enveloped signature place puts in.
+// query signed; by HTTP-POST, with an enveloped signature.
 func (s *Service) sendLogout(w http.ResponseWriter, r *http.Request, realm *store.Realm, sp *store.SAMLServiceProvider,
-	key *signingKey, param string, el *etree.Element, place func(sig *etree.Element) *etree.Element, relayState string) error {
+	key *signingKey, param string, el *etree.Element, relayState string) error {
 	if sp.SLOBinding == store.SLOBindingRedirect {
 		target, err := redirectURL(key, sp.SLOURL, param, el, relayState)
 		if err != nil {
@@ -342,12 +336,11 @@ func (s *Service) sendLogout(w http.ResponseWriter, r *http.Request, realm *stor
 		http.Redirect(w, r, target, http.StatusFound)
 		return nil
 	}
-	signed, err := signElement(key, el, place)
-	if err != nil {
+	if err := signEnveloped(key, el); err != nil {
 		return err
 	}
 	doc := etree.NewDocument()
-	doc.SetRoot(signed)
+	doc.SetRoot(el)
 	out, err := doc.WriteToBytes()
 	if err != nil {
 		return err

@@ -111,14 +111,23 @@ func errReplay(id string) error { return errBadMessage("request %s was received 
 // authnRequest checks an AuthnRequest and answers it: at once for a
 // browser signed in, else after the hosted sign-in.
 func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *store.Realm, m *message) error {
+	// The browser's session is read while the request is checked: both
+	// wait on the database, and the answer's write waits for both.
+	found := make(chan browserSession, 1)
+	go func() {
+		var b browserSession
+		b.sess, b.user, b.err = s.deps.Session(r, realm)
+		found <- b
+	}()
 	req, err := s.checkAuthnRequest(r, realm, m)
+	b := <-found
 	if err != nil {
 		return err
 	}
-	sess, user, err := s.deps.Session(r, realm)
-	if err != nil {
-		return err
+	if b.err != nil {
+		return b.err
 	}
+	sess, user := b.sess, b.user
 	// A session below the context asked for is stepped up through the
 	// hosted sign-in, which asks a user with a second factor for it.
 	enough := sess != nil && req.context.class(s.rank(sess)) != ""
@@ -135,6 +144,13 @@ func (s *Service) authnRequest(w http.ResponseWriter, r *http.Request, realm *st
 	return s.waitForSignIn(w, r, realm, req)
 }
 
+// browserSession is the outcome of Deps.Session.
+type browserSession struct {
+	sess *store.Session
+	user *store.User
+	err  error
+}
+
 // checkAuthnRequest applies every check of an AuthnRequest that decides
 // whether the service provider may be answered at all; what fails here is
 // shown on an error page, never sent to an address the request named.
@@ -143,7 +159,7 @@ func (s *Service) checkAuthnRequest(r *http.Request, realm *store.Realm, m *mess
 	if issuer == "" {
 		return nil, errBadMessage("the AuthnRequest has no Issuer")
 	}
-	sp, err := s.deps.Store.GetSAMLServiceProviderByEntityID(r.Context(), realm.ID, issuer)
+	sp, err := s.spByEntityID(r.Context(), realm.ID, issuer)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errUnknownSP
 	} else if err != nil {

@@ -249,3 +249,17 @@ func TestSSORefusals(t *testing.T) {
 			crewsaml.StatusRequester, crewsaml.StatusInvalidNameIDPolicy, req.ID)
 	})
 }
+
+// A change to a service provider holds from the next request, though the
+// one before read it: disabled, then deleted, it is refused.
+func TestSSOSeesServiceProviderChanges(t *testing.T) {
+	e := newIdP(t)
+	s := newSP(t, e, spOptions{})
+	mustSignedIn(t, newBrowser(t).visit(s.url+"/app", testPassword))
+	path := "/admin/realms/acme/saml-service-providers/" + s.id
+	apptest.MustStatus(t, e.Admin(http.MethodPut, path, map[string]any{"enabled": false}), http.StatusOK)
+	mustRefusedPage(t, e.Request(http.MethodGet, s.redirect(t, s.authnRequest(t), "", ""), nil), 400, "disabled")
+	apptest.MustStatus(t, e.Admin(http.MethodDelete, path, nil), http.StatusNoContent)
+	mustRefusedPage(t, e.Request(http.MethodGet, s.redirect(t, s.authnRequest(t), "", ""), nil), 400,
+		"not a service provider of this realm")
+}

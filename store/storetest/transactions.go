@@ -24,6 +24,7 @@ func transactionSuite() []subTest {
 		{"ReadTxSnapshot", testReadTxSnapshot},
 		{"RaceRefreshTokenRotation", testRaceRefreshTokenRotation},
 		{"GroupTxMembersApart", testGroupTxMembersApart},
+		{"SavepointFailsAlone", testSavepointFailsAlone},
 		{"RaceRefreshTokenRotationGrouped", testRaceRefreshTokenRotationGrouped},
 		{"RaceSameUsername", testRaceSameUsername},
 		{"RaceLogoutTokenID", testRaceLogoutTokenID},
@@ -747,6 +748,66 @@ func testGroupTxMembersApart(t *testing.T, s *store.Store) {
 	if clashWinners != 1 {
 		t.Fatalf("%d members created the user clash, want 1", clashWinners)
 	}
+}
+
+// testSavepointFailsAlone runs GroupTx members that each write, fail a
+// savepoint and pass another, at once so that they share transactions and
+// the savepoints nest in the members': the failed savepoint loses its own
+// writes and nothing else, in its member or the others.
+func testSavepointFailsAlone(t *testing.T, s *store.Store) {
+	sessionsTestFixture(t, s)
+	const n = 16
+	boom := errors.New("boom")
+	user := func(tx *store.Store, i int, what string) error {
+		name := fmt.Sprintf("%s-%d", what, i)
+		return tx.CreateUser(testCtx, testUser(name, sessionsTestRealm, name, ""))
+	}
+	errs := race(n, func(i int) error {
+		return s.GroupTx(testCtx, func(tx *store.Store) error {
+			if err := user(tx, i, "before"); err != nil {
+				return err
+			}
+			outcome, err := tx.Savepoint(testCtx, func(tx *store.Store) error {
+				if err := user(tx, i, "undone"); err != nil {
+					return err
+				}
+				return boom
+			})
+			if err != nil || !errors.Is(outcome, boom) {
+				return fmt.Errorf("failing savepoint: outcome %v, err %v", outcome, err)
+			}
+			outcome, err = tx.Savepoint(testCtx, func(tx *store.Store) error { return user(tx, i, "kept") })
+			if err != nil || outcome != nil {
+				return fmt.Errorf("savepoint: outcome %v, err %v", outcome, err)
+			}
+			return user(tx, i, "after")
+		})
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		for _, what := range []string{"before", "kept", "after"} {
+			if _, err := s.GetUser(testCtx, sessionsTestRealm, fmt.Sprintf("%s-%d", what, i)); err != nil {
+				t.Fatalf("user %s of member %d after commit: %v", what, i, err)
+			}
+		}
+		mustBeErrNotFound(t, fmt.Sprintf("user of member %d's failed savepoint", i),
+			sessionsTestErr(s.GetUser(testCtx, sessionsTestRealm, fmt.Sprintf("undone-%d", i))))
+	}
+
+	// Outside a transaction, a savepoint is a transaction of its own.
+	outcome, err := s.Savepoint(testCtx, func(tx *store.Store) error {
+		if err := user(tx, 0, "alone"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != nil || !errors.Is(outcome, boom) {
+		t.Fatalf("savepoint outside a transaction: outcome %v, err %v", outcome, err)
+	}
+	mustBeErrNotFound(t, "user of a failed savepoint outside a transaction",
+		sessionsTestErr(s.GetUser(testCtx, sessionsTestRealm, "alone-0")))
 }
 
 // testRaceRefreshTokenRotationGrouped is RaceRefreshTokenRotation with the
