@@ -3,14 +3,13 @@ package app
 import (
 	"context"
 	"crypto/rsa"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/groups"
@@ -217,12 +216,11 @@ func (a *App) signWith(key *signingkeys.Key, typ string, claims map[string]any) 
 		a.signSlots <- struct{}{}
 		defer func() { <-a.signSlots }()
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: key.Algorithm, Key: jose.JSONWebKey{Key: key.Key, KeyID: key.ID}},
-		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
+	payload, err := json.Marshal(claims)
 	if err != nil {
-		return "", fmt.Errorf("signer: %w", err)
+		return "", fmt.Errorf("claims of a %s token: %w", typ, err)
 	}
-	return jwt.Signed(signer).Claims(claims).Serialize()
+	return key.Sign(typ, payload)
 }
 
 // groupPaths names a user's groups by path, from one ancestry query.
