@@ -1,0 +1,133 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkRefreshOwnWork measures the CPU a refresh grant costs beside
+// its two RS256 signatures. The refreshes go through the App's handler
+// in process (no loopback, no OpenAPI check), eight chains at once so
+// that the rotations share commits as they do under load; then as many
+// pairs of bare signatures with the realm's key over a token-sized input
+// (the load test's floor) run the same way. Both are read from the process's CPU time (user and
+// system, the commits' writes included), so the difference, own-µs/op,
+// is the refresh's own work: the token's read, the rotation, the claims,
+// the JSON and the HTTP handling. Measured in one run, it holds on a
+// machine whose speed drifts.
+func BenchmarkRefreshOwnWork(b *testing.B) {
+	s := newTestServer(b)
+	s.createRealm("bench")
+	s.createUser("bench", map[string]any{"username": "alice", "password": codeflowPassword,
+		"email": "alice@example.com", "firstName": "Alice", "lastName": "Liddell"})
+	r := s.admin(http.MethodPost, "/admin/realms/bench/clients", map[string]any{
+		"clientId": "app", "grantTypes": []string{"password", "refresh_token"}})
+	mustStatus(b, r, http.StatusCreated)
+	h, secret := s.app.Handler(), r.object(b)["secret"].(string)
+	const chains = 8
+	tokens := make(chan string, chains)
+	for range chains {
+		token, err := refreshBenchGrant(h, secret, codeflowBenchPassword)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tokens <- token
+	}
+	realm, err := s.store.GetRealm(context.Background(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := s.app.signingKeys.Active(context.Background(), realm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	signer, ok := key.Key.(*rsa.PrivateKey)
+	if !ok {
+		b.Fatalf("the realm signs with %s, not RS256", key.Algorithm)
+	}
+	input := make([]byte, 600) // about a signed token's header and claims, as the load test's floor
+	sign := func() {
+		h := sha256.Sum256(input)
+		if _, err := rsa.SignPKCS1v15(nil, signer, crypto.SHA256, h[:]); err != nil {
+			b.Error(err)
+		}
+	}
+
+	b.SetParallelism(chains / 2)
+	b.ReportAllocs()
+	b.ResetTimer()
+	// The labels let a CPU profile (-cpuprofile) tell the two apart:
+	// go tool pprof -tagfocus phase=refresh.
+	refresh := cpuTime(b, "refresh", func() {
+		b.RunParallel(func(pb *testing.PB) {
+			token := <-tokens
+			defer func() { tokens <- token }()
+			for pb.Next() {
+				next, err := refreshBenchGrant(h, secret, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {token}})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				token = next
+			}
+		})
+	})
+	b.StopTimer()
+	sigs := cpuTime(b, "signatures", func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				sign()
+				sign()
+			}
+		})
+	})
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+	b.ReportMetric(per(refresh), "cpu-µs/op")
+	b.ReportMetric(per(sigs), "sigs-µs/op")
+	b.ReportMetric(per(refresh-sigs), "own-µs/op")
+}
+
+// refreshBenchGrant posts a token request of client app through h and
+// returns the refresh token answered.
+func refreshBenchGrant(h http.Handler, secret string, form url.Values) (string, error) {
+	req := httptest.NewRequest(http.MethodPost, "/realms/bench/protocol/openid-connect/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("app", secret)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	body := w.Body.Bytes()
+	const field = `"refresh_token":"`
+	i := bytes.Index(body, []byte(field))
+	if w.Code != http.StatusOK || i < 0 {
+		return "", fmt.Errorf("token request: %d %s", w.Code, body)
+	}
+	rest := body[i+len(field):]
+	return string(rest[:bytes.IndexByte(rest, '"')]), nil
+}
+
+// cpuTime is the process's CPU time, user and system, that run takes;
+// its samples in a CPU profile carry the label phase.
+func cpuTime(b *testing.B, phase string, run func()) time.Duration {
+	used := func() time.Duration {
+		var u syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	}
+	start := used()
+	pprof.Do(context.Background(), pprof.Labels("phase", phase), func(context.Context) { run() })
+	return used() - start
+}
