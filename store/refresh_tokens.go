@@ -205,23 +205,57 @@ var refreshGrantSQL = "SELECT " + prefixColumns("t", refreshTokenColumns) + ", "
 // is revoked before the error returns, and the presented token is
 // returned with it so the caller can end its session too. A token revoked
 // before it was ever rotated is ErrTokenRevoked.
+func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presentedHash []byte, next *RefreshToken, now int64) (*RefreshToken, error) {
+	return s.rotateRefreshToken(ctx, realmID, presentedHash, next, now, func(tx *Store) (*RefreshToken, error) {
+		old, err := scanRefreshToken(tx.w.QueryRowContext(ctx, rotateRefreshTokenSQL+" RETURNING "+refreshTokenColumns,
+			now, presentedHash, realmID))
+		if err != nil {
+			return nil, err
+		}
+		old.RotatedAt = 0 // as presented
+		return old, nil
+	})
+}
+
+// RotateReadRefreshToken is RotateRefreshToken for a caller that has read
+// the presented token (RefreshGrantByHash), as a refresh does: what next
+// copies from it is never changed once stored, so the statement that marks
+// it rotated reads nothing back.
+func (s *Store) RotateReadRefreshToken(ctx context.Context, presented, next *RefreshToken, now int64) error {
+	_, err := s.rotateRefreshToken(ctx, presented.RealmID, presented.TokenHash, next, now, func(tx *Store) (*RefreshToken, error) {
+		res, err := tx.w.ExecContext(ctx, rotateRefreshTokenSQL, now, presented.TokenHash, presented.RealmID)
+		n, err := rowsAffected(res, err, "rotate refresh token "+presented.ID)
+		switch {
+		case err != nil:
+			return nil, err
+		case n == 0:
+			return nil, ErrNotFound
+		}
+		return presented, nil
+	})
+	return err
+}
+
+// rotateRefreshToken runs a rotation: mark marks the presented token
+// rotated and returns it, or ErrNotFound when it is not live, and the
+// successor is inserted.
 //
 // It runs on every refresh, inside the writer's lock: a live token is
-// checked, marked and read back by one statement, and its successor
-// inserted by a second. Only a refused token is read again, to say why.
-func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presentedHash []byte, next *RefreshToken, now int64) (*RefreshToken, error) {
+// checked and marked by one statement, and its successor inserted by a
+// second. Only a refused token is read again, to say why.
+func (s *Store) rotateRefreshToken(ctx context.Context, realmID string, hash []byte, next *RefreshToken, now int64,
+	mark func(tx *Store) (*RefreshToken, error)) (*RefreshToken, error) {
 	var old *RefreshToken
 	reused := false
 	err := s.Tx(ctx, func(tx *Store) error {
 		var err error
-		old, err = scanRefreshToken(tx.w.QueryRowContext(ctx, rotateRefreshTokenSQL, now, presentedHash, realmID))
+		old, err = mark(tx)
 		if errors.Is(err, ErrNotFound) {
-			old, reused, err = tx.refusedRotation(ctx, realmID, presentedHash, now)
+			old, reused, err = tx.refusedRotation(ctx, realmID, hash, now)
 			return err
 		} else if err != nil {
 			return fmt.Errorf("rotate refresh token: %w", err)
 		}
-		old.RotatedAt = 0 // as presented
 		next.RealmID, next.FamilyID, next.SessionID, next.ClientID, next.UserID = old.RealmID, old.FamilyID, old.SessionID, old.ClientID, old.UserID
 		next.Offline, next.AuthTime, next.AMR, next.RotatedAt, next.RevokedAt = old.Offline, old.AuthTime, old.AMR, 0, 0
 		next.Org = old.Org
@@ -239,11 +273,10 @@ func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presente
 }
 
 // rotateRefreshTokenSQL marks the presented token rotated if it is live
-// and its session too, and returns it.
+// and its session too.
 const rotateRefreshTokenSQL = `UPDATE refresh_tokens SET rotated_at = $1
 	WHERE token_hash = $2 AND realm_id = $3 AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $1
-	AND (session_id IS NULL OR EXISTS (SELECT 1 FROM user_sessions s WHERE s.id = refresh_tokens.session_id AND s.expires_at > $1))
-	RETURNING ` + refreshTokenColumns
+	AND (session_id IS NULL OR EXISTS (SELECT 1 FROM user_sessions s WHERE s.id = refresh_tokens.session_id AND s.expires_at > $1))`
 
 // refusedRotation says why a presented token could not be rotated, and
 // revokes its family when it had been rotated before: reused reports it.
