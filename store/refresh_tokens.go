@@ -144,56 +144,6 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, realmID string, hash []b
 	return s.refreshTokenByHash(ctx, s.r, realmID, hash)
 }
 
-// RefreshGrant is a refresh token with what a refresh checks beside it.
-type RefreshGrant struct {
-	Token   *RefreshToken
-	User    *User
-	Session *Session // the token's OAuth session (an offline one for an offline token)
-	SSO     *Session // the SSO session above Session; nil when it has none
-}
-
-// RefreshGrantByHash finds a token of the realm by its hash, whatever its
-// state (see Live), with its user and its sessions, in one query: a
-// refresh reads them all. A token without a session is ErrNotFound, as
-// nothing can be refreshed without one.
-func (s *Store) RefreshGrantByHash(ctx context.Context, realmID string, hash []byte) (*RefreshGrant, error) {
-	var g RefreshGrant
-	var hasSSO bool
-	err := scanJoined(s.r.QueryRowContext(ctx, refreshGrantSQL, hash, realmID),
-		func(row scanner) (err error) { g.Token, err = scanRefreshToken(row); return err },
-		func(row scanner) (err error) { g.User, err = scanUser(row); return err },
-		func(row scanner) (err error) { g.Session, err = scanSession(row); return err },
-		func(row scanner) error { return row.Scan(&hasSSO) },
-		func(row scanner) (err error) { g.SSO, err = scanSession(row); return err })
-	if err != nil {
-		return nil, fmt.Errorf("refresh token: %w", err)
-	}
-	if !hasSSO {
-		g.SSO = nil
-	}
-	return &g, nil
-}
-
-// refreshGrantSQL reads a token, its user, its session s and the session
-// p above it. The sessions' user is the token's, as CreateRefreshToken and
-// CreateSession check. p's columns are those of sessionSelectColumns,
-// with a value where p is missing (the flag before them says so) that
-// scanSession can read.
-var refreshGrantSQL = "SELECT " + prefixColumns("t", refreshTokenColumns) + ", " + prefixColumns("u", userColumns) + ", " +
-	sessionSelectColumns + `, p.id IS NOT NULL,
-	COALESCE(p.id, ''), COALESCE(p.realm_id, ''), COALESCE(p.user_id, ''), COALESCE(p.kind, ''), p.parent_id,
-	p.client_id, COALESCE(p.ip_address, ''), COALESCE(p.started_at, 0), COALESCE(p.last_access_at, 0),
-	COALESCE(p.expires_at, 0), COALESCE(p.auth_time, 0), COALESCE(p.amr, '[]'), COALESCE(p.offline, FALSE),
-	p.impersonator_id, COALESCE(p.impersonator_username, ''), COALESCE(p.impersonation_ends_at, 0),
-	u.username, pc.client_id
-	FROM refresh_tokens t
-	JOIN users u ON u.id = t.user_id
-	JOIN user_sessions s ON s.id = t.session_id AND s.user_id = t.user_id
-	LEFT JOIN clients c ON c.id = s.client_id
-	LEFT JOIN user_sessions p ON p.id = s.parent_id AND p.user_id = t.user_id
-	LEFT JOIN clients pc ON pc.id = p.client_id
-	WHERE t.token_hash = $1 AND t.realm_id = $2`
-
 // RotateRefreshToken trades the token with the presented hash for next, in
 // one transaction. next brings its ID, TokenHash, Scopes, CreatedAt and
 // ExpiresAt; the family, session, client, user, offline flag, auth time,
