@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"crypto/rsa"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -104,7 +103,7 @@ func (a *App) claimsInputFor(ctx context.Context, g *tokenGrant) (*claimsInput, 
 		return nil, err
 	}
 	in := &claimsInput{ClientID: g.client.ClientID, WebOrigins: g.client.WebOrigins, Scopes: g.scopes,
-		ClientRoles: map[string][]string{},
+		mappers: orderedMappers(g.scopes), ClientRoles: map[string][]string{},
 		User: claimUser{ID: g.user.ID, Username: g.user.Username, Email: g.user.Email, EmailVerified: g.user.EmailVerified,
 			FirstName: g.user.FirstName, LastName: g.user.LastName, CreatedTimestamp: g.user.CreatedAt}}
 	for _, u := range g.client.RedirectURIs {
@@ -216,7 +215,7 @@ func (a *App) signWith(key *signingkeys.Key, typ string, claims map[string]any) 
 		a.signSlots <- struct{}{}
 		defer func() { <-a.signSlots }()
 	}
-	payload, err := json.Marshal(claims)
+	payload, err := marshalClaims(claims)
 	if err != nil {
 		return "", fmt.Errorf("claims of a %s token: %w", typ, err)
 	}
