@@ -108,9 +108,12 @@ func (s *Store) insertRefreshToken(ctx context.Context, t *RefreshToken) error {
 	return s.insertRefreshTokenRow(ctx, t)
 }
 
+// insertRefreshTokenSQL is built once: every refresh inserts a token.
+var insertRefreshTokenSQL = "INSERT INTO refresh_tokens (" + refreshTokenColumns + ") VALUES (" + placeholders(16) + ")"
+
 // insertRefreshTokenRow stores t as it is.
 func (s *Store) insertRefreshTokenRow(ctx context.Context, t *RefreshToken) error {
-	_, err := s.w.ExecContext(ctx, "INSERT INTO refresh_tokens ("+refreshTokenColumns+") VALUES ("+placeholders(16)+")",
+	_, err := s.w.ExecContext(ctx, insertRefreshTokenSQL,
 		t.ID, t.RealmID, t.TokenHash, t.FamilyID, nullString(t.SessionID), t.ClientID, t.UserID, jsonList(t.Scopes),
 		t.Offline, t.AuthTime, jsonList(t.AMR), t.CreatedAt, t.ExpiresAt, nullInt(t.RotatedAt), nullInt(t.RevokedAt),
 		t.Org.column())
