@@ -205,6 +205,12 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 // type: all of them if multivalued, else the first, as Keycloak does.
 // Nothing is set when no value converts.
 func (b *claimBuilder) setValues(cfg map[string]string, claimName string, values []string, multivalued bool) {
+	if !strings.ContainsAny(claimName, `.\`) {
+		// Most claims are top-level: their path needs no slice of its own.
+		path := [1]string{claimName}
+		b.setValuesAt(cfg, path[:], values, multivalued)
+		return
+	}
 	b.setValuesAt(cfg, scopes.SplitClaimName(claimName), values, multivalued)
 }
 
