@@ -47,6 +47,9 @@ type claimsInput struct {
 	// marked inTokens, as their claims hold them; resolved only when a
 	// scope has a custom attributes mapper.
 	CustomAttributes map[string]any
+	// mappers are orderedMappers(Scopes), for the tokens of one grant to
+	// share; nil, each build orders them.
+	mappers []*store.ProtocolMapper
 }
 
 // buildClaims runs the mappers of the applied scopes for one token and
@@ -55,7 +58,11 @@ type claimsInput struct {
 // cannot convert to its JSON type is left out rather than failing the token.
 func buildClaims(in claimsInput) map[string]any {
 	b := claimBuilder{in: &in, claims: map[string]any{}}
-	for _, m := range orderedMappers(in.Scopes) {
+	mappers := in.mappers
+	if mappers == nil {
+		mappers = orderedMappers(in.Scopes)
+	}
+	for _, m := range mappers {
 		if scopes.AppliesTo(m, in.Token) {
 			b.apply(m)
 		}
@@ -198,6 +205,12 @@ func (b *claimBuilder) apply(m *store.ProtocolMapper) {
 // type: all of them if multivalued, else the first, as Keycloak does.
 // Nothing is set when no value converts.
 func (b *claimBuilder) setValues(cfg map[string]string, claimName string, values []string, multivalued bool) {
+	if !strings.ContainsAny(claimName, `.\`) {
+		// Most claims are top-level: their path needs no slice of its own.
+		path := [1]string{claimName}
+		b.setValuesAt(cfg, path[:], values, multivalued)
+		return
+	}
 	b.setValuesAt(cfg, scopes.SplitClaimName(claimName), values, multivalued)
 }
 

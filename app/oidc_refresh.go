@@ -92,7 +92,7 @@ func (s *oidcServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.
 	// CPU free. The answer waits for both, so it goes out only once its
 	// rotation is durable; tokens signed for a refusal are dropped unsent.
 	rotated := make(chan rotation, 1)
-	go func() { rotated <- a.rotate(ctx, realm, hash, next, old, sess, now) }()
+	go func() { rotated <- a.rotate(ctx, realm, next, old, sess, now) }()
 	// An online token's tokens say how its SSO session is authenticated
 	// now, so that a refresh after a step-up carries the level reached;
 	// an offline token keeps what its sign-in was.
@@ -130,16 +130,16 @@ type rotation struct {
 	err    error
 }
 
-// rotate trades the presented token for next and restarts the sessions'
-// idle time. Concurrent refreshes share the commit (and its disk flush);
-// each returns only once its own rotation is durable. The session touches,
-// when written (refreshedSession.touch), ride in the same savepoint: the
-// successor's expiry is the sessions' new one, so neither may be kept
-// without the other.
-func (a *App) rotate(ctx context.Context, realm *store.Realm, hash []byte, next, old *store.RefreshToken, sess *refreshedSession, now int64) rotation {
+// rotate trades the presented token old, as read, for next and restarts
+// the sessions' idle time. Concurrent refreshes share the commit (and its
+// disk flush); each returns only once its own rotation is durable. The
+// session touches, when written (refreshedSession.touch), ride in the
+// same savepoint: the successor's expiry is the sessions' new one, so
+// neither may be kept without the other.
+func (a *App) rotate(ctx context.Context, realm *store.Realm, next, old *store.RefreshToken, sess *refreshedSession, now int64) rotation {
 	var r rotation
 	r.err = a.store.GroupTx(ctx, func(tx *store.Store) error {
-		_, err := tx.RotateRefreshToken(ctx, realm.ID, hash, next, now)
+		err := tx.RotateReadRefreshToken(ctx, old, next, now)
 		if errors.Is(err, store.ErrTokenReused) {
 			r.reused = true // commit the family's revocation, and end its session
 			if _, err := tx.EndClientSession(ctx, realm.ID, old.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
 	"github.com/idenplane/idenplane/app/groups"
@@ -105,7 +103,7 @@ func (a *App) claimsInputFor(ctx context.Context, g *tokenGrant) (*claimsInput, 
 		return nil, err
 	}
 	in := &claimsInput{ClientID: g.client.ClientID, WebOrigins: g.client.WebOrigins, Scopes: g.scopes,
-		ClientRoles: map[string][]string{},
+		mappers: orderedMappers(g.scopes), ClientRoles: map[string][]string{},
 		User: claimUser{ID: g.user.ID, Username: g.user.Username, Email: g.user.Email, EmailVerified: g.user.EmailVerified,
 			FirstName: g.user.FirstName, LastName: g.user.LastName, CreatedTimestamp: g.user.CreatedAt}}
 	for _, u := range g.client.RedirectURIs {
@@ -217,12 +215,11 @@ func (a *App) signWith(key *signingkeys.Key, typ string, claims map[string]any) 
 		a.signSlots <- struct{}{}
 		defer func() { <-a.signSlots }()
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: key.Algorithm, Key: jose.JSONWebKey{Key: key.Key, KeyID: key.ID}},
-		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
+	payload, err := marshalClaims(claims)
 	if err != nil {
-		return "", fmt.Errorf("signer: %w", err)
+		return "", fmt.Errorf("claims of a %s token: %w", typ, err)
 	}
-	return jwt.Signed(signer).Claims(claims).Serialize()
+	return key.Sign(typ, payload)
 }
 
 // groupPaths names a user's groups by path, from one ancestry query.

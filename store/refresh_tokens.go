@@ -108,9 +108,12 @@ func (s *Store) insertRefreshToken(ctx context.Context, t *RefreshToken) error {
 	return s.insertRefreshTokenRow(ctx, t)
 }
 
+// insertRefreshTokenSQL is built once: every refresh inserts a token.
+var insertRefreshTokenSQL = "INSERT INTO refresh_tokens (" + refreshTokenColumns + ") VALUES (" + placeholders(16) + ")"
+
 // insertRefreshTokenRow stores t as it is.
 func (s *Store) insertRefreshTokenRow(ctx context.Context, t *RefreshToken) error {
-	_, err := s.w.ExecContext(ctx, "INSERT INTO refresh_tokens ("+refreshTokenColumns+") VALUES ("+placeholders(16)+")",
+	_, err := s.w.ExecContext(ctx, insertRefreshTokenSQL,
 		t.ID, t.RealmID, t.TokenHash, t.FamilyID, nullString(t.SessionID), t.ClientID, t.UserID, jsonList(t.Scopes),
 		t.Offline, t.AuthTime, jsonList(t.AMR), t.CreatedAt, t.ExpiresAt, nullInt(t.RotatedAt), nullInt(t.RevokedAt),
 		t.Org.column())
@@ -144,56 +147,6 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, realmID string, hash []b
 	return s.refreshTokenByHash(ctx, s.r, realmID, hash)
 }
 
-// RefreshGrant is a refresh token with what a refresh checks beside it.
-type RefreshGrant struct {
-	Token   *RefreshToken
-	User    *User
-	Session *Session // the token's OAuth session (an offline one for an offline token)
-	SSO     *Session // the SSO session above Session; nil when it has none
-}
-
-// RefreshGrantByHash finds a token of the realm by its hash, whatever its
-// state (see Live), with its user and its sessions, in one query: a
-// refresh reads them all. A token without a session is ErrNotFound, as
-// nothing can be refreshed without one.
-func (s *Store) RefreshGrantByHash(ctx context.Context, realmID string, hash []byte) (*RefreshGrant, error) {
-	var g RefreshGrant
-	var hasSSO bool
-	err := scanJoined(s.r.QueryRowContext(ctx, refreshGrantSQL, hash, realmID),
-		func(row scanner) (err error) { g.Token, err = scanRefreshToken(row); return err },
-		func(row scanner) (err error) { g.User, err = scanUser(row); return err },
-		func(row scanner) (err error) { g.Session, err = scanSession(row); return err },
-		func(row scanner) error { return row.Scan(&hasSSO) },
-		func(row scanner) (err error) { g.SSO, err = scanSession(row); return err })
-	if err != nil {
-		return nil, fmt.Errorf("refresh token: %w", err)
-	}
-	if !hasSSO {
-		g.SSO = nil
-	}
-	return &g, nil
-}
-
-// refreshGrantSQL reads a token, its user, its session s and the session
-// p above it. The sessions' user is the token's, as CreateRefreshToken and
-// CreateSession check. p's columns are those of sessionSelectColumns,
-// with a value where p is missing (the flag before them says so) that
-// scanSession can read.
-var refreshGrantSQL = "SELECT " + prefixColumns("t", refreshTokenColumns) + ", " + prefixColumns("u", userColumns) + ", " +
-	sessionSelectColumns + `, p.id IS NOT NULL,
-	COALESCE(p.id, ''), COALESCE(p.realm_id, ''), COALESCE(p.user_id, ''), COALESCE(p.kind, ''), p.parent_id,
-	p.client_id, COALESCE(p.ip_address, ''), COALESCE(p.started_at, 0), COALESCE(p.last_access_at, 0),
-	COALESCE(p.expires_at, 0), COALESCE(p.auth_time, 0), COALESCE(p.amr, '[]'), COALESCE(p.offline, FALSE),
-	p.impersonator_id, COALESCE(p.impersonator_username, ''), COALESCE(p.impersonation_ends_at, 0),
-	u.username, pc.client_id
-	FROM refresh_tokens t
-	JOIN users u ON u.id = t.user_id
-	JOIN user_sessions s ON s.id = t.session_id AND s.user_id = t.user_id
-	LEFT JOIN clients c ON c.id = s.client_id
-	LEFT JOIN user_sessions p ON p.id = s.parent_id AND p.user_id = t.user_id
-	LEFT JOIN clients pc ON pc.id = p.client_id
-	WHERE t.token_hash = $1 AND t.realm_id = $2`
-
 // RotateRefreshToken trades the token with the presented hash for next, in
 // one transaction. next brings its ID, TokenHash, Scopes, CreatedAt and
 // ExpiresAt; the family, session, client, user, offline flag, auth time,
@@ -205,23 +158,57 @@ var refreshGrantSQL = "SELECT " + prefixColumns("t", refreshTokenColumns) + ", "
 // is revoked before the error returns, and the presented token is
 // returned with it so the caller can end its session too. A token revoked
 // before it was ever rotated is ErrTokenRevoked.
+func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presentedHash []byte, next *RefreshToken, now int64) (*RefreshToken, error) {
+	return s.rotateRefreshToken(ctx, realmID, presentedHash, next, now, func(tx *Store) (*RefreshToken, error) {
+		old, err := scanRefreshToken(tx.w.QueryRowContext(ctx, rotateRefreshTokenSQL+" RETURNING "+refreshTokenColumns,
+			now, presentedHash, realmID))
+		if err != nil {
+			return nil, err
+		}
+		old.RotatedAt = 0 // as presented
+		return old, nil
+	})
+}
+
+// RotateReadRefreshToken is RotateRefreshToken for a caller that has read
+// the presented token (RefreshGrantByHash), as a refresh does: what next
+// copies from it is never changed once stored, so the statement that marks
+// it rotated reads nothing back.
+func (s *Store) RotateReadRefreshToken(ctx context.Context, presented, next *RefreshToken, now int64) error {
+	_, err := s.rotateRefreshToken(ctx, presented.RealmID, presented.TokenHash, next, now, func(tx *Store) (*RefreshToken, error) {
+		res, err := tx.w.ExecContext(ctx, rotateRefreshTokenSQL, now, presented.TokenHash, presented.RealmID)
+		n, err := rowsAffected(res, err, "rotate refresh token "+presented.ID)
+		switch {
+		case err != nil:
+			return nil, err
+		case n == 0:
+			return nil, ErrNotFound
+		}
+		return presented, nil
+	})
+	return err
+}
+
+// rotateRefreshToken runs a rotation: mark marks the presented token
+// rotated and returns it, or ErrNotFound when it is not live, and the
+// successor is inserted.
 //
 // It runs on every refresh, inside the writer's lock: a live token is
-// checked, marked and read back by one statement, and its successor
-// inserted by a second. Only a refused token is read again, to say why.
-func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presentedHash []byte, next *RefreshToken, now int64) (*RefreshToken, error) {
+// checked and marked by one statement, and its successor inserted by a
+// second. Only a refused token is read again, to say why.
+func (s *Store) rotateRefreshToken(ctx context.Context, realmID string, hash []byte, next *RefreshToken, now int64,
+	mark func(tx *Store) (*RefreshToken, error)) (*RefreshToken, error) {
 	var old *RefreshToken
 	reused := false
 	err := s.Tx(ctx, func(tx *Store) error {
 		var err error
-		old, err = scanRefreshToken(tx.w.QueryRowContext(ctx, rotateRefreshTokenSQL, now, presentedHash, realmID))
+		old, err = mark(tx)
 		if errors.Is(err, ErrNotFound) {
-			old, reused, err = tx.refusedRotation(ctx, realmID, presentedHash, now)
+			old, reused, err = tx.refusedRotation(ctx, realmID, hash, now)
 			return err
 		} else if err != nil {
 			return fmt.Errorf("rotate refresh token: %w", err)
 		}
-		old.RotatedAt = 0 // as presented
 		next.RealmID, next.FamilyID, next.SessionID, next.ClientID, next.UserID = old.RealmID, old.FamilyID, old.SessionID, old.ClientID, old.UserID
 		next.Offline, next.AuthTime, next.AMR, next.RotatedAt, next.RevokedAt = old.Offline, old.AuthTime, old.AMR, 0, 0
 		next.Org = old.Org
@@ -239,11 +226,10 @@ func (s *Store) RotateRefreshToken(ctx context.Context, realmID string, presente
 }
 
 // rotateRefreshTokenSQL marks the presented token rotated if it is live
-// and its session too, and returns it.
+// and its session too.
 const rotateRefreshTokenSQL = `UPDATE refresh_tokens SET rotated_at = $1
 	WHERE token_hash = $2 AND realm_id = $3 AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $1
-	AND (session_id IS NULL OR EXISTS (SELECT 1 FROM user_sessions s WHERE s.id = refresh_tokens.session_id AND s.expires_at > $1))
-	RETURNING ` + refreshTokenColumns
+	AND (session_id IS NULL OR EXISTS (SELECT 1 FROM user_sessions s WHERE s.id = refresh_tokens.session_id AND s.expires_at > $1))`
 
 // refusedRotation says why a presented token could not be rotated, and
 // revokes its family when it had been rotated before: reused reports it.

@@ -18,8 +18,8 @@ import (
 // Messages of the hosted pages, the account pages, the console and the
 // mails live in catalogues, one per language: messages/<tag>.properties
 // (see parseCatalogue). English is the reference: every other catalogue
-// has exactly its keys, with the same placeholders, or the server does
-// not start, so no page ever mixes two languages.
+// has exactly its keys, with the same placeholders, or the tests fail
+// (Check), so no page ever mixes two languages.
 
 //go:embed messages/*.properties
 var catalogueFiles embed.FS
@@ -29,57 +29,119 @@ var catalogueFiles embed.FS
 const DefaultLocale = "en"
 
 // Catalogues holds every embedded message catalogue by language tag.
+// English is parsed at once; every other catalogue at its first use, as a
+// server speaks few of them: all of them parsed are 1.7 MB of heap kept
+// for the server's life, and reading their files maps as much of the
+// binary.
 type Catalogues struct {
-	byTag    map[string]map[string]string
 	tags     []string
-	matchers sync.Map // Offer key → *offerMatcher
+	text     func(tag string) (string, error) // the file of a catalogue
+	parsed   sync.Map                         // tag → map[string]string, English from the start
+	parsing  sync.Mutex                       // held while a catalogue is parsed
+	matchers sync.Map                         // Offer key → *offerMatcher
 }
 
-// LoadCatalogues parses the embedded catalogues and checks each against
-// English. A defect is a build defect, so it is an error here and a
-// failed test.
+// LoadCatalogues finds the embedded catalogues and parses English. The
+// others are checked against English when first used, and by
+// TestCataloguesComplete in every build (Check).
 func LoadCatalogues() (*Catalogues, error) {
 	entries, err := catalogueFiles.ReadDir("messages")
 	if err != nil {
 		return nil, err
 	}
-	files := map[string]string{}
-	for _, e := range entries {
-		b, err := catalogueFiles.ReadFile(path.Join("messages", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		files[e.Name()] = string(b)
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
 	}
-	return buildCatalogues(files)
+	return newCatalogues(names, func(tag string) (string, error) {
+		b, err := catalogueFiles.ReadFile(path.Join("messages", tag+".properties"))
+		return string(b), err
+	})
 }
 
-// buildCatalogues parses catalogue files by file name.
+// buildCatalogues parses catalogue files by file name and checks them all.
 func buildCatalogues(files map[string]string) (*Catalogues, error) {
-	c := &Catalogues{byTag: map[string]map[string]string{}}
-	for name, text := range files {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	c, err := newCatalogues(names, func(tag string) (string, error) { return files[tag+".properties"], nil })
+	if err != nil {
+		return nil, err
+	}
+	return c, c.Check()
+}
+
+// newCatalogues are the catalogues of the files named, which text reads;
+// English is parsed.
+func newCatalogues(names []string, text func(tag string) (string, error)) (*Catalogues, error) {
+	c := &Catalogues{text: text}
+	for _, name := range names {
 		tag := strings.TrimSuffix(name, ".properties")
 		t, err := language.Parse(tag)
 		if err != nil || t.String() != tag {
 			return nil, fmt.Errorf("catalogue %s: the name must be a canonical BCP 47 tag", name)
 		}
-		m, err := parseCatalogue(text)
-		if err != nil {
-			return nil, fmt.Errorf("catalogue %s: %w", name, err)
-		}
-		c.byTag[tag] = m
 		c.tags = append(c.tags, tag)
 	}
-	en, ok := c.byTag[DefaultLocale]
-	if !ok {
+	slices.Sort(c.tags)
+	if !slices.Contains(c.tags, DefaultLocale) {
 		return nil, fmt.Errorf("no %s catalogue", DefaultLocale)
 	}
-	slices.Sort(c.tags)
+	en, err := c.parse(DefaultLocale)
+	if err != nil {
+		return nil, fmt.Errorf("catalogue %s: %w", DefaultLocale, err)
+	}
+	c.parsed.Store(DefaultLocale, en)
+	return c, nil
+}
+
+func (c *Catalogues) parse(tag string) (map[string]string, error) {
+	text, err := c.text(tag)
+	if err != nil {
+		return nil, err
+	}
+	return parseCatalogue(text)
+}
+
+// Check parses every catalogue and lists how each departs from English.
+func (c *Catalogues) Check() error {
+	en := c.catalogue(DefaultLocale)
 	var errs []error
 	for _, tag := range c.tags {
-		errs = append(errs, compareCatalogue(tag, en, c.byTag[tag])...)
+		m, err := c.parse(tag)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("catalogue %s: %w", tag, err))
+			continue
+		}
+		errs = append(errs, compareCatalogue(tag, en, m)...)
 	}
-	return c, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// catalogue is the messages of tag, parsed at the first call; nil for a
+// tag without a catalogue. One that departs from English, which Check
+// finds in the tests of every build, is English's, so that no page mixes
+// two languages.
+func (c *Catalogues) catalogue(tag string) map[string]string {
+	if m, ok := c.parsed.Load(tag); ok {
+		return m.(map[string]string)
+	}
+	if !slices.Contains(c.tags, tag) {
+		return nil
+	}
+	c.parsing.Lock()
+	defer c.parsing.Unlock()
+	if m, ok := c.parsed.Load(tag); ok {
+		return m.(map[string]string)
+	}
+	en := c.catalogue(DefaultLocale)
+	m, err := c.parse(tag)
+	if err != nil || len(compareCatalogue(tag, en, m)) > 0 {
+		m = en
+	}
+	c.parsed.Store(tag, m)
+	return m
 }
 
 var placeholder = regexp.MustCompile(`\{[0-9]+\}`)
@@ -126,7 +188,7 @@ func sortedKeys(m map[string]string) []string {
 func (c *Catalogues) Tags() []string { return slices.Clone(c.tags) }
 
 // Keys lists the keys of a catalogue, for tests that check coverage.
-func (c *Catalogues) Keys(tag string) []string { return sortedKeys(c.byTag[tag]) }
+func (c *Catalogues) Keys(tag string) []string { return sortedKeys(c.catalogue(tag)) }
 
 // Localizer renders the messages of one language.
 type Localizer struct {
@@ -139,7 +201,7 @@ type Localizer struct {
 
 // Localizer returns the localizer of a negotiated tag.
 func (c *Catalogues) Localizer(tag string) *Localizer {
-	if _, ok := c.byTag[tag]; !ok {
+	if !slices.Contains(c.tags, tag) {
 		tag = DefaultLocale
 	}
 	return &Localizer{Tag: tag, c: c}
@@ -151,7 +213,7 @@ func (c *Catalogues) Localizer(tag string) *Localizer {
 func (l *Localizer) T(key string, args ...any) string {
 	s, ok := l.overrides[key]
 	if !ok {
-		s, ok = l.c.byTag[l.Tag][key]
+		s, ok = l.c.catalogue(l.Tag)[key]
 	}
 	if !ok {
 		s = key
@@ -177,7 +239,7 @@ func (l *Localizer) WithOverrides(texts map[string]string) *Localizer {
 // Message is the text of key in the catalogue of tag, and whether it has
 // one.
 func (c *Catalogues) Message(tag, key string) (string, bool) {
-	s, ok := c.byTag[tag][key]
+	s, ok := c.catalogue(tag)[key]
 	return s, ok
 }
 

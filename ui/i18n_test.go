@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,6 +149,9 @@ func TestCataloguesComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"en", "de", "fr", "es", "it", "nl", "pl"} {
 		if !slices.Contains(c.Tags(), want) {
 			t.Errorf("no %s catalogue", want)
@@ -225,5 +229,39 @@ func TestEveryKeyHasEnglish(t *testing.T) {
 	}
 	if used < 50 {
 		t.Fatalf("found only %d key uses: the pattern no longer matches the code", used)
+	}
+}
+
+// The catalogues other than English are parsed at their first use, and
+// one that departs from English (which TestCataloguesComplete rules out
+// for the embedded ones) speaks English rather than mix languages.
+func TestCataloguesParsedWhenUsed(t *testing.T) {
+	files := map[string]string{"en.properties": "a = A {0}\nb = B\n", "fr.properties": "a = Un {0}\nb = Bé\n",
+		"de.properties": "a = Ein\n"}
+	c, err := newCatalogues(sorted(slices.Collect(maps.Keys(files))), func(tag string) (string, error) {
+		return files[tag+".properties"], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := func() []string {
+		var tags []string
+		c.parsed.Range(func(k, _ any) bool { tags = append(tags, k.(string)); return true })
+		return sorted(tags)
+	}
+	if got := parsed(); !slices.Equal(got, []string{"en"}) {
+		t.Fatalf("parsed at start: %q, want English alone", got)
+	}
+	if got := c.Localizer("fr").T("a", 1); got != "Un 1" {
+		t.Errorf("French: %q", got)
+	}
+	if got := c.Localizer("de").T("b"); got != "B" {
+		t.Errorf("a German catalogue without b: %q, want the English text", got)
+	}
+	if got := parsed(); !slices.Equal(got, []string{"de", "en", "fr"}) {
+		t.Errorf("parsed after use: %q", got)
+	}
+	if c.Check() == nil {
+		t.Error("Check passed the German catalogue without b")
 	}
 }

@@ -44,12 +44,14 @@ type loadResult struct {
 	RSSMaxMB     float64 `json:"rssMaxMB"`
 	FloorName    string  `json:"floorName,omitempty"`
 	Floor        float64 `json:"floorPerSecond,omitempty"`
-	Ratio        float64 `json:"ratio,omitempty"`
-	Target       string  `json:"target,omitempty"`
-	Value        string  `json:"value,omitempty"`
-	Met          bool    `json:"met"`
-	FirstError   string  `json:"firstError,omitempty"`
-	Round        int     `json:"round,omitempty"` // of a side-by-side run, from 1
+	// FloorCPUMs is the CPU time of one of the crypto floor's operations.
+	FloorCPUMs float64 `json:"floorCpuPerOpMs,omitempty"`
+	Ratio      float64 `json:"ratio,omitempty"`
+	Target     string  `json:"target,omitempty"`
+	Value      string  `json:"value,omitempty"`
+	Met        bool    `json:"met"`
+	FirstError string  `json:"firstError,omitempty"`
+	Round      int     `json:"round,omitempty"` // of a side-by-side run, from 1
 	// Effect names what the requests cause beyond their answers, counted
 	// where it lands (webhook deliveries at the receiver), and EffectRate
 	// is how many landed per second of the measured time.
@@ -158,13 +160,14 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 	// The floor is measured just before the scenario, on the same cores:
 	// a shared machine's speed drifts over a run.
 	var floor float64
+	var floorCPU time.Duration
 	if t == e.self {
 		op, err := e.floorOp(sc)
 		if err != nil {
 			return nil, fmt.Errorf("floor %s: %w", sc.floor, err)
 		}
 		if op != nil {
-			floor = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
+			floor, floorCPU = opsPerSecond(ctx, min(e.cfg.Duration, 3*time.Second), op)
 		}
 	}
 	conns := newLoadConns(t.srv.addrs, n)
@@ -251,7 +254,8 @@ func (e *loadEnv) run(ctx context.Context, sc *loadScenario, t *loadTarget) (*lo
 		profile.Close()
 	}
 
-	res := &loadResult{Name: sc.name, Server: t.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load()), Floor: floor}
+	res := &loadResult{Name: sc.name, Server: t.name, Concurrency: n, scenario: sc, RSSMaxMB: mb(rssMax.Load()), Floor: floor,
+		FloorCPUMs: ms(floorCPU)}
 	var lat []time.Duration
 	for _, t := range tallies {
 		lat = append(lat, t.lat...)
@@ -330,9 +334,14 @@ func floorOps(hashPassword func(string) string) map[string]func() {
 	}
 }
 
-// opsPerSecond runs op in a loop on GOMAXPROCS goroutines for d.
-func opsPerSecond(ctx context.Context, d time.Duration, op func()) float64 {
+// opsPerSecond runs op in a loop on GOMAXPROCS goroutines for d, and
+// returns their rate and the CPU time of one. The rate is what the cores
+// gave this process meanwhile; the CPU time of one operation is what it
+// costs, which a server's CPU per request compares with when other work
+// shares the machine.
+func opsPerSecond(ctx context.Context, d time.Duration, op func()) (float64, time.Duration) {
 	var count atomic.Int64
+	cpuStart := processCPU("self")
 	var wg sync.WaitGroup
 	start := time.Now()
 	end := start.Add(d)
@@ -347,8 +356,9 @@ func opsPerSecond(ctx context.Context, d time.Duration, op func()) float64 {
 		}()
 	}
 	wg.Wait()
+	rate, cpu := float64(count.Load())/time.Since(start).Seconds(), processCPU("self")-cpuStart
 	runtime.GC() // argon2id's buffers should not count against the next scenario
-	return float64(count.Load()) / time.Since(start).Seconds()
+	return rate, cpu / time.Duration(max(count.Load(), 1))
 }
 
 var errLoadStatus = errors.New("unexpected status")

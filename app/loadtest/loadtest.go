@@ -100,6 +100,7 @@ type loadEnv struct {
 	users      int
 	self       *loadTarget
 	floors     map[string]float64 // per second, by floor name
+	floorCPU   map[string]float64 // ms of CPU per operation, by floor name
 	results    map[string]*loadResult
 	hashedPass string
 	dir        string        // the run's directory: the database, the directory server's files
@@ -163,7 +164,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	apiKeyBytes := make([]byte, 24)
 	_, _ = rand.Read(apiKeyBytes)
 	env := &loadEnv{cfg: cfg, apiKey: hex.EncodeToString(apiKeyBytes), password: "load-test-password-1",
-		svcSecret: map[string]string{}, users: cfg.Users, floors: map[string]float64{}, results: map[string]*loadResult{},
+		svcSecret: map[string]string{}, users: cfg.Users, floors: map[string]float64{}, floorCPU: map[string]float64{}, results: map[string]*loadResult{},
 		dir: dir}
 	spec := loadServerSpec{exe: cfg.Executable, schema: cfg.Schema, version: cfg.Version, replicas: cfg.Replicas,
 		db: filepath.Join(dir, "loadtest.db"), key: key, apiKey: env.apiKey, logPath: filepath.Join(dir, "server.log")}
@@ -226,7 +227,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		if res.Floor > 0 {
 			// The header's floors are those of this table, not of the
 			// side-by-side runs that measure theirs again.
-			env.floors[sc.floor] = res.Floor
+			env.floors[sc.floor], env.floorCPU[sc.floor] = res.Floor, res.FloorCPUMs
 		}
 		env.results[sc.name] = res
 		results = append(results, res)
@@ -243,7 +244,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	report := &loadReport{SideBySide: side, Machine: machineInfo(), Version: cfg.Version, Duration: cfg.Duration.String(),
 		Backend: backend, Replicas: cfg.Replicas,
 		Users: cfg.Users, Sessions: cfg.Sessions, ServerAlone: srv.child, Events: !cfg.NoEvents, StartupMs: ms(startup), IdleRSSMB: mb(idle),
-		Floors: env.floors, Results: results, Skipped: skipped, FinalRSSMB: mb(srv.rss())}
+		Floors: env.floors, FloorCPUMs: env.floorCPU, Results: results, Skipped: skipped, FinalRSSMB: mb(srv.rss())}
 	report.judge()
 	if cfg.JSON {
 		enc := json.NewEncoder(out)
@@ -279,6 +280,7 @@ type loadReport struct {
 	IdleRSSMB   float64            `json:"idleRssMB"`
 	FinalRSSMB  float64            `json:"finalRssMB"`
 	Floors      map[string]float64 `json:"floorsPerSecond"`
+	FloorCPUMs  map[string]float64 `json:"floorsCpuPerOpMs"`
 	Results     []*loadResult      `json:"scenarios"`
 	Checks      []loadCheck        `json:"checks"`
 	SideBySide  []*loadResult      `json:"sideBySide,omitempty"` // with the peers, scenario by scenario
@@ -345,7 +347,7 @@ func (r *loadReport) print(w io.Writer) {
 	slices.Sort(names)
 	var floors []string
 	for _, n := range names {
-		floors = append(floors, fmt.Sprintf("%s %.0f/s", n, r.Floors[n]))
+		floors = append(floors, fmt.Sprintf("%s %.0f/s (%.3f ms of CPU each)", n, r.Floors[n], r.FloorCPUMs[n]))
 	}
 	fmt.Fprintf(w, "floors alone on all cores, measured just before their scenario: %s\n\n", strings.Join(floors, ", "))
 	fmt.Fprintf(w, "%-16s %5s %9s %8s %8s %8s %6s %5s %9s %5s %5s %8s %9s %6s\n",

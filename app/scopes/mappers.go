@@ -304,8 +304,9 @@ func CheckClaimName(name string, clientIDPlaceholder bool) error {
 // SplitClaimName splits a claim name into the path of nested objects it
 // names: "a.b" is b inside a, "a\.b" is one claim named "a.b".
 func SplitClaimName(name string) []string {
-	if !strings.ContainsAny(name, `.\`) {
-		return []string{name}
+	if !strings.Contains(name, `\`) {
+		// Runs for every mapper of every token: its parts share name.
+		return strings.Split(name, ".")
 	}
 	var parts []string
 	var b strings.Builder

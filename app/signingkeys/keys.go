@@ -62,6 +62,9 @@ type Key struct {
 	ID        string // kid
 	Algorithm jose.SignatureAlgorithm
 	Key       crypto.Signer
+	// headers are the encoded protected headers of its tokens by typ
+	// (Sign): the same few for the key's life.
+	headers sync.Map
 }
 
 // keyCache holds parsed private keys by kid: parsing an RSA key costs more

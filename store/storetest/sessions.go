@@ -23,8 +23,10 @@ func sessionSuite() []subTest {
 		{"SessionDeleteExpired", testSessionDeleteExpired},
 		{"RefreshTokenCreate", testRefreshTokenCreate},
 		{"RefreshGrant", testRefreshGrant},
-		{"RefreshTokenRotate", testRefreshTokenRotate},
-		{"RefreshTokenReuse", testRefreshTokenReuse},
+		{"RefreshTokenRotate", func(t *testing.T, s *store.Store) { testRefreshTokenRotate(t, s, rotateByHash) }},
+		{"RefreshTokenRotateRead", func(t *testing.T, s *store.Store) { testRefreshTokenRotate(t, s, rotateAsRead) }},
+		{"RefreshTokenReuse", func(t *testing.T, s *store.Store) { testRefreshTokenReuse(t, s, rotateByHash) }},
+		{"RefreshTokenReuseRead", func(t *testing.T, s *store.Store) { testRefreshTokenReuse(t, s, rotateAsRead) }},
 		{"RefreshTokenRevoke", testRefreshTokenRevoke},
 		{"RefreshTokenPurge", testRefreshTokenPurge},
 		{"OfflineTokens", testOfflineTokens},
@@ -488,15 +490,19 @@ func testRefreshGrant(t *testing.T, s *store.Store) {
 			t.Fatalf("%s: %v", tc.token, err)
 		}
 		mustEqual(t, tc.token+": token", g.Token, sessionsTestTokenState(t, s, tc.token))
+		// The grant leaves out what a refresh never uses: the user's
+		// password, the sessions' public client ID.
 		user, err := s.GetUser(testCtx, sessionsTestRealm, tc.user)
 		if err != nil {
 			t.Fatal(err)
 		}
+		user.PasswordHash, user.PasswordChangedAt = "", 0
 		mustEqual(t, tc.token+": user", g.User, user)
 		sess, err := s.GetSession(testCtx, sessionsTestRealm, tc.session)
 		if err != nil {
 			t.Fatal(err)
 		}
+		sess.PublicClientID = ""
 		mustEqual(t, tc.token+": session", g.Session, sess)
 		var sso *store.Session
 		if tc.sso != "" {
@@ -520,7 +526,25 @@ func sessionsTestNext(id string, created, expires int64) *store.RefreshToken {
 	return &store.RefreshToken{ID: id, TokenHash: store.HashToken("tok-" + id), Scopes: []string{"openid"}, CreatedAt: created, ExpiresAt: expires}
 }
 
-func testRefreshTokenRotate(t *testing.T, s *store.Store) {
+// rotation rotates the token with the presented hash as a caller of the
+// store does: rotateByHash, or rotateAsRead after reading the token.
+type rotation func(s *store.Store, realmID string, hash []byte, next *store.RefreshToken, now int64) (*store.RefreshToken, error)
+
+func rotateByHash(s *store.Store, realmID string, hash []byte, next *store.RefreshToken, now int64) (*store.RefreshToken, error) {
+	return s.RotateRefreshToken(testCtx, realmID, hash, next, now)
+}
+
+// rotateAsRead reads the token first, as a refresh does, and rotates it
+// with RotateReadRefreshToken.
+func rotateAsRead(s *store.Store, realmID string, hash []byte, next *store.RefreshToken, now int64) (*store.RefreshToken, error) {
+	presented, err := s.RefreshTokenByHash(testCtx, realmID, hash)
+	if err != nil {
+		return nil, err
+	}
+	return presented, s.RotateReadRefreshToken(testCtx, presented, next, now)
+}
+
+func testRefreshTokenRotate(t *testing.T, s *store.Store, rotate rotation) {
 	sessionsTestFixture(t, s)
 	now, hour := sessionsTestNow, sessionsTestHour
 	sessionsTestMustCreate(t, s,
@@ -536,7 +560,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 		sessionsTestToken("bobs", "bob", "web", "ending-web", false, now-hour, now+hour),
 	)
 	next := sessionsTestNext("t2", now, now+2*hour)
-	presented, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t1"), next, now)
+	presented, err := rotate(s, sessionsTestRealm, store.HashToken("tok-t1"), next, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +575,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 	}
 
 	// The successor rotates in turn, keeping the family.
-	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t2"), sessionsTestNext("t3", now+1, now+3*hour), now+1); err != nil {
+	if _, err := rotate(s, sessionsTestRealm, store.HashToken("tok-t2"), sessionsTestNext("t3", now+1, now+3*hour), now+1); err != nil {
 		t.Fatal(err)
 	}
 	if got := sessionsTestTokenState(t, s, "tok-t3"); got.FamilyID != "t1" || !got.Live(now+1) {
@@ -569,7 +593,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 		{"expired token", sessionsTestRealm, "tok-old", now},
 		{"token whose session expired", sessionsTestRealm, "tok-bobs", now + 10},
 	} {
-		_, err := s.RotateRefreshToken(testCtx, tc.realmID, store.HashToken(tc.token), sessionsTestNext("x-"+tc.token, tc.at, tc.at+hour), tc.at)
+		_, err := rotate(s, tc.realmID, store.HashToken(tc.token), sessionsTestNext("x-"+tc.token, tc.at, tc.at+hour), tc.at)
 		mustBeErrNotFound(t, tc.name, err)
 		mustBeErrNotFound(t, tc.name+": successor",
 			sessionsTestErr(s.RefreshTokenByHash(testCtx, sessionsTestRealm, store.HashToken("tok-x-"+tc.token))))
@@ -580,7 +604,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 
 	// A successor that cannot be stored leaves the presented token unrotated.
 	clash := sessionsTestNext("t1", now+2, now+hour) // the ID of the family's first token
-	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t3"), clash, now+2); !errors.Is(err, store.ErrConflict) {
+	if _, err := rotate(s, sessionsTestRealm, store.HashToken("tok-t3"), clash, now+2); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("successor with a taken ID: %v, want ErrConflict", err)
 	}
 	if got := sessionsTestTokenState(t, s, "tok-t3"); !got.Live(now + 2) {
@@ -588,7 +612,7 @@ func testRefreshTokenRotate(t *testing.T, s *store.Store) {
 	}
 }
 
-func testRefreshTokenReuse(t *testing.T, s *store.Store) {
+func testRefreshTokenReuse(t *testing.T, s *store.Store, rotate rotation) {
 	sessionsTestFixture(t, s)
 	now, hour := sessionsTestNow, sessionsTestHour
 	sessionsTestMustCreate(t, s,
@@ -599,11 +623,11 @@ func testRefreshTokenReuse(t *testing.T, s *store.Store) {
 		sessionsTestToken("t1", "alice", "web", "web", false, now-hour, now+hour),
 		sessionsTestToken("other", "alice", "web", "web", false, now-hour, now+hour),
 	)
-	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t1"), sessionsTestNext("t2", now, now+hour), now); err != nil {
+	if _, err := rotate(s, sessionsTestRealm, store.HashToken("tok-t1"), sessionsTestNext("t2", now, now+hour), now); err != nil {
 		t.Fatal(err)
 	}
 	// The rotated token comes back: someone holds a copy.
-	presented, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t1"), sessionsTestNext("t3", now+5, now+hour), now+5)
+	presented, err := rotate(s, sessionsTestRealm, store.HashToken("tok-t1"), sessionsTestNext("t3", now+5, now+hour), now+5)
 	if !errors.Is(err, store.ErrTokenReused) {
 		t.Fatalf("reused token: %v, want ErrTokenReused", err)
 	}
@@ -622,7 +646,7 @@ func testRefreshTokenReuse(t *testing.T, s *store.Store) {
 	}
 	// The successor, revoked before it was ever used, is refused as revoked,
 	// and its revocation time kept.
-	if _, err := s.RotateRefreshToken(testCtx, sessionsTestRealm, store.HashToken("tok-t2"), sessionsTestNext("t4", now+9, now+hour), now+9); !errors.Is(err, store.ErrTokenRevoked) {
+	if _, err := rotate(s, sessionsTestRealm, store.HashToken("tok-t2"), sessionsTestNext("t4", now+9, now+hour), now+9); !errors.Is(err, store.ErrTokenRevoked) {
 		t.Fatalf("revoked token: %v, want ErrTokenRevoked", err)
 	}
 	if got := sessionsTestTokenState(t, s, "tok-t2"); got.RevokedAt != now+5 {
