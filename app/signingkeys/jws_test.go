@@ -24,7 +24,7 @@ func TestSignVerifiesWithGoJose(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				jws, err := jose.ParseSigned(token, algorithms)
+				jws, err := jose.ParseSignedCompact(token, algorithms)
 				if err != nil {
 					t.Fatalf("parse %s: %v", token, err)
 				}
