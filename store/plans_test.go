@@ -1,7 +1,7 @@
 package store
 
 import (
-	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,21 +15,7 @@ import (
 // children, sorting those few, never among the realm's live sessions.
 func TestSQLiteClientSessionPlan(t *testing.T) {
 	s := newSQLiteTestStore(t)
-	rows, err := s.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN SELECT s.id FROM user_sessions s WHERE "+
-		clientSessionOfWhere, "r", "u", "p", "c", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := sqlitePlan(t, s.readerDB, "SELECT s.id FROM user_sessions s WHERE "+clientSessionOfWhere, "r", "u", "p", "c", 1)
 	if text := strings.Join(plan, "; "); !strings.HasPrefix(text, "SEARCH s USING INDEX user_sessions_parent (parent_id=?)") {
 		t.Fatalf("plan %q, want a search of the SSO session's children", text)
 	}
@@ -115,20 +101,7 @@ func TestSQLiteQueryPlans(t *testing.T) {
 			for i := range args {
 				args[i] = "x"
 			}
-			rows, err := s.readerDB.QueryContext(testCtx, "EXPLAIN QUERY PLAN "+c.query, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
+			plan := sqlitePlan(t, s.readerDB, c.query, args...)
 			text := strings.Join(plan, "; ")
 			if !strings.Contains(text, "INDEX "+c.index) || strings.Contains(text, "TEMP B-TREE") {
 				t.Fatalf("plan %q, want a search of index %s without a temporary sort", text, c.index)
@@ -212,20 +185,7 @@ func TestSQLiteSCIMFilterPlans(t *testing.T) {
 			}
 			for _, query := range []string{"SELECT count(*) FROM " + from + " WHERE " + where,
 				"SELECT u.id FROM " + from + " WHERE " + where + " ORDER BY " + userOrder(c.where) + " ASC LIMIT 100 OFFSET 0"} {
-				rows, err := s.readerDB.QueryContext(testCtx, "EXPLAIN QUERY PLAN "+query, b.args...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var plan []string
-				for rows.Next() {
-					var id, parent, unused int
-					var detail string
-					if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-						t.Fatal(err)
-					}
-					plan = append(plan, detail)
-				}
-				rows.Close()
+				plan := sqlitePlan(t, s.readerDB, query, b.args...)
 				text := strings.Join(plan, "; ")
 				for _, w := range c.want {
 					if !strings.Contains(text, w) {
@@ -252,7 +212,7 @@ func TestPostgresSCIMFilterPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(context.Background(), Config{Path: pgtest.Database(t), PostgresSchema: string(pgSchema), MasterKey: storeTestKey})
+	s, err := Open(testCtx, Config{Path: pgtest.Database(t), PostgresSchema: string(pgSchema), MasterKey: storeTestKey})
 	if err != nil {
 		t.Fatalf("open PostgreSQL store: %v", err)
 	}
@@ -309,4 +269,28 @@ func TestPostgresSCIMFilterPlans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sqlitePlan is the detail column of SQLite's EXPLAIN QUERY PLAN of query,
+// a row a step.
+func sqlitePlan(t *testing.T, db *sql.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.QueryContext(testCtx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
